@@ -1,0 +1,206 @@
+//! Configuration from the environment: the data directory, the DEK, and the owners list (§3, §4.3).
+//!
+//! - `MEMORIA_DEK` (standard base64 of 32 bytes) or `MEMORIA_DEK_FILE` (a
+//!   file holding that text) supplies the DEK in real use.
+//! - With neither set, the **development default** applies: a DEK is
+//!   generated on first run and stored in `<data>/dek.key` with mode 0600, and
+//!   a warning says so every time. If `MEMORIA_OWNERS` is also unset, the
+//!   development default makes one owner, [`DEV_OWNER`], and names it.
+//! - Outside the development default, a missing `MEMORIA_OWNERS` is a
+//!   configuration error: memoria refuses to start without owners (§4.3).
+
+use std::path::{Path, PathBuf};
+
+use crate::admission::{Admission, DEV_OWNER, OWNERS_ENV};
+use crate::error::{Error, ErrorKind};
+use crate::seal::Dek;
+
+/// Environment variable holding the DEK as base64.
+pub const DEK_ENV: &str = "MEMORIA_DEK";
+/// Environment variable naming a file that holds the DEK as base64.
+pub const DEK_FILE_ENV: &str = "MEMORIA_DEK_FILE";
+/// Environment variable naming the data directory.
+pub const DATA_ENV: &str = "MEMORIA_DATA";
+/// The data directory when none is given.
+pub const DATA_DIR_DEFAULT: &str = "./memoria-data";
+/// The development DEK's file name inside the data directory.
+pub const DEV_DEK_FILE_NAME: &str = "dek.key";
+
+/// Where the DEK came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DekSource {
+    /// `MEMORIA_DEK`.
+    Env,
+    /// `MEMORIA_DEK_FILE`.
+    File(PathBuf),
+    /// The development default's key file; `created` if this run generated it.
+    DevDefault {
+        /// The key file.
+        path: PathBuf,
+        /// True if this run generated the key.
+        created: bool,
+    },
+}
+
+/// Resolved configuration.
+#[derive(Debug)]
+pub struct Config {
+    /// The data directory.
+    pub data_dir: PathBuf,
+    /// The DEK.
+    pub dek: Dek,
+    /// Where it came from.
+    pub dek_source: DekSource,
+    /// The owners list.
+    pub admission: Admission,
+    /// True if the owners list is the development default's made owner.
+    pub dev_owner: bool,
+}
+
+impl Config {
+    /// True under the development default (no DEK configured).
+    pub fn is_dev_default(&self) -> bool {
+        matches!(self.dek_source, DekSource::DevDefault { .. })
+    }
+
+    /// Warnings to print at start-up; content-free.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if let DekSource::DevDefault { path, created } = &self.dek_source {
+            w.push(format!(
+                "development default: the DEK {} {} (mode 0600). Set {DEK_ENV} or {DEK_FILE_ENV} in real use.",
+                if *created { "was generated at" } else { "is read from" },
+                path.display()
+            ));
+        }
+        if self.dev_owner {
+            w.push(format!(
+                "development default: {OWNERS_ENV} is unset, so the one owner is {DEV_OWNER}."
+            ));
+        }
+        w
+    }
+}
+
+/// Resolves configuration from `env` (a lookup, so tests need not touch the process environment).
+///
+/// # Errors
+/// [`ErrorKind::Config`] for a malformed DEK or owners list, or for missing
+/// owners outside the development default; [`ErrorKind::Io`] if the key file
+/// cannot be read or written.
+pub fn resolve(
+    data_dir: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, Error> {
+    let (dek, dek_source) = if let Some(text) = env(DEK_ENV).filter(|s| !s.trim().is_empty()) {
+        (Dek::from_base64(&text)?, DekSource::Env)
+    } else if let Some(file) = env(DEK_FILE_ENV).filter(|s| !s.trim().is_empty()) {
+        let path = PathBuf::from(file);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            Error::new(ErrorKind::Io, format!("{DEK_FILE_ENV} {}: {e}", path.display()))
+        })?;
+        (Dek::from_base64(&text)?, DekSource::File(path))
+    } else {
+        let path = data_dir.join(DEV_DEK_FILE_NAME);
+        let (dek, created) = dev_dek(&path)?;
+        (dek, DekSource::DevDefault { path, created })
+    };
+    let dev = matches!(dek_source, DekSource::DevDefault { .. });
+    let (admission, dev_owner) = match env(OWNERS_ENV).filter(|s| !s.trim().is_empty()) {
+        Some(list) => (Admission::parse(&list)?, false),
+        None if dev => (Admission::dev_default(), true),
+        None => {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!("{OWNERS_ENV} is unset: memoria refuses to start without owners (a comma-separated list of addresses)"),
+            ));
+        }
+    };
+    Ok(Config {
+        data_dir: data_dir.to_path_buf(),
+        dek,
+        dek_source,
+        admission,
+        dev_owner,
+    })
+}
+
+fn dev_dek(path: &Path) -> Result<(Dek, bool), Error> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => return Ok((Dek::from_base64(&text)?, false)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::new(ErrorKind::Io, format!("{}: {e}", path.display()))),
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let dek = Dek::generate();
+    write_private(path, dek.to_base64().as_bytes())?;
+    Ok((dek, true))
+}
+
+/// Creates `path` with mode 0600 and writes `bytes`; refuses to overwrite.
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    use std::io::Write as _;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        opts.mode(0o600);
+    }
+    let mut f = opts
+        .open(path)
+        .map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", path.display())))?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn the_development_default_generates_a_private_dek_and_names_its_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = resolve(dir.path(), &env_of(&[])).unwrap();
+        assert!(c.is_dev_default() && c.dev_owner);
+        assert!(c.admission.admit(DEV_OWNER).is_some());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(dir.path().join(DEV_DEK_FILE_NAME))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let again = resolve(dir.path(), &env_of(&[])).unwrap();
+        assert_eq!(again.dek_source, DekSource::DevDefault { path: dir.path().join(DEV_DEK_FILE_NAME), created: false });
+        assert_eq!(again.dek.to_base64(), c.dek.to_base64());
+    }
+
+    #[test]
+    fn a_configured_dek_without_owners_refuses_to_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = resolve(
+            dir.path(),
+            &env_of(&[(DEK_ENV, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")]),
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Config);
+    }
+
+    #[test]
+    fn configured_owners_replace_the_development_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = resolve(dir.path(), &env_of(&[(OWNERS_ENV, "ana@example.org")])).unwrap();
+        assert!(!c.dev_owner);
+        assert!(c.admission.admit(DEV_OWNER).is_none());
+    }
+}

@@ -1,0 +1,239 @@
+//! Decoding a file or upload into text memoria can chunk: Markdown, plain text, or HTML (§5, §9.1).
+//!
+//! Total: any bytes give a [`Decoded`] or a clear [`Error`] whose kind says
+//! why ([`ErrorKind::Empty`], [`ErrorKind::Decode`], [`ErrorKind::TooLarge`]).
+//! HTML is converted to Markdown by the `htmd` crate, so its headings reach
+//! the chunker as headings; scripts, styles and navigation are dropped.
+
+use crate::error::{Error, ErrorKind};
+
+/// The largest file `memoria import` reads, in bytes. Uploads have their own,
+/// smaller cap ([`crate::web::UPLOAD_BYTES_MAX`]).
+pub const IMPORT_FILE_BYTES_MAX: usize = 16 * 1024 * 1024;
+/// Share of control characters (per mille) above which text is called binary.
+pub const CONTROL_CHARS_PER_MILLE_MAX: usize = 10;
+/// The longest title kept, in characters; longer ones are cut at a char boundary.
+pub const TITLE_CHARS_MAX: usize = 200;
+
+/// What a file was read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// `.md`, `.markdown`.
+    Markdown,
+    /// `.txt` or an unknown extension holding text.
+    PlainText,
+    /// `.html`, `.htm`, converted to Markdown.
+    Html,
+}
+
+/// A decoded document.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    /// How it was read.
+    pub kind: SourceKind,
+    /// The first heading, else the file's stem.
+    pub title: String,
+    /// The text to chunk.
+    pub body: String,
+}
+
+/// True if memoria imports files with this name's extension when walking a directory.
+pub fn is_importable_name(name: &str) -> bool {
+    matches!(
+        extension(name).as_deref(),
+        Some("md" | "markdown" | "txt" | "html" | "htm")
+    )
+}
+
+fn extension(name: &str) -> Option<String> {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    base.rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .filter(|e| !e.is_empty())
+}
+
+fn stem(name: &str) -> String {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let s = base.rsplit_once('.').map(|(s, _)| s).unwrap_or(base);
+    if s.is_empty() {
+        base.to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// Decodes `bytes` named `name` (a path or upload file name).
+///
+/// # Errors
+/// - [`ErrorKind::Empty`]: no bytes, or no words after decoding;
+/// - [`ErrorKind::TooLarge`]: over [`IMPORT_FILE_BYTES_MAX`];
+/// - [`ErrorKind::Decode`]: not UTF-8, or binary (NUL bytes or control characters).
+pub fn decode(name: &str, bytes: &[u8]) -> Result<Decoded, Error> {
+    if bytes.is_empty() {
+        return Err(Error::new(ErrorKind::Empty, "the file is empty"));
+    }
+    if bytes.len() > IMPORT_FILE_BYTES_MAX {
+        return Err(Error::new(
+            ErrorKind::TooLarge,
+            format!(
+                "the file is larger than {} MiB",
+                IMPORT_FILE_BYTES_MAX / (1024 * 1024)
+            ),
+        ));
+    }
+    if bytes.contains(&0) {
+        return Err(Error::new(
+            ErrorKind::Decode,
+            "the file is binary (it holds NUL bytes), not text",
+        ));
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::Decode,
+                format!(
+                    "the file is not UTF-8 text (invalid byte at offset {})",
+                    e.valid_up_to()
+                ),
+            )
+        })?
+        .trim_start_matches('\u{feff}');
+    let control = text
+        .chars()
+        .filter(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t' | '\u{c}'))
+        .count();
+    let chars = text.chars().count().max(1);
+    if control * 1000 / chars > CONTROL_CHARS_PER_MILLE_MAX {
+        return Err(Error::new(
+            ErrorKind::Decode,
+            "the file is binary (too many control characters), not text",
+        ));
+    }
+    let kind = match extension(name).as_deref() {
+        Some("md" | "markdown") => SourceKind::Markdown,
+        Some("html" | "htm") => SourceKind::Html,
+        _ => SourceKind::PlainText,
+    };
+    let body = match kind {
+        SourceKind::Html => html_to_markdown(text)?,
+        _ => text.to_string(),
+    };
+    if !body.chars().any(char::is_alphanumeric) {
+        return Err(Error::new(ErrorKind::Empty, "the file holds no words"));
+    }
+    let title = match kind {
+        SourceKind::PlainText => None,
+        _ => first_heading(&body),
+    }
+    .unwrap_or_else(|| stem(name));
+    Ok(Decoded {
+        kind,
+        title: cut_chars(title.trim(), TITLE_CHARS_MAX),
+        body,
+    })
+}
+
+fn cut_chars(s: &str, max: usize) -> String {
+    s.chars().take(max).collect()
+}
+
+fn html_to_markdown(html: &str) -> Result<String, Error> {
+    let converter = htmd::HtmlToMarkdown::builder()
+        .skip_tags(vec![
+            "script", "style", "noscript", "nav", "header", "footer", "svg", "button", "form",
+            "iframe", "template", "head",
+        ])
+        .build();
+    converter
+        .convert(html)
+        .map_err(|_| Error::new(ErrorKind::Decode, "the HTML could not be converted to text"))
+}
+
+/// The first ATX heading outside a fence, without its `#` marks.
+fn first_heading(markdown: &str) -> Option<String> {
+    let mut fence: Option<(char, usize)> = None;
+    for line in markdown.lines() {
+        let t = line.trim_start();
+        let marker = t.chars().next();
+        if let Some(c @ ('`' | '~')) = marker {
+            let n = t.chars().take_while(|x| *x == c).count();
+            if n >= 3 {
+                fence = match fence {
+                    None => Some((c, n)),
+                    Some((fc, fnum)) if fc == c && n >= fnum => None,
+                    f => f,
+                };
+                continue;
+            }
+        }
+        if fence.is_some() {
+            continue;
+        }
+        let hashes = t.chars().take_while(|c| *c == '#').count();
+        if (1..=6).contains(&hashes) {
+            let rest = &t[hashes..];
+            if rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t') {
+                let title = rest.trim().trim_end_matches('#').trim();
+                if !title.is_empty() {
+                    return Some(title.to_string());
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_takes_its_title_from_the_first_heading() {
+        let d = decode("notes/budget.md", b"intro\n\n# Budget 2026\n\nbody").unwrap();
+        assert_eq!(d.kind, SourceKind::Markdown);
+        assert_eq!(d.title, "Budget 2026");
+    }
+
+    #[test]
+    fn a_file_with_no_heading_is_titled_by_its_stem() {
+        let d = decode("meeting.txt", b"# not a heading in a txt\nhello").unwrap();
+        assert_eq!(d.title, "meeting");
+    }
+
+    #[test]
+    fn html_headings_become_markdown_headings_and_scripts_are_dropped() {
+        let d = decode(
+            "h.html",
+            b"<html><head><title>x</title><script>steal()</script></head><body><h1>Handbook</h1><p>Hello <b>team</b></p></body></html>",
+        )
+        .unwrap();
+        assert_eq!(d.title, "Handbook");
+        assert!(d.body.contains("# Handbook"));
+        assert!(!d.body.contains("steal"));
+    }
+
+    #[test]
+    fn empty_binary_and_invalid_utf8_files_are_refused_with_a_kind() {
+        assert_eq!(decode("a.md", b"").unwrap_err().kind(), ErrorKind::Empty);
+        assert_eq!(decode("a.md", b"  \n-- \n").unwrap_err().kind(), ErrorKind::Empty);
+        assert_eq!(decode("a.bin", b"ab\0cd").unwrap_err().kind(), ErrorKind::Decode);
+        assert_eq!(decode("a.md", b"ab\xffcd").unwrap_err().kind(), ErrorKind::Decode);
+        let noisy: Vec<u8> = (0..200u8).map(|i| if i % 5 == 0 { 1 } else { b'a' }).collect();
+        assert_eq!(decode("a.txt", &noisy).unwrap_err().kind(), ErrorKind::Decode);
+    }
+
+    #[test]
+    fn a_hash_inside_a_fence_is_not_the_title() {
+        let d = decode("r.md", b"```\n# comment\n```\n## Real\n").unwrap();
+        assert_eq!(d.title, "Real");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_decode_or_refuse_without_panicking(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400), html in proptest::bool::ANY) {
+            let name = if html { "x.html" } else { "x.md" };
+            let _ = decode(name, &bytes);
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! The embedded default corpus: the fictional Almendra Studio's wiki, compiled in so `memoria demo` works with no set-up.
+//!
+//! The files live in `fixtures/team/` and were written for this project
+//! (see its README). They exercise the chunker's cases (headings without
+//! blank lines, fences holding `#`, a file with no blank lines over the word
+//! ceiling, CRLF line endings), multi-byte highlighting and HTML escaping.
+
+use crate::error::Error;
+use crate::import::{FileOutcome, ImportReport, ingest_bytes};
+use crate::instance::Instance;
+
+/// Every embedded fixture document: (file name, bytes).
+pub const FIXTURE_CORPUS: &[(&str, &[u8])] = &[
+    ("office.md", include_bytes!("../../fixtures/team/office.md")),
+    ("budget-2026.md", include_bytes!("../../fixtures/team/budget-2026.md")),
+    ("onboarding.md", include_bytes!("../../fixtures/team/onboarding.md")),
+    ("runbook-deploys.md", include_bytes!("../../fixtures/team/runbook-deploys.md")),
+    ("incident-2026-03-14.md", include_bytes!("../../fixtures/team/incident-2026-03-14.md")),
+    ("meeting-notes-2026-02-03.md", include_bytes!("../../fixtures/team/meeting-notes-2026-02-03.md")),
+    ("meeting-notes-2026-03-18.md", include_bytes!("../../fixtures/team/meeting-notes-2026-03-18.md")),
+    ("access-log-sample.txt", include_bytes!("../../fixtures/team/access-log-sample.txt")),
+    ("crlf-policy.md", include_bytes!("../../fixtures/team/crlf-policy.md")),
+    ("handbook.html", include_bytes!("../../fixtures/team/handbook.html")),
+    ("glossary.md", include_bytes!("../../fixtures/team/glossary.md")),
+    ("kitchen.md", include_bytes!("../../fixtures/team/kitchen.md")),
+];
+
+/// Ingests the embedded corpus and writes one snapshot.
+///
+/// # Errors
+/// Storage or snapshot errors. A fixture that fails to decode is a bug in the
+/// fixtures and is reported in the [`ImportReport`] like any file.
+pub fn seed(instance: &mut Instance) -> Result<ImportReport, Error> {
+    let mut report = ImportReport::default();
+    for (name, bytes) in FIXTURE_CORPUS {
+        let key = format!("fixture:{name}");
+        match ingest_bytes(instance, &key, name, bytes) {
+            Ok((o, kind)) => report.files.push(FileOutcome {
+                path: (*name).to_string(),
+                status: Some(o.status),
+                kind: Some(kind),
+                refused: None,
+                document_id: Some(o.id),
+                chunks: o.added.len(),
+            }),
+            Err(e) => report.files.push(FileOutcome {
+                path: (*name).to_string(),
+                status: None,
+                kind: None,
+                refused: Some(e.message().to_string()),
+                document_id: None,
+                chunks: 0,
+            }),
+        }
+    }
+    report.snapshot_generation = Some(instance.write_snapshot()?.generation);
+    Ok(report)
+}

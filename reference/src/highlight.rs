@@ -1,0 +1,209 @@
+//! Snippets and highlights built from the opened chunk, because a contentless FTS5 table has no `snippet()` (§7.2).
+//!
+//! A word of the chunk is a hit when it equals a query word, or when both stem
+//! to the same English stem (the index uses the Porter stemmer; this uses its
+//! Snowball successor, which agrees on the common cases). Snippets are cut at
+//! word boundaries found by [`crate::query::words`], so a highlight never
+//! splits a multi-byte character. The output is plain text segments; the page
+//! escapes them (§8.1).
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+use crate::query::words;
+
+/// How many words a snippet shows around its best cluster of hits.
+pub const SNIPPET_WORDS_MAX: usize = 36;
+
+/// One run of snippet text: a hit or the plain text between hits.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Segment {
+    /// The text, verbatim from the chunk except that line breaks become spaces.
+    pub text: String,
+    /// True if this run is a matched word.
+    pub hit: bool,
+}
+
+/// A window of a chunk with its hits marked.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Snippet {
+    /// True if the chunk continues before the window.
+    pub cut_before: bool,
+    /// The window's segments, in order.
+    pub segments: Vec<Segment>,
+    /// True if the chunk continues after the window.
+    pub cut_after: bool,
+}
+
+impl Snippet {
+    /// The snippet as plain text with `[` `]` around hits; for the CLI's text output and tests.
+    pub fn to_marked_text(&self) -> String {
+        let mut s = String::new();
+        if self.cut_before {
+            s.push('…');
+        }
+        for seg in &self.segments {
+            if seg.hit {
+                s.push('[');
+                s.push_str(&seg.text);
+                s.push(']');
+            } else {
+                s.push_str(&seg.text);
+            }
+        }
+        if self.cut_after {
+            s.push('…');
+        }
+        s
+    }
+}
+
+/// Matches chunk words against a query's words.
+pub struct Highlighter {
+    stemmer: Stemmer,
+    terms: Vec<String>,
+    stems: Vec<String>,
+}
+
+impl std::fmt::Debug for Highlighter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Highlighter")
+            .field("terms", &self.terms.len())
+            .finish()
+    }
+}
+
+impl Highlighter {
+    /// A highlighter for lowercased query words.
+    pub fn new(query_words: &[String]) -> Highlighter {
+        let stemmer = Stemmer::create(Algorithm::English);
+        let stems = query_words
+            .iter()
+            .map(|w| stemmer.stem(w).into_owned())
+            .collect();
+        Highlighter {
+            stemmer,
+            terms: query_words.to_vec(),
+            stems,
+        }
+    }
+
+    fn is_hit(&self, word: &str) -> bool {
+        let lower = word.to_lowercase();
+        if self.terms.iter().any(|t| *t == lower) {
+            return true;
+        }
+        let stem = self.stemmer.stem(&lower);
+        self.stems.iter().any(|s| *s == stem)
+    }
+
+    /// The best window of `text` with hits marked. Total over any `&str`.
+    pub fn snippet(&self, text: &str) -> Snippet {
+        let spans: Vec<(usize, usize, bool)> = words(text)
+            .map(|(start, w)| (start, start + w.len(), self.is_hit(w)))
+            .collect();
+        if spans.is_empty() {
+            return Snippet {
+                cut_before: false,
+                segments: vec![],
+                cut_after: false,
+            };
+        }
+        // The window of SNIPPET_WORDS_MAX words holding the most hits; ties go to the earliest.
+        let window = SNIPPET_WORDS_MAX.min(spans.len());
+        let mut hits_in: usize = spans[..window].iter().filter(|s| s.2).count();
+        let (mut best, mut best_hits) = (0usize, hits_in);
+        for start in 1..=spans.len() - window {
+            hits_in -= usize::from(spans[start - 1].2);
+            hits_in += usize::from(spans[start + window - 1].2);
+            if hits_in > best_hits {
+                best = start;
+                best_hits = hits_in;
+            }
+        }
+        // Start a little before the first hit so it has some context.
+        let first_hit = spans[best..best + window].iter().position(|s| s.2);
+        if let Some(offset) = first_hit {
+            let lead = 4usize;
+            let shift = offset.saturating_sub(lead);
+            best = (best + shift).min(spans.len() - window);
+        }
+        let chosen = &spans[best..best + window];
+        let from = if best == 0 { 0 } else { chosen[0].0 };
+        let last = chosen[chosen.len() - 1];
+        let cut_after = best + window < spans.len();
+        let to = if cut_after { last.1 } else { text.len() };
+
+        let mut segments: Vec<Segment> = Vec::new();
+        let mut push = |s: &str, hit: bool| {
+            if s.is_empty() {
+                return;
+            }
+            let s = s.replace(['\n', '\r'], " ");
+            match segments.last_mut() {
+                Some(prev) if prev.hit == hit && !hit => prev.text.push_str(&s),
+                _ => segments.push(Segment { text: s, hit }),
+            }
+        };
+        let mut cursor = from;
+        for &(s, e, hit) in chosen {
+            if hit {
+                push(&text[cursor..s], false);
+                push(&text[s..e], true);
+                cursor = e;
+            }
+        }
+        push(&text[cursor..to], false);
+        Snippet {
+            cut_before: best > 0,
+            segments,
+            cut_after,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hl(q: &[&str]) -> Highlighter {
+        Highlighter::new(&q.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn exact_and_stemmed_words_are_marked() {
+        let s = hl(&["descale"]).snippet("Descaling the machine: we descale monthly.");
+        assert_eq!(
+            s.to_marked_text(),
+            "[Descaling] the machine: we [descale] monthly."
+        );
+    }
+
+    #[test]
+    fn a_long_chunk_is_cut_around_the_hits() {
+        let text = format!("{} needle {}", "word ".repeat(100), "tail ".repeat(100));
+        let s = hl(&["needle"]).snippet(&text);
+        assert!(s.cut_before && s.cut_after);
+        assert!(s.to_marked_text().contains("[needle]"));
+    }
+
+    #[test]
+    fn multibyte_words_are_never_split() {
+        let s = hl(&["café"]).snippet("Le café à Zürich — naïve 東京 café!");
+        assert_eq!(s.to_marked_text(), "Le [café] à Zürich — naïve 東京 [café]!");
+    }
+
+    #[test]
+    fn a_chunk_with_no_words_gives_an_empty_snippet() {
+        assert!(hl(&["x"]).snippet("--- *** ---").segments.is_empty());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_and_query_snippet_without_panicking(text in "\\PC{0,300}", q in "[a-zé]{1,6}") {
+            let s = hl(&[q.as_str()]).snippet(&text);
+            for seg in s.segments {
+                proptest::prop_assert!(!seg.text.is_empty());
+            }
+        }
+    }
+}

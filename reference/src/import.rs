@@ -1,0 +1,182 @@
+//! `memoria import`: files and directory trees into the store, one transaction per document (§5, §4.2).
+//!
+//! A directory is walked recursively for `.md`, `.markdown`, `.txt`, `.html`
+//! and `.htm` files, in sorted order so runs are repeatable. A file named
+//! explicitly is read whatever its extension. Each file is decoded
+//! ([`crate::decode`]) and ingested on its own: a file that cannot be read or
+//! decoded is reported by name and the others still go in. One snapshot is
+//! written at the end if anything changed.
+//!
+//! A document's identity across imports is its canonical path, so
+//! re-importing unchanged content is a no-op and changed content becomes a
+//! new revision (§5.2).
+
+use std::path::{Path, PathBuf};
+
+use crate::crashpoint::crashpoint;
+use crate::decode::{self, SourceKind};
+use crate::error::{Error, ErrorKind};
+use crate::instance::Instance;
+use crate::store::{IngestStatus, NewDocument};
+
+/// The most files one import run takes; the rest are reported as skipped.
+pub const IMPORT_FILES_MAX: usize = 100_000;
+
+/// What happened to one file.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FileOutcome {
+    /// The path as found (the operator's own input, shown back to them).
+    pub path: String,
+    /// Created, revised, unchanged or restored; `None` if refused.
+    pub status: Option<IngestStatus>,
+    /// How it was read, if it was.
+    pub kind: Option<SourceKind>,
+    /// Why it was refused, if it was.
+    pub refused: Option<String>,
+    /// The document id, if ingested.
+    pub document_id: Option<String>,
+    /// Chunks written (0 if unchanged or refused).
+    pub chunks: usize,
+}
+
+/// The report of one import run.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ImportReport {
+    /// Every file considered, in order.
+    pub files: Vec<FileOutcome>,
+    /// Files in a walked directory skipped for their extension.
+    pub skipped_by_extension: usize,
+    /// The snapshot generation written at the end, if any change was made.
+    pub snapshot_generation: Option<i64>,
+}
+
+impl ImportReport {
+    /// Files refused.
+    pub fn refused(&self) -> usize {
+        self.files.iter().filter(|f| f.refused.is_some()).count()
+    }
+
+    /// Files whose status is `status`.
+    pub fn count(&self, status: IngestStatus) -> usize {
+        self.files
+            .iter()
+            .filter(|f| f.status == Some(status))
+            .count()
+    }
+}
+
+/// Expands `paths` into the files an import reads, sorted within each directory.
+///
+/// # Errors
+/// [`ErrorKind::Io`] if a named path does not exist.
+pub fn collect(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, usize), Error> {
+    let mut files = Vec::new();
+    let mut skipped = 0;
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| {
+            Error::new(ErrorKind::Io, format!("{}: {e}", p.display()))
+        })?;
+        if meta.is_dir() {
+            for entry in walkdir::WalkDir::new(p)
+                .sort_by_file_name()
+                .into_iter()
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_file())
+            {
+                let name = entry.file_name().to_string_lossy();
+                if decode::is_importable_name(&name) && !name.starts_with('.') {
+                    files.push(entry.into_path());
+                } else {
+                    skipped += 1;
+                }
+            }
+        } else {
+            files.push(p.clone());
+        }
+    }
+    if files.len() > IMPORT_FILES_MAX {
+        skipped += files.len() - IMPORT_FILES_MAX;
+        files.truncate(IMPORT_FILES_MAX);
+    }
+    Ok((files, skipped))
+}
+
+/// Ingests one named blob of bytes; shared by import and upload.
+///
+/// # Errors
+/// Decoding and storage errors, with their kinds.
+pub fn ingest_bytes(
+    instance: &mut Instance,
+    source_key: &str,
+    name: &str,
+    bytes: &[u8],
+) -> Result<(crate::store::IngestOutcome, SourceKind), Error> {
+    let decoded = decode::decode(name, bytes)?;
+    let outcome = instance.ingest(&NewDocument {
+        source_key: source_key.to_string(),
+        title: decoded.title,
+        path: name.to_string(),
+        body: decoded.body,
+    })?;
+    Ok((outcome, decoded.kind))
+}
+
+/// Imports `paths` (files or directories) into `instance`.
+///
+/// # Errors
+/// [`ErrorKind::Io`] if a named path does not exist; snapshot errors at the
+/// end. Per-file failures are reported in the [`ImportReport`], not returned.
+pub fn import(instance: &mut Instance, paths: &[PathBuf]) -> Result<ImportReport, Error> {
+    let (files, skipped) = collect(paths)?;
+    let mut report = ImportReport {
+        skipped_by_extension: skipped,
+        ..ImportReport::default()
+    };
+    let mut changed = false;
+    for (n, file) in files.iter().enumerate() {
+        let shown = file.display().to_string();
+        let outcome = import_one(instance, file);
+        match outcome {
+            Ok((o, kind)) => {
+                changed |= o.status != IngestStatus::Unchanged;
+                report.files.push(FileOutcome {
+                    path: shown,
+                    status: Some(o.status),
+                    kind: Some(kind),
+                    refused: None,
+                    document_id: Some(o.id),
+                    chunks: o.added.len(),
+                });
+            }
+            Err(e) => {
+                tracing::warn!(kind = ?e.kind(), "a file was refused");
+                report.files.push(FileOutcome {
+                    path: shown,
+                    status: None,
+                    kind: None,
+                    refused: Some(e.message().to_string()),
+                    document_id: None,
+                    chunks: 0,
+                });
+            }
+        }
+        if n == 0 {
+            crashpoint("import:after-first-document");
+        }
+    }
+    if changed {
+        report.snapshot_generation = Some(instance.write_snapshot()?.generation);
+    }
+    Ok(report)
+}
+
+fn import_one(
+    instance: &mut Instance,
+    file: &Path,
+) -> Result<(crate::store::IngestOutcome, SourceKind), Error> {
+    let bytes = std::fs::read(file).map_err(|e| Error::new(ErrorKind::Io, format!("cannot read: {e}")))?;
+    let canonical = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    let key = format!("import:{}", canonical.display());
+    let name = file.display().to_string();
+    ingest_bytes(instance, &key, &name, &bytes)
+}

@@ -1,0 +1,479 @@
+//! One memoria instance: the store, the awake index, admission, and the search path (§4.2, §7.4, §8.1).
+//!
+//! [`Instance::wake`] opens the store and loads the sealed snapshot into
+//! memory. It rebuilds only when the snapshot is missing, unreadable, or
+//! behind the store, and the [`WakeReport`] says which. Every change to the
+//! store is followed into the index at once; a snapshot is written after a
+//! batch of ingests and after every deletion, because §7.4 makes a deletion
+//! complete only when a superseding snapshot exists.
+//!
+//! [`Instance::search`] is the one path that speaks memoria-owned passages.
+//! It applies §4.2's two facts and nothing else: the asker is admitted, and
+//! the document is present and not deleted.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::admission::{Admission, Owner};
+use crate::clock::{Clock, iso_date};
+use crate::egress::EgressMode;
+use crate::error::{Error, ErrorKind};
+use crate::highlight::{Highlighter, Snippet};
+use crate::index::LexicalIndex;
+use crate::query::{self, Query, QueryRefusal};
+use crate::seal::Sealer;
+use crate::snapshot::{self, SnapshotHeader};
+use crate::store::{Deletion, DocumentSummary, IngestOutcome, NewDocument, Passage, Store};
+
+/// Results per page of the search page and the CLI (§8.1).
+pub const PAGE_SIZE_RESULTS: usize = 20;
+/// The deepest page served; beyond it the page is empty. Bounds FTS5's OFFSET.
+pub const PAGE_MAX: u32 = 50;
+/// The marker for a passage a person wrote, as opposed to 🤖 for a model's (§8.1).
+pub const MARKER_PERSON: &str = "👨";
+
+/// How the index came to be in memory.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "how", rename_all = "snake_case")]
+pub enum WakeKind {
+    /// A new, empty store: nothing to load.
+    Fresh,
+    /// The recorded snapshot loaded and agreed with the store.
+    Loaded {
+        /// Its generation.
+        generation: i64,
+    },
+    /// The index was rebuilt from the sealed chunks, for the stated reason.
+    Rebuilt {
+        /// Why: content-free, e.g. "snapshot generation 3 is missing".
+        reason: String,
+    },
+}
+
+/// What waking did; printed by `serve` and kept for the sources of truth.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WakeReport {
+    /// How the index was obtained.
+    pub kind: WakeKind,
+    /// Live documents.
+    pub documents: u64,
+    /// Live chunks, which the index now holds exactly.
+    pub chunks: u64,
+    /// The snapshot generation current after waking (0 for a fresh, empty store).
+    pub generation: i64,
+}
+
+/// Everything an instance needs to wake.
+#[derive(Debug, Clone)]
+pub struct InstanceConfig {
+    /// The data directory: database file and snapshot bucket.
+    pub data_dir: PathBuf,
+    /// Admission: the owners list.
+    pub admission: Admission,
+    /// The egress mode the footer states.
+    pub egress: EgressMode,
+}
+
+/// One search result: a passage with its citation (§8.1).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SearchResult {
+    /// Rank on the page, from 1.
+    pub rank: usize,
+    /// The app of record: `memoria` for uploads and imports.
+    pub app: String,
+    /// The document's public id.
+    pub document_id: String,
+    /// The document title.
+    pub title: String,
+    /// Heading trail, outermost first.
+    pub trail: Vec<String>,
+    /// The passage's 0-based position; cited as `#p{ordinal}`.
+    pub ordinal: i64,
+    /// 👨 for a passage a person wrote.
+    pub marker: &'static str,
+    /// The document's revision.
+    pub revision: i64,
+    /// ISO date of the revision.
+    pub date: String,
+    /// Deep link: `/documents/{id}#p{ordinal}`.
+    pub link: String,
+    /// The highlighted window of the passage.
+    pub snippet: Snippet,
+}
+
+/// One page of search results.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SearchPage {
+    /// How many words the query held (0: empty, nothing searched).
+    pub query_words: usize,
+    /// The page number, from 1.
+    pub page: u32,
+    /// Results on this page, best first.
+    pub results: Vec<SearchResult>,
+    /// True if another page follows.
+    pub has_next: bool,
+}
+
+/// Why a search produced no page.
+#[derive(Debug)]
+pub enum SearchError {
+    /// The asker is not admitted (§4.3).
+    NotAdmitted,
+    /// The query text is over [`query::QUERY_BYTES_MAX`].
+    TooLong,
+    /// The engine rejected the query: reported, never shown as "no results".
+    Engine(Error),
+    /// The store failed.
+    Store(Error),
+}
+
+impl std::fmt::Display for SearchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SearchError::NotAdmitted => f.write_str("not admitted"),
+            SearchError::TooLong => write!(
+                f,
+                "the query is longer than {} bytes",
+                query::QUERY_BYTES_MAX
+            ),
+            SearchError::Engine(e) => write!(f, "the search engine failed: {e}"),
+            SearchError::Store(e) => write!(f, "the store failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SearchError {}
+
+/// A memoria instance, awake.
+pub struct Instance {
+    data_dir: PathBuf,
+    store: Store,
+    index: LexicalIndex,
+    admission: Admission,
+    egress: EgressMode,
+    clock: Arc<dyn Clock>,
+    wake: WakeReport,
+}
+
+impl std::fmt::Debug for Instance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Instance")
+            .field("data_dir", &self.data_dir)
+            .field("wake", &self.wake)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Instance {
+    /// Opens the store and wakes the index (§7.3, §7.4).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`]/[`ErrorKind::Config`] if the store cannot open;
+    /// [`ErrorKind::Seal`] if stored cells do not open under this DEK during a
+    /// rebuild (a wrong DEK is refused, never served as an empty index).
+    pub fn wake(
+        config: InstanceConfig,
+        sealer: Sealer,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Instance, Error> {
+        let store = Store::open(&config.data_dir, sealer)?;
+        let data_dir = config.data_dir.clone();
+        let generation = store.snapshot_generation()?;
+        let store_seq = store.store_seq()?;
+        let live = store.live_chunk_ids()?;
+
+        let mut rebuild_reason: Option<String> = None;
+        let mut index: Option<LexicalIndex> = None;
+        if generation > 0 {
+            match snapshot::read(&data_dir, store.sealer(), generation) {
+                Ok(Some(loaded)) if loaded.header.store_seq != store_seq => {
+                    rebuild_reason = Some(format!(
+                        "snapshot generation {generation} is behind the store (seq {} < {store_seq})",
+                        loaded.header.store_seq
+                    ));
+                }
+                Ok(Some(loaded)) => match LexicalIndex::deserialize(&loaded.image) {
+                    Ok(idx) if idx.chunk_ids()? == live => index = Some(idx),
+                    Ok(_) => {
+                        rebuild_reason = Some(format!(
+                            "snapshot generation {generation} disagrees with the store's chunks"
+                        ))
+                    }
+                    Err(e) => {
+                        rebuild_reason = Some(format!(
+                            "snapshot generation {generation} does not load: {e}"
+                        ))
+                    }
+                },
+                Ok(None) => {
+                    rebuild_reason = Some(format!("snapshot generation {generation} is missing"))
+                }
+                Err(e) => {
+                    rebuild_reason = Some(format!(
+                        "snapshot generation {generation} cannot be opened: {e}"
+                    ))
+                }
+            }
+        } else if !live.is_empty() {
+            rebuild_reason = Some("no snapshot has been recorded".to_string());
+        }
+
+        let (docs, chunks) = store.counts()?;
+        let mut instance = Instance {
+            data_dir,
+            store,
+            index: match index {
+                Some(i) => i,
+                None => LexicalIndex::new()?,
+            },
+            admission: config.admission,
+            egress: config.egress,
+            clock,
+            wake: WakeReport {
+                kind: WakeKind::Fresh,
+                documents: docs,
+                chunks,
+                generation,
+            },
+        };
+        if let Some(reason) = rebuild_reason {
+            tracing::warn!(reason = %reason, chunks, "rebuilding the index from sealed chunks");
+            for c in instance.store.live_chunks()? {
+                instance
+                    .index
+                    .insert(c.chunk_id, &c.title, &c.trail, &c.body)?;
+            }
+            let header = instance.write_snapshot()?;
+            instance.wake.kind = WakeKind::Rebuilt { reason };
+            instance.wake.generation = header.generation;
+        } else if generation > 0 {
+            instance.wake.kind = WakeKind::Loaded { generation };
+        }
+        tracing::info!(
+            documents = docs,
+            chunks,
+            generation = instance.wake.generation,
+            how = ?instance.wake.kind_name(),
+            "awake"
+        );
+        Ok(instance)
+    }
+
+    /// What waking did.
+    pub fn wake_report(&self) -> &WakeReport {
+        &self.wake
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// The store, for inspection by tests and gates.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The in-memory index, for inspection by tests and gates.
+    pub fn index(&self) -> &LexicalIndex {
+        &self.index
+    }
+
+    /// Admission: the owners list.
+    pub fn admission(&self) -> &Admission {
+        &self.admission
+    }
+
+    /// The egress mode the footer states.
+    pub fn egress(&self) -> EgressMode {
+        self.egress
+    }
+
+    /// The clock this instance reads.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Ingests one document and follows the change into the index. Does not
+    /// write a snapshot; call [`Instance::write_snapshot`] after a batch.
+    ///
+    /// # Errors
+    /// As [`Store::ingest`].
+    pub fn ingest(&mut self, doc: &NewDocument) -> Result<IngestOutcome, Error> {
+        let outcome = self.store.ingest(doc, self.clock.now_unix_s())?;
+        for id in &outcome.removed {
+            self.index.delete(*id)?;
+        }
+        for c in &outcome.added {
+            self.index.insert(c.chunk_id, &c.title, &c.trail, &c.body)?;
+        }
+        tracing::info!(
+            document = %outcome.id,
+            revision = outcome.revision,
+            status = ?outcome.status,
+            chunks = outcome.added.len(),
+            "ingested"
+        );
+        Ok(outcome)
+    }
+
+    /// Deletes a document through a tombstone, removes its chunks from the
+    /// index, and writes a superseding snapshot (§7.4).
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] for an unknown or deleted id; storage and
+    /// snapshot errors otherwise. If the snapshot fails, the tombstone stands
+    /// and the next wake rebuilds.
+    pub fn delete(&mut self, id: &str) -> Result<Deletion, Error> {
+        let deletion = self.store.delete(id, self.clock.now_unix_s())?;
+        for c in &deletion.removed {
+            self.index.delete(*c)?;
+        }
+        self.write_snapshot()?;
+        tracing::info!(document = %deletion.id, tombstone = deletion.tombstone_seq, "deleted");
+        Ok(deletion)
+    }
+
+    /// Seals the index as the next generation and records it in the store.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Snapshot`] or [`ErrorKind::Io`] if the blob cannot be written.
+    pub fn write_snapshot(&mut self) -> Result<SnapshotHeader, Error> {
+        let header = SnapshotHeader {
+            generation: self.store.snapshot_generation()? + 1,
+            store_seq: self.store.store_seq()?,
+            tombstone_seq: self.store.tombstone_seq()?,
+        };
+        let image = self.index.serialize()?;
+        let bytes = snapshot::write(&self.data_dir, self.store.sealer(), header, &image)?;
+        self.store.set_snapshot_generation(header.generation)?;
+        snapshot::retire(&self.data_dir, header.generation)?;
+        self.wake.generation = header.generation;
+        tracing::info!(
+            generation = header.generation,
+            sealed_bytes = bytes,
+            "snapshot written"
+        );
+        Ok(header)
+    }
+
+    /// The admitted owner for `asker`, or `None`.
+    pub fn admit(&self, asker: &str) -> Option<&Owner> {
+        self.admission.admit(asker)
+    }
+
+    /// Searches as `asker` (§8.1): lexical, BM25, one page of
+    /// [`PAGE_SIZE_RESULTS`]. Pages are numbered from 1.
+    ///
+    /// # Errors
+    /// See [`SearchError`]. An empty or punctuation-only query is not an
+    /// error: it returns an empty page with `query_words == 0`.
+    pub fn search(&self, asker: &str, text: &str, page: u32) -> Result<SearchPage, SearchError> {
+        // §4.2 fact 1: the asker is admitted.
+        if self.admission.admit(asker).is_none() {
+            return Err(SearchError::NotAdmitted);
+        }
+        let q = query::parse(text).map_err(|r| match r {
+            QueryRefusal::TooLong => SearchError::TooLong,
+        })?;
+        let page = page.clamp(1, PAGE_MAX + 1);
+        let empty = SearchPage {
+            query_words: q.word_count(),
+            page,
+            results: vec![],
+            has_next: false,
+        };
+        let (Some(fts), Query::Words(words)) = (q.to_fts(), &q) else {
+            return Ok(empty);
+        };
+        if page > PAGE_MAX {
+            return Ok(empty);
+        }
+        let offset = (page as usize - 1) * PAGE_SIZE_RESULTS;
+        let hits = self
+            .index
+            .search(&fts, PAGE_SIZE_RESULTS + 1, offset)
+            .map_err(SearchError::Engine)?;
+        let has_next = hits.len() > PAGE_SIZE_RESULTS && page < PAGE_MAX;
+        let highlighter = Highlighter::new(words);
+        let mut results = Vec::with_capacity(PAGE_SIZE_RESULTS);
+        for hit in hits.iter().take(PAGE_SIZE_RESULTS) {
+            // §4.2 fact 2: present and not deleted. A hit whose row is gone is skipped.
+            let Some(ph) = self
+                .store
+                .passage_hit(hit.chunk_id)
+                .map_err(SearchError::Store)?
+            else {
+                continue;
+            };
+            results.push(SearchResult {
+                rank: offset + results.len() + 1,
+                app: ph.document.app.clone(),
+                link: format!(
+                    "/documents/{}#p{}",
+                    ph.document.id, ph.passage.ordinal
+                ),
+                document_id: ph.document.id,
+                title: ph.document.title,
+                trail: ph.passage.trail,
+                ordinal: ph.passage.ordinal,
+                marker: MARKER_PERSON,
+                revision: ph.document.revision,
+                date: iso_date(ph.document.updated_at),
+                snippet: highlighter.snippet(&ph.passage.body),
+            });
+        }
+        tracing::info!(
+            words = q.word_count(),
+            page,
+            results = results.len(),
+            "searched"
+        );
+        Ok(SearchPage {
+            query_words: q.word_count(),
+            page,
+            results,
+            has_next,
+        })
+    }
+
+    /// A live document and its passages, for `asker` (§4.2).
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotAdmitted`] if the asker is not an owner; store errors otherwise.
+    pub fn document(
+        &self,
+        asker: &str,
+        id: &str,
+    ) -> Result<Option<(DocumentSummary, Vec<Passage>)>, Error> {
+        if self.admission.admit(asker).is_none() {
+            return Err(Error::new(ErrorKind::NotAdmitted, "not admitted"));
+        }
+        let Some(doc) = self.store.document(id)? else {
+            return Ok(None);
+        };
+        let passages = self.store.passages(id)?;
+        Ok(Some((doc, passages)))
+    }
+
+    /// Every live document, for `asker`.
+    ///
+    /// # Errors
+    /// As [`Instance::document`].
+    pub fn documents(&self, asker: &str) -> Result<Vec<DocumentSummary>, Error> {
+        if self.admission.admit(asker).is_none() {
+            return Err(Error::new(ErrorKind::NotAdmitted, "not admitted"));
+        }
+        self.store.documents()
+    }
+}
+
+impl WakeReport {
+    fn kind_name(&self) -> &'static str {
+        match self.kind {
+            WakeKind::Fresh => "fresh",
+            WakeKind::Loaded { .. } => "loaded",
+            WakeKind::Rebuilt { .. } => "rebuilt",
+        }
+    }
+}

@@ -1,0 +1,688 @@
+//! The sealed store: one embedded SQLite file holding documents, sealed chunks and tombstones (§3.2, §5.2, §7.4).
+//!
+//! What may be plaintext here is exactly §3.2's coordinates: row ids, the
+//! app name, revisions, ordinals, counts and timestamps. Everything a person
+//! wrote (titles, paths, chunk bodies, heading trails) is sealed by
+//! [`crate::seal`] with AAD binding it to its row. Identifiers derived from
+//! content are keyed fingerprints. The FTS index is not here: it lives in
+//! memory and in a sealed snapshot ([`crate::index`], [`crate::snapshot`]).
+//!
+//! Each ingest and each deletion is one transaction, so a document is either
+//! wholly in or absent, whatever kills the process. Every change bumps
+//! `store_seq`; a snapshot records the `store_seq` it is current through, and
+//! a snapshot behind the store is rebuilt on wake.
+//!
+//! SQLite is opened with `temp_store=MEMORY` (no spill files), WAL journaling,
+//! `synchronous=FULL` and `secure_delete=ON`; the values it writes are sealed
+//! either way.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use crate::chunk;
+use crate::crashpoint::crashpoint;
+use crate::error::{Error, ErrorKind};
+use crate::seal::{Purpose, Sealer};
+
+/// The app name stored against memoria-owned content (§4.2).
+pub const APP_MEMORIA: &str = "memoria";
+/// The database file's name inside the data directory.
+pub const DB_FILE_NAME: &str = "memoria.sqlite3";
+/// Length of a public document id in bytes (rendered as 32 hex characters).
+pub const DOCUMENT_ID_BYTES: usize = 16;
+/// Schema version written to `meta`; a mismatch refuses to open.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS documents (
+    id          TEXT PRIMARY KEY,      -- random, public, 32 hex
+    source_fp   BLOB NOT NULL UNIQUE,  -- HMAC(path-fingerprint, source key)
+    external_id BLOB NOT NULL,         -- HMAC(external-id, body): gate 26
+    app         TEXT NOT NULL,
+    revision    INTEGER NOT NULL,      -- bumped on every re-ingest: §5.2
+    title       BLOB NOT NULL,         -- sealed
+    path        BLOB NOT NULL,         -- sealed
+    chunk_count INTEGER NOT NULL,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    deleted_at  INTEGER                -- NULL while live; set by a tombstone
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id       INTEGER PRIMARY KEY,      -- also the FTS rowid; never reused
+    doc_id   TEXT NOT NULL REFERENCES documents(id),
+    revision INTEGER NOT NULL,
+    ordinal  INTEGER NOT NULL,
+    body     BLOB NOT NULL,            -- sealed
+    trail    BLOB NOT NULL             -- sealed
+);
+CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks(doc_id, ordinal);
+CREATE TABLE IF NOT EXISTS tombstones (
+    seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+    doc_id   TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    at       INTEGER NOT NULL
+);
+"#;
+
+/// A document to ingest: plaintext in, sealed on the way to disk.
+#[derive(Debug, Clone)]
+pub struct NewDocument {
+    /// What identifies this document across re-ingests, e.g. `import:/abs/path`
+    /// or `upload:name.md`. Stored only as a keyed fingerprint.
+    pub source_key: String,
+    /// The title shown on results.
+    pub title: String,
+    /// The path or file name shown on the document page.
+    pub path: String,
+    /// The text to chunk and index.
+    pub body: String,
+}
+
+/// What an ingest did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IngestStatus {
+    /// A new document.
+    Created,
+    /// Changed content: a new revision replaced the old chunks.
+    Revised,
+    /// Same content as the live revision: nothing was written.
+    Unchanged,
+    /// A deleted document was ingested again and is live at a new revision.
+    Restored,
+}
+
+/// One chunk as the index needs it.
+#[derive(Debug, Clone)]
+pub struct IndexedChunk {
+    /// Row id, which is also the FTS rowid.
+    pub chunk_id: i64,
+    /// The document title.
+    pub title: String,
+    /// The heading trail joined with " > ".
+    pub trail: String,
+    /// The passage text.
+    pub body: String,
+}
+
+/// The result of [`Store::ingest`]: what changed, for the index to follow.
+#[derive(Debug, Clone)]
+pub struct IngestOutcome {
+    /// The document's public id.
+    pub id: String,
+    /// The document's revision after the ingest.
+    pub revision: i64,
+    /// What happened.
+    pub status: IngestStatus,
+    /// Chunk ids the index must drop.
+    pub removed: Vec<i64>,
+    /// Chunks the index must add.
+    pub added: Vec<IndexedChunk>,
+}
+
+/// The result of [`Store::delete`].
+#[derive(Debug, Clone)]
+pub struct Deletion {
+    /// The deleted document's id.
+    pub id: String,
+    /// Chunk ids the index must drop.
+    pub removed: Vec<i64>,
+    /// The tombstone's sequence number.
+    pub tombstone_seq: i64,
+}
+
+/// A document's coordinates and opened metadata.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DocumentSummary {
+    /// Public id.
+    pub id: String,
+    /// App of record; `memoria` for uploads and imports.
+    pub app: String,
+    /// Current revision.
+    pub revision: i64,
+    /// Opened title.
+    pub title: String,
+    /// Opened path or file name.
+    pub path: String,
+    /// Number of chunks at this revision.
+    pub chunk_count: i64,
+    /// Unix seconds of first ingest.
+    pub created_at: i64,
+    /// Unix seconds of the latest revision.
+    pub updated_at: i64,
+}
+
+/// A passage opened for rendering.
+#[derive(Debug, Clone)]
+pub struct Passage {
+    /// The chunk's row id.
+    pub chunk_id: i64,
+    /// 0-based position in the document.
+    pub ordinal: i64,
+    /// Heading trail, outermost first.
+    pub trail: Vec<String>,
+    /// The passage text.
+    pub body: String,
+}
+
+/// A passage with the document it belongs to, for a result row.
+#[derive(Debug, Clone)]
+pub struct PassageHit {
+    /// The passage.
+    pub passage: Passage,
+    /// Its document.
+    pub document: DocumentSummary,
+}
+
+/// The sealed store.
+pub struct Store {
+    conn: Connection,
+    sealer: Sealer,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+fn new_document_id() -> String {
+    let mut bytes = [0u8; DOCUMENT_ID_BYTES];
+    rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut bytes);
+    hex::encode(bytes)
+}
+
+/// True if `id` has the shape of a public document id: 32 lowercase hex digits.
+pub fn is_document_id(id: &str) -> bool {
+    id.len() == DOCUMENT_ID_BYTES * 2 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+fn meta_get(conn: &Connection, key: &str) -> Result<i64, Error> {
+    Ok(conn
+        .query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| {
+            r.get(0)
+        })
+        .optional()?
+        .unwrap_or(0))
+}
+
+fn meta_set(conn: &Connection, key: &str, value: i64) -> Result<(), Error> {
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?1, ?2) \
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        params![key, value],
+    )?;
+    Ok(())
+}
+
+impl Store {
+    /// Opens (creating if needed) the store in `data_dir`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] if SQLite cannot open or migrate the file;
+    /// [`ErrorKind::Config`] if the file carries another schema version.
+    pub fn open(data_dir: &Path, sealer: Sealer) -> Result<Store, Error> {
+        std::fs::create_dir_all(data_dir)?;
+        let path = data_dir.join(DB_FILE_NAME);
+        let conn = Connection::open(&path)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = FULL;
+             PRAGMA temp_store = MEMORY;
+             PRAGMA secure_delete = ON;
+             PRAGMA foreign_keys = ON;",
+        )?;
+        conn.execute_batch(SCHEMA)?;
+        let version = meta_get(&conn, "schema_version")?;
+        if version == 0 {
+            meta_set(&conn, "schema_version", SCHEMA_VERSION)?;
+        } else if version != SCHEMA_VERSION {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!("store schema version {version}, this build reads {SCHEMA_VERSION}"),
+            ));
+        }
+        Ok(Store { conn, sealer, path })
+    }
+
+    /// The database file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The sealer this store uses.
+    pub fn sealer(&self) -> &Sealer {
+        &self.sealer
+    }
+
+    /// The change counter: bumped by every ingest that writes and every deletion.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn store_seq(&self) -> Result<i64, Error> {
+        meta_get(&self.conn, "store_seq")
+    }
+
+    /// The generation of the snapshot the store last recorded as current (0: none).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn snapshot_generation(&self) -> Result<i64, Error> {
+        meta_get(&self.conn, "snapshot_generation")
+    }
+
+    /// Records `generation` as the current snapshot.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a write failure.
+    pub fn set_snapshot_generation(&self, generation: i64) -> Result<(), Error> {
+        meta_set(&self.conn, "snapshot_generation", generation)
+    }
+
+    /// The highest tombstone sequence written (0: none).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn tombstone_seq(&self) -> Result<i64, Error> {
+        Ok(self
+            .conn
+            .query_row("SELECT coalesce(max(seq), 0) FROM tombstones", [], |r| {
+                r.get(0)
+            })?)
+    }
+
+    fn bump_seq(tx: &Transaction<'_>) -> Result<i64, Error> {
+        let next = meta_get(tx, "store_seq")? + 1;
+        meta_set(tx, "store_seq", next)?;
+        Ok(next)
+    }
+
+    fn next_chunk_id(tx: &Transaction<'_>) -> Result<i64, Error> {
+        let next = meta_get(tx, "next_chunk_id")?.max(1);
+        meta_set(tx, "next_chunk_id", next + 1)?;
+        Ok(next)
+    }
+
+    /// Ingests one document (§5.2): creates it, revises it, or leaves it as is.
+    ///
+    /// The document is chunked ([`crate::chunk`]), every chunk sealed, and the
+    /// whole change committed in one transaction. Unchanged content (same
+    /// keyed `external_id` as the live revision) writes nothing.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Empty`] if the body has no words; [`ErrorKind::Storage`] on a write failure.
+    pub fn ingest(&mut self, doc: &NewDocument, now: i64) -> Result<IngestOutcome, Error> {
+        let chunks = chunk::chunk(&doc.body);
+        if chunks.is_empty() {
+            return Err(Error::new(ErrorKind::Empty, "the document holds no words"));
+        }
+        let source_fp = self
+            .sealer
+            .fingerprint(Purpose::PathFingerprint, doc.source_key.as_bytes());
+        let external_id = self
+            .sealer
+            .fingerprint(Purpose::ExternalId, doc.body.as_bytes());
+        let tx = self.conn.transaction()?;
+        let existing: Option<(String, i64, Vec<u8>, Option<i64>)> = tx
+            .query_row(
+                "SELECT id, revision, external_id, deleted_at FROM documents WHERE source_fp = ?1",
+                params![&source_fp[..]],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()?;
+        let (id, revision, status) = match existing {
+            Some((id, revision, ext, None)) if ext == external_id => {
+                return Ok(IngestOutcome {
+                    id,
+                    revision,
+                    status: IngestStatus::Unchanged,
+                    removed: vec![],
+                    added: vec![],
+                });
+            }
+            Some((id, revision, _, deleted)) => {
+                let status = if deleted.is_some() {
+                    IngestStatus::Restored
+                } else {
+                    IngestStatus::Revised
+                };
+                (id, revision + 1, status)
+            }
+            None => (new_document_id(), 1, IngestStatus::Created),
+        };
+
+        let mut removed = Vec::new();
+        {
+            let mut stmt = tx.prepare("SELECT id FROM chunks WHERE doc_id = ?1")?;
+            for row in stmt.query_map(params![&id], |r| r.get::<_, i64>(0))? {
+                removed.push(row?);
+            }
+        }
+        tx.execute("DELETE FROM chunks WHERE doc_id = ?1", params![&id])?;
+
+        let title = self.sealer.seal(
+            Purpose::Title,
+            &format!("documents/{id}/title"),
+            doc.title.as_bytes(),
+        );
+        let path = self.sealer.seal(
+            Purpose::Path,
+            &format!("documents/{id}/path"),
+            doc.path.as_bytes(),
+        );
+        if status == IngestStatus::Created {
+            tx.execute(
+                "INSERT INTO documents(id, source_fp, external_id, app, revision, title, path, \
+                 chunk_count, created_at, updated_at, deleted_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, NULL)",
+                params![
+                    &id,
+                    &source_fp[..],
+                    &external_id[..],
+                    APP_MEMORIA,
+                    revision,
+                    title,
+                    path,
+                    chunks.len() as i64,
+                    now
+                ],
+            )?;
+        } else {
+            tx.execute(
+                "UPDATE documents SET external_id = ?2, revision = ?3, title = ?4, path = ?5, \
+                 chunk_count = ?6, updated_at = ?7, deleted_at = NULL WHERE id = ?1",
+                params![
+                    &id,
+                    &external_id[..],
+                    revision,
+                    title,
+                    path,
+                    chunks.len() as i64,
+                    now
+                ],
+            )?;
+        }
+
+        let mut added = Vec::with_capacity(chunks.len());
+        for c in &chunks {
+            let chunk_id = Store::next_chunk_id(&tx)?;
+            let trail_json = serde_json::to_vec(&c.trail).expect("strings serialise");
+            let body = self.sealer.seal(
+                Purpose::Chunk,
+                &format!("chunks/{chunk_id}/body"),
+                c.text.as_bytes(),
+            );
+            let trail = self.sealer.seal(
+                Purpose::Chunk,
+                &format!("chunks/{chunk_id}/trail"),
+                &trail_json,
+            );
+            tx.execute(
+                "INSERT INTO chunks(id, doc_id, revision, ordinal, body, trail) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![chunk_id, &id, revision, c.ordinal as i64, body, trail],
+            )?;
+            added.push(IndexedChunk {
+                chunk_id,
+                title: doc.title.clone(),
+                trail: c.trail.join(" > "),
+                body: c.text.clone(),
+            });
+        }
+        Store::bump_seq(&tx)?;
+        crashpoint("ingest:before-commit");
+        tx.commit()?;
+        crashpoint("ingest:after-commit");
+        Ok(IngestOutcome {
+            id,
+            revision,
+            status,
+            removed,
+            added,
+        })
+    }
+
+    /// Deletes a document through a tombstone (§7.4): the chunks go, the row
+    /// stays marked deleted, and a tombstone records (id, revision, time).
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotFound`] if the id is unknown or already deleted;
+    /// [`ErrorKind::Storage`] on a write failure.
+    pub fn delete(&mut self, id: &str, now: i64) -> Result<Deletion, Error> {
+        let tx = self.conn.transaction()?;
+        let revision: Option<i64> = tx
+            .query_row(
+                "SELECT revision FROM documents WHERE id = ?1 AND deleted_at IS NULL",
+                params![id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(revision) = revision else {
+            return Err(Error::new(ErrorKind::NotFound, "no such document"));
+        };
+        let mut removed = Vec::new();
+        {
+            let mut stmt = tx.prepare("SELECT id FROM chunks WHERE doc_id = ?1")?;
+            for row in stmt.query_map(params![id], |r| r.get::<_, i64>(0))? {
+                removed.push(row?);
+            }
+        }
+        tx.execute(
+            "INSERT INTO tombstones(doc_id, revision, at) VALUES (?1, ?2, ?3)",
+            params![id, revision, now],
+        )?;
+        let tombstone_seq = tx.last_insert_rowid();
+        tx.execute("DELETE FROM chunks WHERE doc_id = ?1", params![id])?;
+        tx.execute(
+            "UPDATE documents SET deleted_at = ?2, chunk_count = 0, \
+             title = ?3, path = ?3 WHERE id = ?1",
+            params![id, now, Vec::<u8>::new()],
+        )?;
+        Store::bump_seq(&tx)?;
+        tx.commit()?;
+        Ok(Deletion {
+            id: id.to_string(),
+            removed,
+            tombstone_seq,
+        })
+    }
+
+    fn summary_from_row(&self, r: &rusqlite::Row<'_>) -> Result<DocumentSummary, Error> {
+        let id: String = r.get(0)?;
+        let title: Vec<u8> = r.get(3)?;
+        let path: Vec<u8> = r.get(4)?;
+        Ok(DocumentSummary {
+            title: self
+                .sealer
+                .open_string(Purpose::Title, &format!("documents/{id}/title"), &title)?,
+            path: self
+                .sealer
+                .open_string(Purpose::Path, &format!("documents/{id}/path"), &path)?,
+            app: r.get(1)?,
+            revision: r.get(2)?,
+            chunk_count: r.get(5)?,
+            created_at: r.get(6)?,
+            updated_at: r.get(7)?,
+            id,
+        })
+    }
+
+    const SUMMARY_COLUMNS: &'static str =
+        "id, app, revision, title, path, chunk_count, created_at, updated_at";
+
+    /// A live document's summary, or `None` if unknown or deleted (§4.2 fact 2).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] or [`ErrorKind::Seal`] if the row cannot be read or opened.
+    pub fn document(&self, id: &str) -> Result<Option<DocumentSummary>, Error> {
+        if !is_document_id(id) {
+            return Ok(None);
+        }
+        let sql = format!(
+            "SELECT {} FROM documents WHERE id = ?1 AND deleted_at IS NULL",
+            Store::SUMMARY_COLUMNS
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query(params![id])?;
+        match rows.next()? {
+            Some(r) => Ok(Some(self.summary_from_row(r)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Every live document, most recently updated first.
+    ///
+    /// # Errors
+    /// As [`Store::document`].
+    pub fn documents(&self) -> Result<Vec<DocumentSummary>, Error> {
+        let sql = format!(
+            "SELECT {} FROM documents WHERE deleted_at IS NULL ORDER BY updated_at DESC, id",
+            Store::SUMMARY_COLUMNS
+        );
+        let mut stmt = self.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(self.summary_from_row(r)?);
+        }
+        Ok(out)
+    }
+
+    fn open_passage(
+        &self,
+        chunk_id: i64,
+        ordinal: i64,
+        body: &[u8],
+        trail: &[u8],
+    ) -> Result<Passage, Error> {
+        let body =
+            self.sealer
+                .open_string(Purpose::Chunk, &format!("chunks/{chunk_id}/body"), body)?;
+        let trail = self
+            .sealer
+            .open(Purpose::Chunk, &format!("chunks/{chunk_id}/trail"), trail)?;
+        let trail: Vec<String> = serde_json::from_slice(&trail)
+            .map_err(|_| Error::new(ErrorKind::Seal, "sealed trail is not a string list"))?;
+        Ok(Passage {
+            chunk_id,
+            ordinal,
+            trail,
+            body,
+        })
+    }
+
+    /// Every passage of a live document, in order.
+    ///
+    /// # Errors
+    /// As [`Store::document`].
+    pub fn passages(&self, id: &str) -> Result<Vec<Passage>, Error> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id, c.ordinal, c.body, c.trail FROM chunks c \
+             JOIN documents d ON d.id = c.doc_id \
+             WHERE c.doc_id = ?1 AND d.deleted_at IS NULL AND c.revision = d.revision \
+             ORDER BY c.ordinal",
+        )?;
+        let mut rows = stmt.query(params![id])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let body: Vec<u8> = r.get(2)?;
+            let trail: Vec<u8> = r.get(3)?;
+            out.push(self.open_passage(r.get(0)?, r.get(1)?, &body, &trail)?);
+        }
+        Ok(out)
+    }
+
+    /// The passage behind an index hit, if its document is live and the chunk
+    /// belongs to the current revision (§4.2 fact 2). A hit whose row is gone
+    /// is `None`: the index can briefly lead or trail the store.
+    ///
+    /// # Errors
+    /// As [`Store::document`].
+    pub fn passage_hit(&self, chunk_id: i64) -> Result<Option<PassageHit>, Error> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id, c.ordinal, c.body, c.trail, c.doc_id FROM chunks c \
+             JOIN documents d ON d.id = c.doc_id \
+             WHERE c.id = ?1 AND d.deleted_at IS NULL AND c.revision = d.revision",
+        )?;
+        let row: Option<(i64, i64, Vec<u8>, Vec<u8>, String)> = stmt
+            .query_row(params![chunk_id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })
+            .optional()?;
+        let Some((id, ordinal, body, trail, doc_id)) = row else {
+            return Ok(None);
+        };
+        let Some(document) = self.document(&doc_id)? else {
+            return Ok(None);
+        };
+        Ok(Some(PassageHit {
+            passage: self.open_passage(id, ordinal, &body, &trail)?,
+            document,
+        }))
+    }
+
+    /// Every live chunk, opened, for rebuilding the index (§7.4).
+    ///
+    /// # Errors
+    /// As [`Store::document`].
+    pub fn live_chunks(&self) -> Result<Vec<IndexedChunk>, Error> {
+        let mut out = Vec::new();
+        for doc in self.documents()? {
+            for p in self.passages(&doc.id)? {
+                out.push(IndexedChunk {
+                    chunk_id: p.chunk_id,
+                    title: doc.title.clone(),
+                    trail: p.trail.join(" > "),
+                    body: p.body,
+                });
+            }
+        }
+        out.sort_by_key(|c| c.chunk_id);
+        Ok(out)
+    }
+
+    /// Ids of every live chunk, ascending: what the index must hold.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn live_chunk_ids(&self) -> Result<Vec<i64>, Error> {
+        let mut stmt = self.conn.prepare(
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.doc_id \
+             WHERE d.deleted_at IS NULL AND c.revision = d.revision ORDER BY c.id",
+        )?;
+        let ids = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<Vec<i64>, _>>()?;
+        Ok(ids)
+    }
+
+    /// Counts of live documents and chunks. Coordinates, not content (§3.2).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn counts(&self) -> Result<(u64, u64), Error> {
+        let docs: i64 = self.conn.query_row(
+            "SELECT count(*) FROM documents WHERE deleted_at IS NULL",
+            [],
+            |r| r.get(0),
+        )?;
+        let chunks = self.live_chunk_ids()?.len() as u64;
+        Ok((docs as u64, chunks))
+    }
+
+    /// Checkpoints the WAL into the main file, so its bytes can be inspected or copied.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on failure.
+    pub fn checkpoint(&self) -> Result<(), Error> {
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(())
+    }
+}
