@@ -46,7 +46,8 @@ impl Admission {
                 continue;
             }
             let valid = a.len() <= OWNER_ADDRESS_BYTES_MAX
-                && a.split_once('@').is_some_and(|(l, d)| !l.is_empty() && !d.is_empty())
+                && a.split_once('@')
+                    .is_some_and(|(l, d)| !l.is_empty() && !d.is_empty())
                 && !a.chars().any(|c| c.is_whitespace() || c.is_control());
             if !valid {
                 return Err(Error::new(

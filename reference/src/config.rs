@@ -88,16 +88,16 @@ impl Config {
 /// [`ErrorKind::Config`] for a malformed DEK or owners list, or for missing
 /// owners outside the development default; [`ErrorKind::Io`] if the key file
 /// cannot be read or written.
-pub fn resolve(
-    data_dir: &Path,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Config, Error> {
+pub fn resolve(data_dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, Error> {
     let (dek, dek_source) = if let Some(text) = env(DEK_ENV).filter(|s| !s.trim().is_empty()) {
         (Dek::from_base64(&text)?, DekSource::Env)
     } else if let Some(file) = env(DEK_FILE_ENV).filter(|s| !s.trim().is_empty()) {
         let path = PathBuf::from(file);
         let text = std::fs::read_to_string(&path).map_err(|e| {
-            Error::new(ErrorKind::Io, format!("{DEK_FILE_ENV} {}: {e}", path.display()))
+            Error::new(
+                ErrorKind::Io,
+                format!("{DEK_FILE_ENV} {}: {e}", path.display()),
+            )
         })?;
         (Dek::from_base64(&text)?, DekSource::File(path))
     } else {
@@ -112,7 +112,9 @@ pub fn resolve(
         None => {
             return Err(Error::new(
                 ErrorKind::Config,
-                format!("{OWNERS_ENV} is unset: memoria refuses to start without owners (a comma-separated list of addresses)"),
+                format!(
+                    "{OWNERS_ENV} is unset: memoria refuses to start without owners (a comma-separated list of addresses)"
+                ),
             ));
         }
     };
@@ -129,7 +131,12 @@ fn dev_dek(path: &Path) -> Result<(Dek, bool), Error> {
     match std::fs::read_to_string(path) {
         Ok(text) => return Ok((Dek::from_base64(&text)?, false)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::new(ErrorKind::Io, format!("{}: {e}", path.display()))),
+        Err(e) => {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!("{}: {e}", path.display()),
+            ));
+        }
     }
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
@@ -162,7 +169,12 @@ mod tests {
     use super::*;
 
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
     }
 
     #[test]
@@ -181,7 +193,13 @@ mod tests {
             assert_eq!(mode & 0o777, 0o600);
         }
         let again = resolve(dir.path(), &env_of(&[])).unwrap();
-        assert_eq!(again.dek_source, DekSource::DevDefault { path: dir.path().join(DEV_DEK_FILE_NAME), created: false });
+        assert_eq!(
+            again.dek_source,
+            DekSource::DevDefault {
+                path: dir.path().join(DEV_DEK_FILE_NAME),
+                created: false
+            }
+        );
         assert_eq!(again.dek.to_base64(), c.dek.to_base64());
     }
 

@@ -216,11 +216,25 @@ mod tests {
     #[test]
     fn empty_binary_and_invalid_utf8_files_are_refused_with_a_kind() {
         assert_eq!(decode("a.md", b"").unwrap_err().kind(), ErrorKind::Empty);
-        assert_eq!(decode("a.md", b"  \n-- \n").unwrap_err().kind(), ErrorKind::Empty);
-        assert_eq!(decode("a.bin", b"ab\0cd").unwrap_err().kind(), ErrorKind::Decode);
-        assert_eq!(decode("a.md", b"ab\xffcd").unwrap_err().kind(), ErrorKind::Decode);
-        let noisy: Vec<u8> = (0..200u8).map(|i| if i % 5 == 0 { 1 } else { b'a' }).collect();
-        assert_eq!(decode("a.txt", &noisy).unwrap_err().kind(), ErrorKind::Decode);
+        assert_eq!(
+            decode("a.md", b"  \n-- \n").unwrap_err().kind(),
+            ErrorKind::Empty
+        );
+        assert_eq!(
+            decode("a.bin", b"ab\0cd").unwrap_err().kind(),
+            ErrorKind::Decode
+        );
+        assert_eq!(
+            decode("a.md", b"ab\xffcd").unwrap_err().kind(),
+            ErrorKind::Decode
+        );
+        let noisy: Vec<u8> = (0..200u8)
+            .map(|i| if i % 5 == 0 { 1 } else { b'a' })
+            .collect();
+        assert_eq!(
+            decode("a.txt", &noisy).unwrap_err().kind(),
+            ErrorKind::Decode
+        );
     }
 
     #[test]

@@ -12,17 +12,50 @@ use crate::instance::Instance;
 /// Every embedded fixture document: (file name, bytes).
 pub const FIXTURE_CORPUS: &[(&str, &[u8])] = &[
     ("office.md", include_bytes!("../../fixtures/team/office.md")),
-    ("budget-2026.md", include_bytes!("../../fixtures/team/budget-2026.md")),
-    ("onboarding.md", include_bytes!("../../fixtures/team/onboarding.md")),
-    ("runbook-deploys.md", include_bytes!("../../fixtures/team/runbook-deploys.md")),
-    ("incident-2026-03-14.md", include_bytes!("../../fixtures/team/incident-2026-03-14.md")),
-    ("meeting-notes-2026-02-03.md", include_bytes!("../../fixtures/team/meeting-notes-2026-02-03.md")),
-    ("meeting-notes-2026-03-18.md", include_bytes!("../../fixtures/team/meeting-notes-2026-03-18.md")),
-    ("access-log-sample.txt", include_bytes!("../../fixtures/team/access-log-sample.txt")),
-    ("crlf-policy.md", include_bytes!("../../fixtures/team/crlf-policy.md")),
-    ("handbook.html", include_bytes!("../../fixtures/team/handbook.html")),
-    ("glossary.md", include_bytes!("../../fixtures/team/glossary.md")),
-    ("kitchen.md", include_bytes!("../../fixtures/team/kitchen.md")),
+    (
+        "budget-2026.md",
+        include_bytes!("../../fixtures/team/budget-2026.md"),
+    ),
+    (
+        "onboarding.md",
+        include_bytes!("../../fixtures/team/onboarding.md"),
+    ),
+    (
+        "runbook-deploys.md",
+        include_bytes!("../../fixtures/team/runbook-deploys.md"),
+    ),
+    (
+        "incident-2026-03-14.md",
+        include_bytes!("../../fixtures/team/incident-2026-03-14.md"),
+    ),
+    (
+        "meeting-notes-2026-02-03.md",
+        include_bytes!("../../fixtures/team/meeting-notes-2026-02-03.md"),
+    ),
+    (
+        "meeting-notes-2026-03-18.md",
+        include_bytes!("../../fixtures/team/meeting-notes-2026-03-18.md"),
+    ),
+    (
+        "access-log-sample.txt",
+        include_bytes!("../../fixtures/team/access-log-sample.txt"),
+    ),
+    (
+        "crlf-policy.md",
+        include_bytes!("../../fixtures/team/crlf-policy.md"),
+    ),
+    (
+        "handbook.html",
+        include_bytes!("../../fixtures/team/handbook.html"),
+    ),
+    (
+        "glossary.md",
+        include_bytes!("../../fixtures/team/glossary.md"),
+    ),
+    (
+        "kitchen.md",
+        include_bytes!("../../fixtures/team/kitchen.md"),
+    ),
 ];
 
 /// Ingests the embedded corpus and writes one snapshot.

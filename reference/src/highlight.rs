@@ -189,7 +189,10 @@ mod tests {
     #[test]
     fn multibyte_words_are_never_split() {
         let s = hl(&["café"]).snippet("Le café à Zürich — naïve 東京 café!");
-        assert_eq!(s.to_marked_text(), "Le [café] à Zürich — naïve 東京 [café]!");
+        assert_eq!(
+            s.to_marked_text(),
+            "Le [café] à Zürich — naïve 東京 [café]!"
+        );
     }
 
     #[test]

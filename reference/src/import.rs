@@ -73,9 +73,8 @@ pub fn collect(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, usize), Error> {
     let mut files = Vec::new();
     let mut skipped = 0;
     for p in paths {
-        let meta = std::fs::metadata(p).map_err(|e| {
-            Error::new(ErrorKind::Io, format!("{}: {e}", p.display()))
-        })?;
+        let meta = std::fs::metadata(p)
+            .map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", p.display())))?;
         if meta.is_dir() {
             for entry in walkdir::WalkDir::new(p)
                 .sort_by_file_name()
@@ -174,7 +173,8 @@ fn import_one(
     instance: &mut Instance,
     file: &Path,
 ) -> Result<(crate::store::IngestOutcome, SourceKind), Error> {
-    let bytes = std::fs::read(file).map_err(|e| Error::new(ErrorKind::Io, format!("cannot read: {e}")))?;
+    let bytes =
+        std::fs::read(file).map_err(|e| Error::new(ErrorKind::Io, format!("cannot read: {e}")))?;
     let canonical = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
     let key = format!("import:{}", canonical.display());
     let name = file.display().to_string();

@@ -147,7 +147,10 @@ impl LexicalIndex {
                 ErrorKind::Query,
                 "the search engine could not parse this query",
             ),
-            other => Error::new(ErrorKind::Query, format!("the search engine failed: {other}")),
+            other => Error::new(
+                ErrorKind::Query,
+                format!("the search engine failed: {other}"),
+            ),
         })
     }
 
@@ -177,7 +180,9 @@ impl LexicalIndex {
     /// # Errors
     /// [`ErrorKind::Storage`] if SQLite cannot read the shadow table.
     pub fn chunk_ids(&self) -> Result<Vec<i64>, Error> {
-        let mut stmt = self.conn.prepare("SELECT id FROM fts_docsize ORDER BY id")?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id FROM fts_docsize ORDER BY id")?;
         let ids = stmt
             .query_map([], |r| r.get(0))?
             .collect::<Result<Vec<i64>, _>>()?;

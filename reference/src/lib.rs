@@ -80,6 +80,7 @@ pub mod query;
 pub mod seal;
 pub mod snapshot;
 pub mod store;
+pub mod testkit;
 pub mod web;
 
 pub use error::{Error, ErrorKind};

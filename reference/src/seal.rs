@@ -306,7 +306,9 @@ mod tests {
     fn a_cell_moved_to_another_row_fails_to_open() {
         let s = sealer();
         let sealed = s.seal(Purpose::Chunk, "chunks/1/body", b"secret");
-        let err = s.open(Purpose::Chunk, "chunks/2/body", &sealed).unwrap_err();
+        let err = s
+            .open(Purpose::Chunk, "chunks/2/body", &sealed)
+            .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Seal);
     }
 

@@ -87,7 +87,10 @@ pub fn seal(sealer: &Sealer, header: SnapshotHeader, image: &[u8]) -> Vec<u8> {
 pub fn open(sealer: &Sealer, generation: i64, sealed: &[u8]) -> Result<LoadedSnapshot, Error> {
     let plain = sealer.open(Purpose::IndexSnapshot, &row(generation), sealed)?;
     if plain.len() < HEADER_BYTES || &plain[0..4] != MAGIC {
-        return Err(Error::new(ErrorKind::Snapshot, "snapshot header is malformed"));
+        return Err(Error::new(
+            ErrorKind::Snapshot,
+            "snapshot header is malformed",
+        ));
     }
     let u32_at = |i: usize| u32::from_le_bytes(plain[i..i + 4].try_into().expect("4 bytes"));
     let i64_at = |i: usize| i64::from_le_bytes(plain[i..i + 8].try_into().expect("8 bytes"));

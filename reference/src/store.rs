@@ -498,9 +498,11 @@ impl Store {
         let title: Vec<u8> = r.get(3)?;
         let path: Vec<u8> = r.get(4)?;
         Ok(DocumentSummary {
-            title: self
-                .sealer
-                .open_string(Purpose::Title, &format!("documents/{id}/title"), &title)?,
+            title: self.sealer.open_string(
+                Purpose::Title,
+                &format!("documents/{id}/title"),
+                &title,
+            )?,
             path: self
                 .sealer
                 .open_string(Purpose::Path, &format!("documents/{id}/path"), &path)?,

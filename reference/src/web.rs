@@ -278,8 +278,10 @@ impl AppState {
         {
             let mut auth = self.lock_auth();
             prune(&mut auth.links, now, |(_, exp)| *exp);
-            auth.links
-                .insert(token_hash(&token), (owner.clone(), now + SIGN_IN_LINK_TTL_S));
+            auth.links.insert(
+                token_hash(&token),
+                (owner.clone(), now + SIGN_IN_LINK_TTL_S),
+            );
         }
         let url = format!("{}/auth/login?token={token}", self.base_url);
         self.delivery.deliver(owner, &url);
@@ -322,10 +324,14 @@ pub fn router(state: AppState) -> Router {
         .route("/documents/{id}", get(document_page))
         .route(
             "/documents",
-            axum::routing::post(upload)
-                .layer(DefaultBodyLimit::max(UPLOAD_BYTES_MAX + MULTIPART_OVERHEAD_BYTES_MAX)),
+            axum::routing::post(upload).layer(DefaultBodyLimit::max(
+                UPLOAD_BYTES_MAX + MULTIPART_OVERHEAD_BYTES_MAX,
+            )),
         )
-        .route("/documents/{id}/delete", get(delete_confirm).post(delete_document))
+        .route(
+            "/documents/{id}/delete",
+            get(delete_confirm).post(delete_document),
+        )
         .route("/auth/login", get(login))
         .route("/auth/logout", axum::routing::post(logout))
         .fallback(not_found)
@@ -372,8 +378,14 @@ async fn envelope(State(state): State<AppState>, req: Request, next: Next) -> Re
             "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         ),
     );
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     tracing::info!(method = %method, route = %route, status = resp.status().as_u16(), "request");
     resp
@@ -386,7 +398,14 @@ header form{display:flex;gap:.5rem}header input[type=search]{flex:1;font-size:1.
 section.passage{border-top:1px solid #ddd;padding-top:.5rem}.passage pre{white-space:pre-wrap;font:inherit}\
 footer{margin-top:3rem;border-top:1px solid #ddd;padding-top:.5rem;color:#444;font-size:.9rem}";
 
-fn layout(title: &str, footer: &str, signed_in: bool, csrf: Option<&str>, q: &str, body: Markup) -> Markup {
+fn layout(
+    title: &str,
+    footer: &str,
+    signed_in: bool,
+    csrf: Option<&str>,
+    q: &str,
+    body: Markup,
+) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -552,7 +571,9 @@ fn urlencode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
             b' ' => out.push('+'),
             _ => out.push_str(&format!("%{b:02X}")),
         }
@@ -572,7 +593,9 @@ async fn search_page(
     let footer = instance.egress().footer();
     let q = params.q.clone().unwrap_or_default();
     if params.q.is_none() {
-        let docs = instance.documents(session.owner.address()).unwrap_or_default();
+        let docs = instance
+            .documents(session.owner.address())
+            .unwrap_or_default();
         let body = html! {
             h1 { "Search your team's documents" }
             @if params.deleted.is_some() { p.notice { "The document was deleted." } }
@@ -618,9 +641,10 @@ async fn search_fragment(
         );
     };
     let q = params.q.clone().unwrap_or_default();
-    let outcome = state
-        .lock_instance()
-        .search(session.owner.address(), &q, parse_page(&params.page));
+    let outcome =
+        state
+            .lock_instance()
+            .search(session.owner.address(), &q, parse_page(&params.page));
     let (status, region) = results_region(&q, &outcome);
     page(status, html! { (region) p.egress { (footer) } })
 }
@@ -715,7 +739,11 @@ fn forbidden_csrf(state: &AppState) -> Response {
     )
 }
 
-async fn upload(State(state): State<AppState>, headers: HeaderMap, mut multipart: Multipart) -> Response {
+async fn upload(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    mut multipart: Multipart,
+) -> Response {
     let Some(session) = state.session(&headers) else {
         return sign_in_required(&state);
     };

@@ -1,0 +1,286 @@
+//! Drives the web surface in-process, with no socket: the one helper tests and gates use to touch it.
+//!
+//! [`TestApp`] wakes an [`Instance`] in a data directory, builds the real
+//! router ([`crate::web::router`]) over a [`CapturedDelivery`], and sends
+//! requests through `tower::ServiceExt::oneshot`. Signing in follows the
+//! captured one-time link exactly as a browser would. The binary never uses
+//! this module.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, to_bytes};
+use axum::http::{HeaderMap, Request, StatusCode, header};
+use tower::ServiceExt as _;
+
+use crate::admission::Admission;
+use crate::clock::{Clock, SystemClock};
+use crate::egress::EgressMode;
+use crate::error::Error;
+use crate::instance::{Instance, InstanceConfig};
+use crate::seal::{Dek, Sealer};
+use crate::web::{self, AppState, CapturedDelivery};
+
+/// The largest response body a test reads, in bytes.
+pub const RESPONSE_BYTES_MAX: usize = 64 * 1024 * 1024;
+
+/// A response, read whole.
+#[derive(Debug, Clone)]
+pub struct TestResponse {
+    /// Status code.
+    pub status: StatusCode,
+    /// Headers.
+    pub headers: HeaderMap,
+    /// Body, decoded as UTF-8 (lossily).
+    pub body: String,
+}
+
+impl TestResponse {
+    /// The `Location` header, if any.
+    pub fn location(&self) -> Option<&str> {
+        self.headers
+            .get(header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+    }
+}
+
+/// An in-process memoria web app with a signed-in (or not) client.
+pub struct TestApp {
+    state: AppState,
+    router: Router,
+    delivery: Arc<CapturedDelivery>,
+    cookie: Option<String>,
+    csrf: Option<String>,
+}
+
+impl std::fmt::Debug for TestApp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestApp")
+            .field("signed_in", &self.cookie.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TestApp {
+    /// Wakes an instance in `data_dir` under `dek`, admitting `owners`
+    /// (comma-separated), and builds the router.
+    ///
+    /// # Errors
+    /// As [`Instance::wake`], and [`crate::ErrorKind::Config`] for a bad owners list.
+    pub fn new(data_dir: &Path, dek: &Dek, owners: &str) -> Result<TestApp, Error> {
+        TestApp::with_clock(data_dir, dek, owners, Arc::new(SystemClock))
+    }
+
+    /// As [`TestApp::new`] with a given clock.
+    ///
+    /// # Errors
+    /// As [`TestApp::new`].
+    pub fn with_clock(
+        data_dir: &Path,
+        dek: &Dek,
+        owners: &str,
+        clock: Arc<dyn Clock>,
+    ) -> Result<TestApp, Error> {
+        let instance = Instance::wake(
+            InstanceConfig {
+                data_dir: data_dir.to_path_buf(),
+                admission: Admission::parse(owners)?,
+                egress: EgressMode::AiOff,
+            },
+            Sealer::new(dek),
+            clock,
+        )?;
+        Ok(TestApp::from_instance(instance))
+    }
+
+    /// Wraps an already-awake instance.
+    pub fn from_instance(instance: Instance) -> TestApp {
+        let delivery = Arc::new(CapturedDelivery::default());
+        let state = AppState::new(instance, delivery.clone(), "http://memoria.test");
+        let router = web::router(state.clone());
+        TestApp {
+            state,
+            router,
+            delivery,
+            cookie: None,
+            csrf: None,
+        }
+    }
+
+    /// The shared state, e.g. to reach the instance.
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Every sign-in link delivered so far: (owner, url).
+    pub fn delivered_links(&self) -> Vec<(String, String)> {
+        self.delivery.links()
+    }
+
+    /// The session's CSRF token, once signed in.
+    pub fn csrf(&self) -> Option<&str> {
+        self.csrf.as_deref()
+    }
+
+    /// Forgets the session cookie: later requests are signed out.
+    pub fn sign_out_locally(&mut self) {
+        self.cookie = None;
+        self.csrf = None;
+    }
+
+    /// Delivers a sign-in link to `owner`, follows it, and keeps the session
+    /// cookie and CSRF token. Returns the link that was followed.
+    ///
+    /// # Panics
+    /// If `owner` is not admitted, or the link does not yield a session: a
+    /// test that cannot sign in has nothing to assert.
+    pub async fn sign_in(&mut self, owner: &str) -> String {
+        let owner = self
+            .state
+            .instance()
+            .lock()
+            .expect("instance lock")
+            .admit(owner)
+            .cloned()
+            .expect("sign_in needs an admitted owner");
+        self.state.deliver_sign_in_link(&owner);
+        let (_, url) = self
+            .delivery
+            .links()
+            .into_iter()
+            .rev()
+            .find(|(o, _)| o == owner.address())
+            .expect("a link was delivered");
+        let path = url
+            .strip_prefix("http://memoria.test")
+            .expect("links start with the base url")
+            .to_string();
+        let resp = self.get(&path).await;
+        assert_eq!(resp.status, StatusCode::SEE_OTHER, "sign-in link followed");
+        let set = resp
+            .headers
+            .get(header::SET_COOKIE)
+            .and_then(|v| v.to_str().ok())
+            .expect("sign-in sets a cookie");
+        let pair = set.split(';').next().expect("cookie pair").to_string();
+        self.cookie = Some(pair);
+        let home = self.get("/").await;
+        self.csrf = extract_csrf(&home.body);
+        assert!(
+            self.csrf.is_some(),
+            "the signed-in page carries a CSRF token"
+        );
+        url
+    }
+
+    /// Sends any request and reads the whole response.
+    ///
+    /// # Panics
+    /// If the router fails to answer (it is infallible) or the body exceeds
+    /// [`RESPONSE_BYTES_MAX`].
+    pub async fn send(&self, mut req: Request<Body>) -> TestResponse {
+        if let Some(c) = &self.cookie {
+            req.headers_mut()
+                .insert(header::COOKIE, c.parse().expect("cookie header"));
+        }
+        if !req.headers().contains_key(header::HOST) {
+            req.headers_mut()
+                .insert(header::HOST, "memoria.test".parse().expect("host"));
+        }
+        let resp = self
+            .router
+            .clone()
+            .oneshot(req)
+            .await
+            .expect("the router is infallible");
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let bytes = to_bytes(resp.into_body(), RESPONSE_BYTES_MAX)
+            .await
+            .expect("body fits");
+        TestResponse {
+            status,
+            headers,
+            body: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+    }
+
+    /// `GET uri`.
+    pub async fn get(&self, uri: &str) -> TestResponse {
+        self.send(
+            Request::get(uri)
+                .body(Body::empty())
+                .expect("valid request"),
+        )
+        .await
+    }
+
+    /// `POST uri` with an urlencoded form.
+    pub async fn post_form(&self, uri: &str, fields: &[(&str, &str)]) -> TestResponse {
+        let body = fields
+            .iter()
+            .map(|(k, v)| format!("{}={}", form_encode(k), form_encode(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        self.send(
+            Request::post(uri)
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(body))
+                .expect("valid request"),
+        )
+        .await
+    }
+
+    /// `POST /documents` with a multipart upload of `bytes` named `name`,
+    /// carrying the session's CSRF token (or `csrf` if given).
+    pub async fn upload(&self, name: &str, bytes: &[u8], csrf: Option<&str>) -> TestResponse {
+        let boundary = "memoria-test-boundary-7f3a";
+        let token = csrf.or(self.csrf.as_deref()).unwrap_or("");
+        let mut body = Vec::new();
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n{token}\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        self.send(
+            Request::post("/documents")
+                .header(
+                    header::CONTENT_TYPE,
+                    format!("multipart/form-data; boundary={boundary}"),
+                )
+                .body(Body::from(body))
+                .expect("valid request"),
+        )
+        .await
+    }
+}
+
+fn form_encode(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// The CSRF token from a page's hidden `csrf` input.
+pub fn extract_csrf(body: &str) -> Option<String> {
+    let at = body.find("name=\"csrf\" value=\"")?;
+    let rest = &body[at + "name=\"csrf\" value=\"".len()..];
+    Some(rest[..rest.find('"')?].to_string())
+}
