@@ -89,7 +89,7 @@ impl Highlighter {
 
     fn is_hit(&self, word: &str) -> bool {
         let lower = word.to_lowercase();
-        if self.terms.iter().any(|t| *t == lower) {
+        if self.terms.contains(&lower) {
             return true;
         }
         let stem = self.stemmer.stem(&lower);

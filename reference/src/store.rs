@@ -179,6 +179,9 @@ pub struct PassageHit {
     pub document: DocumentSummary,
 }
 
+/// (chunk id, ordinal, sealed body, sealed trail, document id).
+type PassageRow = (i64, i64, Vec<u8>, Vec<u8>, String);
+
 /// The sealed store.
 pub struct Store {
     conn: Connection,
@@ -612,7 +615,7 @@ impl Store {
              JOIN documents d ON d.id = c.doc_id \
              WHERE c.id = ?1 AND d.deleted_at IS NULL AND c.revision = d.revision",
         )?;
-        let row: Option<(i64, i64, Vec<u8>, Vec<u8>, String)> = stmt
+        let row: Option<PassageRow> = stmt
             .query_row(params![chunk_id], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
             })

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::{Body, to_bytes};
-use axum::http::{HeaderMap, Request, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use tower::ServiceExt as _;
 
 use crate::admission::Admission;
@@ -21,6 +21,21 @@ use crate::error::Error;
 use crate::instance::{Instance, InstanceConfig};
 use crate::seal::{Dek, Sealer};
 use crate::web::{self, AppState, CapturedDelivery};
+
+/// A request the testkit sends.
+pub type Request = axum::http::Request<Body>;
+
+/// A bodiless request with any method, e.g. `request("DELETE", "/")`.
+///
+/// # Panics
+/// If `method` is not a valid HTTP method or `uri` not a valid URI.
+pub fn request(method: &str, uri: &str) -> Request {
+    axum::http::Request::builder()
+        .method(method)
+        .uri(uri)
+        .body(Body::empty())
+        .expect("valid request")
+}
 
 /// The largest response body a test reads, in bytes.
 pub const RESPONSE_BYTES_MAX: usize = 64 * 1024 * 1024;
@@ -179,7 +194,7 @@ impl TestApp {
     /// # Panics
     /// If the router fails to answer (it is infallible) or the body exceeds
     /// [`RESPONSE_BYTES_MAX`].
-    pub async fn send(&self, mut req: Request<Body>) -> TestResponse {
+    pub async fn send(&self, mut req: Request) -> TestResponse {
         if let Some(c) = &self.cookie {
             req.headers_mut()
                 .insert(header::COOKIE, c.parse().expect("cookie header"));
@@ -206,14 +221,42 @@ impl TestApp {
         }
     }
 
+    /// `GET uri` carrying only the cookie that `from` set (not this client's
+    /// own session), as a browser following `from`'s redirect would.
+    pub async fn get_with_set_cookie(&self, uri: &str, from: &TestResponse) -> TestResponse {
+        let mut req = request("GET", uri);
+        if let Some(pair) = from
+            .headers
+            .get(header::SET_COOKIE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|s| s.split(';').next())
+        {
+            req.headers_mut()
+                .insert(header::COOKIE, pair.parse().expect("cookie header"));
+        }
+        req.headers_mut()
+            .insert(header::HOST, "memoria.test".parse().expect("host"));
+        let resp = self
+            .router
+            .clone()
+            .oneshot(req)
+            .await
+            .expect("the router is infallible");
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let bytes = to_bytes(resp.into_body(), RESPONSE_BYTES_MAX)
+            .await
+            .expect("body fits");
+        TestResponse {
+            status,
+            headers,
+            body: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+    }
+
     /// `GET uri`.
     pub async fn get(&self, uri: &str) -> TestResponse {
-        self.send(
-            Request::get(uri)
-                .body(Body::empty())
-                .expect("valid request"),
-        )
-        .await
+        self.send(request("GET", uri)).await
     }
 
     /// `POST uri` with an urlencoded form.
@@ -224,7 +267,7 @@ impl TestApp {
             .collect::<Vec<_>>()
             .join("&");
         self.send(
-            Request::post(uri)
+            axum::http::Request::post(uri)
                 .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
                 .body(Body::from(body))
                 .expect("valid request"),
@@ -253,7 +296,7 @@ impl TestApp {
         body.extend_from_slice(bytes);
         body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
         self.send(
-            Request::post("/documents")
+            axum::http::Request::post("/documents")
                 .header(
                     header::CONTENT_TYPE,
                     format!("multipart/form-data; boundary={boundary}"),

@@ -306,10 +306,10 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     for value in headers.get_all(header::COOKIE) {
         let Ok(text) = value.to_str() else { continue };
         for part in text.split(';') {
-            if let Some((k, v)) = part.trim().split_once('=') {
-                if k == name {
-                    return Some(v.to_string());
-                }
+            if let Some((k, v)) = part.trim().split_once('=')
+                && k == name
+            {
+                return Some(v.to_string());
             }
         }
     }

@@ -1,0 +1,284 @@
+//! Gate 1 (§10, §3): plaintext grep over the raw bytes at rest — database file, WAL, snapshot blobs — for an ingested canary.
+//!
+//! Requirement: no plaintext content reaches the database file, its WAL,
+//! its journal, the sealed snapshot blobs, or any other file in the data
+//! directory. The exempt list starts, and stays, empty. The gate first proves
+//! the canary was ingested, is searchable, and is inside the sealed snapshot,
+//! so that its absence from the raw bytes is an assertion and not a
+//! description of an empty store.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use memoria::admission::Admission;
+use memoria::clock::FixedClock;
+use memoria::egress::EgressMode;
+use memoria::index::LexicalIndex;
+use memoria::instance::{Instance, InstanceConfig};
+use memoria::seal::Sealer;
+use memoria::store::{DB_FILE_NAME, NewDocument};
+
+use crate::support::{dek, grep_dir, listing};
+use crate::{Case, Ctx, Failure, Gate, ensure};
+
+/// Files allowed to hold plaintext content. Starts empty (§10 gate 1) and stays so.
+pub const PLAINTEXT_EXEMPT: &[&str] = &[];
+
+/// Gate 1.
+pub static GATE: Gate = Gate {
+    id: "1",
+    title: "Plaintext grep over raw bytes at rest",
+    sections: &["§10", "§3", "§3.1", "§7.1"],
+    requirement: "A canary ingested in a document's title, path, heading and body is searchable, yet appears in no raw byte of the database file, its WAL, the sealed snapshot blobs, or any other file under the data directory. The exempt list is empty.",
+    cases: &[
+        Case {
+            id: "1/presence",
+            desc: "Ingest a document whose title, path, heading and body each carry a seed-derived canary; search each canary and require a hit; require the database, WAL and snapshot files to exist and be non-empty.",
+            run: presence,
+        },
+        Case {
+            id: "1/database-and-wal",
+            desc: "Grep the SQLite file and its WAL (before any checkpoint) for every canary, then checkpoint and grep the file again.",
+            run: database_and_wal,
+        },
+        Case {
+            id: "1/snapshot-blobs",
+            desc: "Open the sealed snapshot through the DEK and require its index to find the canary (presence), then grep the snapshot blobs' raw bytes for every canary.",
+            run: snapshot_blobs,
+        },
+        Case {
+            id: "1/every-file-at-rest",
+            desc: "Revise, delete and re-ingest the document, wake a second instance from the same directory, then grep every file under the data directory for every canary; only PLAINTEXT_EXEMPT (empty) may match.",
+            run: every_file_at_rest,
+        },
+    ],
+};
+
+struct Seeded {
+    dir: PathBuf,
+    instance: Instance,
+    canaries: Vec<(&'static str, String)>,
+    body: String,
+    sealer: Sealer,
+}
+
+fn seeded(ctx: &mut Ctx) -> Seeded {
+    let body_c = ctx.canary();
+    let title_c = ctx.canary();
+    let path_c = ctx.canary();
+    let head_c = ctx.canary();
+    let dir = ctx.dir("data");
+    let sealer = Sealer::new(&dek(ctx.rng()));
+    let mut instance = Instance::wake(
+        InstanceConfig {
+            data_dir: dir.clone(),
+            admission: Admission::parse("ana@example.org").expect("owners"),
+            egress: EgressMode::AiOff,
+        },
+        sealer.clone(),
+        Arc::new(FixedClock(1_790_000_000)),
+    )
+    .expect("wake");
+    let body = format!(
+        "# Budget {head_c}\n\nThe travel line for {body_c} is under review this quarter.\n\nA second paragraph mentions the office kettle.\n"
+    );
+    instance
+        .ingest(&NewDocument {
+            source_key: format!("upload:{path_c}.md"),
+            title: format!("Report {title_c}"),
+            path: format!("{path_c}.md"),
+            body: body.clone(),
+        })
+        .expect("ingest");
+    instance.write_snapshot().expect("snapshot");
+    Seeded {
+        dir,
+        instance,
+        canaries: vec![
+            ("body", body_c),
+            ("title", title_c),
+            ("path", path_c),
+            ("heading", head_c),
+        ],
+        body,
+        sealer,
+    }
+}
+
+fn search_finds(instance: &Instance, word: &str) -> bool {
+    instance
+        .search("ana@example.org", word, 1)
+        .map(|p| !p.results.is_empty())
+        .unwrap_or(false)
+}
+
+fn presence(ctx: &mut Ctx) -> Result<(), Failure> {
+    let s = seeded(ctx);
+    for (what, c) in &s.canaries {
+        if *what == "path" {
+            continue; // paths are shown, not indexed
+        }
+        ensure(
+            search_finds(&s.instance, c),
+            format!("the {what} canary is searchable"),
+            "search found nothing",
+        )?;
+    }
+    for name in [DB_FILE_NAME.to_string(), format!("{DB_FILE_NAME}-wal")] {
+        let len = std::fs::metadata(s.dir.join(&name))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        ensure(
+            len > 0,
+            format!("{name} exists and is non-empty"),
+            format!("{len} bytes"),
+        )?;
+    }
+    let snaps = listing(&s.dir.join(memoria::snapshot::SNAPSHOT_DIR_NAME));
+    ensure(
+        !snaps.is_empty(),
+        "at least one sealed snapshot blob exists",
+        "none",
+    )?;
+    let doc_count = s.instance.store().counts().map(|c| c.0).unwrap_or(0);
+    ensure(
+        doc_count == 1,
+        "one document stored",
+        format!("{doc_count}"),
+    )
+}
+
+fn grep_all(
+    dir: &std::path::Path,
+    canaries: &[(&'static str, String)],
+    only: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let mut leaks = Vec::new();
+    for (what, c) in canaries {
+        for needle in [c.clone(), c.to_uppercase()] {
+            for (file, at) in grep_dir(dir, needle.as_bytes()) {
+                if only(&file) && !PLAINTEXT_EXEMPT.contains(&file.as_str()) {
+                    leaks.push(format!("{what} canary in {file} at byte {at}"));
+                }
+            }
+        }
+    }
+    leaks
+}
+
+fn database_and_wal(ctx: &mut Ctx) -> Result<(), Failure> {
+    let s = seeded(ctx);
+    let wal = s.dir.join(format!("{DB_FILE_NAME}-wal"));
+    let wal_len = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    ensure(
+        wal_len > 0,
+        "the WAL holds the uncheckpointed ingest",
+        format!("{wal_len} bytes"),
+    )?;
+    let is_db = |f: &str| f.starts_with(DB_FILE_NAME);
+    let leaks = grep_all(&s.dir, &s.canaries, is_db);
+    ensure(
+        leaks.is_empty(),
+        "no canary in the database file or WAL",
+        leaks.join("; "),
+    )?;
+    s.instance
+        .store()
+        .checkpoint()
+        .map_err(|e| Failure::new("checkpoint succeeds", e.to_string()))?;
+    let leaks = grep_all(&s.dir, &s.canaries, is_db);
+    ensure(
+        leaks.is_empty(),
+        "no canary in the checkpointed database file",
+        leaks.join("; "),
+    )
+}
+
+fn snapshot_blobs(ctx: &mut Ctx) -> Result<(), Failure> {
+    let s = seeded(ctx);
+    let generation = s.instance.store().snapshot_generation().unwrap_or(0);
+    let loaded = memoria::snapshot::read(&s.dir, &s.sealer, generation)
+        .map_err(|e| Failure::new("the snapshot opens under the DEK", e.to_string()))?
+        .ok_or_else(|| Failure::new("the recorded snapshot generation exists", "missing"))?;
+    let index = LexicalIndex::deserialize(&loaded.image)
+        .map_err(|e| Failure::new("the snapshot image loads", e.to_string()))?;
+    let body_c = &s.canaries[0].1;
+    let hits = index
+        .search(&format!("\"{body_c}\""), 10, 0)
+        .map_err(|e| Failure::new("the snapshot index answers", e.to_string()))?;
+    ensure(
+        hits.len() == 1,
+        "the sealed snapshot's index finds the body canary",
+        format!("{} hits", hits.len()),
+    )?;
+    ensure(
+        s.body.contains(body_c.as_str()),
+        "the ingested body carries the canary",
+        "it does not",
+    )?;
+    let leaks = grep_all(&s.dir, &s.canaries, |f| {
+        f.starts_with(memoria::snapshot::SNAPSHOT_DIR_NAME)
+    });
+    ensure(
+        leaks.is_empty(),
+        "no canary in any snapshot blob",
+        leaks.join("; "),
+    )
+}
+
+fn every_file_at_rest(ctx: &mut Ctx) -> Result<(), Failure> {
+    let mut s = seeded(ctx);
+    let body_c = s.canaries[0].1.clone();
+    let title_c = s.canaries[1].1.clone();
+    let path_c = s.canaries[2].1.clone();
+    let revised = format!("{}\nA revision adds a line about {body_c} again.\n", s.body);
+    let doc = NewDocument {
+        source_key: format!("upload:{path_c}.md"),
+        title: format!("Report {title_c}"),
+        path: format!("{path_c}.md"),
+        body: revised,
+    };
+    let o = s
+        .instance
+        .ingest(&doc)
+        .map_err(|e| Failure::new("revision ingests", e.to_string()))?;
+    s.instance
+        .write_snapshot()
+        .map_err(|e| Failure::new("snapshot", e.to_string()))?;
+    s.instance
+        .delete(&o.id)
+        .map_err(|e| Failure::new("delete", e.to_string()))?;
+    s.instance
+        .ingest(&doc)
+        .map_err(|e| Failure::new("re-ingest", e.to_string()))?;
+    s.instance
+        .write_snapshot()
+        .map_err(|e| Failure::new("snapshot", e.to_string()))?;
+    let second = Instance::wake(
+        InstanceConfig {
+            data_dir: s.dir.clone(),
+            admission: Admission::parse("ana@example.org").expect("owners"),
+            egress: EgressMode::AiOff,
+        },
+        s.sealer.clone(),
+        Arc::new(FixedClock(1_790_000_100)),
+    )
+    .map_err(|e| Failure::new("a second instance wakes", e.to_string()))?;
+    ensure(
+        search_finds(&second, &body_c),
+        "the woken instance still finds the canary",
+        "it does not",
+    )?;
+    let files = listing(&s.dir);
+    ensure(
+        files.len() >= 3,
+        "database, WAL and snapshots at rest",
+        files.join(", "),
+    )?;
+    let leaks = grep_all(&s.dir, &s.canaries, |_| true);
+    ensure(
+        leaks.is_empty(),
+        "no canary in any file at rest",
+        leaks.join("; "),
+    )
+}

@@ -1,0 +1,217 @@
+//! Gate 4 (§10, §3.2): no content in logs — query text, titles, passages, paths, and the sign-in token.
+//!
+//! Requirement: nothing a person wrote or typed, and no credential, reaches
+//! a log line. Each case first proves the thing was sent or handled (the
+//! sign-in link reached the delivery sink and opened a session; the query
+//! found its passage; the title rendered on a page) and that logging was
+//! live on that path, and only then that the captured logs do not hold it.
+
+use std::sync::Arc;
+
+use memoria::clock::FixedClock;
+use memoria::testkit::TestApp;
+
+use crate::support::{CapturedLogs, block_on, dek, write_file};
+use crate::{Case, Ctx, Failure, Gate, ensure};
+
+const OWNER: &str = "ana@example.org";
+
+/// Gate 4.
+pub static GATE: Gate = Gate {
+    id: "4",
+    title: "No content in logs",
+    sections: &["§10", "§3.2", "§9.1"],
+    requirement: "Query text, titles, passages, paths and the sign-in token never appear in captured logs, after the harness has proven each was handled and that the path logged.",
+    cases: &[
+        Case {
+            id: "4/sign-in-token",
+            desc: "Deliver a one-time sign-in link to a capture sink, follow it to a session, and require the token in no log line while the log records the delivery and the sign-in.",
+            run: sign_in_token,
+        },
+        Case {
+            id: "4/query-text",
+            desc: "Search canary words through the page, the fragment, an over-long query and a 404 path; require the passage found, the search logged, and no query word in any log line.",
+            run: query_text,
+        },
+        Case {
+            id: "4/titles-passages-paths",
+            desc: "Upload, view and delete a document whose title, heading, body and file name carry canaries, and import a directory with a refused canary-named file; require each rendered or reported, the actions logged, and no canary in the logs.",
+            run: titles_passages_paths,
+        },
+    ],
+};
+
+fn app(ctx: &mut Ctx) -> TestApp {
+    TestApp::with_clock(
+        &ctx.dir("data"),
+        &dek(ctx.rng()),
+        OWNER,
+        Arc::new(FixedClock(1_790_000_000)),
+    )
+    .expect("app")
+}
+
+fn sign_in_token(ctx: &mut Ctx) -> Result<(), Failure> {
+    let logs = CapturedLogs::default();
+    let mut app = app(ctx);
+    let link = logs.capture(|| block_on(app.sign_in(OWNER)));
+    let token = link
+        .split_once("token=")
+        .map(|(_, t)| t.to_string())
+        .unwrap_or_default();
+    ensure(
+        token.len() >= 32,
+        "the delivered link carries a token",
+        format!("{} chars", token.len()),
+    )?;
+    ensure(
+        app.delivered_links().iter().any(|(_, u)| *u == link),
+        "the sink captured the followed link",
+        "it did not",
+    )?;
+    let text = logs.text();
+    ensure(
+        text.contains("sign-in link delivered") && text.contains("signed in"),
+        "the log records the delivery and the sign-in",
+        format!("{} log bytes without those lines", text.len()),
+    )?;
+    ensure(
+        !text.contains(&token),
+        "the token is in no log line",
+        "the token was logged",
+    )?;
+    ensure(
+        !text.contains("token="),
+        "no token parameter is logged",
+        "a token= parameter was logged",
+    )
+}
+
+fn query_text(ctx: &mut Ctx) -> Result<(), Failure> {
+    let a = ctx.canary();
+    let b = ctx.canary();
+    let logs = CapturedLogs::default();
+    let mut app = app(ctx);
+    let (page, fragment) = logs.capture(|| {
+        block_on(async {
+            app.sign_in(OWNER).await;
+            let up = app
+                .upload(
+                    "notes.md",
+                    format!("# Notes\n\nThe {a} figure is final.\n").as_bytes(),
+                    None,
+                )
+                .await;
+            assert_eq!(up.status.as_u16(), 303, "upload accepted");
+            let page = app.get(&format!("/?q={a}+{b}")).await;
+            let fragment = app.get(&format!("/search?q={a}")).await;
+            let long = format!("/?q={a}+{}", "x".repeat(1100));
+            let _ = app.get(&long).await;
+            let _ = app.get(&format!("/documents/{b}")).await;
+            (page, fragment)
+        })
+    });
+    ensure(
+        page.body.contains(&format!("<mark>{a}</mark>")),
+        "the page found and highlighted the queried passage",
+        format!("status {} without the highlight", page.status),
+    )?;
+    ensure(
+        fragment.body.contains(&format!("<mark>{a}</mark>")),
+        "the fragment found the queried passage",
+        format!("status {}", fragment.status),
+    )?;
+    let text = logs.text();
+    ensure(
+        text.contains("searched") && text.contains("route=/search"),
+        "the log records the searches",
+        "no search log lines",
+    )?;
+    for (what, w) in [("first query word", &a), ("second query word", &b)] {
+        ensure(
+            !text.contains(w.as_str()),
+            format!("the {what} is in no log line"),
+            format!("the {what} was logged"),
+        )?;
+    }
+    Ok(())
+}
+
+fn titles_passages_paths(ctx: &mut Ctx) -> Result<(), Failure> {
+    let title = ctx.canary();
+    let heading = ctx.canary();
+    let body = ctx.canary();
+    let file = ctx.canary();
+    let refused = ctx.canary();
+    let import_dir = ctx.dir("import");
+    write_file(
+        &import_dir.join(format!("{refused}.md")),
+        b"\xff\xfe not utf-8",
+    );
+    let logs = CapturedLogs::default();
+    let mut app = app(ctx);
+    let (doc_page, report) = logs.capture(|| {
+        block_on(async {
+            app.sign_in(OWNER).await;
+            let md = format!("# {title}\n\n## {heading}\n\nThe passage holds {body}.\n");
+            let up = app.upload(&format!("{file}.md"), md.as_bytes(), None).await;
+            let loc = up.location().unwrap_or_default().to_string();
+            let doc_page = app.get(&loc).await;
+            let id = loc.trim_start_matches("/documents/").to_string();
+            let csrf = app.csrf().unwrap_or_default().to_string();
+            let del = app
+                .post_form(&format!("/documents/{id}/delete"), &[("csrf", &csrf)])
+                .await;
+            assert_eq!(del.status.as_u16(), 303, "delete accepted");
+            let instance = app.state().instance();
+            let mut guard = instance.lock().expect("instance");
+            let report = memoria::import::import(&mut guard, std::slice::from_ref(&import_dir))
+                .expect("import runs");
+            (doc_page, report)
+        })
+    });
+    for (what, w) in [
+        ("title", &title),
+        ("heading", &heading),
+        ("passage", &body),
+        ("file name", &file),
+    ] {
+        ensure(
+            doc_page.body.contains(w.as_str()),
+            format!("the document page rendered the {what}"),
+            "it did not",
+        )?;
+    }
+    ensure(
+        report.refused() == 1 && report.files[0].path.contains(&refused),
+        "the import reported the refused file by name",
+        format!("{} refused", report.refused()),
+    )?;
+    let text = logs.text();
+    for line in [
+        "ingested",
+        "deleted",
+        "a file was refused",
+        "route=/documents/{id}",
+    ] {
+        ensure(
+            text.contains(line),
+            format!("the log records `{line}`"),
+            "it does not",
+        )?;
+    }
+    for (what, w) in [
+        ("title", &title),
+        ("heading", &heading),
+        ("passage", &body),
+        ("file name", &file),
+        ("refused file name", &refused),
+    ] {
+        ensure(
+            !text.contains(w.as_str()),
+            format!("the {what} is in no log line"),
+            format!("the {what} was logged"),
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,336 @@
+//! Gate 38 (§8.9, §3.6): the egress footer — every declared GET route, at whatever status it renders, states the egress mode.
+//!
+//! Requirement: every body memoria renders states the egress mode
+//! truthfully, 200s and error pages alike (401, 400, 403, 404, 405, 413, 415,
+//! 422). A response without a footer must be listed in
+//! `memoria::web::FOOTER_EXEMPT` with its reason, and the gate verifies the
+//! reason: the response has that status, an empty body, and a `Location`
+//! whose page carries the footer. The walk covers every GET route in
+//! `DECLARED_ROUTES`; a GET route the walk does not know fails the gate.
+
+use std::sync::Arc;
+
+use memoria::clock::FixedClock;
+use memoria::egress::EgressMode;
+use memoria::testkit::{TestApp, TestResponse};
+use memoria::web::{DECLARED_ROUTES, FOOTER_EXEMPT, FooterRule};
+
+use crate::support::{block_on, dek};
+use crate::{Case, Ctx, Failure, Gate, ensure};
+
+const OWNER: &str = "ana@example.org";
+
+/// Gate 38.
+pub static GATE: Gate = Gate {
+    id: "38",
+    title: "The egress footer on every page",
+    sections: &["§8.9", "§3.6", "§8.1"],
+    requirement: "Every declared GET route, at every status it renders, states the egress mode truthfully; error pages too; responses without a footer are listed with a reason the gate verifies.",
+    cases: &[
+        Case {
+            id: "38/every-get-route",
+            desc: "For every GET route in DECLARED_ROUTES, request it signed out and signed in, with a real id, an unknown id and a malformed id, an over-long query and an empty one; require the footer in every body, and fail on a GET route the walk does not know.",
+            run: every_get_route,
+        },
+        Case {
+            id: "38/error-pages",
+            desc: "Provoke 404 (fallback, signed in and out), 405, 403 (CSRF), 413, 415, 422 and 400 (empty upload) pages; require the footer in each.",
+            run: error_pages,
+        },
+        Case {
+            id: "38/exemptions-verified",
+            desc: "For each FOOTER_EXEMPT entry, provoke that response and require its status, an empty body, and a Location whose page carries the footer.",
+            run: exemptions_verified,
+        },
+        Case {
+            id: "38/footer-is-truthful",
+            desc: "Require the instance's egress mode to be AI off and the rendered footer to be that mode's sentence, claiming no document leaves the instance.",
+            run: footer_truthful,
+        },
+    ],
+};
+
+fn footer() -> &'static str {
+    EgressMode::AiOff.footer()
+}
+
+struct Walk {
+    app: TestApp,
+    doc_id: String,
+}
+
+fn walk_app(ctx: &mut Ctx) -> Walk {
+    let mut app = TestApp::with_clock(
+        &ctx.dir("data"),
+        &dek(ctx.rng()),
+        OWNER,
+        Arc::new(FixedClock(1_790_000_000)),
+    )
+    .expect("app");
+    let doc_id = block_on(async {
+        app.sign_in(OWNER).await;
+        let up = app
+            .upload(
+                "office.md",
+                b"# Office\n\nReception: +353 1 547 7854\n",
+                None,
+            )
+            .await;
+        up.location()
+            .unwrap_or_default()
+            .trim_start_matches("/documents/")
+            .to_string()
+    });
+    Walk { app, doc_id }
+}
+
+fn check(uri: &str, label: &str, r: &TestResponse, problems: &mut Vec<String>) {
+    if r.body.is_empty() {
+        problems.push(format!(
+            "{label} {uri} answered {} with an empty body",
+            r.status
+        ));
+    } else if !r.body.contains(footer()) {
+        problems.push(format!(
+            "{label} {uri} answered {} without the footer",
+            r.status
+        ));
+    }
+}
+
+fn every_get_route(ctx: &mut Ctx) -> Result<(), Failure> {
+    let mut w = walk_app(ctx);
+    ensure(
+        w.doc_id.len() == 32,
+        "the walk has a real document",
+        format!("id {:?}", w.doc_id),
+    )?;
+    let mut problems = Vec::new();
+    let mut statuses = std::collections::BTreeSet::new();
+    for route in DECLARED_ROUTES.iter().filter(|r| r.method == "GET") {
+        let uris: Vec<String> = match route.path {
+            "/" => vec![
+                "/".into(),
+                "/?q=reception".into(),
+                "/?q=".into(),
+                "/?q=%22%2A%3A".into(),
+                format!("/?q={}", "a".repeat(1100)),
+                "/?q=reception&page=999".into(),
+            ],
+            "/search" => vec![
+                "/search?q=reception".into(),
+                "/search".into(),
+                format!("/search?q={}", "a".repeat(1100)),
+            ],
+            "/documents/{id}" => vec![
+                format!("/documents/{}", w.doc_id),
+                format!("/documents/{}", "0".repeat(32)),
+                "/documents/not-an-id".into(),
+                "/documents/..%2F..%2Fetc%2Fpasswd".into(),
+            ],
+            "/documents/{id}/delete" => vec![
+                format!("/documents/{}/delete", w.doc_id),
+                format!("/documents/{}/delete", "0".repeat(32)),
+                "/documents/XYZ/delete".into(),
+            ],
+            "/auth/login" => vec!["/auth/login".into(), "/auth/login?token=forged".into()],
+            other => {
+                return Err(Failure::new(
+                    "the walk knows every declared GET route",
+                    format!("it does not know {other}: extend gate 38"),
+                ));
+            }
+        };
+        if route.footer == FooterRule::RedirectOnly {
+            ensure(
+                FOOTER_EXEMPT
+                    .iter()
+                    .any(|(m, p, _, _)| *m == "GET" && *p == route.path),
+                format!("redirect-only {} is listed in FOOTER_EXEMPT", route.path),
+                "it is not",
+            )?;
+        }
+        for uri in &uris {
+            let signed_in = block_on(w.app.get(uri));
+            statuses.insert(signed_in.status.as_u16());
+            check(uri, "signed in", &signed_in, &mut problems);
+        }
+        let csrf = w.app.csrf().map(str::to_string);
+        w.app.sign_out_locally();
+        for uri in &uris {
+            let out = block_on(w.app.get(uri));
+            statuses.insert(out.status.as_u16());
+            check(uri, "signed out", &out, &mut problems);
+        }
+        block_on(w.app.sign_in(OWNER));
+        let _ = csrf;
+    }
+    for s in [200u16, 400, 401, 404] {
+        ensure(
+            statuses.contains(&s),
+            format!("the walk saw a {s} page"),
+            format!("statuses seen: {statuses:?}"),
+        )?;
+    }
+    ensure(
+        problems.is_empty(),
+        "every GET page carries the footer",
+        problems.join("; "),
+    )
+}
+
+fn error_pages(ctx: &mut Ctx) -> Result<(), Failure> {
+    let w = walk_app(ctx);
+    let mut problems = Vec::new();
+    let mut seen = Vec::new();
+    block_on(async {
+        let cases: Vec<(&str, TestResponse)> = vec![
+            ("fallback", w.app.get("/nowhere").await),
+            (
+                "wrong method",
+                w.app.send(axum_request("DELETE", "/")).await,
+            ),
+            (
+                "csrf",
+                w.app
+                    .post_form(
+                        &format!("/documents/{}/delete", w.doc_id),
+                        &[("csrf", "forged")],
+                    )
+                    .await,
+            ),
+            (
+                "over cap",
+                w.app
+                    .upload(
+                        "big.md",
+                        &vec![b'a'; memoria::web::UPLOAD_BYTES_MAX + 1],
+                        None,
+                    )
+                    .await,
+            ),
+            (
+                "binary",
+                w.app.upload("x.bin", b"\x00\x01\x02binary", None).await,
+            ),
+            ("not utf-8", w.app.upload("x.md", b"caf\xe9", None).await),
+            ("empty", w.app.upload("x.md", b"", None).await),
+        ];
+        for (label, r) in cases {
+            seen.push(format!("{label}={}", r.status.as_u16()));
+            check(label, "error page", &r, &mut problems);
+        }
+    });
+    let expect = [
+        "fallback=404",
+        "wrong method=405",
+        "csrf=403",
+        "over cap=413",
+        "binary=415",
+        "not utf-8=422",
+        "empty=400",
+    ];
+    for e in expect {
+        ensure(
+            seen.iter().any(|s| s == e),
+            format!("provoked {e}"),
+            seen.join(", "),
+        )?;
+    }
+    ensure(
+        problems.is_empty(),
+        "every error page carries the footer",
+        problems.join("; "),
+    )
+}
+
+fn axum_request(method: &str, uri: &str) -> memoria::testkit::Request {
+    memoria::testkit::request(method, uri)
+}
+
+fn exemptions_verified(ctx: &mut Ctx) -> Result<(), Failure> {
+    let mut app = TestApp::new(&ctx.dir("data"), &dek(ctx.rng()), OWNER)
+        .map_err(|e| Failure::new("app wakes", e.to_string()))?;
+    ensure(
+        !FOOTER_EXEMPT.is_empty(),
+        "the exempt list is non-empty, so this case checks something",
+        "it is empty",
+    )?;
+    for (method, path, status, reason) in FOOTER_EXEMPT {
+        ensure(
+            !reason.is_empty(),
+            format!("{method} {path} gives a reason"),
+            "no reason",
+        )?;
+        let resp = match (*method, *path) {
+            ("GET", "/auth/login") => {
+                // Follow a real, freshly delivered link: the success path is the exempt one.
+                let link = block_on(app.sign_in(OWNER));
+                app.sign_out_locally();
+                let owner = app
+                    .state()
+                    .instance()
+                    .lock()
+                    .expect("instance")
+                    .admit(OWNER)
+                    .cloned()
+                    .expect("owner");
+                app.state().deliver_sign_in_link(&owner);
+                let next = app
+                    .delivered_links()
+                    .last()
+                    .map(|(_, u)| u.clone())
+                    .unwrap_or_default();
+                ensure(next != link, "a fresh link was delivered", "the same link")?;
+                block_on(app.get(next.trim_start_matches("http://memoria.test")))
+            }
+            other => {
+                return Err(Failure::new(
+                    "the gate knows how to provoke every exempt response",
+                    format!("it does not know {} {}", other.0, other.1),
+                ));
+            }
+        };
+        ensure(
+            resp.status.as_u16() == *status,
+            format!("{method} {path} answers {status}"),
+            format!("{}", resp.status),
+        )?;
+        ensure(
+            resp.body.is_empty(),
+            format!("{method} {path} at {status} has an empty body"),
+            format!("{} bytes", resp.body.len()),
+        )?;
+        let to = resp.location().unwrap_or_default().to_string();
+        ensure(!to.is_empty(), "it redirects somewhere", "no Location")?;
+        let landed = block_on(app.get_with_set_cookie(&to, &resp));
+        ensure(
+            landed.body.contains(footer()),
+            format!("the page it lands on ({to}) carries the footer"),
+            format!("status {}", landed.status),
+        )?;
+    }
+    Ok(())
+}
+
+fn footer_truthful(ctx: &mut Ctx) -> Result<(), Failure> {
+    let w = walk_app(ctx);
+    let mode = w.app.state().instance().lock().expect("instance").egress();
+    ensure(
+        mode == EgressMode::AiOff,
+        "the reference runs with AI off",
+        format!("{mode:?}"),
+    )?;
+    let page = block_on(w.app.get("/"));
+    ensure(
+        page.body.contains(mode.footer()),
+        "the page states the instance's own mode",
+        "it does not",
+    )?;
+    ensure(
+        mode.footer().contains("AI is off")
+            && mode.footer().contains("No document leaves this instance"),
+        "the AI-off footer makes the AI-off claim",
+        mode.footer().to_string(),
+    )
+}

@@ -1,0 +1,1 @@
+//! Case selection by id and glob (placeholder until the CLI lands).

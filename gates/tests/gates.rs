@@ -1,0 +1,100 @@
+//! Every gate case as a `cargo test` test: the same body the `memoria-harness` CLI runs.
+//!
+//! Set `MEMORIA_SEED=N` to replay a seed; a failure prints the seed and the
+//! exact replay command.
+
+use memoria_gates::{assert_case, registry};
+
+macro_rules! case {
+    ($name:ident, $id:literal) => {
+        #[test]
+        fn $name() {
+            assert_case($id);
+        }
+    };
+}
+
+case!(
+    gate_1_a_canary_document_is_ingested_searchable_and_at_rest,
+    "1/presence"
+);
+case!(
+    gate_1_no_canary_reaches_the_database_file_or_its_wal,
+    "1/database-and-wal"
+);
+case!(
+    gate_1_no_canary_reaches_the_sealed_snapshot_blobs,
+    "1/snapshot-blobs"
+);
+case!(
+    gate_1_no_canary_reaches_any_file_at_rest_after_revise_delete_and_wake,
+    "1/every-file-at-rest"
+);
+case!(
+    gate_4_the_sign_in_token_is_delivered_but_never_logged,
+    "4/sign-in-token"
+);
+case!(
+    gate_4_query_text_is_searched_but_never_logged,
+    "4/query-text"
+);
+case!(
+    gate_4_titles_passages_and_paths_are_handled_but_never_logged,
+    "4/titles-passages-paths"
+);
+case!(
+    gate_17_every_route_registration_is_readable,
+    "17/registrations-readable"
+);
+case!(
+    gate_17_no_route_is_registered_without_being_declared,
+    "17/no-undeclared"
+);
+case!(
+    gate_17_no_declared_route_is_left_unregistered,
+    "17/no-unregistered-declaration"
+);
+case!(
+    gate_17_no_nest_merge_or_service_route_and_one_fallback,
+    "17/no-nest-merge-or-service"
+);
+case!(
+    gate_26_the_same_body_gives_the_same_external_id,
+    "26/same-body-same-id"
+);
+case!(
+    gate_26_a_second_dek_gives_a_different_external_id,
+    "26/second-dek-different-id"
+);
+case!(
+    gate_26_sha256_of_the_body_appears_nowhere_at_rest,
+    "26/sha256-absent-at-rest"
+);
+case!(
+    gate_38_every_declared_get_route_renders_the_footer_at_every_status,
+    "38/every-get-route"
+);
+case!(
+    gate_38_every_error_page_renders_the_footer,
+    "38/error-pages"
+);
+case!(
+    gate_38_every_footer_exemption_is_verified,
+    "38/exemptions-verified"
+);
+case!(
+    gate_38_the_footer_states_the_egress_mode_truthfully,
+    "38/footer-is-truthful"
+);
+
+#[test]
+fn every_registered_case_has_a_test_in_this_file() {
+    let source = include_str!("gates.rs");
+    let missing: Vec<&str> = registry()
+        .iter()
+        .flat_map(|g| g.cases.iter())
+        .map(|c| c.id)
+        .filter(|id| !source.contains(&format!("\"{id}\"")))
+        .collect();
+    assert!(missing.is_empty(), "cases without a test: {missing:?}");
+}
