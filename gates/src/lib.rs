@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 pub mod gates;
+pub mod mutants;
 pub mod report;
 pub mod select;
 pub mod support;

@@ -153,7 +153,7 @@ fn html_to_markdown(html: &str) -> Result<String, Error> {
 /// The first ATX heading outside a fence, without its `#` marks.
 fn first_heading(markdown: &str) -> Option<String> {
     let mut fence: Option<(char, usize)> = None;
-    for line in markdown.lines() {
+    for line in markdown.split(['\n', '\r']) {
         let t = line.trim_start();
         let marker = t.chars().next();
         if let Some(c @ ('`' | '~')) = marker {

@@ -161,10 +161,10 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn any_text_parses_without_panicking_and_quotes_stay_balanced(s in "\\PC{0,200}") {
-            if let Ok(q) = parse(&s) {
-                if let Some(fts) = q.to_fts() {
-                    proptest::prop_assert_eq!(fts.matches('"').count() % 2, 0);
-                }
+            if let Ok(q) = parse(&s)
+                && let Some(fts) = q.to_fts()
+            {
+                proptest::prop_assert_eq!(fts.matches('"').count() % 2, 0);
             }
         }
     }

@@ -1,0 +1,642 @@
+//! Recorded mutations: unified diffs under `mutants/` that a named gate must turn red.
+//!
+//! A recorded mutation is a real change to the code under test, never to a
+//! gate. Each file is a header of `key: value` lines, then a unified diff in
+//! `git diff` form (`--- a/path`, `+++ b/path`), so a reviewer can write one
+//! by hand and cargo-mutants' `diff/` output has the same shape:
+//!
+//! ```text
+//! gate: 26
+//! case: 26/second-dek-different-id
+//! author: adversary
+//! breaks: external_id reverts to a bare SHA-256 of the body
+//!
+//! --- a/reference/src/store.rs
+//! +++ b/reference/src/store.rs
+//! @@ ...
+//! ```
+//!
+//! [`run`] copies the workspace once into `target/mutants/work`, checks that
+//! the selected gates pass unmutated there (a gate already red kills
+//! nothing), then for each mutation applies the diff, builds the harness in
+//! one shared target directory (`target/mutants/target`, so rebuilds stay
+//! incremental), runs the named gate or case, and restores the touched files.
+//! Outcomes: `killed` (required), `survived`, `stale` (the diff no longer
+//! applies), `unviable` (it does not compile), `timeout`, or `invalid` (the
+//! header is incomplete, or the diff touches a gate or a mutation file).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use wait_timeout::ChildExt as _;
+
+use crate::report::{JunitCase, JunitSuite, junit};
+
+/// Wall-time limit for one gate run inside a mutation, in seconds.
+pub const MUTANT_RUN_TIMEOUT_S: u64 = 300;
+/// Wall-time limit for one build, in seconds (the first, cold build included).
+pub const MUTANT_BUILD_TIMEOUT_S: u64 = 1800;
+/// Paths a mutation may never touch: the gates themselves and the recorded set.
+pub const FORBIDDEN_PREFIXES: &[&str] = &["gates/", "mutants/"];
+
+/// Who chose a mutation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Author {
+    /// The gate's writer.
+    Author,
+    /// Someone who did not write the gate.
+    Adversary,
+}
+
+/// A parsed mutation file.
+#[derive(Debug, Clone)]
+pub struct Mutation {
+    /// The file it came from.
+    pub file: PathBuf,
+    /// The gate that must kill it.
+    pub gate: String,
+    /// The case, if one is named.
+    pub case: Option<String>,
+    /// Who chose it.
+    pub author: Author,
+    /// One line on what it breaks.
+    pub breaks: String,
+    /// The unified diff.
+    pub diff: String,
+    /// Workspace-relative paths the diff touches.
+    pub touches: Vec<String>,
+}
+
+/// What happened to one mutation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The gate went red: the required outcome.
+    Killed,
+    /// The gate stayed green.
+    Survived,
+    /// The diff no longer applies.
+    Stale,
+    /// The mutated code does not compile.
+    Unviable,
+    /// The gate did not finish in time.
+    Timeout,
+    /// The file is malformed or touches a gate.
+    Invalid,
+}
+
+/// One mutation's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct MutantReport {
+    /// The mutation file, workspace-relative.
+    pub file: String,
+    /// The gate that must kill it.
+    pub gate: String,
+    /// The case, if named.
+    pub case: Option<String>,
+    /// author or adversary.
+    pub author: Option<Author>,
+    /// What it breaks.
+    pub breaks: String,
+    /// The outcome.
+    pub status: Outcome,
+    /// Why, in a line (which case went red, the build error's first line...).
+    pub detail: String,
+    /// Wall time in milliseconds, build included.
+    pub time_ms: u64,
+}
+
+/// The whole mutation run.
+#[derive(Debug, Clone, Serialize)]
+pub struct MutantsRun {
+    /// The seed passed to every gate run.
+    pub seed: u64,
+    /// Each mutation.
+    pub mutants: Vec<MutantReport>,
+    /// Counts by outcome.
+    pub summary: std::collections::BTreeMap<String, usize>,
+    /// Wall time of the whole run in seconds.
+    pub wall_s: u64,
+}
+
+impl MutantsRun {
+    /// True if every mutation was killed (and there was at least one).
+    pub fn all_killed(&self) -> bool {
+        !self.mutants.is_empty() && self.mutants.iter().all(|m| m.status == Outcome::Killed)
+    }
+
+    /// A text table.
+    pub fn to_text(&self) -> String {
+        let mut s = format!("seed {}\n\n", self.seed);
+        for m in &self.mutants {
+            let who = match m.author {
+                Some(Author::Author) => "author",
+                Some(Author::Adversary) => "adversary",
+                None => "?",
+            };
+            s.push_str(&format!(
+                "  {:<9} gate {:<4} {:<10} {}  ({} s)\n      breaks: {}\n      {}\n",
+                format!("{:?}", m.status).to_lowercase(),
+                m.gate,
+                who,
+                m.file,
+                m.time_ms / 1000,
+                m.breaks,
+                m.detail
+            ));
+        }
+        let counts: Vec<String> = self
+            .summary
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect();
+        s.push_str(&format!("\n{} in {} s\n", counts.join(", "), self.wall_s));
+        s
+    }
+
+    /// JUnit: one suite per gate, one case per mutation; anything but killed is a failure.
+    pub fn to_junit(&self) -> String {
+        let mut gates: Vec<String> = self.mutants.iter().map(|m| m.gate.clone()).collect();
+        gates.sort();
+        gates.dedup();
+        let suites: Vec<JunitSuite> = gates
+            .iter()
+            .map(|g| JunitSuite {
+                name: format!("mutations for gate {g}"),
+                package: format!("gate{g}"),
+                properties: vec![("seed".into(), self.seed.to_string())],
+                cases: self
+                    .mutants
+                    .iter()
+                    .filter(|m| &m.gate == g)
+                    .map(|m| JunitCase {
+                        name: m.file.clone(),
+                        classname: format!("gate{g}.mutations"),
+                        time_ms: m.time_ms,
+                        failure: (m.status != Outcome::Killed).then(|| {
+                            (
+                                format!("{:?}: {}", m.status, m.breaks),
+                                format!("expected: killed\nactual: {:?}\n{}", m.status, m.detail),
+                            )
+                        }),
+                        skipped: None,
+                    })
+                    .collect(),
+            })
+            .collect();
+        junit("memoria-harness mutants", &suites)
+    }
+}
+
+/// Parses a mutation file's text.
+///
+/// # Errors
+/// A message for a missing `gate`, `author` or `breaks`, an unknown author,
+/// an empty diff, or a diff touching a forbidden path.
+pub fn parse(file: &Path, text: &str) -> Result<Mutation, String> {
+    let mut gate = None;
+    let mut case = None;
+    let mut author = None;
+    let mut breaks = None;
+    let mut diff_start = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let l = line.trim_end();
+        if l.starts_with("--- ") || l.starts_with("diff --git ") {
+            diff_start = Some(offset);
+            break;
+        }
+        if let Some((k, v)) = l.split_once(':') {
+            let v = v.trim().to_string();
+            match k.trim() {
+                "gate" => gate = Some(v),
+                "case" => case = Some(v).filter(|c| !c.is_empty()),
+                "author" => author = Some(v),
+                "breaks" => breaks = Some(v),
+                _ => {}
+            }
+        }
+        offset += line.len();
+    }
+    let gate = gate.ok_or("no `gate:` line")?;
+    let author = match author.as_deref() {
+        Some("author") => Author::Author,
+        Some("adversary") => Author::Adversary,
+        Some(other) => {
+            return Err(format!(
+                "author must be `author` or `adversary`, not {other:?}"
+            ));
+        }
+        None => return Err("no `author:` line".into()),
+    };
+    let breaks = breaks.ok_or("no `breaks:` line")?;
+    let diff = text[diff_start.ok_or("no unified diff (no `--- a/…` line)")?..].to_string();
+    let touches: Vec<String> = diff
+        .lines()
+        .filter_map(|l| l.strip_prefix("+++ "))
+        .map(|p| p.trim().trim_start_matches("b/").to_string())
+        .collect();
+    if touches.is_empty() {
+        return Err("the diff touches no file".into());
+    }
+    if let Some(bad) = touches
+        .iter()
+        .find(|p| FORBIDDEN_PREFIXES.iter().any(|f| p.starts_with(f)))
+    {
+        return Err(format!(
+            "a mutation changes the code under test, never a gate: it touches {bad}"
+        ));
+    }
+    if let Some(c) = &case
+        && !c.starts_with(&format!("{gate}/"))
+    {
+        return Err(format!("case {c} is not a case of gate {gate}"));
+    }
+    Ok(Mutation {
+        file: file.to_path_buf(),
+        gate,
+        case,
+        author,
+        breaks,
+        diff,
+        touches,
+    })
+}
+
+/// Every `*.diff` under `dir`, sorted.
+pub fn discover(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "diff"))
+        .map(|e| e.into_path())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Options for [`run`].
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The workspace root.
+    pub workspace: PathBuf,
+    /// Mutation files to run.
+    pub files: Vec<PathBuf>,
+    /// Seed passed to every gate run.
+    pub seed: u64,
+    /// Per-run timeout.
+    pub run_timeout: Duration,
+    /// Print progress lines to stderr.
+    pub progress: bool,
+}
+
+fn copy_workspace(src: &Path, dst: &Path) -> Result<(), String> {
+    let out = Command::new("git")
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .current_dir(src)
+        .output()
+        .map_err(|e| format!("git ls-files: {e}"))?;
+    if !out.status.success() {
+        return Err("git ls-files failed: the workspace must be a git checkout".into());
+    }
+    for rel in out.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+        let rel = String::from_utf8_lossy(rel).into_owned();
+        let from = src.join(&rel);
+        if !from.is_file() {
+            continue; // deleted in the work tree
+        }
+        let to = dst.join(&rel);
+        if let Some(p) = to.parent() {
+            std::fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+        let same = std::fs::read(&to).ok() == std::fs::read(&from).ok();
+        if !same {
+            std::fs::copy(&from, &to).map_err(|e| format!("{rel}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+fn git_apply(dir: &Path, diff: &str, extra: &[&str]) -> Result<(), String> {
+    use std::io::Write as _;
+    let mut child = Command::new("git")
+        .arg("apply")
+        .args(extra)
+        .arg("-")
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("git apply: {e}"))?;
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(diff.as_bytes())
+        .map_err(|e| format!("git apply stdin: {e}"))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("git apply: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string())
+    }
+}
+
+/// How a child process ended.
+#[derive(Debug)]
+enum Ended {
+    /// Exited with a code.
+    Code(i32),
+    /// Killed by a signal (a crash).
+    Signal,
+    /// Ran past its limit and was killed.
+    TimedOut,
+}
+
+fn run_with_timeout(mut cmd: Command, limit: Duration) -> Result<(Ended, String), String> {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("spawn: {e}"))?;
+    let stdout = child.stdout.take().expect("piped");
+    let stderr = child.stderr.take().expect("piped");
+    let out_t = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let err_t = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let status = child
+        .wait_timeout(limit)
+        .map_err(|e| format!("wait: {e}"))?;
+    let ended = match status {
+        Some(s) => s.code().map_or(Ended::Signal, Ended::Code),
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok((Ended::TimedOut, String::new()));
+        }
+    };
+    let out = out_t.join().unwrap_or_default();
+    let err = err_t.join().unwrap_or_default();
+    Ok((ended, format!("{out}\n{err}")))
+}
+
+struct Scratch {
+    work: PathBuf,
+    target: PathBuf,
+}
+
+impl Scratch {
+    fn build(&self) -> Result<(), String> {
+        let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cmd.args([
+            "build",
+            "--quiet",
+            "-p",
+            "memoria-gates",
+            "--bin",
+            "memoria-harness",
+        ])
+        .current_dir(&self.work)
+        .env("CARGO_TARGET_DIR", &self.target);
+        match run_with_timeout(cmd, Duration::from_secs(MUTANT_BUILD_TIMEOUT_S))? {
+            (Ended::Code(0), _) => Ok(()),
+            (Ended::TimedOut, _) => Err("the build timed out".into()),
+            (_, log) => Err(log
+                .lines()
+                .find(|l| l.starts_with("error"))
+                .unwrap_or("the build failed")
+                .to_string()),
+        }
+    }
+
+    fn gate(&self, selector: &str, seed: u64, limit: Duration) -> Result<(Ended, String), String> {
+        let mut cmd = Command::new(self.target.join("debug").join("memoria-harness"));
+        cmd.args([
+            "run",
+            selector,
+            "--seed",
+            &seed.to_string(),
+            "--format",
+            "json",
+        ])
+        .current_dir(&self.work);
+        run_with_timeout(cmd, limit)
+    }
+}
+
+fn failed_cases(json_and_log: &str) -> String {
+    let start = json_and_log.find('{');
+    let parsed = start.and_then(|s| {
+        serde_json::Deserializer::from_str(&json_and_log[s..])
+            .into_iter::<serde_json::Value>()
+            .next()
+            .and_then(Result::ok)
+    });
+    let Some(v) = parsed else {
+        return "the gate run printed no report".into();
+    };
+    let mut red = Vec::new();
+    for g in v["gates"].as_array().into_iter().flatten() {
+        for c in g["cases"].as_array().into_iter().flatten() {
+            if c["status"] == "fail" {
+                red.push(format!(
+                    "{} red: {}",
+                    c["id"].as_str().unwrap_or("?"),
+                    c["actual"].as_str().unwrap_or("")
+                ));
+            }
+        }
+    }
+    if red.is_empty() {
+        "every selected case stayed green".into()
+    } else {
+        red.join("; ")
+    }
+}
+
+/// Runs every mutation in `opts.files`.
+///
+/// # Errors
+/// A message if the scratch copy cannot be made, the unmutated build fails,
+/// or a selected gate is already red without any mutation.
+pub fn run(opts: &Options) -> Result<MutantsRun, String> {
+    let began = Instant::now();
+    let root = opts.workspace.join("target").join("mutants");
+    let scratch = Scratch {
+        work: root.join("work"),
+        target: root.join("target"),
+    };
+    let say = |s: String| {
+        if opts.progress {
+            eprintln!("mutants: {s}");
+        }
+    };
+    copy_workspace(&opts.workspace, &scratch.work)?;
+    let mut parsed = Vec::new();
+    for f in &opts.files {
+        let rel = f
+            .strip_prefix(&opts.workspace)
+            .unwrap_or(f)
+            .display()
+            .to_string();
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        parsed.push((rel, parse(f, &text)));
+    }
+    say("building the unmutated workspace".into());
+    scratch
+        .build()
+        .map_err(|e| format!("the unmutated workspace does not build: {e}"))?;
+    let mut baseline: Vec<String> = parsed
+        .iter()
+        .filter_map(|(_, m)| m.as_ref().ok())
+        .map(|m| m.case.clone().unwrap_or_else(|| m.gate.clone()))
+        .collect();
+    baseline.sort();
+    baseline.dedup();
+    for sel in &baseline {
+        match scratch.gate(sel, opts.seed, opts.run_timeout)? {
+            (Ended::Code(0), _) => say(format!("baseline {sel} passes unmutated")),
+            (code, log) => {
+                return Err(format!(
+                    "gate {sel} fails without any mutation (exit {code:?}): {}; a red gate kills nothing",
+                    failed_cases(&log)
+                ));
+            }
+        }
+    }
+    let mut reports = Vec::new();
+    for (rel, m) in parsed {
+        let t0 = Instant::now();
+        let m = match m {
+            Ok(m) => m,
+            Err(why) => {
+                reports.push(MutantReport {
+                    file: rel,
+                    gate: String::new(),
+                    case: None,
+                    author: None,
+                    breaks: String::new(),
+                    status: Outcome::Invalid,
+                    detail: why,
+                    time_ms: 0,
+                });
+                continue;
+            }
+        };
+        say(format!("{rel}: {}", m.breaks));
+        let (status, detail) = if let Err(e) = git_apply(&scratch.work, &m.diff, &["--check"]) {
+            (Outcome::Stale, format!("the diff no longer applies: {e}"))
+        } else {
+            git_apply(&scratch.work, &m.diff, &[])?;
+            let verdict = match scratch.build() {
+                Err(e) => (Outcome::Unviable, e),
+                Ok(()) => {
+                    let sel = m.case.clone().unwrap_or_else(|| m.gate.clone());
+                    match scratch.gate(&sel, opts.seed, opts.run_timeout)? {
+                        (Ended::TimedOut, _) => (
+                            Outcome::Timeout,
+                            format!("gate {sel} ran past {:?}", opts.run_timeout),
+                        ),
+                        (Ended::Code(1), log) => (Outcome::Killed, failed_cases(&log)),
+                        (Ended::Signal, _) => (
+                            Outcome::Killed,
+                            format!("gate {sel} crashed (killed by a signal)"),
+                        ),
+                        (Ended::Code(0), _) => {
+                            (Outcome::Survived, format!("gate {sel} stayed green"))
+                        }
+                        (Ended::Code(c), log) => (
+                            Outcome::Invalid,
+                            format!(
+                                "gate {sel} exited {c}, a harness error rather than a verdict: {}",
+                                failed_cases(&log)
+                            ),
+                        ),
+                    }
+                }
+            };
+            // Restore the touched files from the workspace, whatever happened.
+            for t in &m.touches {
+                let from = opts.workspace.join(t);
+                let to = scratch.work.join(t);
+                if from.is_file() {
+                    std::fs::copy(&from, &to).map_err(|e| format!("restoring {t}: {e}"))?;
+                } else {
+                    let _ = std::fs::remove_file(&to);
+                }
+            }
+            verdict
+        };
+        say(format!("{rel}: {status:?}"));
+        reports.push(MutantReport {
+            file: rel,
+            gate: m.gate,
+            case: m.case,
+            author: Some(m.author),
+            breaks: m.breaks,
+            status,
+            detail,
+            time_ms: t0.elapsed().as_millis() as u64,
+        });
+    }
+    let mut summary = std::collections::BTreeMap::new();
+    for r in &reports {
+        *summary
+            .entry(format!("{:?}", r.status).to_lowercase())
+            .or_insert(0) += 1;
+    }
+    Ok(MutantsRun {
+        seed: opts.seed,
+        mutants: reports,
+        summary,
+        wall_s: began.elapsed().as_secs(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "gate: 26\ncase: 26/second-dek-different-id\nauthor: adversary\nbreaks: bare sha\n\n--- a/reference/src/store.rs\n+++ b/reference/src/store.rs\n@@ -1 +1 @@\n-a\n+b\n";
+
+    #[test]
+    fn a_well_formed_mutation_parses_with_its_header() {
+        let m = parse(Path::new("x.diff"), GOOD).unwrap();
+        assert_eq!(m.gate, "26");
+        assert_eq!(m.author, Author::Adversary);
+        assert_eq!(m.touches, vec!["reference/src/store.rs"]);
+        assert!(m.diff.starts_with("--- a/"));
+    }
+
+    #[test]
+    fn a_mutation_that_touches_a_gate_is_invalid() {
+        let bad = GOOD.replace("reference/src/store.rs", "gates/src/lib.rs");
+        assert!(
+            parse(Path::new("x.diff"), &bad)
+                .unwrap_err()
+                .contains("never a gate")
+        );
+    }
+
+    #[test]
+    fn a_header_without_author_or_with_a_foreign_case_is_invalid() {
+        assert!(parse(Path::new("x"), &GOOD.replace("author: adversary\n", "")).is_err());
+        assert!(parse(Path::new("x"), &GOOD.replace("26/second", "27/second")).is_err());
+        assert!(parse(Path::new("x"), "gate: 1\nauthor: author\nbreaks: x\n").is_err());
+    }
+}
