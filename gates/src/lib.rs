@@ -139,6 +139,11 @@ impl Ctx {
         &mut self.rng
     }
 
+    /// The case's scratch root: every file the case makes lives under it.
+    pub fn root(&self) -> &std::path::Path {
+        self.scratch.path()
+    }
+
     /// A fresh subdirectory of the case's scratch directory.
     ///
     /// # Panics
@@ -149,15 +154,30 @@ impl Ctx {
         p
     }
 
-    /// A canary word: lowercase consonants that no stemmer rewrites, unique per seed and case.
+    /// A canary word: lowercase consonants that no stemmer rewrites, unique
+    /// per seed and case, [`CANARY_CHARS`] long. Grep for [`canary_tail`] too:
+    /// FTS5 stores a term after its sorted neighbour with their shared prefix
+    /// removed, so a plaintext index image holds only a canary's tail.
     pub fn canary(&mut self) -> String {
         use rand::Rng as _;
         const LETTERS: &[u8] = b"bcdfghjkmnpqrtvwxz";
-        let tail: String = (0..10)
+        let tail: String = (0..CANARY_CHARS - 3)
             .map(|_| LETTERS[self.rng.gen_range(0..LETTERS.len())] as char)
             .collect();
         format!("qzv{tail}")
     }
+}
+
+/// Length of a canary word, in characters.
+pub const CANARY_CHARS: usize = 17;
+/// Length of the canary tail that is grepped as well, in characters. A
+/// neighbouring term would have to share the first 7 random characters for
+/// prefix compression to hide the tail: odds of 18^-4 per pair.
+pub const CANARY_TAIL_CHARS: usize = 10;
+
+/// The last [`CANARY_TAIL_CHARS`] characters of a canary.
+pub fn canary_tail(canary: &str) -> &str {
+    &canary[canary.len().saturating_sub(CANARY_TAIL_CHARS)..]
 }
 
 /// The outcome of one case.

@@ -266,9 +266,11 @@ pub fn parse(file: &Path, text: &str) -> Result<Mutation, String> {
     })
 }
 
-/// Every `*.diff` under `dir`, sorted.
+/// Every `*.diff` directly in `dir` (not in subfolders such as
+/// `survivors/`, which hold attempts awaiting a stronger gate), sorted.
 pub fn discover(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .max_depth(1)
         .into_iter()
         .filter_map(Result::ok)
         .filter(|e| e.path().extension().is_some_and(|x| x == "diff"))
@@ -308,6 +310,17 @@ fn copy_workspace(src: &Path, dst: &Path) -> Result<(), String> {
     if !out.status.success() {
         return Err("git ls-files failed: the workspace must be a git checkout".into());
     }
+    std::fs::create_dir_all(dst).map_err(|e| format!("{}: {e}", dst.display()))?;
+    if !dst.join(".git").exists() {
+        let init = Command::new("git")
+            .args(["init", "--quiet"])
+            .current_dir(dst)
+            .status()
+            .map_err(|e| format!("git init: {e}"))?;
+        if !init.success() {
+            return Err("git init in the scratch copy failed".into());
+        }
+    }
     for rel in out.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
         let rel = String::from_utf8_lossy(rel).into_owned();
         let from = src.join(&rel);
@@ -326,13 +339,21 @@ fn copy_workspace(src: &Path, dst: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `git apply` inside the scratch copy. The scratch lives under the
+/// workspace's own `target/`, so without a repository of its own git would
+/// resolve paths against the outer checkout and skip every hunk ("Skipped
+/// patch"), exiting 0: [`copy_workspace`] makes the scratch its own
+/// repository, and the ceiling stops discovery from climbing past it.
 fn git_apply(dir: &Path, diff: &str, extra: &[&str]) -> Result<(), String> {
     use std::io::Write as _;
+    let ceiling = dir.parent().unwrap_or(dir);
     let mut child = Command::new("git")
         .arg("apply")
+        .arg("--verbose")
         .args(extra)
         .arg("-")
         .current_dir(dir)
+        .env("GIT_CEILING_DIRECTORIES", ceiling)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -347,13 +368,17 @@ fn git_apply(dir: &Path, diff: &str, extra: &[&str]) -> Result<(), String> {
     let out = child
         .wait_with_output()
         .map_err(|e| format!("git apply: {e}"))?;
+    let said = String::from_utf8_lossy(&out.stderr);
+    if let Some(skipped) = said.lines().find(|l| l.starts_with("Skipped patch")) {
+        return Err(format!("git apply did not apply the diff: {skipped}"));
+    }
     if out.status.success() {
         Ok(())
     } else {
-        Err(String::from_utf8_lossy(&out.stderr)
+        Err(said
             .lines()
-            .next()
-            .unwrap_or("")
+            .find(|l| l.starts_with("error"))
+            .unwrap_or("git apply failed")
             .to_string())
     }
 }

@@ -91,15 +91,43 @@ pub struct CapturedLogs {
     buf: Arc<Mutex<Vec<u8>>>,
 }
 
+/// The process-wide capture: every line logged on any thread that has no
+/// subscriber of its own (a blocking pool, a spawned thread). Installed once,
+/// as the global default, the first time any capture starts.
+pub fn global_logs() -> &'static CapturedLogs {
+    static GLOBAL: std::sync::OnceLock<CapturedLogs> = std::sync::OnceLock::new();
+    GLOBAL.get_or_init(|| {
+        let logs = CapturedLogs::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .finish();
+        // If something else installed a global subscriber first, lines from
+        // other threads go there instead; `all_text` then says so.
+        let _ = tracing::subscriber::set_global_default(subscriber);
+        logs
+    })
+}
+
 impl CapturedLogs {
-    /// Everything logged so far.
+    /// Everything logged so far on the capturing thread.
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.buf.lock().expect("log buffer")).into_owned()
+    }
+
+    /// This capture's lines plus every line any other thread of the process
+    /// logged: what an absence check must search. Other cases' lines are in it
+    /// too, which is harmless for absences because canaries are unique per case.
+    pub fn all_text(&self) -> String {
+        format!("{}\n{}", self.text(), global_logs().text())
     }
 
     /// Runs `f` with a subscriber that writes every level to this buffer,
     /// on this thread only.
     pub fn capture<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _ = global_logs();
         let writer = self.clone();
         let subscriber = tracing_subscriber::fmt()
             .with_writer(move || writer.clone())

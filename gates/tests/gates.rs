@@ -87,6 +87,31 @@ case!(
     "38/footer-is-truthful"
 );
 
+case!(
+    gate_1_no_canary_reaches_any_file_when_the_index_is_rebuilt,
+    "1/rebuild-path"
+);
+case!(
+    gate_1_no_aes_gcm_nonce_repeats_at_rest,
+    "1/nonces-never-repeat"
+);
+case!(
+    gate_4_nothing_prints_around_the_log_outside_the_cli_and_the_sign_in_delivery,
+    "4/no-stray-prints"
+);
+case!(
+    gate_17_every_undeclared_method_and_path_answers_404_or_405,
+    "17/undeclared-paths-answer-404"
+);
+case!(
+    gate_26_external_id_is_the_hmac_under_the_dek_purpose_key,
+    "26/keyed-under-the-dek"
+);
+case!(
+    gate_38_server_error_pages_render_the_footer,
+    "38/server-error-pages"
+);
+
 #[test]
 fn every_registered_case_has_a_test_in_this_file() {
     let source = include_str!("gates.rs");

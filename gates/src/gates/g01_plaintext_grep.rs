@@ -6,6 +6,10 @@
 //! the canary was ingested, is searchable, and is inside the sealed snapshot,
 //! so that its absence from the raw bytes is an assertion and not a
 //! description of an empty store.
+//!
+//! The grep hunts each canary whole, upper-cased, and by its tail: an FTS5
+//! index image stores a term after its sorted neighbour with the shared
+//! prefix removed, so a leaked index holds only the tail of most terms.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -47,14 +51,25 @@ pub static GATE: Gate = Gate {
             run: snapshot_blobs,
         },
         Case {
+            id: "1/rebuild-path",
+            desc: "Remove the snapshot blobs, wake a second instance (it must say it rebuilt), search the canary, then grep every file under the case's whole scratch root.",
+            run: rebuild_path,
+        },
+        Case {
+            id: "1/nonces-never-repeat",
+            desc: "Revise the document keeping its title, then require the title cell to change and no AES-GCM nonce to repeat across any sealed cell or snapshot blob at rest.",
+            run: nonces_never_repeat,
+        },
+        Case {
             id: "1/every-file-at-rest",
-            desc: "Revise, delete and re-ingest the document, wake a second instance from the same directory, then grep every file under the data directory for every canary; only PLAINTEXT_EXEMPT (empty) may match.",
+            desc: "Revise, delete and re-ingest the document, wake a second instance from the same directory, then grep every file under the case's whole scratch root (the data directory and its neighbours) for every canary; only PLAINTEXT_EXEMPT (empty) may match.",
             run: every_file_at_rest,
         },
     ],
 };
 
 struct Seeded {
+    root: PathBuf,
     dir: PathBuf,
     instance: Instance,
     canaries: Vec<(&'static str, String)>,
@@ -92,6 +107,7 @@ fn seeded(ctx: &mut Ctx) -> Seeded {
         .expect("ingest");
     instance.write_snapshot().expect("snapshot");
     Seeded {
+        root: ctx.root().to_path_buf(),
         dir,
         instance,
         canaries: vec![
@@ -155,7 +171,9 @@ fn grep_all(
 ) -> Vec<String> {
     let mut leaks = Vec::new();
     for (what, c) in canaries {
-        for needle in [c.clone(), c.to_uppercase()] {
+        // The tail catches FTS5's prefix-compressed terms in a leaked index image.
+        let tail = crate::canary_tail(c).to_string();
+        for needle in [c.clone(), c.to_uppercase(), tail] {
             for (file, at) in grep_dir(dir, needle.as_bytes()) {
                 if only(&file) && !PLAINTEXT_EXEMPT.contains(&file.as_str()) {
                     leaks.push(format!("{what} canary in {file} at byte {at}"));
@@ -254,16 +272,7 @@ fn every_file_at_rest(ctx: &mut Ctx) -> Result<(), Failure> {
     s.instance
         .write_snapshot()
         .map_err(|e| Failure::new("snapshot", e.to_string()))?;
-    let second = Instance::wake(
-        InstanceConfig {
-            data_dir: s.dir.clone(),
-            admission: Admission::parse("ana@example.org").expect("owners"),
-            egress: EgressMode::AiOff,
-        },
-        s.sealer.clone(),
-        Arc::new(FixedClock(1_790_000_100)),
-    )
-    .map_err(|e| Failure::new("a second instance wakes", e.to_string()))?;
+    let second = wake_again(&s, 1_790_000_100)?;
     ensure(
         search_finds(&second, &body_c),
         "the woken instance still finds the canary",
@@ -275,10 +284,152 @@ fn every_file_at_rest(ctx: &mut Ctx) -> Result<(), Failure> {
         "database, WAL and snapshots at rest",
         files.join(", "),
     )?;
-    let leaks = grep_all(&s.dir, &s.canaries, |_| true);
+    let leaks = grep_all(&s.root, &s.canaries, |_| true);
     ensure(
         leaks.is_empty(),
         "no canary in any file at rest",
         leaks.join("; "),
+    )
+}
+
+fn wake_again(s: &Seeded, at: i64) -> Result<Instance, Failure> {
+    Instance::wake(
+        InstanceConfig {
+            data_dir: s.dir.clone(),
+            admission: Admission::parse("ana@example.org").expect("owners"),
+            egress: EgressMode::AiOff,
+        },
+        s.sealer.clone(),
+        Arc::new(FixedClock(at)),
+    )
+    .map_err(|e| Failure::new("a second instance wakes", e.to_string()))
+}
+
+fn rebuild_path(ctx: &mut Ctx) -> Result<(), Failure> {
+    let s = seeded(ctx);
+    let snaps = s.dir.join(memoria::snapshot::SNAPSHOT_DIR_NAME);
+    let removed = listing(&snaps).len();
+    ensure(removed > 0, "a snapshot blob exists to remove", "none")?;
+    std::fs::remove_dir_all(&snaps)
+        .map_err(|e| Failure::new("the blobs can be removed", e.to_string()))?;
+    let second = wake_again(&s, 1_790_000_200)?;
+    let rebuilt = matches!(
+        second.wake_report().kind,
+        memoria::instance::WakeKind::Rebuilt { .. }
+    );
+    ensure(
+        rebuilt,
+        "the second wake rebuilds and says so",
+        format!("{:?}", second.wake_report().kind),
+    )?;
+    ensure(
+        search_finds(&second, &s.canaries[0].1),
+        "the rebuilt index finds the canary",
+        "it does not",
+    )?;
+    let leaks = grep_all(&s.root, &s.canaries, |_| true);
+    ensure(
+        leaks.is_empty(),
+        "no canary in any file after a rebuild",
+        leaks.join("; "),
+    )
+}
+
+fn open_db(dir: &std::path::Path) -> Result<rusqlite::Connection, Failure> {
+    rusqlite::Connection::open_with_flags(
+        dir.join(DB_FILE_NAME),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .map_err(|e| Failure::new("the database opens read-only", e.to_string()))
+}
+
+/// Every sealed value at rest: the sealed columns of the database, and each snapshot blob.
+fn sealed_cells(dir: &std::path::Path) -> Result<Vec<(String, Vec<u8>)>, Failure> {
+    let conn = open_db(dir)?;
+    let mut cells = Vec::new();
+    for (table, col) in [
+        ("documents", "title"),
+        ("documents", "path"),
+        ("chunks", "body"),
+        ("chunks", "trail"),
+    ] {
+        let unreadable =
+            |e: rusqlite::Error| Failure::new("the sealed columns are readable", e.to_string());
+        let mut stmt = conn
+            .prepare(&format!("SELECT rowid, {col} FROM {table}"))
+            .map_err(unreadable)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(unreadable)?;
+        for (id, blob) in rows {
+            if !blob.is_empty() {
+                cells.push((format!("{table}.{col}#{id}"), blob));
+            }
+        }
+    }
+    let snaps = dir.join(memoria::snapshot::SNAPSHOT_DIR_NAME);
+    for f in listing(&snaps) {
+        let bytes = std::fs::read(snaps.join(&f))
+            .map_err(|e| Failure::new("snapshot blobs are readable", e.to_string()))?;
+        cells.push((format!("snapshot {f}"), bytes));
+    }
+    Ok(cells)
+}
+
+fn title_cell(dir: &std::path::Path) -> Result<Vec<u8>, Failure> {
+    open_db(dir)?
+        .query_row("SELECT title FROM documents LIMIT 1", [], |r| r.get(0))
+        .map_err(|e| Failure::new("a title cell exists", e.to_string()))
+}
+
+fn nonces_never_repeat(ctx: &mut Ctx) -> Result<(), Failure> {
+    let mut s = seeded(ctx);
+    let title_before = title_cell(&s.dir)?;
+    let revised = NewDocument {
+        source_key: format!("upload:{}.md", s.canaries[2].1),
+        title: format!("Report {}", s.canaries[1].1),
+        path: format!("{}.md", s.canaries[2].1),
+        body: format!("{}\nOne more line.\n", s.body),
+    };
+    s.instance
+        .ingest(&revised)
+        .map_err(|e| Failure::new("the revision ingests", e.to_string()))?;
+    s.instance
+        .write_snapshot()
+        .map_err(|e| Failure::new("snapshot", e.to_string()))?;
+    s.instance
+        .store()
+        .checkpoint()
+        .map_err(|e| Failure::new("checkpoint", e.to_string()))?;
+    let title_after = title_cell(&s.dir)?;
+    ensure(
+        title_before != title_after,
+        "re-sealing the same title in a revision gives a different cell (fresh nonce)",
+        "the sealed title cell is byte-identical across revisions",
+    )?;
+    let cells = sealed_cells(&s.dir)?;
+    ensure(
+        cells.len() >= 5,
+        "at least five sealed values at rest",
+        format!("{}", cells.len()),
+    )?;
+    let mut seen: std::collections::HashMap<Vec<u8>, String> = std::collections::HashMap::new();
+    let mut repeats = Vec::new();
+    let all =
+        std::iter::once(("the title before the revision".to_string(), title_before)).chain(cells);
+    for (name, cell) in all {
+        let Some(nonce) = cell.get(1..1 + memoria::seal::NONCE_BYTES) else {
+            repeats.push(format!("{name} is too short to be sealed"));
+            continue;
+        };
+        if let Some(prev) = seen.insert(nonce.to_vec(), name.clone()) {
+            repeats.push(format!("{name} reuses the nonce of {prev}"));
+        }
+    }
+    ensure(
+        repeats.is_empty(),
+        "no AES-GCM nonce repeats at rest",
+        repeats.join("; "),
     )
 }

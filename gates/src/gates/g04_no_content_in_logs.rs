@@ -34,6 +34,11 @@ pub static GATE: Gate = Gate {
             run: query_text,
         },
         Case {
+            id: "4/no-stray-prints",
+            desc: "Parse reference/src and require print macros (println!, eprintln!, print!, eprint!, dbg!) only in main.rs (the CLI's answers) and in web.rs's TerminalDelivery (the sign-in link's delivery to the terminal); anything else writes around the log and the log check.",
+            run: no_stray_prints,
+        },
+        Case {
             id: "4/titles-passages-paths",
             desc: "Upload, view and delete a document whose title, heading, body and file name carry canaries, and import a directory with a refused canary-named file; require each rendered or reported, the actions logged, and no canary in the logs.",
             run: titles_passages_paths,
@@ -75,6 +80,7 @@ fn sign_in_token(ctx: &mut Ctx) -> Result<(), Failure> {
         "the log records the delivery and the sign-in",
         format!("{} log bytes without those lines", text.len()),
     )?;
+    let text = logs.all_text();
     ensure(
         !text.contains(&token),
         "the token is in no log line",
@@ -105,6 +111,10 @@ fn query_text(ctx: &mut Ctx) -> Result<(), Failure> {
             assert_eq!(up.status.as_u16(), 303, "upload accepted");
             let page = app.get(&format!("/?q={a}+{b}")).await;
             let fragment = app.get(&format!("/search?q={a}")).await;
+            // A query that matches nothing, on both surfaces and past page 1.
+            let _ = app.get(&format!("/?q={b}")).await;
+            let _ = app.get(&format!("/search?q={b}")).await;
+            let _ = app.get(&format!("/?q={a}&page=2")).await;
             let long = format!("/?q={a}+{}", "x".repeat(1100));
             let _ = app.get(&long).await;
             let _ = app.get(&format!("/documents/{b}")).await;
@@ -127,6 +137,7 @@ fn query_text(ctx: &mut Ctx) -> Result<(), Failure> {
         "the log records the searches",
         "no search log lines",
     )?;
+    let text = logs.all_text();
     for (what, w) in [("first query word", &a), ("second query word", &b)] {
         ensure(
             !text.contains(w.as_str()),
@@ -200,6 +211,7 @@ fn titles_passages_paths(ctx: &mut Ctx) -> Result<(), Failure> {
             "it does not",
         )?;
     }
+    let text = logs.all_text();
     for (what, w) in [
         ("title", &title),
         ("heading", &heading),
@@ -214,4 +226,102 @@ fn titles_passages_paths(ctx: &mut Ctx) -> Result<(), Failure> {
         )?;
     }
     Ok(())
+}
+
+/// Where a print macro may appear: (file, enclosing fn or "*" for any).
+const PRINTS_ALLOWED: &[(&str, &str)] = &[("main.rs", "*"), ("web.rs", "deliver")];
+
+struct Prints<'a> {
+    file: &'a str,
+    func: Vec<String>,
+    found: Vec<String>,
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Prints<'_> {
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        self.func.push(f.sig.ident.to_string());
+        syn::visit::visit_item_fn(self, f);
+        self.func.pop();
+    }
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        self.func.push(f.sig.ident.to_string());
+        syn::visit::visit_impl_item_fn(self, f);
+        self.func.pop();
+    }
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        let name = m
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        if matches!(
+            name.as_str(),
+            "println" | "eprintln" | "print" | "eprint" | "dbg"
+        ) {
+            let func = self.func.last().cloned().unwrap_or_default();
+            let allowed = PRINTS_ALLOWED
+                .iter()
+                .any(|(f, n)| *f == self.file && (*n == "*" || *n == func));
+            if !allowed {
+                let line = m.path.segments[0].ident.span().start().line;
+                self.found
+                    .push(format!("{name}! in {}:{line} ({func})", self.file));
+            }
+        }
+        syn::visit::visit_macro(self, m);
+    }
+}
+
+fn no_stray_prints(_: &mut Ctx) -> Result<(), Failure> {
+    use syn::visit::Visit as _;
+    let src = std::path::Path::new(super::g17_no_undeclared_route::REFERENCE_SRC);
+    let mut files = 0;
+    let mut found = Vec::new();
+    let mut allowed_seen = 0;
+    for entry in walkdir::WalkDir::new(src)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let p = entry.path();
+        if p.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let rel = p.strip_prefix(src).unwrap_or(p).display().to_string();
+        let text = std::fs::read_to_string(p)
+            .map_err(|e| Failure::new(format!("{rel} is readable"), e.to_string()))?;
+        let ast = syn::parse_file(&text)
+            .map_err(|e| Failure::new(format!("{rel} parses"), e.to_string()))?;
+        files += 1;
+        let mut v = Prints {
+            file: &rel,
+            func: vec![],
+            found: vec![],
+        };
+        v.visit_file(&ast);
+        found.extend(v.found);
+        if PRINTS_ALLOWED.iter().any(|(f, _)| *f == rel)
+            && (text.contains("println!") || text.contains("eprintln!"))
+        {
+            allowed_seen += 1;
+        }
+    }
+    ensure(
+        files >= 10,
+        "the reference's sources were read",
+        format!("{files} files"),
+    )?;
+    ensure(
+        allowed_seen == PRINTS_ALLOWED.len(),
+        "the visitor sees the allowed prints (so it would see others)",
+        format!(
+            "{allowed_seen} of {} allowed files print",
+            PRINTS_ALLOWED.len()
+        ),
+    )?;
+    ensure(
+        found.is_empty(),
+        "no print macro outside the CLI and the sign-in delivery",
+        found.join("; "),
+    )
 }

@@ -59,6 +59,11 @@ pub static GATE: Gate = Gate {
             run: no_unregistered,
         },
         Case {
+            id: "17/undeclared-paths-answer-404",
+            desc: "Send every method to a list of plausible undeclared paths (/healthz, /metrics, /export.json, /feed, /ingest, /query, /chat, /admin …) signed in and out; require each to answer the 404 or 405 page, never a 2xx or 3xx.",
+            run: undeclared_paths,
+        },
+        Case {
             id: "17/no-nest-merge-or-service",
             desc: "Require no nest, merge or *_service registration and exactly one fallback, and require the live router to answer an unknown path with the 404 page.",
             run: no_nest_merge,
@@ -127,8 +132,49 @@ fn methods_of(expr: &syn::Expr) -> Result<Vec<String>, String> {
 }
 
 impl<'ast> Visit<'ast> for Collector<'_> {
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        // syn does not expand macros: a registration inside one is unreadable, never absent.
+        // Only the method-call shape `.route(` counts, so a field named `route`
+        // in a log macro is not mistaken for a registration.
+        let tokens: Vec<proc_macro2::TokenTree> =
+            m.tokens.clone().into_iter().flat_map(flatten).collect();
+        let hidden = tokens.windows(2).find_map(|w| match (&w[0], &w[1]) {
+            (proc_macro2::TokenTree::Punct(p), proc_macro2::TokenTree::Ident(i))
+                if p.as_char() == '.' && REGISTRATIONS.contains(&i.to_string().as_str()) =>
+            {
+                Some(w[1].clone())
+            }
+            _ => None,
+        });
+        if let Some(t) = hidden {
+            let line = t.span().start().line;
+            self.found.push(Registration {
+                call: t.to_string(),
+                methods: vec![],
+                path: None,
+                unreadable: Some(
+                    "a registration inside a macro, which the gate cannot expand".into(),
+                ),
+                at: format!("{}:{line}", self.file.display()),
+            });
+        }
+        syn::visit::visit_macro(self, m);
+    }
+
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         let call = m.method.to_string();
+        if call == "uri" && !self.file.ends_with("testkit.rs") {
+            // Reading the request URI is how a route hides outside the router (a
+            // middleware answering a path); only the router may dispatch on paths.
+            let line = m.method.span().start().line;
+            self.found.push(Registration {
+                call: "uri".into(),
+                methods: vec![],
+                path: None,
+                unreadable: Some("the request URI is read outside the router, where a path could be answered unseen".into()),
+                at: format!("{}:{line}", self.file.display()),
+            });
+        }
         if REGISTRATIONS.contains(&call.as_str()) {
             let line = m.method.span().start().line;
             let at = format!("{}:{line}", self.file.display());
@@ -157,6 +203,13 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             self.found.push(reg);
         }
         syn::visit::visit_expr_method_call(self, m);
+    }
+}
+
+fn flatten(t: proc_macro2::TokenTree) -> Vec<proc_macro2::TokenTree> {
+    match t {
+        proc_macro2::TokenTree::Group(g) => g.stream().into_iter().flat_map(flatten).collect(),
+        other => vec![other],
     }
 }
 
@@ -294,5 +347,66 @@ fn no_nest_merge(ctx: &mut Ctx) -> Result<(), Failure> {
         resp.status.as_u16() == 404 && resp.body.contains("There is nothing at this address"),
         "the fallback answers the 404 page",
         format!("status {}", resp.status),
+    )
+}
+
+/// Paths a future change might plausibly serve without declaring them.
+const PROBE_PATHS: &[&str] = &[
+    "/healthz",
+    "/health",
+    "/metrics",
+    "/status",
+    "/admin",
+    "/api",
+    "/api/search",
+    "/export",
+    "/export.json",
+    "/debug",
+    "/feed",
+    "/ingest",
+    "/query",
+    "/chat",
+    "/documents",
+    "/static/credits.css",
+    "/help/open-source",
+    "/signin",
+    "/auth/verify",
+];
+const PROBE_METHODS: &[&str] = &["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"];
+
+fn undeclared_paths(ctx: &mut Ctx) -> Result<(), Failure> {
+    let declared = declared_pairs();
+    let mut app =
+        memoria::testkit::TestApp::new(&ctx.dir("data"), &dek(ctx.rng()), "ana@example.org")
+            .map_err(|e| Failure::new("app wakes", e.to_string()))?;
+    let mut answered = Vec::new();
+    let mut probes = 0;
+    for signed_in in [false, true] {
+        if signed_in {
+            block_on(app.sign_in("ana@example.org"));
+        }
+        for path in PROBE_PATHS {
+            for method in PROBE_METHODS {
+                if declared.contains(&(method.to_string(), path.to_string())) {
+                    continue;
+                }
+                probes += 1;
+                let r = block_on(app.send(memoria::testkit::request(method, path)));
+                let s = r.status.as_u16();
+                if !(s == 404 || s == 405) {
+                    answered.push(format!("{method} {path} answered {s}"));
+                }
+            }
+        }
+    }
+    ensure(
+        probes > 100,
+        "the probe sent over a hundred requests",
+        format!("{probes}"),
+    )?;
+    ensure(
+        answered.is_empty(),
+        "every undeclared (method, path) answers 404 or 405",
+        answered.join("; "),
     )
 }

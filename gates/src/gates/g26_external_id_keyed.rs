@@ -20,6 +20,10 @@ use sha2::{Digest, Sha256};
 use crate::support::{dek, digest_forms, grep_dir};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
+/// Bytes of a digest prefix the grep also hunts: a truncated hash is still an oracle.
+/// Eight bytes make a chance match in a few megabytes at rest negligible (2^-64 per offset).
+pub const PREFIX_BYTES: usize = 8;
+
 /// Gate 26.
 pub static GATE: Gate = Gate {
     id: "26",
@@ -38,8 +42,13 @@ pub static GATE: Gate = Gate {
             run: second_dek_different_id,
         },
         Case {
+            id: "26/keyed-under-the-dek",
+            desc: "Recompute HMAC-SHA256 of the body under the DEK's external-id purpose key and require it to equal the stored external_id; require the same DEK in a second data directory to give the same id (the key, not the directory, decides).",
+            run: keyed_under_the_dek,
+        },
+        Case {
             id: "26/sha256-absent-at-rest",
-            desc: "Find the stored external_id's raw bytes in the checkpointed database file (presence), then grep every file at rest for sha256(body) in seven encodings and require none.",
+            desc: "Find the stored external_id's raw bytes in the checkpointed database file (presence), then grep every file at rest for sha256(body) in seven encodings, and for its 8-byte prefix raw and in hex, and require none.",
             run: sha256_absent,
         },
     ],
@@ -159,6 +168,16 @@ fn sha256_absent(ctx: &mut Ctx) -> Result<(), Failure> {
         "it is",
     )?;
     let mut leaks = Vec::new();
+    let prefix = &digest[..PREFIX_BYTES];
+    for (form, needle) in [
+        ("raw 8-byte prefix", prefix.to_vec()),
+        ("hex 8-byte prefix", hex::encode(prefix).into_bytes()),
+        ("HEX 8-byte prefix", hex::encode_upper(prefix).into_bytes()),
+    ] {
+        for (file, at) in grep_dir(&dir, &needle) {
+            leaks.push(format!("sha256 ({form}) in {file} at byte {at}"));
+        }
+    }
     for (form, needle) in digest_forms(&digest) {
         for (file, at) in grep_dir(&dir, &needle) {
             leaks.push(format!("sha256 ({form}) in {file} at byte {at}"));
@@ -168,5 +187,29 @@ fn sha256_absent(ctx: &mut Ctx) -> Result<(), Failure> {
         leaks.is_empty(),
         "sha256(body) appears nowhere at rest",
         leaks.join("; "),
+    )
+}
+
+fn keyed_under_the_dek(ctx: &mut Ctx) -> Result<(), Failure> {
+    let b = body(ctx);
+    let key = dek(ctx.rng());
+    let (d1, d2) = (ctx.dir("one"), ctx.dir("two"));
+    let mut m1 = wake(&d1, Sealer::new(&key));
+    let mut m2 = wake(&d2, Sealer::new(&key));
+    let (i1, i2) = (
+        ingest(&mut m1, "upload:a.md", &b),
+        ingest(&mut m2, "upload:a.md", &b),
+    );
+    let (x, y) = (external_id(&d1, &i1)?, external_id(&d2, &i2)?);
+    let expected = Sealer::new(&key).fingerprint(memoria::seal::Purpose::ExternalId, b.as_bytes());
+    ensure(
+        x == expected,
+        "external_id is HMAC-SHA256(body) under the DEK's external-id purpose key",
+        "the stored id is something else",
+    )?;
+    ensure(
+        x == y,
+        "the same DEK in another data directory gives the same id",
+        "they differ: something besides the key decides",
     )
 }

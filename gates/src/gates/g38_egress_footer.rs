@@ -20,6 +20,33 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 
 const OWNER: &str = "ana@example.org";
 
+/// The AI-off footer, word for word as the gate requires it. Held here, not
+/// read from `EgressMode::footer`, so a footer rewritten in the code to claim
+/// something else goes red instead of agreeing with itself.
+pub const AI_OFF_FOOTER: &str = "Egress: AI is off. No document leaves this instance: memoria searches your content where it sits.";
+
+/// Words an AI-off footer must not contain: each would describe egress that AI-off forbids.
+const AI_OFF_FORBIDDEN: &[&str] = &["TensorX", "provider", "except", "sent", "model"];
+
+/// CSS declarations that hide an element; none may target the footer.
+const HIDING: &[&str] = &[
+    "display:none",
+    "visibility:hidden",
+    "opacity:0",
+    "font-size:0",
+    "height:0",
+    "color:transparent",
+    "clip:rect(0",
+];
+
+/// Request header variants a page must not answer differently to, footer-wise.
+const HEADER_VARIANTS: &[(&str, &str)] = &[
+    ("hx-request", "true"),
+    ("accept", "application/json"),
+    ("accept", "text/plain"),
+    ("x-requested-with", "XMLHttpRequest"),
+];
+
 /// Gate 38.
 pub static GATE: Gate = Gate {
     id: "38",
@@ -36,6 +63,11 @@ pub static GATE: Gate = Gate {
             id: "38/error-pages",
             desc: "Provoke 404 (fallback, signed in and out), 405, 403 (CSRF), 413, 415, 422 and 400 (empty upload) pages; require the footer in each.",
             run: error_pages,
+        },
+        Case {
+            id: "38/server-error-pages",
+            desc: "Corrupt a sealed title cell in the database file, then request the document page and a search that reaches it; require 500 pages, each with the footer.",
+            run: server_error_pages,
         },
         Case {
             id: "38/exemptions-verified",
@@ -84,16 +116,72 @@ fn walk_app(ctx: &mut Ctx) -> Walk {
     Walk { app, doc_id }
 }
 
+fn short(uri: &str) -> String {
+    if uri.len() > 48 {
+        format!("{}…({} bytes)", &uri[..40], uri.len())
+    } else {
+        uri.to_string()
+    }
+}
+
+fn squash(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_lowercase()
+}
+
+/// Why the footer would not be seen, if it would not: a stylesheet rule or an
+/// inline style hiding `footer` or `.egress`, or a `hidden` attribute.
+fn hidden_by_style(body: &str) -> Option<String> {
+    let mut rest = body;
+    while let Some(at) = rest.find("<style") {
+        let after = &rest[at..];
+        let Some(open) = after.find('>') else { break };
+        let end = after.find("</style>").unwrap_or(after.len());
+        for rule in after[open + 1..end].split('}') {
+            let Some((selector, decls)) = rule.split_once('{') else {
+                continue;
+            };
+            let sel = squash(selector);
+            let targets = sel.contains("footer") || sel.contains("egress") || sel == "*";
+            let d = squash(decls);
+            if targets && let Some(h) = HIDING.iter().find(|h| d.contains(*h)) {
+                return Some(format!("the rule `{}` sets {h}", selector.trim()));
+            }
+        }
+        if end == after.len() {
+            break;
+        }
+        rest = &after[end..];
+    }
+    for tag in ["<footer", "<p class=\"egress\""] {
+        if let Some(at) = body.find(tag) {
+            let t = &body[at..];
+            let t = &t[..t.find('>').unwrap_or(t.len())];
+            let st = squash(t);
+            if t.contains(" hidden") || HIDING.iter().any(|h| st.contains(h)) {
+                return Some(format!("the tag `{t}>` hides itself"));
+            }
+        }
+    }
+    None
+}
+
 fn check(uri: &str, label: &str, r: &TestResponse, problems: &mut Vec<String>) {
+    let uri = short(uri);
+    let status = r.status;
     if r.body.is_empty() {
         problems.push(format!(
-            "{label} {uri} answered {} with an empty body",
-            r.status
+            "{label} {uri} answered {status} with an empty body"
         ));
     } else if !r.body.contains(footer()) {
         problems.push(format!(
-            "{label} {uri} answered {} without the footer",
-            r.status
+            "{label} {uri} answered {status} without the footer"
+        ));
+    } else if let Some(why) = hidden_by_style(&r.body) {
+        problems.push(format!(
+            "{label} {uri} answered {status} with the footer hidden: {why}"
         ));
     }
 }
@@ -154,6 +242,18 @@ fn every_get_route(ctx: &mut Ctx) -> Result<(), Failure> {
             let signed_in = block_on(w.app.get(uri));
             statuses.insert(signed_in.status.as_u16());
             check(uri, "signed in", &signed_in, &mut problems);
+            for (name, value) in HEADER_VARIANTS {
+                let mut req = memoria::testkit::request("GET", uri);
+                req.headers_mut()
+                    .insert(*name, value.parse().expect("header value"));
+                let r = block_on(w.app.send(req));
+                check(
+                    uri,
+                    &format!("signed in with {name}: {value}"),
+                    &r,
+                    &mut problems,
+                );
+            }
         }
         let csrf = w.app.csrf().map(str::to_string);
         w.app.sign_out_locally();
@@ -328,9 +428,61 @@ fn footer_truthful(ctx: &mut Ctx) -> Result<(), Failure> {
         "it does not",
     )?;
     ensure(
-        mode.footer().contains("AI is off")
-            && mode.footer().contains("No document leaves this instance"),
-        "the AI-off footer makes the AI-off claim",
+        mode.footer() == AI_OFF_FOOTER,
+        format!("the AI-off footer reads exactly: {AI_OFF_FOOTER}"),
         mode.footer().to_string(),
+    )?;
+    let bad: Vec<&str> = AI_OFF_FORBIDDEN
+        .iter()
+        .copied()
+        .filter(|w| mode.footer().to_lowercase().contains(&w.to_lowercase()))
+        .collect();
+    ensure(
+        bad.is_empty(),
+        "the AI-off footer describes no egress",
+        format!("it mentions {}", bad.join(", ")),
+    )
+}
+
+fn server_error_pages(ctx: &mut Ctx) -> Result<(), Failure> {
+    let w = walk_app(ctx);
+    let db = {
+        let instance = w.app.state().instance();
+        let guard = instance.lock().expect("instance");
+        guard.store().path().to_path_buf()
+    };
+    let conn = rusqlite::Connection::open(&db)
+        .map_err(|e| Failure::new("the database opens", e.to_string()))?;
+    let changed = conn
+        .execute("UPDATE documents SET title = x'01000000000000000000000000000000000000000000000000000000' WHERE id = ?1", [&w.doc_id])
+        .map_err(|e| Failure::new("the title cell can be corrupted", e.to_string()))?;
+    ensure(
+        changed == 1,
+        "one title cell corrupted",
+        format!("{changed}"),
+    )?;
+    drop(conn);
+    let mut problems = Vec::new();
+    let mut fives = 0;
+    for uri in [
+        format!("/documents/{}", w.doc_id),
+        "/?q=reception".to_string(),
+        "/search?q=reception".to_string(),
+    ] {
+        let r = block_on(w.app.get(&uri));
+        if r.status.is_server_error() {
+            fives += 1;
+        }
+        check(&uri, "with a corrupt cell", &r, &mut problems);
+    }
+    ensure(
+        fives >= 2,
+        "the corrupt cell produced server-error pages",
+        format!("{fives} of 3 were 5xx"),
+    )?;
+    ensure(
+        problems.is_empty(),
+        "every server-error page carries the footer",
+        problems.join("; "),
     )
 }
