@@ -145,43 +145,58 @@ fn html_to_markdown(html: &str) -> Result<String, Error> {
             "iframe", "template", "head",
         ])
         .build();
+    let content = main_element(html).unwrap_or(html);
     converter
-        .convert(html)
+        .convert(content)
+        .map(|md| unlink_headings(&md))
         .map_err(|_| Error::new(ErrorKind::Decode, "the HTML could not be converted to text"))
 }
 
-/// The first ATX heading outside a fence, without its `#` marks.
+/// The outermost heading of the first chunk that has one, as the chunker
+/// reads headings (§7.2): one rule for titles and trails, not two.
 fn first_heading(markdown: &str) -> Option<String> {
-    let mut fence: Option<(char, usize)> = None;
-    for line in markdown.split(['\n', '\r']) {
-        let t = line.trim_start();
-        let marker = t.chars().next();
-        if let Some(c @ ('`' | '~')) = marker {
-            let n = t.chars().take_while(|x| *x == c).count();
-            if n >= 3 {
-                fence = match fence {
-                    None => Some((c, n)),
-                    Some((fc, fnum)) if fc == c && n >= fnum => None,
-                    f => f,
-                };
-                continue;
-            }
-        }
-        if fence.is_some() {
+    crate::chunk::chunk(markdown)
+        .into_iter()
+        .find_map(|c| c.trail.into_iter().find(|t| !t.trim().is_empty()))
+}
+
+/// The page's `<main>` element, if it has exactly one: site chrome (menus,
+/// help pop-ups, sidebars) lives outside it in generated documentation.
+fn main_element(html: &str) -> Option<&str> {
+    let lower = html.to_ascii_lowercase();
+    let open = lower.find("<main")?;
+    if lower[open + 5..].contains("<main") {
+        return None;
+    }
+    let body_start = open + lower[open..].find('>')? + 1;
+    let close = lower.rfind("</main>")?;
+    (close > body_start).then(|| &html[body_start..close])
+}
+
+/// `[text](target)` → `text` on heading lines, where generated HTML wraps
+/// headings in self-links that would otherwise fill titles and trails.
+fn unlink_headings(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    for line in markdown.split_inclusive('\n') {
+        if !line.trim_start().starts_with('#') {
+            out.push_str(line);
             continue;
         }
-        let hashes = t.chars().take_while(|c| *c == '#').count();
-        if (1..=6).contains(&hashes) {
-            let rest = &t[hashes..];
-            if rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t') {
-                let title = rest.trim().trim_end_matches('#').trim();
-                if !title.is_empty() {
-                    return Some(title.to_string());
-                }
-            }
+        let mut rest = line;
+        while let Some(open) = rest.find('[') {
+            let Some(mid) = rest[open..].find("](").map(|m| open + m) else {
+                break;
+            };
+            let Some(close) = rest[mid..].find(')').map(|c| mid + c) else {
+                break;
+            };
+            out.push_str(&rest[..open]);
+            out.push_str(&rest[open + 1..mid]);
+            rest = &rest[close + 1..];
         }
+        out.push_str(rest);
     }
-    None
+    out
 }
 
 #[cfg(test)]
@@ -238,8 +253,18 @@ mod tests {
     }
 
     #[test]
+    fn html_chrome_outside_main_is_dropped_and_heading_links_are_unwrapped() {
+        let page = b"<html><body><div class=\"help\"><h2>Keyboard shortcuts</h2><p>Press S</p></div>\
+<main><h1><a class=\"header\" href=\"#refs\">References and Borrowing</a></h1><p>Borrowing lets you refer.</p></main></body></html>";
+        let d = decode("ch04.html", page).unwrap();
+        assert_eq!(d.title, "References and Borrowing");
+        assert!(!d.body.contains("Keyboard shortcuts"));
+        assert!(!d.body.contains("](#refs)"));
+    }
+
+    #[test]
     fn a_hash_inside_a_fence_is_not_the_title() {
-        let d = decode("r.md", b"```\n# comment\n```\n## Real\n").unwrap();
+        let d = decode("r.md", b"```\n# comment\n```\n## Real\nbody text\n").unwrap();
         assert_eq!(d.title, "Real");
     }
 

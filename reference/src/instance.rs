@@ -193,7 +193,8 @@ impl Instance {
                     ));
                 }
                 Ok(Some(loaded)) => match LexicalIndex::deserialize(&loaded.image) {
-                    Ok(idx) if idx.chunk_ids()? == live => index = Some(idx),
+                    // An image whose ids cannot be read is treated like one that disagrees.
+                    Ok(idx) if idx.chunk_ids().is_ok_and(|ids| ids == live) => index = Some(idx),
                     Ok(_) => {
                         rebuild_reason = Some(format!(
                             "snapshot generation {generation} disagrees with the store's chunks"
