@@ -112,6 +112,11 @@ case!(
     "38/server-error-pages"
 );
 
+case!(
+    gate_1_a_sealed_cell_moved_to_another_row_fails_to_open,
+    "1/cells-bound-to-rows"
+);
+
 #[test]
 fn every_registered_case_has_a_test_in_this_file() {
     let source = include_str!("gates.rs");

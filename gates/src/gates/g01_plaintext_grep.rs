@@ -61,6 +61,11 @@ pub static GATE: Gate = Gate {
             run: nonces_never_repeat,
         },
         Case {
+            id: "1/cells-bound-to-rows",
+            desc: "Copy one document's sealed title and chunk body into a second document's rows, and a chunk's trail into its own body column, in the database file; require every moved cell to fail to open rather than render under its new row.",
+            run: cells_bound_to_rows,
+        },
+        Case {
             id: "1/every-file-at-rest",
             desc: "Revise, delete and re-ingest the document, wake a second instance from the same directory, then grep every file under the case's whole scratch root (the data directory and its neighbours) for every canary; only PLAINTEXT_EXEMPT (empty) may match.",
             run: every_file_at_rest,
@@ -431,5 +436,81 @@ fn nonces_never_repeat(ctx: &mut Ctx) -> Result<(), Failure> {
         repeats.is_empty(),
         "no AES-GCM nonce repeats at rest",
         repeats.join("; "),
+    )
+}
+
+fn cells_bound_to_rows(ctx: &mut Ctx) -> Result<(), Failure> {
+    let mut s = seeded(ctx);
+    let other = s
+        .instance
+        .ingest(&NewDocument {
+            source_key: "upload:other.md".into(),
+            title: "Other".into(),
+            path: "other.md".into(),
+            body: "# Other\n\nA second document about the kettle.\n".into(),
+        })
+        .map_err(|e| Failure::new("a second document ingests", e.to_string()))?;
+    let first = s
+        .instance
+        .store()
+        .documents()
+        .map_err(|e| Failure::new("documents list", e.to_string()))?
+        .into_iter()
+        .find(|d| d.id != other.id)
+        .ok_or_else(|| Failure::new("the seeded document is listed", "it is not"))?;
+    ensure(
+        s.instance
+            .store()
+            .document(&other.id)
+            .map(|d| d.is_some())
+            .unwrap_or(false),
+        "the second document opens before tampering",
+        "it does not",
+    )?;
+    let conn = rusqlite::Connection::open(s.dir.join(DB_FILE_NAME))
+        .map_err(|e| Failure::new("the database opens", e.to_string()))?;
+    let tamper = |sql: &str, a: &str, b: &str| {
+        conn.execute(sql, [a, b])
+            .map_err(|e| Failure::new("the cell can be moved", e.to_string()))
+    };
+    // A's title into B's row.
+    tamper(
+        "UPDATE documents SET title = (SELECT title FROM documents WHERE id = ?1) WHERE id = ?2",
+        &first.id,
+        &other.id,
+    )?;
+    let moved_title = s.instance.store().document(&other.id);
+    ensure(
+        moved_title.is_err(),
+        "a title cell moved to another document's row fails to open",
+        format!(
+            "it opened: {:?}",
+            moved_title.map(|d| d.map(|d| d.title == first.title))
+        ),
+    )?;
+    // A's first chunk body into B's first chunk row, after restoring B's title is moot: B stays broken.
+    tamper(
+        "UPDATE chunks SET body = (SELECT body FROM chunks WHERE doc_id = ?1 ORDER BY ordinal LIMIT 1) \
+         WHERE id = (SELECT id FROM chunks WHERE doc_id = ?2 ORDER BY ordinal LIMIT 1)",
+        &first.id,
+        &other.id,
+    )?;
+    let moved_body = s.instance.store().passages(&other.id);
+    ensure(
+        moved_body.is_err(),
+        "a chunk body moved to another chunk's row fails to open",
+        "it opened",
+    )?;
+    // A's own trail into its body column: same row, other column.
+    tamper(
+        "UPDATE chunks SET body = trail WHERE id = (SELECT id FROM chunks WHERE doc_id = ?1 ORDER BY ordinal LIMIT 1) AND ?2 = ?2",
+        &first.id,
+        "",
+    )?;
+    let swapped = s.instance.store().passages(&first.id);
+    ensure(
+        swapped.is_err(),
+        "a trail cell moved into its chunk's body column fails to open",
+        "it opened",
     )
 }

@@ -192,7 +192,9 @@ fn sha256_absent(ctx: &mut Ctx) -> Result<(), Failure> {
 
 fn keyed_under_the_dek(ctx: &mut Ctx) -> Result<(), Failure> {
     let b = body(ctx);
-    let key = dek(ctx.rng());
+    let mut raw = [0u8; 32];
+    rand::RngCore::fill_bytes(ctx.rng(), &mut raw);
+    let key = memoria::seal::Dek::from_bytes(raw);
     let (d1, d2) = (ctx.dir("one"), ctx.dir("two"));
     let mut m1 = wake(&d1, Sealer::new(&key));
     let mut m2 = wake(&d2, Sealer::new(&key));
@@ -201,7 +203,11 @@ fn keyed_under_the_dek(ctx: &mut Ctx) -> Result<(), Failure> {
         ingest(&mut m2, "upload:a.md", &b),
     );
     let (x, y) = (external_id(&d1, &i1)?, external_id(&d2, &i2)?);
-    let expected = Sealer::new(&key).fingerprint(memoria::seal::Purpose::ExternalId, b.as_bytes());
+    // Derived here, independently of memoria's code, from the construction the
+    // spec fixes: HKDF-SHA256 over the DEK to the external-id purpose key, then
+    // HMAC-SHA256 of the body. A change to the derivation (a purpose key shared
+    // with another purpose, a missing salt) goes red here rather than agreeing with itself.
+    let expected = independent_external_id(&raw, b.as_bytes());
     ensure(
         x == expected,
         "external_id is HMAC-SHA256(body) under the DEK's external-id purpose key",
@@ -212,4 +218,19 @@ fn keyed_under_the_dek(ctx: &mut Ctx) -> Result<(), Failure> {
         "the same DEK in another data directory gives the same id",
         "they differ: something besides the key decides",
     )
+}
+
+/// The HKDF salt and the external-id purpose's `info`, as this project fixes them.
+const HKDF_SALT: &[u8] = b"memoria/seal/v1";
+const EXTERNAL_ID_INFO: &[u8] = b"memoria/purpose/external-id";
+
+fn independent_external_id(dek: &[u8; 32], body: &[u8]) -> [u8; 32] {
+    use hmac::Mac as _;
+    let hk = hkdf::Hkdf::<Sha256>::new(Some(HKDF_SALT), dek);
+    let mut key = [0u8; 32];
+    hk.expand(EXTERNAL_ID_INFO, &mut key)
+        .expect("32 bytes is a valid HKDF output");
+    let mut mac = <hmac::Hmac<Sha256> as hmac::Mac>::new_from_slice(&key).expect("any key length");
+    mac.update(body);
+    mac.finalize().into_bytes().into()
 }
