@@ -112,5 +112,25 @@ mod tests {
         assert!(Admission::parse(" , ").is_err());
         assert!(Admission::parse("not-an-address").is_err());
         assert!(Admission::parse("a b@example.org").is_err());
+        assert!(
+            Admission::parse("@example.org").is_err(),
+            "empty local part"
+        );
+        assert!(Admission::parse("ana@").is_err(), "empty domain");
+    }
+
+    #[test]
+    fn the_owners_list_is_capped_at_its_maximum() {
+        let list = |n: usize| {
+            (0..n)
+                .map(|i| format!("o{i}@example.org"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        assert_eq!(
+            Admission::parse(&list(OWNERS_MAX)).unwrap().owners().len(),
+            OWNERS_MAX
+        );
+        assert!(Admission::parse(&list(OWNERS_MAX + 1)).is_err());
     }
 }

@@ -22,11 +22,4 @@ impl EgressMode {
             }
         }
     }
-
-    /// A short stable name for JSON and logs.
-    pub fn name(self) -> &'static str {
-        match self {
-            EgressMode::AiOff => "ai-off",
-        }
-    }
 }

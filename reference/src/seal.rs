@@ -295,6 +295,18 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_plaintext_seals_and_opens() {
+        let s = sealer();
+        let sealed = s.seal(Purpose::Title, "documents/x/title", b"");
+        assert_eq!(sealed.len(), SEALED_OVERHEAD_BYTES);
+        assert_eq!(
+            s.open(Purpose::Title, "documents/x/title", &sealed)
+                .unwrap(),
+            b""
+        );
+    }
+
+    #[test]
     fn two_seals_of_the_same_value_differ_because_the_nonce_is_fresh() {
         let s = sealer();
         let a = s.seal(Purpose::Title, "documents/x/title", b"Budget");

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Multipart, Path, Query, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::get;
@@ -1017,7 +1017,34 @@ async fn logout(
     resp
 }
 
-/// Methods for a declared route's `method` string.
-pub fn method_of(route: &DeclaredRoute) -> Method {
-    Method::from_bytes(route.method.as_bytes()).expect("declared methods are valid")
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prune_drops_expired_entries_and_keeps_live_ones() {
+        let mut m: HashMap<[u8; 32], i64> = HashMap::new();
+        m.insert([1; 32], 10);
+        m.insert([2; 32], 20);
+        m.insert([3; 32], 30);
+        prune(&mut m, 20, |e| *e);
+        assert_eq!(m.len(), 1, "entries expiring at or before now are dropped");
+        assert!(m.contains_key(&[3; 32]));
+    }
+
+    #[test]
+    fn prune_evicts_the_soonest_to_expire_once_the_table_is_full() {
+        let mut m: HashMap<[u8; 32], i64> = HashMap::new();
+        for i in 0..SESSIONS_MAX {
+            let mut k = [0u8; 32];
+            k[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            m.insert(k, 1000 + i as i64);
+        }
+        prune(&mut m, 0, |e| *e);
+        assert_eq!(m.len(), SESSIONS_MAX - 1, "room is made for one more");
+        assert!(
+            m.values().all(|e| *e > 1000),
+            "the soonest-expiring entry went"
+        );
+    }
 }

@@ -1351,3 +1351,46 @@ async fn a_broad_query_pages_by_twenty_and_a_page_past_the_end_is_empty_without_
         );
     }
 }
+
+#[tokio::test]
+async fn an_upload_far_over_the_body_limit_is_413_and_a_malformed_form_is_400() {
+    let (_dir, app) = signed_in_app().await;
+    let before = store_state(&app);
+    // Past the request-body limit (file cap plus multipart slack): refused while reading the form.
+    let huge = vec![b'a'; 2 * UPLOAD_BYTES_MAX];
+    let resp = app.upload("huge.md", &huge, None).await;
+    assert_eq!(resp.status, StatusCode::PAYLOAD_TOO_LARGE, "a 2 MiB body");
+    assert_footer("a 2 MiB body", &resp);
+    // A multipart body that ends mid-part: unreadable, not too large.
+    let req = Request::post("/documents")
+        .header("content-type", "multipart/form-data; boundary=b0undary")
+        .body(Body::from("--b0undary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.md\"\r\n\r\nunterminated"))
+        .expect("request");
+    let resp = app.send(req).await;
+    assert_eq!(
+        resp.status,
+        StatusCode::BAD_REQUEST,
+        "a truncated multipart body"
+    );
+    assert_footer("a truncated multipart body", &resp);
+    assert_eq!(store_state(&app), before, "nothing changed");
+}
+
+#[tokio::test]
+async fn serve_delivers_one_sign_in_link_to_every_owner() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let app = TestApp::new(
+        dir.path(),
+        &Dek::generate(),
+        "ana@example.org, bo@example.org",
+    )
+    .expect("app");
+    assert!(
+        app.delivered_links().is_empty(),
+        "nothing delivered before asking"
+    );
+    app.state().deliver_sign_in_links();
+    let mut owners: Vec<String> = app.delivered_links().into_iter().map(|(o, _)| o).collect();
+    owners.sort();
+    assert_eq!(owners, vec!["ana@example.org", "bo@example.org"]);
+}
