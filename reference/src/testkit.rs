@@ -199,6 +199,11 @@ impl TestApp {
             req.headers_mut()
                 .insert(header::COOKIE, c.parse().expect("cookie header"));
         }
+        self.dispatch(req).await
+    }
+
+    /// Sends `req` with no cookie of this client's, adding only a `Host`.
+    async fn dispatch(&self, mut req: Request) -> TestResponse {
         if !req.headers().contains_key(header::HOST) {
             req.headers_mut()
                 .insert(header::HOST, "memoria.test".parse().expect("host"));
@@ -234,24 +239,7 @@ impl TestApp {
             req.headers_mut()
                 .insert(header::COOKIE, pair.parse().expect("cookie header"));
         }
-        req.headers_mut()
-            .insert(header::HOST, "memoria.test".parse().expect("host"));
-        let resp = self
-            .router
-            .clone()
-            .oneshot(req)
-            .await
-            .expect("the router is infallible");
-        let status = resp.status();
-        let headers = resp.headers().clone();
-        let bytes = to_bytes(resp.into_body(), RESPONSE_BYTES_MAX)
-            .await
-            .expect("body fits");
-        TestResponse {
-            status,
-            headers,
-            body: String::from_utf8_lossy(&bytes).into_owned(),
-        }
+        self.dispatch(req).await
     }
 
     /// `GET uri`.
