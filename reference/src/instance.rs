@@ -101,6 +101,17 @@ pub struct SearchResult {
     pub snippet: Snippet,
 }
 
+impl SearchResult {
+    /// The heading trail to show beside the title: the trail without a first
+    /// entry that merely repeats the title (a document's own `# Title`).
+    pub fn trail_below_title(&self) -> &[String] {
+        match self.trail.first() {
+            Some(first) if first.trim() == self.title.trim() => &self.trail[1..],
+            _ => &self.trail,
+        }
+    }
+}
+
 /// One page of search results.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SearchPage {

@@ -281,10 +281,10 @@ fn run(cli: Cli) -> Result<u8, Exit> {
                         println!("No passage matched.");
                     }
                     for r in &result.results {
-                        let trail = if r.trail.is_empty() {
+                        let trail = if r.trail_below_title().is_empty() {
                             String::new()
                         } else {
-                            format!(" › {}", r.trail.join(" › "))
+                            format!(" › {}", r.trail_below_title().join(" › "))
                         };
                         println!("{:>3}. {}{trail}", r.rank, r.title);
                         println!(
@@ -370,7 +370,7 @@ fn serve(instance: Instance, addr: SocketAddr) -> Result<u8, Exit> {
             .await
             .with_context(|| format!("binding {addr}"))?;
         let local = listener.local_addr().context("reading the bound address")?;
-        let report = instance.wake_report().clone();
+        let (documents, chunks) = instance.store().counts().context("counting the store")?;
         let state = AppState::new(
             instance,
             Arc::new(TerminalDelivery),
@@ -378,7 +378,7 @@ fn serve(instance: Instance, addr: SocketAddr) -> Result<u8, Exit> {
         );
         println!(
             "memoria: serving {} documents ({} passages) on http://{local}",
-            report.documents, report.chunks
+            documents, chunks
         );
         println!("memoria: egress: {}", EgressMode::AiOff.footer());
         state.deliver_sign_in_links();

@@ -538,7 +538,7 @@ fn results_region(q: &str, outcome: &Result<SearchPage, SearchError>) -> (Status
                         li.result {
                             div {
                                 a href=(r.link) { strong { (r.title) } }
-                                @if !r.trail.is_empty() { " › " (r.trail.join(" › ")) }
+                                @if !r.trail_below_title().is_empty() { " › " (r.trail_below_title().join(" › ")) }
                             }
                             div.meta {
                                 span.app { (r.app) } " · passage " (r.ordinal) " · " span title="written by a person" { (r.marker) }
