@@ -296,7 +296,9 @@ impl TestApp {
     }
 }
 
-fn form_encode(s: &str) -> String {
+/// Percent-encodes a form or query-string value: everything but RFC 3986's
+/// unreserved characters.
+pub fn form_encode(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
         match b {

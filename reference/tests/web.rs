@@ -21,7 +21,7 @@ use memoria::query::QUERY_BYTES_MAX;
 use memoria::seal::{Dek, Sealer};
 use memoria::snapshot;
 use memoria::store::NewDocument;
-use memoria::testkit::{TestApp, TestResponse};
+use memoria::testkit::{TestApp, TestResponse, form_encode};
 use memoria::web::{SESSION_TTL_S, SIGN_IN_LINK_TTL_S, UPLOAD_BYTES_MAX};
 
 /// The one owner every test signs in as.
@@ -107,20 +107,6 @@ fn uploaded_id(resp: &TestResponse) -> String {
 /// Uploads `bytes` as `name` and returns the new document's id.
 async fn upload_ok(app: &TestApp, name: &str, bytes: &[u8]) -> String {
     uploaded_id(&app.upload(name, bytes, None).await)
-}
-
-/// Percent-encodes a query-string value: everything but RFC 3986's unreserved characters.
-fn url_q(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(b as char)
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
 }
 
 /// How many result rows a page renders.
@@ -637,7 +623,7 @@ async fn whatever_a_person_types_is_searched_as_words_and_never_errors() {
     ];
     for (q, expect) in table {
         for route in ["/", "/search"] {
-            let uri = format!("{route}?q={}", url_q(q));
+            let uri = format!("{route}?q={}", form_encode(q));
             let resp = app.get(&uri).await;
             assert_eq!(resp.status, StatusCode::OK, "{uri}: {}", resp.body);
             assert_footer(&uri, &resp);
@@ -678,9 +664,9 @@ async fn a_query_with_fts5_syntax_finds_exactly_what_its_plain_words_find() {
         ("COFFEE Machine", "coffee machine"),
     ];
     for (nasty, plain) in pairs {
-        let plain_page = app.get(&format!("/?q={}", url_q(plain))).await;
-        let nasty_page = app.get(&format!("/?q={}", url_q(nasty))).await;
-        let fragment = app.get(&format!("/search?q={}", url_q(nasty))).await;
+        let plain_page = app.get(&format!("/?q={}", form_encode(plain))).await;
+        let nasty_page = app.get(&format!("/?q={}", form_encode(nasty))).await;
+        let fragment = app.get(&format!("/search?q={}", form_encode(nasty))).await;
         assert_eq!(nasty_page.status, StatusCode::OK, "{nasty}");
         let expected = result_links(&plain_page.body);
         assert!(!expected.is_empty(), "presence: {plain} finds something");
@@ -724,7 +710,7 @@ async fn a_query_over_one_kibibyte_is_400_with_a_refusal_and_the_footer() {
     // Presence: exactly 1 KiB is still searched.
     let at_cap = format!("coffee {}", "a".repeat(QUERY_BYTES_MAX - 7));
     assert_eq!(at_cap.len(), QUERY_BYTES_MAX);
-    let resp = app.get(&format!("/?q={}", url_q(&at_cap))).await;
+    let resp = app.get(&format!("/?q={}", form_encode(&at_cap))).await;
     assert_eq!(resp.status, StatusCode::OK);
     assert!(result_count(&resp.body) > 0);
 
@@ -733,7 +719,7 @@ async fn a_query_over_one_kibibyte_is_400_with_a_refusal_and_the_footer() {
     let over_multibyte = "é".repeat(QUERY_BYTES_MAX / 2 + 1);
     for q in [over_ascii, over_multibyte] {
         for route in ["/", "/search"] {
-            let resp = app.get(&format!("{route}?q={}", url_q(&q))).await;
+            let resp = app.get(&format!("{route}?q={}", form_encode(&q))).await;
             assert_eq!(resp.status, StatusCode::BAD_REQUEST, "{route}");
             assert_footer(route, &resp);
             let sentence = refusal(&resp.body).expect("a refusal");
@@ -885,7 +871,7 @@ async fn markup_in_a_document_is_escaped_on_every_page_and_never_runs() {
 async fn a_query_echoed_into_the_search_box_is_escaped() {
     let (_dir, app) = signed_in_app().await;
     let q = "\"><script>alert(5)</script>";
-    let resp = app.get(&format!("/?q={}", url_q(q))).await;
+    let resp = app.get(&format!("/?q={}", form_encode(q))).await;
     assert_eq!(resp.status, StatusCode::OK);
     assert!(
         resp.body.contains("&quot;&gt;&lt;script&gt;alert(5)"),
@@ -912,7 +898,7 @@ async fn highlights_are_whole_words_and_never_split_a_multibyte_character() {
         ("zürich", "Zürich"),
     ] {
         for route in ["/", "/search"] {
-            let resp = app.get(&format!("{route}?q={}", url_q(q))).await;
+            let resp = app.get(&format!("{route}?q={}", form_encode(q))).await;
             assert_eq!(resp.status, StatusCode::OK);
             assert!(
                 !resp.body.contains('\u{fffd}'),
