@@ -78,6 +78,7 @@ pub mod index;
 pub mod instance;
 pub mod query;
 pub mod seal;
+pub mod sibling;
 pub mod snapshot;
 pub mod store;
 pub mod testkit;

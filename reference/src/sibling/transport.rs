@@ -1,0 +1,122 @@
+//! The pluggable HTTP transport under the sibling client: production dials TCP, the simulator dials turmoil (§6.1, §6.3).
+//!
+//! The client speaks HTTP/1.1 with hyper over whatever [`Dialer`] hands it.
+//! One connection per exchange, no pooling, and redirects are never followed:
+//! a 3xx is returned to the caller as a status like any other, and every
+//! caller treats it as a failed call (§6.3).
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full, Limited};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// The largest response body the client reads from a sibling, in bytes: one
+/// S3 body (1 MiB, the upload cap) plus JSON framing.
+pub const SIBLING_RESPONSE_BYTES_MAX: usize = 2 * 1024 * 1024;
+
+/// A byte stream to one sibling host.
+pub trait Connection: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Connection for T {}
+
+/// The future a [`Dialer`] returns.
+pub type DialFuture<'a> =
+    Pin<Box<dyn Future<Output = io::Result<Box<dyn Connection>>> + Send + 'a>>;
+
+/// Opens byte streams to hosts. Production: [`TcpDialer`]. The simulator
+/// supplies one over turmoil; the reference never depends on it.
+pub trait Dialer: Send + Sync + 'static {
+    /// Opens a stream to `host:port`. `host` has already passed the
+    /// same-team check ([`super::host::SiblingUrl`]).
+    ///
+    /// # Errors
+    /// Any I/O error opening the stream.
+    fn dial<'a>(&'a self, host: &'a str, port: u16) -> DialFuture<'a>;
+}
+
+/// Dials real TCP with tokio.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TcpDialer;
+
+impl Dialer for TcpDialer {
+    fn dial<'a>(&'a self, host: &'a str, port: u16) -> DialFuture<'a> {
+        Box::pin(async move {
+            let stream = tokio::net::TcpStream::connect((host, port)).await?;
+            stream.set_nodelay(true)?;
+            Ok(Box::new(stream) as Box<dyn Connection>)
+        })
+    }
+}
+
+/// How an exchange failed before a whole response arrived.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    /// The stream could not be opened.
+    #[error("could not connect: {0}")]
+    Connect(io::Error),
+    /// HTTP failed mid-exchange (reset, bad framing).
+    #[error("the exchange failed: {0}")]
+    Http(String),
+    /// The response body is over [`SIBLING_RESPONSE_BYTES_MAX`].
+    #[error("the response body is over {SIBLING_RESPONSE_BYTES_MAX} bytes")]
+    TooLarge,
+}
+
+/// A whole response: status and body bytes.
+#[derive(Debug, Clone)]
+pub struct RawResponse {
+    /// The HTTP status code.
+    pub status: u16,
+    /// The body, at most [`SIBLING_RESPONSE_BYTES_MAX`] bytes.
+    pub body: Bytes,
+}
+
+/// Sends one request over a fresh connection from `dialer` and reads the
+/// whole response. Never follows a redirect.
+///
+/// # Errors
+/// [`TransportError`] when no whole response arrived. A non-2xx status is not
+/// an error here: it is a [`RawResponse`] the caller judges.
+pub async fn exchange(
+    dialer: &dyn Dialer,
+    host: &str,
+    port: u16,
+    request: http::Request<Full<Bytes>>,
+) -> Result<RawResponse, TransportError> {
+    let stream = dialer
+        .dial(host, port)
+        .await
+        .map_err(TransportError::Connect)?;
+    let io = hyper_util::rt::TokioIo::new(stream);
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(io)
+        .await
+        .map_err(|e| TransportError::Http(e.to_string()))?;
+    let driver = async move {
+        // The connection ends when the exchange does; its error, if any,
+        // surfaces through `send_request` below.
+        let _ = conn.await;
+    };
+    let exchange = async move {
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| TransportError::Http(e.to_string()))?;
+        let status = response.status().as_u16();
+        let body = Limited::new(response.into_body(), SIBLING_RESPONSE_BYTES_MAX)
+            .collect()
+            .await
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    TransportError::TooLarge
+                } else {
+                    TransportError::Http(e.to_string())
+                }
+            })?
+            .to_bytes();
+        Ok(RawResponse { status, body })
+    };
+    let (_, result) = futures::join!(driver, exchange);
+    result
+}
