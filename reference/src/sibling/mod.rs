@@ -1,8 +1,14 @@
 //! memoria's client for its siblings' S1, S1a, S2 and S3 (§4.1, §6): it asks, it never decides.
 //!
 //! The wire shapes are `fixtures/contract/`'s, which are the interface
-//! (suite ruling 7). [`host`] refuses other teams' hosts (§6.3) and
-//! [`transport`] carries HTTP over a pluggable [`transport::Dialer`].
+//! (suite ruling 7). [`host`] refuses other teams' hosts (§6.3),
+//! [`transport`] carries HTTP over a pluggable [`transport::Dialer`],
+//! [`wire`] holds the total decoders and [`client`] makes the calls.
 
+pub mod client;
 pub mod host;
 pub mod transport;
+pub mod wire;
+
+pub use client::{SIBLING_DEADLINE_MS, SiblingClient, SiblingConfig};
+pub use wire::{Pair, Subject, SubjectKind, Verdict};

@@ -1,0 +1,357 @@
+//! The sibling client: S1 polls, S1a announces, S2 re-checks and S3 fetches over a [`Dialer`] (§4.1, §6.1, §6.5).
+//!
+//! S2 calls to every sibling go out at once, each sibling bounded by
+//! [`SIBLING_DEADLINE_MS`], so a page waits for its slowest sibling and never
+//! for their sum. A sibling past its deadline is UNKNOWN for every pair it
+//! was asked. Nothing here caches an answer (ruling 3).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+
+use super::host::{HostRefusal, SiblingUrl};
+use super::transport::{Dialer, RawResponse, TransportError, exchange};
+use super::wire::{
+    Announce, AnnounceAssembler, AnnounceFailure, FeedError, FetchError, Pair, S1Page,
+    S2_PAIRS_PER_CALL_MAX, S2Answer, S2Decoded, S2Fault, S2Request, S3Body, Subject, decode_s1,
+    decode_s1a_page, decode_s2, decode_s3,
+};
+
+/// The S2 deadline per sibling, in milliseconds, covering all its batches (§6.5).
+pub const SIBLING_DEADLINE_MS: u64 = 800;
+/// The deadline for one S1, S1a page or S3 call, in milliseconds. Ingest has
+/// nobody waiting, so it allows a cold sibling's wake (§6.5); this project's
+/// number, not the spec's.
+pub const INGEST_CALL_DEADLINE_MS: u64 = 10_000;
+
+/// One configured sibling: its base URL and memoria's bearer token for it (§6.2).
+#[derive(Clone)]
+pub struct SiblingConfig {
+    /// e.g. `http://acme.sheets.oficina.works:8080`.
+    pub url: String,
+    /// memoria's consumer token at this sibling.
+    pub token: String,
+}
+
+impl std::fmt::Debug for SiblingConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SiblingConfig")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone)]
+struct Sibling {
+    url: SiblingUrl,
+    token: String,
+}
+
+/// A sibling URL that was refused at configuration (§6.3).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("sibling URL {url:?} refused: {refusal}")]
+pub struct ConfigRefusal {
+    /// The URL as configured.
+    pub url: String,
+    /// Why.
+    pub refusal: HostRefusal,
+}
+
+/// memoria's client for its own team's siblings.
+#[derive(Clone)]
+pub struct SiblingClient {
+    team: String,
+    siblings: BTreeMap<String, Sibling>,
+    dialer: Arc<dyn Dialer>,
+}
+
+impl std::fmt::Debug for SiblingClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SiblingClient")
+            .field("team", &self.team)
+            .field("apps", &self.siblings.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SiblingClient {
+    /// A client for team `team` over `dialer`. Every URL must be this team's
+    /// (§6.3); two URLs for one app are refused as well.
+    ///
+    /// # Errors
+    /// The first [`ConfigRefusal`].
+    pub fn new(
+        team: &str,
+        siblings: &[SiblingConfig],
+        dialer: Arc<dyn Dialer>,
+    ) -> Result<SiblingClient, ConfigRefusal> {
+        let mut map = BTreeMap::new();
+        for s in siblings {
+            let url = SiblingUrl::parse(&s.url, team).map_err(|refusal| ConfigRefusal {
+                url: s.url.clone(),
+                refusal,
+            })?;
+            let app = url.app().to_string();
+            if map
+                .insert(
+                    app,
+                    Sibling {
+                        url,
+                        token: s.token.clone(),
+                    },
+                )
+                .is_some()
+            {
+                return Err(ConfigRefusal {
+                    url: s.url.clone(),
+                    refusal: HostRefusal::Malformed,
+                });
+            }
+        }
+        Ok(SiblingClient {
+            team: team.to_ascii_lowercase(),
+            siblings: map,
+            dialer,
+        })
+    }
+
+    /// The team label this client dials within.
+    pub fn team(&self) -> &str {
+        &self.team
+    }
+
+    /// The configured apps, sorted.
+    pub fn apps(&self) -> Vec<String> {
+        self.siblings.keys().cloned().collect()
+    }
+
+    /// True if `app` is configured.
+    pub fn has_app(&self, app: &str) -> bool {
+        self.siblings.contains_key(app)
+    }
+
+    async fn call(
+        &self,
+        app: &str,
+        method: &str,
+        path_and_query: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<RawResponse, TransportError> {
+        let Some(sibling) = self.siblings.get(app) else {
+            return Err(TransportError::Http("no such sibling".into()));
+        };
+        let mut builder = http::Request::builder()
+            .method(method)
+            .uri(path_and_query)
+            .header(http::header::HOST, sibling.url.host())
+            .header(
+                http::header::AUTHORIZATION,
+                format!("Bearer {}", sibling.token),
+            );
+        if body.is_some() {
+            builder = builder.header(http::header::CONTENT_TYPE, "application/json");
+        }
+        let request = builder
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .map_err(|e| TransportError::Http(e.to_string()))?;
+        exchange(
+            self.dialer.as_ref(),
+            sibling.url.host(),
+            sibling.url.port(),
+            request,
+        )
+        .await
+    }
+
+    async fn call_within(
+        &self,
+        deadline_ms: u64,
+        app: &str,
+        method: &str,
+        path_and_query: &str,
+        body: Option<Vec<u8>>,
+    ) -> Option<RawResponse> {
+        match tokio::time::timeout(
+            Duration::from_millis(deadline_ms),
+            self.call(app, method, path_and_query, body),
+        )
+        .await
+        {
+            Ok(Ok(r)) => Some(r),
+            Ok(Err(e)) => {
+                tracing::warn!(app, error = %e, "sibling call failed");
+                None
+            }
+            Err(_) => {
+                tracing::warn!(app, deadline_ms, "sibling call past its deadline");
+                None
+            }
+        }
+    }
+
+    /// Re-checks `pairs` with `app` for `subject` (§4.1): as many calls of at
+    /// most [`S2_PAIRS_PER_CALL_MAX`] pairs as needed, all at once, within
+    /// one [`SIBLING_DEADLINE_MS`]. Total: one verdict per pair, in order.
+    pub async fn check(&self, app: &str, subject: &Subject, pairs: &[Pair]) -> S2Decoded {
+        if pairs.is_empty() {
+            return S2Decoded {
+                verdicts: vec![],
+                faults: BTreeMap::new(),
+            };
+        }
+        let batches = pairs.chunks(S2_PAIRS_PER_CALL_MAX).map(|batch| async move {
+            let body = serde_json::to_vec(&S2Request {
+                subject,
+                pairs: batch,
+            })
+            .expect("S2 request serialises");
+            let answer = match self.call(app, "POST", "/s2/check", Some(body)).await {
+                Ok(r) => S2Answer::Http {
+                    status: r.status,
+                    body: r.body.to_vec(),
+                },
+                Err(e) => {
+                    tracing::warn!(app, error = %e, "S2 call failed");
+                    S2Answer::NoAnswer
+                }
+            };
+            decode_s2(batch, subject.kind, &answer)
+        });
+        let all = futures::future::join_all(batches);
+        match tokio::time::timeout(Duration::from_millis(SIBLING_DEADLINE_MS), all).await {
+            Ok(decoded) => {
+                let mut out = S2Decoded {
+                    verdicts: Vec::with_capacity(pairs.len()),
+                    faults: BTreeMap::new(),
+                };
+                for d in decoded {
+                    out.verdicts.extend(d.verdicts);
+                    for (f, n) in d.faults {
+                        *out.faults.entry(f).or_insert(0) += n;
+                    }
+                }
+                out
+            }
+            Err(_) => {
+                tracing::warn!(
+                    app,
+                    deadline_ms = SIBLING_DEADLINE_MS,
+                    "S2 past its deadline"
+                );
+                decode_s2(pairs, subject.kind, &S2Answer::NoAnswer)
+            }
+        }
+        .tap_faults(app)
+    }
+
+    /// Re-checks every app's pairs at once (§6.5): the page waits for the
+    /// slowest sibling, never for the sum. Apps not configured answer
+    /// UNKNOWN for every pair, without a call.
+    pub async fn check_all(
+        &self,
+        subject: &Subject,
+        by_app: &BTreeMap<String, Vec<Pair>>,
+    ) -> BTreeMap<String, S2Decoded> {
+        let calls = by_app.iter().map(|(app, pairs)| async move {
+            let decoded = if self.has_app(app) {
+                self.check(app, subject, pairs).await
+            } else {
+                decode_s2(pairs, subject.kind, &S2Answer::NoAnswer)
+            };
+            (app.clone(), decoded)
+        });
+        futures::future::join_all(calls).await.into_iter().collect()
+    }
+
+    /// Polls `app`'s S1 feed from `cursor` (`None`: from the start).
+    ///
+    /// # Errors
+    /// [`FeedError`]; [`FeedError::ReannounceRequired`] asks for S1a.
+    pub async fn feed(&self, app: &str, cursor: Option<&str>) -> Result<S1Page, FeedError> {
+        let path = match cursor {
+            Some(c) => format!("/s1/feed?cursor={}", percent_encode(c)),
+            None => "/s1/feed".to_string(),
+        };
+        let r = self
+            .call_within(INGEST_CALL_DEADLINE_MS, app, "GET", &path, None)
+            .await
+            .ok_or(FeedError::NoAnswer)?;
+        decode_s1(r.status, &r.body)
+    }
+
+    /// Reads a whole re-announce from `app` (§4.1 rule 2). Complete, or failed.
+    ///
+    /// # Errors
+    /// An [`AnnounceFailure`]; a failed announce authorises nothing.
+    pub async fn announce(&self, app: &str) -> Result<Announce, AnnounceFailure> {
+        let mut assembler = AnnounceAssembler::default();
+        let mut path = "/s1a/announce".to_string();
+        loop {
+            let r = self
+                .call_within(INGEST_CALL_DEADLINE_MS, app, "GET", &path, None)
+                .await
+                .ok_or(AnnounceFailure::Page(FeedError::NoAnswer))?;
+            let page = decode_s1a_page(r.status, &r.body).map_err(AnnounceFailure::Page)?;
+            match assembler.feed(page)? {
+                Some(next) => path = format!("/s1a/announce?page={}", percent_encode(&next)),
+                None => return assembler.finish(),
+            }
+        }
+    }
+
+    /// Fetches one item's body at one revision (§6.1). No person is sent.
+    ///
+    /// # Errors
+    /// [`FetchError`].
+    pub async fn fetch(&self, app: &str, pair: &Pair) -> Result<S3Body, FetchError> {
+        let body = serde_json::to_vec(pair).expect("S3 request serialises");
+        let r = self
+            .call_within(
+                INGEST_CALL_DEADLINE_MS,
+                app,
+                "POST",
+                "/s3/fetch",
+                Some(body),
+            )
+            .await
+            .ok_or(FetchError::NoAnswer)?;
+        decode_s3(pair, r.status, &r.body)
+    }
+}
+
+trait TapFaults {
+    fn tap_faults(self, app: &str) -> Self;
+}
+
+impl TapFaults for S2Decoded {
+    fn tap_faults(self, app: &str) -> Self {
+        for (fault, pairs) in &self.faults {
+            tracing::warn!(app, fault = ?fault, pairs, "S2 pairs decoded to UNKNOWN");
+        }
+        self
+    }
+}
+
+/// Percent-encodes an opaque token for a query string (RFC 3986 unreserved kept).
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Every pair UNKNOWN with one fault: for callers that never reached a sibling.
+pub fn unknown_for(pairs: &[Pair], fault: S2Fault) -> S2Decoded {
+    S2Decoded {
+        verdicts: vec![super::wire::Verdict::Unknown; pairs.len()],
+        faults: BTreeMap::from([(fault, pairs.len())]),
+    }
+}
