@@ -22,8 +22,11 @@ use crate::highlight::{Highlighter, Snippet};
 use crate::index::LexicalIndex;
 use crate::query::{self, Query, QueryRefusal};
 use crate::seal::Sealer;
+use crate::sibling::{Pair, Verdict};
 use crate::snapshot::{self, SnapshotHeader};
-use crate::store::{Deletion, DocumentSummary, IngestOutcome, NewDocument, Passage, Store};
+use crate::store::{
+    Deletion, DocumentSummary, IngestOutcome, NewDocument, Passage, Provenance, Store,
+};
 
 /// Results per page of the search page and the CLI (§8.1).
 pub const PAGE_SIZE_RESULTS: usize = 20;
@@ -99,6 +102,8 @@ pub struct SearchResult {
     pub link: String,
     /// The highlighted window of the passage.
     pub snippet: Snippet,
+    /// For a sibling's passage, the item and revision held; `None` if memoria-owned.
+    pub provenance: Option<Provenance>,
 }
 
 impl SearchResult {
@@ -123,6 +128,181 @@ pub struct SearchPage {
     pub results: Vec<SearchResult>,
     /// True if another page follows.
     pub has_next: bool,
+    /// Sibling passages withheld loudly, per app and reason (§8.1). Never
+    /// NOT_VISIBLE: that value is omitted silently and counted nowhere.
+    pub withheld: Vec<Withheld>,
+}
+
+/// Why sibling passages were withheld loudly (§4.1, §8.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WithheldReason {
+    /// The sibling did not answer usefully (UNKNOWN).
+    NoAnswer,
+    /// The sibling has moved past the revision held (STALE): refetching.
+    Stale,
+    /// The sibling's log stops short of the revision held (AHEAD): the
+    /// source is marked for re-announce, and nothing is deleted.
+    Ahead,
+}
+
+/// One line of loud withholding: `count` passages from `app`, for `reason`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Withheld {
+    /// The app of record, e.g. `sheets`.
+    pub app: String,
+    /// Why.
+    pub reason: WithheldReason,
+    /// How many results on this page were withheld.
+    pub count: usize,
+}
+
+impl Withheld {
+    /// The sentence the page shows, e.g. "Sheets did not answer; 7 results withheld."
+    pub fn sentence(&self) -> String {
+        let app = app_display_name(&self.app);
+        let n = self.count;
+        let results = if n == 1 { "result" } else { "results" };
+        match self.reason {
+            WithheldReason::NoAnswer => format!("{app} did not answer; {n} {results} withheld."),
+            WithheldReason::Stale => format!(
+                "{app} has a newer version of {n} {results}; withheld while memoria fetches it."
+            ),
+            WithheldReason::Ahead => format!(
+                "{app} is behind the version memoria holds of {n} {results}, as after a restore; \
+                 withheld until {app} re-announces. Nothing was deleted."
+            ),
+        }
+    }
+}
+
+/// An app's name as a reader sees it: `sheets` → `Sheets`.
+pub fn app_display_name(app: &str) -> String {
+    let mut chars = app.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// The ranked candidates for one page, opened but not yet ruled (§8.1).
+#[derive(Debug, Clone)]
+pub struct Candidates {
+    /// How many words the query held.
+    pub query_words: usize,
+    /// The page number, from 1.
+    pub page: u32,
+    /// Candidates best first; sibling ones carry provenance.
+    pub results: Vec<SearchResult>,
+    /// True if another page follows.
+    pub has_next: bool,
+}
+
+impl Candidates {
+    /// The pairs to put to S2, per app: one per sibling item on the page,
+    /// in first-ranked order (§4.1, §5.2).
+    pub fn pairs_by_app(&self) -> std::collections::BTreeMap<String, Vec<Pair>> {
+        let mut out: std::collections::BTreeMap<String, Vec<Pair>> = Default::default();
+        for r in &self.results {
+            if let Some(p) = &r.provenance {
+                let pair = Pair {
+                    item_id: p.item_id.clone(),
+                    revision: p.revision.clone(),
+                };
+                let pairs = out.entry(p.app.clone()).or_default();
+                if !pairs.contains(&pair) {
+                    pairs.push(pair);
+                }
+            }
+        }
+        out
+    }
+
+    /// Applies §8.1 to the candidates: memoria-owned passages render (their
+    /// authority is §4.2, already applied); a sibling passage renders only
+    /// on VISIBLE for its exact (item, revision) in `verdicts`; NOT_VISIBLE
+    /// is omitted silently; STALE, AHEAD and UNKNOWN, and a pair missing
+    /// from `verdicts`, are withheld and counted per app and reason.
+    pub fn rule(self, verdicts: &Verdicts) -> SearchPage {
+        let mut results = Vec::with_capacity(self.results.len());
+        let mut withheld: std::collections::BTreeMap<(String, WithheldReason), usize> =
+            Default::default();
+        let offset = (self.page.max(1) as usize - 1) * PAGE_SIZE_RESULTS;
+        for mut r in self.results {
+            let reason = match &r.provenance {
+                None => None,
+                Some(p) => match verdicts.get(p) {
+                    Verdict::Visible => None,
+                    Verdict::NotVisible => continue,
+                    Verdict::Stale => Some(WithheldReason::Stale),
+                    Verdict::Ahead => Some(WithheldReason::Ahead),
+                    Verdict::Unknown => Some(WithheldReason::NoAnswer),
+                },
+            };
+            match reason {
+                None => {
+                    r.rank = offset + results.len() + 1;
+                    results.push(r);
+                }
+                Some(reason) => {
+                    *withheld.entry((r.app.clone(), reason)).or_insert(0) += 1;
+                }
+            }
+        }
+        SearchPage {
+            query_words: self.query_words,
+            page: self.page,
+            results,
+            has_next: self.has_next,
+            withheld: withheld
+                .into_iter()
+                .map(|((app, reason), count)| Withheld { app, reason, count })
+                .collect(),
+        }
+    }
+}
+
+/// S2's answers for one request, by (app, item, revision) (§4.1). A pair
+/// not in here is UNKNOWN: the absence of an answer is never a VISIBLE.
+#[derive(Debug, Clone, Default)]
+pub struct Verdicts {
+    by_pair: std::collections::BTreeMap<(String, Pair), Verdict>,
+}
+
+impl Verdicts {
+    /// No answers at all: every sibling passage is UNKNOWN.
+    pub fn none() -> Verdicts {
+        Verdicts::default()
+    }
+
+    /// Records `app`'s answer for `pairs` (as asked, in order).
+    pub fn record(&mut self, app: &str, pairs: &[Pair], verdicts: &[Verdict]) {
+        for (pair, verdict) in pairs.iter().zip(verdicts) {
+            self.by_pair
+                .insert((app.to_string(), pair.clone()), *verdict);
+        }
+    }
+
+    /// The verdict for a passage's provenance; UNKNOWN if never answered.
+    pub fn get(&self, p: &Provenance) -> Verdict {
+        let key = (
+            p.app.clone(),
+            Pair {
+                item_id: p.item_id.clone(),
+                revision: p.revision.clone(),
+            },
+        );
+        self.by_pair.get(&key).copied().unwrap_or(Verdict::Unknown)
+    }
+
+    /// Apps with at least one pair answered `verdict`.
+    pub fn apps_with(&self, verdict: Verdict) -> std::collections::BTreeSet<String> {
+        self.by_pair
+            .iter()
+            .filter(|(_, v)| **v == verdict)
+            .map(|((app, _), _)| app.clone())
+            .collect()
+    }
 }
 
 /// Why a search produced no page.
@@ -329,6 +509,35 @@ impl Instance {
         Ok(outcome)
     }
 
+    /// Ingests one sibling item's body at one revision (§6.1 S3) and follows
+    /// the change into the index. Does not write a snapshot.
+    ///
+    /// # Errors
+    /// As [`Store::ingest_sibling`].
+    pub fn ingest_sibling(
+        &mut self,
+        doc: &NewDocument,
+        provenance: &Provenance,
+    ) -> Result<IngestOutcome, Error> {
+        let outcome = self
+            .store
+            .ingest_sibling(doc, provenance, self.clock.now_unix_s())?;
+        for id in &outcome.removed {
+            self.index.delete(*id)?;
+        }
+        for c in &outcome.added {
+            self.index.insert(c.chunk_id, &c.title, &c.trail, &c.body)?;
+        }
+        tracing::info!(
+            app = %provenance.app,
+            document = %outcome.id,
+            status = ?outcome.status,
+            chunks = outcome.added.len(),
+            "ingested from a sibling"
+        );
+        Ok(outcome)
+    }
+
     /// Deletes a document through a tombstone, removes its chunks from the
     /// index, and writes a superseding snapshot (§7.4).
     ///
@@ -381,6 +590,22 @@ impl Instance {
     /// See [`SearchError`]. An empty or punctuation-only query is not an
     /// error: it returns an empty page with `query_words == 0`.
     pub fn search(&self, asker: &str, text: &str, page: u32) -> Result<SearchPage, SearchError> {
+        // No sibling client here: every sibling passage is UNKNOWN and
+        // withheld loudly. Nothing from a sibling renders without S2.
+        Ok(self.candidates(asker, text, page)?.rule(&Verdicts::none()))
+    }
+
+    /// The ranked, opened candidates for one page, before any sibling is
+    /// asked (§8.1). Render only what [`Candidates::rule`] returns.
+    ///
+    /// # Errors
+    /// As [`Instance::search`].
+    pub fn candidates(
+        &self,
+        asker: &str,
+        text: &str,
+        page: u32,
+    ) -> Result<Candidates, SearchError> {
         // §4.2 fact 1: the asker is admitted.
         if self.admission.admit(asker).is_none() {
             return Err(SearchError::NotAdmitted);
@@ -389,7 +614,7 @@ impl Instance {
             QueryRefusal::TooLong => SearchError::TooLong,
         })?;
         let page = page.clamp(1, PAGE_MAX + 1);
-        let empty = SearchPage {
+        let empty = Candidates {
             query_words: q.word_count(),
             page,
             results: vec![],
@@ -430,6 +655,7 @@ impl Instance {
                 revision: ph.document.revision,
                 date: iso_date(ph.document.updated_at),
                 snippet: highlighter.snippet(&ph.passage.body),
+                provenance: ph.document.provenance,
             });
         }
         tracing::info!(
@@ -438,7 +664,7 @@ impl Instance {
             results = results.len(),
             "searched"
         );
-        Ok(SearchPage {
+        Ok(Candidates {
             query_words: q.word_count(),
             page,
             results,
@@ -465,7 +691,8 @@ impl Instance {
         Ok(Some((doc, passages)))
     }
 
-    /// Every live document, for `asker`.
+    /// Every live memoria-owned document, for `asker`. Sibling documents are
+    /// not listed: a title is content, and only S2 may let it be spoken.
     ///
     /// # Errors
     /// As [`Instance::document`].
@@ -473,7 +700,12 @@ impl Instance {
         if self.admission.admit(asker).is_none() {
             return Err(Error::new(ErrorKind::NotAdmitted, "not admitted"));
         }
-        self.store.documents()
+        Ok(self
+            .store
+            .documents()?
+            .into_iter()
+            .filter(|d| d.provenance.is_none())
+            .collect())
     }
 }
 

@@ -32,7 +32,7 @@ pub const DB_FILE_NAME: &str = "memoria.sqlite3";
 /// Length of a public document id in bytes (rendered as 32 hex characters).
 pub const DOCUMENT_ID_BYTES: usize = 16;
 /// Schema version written to `meta`; a mismatch refuses to open.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS meta (
@@ -50,7 +50,15 @@ CREATE TABLE IF NOT EXISTS documents (
     chunk_count INTEGER NOT NULL,
     created_at  INTEGER NOT NULL,
     updated_at  INTEGER NOT NULL,
-    deleted_at  INTEGER                -- NULL while live; set by a tombstone
+    deleted_at  INTEGER,               -- NULL while live; set by a tombstone
+    item_id     TEXT,                  -- sibling item id (opaque); NULL if memoria-owned
+    sibling_rev TEXT                   -- sibling revision held (opaque); NULL if memoria-owned
+);
+CREATE TABLE IF NOT EXISTS siblings (
+    app         TEXT PRIMARY KEY,      -- e.g. sheets
+    cursor      TEXT,                  -- S1 cursor (opaque); NULL before the first poll
+    reannounce  INTEGER NOT NULL DEFAULT 0, -- 1 once marked for re-announce (§4.1)
+    polled_at   INTEGER                -- unix seconds of the last S1 answer
 );
 CREATE TABLE IF NOT EXISTS chunks (
     id       INTEGER PRIMARY KEY,      -- also the FTS rowid; never reused
@@ -81,6 +89,28 @@ pub struct NewDocument {
     pub path: String,
     /// The text to chunk and index.
     pub body: String,
+}
+
+/// Where a sibling document came from: every chunk of it carries this (§5.2, decision 8).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Provenance {
+    /// The app of record, e.g. `sheets`.
+    pub app: String,
+    /// The sibling's item id (opaque).
+    pub item_id: String,
+    /// The sibling revision held (opaque, compared for equality only, §4.1).
+    pub revision: String,
+}
+
+/// What memoria remembers about one sibling between polls.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SiblingState {
+    /// The S1 cursor to poll from; `None` before the first poll.
+    pub cursor: Option<String>,
+    /// Marked for re-announce (§4.1): an AHEAD answer or a `410` feed.
+    pub reannounce: bool,
+    /// Unix seconds of the last S1 answer.
+    pub polled_at: Option<i64>,
 }
 
 /// What an ingest did.
@@ -155,6 +185,8 @@ pub struct DocumentSummary {
     pub created_at: i64,
     /// Unix seconds of the latest revision.
     pub updated_at: i64,
+    /// For a sibling's document, the item and revision held; `None` if memoria-owned.
+    pub provenance: Option<Provenance>,
 }
 
 /// A passage opened for rendering.
@@ -321,26 +353,71 @@ impl Store {
     /// # Errors
     /// [`ErrorKind::Empty`] if the body has no words; [`ErrorKind::Storage`] on a write failure.
     pub fn ingest(&mut self, doc: &NewDocument, now: i64) -> Result<IngestOutcome, Error> {
+        self.ingest_from(doc, None, now)
+    }
+
+    /// Ingests one sibling item's body at one revision (§6.1 S3 → §5.2).
+    /// `doc.source_key` is ignored: the item is keyed by app and item id.
+    /// The same body at a new sibling revision is a revision too, because
+    /// S2 is asked about the revision held.
+    ///
+    /// # Errors
+    /// As [`Store::ingest`].
+    pub fn ingest_sibling(
+        &mut self,
+        doc: &NewDocument,
+        provenance: &Provenance,
+        now: i64,
+    ) -> Result<IngestOutcome, Error> {
+        self.ingest_from(doc, Some(provenance), now)
+    }
+
+    /// The source key a sibling item is stored under.
+    fn sibling_source_key(app: &str, item_id: &str) -> String {
+        format!("sibling:{app}:{item_id}")
+    }
+
+    fn ingest_from(
+        &mut self,
+        doc: &NewDocument,
+        provenance: Option<&Provenance>,
+        now: i64,
+    ) -> Result<IngestOutcome, Error> {
+        let source_key = match provenance {
+            Some(p) => Store::sibling_source_key(&p.app, &p.item_id),
+            None => doc.source_key.clone(),
+        };
+        let (app, item_id, sibling_rev) = match provenance {
+            Some(p) => (
+                p.app.as_str(),
+                Some(p.item_id.as_str()),
+                Some(p.revision.as_str()),
+            ),
+            None => (APP_MEMORIA, None, None),
+        };
         let chunks = chunk::chunk(&doc.body);
         if chunks.is_empty() {
             return Err(Error::new(ErrorKind::Empty, "the document holds no words"));
         }
         let source_fp = self
             .sealer
-            .fingerprint(Purpose::PathFingerprint, doc.source_key.as_bytes());
+            .fingerprint(Purpose::PathFingerprint, source_key.as_bytes());
         let external_id = self
             .sealer
             .fingerprint(Purpose::ExternalId, doc.body.as_bytes());
         let tx = self.conn.transaction()?;
-        let existing: Option<(String, i64, Vec<u8>, Option<i64>)> = tx
+        let existing: Option<(String, i64, Vec<u8>, Option<i64>, Option<String>)> = tx
             .query_row(
-                "SELECT id, revision, external_id, deleted_at FROM documents WHERE source_fp = ?1",
+                "SELECT id, revision, external_id, deleted_at, sibling_rev FROM documents \
+                 WHERE source_fp = ?1",
                 params![&source_fp[..]],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
             )
             .optional()?;
         let (id, revision, status) = match existing {
-            Some((id, revision, ext, None)) if ext == external_id => {
+            Some((id, revision, ext, None, held))
+                if ext == external_id && held.as_deref() == sibling_rev =>
+            {
                 return Ok(IngestOutcome {
                     id,
                     revision,
@@ -349,7 +426,7 @@ impl Store {
                     added: vec![],
                 });
             }
-            Some((id, revision, _, deleted)) => {
+            Some((id, revision, _, deleted, _)) => {
                 let status = if deleted.is_some() {
                     IngestStatus::Restored
                 } else {
@@ -382,24 +459,27 @@ impl Store {
         if status == IngestStatus::Created {
             tx.execute(
                 "INSERT INTO documents(id, source_fp, external_id, app, revision, title, path, \
-                 chunk_count, created_at, updated_at, deleted_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, NULL)",
+                 chunk_count, created_at, updated_at, deleted_at, item_id, sibling_rev) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, NULL, ?10, ?11)",
                 params![
                     &id,
                     &source_fp[..],
                     &external_id[..],
-                    APP_MEMORIA,
+                    app,
                     revision,
                     title,
                     path,
                     chunks.len() as i64,
-                    now
+                    now,
+                    item_id,
+                    sibling_rev
                 ],
             )?;
         } else {
             tx.execute(
                 "UPDATE documents SET external_id = ?2, revision = ?3, title = ?4, path = ?5, \
-                 chunk_count = ?6, updated_at = ?7, deleted_at = NULL WHERE id = ?1",
+                 chunk_count = ?6, updated_at = ?7, deleted_at = NULL, sibling_rev = ?8 \
+                 WHERE id = ?1",
                 params![
                     &id,
                     &external_id[..],
@@ -407,7 +487,8 @@ impl Store {
                     title,
                     path,
                     chunks.len() as i64,
-                    now
+                    now,
+                    sibling_rev
                 ],
             )?;
         }
@@ -500,6 +581,17 @@ impl Store {
         let id: String = r.get(0)?;
         let title: Vec<u8> = r.get(3)?;
         let path: Vec<u8> = r.get(4)?;
+        let app: String = r.get(1)?;
+        let item_id: Option<String> = r.get(8)?;
+        let sibling_rev: Option<String> = r.get(9)?;
+        let provenance = match (item_id, sibling_rev) {
+            (Some(item_id), Some(revision)) => Some(Provenance {
+                app: app.clone(),
+                item_id,
+                revision,
+            }),
+            _ => None,
+        };
         Ok(DocumentSummary {
             title: self.sealer.open_string(
                 Purpose::Title,
@@ -509,7 +601,8 @@ impl Store {
             path: self
                 .sealer
                 .open_string(Purpose::Path, &format!("documents/{id}/path"), &path)?,
-            app: r.get(1)?,
+            app,
+            provenance,
             revision: r.get(2)?,
             chunk_count: r.get(5)?,
             created_at: r.get(6)?,
@@ -519,7 +612,7 @@ impl Store {
     }
 
     const SUMMARY_COLUMNS: &'static str =
-        "id, app, revision, title, path, chunk_count, created_at, updated_at";
+        "id, app, revision, title, path, chunk_count, created_at, updated_at, item_id, sibling_rev";
 
     /// A live document's summary, or `None` if unknown or deleted (§4.2 fact 2).
     ///
@@ -665,6 +758,81 @@ impl Store {
             .query_map([], |r| r.get(0))?
             .collect::<Result<Vec<i64>, _>>()?;
         Ok(ids)
+    }
+
+    /// The live document holding `app`'s item `item_id`, if any.
+    ///
+    /// # Errors
+    /// As [`Store::document`].
+    pub fn sibling_document(
+        &self,
+        app: &str,
+        item_id: &str,
+    ) -> Result<Option<DocumentSummary>, Error> {
+        let fp = self.sealer.fingerprint(
+            Purpose::PathFingerprint,
+            Store::sibling_source_key(app, item_id).as_bytes(),
+        );
+        let id: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT id FROM documents WHERE source_fp = ?1 AND deleted_at IS NULL",
+                params![&fp[..]],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match id {
+            Some(id) => self.document(&id),
+            None => Ok(None),
+        }
+    }
+
+    /// What memoria remembers about `app` (default: never polled).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn sibling_state(&self, app: &str) -> Result<SiblingState, Error> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT cursor, reannounce, polled_at FROM siblings WHERE app = ?1",
+                params![app],
+                |r| {
+                    Ok(SiblingState {
+                        cursor: r.get(0)?,
+                        reannounce: r.get::<_, i64>(1)? != 0,
+                        polled_at: r.get(2)?,
+                    })
+                },
+            )
+            .optional()?
+            .unwrap_or_default())
+    }
+
+    /// Records the S1 cursor after applying a page polled at `now`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a write failure.
+    pub fn set_sibling_cursor(&self, app: &str, cursor: &str, now: i64) -> Result<(), Error> {
+        self.conn.execute(
+            "INSERT INTO siblings(app, cursor, polled_at) VALUES (?1, ?2, ?3) \
+             ON CONFLICT(app) DO UPDATE SET cursor = excluded.cursor, polled_at = excluded.polled_at",
+            params![app, cursor, now],
+        )?;
+        Ok(())
+    }
+
+    /// Marks `app` for re-announce (§4.1). Durable; nothing is deleted.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a write failure.
+    pub fn mark_reannounce(&self, app: &str) -> Result<(), Error> {
+        self.conn.execute(
+            "INSERT INTO siblings(app, reannounce) VALUES (?1, 1) \
+             ON CONFLICT(app) DO UPDATE SET reannounce = 1",
+            params![app],
+        )?;
+        Ok(())
     }
 
     /// Counts of live documents and chunks. Coordinates, not content (§3.2).

@@ -34,6 +34,8 @@ use crate::error::{Error, ErrorKind};
 use crate::import;
 use crate::instance::{Instance, SearchError, SearchPage};
 use crate::query::QUERY_BYTES_MAX;
+use crate::sibling::SiblingClient;
+use crate::sibling::sync::SyncReport;
 use crate::store::{IngestStatus, is_document_id};
 
 /// The largest upload accepted, in bytes (§9.1: "body cap 1 MiB").
@@ -218,6 +220,7 @@ pub struct AppState {
     auth: Arc<Mutex<Auth>>,
     delivery: Arc<dyn SignInDelivery>,
     base_url: String,
+    siblings: Option<Arc<SiblingClient>>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -241,7 +244,58 @@ impl AppState {
             auth: Arc::new(Mutex::new(Auth::default())),
             delivery,
             base_url: base_url.into(),
+            siblings: None,
         }
+    }
+
+    /// The same state with a sibling client: sibling passages are ruled
+    /// through S2 on every search (§8.1). Without one, each is UNKNOWN.
+    pub fn with_siblings(mut self, client: SiblingClient) -> AppState {
+        self.siblings = Some(Arc::new(client));
+        self
+    }
+
+    /// The sibling client, if configured.
+    pub fn siblings(&self) -> Option<Arc<SiblingClient>> {
+        self.siblings.clone()
+    }
+
+    /// The wake warm-up (§6.5): an S1 poll to every configured sibling, at
+    /// once, with no query issued. Returns when every poll has finished;
+    /// spawn it to run beside the server.
+    pub async fn warm_up(&self) -> Vec<SyncReport> {
+        match &self.siblings {
+            Some(client) => crate::sibling::sync::warm_up(&self.instance, client).await,
+            None => vec![],
+        }
+    }
+
+    /// Searches as `asker`, ruling every sibling passage through S2 now
+    /// (§8.1), and spawns the refetch STALE asks for.
+    async fn ruled_search(
+        &self,
+        asker: &str,
+        q: &str,
+        page: u32,
+    ) -> Result<SearchPage, SearchError> {
+        let ruled = crate::sibling::ruled::ruled_search(
+            &self.instance,
+            self.siblings.as_deref(),
+            asker,
+            q,
+            page,
+        )
+        .await?;
+        if let Some(client) = &self.siblings {
+            for app in ruled.refetch {
+                let instance = self.instance.clone();
+                let client = client.clone();
+                tokio::spawn(async move {
+                    crate::sibling::sync::sync(&instance, &client, &app).await;
+                });
+            }
+        }
+        Ok(ruled.page)
     }
 
     /// The instance, shared with the router.
@@ -530,8 +584,12 @@ fn results_region(q: &str, outcome: &Result<SearchPage, SearchError>) -> (Status
         Ok(p) => (
             StatusCode::OK,
             html! { section #results {
+                @for w in &p.withheld {
+                    p.withheld data-app=(w.app) { (w.sentence()) }
+                }
                 @if p.results.is_empty() {
-                    @if p.page > 1 { p { "No more results." } } @else { p { "No passage matched." } }
+                    @if !p.withheld.is_empty() { p { "No passage can be shown." } }
+                    @else if p.page > 1 { p { "No more results." } } @else { p { "No passage matched." } }
                 }
                 ol start=(p.results.first().map(|r| r.rank).unwrap_or(1)) {
                     @for r in &p.results {
@@ -589,10 +647,21 @@ async fn search_page(
     let Some(session) = state.session(&headers) else {
         return sign_in_required(&state);
     };
+    let q = params.q.clone().unwrap_or_default();
+    if params.q.is_some() {
+        let footer = state.lock_instance().egress().footer();
+        let outcome = state
+            .ruled_search(session.owner.address(), &q, parse_page(&params.page))
+            .await;
+        let (status, region) = results_region(&q, &outcome);
+        return page(
+            status,
+            layout("Results", footer, true, Some(&session.csrf), &q, region),
+        );
+    }
     let instance = state.lock_instance();
     let footer = instance.egress().footer();
-    let q = params.q.clone().unwrap_or_default();
-    if params.q.is_none() {
+    {
         let docs = instance
             .documents(session.owner.address())
             .unwrap_or_default();
@@ -620,12 +689,6 @@ async fn search_page(
             layout("Search", footer, true, Some(&session.csrf), "", body),
         );
     }
-    let outcome = instance.search(session.owner.address(), &q, parse_page(&params.page));
-    let (status, region) = results_region(&q, &outcome);
-    page(
-        status,
-        layout("Results", footer, true, Some(&session.csrf), &q, region),
-    )
 }
 
 async fn search_fragment(
@@ -641,10 +704,9 @@ async fn search_fragment(
         );
     };
     let q = params.q.clone().unwrap_or_default();
-    let outcome =
-        state
-            .lock_instance()
-            .search(session.owner.address(), &q, parse_page(&params.page));
+    let outcome = state
+        .ruled_search(session.owner.address(), &q, parse_page(&params.page))
+        .await;
     let (status, region) = results_region(&q, &outcome);
     page(status, html! { (region) p.egress { (footer) } })
 }
@@ -675,17 +737,59 @@ async fn document_page(
     if !is_document_id(&id) {
         return not_found_page(&state, true);
     }
-    let instance = state.lock_instance();
-    let footer = instance.egress().footer();
-    let found = instance.document(session.owner.address(), &id);
-    drop(instance);
+    let (footer, found) = {
+        let instance = state.lock_instance();
+        (
+            instance.egress().footer(),
+            instance.document(session.owner.address(), &id),
+        )
+    };
+    // A sibling's document is spoken only on S2's VISIBLE, asked now (§8.1).
+    if let Ok(Some((doc, _))) = &found
+        && let Some(p) = &doc.provenance
+    {
+        let pair = crate::sibling::Pair {
+            item_id: p.item_id.clone(),
+            revision: p.revision.clone(),
+        };
+        let subject = crate::sibling::Subject::address(session.owner.address());
+        let verdict = match &state.siblings {
+            Some(client) => client
+                .check(&p.app, &subject, std::slice::from_ref(&pair))
+                .await
+                .verdicts
+                .first()
+                .copied()
+                .unwrap_or(crate::sibling::Verdict::Unknown),
+            None => crate::sibling::Verdict::Unknown,
+        };
+        match verdict {
+            crate::sibling::Verdict::Visible => {}
+            crate::sibling::Verdict::NotVisible => return not_found_page(&state, true),
+            other => {
+                let app = crate::instance::app_display_name(&p.app);
+                let why = match other {
+                    crate::sibling::Verdict::Stale => format!(
+                        "{app} has a newer version of this document; it is withheld while memoria fetches it."
+                    ),
+                    crate::sibling::Verdict::Ahead => format!(
+                        "{app} is behind the version memoria holds of this document; it is withheld until {app} re-announces."
+                    ),
+                    _ => format!("{app} did not answer, so this document is withheld."),
+                };
+                return error_page(StatusCode::SERVICE_UNAVAILABLE, &why, footer, true);
+            }
+        }
+    }
     match found {
         Ok(Some((doc, passages))) => {
             let body = html! {
                 h1 { (doc.title) }
                 p.meta { (doc.app) " · " (doc.path) " · revision " (doc.revision) " · "
                          (crate::clock::iso_date(doc.updated_at)) " · " (doc.chunk_count) " passages" }
-                p { a href=(format!("/documents/{}/delete", doc.id)) { "Delete this document" } }
+                @if doc.provenance.is_none() {
+                    p { a href=(format!("/documents/{}/delete", doc.id)) { "Delete this document" } }
+                }
                 @for p in &passages {
                     section.passage id=(format!("p{}", p.ordinal)) {
                         p.meta { a href=(format!("#p{}", p.ordinal)) { "passage " (p.ordinal) }

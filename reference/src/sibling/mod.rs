@@ -3,10 +3,13 @@
 //! The wire shapes are `fixtures/contract/`'s, which are the interface
 //! (suite ruling 7). [`host`] refuses other teams' hosts (§6.3),
 //! [`transport`] carries HTTP over a pluggable [`transport::Dialer`],
-//! [`wire`] holds the total decoders and [`client`] makes the calls.
+//! [`wire`] holds the total decoders, [`client`] makes the calls,
+//! [`sync`] pulls changes in and [`ruled`] rules a search page through S2.
 
 pub mod client;
 pub mod host;
+pub mod ruled;
+pub mod sync;
 pub mod transport;
 pub mod wire;
 

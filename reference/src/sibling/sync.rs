@@ -1,0 +1,181 @@
+//! Pulling a sibling's changes: S1 rows in, S3 bodies fetched, `gone` deleted (§6.1, §5.2, §6.5).
+//!
+//! Custody is S3's: a body arrives only for an item the sibling holds as
+//! team-visible, so everything ingested here was team-visible when fetched.
+//! The cursor is stored only after its page is applied, so a crash replays
+//! a page rather than skipping one.
+
+use std::sync::{Arc, Mutex};
+
+use super::client::SiblingClient;
+use super::wire::{FeedError, FetchError, Pair};
+use crate::instance::Instance;
+use crate::store::{NewDocument, Provenance};
+
+/// The most S1 pages one sync reads before yielding, a bound on one wake's work.
+pub const S1_PAGES_PER_SYNC_MAX: usize = 100;
+
+/// What one sync of one sibling did. Counts only: no content (gate 4).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SyncReport {
+    /// The app synced.
+    pub app: String,
+    /// S1 rows read.
+    pub rows: usize,
+    /// Bodies fetched through S3 and ingested.
+    pub fetched: usize,
+    /// Items deleted on `gone`.
+    pub deleted: usize,
+    /// Rows for a revision already held.
+    pub unchanged: usize,
+    /// S3 answered 404 (not team-visible now, §6.1).
+    pub not_found: usize,
+    /// S3 failed otherwise; the cursor is not advanced past such a page.
+    pub fetch_failed: usize,
+    /// The feed failed, or asked for a re-announce (`410`).
+    pub feed_error: Option<String>,
+}
+
+fn lock(instance: &Mutex<Instance>) -> std::sync::MutexGuard<'_, Instance> {
+    instance.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Polls `app`'s S1 feed from the stored cursor and applies every row:
+/// `gone` deletes, a new revision is fetched through S3 and ingested.
+/// A `410` marks the app for re-announce and changes nothing else.
+/// Writes a snapshot if anything changed.
+pub async fn sync(
+    instance: &Arc<Mutex<Instance>>,
+    client: &SiblingClient,
+    app: &str,
+) -> SyncReport {
+    let mut report = SyncReport {
+        app: app.to_string(),
+        ..SyncReport::default()
+    };
+    let mut changed = false;
+    for _ in 0..S1_PAGES_PER_SYNC_MAX {
+        let cursor = match lock(instance).store().sibling_state(app) {
+            Ok(s) => s.cursor,
+            Err(e) => {
+                report.feed_error = Some(e.to_string());
+                break;
+            }
+        };
+        let page = match client.feed(app, cursor.as_deref()).await {
+            Ok(p) => p,
+            Err(e) => {
+                if e == FeedError::ReannounceRequired
+                    && let Err(e) = lock(instance).store().mark_reannounce(app)
+                {
+                    tracing::error!(app, error = %e, "could not mark a sibling for re-announce");
+                }
+                tracing::warn!(app, error = %e, "S1 poll failed");
+                report.feed_error = Some(e.to_string());
+                break;
+            }
+        };
+        report.rows += page.rows.len();
+        let mut page_complete = true;
+        for row in &page.rows {
+            let held = lock(instance).store().sibling_document(app, &row.item_id);
+            let held = match held {
+                Ok(h) => h,
+                Err(e) => {
+                    tracing::error!(app, error = %e, "could not read a held sibling item");
+                    page_complete = false;
+                    break;
+                }
+            };
+            if row.gone {
+                if let Some(doc) = held {
+                    if lock(instance).delete(&doc.id).is_ok() {
+                        report.deleted += 1;
+                        changed = true;
+                    } else {
+                        page_complete = false;
+                    }
+                }
+                continue;
+            }
+            if held
+                .as_ref()
+                .and_then(|d| d.provenance.as_ref())
+                .is_some_and(|p| p.revision == row.revision)
+            {
+                report.unchanged += 1;
+                continue;
+            }
+            let pair = Pair {
+                item_id: row.item_id.clone(),
+                revision: row.revision.clone(),
+            };
+            match client.fetch(app, &pair).await {
+                Ok(body) => {
+                    let doc = NewDocument {
+                        source_key: String::new(),
+                        title: body.title,
+                        path: format!("{app}:{}", row.item_id),
+                        body: body.body,
+                    };
+                    let provenance = Provenance {
+                        app: app.to_string(),
+                        item_id: row.item_id.clone(),
+                        revision: row.revision.clone(),
+                    };
+                    match lock(instance).ingest_sibling(&doc, &provenance) {
+                        Ok(_) => {
+                            report.fetched += 1;
+                            changed = true;
+                        }
+                        Err(e) => {
+                            tracing::warn!(app, error = %e, "a sibling body was not ingested");
+                            report.fetch_failed += 1;
+                        }
+                    }
+                }
+                Err(FetchError::NotFound) => report.not_found += 1,
+                Err(e) => {
+                    tracing::warn!(app, error = %e, "S3 fetch failed");
+                    report.fetch_failed += 1;
+                    page_complete = false;
+                }
+            }
+        }
+        if !page_complete {
+            break;
+        }
+        let now = lock(instance).clock().now_unix_s();
+        if let Err(e) = lock(instance)
+            .store()
+            .set_sibling_cursor(app, &page.cursor, now)
+        {
+            report.feed_error = Some(e.to_string());
+            break;
+        }
+        if !page.more {
+            break;
+        }
+    }
+    if changed && let Err(e) = lock(instance).write_snapshot() {
+        tracing::error!(app, error = %e, "snapshot after a sibling sync failed");
+    }
+    tracing::info!(
+        app,
+        rows = report.rows,
+        fetched = report.fetched,
+        deleted = report.deleted,
+        not_found = report.not_found,
+        fetch_failed = report.fetch_failed,
+        "sibling synced"
+    );
+    report
+}
+
+/// The wake warm-up (§6.5): polls every configured sibling's S1 at once,
+/// with no query and no asker. Spend the siblings' wake latency where
+/// nobody is waiting.
+pub async fn warm_up(instance: &Arc<Mutex<Instance>>, client: &SiblingClient) -> Vec<SyncReport> {
+    let apps = client.apps();
+    futures::future::join_all(apps.iter().map(|app| sync(instance, client, app))).await
+}
