@@ -45,7 +45,7 @@ const EXIT_FAILURE: u8 = 4;
     name = "memoria",
     version,
     about = "A per-team search index that seals everything it stores (the reference memoria, AI off).",
-    after_help = "Environment: MEMORIA_OWNERS (comma-separated owner addresses), MEMORIA_DEK or MEMORIA_DEK_FILE (base64 DEK), MEMORIA_DATA, MEMORIA_LOG (tracing filter, default info)."
+    after_help = "Environment: MEMORIA_OWNERS (comma-separated owner addresses), MEMORIA_DEK or MEMORIA_DEK_FILE (base64 DEK), MEMORIA_DATA, MEMORIA_LOG (tracing filter, default info), MEMORIA_TEAM and MEMORIA_SIBLINGS (comma-separated sibling URLs, each with MEMORIA_SIBLING_TOKEN_<APP>)."
 )]
 struct Cli {
     /// The data directory: database file and sealed snapshots.
@@ -360,6 +360,44 @@ fn print_import_text(report: &memoria::import::ImportReport) {
     );
 }
 
+/// Sibling configuration (§6): `MEMORIA_TEAM` is memoria's team label;
+/// `MEMORIA_SIBLINGS` lists base URLs, comma-separated; each app's token is
+/// `MEMORIA_SIBLING_TOKEN_<APP>` (e.g. `MEMORIA_SIBLING_TOKEN_SHEETS`).
+/// Unset `MEMORIA_SIBLINGS` means no siblings.
+fn sibling_client_from_env() -> Result<Option<memoria::sibling::SiblingClient>, Exit> {
+    let Ok(list) = std::env::var("MEMORIA_SIBLINGS") else {
+        return Ok(None);
+    };
+    let team = std::env::var("MEMORIA_TEAM").map_err(|_| {
+        Exit(
+            EXIT_USAGE,
+            anyhow::anyhow!("MEMORIA_SIBLINGS needs MEMORIA_TEAM"),
+        )
+    })?;
+    let mut configs = vec![];
+    for url in list.split(',').map(str::trim).filter(|u| !u.is_empty()) {
+        let parsed = memoria::sibling::host::SiblingUrl::parse(url, &team)
+            .map_err(|e| Exit(EXIT_USAGE, anyhow::anyhow!("sibling {url}: {e}")))?;
+        let var = format!(
+            "MEMORIA_SIBLING_TOKEN_{}",
+            parsed.app().to_ascii_uppercase()
+        );
+        let token = std::env::var(&var)
+            .map_err(|_| Exit(EXIT_USAGE, anyhow::anyhow!("sibling {url} needs {var}")))?;
+        configs.push(memoria::sibling::SiblingConfig {
+            url: url.to_string(),
+            token,
+        });
+    }
+    memoria::sibling::SiblingClient::new(
+        &team,
+        &configs,
+        Arc::new(memoria::sibling::transport::TcpDialer),
+    )
+    .map(Some)
+    .map_err(|e| Exit(EXIT_USAGE, anyhow::anyhow!("{e}")))
+}
+
 fn serve(instance: Instance, addr: SocketAddr) -> Result<u8, Exit> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -371,11 +409,17 @@ fn serve(instance: Instance, addr: SocketAddr) -> Result<u8, Exit> {
             .with_context(|| format!("binding {addr}"))?;
         let local = listener.local_addr().context("reading the bound address")?;
         let (documents, chunks) = instance.store().counts().context("counting the store")?;
-        let state = AppState::new(
+        let mut state = AppState::new(
             instance,
             Arc::new(TerminalDelivery),
             format!("http://{local}"),
         );
+        if let Some(client) = sibling_client_from_env()? {
+            println!("memoria: siblings: {}", client.apps().join(", "));
+            state = state.with_siblings(client);
+            // §6.5: every sibling gets an S1 poll now, before anyone searches.
+            state.wake_siblings();
+        }
         println!(
             "memoria: serving {} documents ({} passages) on http://{local}",
             documents, chunks

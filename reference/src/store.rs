@@ -211,6 +211,9 @@ pub struct PassageHit {
     pub document: DocumentSummary,
 }
 
+/// (id, revision, external_id, deleted_at, sibling revision) of a document row.
+type ExistingRow = (String, i64, Vec<u8>, Option<i64>, Option<String>);
+
 /// (chunk id, ordinal, sealed body, sealed trail, document id).
 type PassageRow = (i64, i64, Vec<u8>, Vec<u8>, String);
 
@@ -406,7 +409,7 @@ impl Store {
             .sealer
             .fingerprint(Purpose::ExternalId, doc.body.as_bytes());
         let tx = self.conn.transaction()?;
-        let existing: Option<(String, i64, Vec<u8>, Option<i64>, Option<String>)> = tx
+        let existing: Option<ExistingRow> = tx
             .query_row(
                 "SELECT id, revision, external_id, deleted_at, sibling_rev FROM documents \
                  WHERE source_fp = ?1",

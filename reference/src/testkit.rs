@@ -123,6 +123,25 @@ impl TestApp {
         }
     }
 
+    /// The same app with a sibling client: searches rule sibling passages
+    /// through S2 (§8.1). Call before signing in.
+    pub fn with_siblings(mut self, client: crate::sibling::SiblingClient) -> TestApp {
+        self.state = self.state.clone().with_siblings(client);
+        self.router = web::router(self.state.clone());
+        self
+    }
+
+    /// A second browser on the same app: same state, its own (empty) session.
+    pub fn another_client(&self) -> TestApp {
+        TestApp {
+            state: self.state.clone(),
+            router: self.router.clone(),
+            delivery: self.delivery.clone(),
+            cookie: None,
+            csrf: None,
+        }
+    }
+
     /// The shared state, e.g. to reach the instance.
     pub fn state(&self) -> &AppState {
         &self.state

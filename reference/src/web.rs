@@ -270,6 +270,14 @@ impl AppState {
         }
     }
 
+    /// Starts the wake warm-up beside the server (§6.5): every configured
+    /// sibling gets an S1 poll now, unprompted, while nobody is waiting.
+    /// `serve` calls this once the instance is awake, before the first request.
+    pub fn wake_siblings(&self) -> tokio::task::JoinHandle<Vec<SyncReport>> {
+        let state = self.clone();
+        tokio::spawn(async move { state.warm_up().await })
+    }
+
     /// Searches as `asker`, ruling every sibling passage through S2 now
     /// (§8.1), and spawns the refetch STALE asks for.
     async fn ruled_search(
@@ -661,34 +669,32 @@ async fn search_page(
     }
     let instance = state.lock_instance();
     let footer = instance.egress().footer();
-    {
-        let docs = instance
-            .documents(session.owner.address())
-            .unwrap_or_default();
-        let body = html! {
-            h1 { "Search your team's documents" }
-            @if params.deleted.is_some() { p.notice { "The document was deleted." } }
-            p { (docs.len()) " documents. Every passage found here is one of them, cited." }
-            h2 { "Upload a document" }
-            form method="post" action="/documents" enctype="multipart/form-data" {
-                input type="hidden" name="csrf" value=(session.csrf);
-                input type="file" name="file" accept=".md,.markdown,.txt,.html,.htm,text/*" required;
-                button type="submit" { "Upload" }
-                p.meta { "Markdown, plain text or HTML, up to 1 MiB." }
+    let docs = instance
+        .documents(session.owner.address())
+        .unwrap_or_default();
+    let body = html! {
+        h1 { "Search your team's documents" }
+        @if params.deleted.is_some() { p.notice { "The document was deleted." } }
+        p { (docs.len()) " documents. Every passage found here is one of them, cited." }
+        h2 { "Upload a document" }
+        form method="post" action="/documents" enctype="multipart/form-data" {
+            input type="hidden" name="csrf" value=(session.csrf);
+            input type="file" name="file" accept=".md,.markdown,.txt,.html,.htm,text/*" required;
+            button type="submit" { "Upload" }
+            p.meta { "Markdown, plain text or HTML, up to 1 MiB." }
+        }
+        h2 { "Documents" }
+        ul {
+            @for d in &docs {
+                li { a href=(format!("/documents/{}", d.id)) { (d.title) }
+                     span.meta { " · " (crate::clock::iso_date(d.updated_at)) " · revision " (d.revision) } }
             }
-            h2 { "Documents" }
-            ul {
-                @for d in &docs {
-                    li { a href=(format!("/documents/{}", d.id)) { (d.title) }
-                         span.meta { " · " (crate::clock::iso_date(d.updated_at)) " · revision " (d.revision) } }
-                }
-            }
-        };
-        return page(
-            StatusCode::OK,
-            layout("Search", footer, true, Some(&session.csrf), "", body),
-        );
-    }
+        }
+    };
+    page(
+        StatusCode::OK,
+        layout("Search", footer, true, Some(&session.csrf), "", body),
+    )
 }
 
 async fn search_fragment(

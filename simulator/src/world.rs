@@ -1,0 +1,393 @@
+//! One simulated world: memoria and its siblings as turmoil hosts, every setting drawn from one seed (§6.5, §10).
+//!
+//! A [`World`] holds the fake siblings, their shared [`Trace`] and the
+//! settings the seed chose. [`World::run`] builds a turmoil simulation with
+//! one host per fake and one host for memoria, wakes memoria there (which
+//! starts the warm-up exactly as `memoria serve` does) and hands the
+//! scenario a [`Memoria`] to drive. Time is turmoil's: `tokio::time` inside
+//! the scenario is simulated, and nothing reads the wall clock.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use memoria::clock::Clock as MemoriaClock;
+use memoria::seal::Dek;
+use memoria::sibling::{SiblingClient, SiblingConfig};
+use memoria::testkit::{TestApp, TestResponse};
+use rand::{Rng as _, SeedableRng as _};
+
+use crate::fake::model::{ModelHandle, SubjectKind};
+use crate::fake::server::{FakeConfig, FakeSibling};
+use crate::fake::trace::{Clock, Trace};
+use crate::net::{TurmoilDialer, serve_turmoil};
+
+/// memoria's team label (§6.3).
+pub const TEAM: &str = "acme";
+/// Another team's label, for hostile hosts (gate 11).
+pub const OTHER_TEAM: &str = "beta";
+/// memoria's own host in the simulation.
+pub const MEMORIA_HOST: &str = "acme.memoria.oficina.works";
+/// The port every fake listens on.
+pub const SIBLING_PORT: u16 = 80;
+/// The consumer name memoria's token is recorded under in traces.
+pub const MEMORIA_CONSUMER: &str = "memoria";
+/// Simulated start of every run: 2026-11-30T09:00:00Z, in Unix seconds.
+pub const EPOCH_UNIX_S: i64 = 1_796_029_200;
+/// The longest a simulated run may last, in simulated seconds.
+pub const SIMULATION_DURATION_S: u64 = 600;
+/// One turmoil tick, in simulated milliseconds.
+pub const TICK_MS: u64 = 1;
+/// The seed draws each link's one-way latency from this range, in simulated ms.
+pub const LINK_LATENCY_MS: std::ops::RangeInclusive<u64> = 1..=3;
+/// The owners memoria admits in every world: two people, for gate 5.
+pub const OWNERS: [&str; 2] = ["ana@acme.test", "bea@acme.test"];
+
+/// memoria's clock inside a simulation: the epoch plus turmoil's elapsed time.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SimClock;
+
+impl MemoriaClock for SimClock {
+    fn now_unix_s(&self) -> i64 {
+        let elapsed = turmoil::sim_elapsed().unwrap_or_default();
+        EPOCH_UNIX_S + i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
+    }
+}
+
+/// A simulated run that failed: the seed, why, and how to replay it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("simulation failed at seed {seed}: {message}")]
+pub struct SimFailure {
+    /// The seed that drove the run.
+    pub seed: u64,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// One sibling to stand up: its team and app labels and the subject kind it keys on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiblingSpec {
+    /// Team label; [`TEAM`] for memoria's own siblings.
+    pub team: String,
+    /// App label, e.g. `sheets`.
+    pub app: String,
+    /// What S2 keys on.
+    pub keys_on: SubjectKind,
+    /// Whether memoria is configured with this sibling.
+    pub configured: bool,
+}
+
+impl SiblingSpec {
+    /// One of memoria's own siblings, keyed on addresses.
+    pub fn own(app: &str) -> SiblingSpec {
+        SiblingSpec {
+            team: TEAM.into(),
+            app: app.into(),
+            keys_on: SubjectKind::Address,
+            configured: true,
+        }
+    }
+
+    /// Another team's sibling: it runs, and memoria is not configured with it.
+    pub fn foreign(app: &str) -> SiblingSpec {
+        SiblingSpec {
+            team: OTHER_TEAM.into(),
+            app: app.into(),
+            keys_on: SubjectKind::Address,
+            configured: false,
+        }
+    }
+
+    /// The host name, e.g. `acme.sheets.oficina.works`.
+    pub fn host(&self) -> String {
+        format!("{}.{}.oficina.works", self.team, self.app)
+    }
+}
+
+/// A world: fakes, a shared trace, and the settings the seed chose.
+pub struct World {
+    seed: u64,
+    specs: Vec<SiblingSpec>,
+    fakes: BTreeMap<String, FakeSibling>,
+    trace: Trace,
+    settings: BTreeMap<String, String>,
+    tokens: BTreeMap<String, String>,
+    extra_urls: Vec<String>,
+}
+
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("seed", &self.seed)
+            .field("hosts", &self.fakes.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl World {
+    /// A world for `seed` with these siblings. Every fake admits the
+    /// [`OWNERS`] as members and accepts memoria's token (one per host,
+    /// drawn from the seed).
+    pub fn new(seed: u64, specs: Vec<SiblingSpec>) -> World {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let trace = Trace::new();
+        let mut fakes = BTreeMap::new();
+        let mut settings = BTreeMap::new();
+        let mut tokens = BTreeMap::new();
+        settings.insert("seed".into(), seed.to_string());
+        let latency = rng.gen_range(LINK_LATENCY_MS);
+        settings.insert("link_latency_ms".into(), latency.to_string());
+        for spec in &specs {
+            let token = format!("tok-{:016x}", rng.r#gen::<u64>());
+            let model = ModelHandle::new(Clock::turmoil());
+            model.with(|m| {
+                for owner in OWNERS {
+                    let local = owner.split('@').next().unwrap_or(owner);
+                    m.add_member(owner, Some(&format!("prs_{local}")));
+                }
+            });
+            let fake = FakeSibling::new(
+                FakeConfig {
+                    team: spec.team.clone(),
+                    app: spec.app.clone(),
+                    keys_on: spec.keys_on,
+                    tokens: vec![(MEMORIA_CONSUMER.into(), token.clone())],
+                },
+                model,
+                trace.clone(),
+                Clock::turmoil(),
+            );
+            settings.insert(format!("host.{}.keys_on", spec.host()), format!("{:?}", spec.keys_on));
+            tokens.insert(spec.host(), token);
+            fakes.insert(spec.host(), fake);
+        }
+        World {
+            seed,
+            specs,
+            fakes,
+            trace,
+            settings,
+            tokens,
+            extra_urls: vec![],
+        }
+    }
+
+    /// The seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// memoria's own sibling for `app`.
+    ///
+    /// # Panics
+    /// If the world has no such sibling: a scenario bug.
+    pub fn fake(&self, app: &str) -> &FakeSibling {
+        self.host(&format!("{TEAM}.{app}.oficina.works"))
+    }
+
+    /// The fake at `host`.
+    ///
+    /// # Panics
+    /// If the world has no such host.
+    pub fn host(&self, host: &str) -> &FakeSibling {
+        self.fakes
+            .get(host)
+            .unwrap_or_else(|| panic!("no fake at {host}"))
+    }
+
+    /// memoria's token at `host`.
+    ///
+    /// # Panics
+    /// If the world has no such host.
+    pub fn token(&self, host: &str) -> &str {
+        &self.tokens[host]
+    }
+
+    /// The shared trace of every S-call every fake received.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    /// Records one more setting a scenario derived from the seed.
+    pub fn set(&mut self, key: &str, value: impl ToString) {
+        self.settings.insert(key.into(), value.to_string());
+    }
+
+    /// Also configures memoria with `url` (e.g. another team's host), with
+    /// a token, to prove it is refused (gate 11).
+    pub fn configure_extra_url(&mut self, url: &str) {
+        self.extra_urls.push(url.into());
+    }
+
+    /// Every setting derived from the seed, one `key=value` per line, sorted.
+    pub fn settings(&self) -> String {
+        self.settings
+            .iter()
+            .map(|(k, v)| format!("{k}={v}\n"))
+            .collect()
+    }
+
+    /// The settings followed by the trace: what two runs of one seed must
+    /// print byte for byte.
+    pub fn transcript(&self) -> String {
+        format!("{}---\n{}", self.settings(), self.trace.render())
+    }
+
+    fn sibling_configs(&self) -> Vec<SiblingConfig> {
+        let mut out: Vec<SiblingConfig> = self
+            .specs
+            .iter()
+            .filter(|s| s.configured)
+            .map(|s| SiblingConfig {
+                url: format!("http://{}:{SIBLING_PORT}", s.host()),
+                token: self.tokens[&s.host()].clone(),
+            })
+            .collect();
+        out.extend(self.extra_urls.iter().map(|u| SiblingConfig {
+            url: u.clone(),
+            token: "tok-extra".into(),
+        }));
+        out
+    }
+
+    /// Runs `scenario` against memoria in this world, in simulated time.
+    ///
+    /// memoria wakes on its own host with a fresh data directory, its
+    /// sibling client dialling through turmoil, and starts its warm-up.
+    ///
+    /// # Errors
+    /// A [`SimFailure`] carrying the seed if memoria cannot be configured
+    /// (e.g. a refused sibling URL), the scenario returns an error, or the
+    /// simulation itself fails.
+    pub fn run<F, Fut>(&self, scenario: F) -> Result<(), SimFailure>
+    where
+        F: FnOnce(Memoria) -> Fut + 'static,
+        Fut: Future<Output = Result<(), String>> + 'static,
+    {
+        let fail = |message: String| SimFailure {
+            seed: self.seed,
+            message,
+        };
+        let latency = Duration::from_millis(
+            self.settings["link_latency_ms"]
+                .parse()
+                .expect("latency setting"),
+        );
+        let mut sim = turmoil::Builder::new()
+            .rng_seed(self.seed)
+            .simulation_duration(Duration::from_secs(SIMULATION_DURATION_S))
+            .tick_duration(Duration::from_millis(TICK_MS))
+            .min_message_latency(latency)
+            .max_message_latency(latency)
+            .build();
+        for (host, fake) in &self.fakes {
+            let router = fake.router();
+            sim.host(host.as_str(), move || {
+                let router = router.clone();
+                async move {
+                    serve_turmoil(router, SIBLING_PORT)
+                        .await
+                        .map_err(|e| e.to_string().into())
+                }
+            });
+        }
+        let client = SiblingClient::new(TEAM, &self.sibling_configs(), Arc::new(TurmoilDialer))
+            .map_err(|e| fail(e.to_string()))?;
+        let data = tempfile::Builder::new()
+            .prefix("memoria-sim-")
+            .tempdir()
+            .map_err(|e| fail(e.to_string()))?;
+        let dir = data.path().to_path_buf();
+        sim.client(MEMORIA_HOST, async move {
+            let _keep = data;
+            let app = TestApp::with_clock(
+                &dir,
+                &Dek::from_bytes([7u8; 32]),
+                &OWNERS.join(","),
+                Arc::new(SimClock),
+            )
+            .map_err(|e| e.to_string())?
+            .with_siblings(client);
+            let warm_up = app.state().wake_siblings();
+            let memoria = Memoria {
+                app,
+                warm_up: Some(warm_up),
+                people: BTreeMap::new(),
+            };
+            scenario(memoria).await.map_err(Into::into)
+        });
+        sim.run().map_err(|e| fail(e.to_string()))
+    }
+}
+
+/// memoria inside a running simulation, as a scenario drives it.
+pub struct Memoria {
+    app: TestApp,
+    warm_up: Option<tokio::task::JoinHandle<Vec<memoria::sibling::sync::SyncReport>>>,
+    people: BTreeMap<String, TestApp>,
+}
+
+impl std::fmt::Debug for Memoria {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memoria").finish_non_exhaustive()
+    }
+}
+
+/// A page as a person saw it, and how long it took in simulated time.
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// The response.
+    pub response: TestResponse,
+    /// Simulated time from request to whole response.
+    pub elapsed: Duration,
+}
+
+impl Memoria {
+    /// Waits for the wake warm-up to finish and returns its reports.
+    ///
+    /// # Errors
+    /// If the warm-up task panicked.
+    pub async fn warmed_up(&mut self) -> Result<Vec<memoria::sibling::sync::SyncReport>, String> {
+        match self.warm_up.take() {
+            Some(h) => h.await.map_err(|e| e.to_string()),
+            None => Ok(vec![]),
+        }
+    }
+
+    /// Polls every configured sibling's S1 now, as a later wake would.
+    pub async fn sync(&self) -> Vec<memoria::sibling::sync::SyncReport> {
+        self.app.state().warm_up().await
+    }
+
+    /// The app, e.g. to reach the instance.
+    pub fn app(&self) -> &TestApp {
+        &self.app
+    }
+
+    async fn person(&mut self, owner: &str) -> &TestApp {
+        if !self.people.contains_key(owner) {
+            let mut client = self.app.another_client();
+            client.sign_in(owner).await;
+            self.people.insert(owner.to_string(), client);
+        }
+        &self.people[owner]
+    }
+
+    /// Searches as `owner` through the web page, timing it in simulated time.
+    pub async fn search(&mut self, owner: &str, q: &str) -> Page {
+        let uri = format!("/?q={}", memoria::testkit::form_encode(q));
+        self.get(owner, &uri).await
+    }
+
+    /// GETs `uri` as `owner`, timing it in simulated time.
+    pub async fn get(&mut self, owner: &str, uri: &str) -> Page {
+        let client = self.person(owner).await;
+        let start = tokio::time::Instant::now();
+        let response = client.get(uri).await;
+        Page {
+            response,
+            elapsed: start.elapsed(),
+        }
+    }
+}
