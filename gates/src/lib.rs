@@ -23,6 +23,7 @@ pub mod gates;
 pub mod mutants;
 pub mod report;
 pub mod select;
+pub mod sim;
 pub mod support;
 
 use std::panic::AssertUnwindSafe;

@@ -1,0 +1,192 @@
+//! Gate 6 (§10, §4.1): every S2 result is handled, AHEAD included, and the decoder is total.
+//!
+//! Three halves. The table: every case in `fixtures/contract/s2-decoder-cases.json`
+//! decodes to its listed verdicts. The five values end to end: one search
+//! meets VISIBLE, NOT_VISIBLE, STALE, AHEAD and UNKNOWN at once, and each gets
+//! its treatment (render; omit silently; withhold loudly and refetch;
+//! withhold loudly, mark for re-announce and delete nothing; withhold loudly
+//! naming the app). The malformed answers end to end: a fake Docs answers
+//! each way the decoder must survive, and the page withholds exactly the
+//! pairs that got no clean answer, loudly.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use memoria::sibling::wire::{self, Pair, S2Answer, SubjectKind, Verdict};
+use memoria_simulator::fake::faults::{MalformedS2, Outage};
+use memoria_simulator::fake::model::Rung;
+use memoria_simulator::fake::trace::{CallDetail, CallKind};
+use memoria_simulator::world::{OWNERS, SiblingSpec, World};
+
+use crate::sim::{check, run_world, stock, tagged_body, withheld_lines};
+use crate::{Case, Ctx, Failure, Gate, ensure};
+
+/// Gate 6.
+pub static GATE: Gate = Gate {
+    id: "6",
+    title: "Every S2 result handled; the decoder is total",
+    sections: &["§10", "§4.1"],
+    requirement: "VISIBLE renders, NOT_VISIBLE omits silently, STALE withholds loudly and refetches, AHEAD withholds loudly, marks the source for re-announce and deletes nothing, UNKNOWN withholds loudly; a timeout, non-2xx, malformed body, missing, duplicate or short answer, an unknown value such as PERHAPS and a subject-kind mismatch all become UNKNOWN.",
+    cases: &[
+        Case {
+            id: "6/decoder-table",
+            desc: "Decode every case of fixtures/contract/s2-decoder-cases.json (at least 25) and require exactly its listed verdicts, one per requested pair.",
+            run: decoder_table,
+        },
+        Case {
+            id: "6/five-values",
+            desc: "Sheets answers VISIBLE, NOT_VISIBLE (the downgrade-with-grant transition), STALE and AHEAD for four items and Docs is down; one search renders the first, omits the second uncounted, withholds the rest with one line each, refetches the STALE item, marks Sheets for re-announce and keeps the AHEAD item.",
+            run: five_values,
+        },
+        Case {
+            id: "6/malformed-answers",
+            desc: "For each malformed S2 answer a fake can give (eleven shapes plus a hang), search two Docs items and require the page to withhold exactly the pairs without a clean answer, with a 'Docs did not answer' line, and render the rest.",
+            run: malformed_answers,
+        },
+    ],
+};
+
+fn decoder_table(_ctx: &mut Ctx) -> Result<(), Failure> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/contract/s2-decoder-cases.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| Failure::new("the table reads", e.to_string()))?;
+    let t: serde_json::Value = serde_json::from_str(&text).map_err(|e| Failure::new("the table is JSON", e.to_string()))?;
+    let pairs: Vec<Pair> = serde_json::from_value(t["pairs"].clone()).map_err(|e| Failure::new("pairs decode", e.to_string()))?;
+    let kind: SubjectKind = serde_json::from_value(t["subject_kind"].clone()).map_err(|e| Failure::new("kind decodes", e.to_string()))?;
+    let cases = t["cases"].as_array().cloned().unwrap_or_default();
+    ensure(cases.len() >= 25, "at least 25 decoder cases", format!("{}", cases.len()))?;
+    let mut wrong = vec![];
+    for case in &cases {
+        let answer = match case.get("failure") {
+            Some(_) => S2Answer::NoAnswer,
+            None => S2Answer::Http {
+                status: case["status"].as_u64().unwrap_or(0) as u16,
+                body: case["body"].as_str().unwrap_or("").as_bytes().to_vec(),
+            },
+        };
+        let got: Vec<Verdict> = wire::decode_s2(&pairs, kind, &answer).verdicts;
+        let want: Vec<Option<Verdict>> = case["expect"]
+            .as_array()
+            .map(|a| a.iter().map(|v| Verdict::from_wire(v.as_str().unwrap_or(""))).collect())
+            .unwrap_or_default();
+        if got.iter().copied().map(Some).collect::<Vec<_>>() != want {
+            wrong.push(format!("{}: got {got:?}", case["name"]));
+        }
+    }
+    ensure(wrong.is_empty(), "every case decodes to its listed verdicts", wrong.join("; "))
+}
+
+fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
+    let ana = OWNERS[0];
+    let canary = ctx.canary();
+    let world = World::new(
+        ctx.seed(),
+        vec![SiblingSpec::own("sheets"), SiblingSpec::own("docs")],
+    );
+    stock(&world, "sheets", 8);
+    let (sheets, docs) = (world.fake("sheets").clone(), world.fake("docs").clone());
+    sheets.model().with(|m| {
+        for (id, tag) in [("sh-v", "tagvisible"), ("sh-nv", "tagnotvisible"), ("sh-s", "tagstale"), ("sh-a", "tagahead")] {
+            m.add_item(id, Rung::Team, "Q", &tagged_body(&canary, tag)).expect("item");
+        }
+        // memoria will hold sh-a at its second revision.
+        m.revise("sh-a", "Q", &tagged_body(&canary, "tagahead")).expect("revise");
+    });
+    docs.model().with(|m| {
+        m.add_item("dc-u", Rung::Team, "D", &tagged_body(&canary, "tagunknown")).expect("item");
+    });
+    let trace = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let first_ahead_rev = sheets.model().with(|mm| mm.item("sh-a").map(|i| i.log[0].revision.clone())).unwrap_or_default();
+        sheets.model().with(|mm| {
+            // NOT_VISIBLE: downgraded to granted with Ana's grant intact, asked before `gone` arrives.
+            mm.set_rung("sh-nv", Rung::Granted { to: [ana.to_string()].into() }).expect("downgrade");
+            // STALE: the sibling moves past what memoria holds.
+            mm.revise("sh-s", "Q", &tagged_body(&canary, "tagstale tagfresh")).expect("revise");
+            // AHEAD: a partial restore rewinds the item's content, not its event log.
+            mm.restore_item_to("sh-a", &first_ahead_rev).expect("restore");
+        });
+        docs.faults().set_outage(Some(Outage::Status(503)));
+        let before = trace.events().len();
+        let page = m.search(ana, &canary).await.response.body;
+        check(page.contains("tagvisible"), "VISIBLE renders (presence)", "the VISIBLE passage is absent")?;
+        check(!page.contains("tagnotvisible"), "NOT_VISIBLE is omitted", "it renders")?;
+        for tag in ["tagstale", "tagahead", "tagunknown"] {
+            check(!page.contains(tag), format!("{tag}'s passage is withheld"), "it renders")?;
+        }
+        let lines = withheld_lines(&page);
+        let want = vec![
+            "Docs did not answer; 1 result withheld.".to_string(),
+            "Sheets has a newer version of 1 result; withheld while memoria fetches it.".to_string(),
+            "Sheets is behind the version memoria holds of 1 result, as after a restore; withheld until Sheets re-announces. Nothing was deleted.".to_string(),
+        ];
+        check(lines == want, format!("exactly these withheld lines, NOT_VISIBLE counted nowhere: {want:?}"), format!("{lines:?}"))?;
+        // STALE refetches: S1 then S3 for sh-s at its new revision, and the next page renders it.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let fetched = trace.events()[before..].iter().any(|e| e.call == CallKind::S3 && matches!(&e.detail, CallDetail::S3 { item_id: Some(i), served: true, .. } if i == "sh-s"));
+        check(fetched, "the STALE item is refetched through S3 after the page", "no S3 fetch of it followed")?;
+        docs.faults().set_outage(None);
+        let again = m.search(ana, &canary).await.response.body;
+        check(again.contains("tagfresh"), "the refetched revision renders on the next search", "it does not")?;
+        // AHEAD: marked for re-announce, nothing deleted.
+        let instance = m.app().state().instance();
+        let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
+        let state = guard.store().sibling_state("sheets").map_err(|e| e.to_string())?;
+        check(state.reannounce, "Sheets is marked for re-announce", "it is not")?;
+        let held = guard.store().sibling_document("sheets", "sh-a").map_err(|e| e.to_string())?;
+        check(held.is_some(), "the AHEAD item is still held: nothing deleted", "it was deleted")
+    })
+}
+
+fn malformed_answers(ctx: &mut Ctx) -> Result<(), Failure> {
+    let ana = OWNERS[0];
+    let canary = ctx.canary();
+    let world = World::new(ctx.seed(), vec![SiblingSpec::own("docs")]);
+    let docs = world.fake("docs").clone();
+    docs.model().with(|m| {
+        m.add_item("dc-1", Rung::Team, "D", &tagged_body(&canary, "tagone")).expect("item");
+        m.add_item("dc-2", Rung::Team, "D", &tagged_body(&canary, "tagtwo")).expect("item");
+    });
+    // (shape, how many of the two pairs lose their clean answer)
+    let shapes: Vec<(String, Option<MalformedS2>, Option<Outage>, usize)> = vec![
+        ("not JSON".into(), Some(MalformedS2::NotJson), None, 2),
+        ("empty".into(), Some(MalformedS2::Empty), None, 2),
+        ("truncated".into(), Some(MalformedS2::Truncated), None, 2),
+        ("trailing bytes".into(), Some(MalformedS2::TrailingBytes), None, 2),
+        ("missing item".into(), Some(MalformedS2::MissingItem), None, 1),
+        ("short response".into(), Some(MalformedS2::ShortResponse), None, 1),
+        ("duplicate item".into(), Some(MalformedS2::DuplicateItem), None, 1),
+        ("unknown value PERHAPS".into(), Some(MalformedS2::UnknownValue), None, 1),
+        ("subject kind mismatch".into(), Some(MalformedS2::KindMismatch), None, 2),
+        ("non-2xx 500".into(), Some(MalformedS2::Non2xx(500)), None, 2),
+        ("extra field".into(), Some(MalformedS2::ExtraField), None, 2),
+        ("hang past the deadline".into(), None, Some(Outage::Hang), 2),
+    ];
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let clean = m.search(ana, &canary).await.response.body;
+        check(
+            clean.contains("tagone") && clean.contains("tagtwo") && withheld_lines(&clean).is_empty(),
+            "with no fault both Docs passages render (presence)",
+            format!("withheld {:?}", withheld_lines(&clean)),
+        )?;
+        for (name, malformed, outage, lost) in shapes {
+            docs.faults().set_malformed_s2(malformed);
+            docs.faults().set_outage(outage);
+            let page = m.search(ana, &canary).await.response.body;
+            docs.faults().set_malformed_s2(None);
+            docs.faults().set_outage(None);
+            let results = if lost == 1 { "result" } else { "results" };
+            let want = vec![format!("Docs did not answer; {lost} {results} withheld.")];
+            let lines = withheld_lines(&page);
+            let shown = ["tagone", "tagtwo"].iter().filter(|t| page.contains(**t)).count();
+            check(
+                lines == want && shown == 2 - lost,
+                format!("{name}: {want:?} and {} passage(s) rendered", 2 - lost),
+                format!("{lines:?} and {shown} rendered"),
+            )?;
+        }
+        Ok(())
+    })
+}

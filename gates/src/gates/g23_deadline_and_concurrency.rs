@@ -1,0 +1,118 @@
+//! Gate 23 (§10, §6.5): the deadline and the concurrency, on two separate fixtures, in simulated time.
+//!
+//! One fixture cannot hold both: against a 5 s sibling, a sequential client
+//! that abandons it at the deadline still finishes in about 820 ms, and a
+//! concurrent one in about 800 ms. So the deadline half has one sibling
+//! sleeping 5 s and two answering in 10 ms, and must render in under 1.2 s
+//! naming the slow one; the concurrency half has three siblings answering
+//! in 300 ms each, all inside the deadline, and fails above 810 ms, which
+//! is 2.7 times the concurrent time and 0.9 times the sequential one.
+
+use std::time::Duration;
+
+use memoria_simulator::fake::faults::Slow;
+use memoria_simulator::fake::model::Rung;
+use memoria_simulator::fake::trace::CallKind;
+use memoria_simulator::world::{OWNERS, SiblingSpec, World};
+
+use crate::sim::{check, run_world, tagged_body, withheld_lines};
+use crate::{Case, Ctx, Failure, Gate};
+
+/// The deadline half's bound on rendering the page, in simulated ms (§10 gate 23).
+pub const DEADLINE_PAGE_MS_MAX: u128 = 1_200;
+/// The concurrency half's bound, in simulated ms: 0.9 × the 900 ms sum (§10 gate 23).
+pub const CONCURRENT_PAGE_MS_MAX: u128 = 810;
+/// The slow sibling's S2 latency in the deadline half, in ms.
+pub const SLOW_SIBLING_MS: u64 = 5_000;
+/// The quick siblings' S2 latency in the deadline half, in ms.
+pub const QUICK_SIBLING_MS: u64 = 10;
+/// Each sibling's S2 latency in the concurrency half, in ms.
+pub const EVEN_SIBLING_MS: u64 = 300;
+
+/// Gate 23.
+pub static GATE: Gate = Gate {
+    id: "23",
+    title: "Deadline and concurrency",
+    sections: &["§10", "§6.5"],
+    requirement: "A sibling past its 800 ms deadline does not add its latency to the page, and three siblings called at once do not cost three times one sibling's time.",
+    cases: &[
+        Case {
+            id: "23/deadline",
+            desc: "Sheets answers S2 in 5 s, Docs and Calendar in 10 ms: the page renders in under 1.2 s of simulated time, names Sheets, and shows the Docs and Calendar passages.",
+            run: deadline,
+        },
+        Case {
+            id: "23/concurrency",
+            desc: "Sheets, Docs and Calendar each answer S2 in 300 ms: the page renders all three passages in at most 810 ms of simulated time.",
+            run: concurrency,
+        },
+    ],
+};
+
+const APPS: [&str; 3] = ["sheets", "docs", "calendar"];
+
+fn world(ctx: &mut Ctx, canary: &str) -> World {
+    let world = World::new(ctx.seed(), APPS.iter().map(|a| SiblingSpec::own(a)).collect());
+    for app in APPS {
+        world.fake(app).model().with(|m| {
+            m.add_item(&format!("{app}-1"), Rung::Team, "Q", &tagged_body(canary, &format!("tag{app}")))
+                .expect("item");
+        });
+    }
+    world
+}
+
+fn slow_s2(world: &World, app: &str, ms: u64) {
+    world.fake(app).faults().set_slow(Some(Slow { latency_ms: ms, only: Some(CallKind::S2) }));
+}
+
+fn deadline(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let world = world(ctx, &canary);
+    slow_s2(&world, "sheets", SLOW_SIBLING_MS);
+    slow_s2(&world, "docs", QUICK_SIBLING_MS);
+    slow_s2(&world, "calendar", QUICK_SIBLING_MS);
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let page = m.search(OWNERS[0], &canary).await;
+        let body = &page.response.body;
+        check(
+            body.contains("tagdocs") && body.contains("tagcalendar"),
+            "the quick siblings' passages render (presence)",
+            "one is missing",
+        )?;
+        check(
+            withheld_lines(body) == ["Sheets did not answer; 1 result withheld."],
+            "the page names Sheets as not answering",
+            format!("{:?}", withheld_lines(body)),
+        )?;
+        check(
+            page.elapsed < Duration::from_millis(DEADLINE_PAGE_MS_MAX as u64),
+            format!("the page renders in under {DEADLINE_PAGE_MS_MAX} ms"),
+            format!("{} ms", page.elapsed.as_millis()),
+        )
+    })
+}
+
+fn concurrency(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let world = world(ctx, &canary);
+    for app in APPS {
+        slow_s2(&world, app, EVEN_SIBLING_MS);
+    }
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let page = m.search(OWNERS[0], &canary).await;
+        let body = &page.response.body;
+        check(
+            APPS.iter().all(|a| body.contains(&format!("tag{a}"))) && withheld_lines(body).is_empty(),
+            "all three passages render, none withheld (presence: every sibling answered in time)",
+            format!("withheld {:?}", withheld_lines(body)),
+        )?;
+        check(
+            page.elapsed.as_millis() <= CONCURRENT_PAGE_MS_MAX,
+            format!("the page renders in at most {CONCURRENT_PAGE_MS_MAX} ms"),
+            format!("{} ms", page.elapsed.as_millis()),
+        )
+    })
+}

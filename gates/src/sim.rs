@@ -1,0 +1,85 @@
+//! What the simulated gates share: stocking fakes with text, running a world, and reading pages.
+//!
+//! A scenario reports a failed claim as [`fail`]'s string, which
+//! [`run_world`] turns back into a [`Failure`] carrying the seed, so every
+//! simulated gate fails with expected and actual like every other.
+
+use std::future::Future;
+
+use memoria_simulator::corpus;
+use memoria_simulator::fake::model::Rung;
+use memoria_simulator::world::{Memoria, World};
+
+use crate::Failure;
+
+const SEP: char = '\u{1f}';
+
+/// Encodes a failed claim for [`run_world`] to decode.
+pub fn fail(expected: impl AsRef<str>, actual: impl AsRef<str>) -> String {
+    format!("{}{SEP}{}", expected.as_ref(), actual.as_ref())
+}
+
+/// `Err(fail(..))` unless `cond` holds.
+///
+/// # Errors
+/// The encoded failure.
+pub fn check(cond: bool, expected: impl AsRef<str>, actual: impl AsRef<str>) -> Result<(), String> {
+    if cond { Ok(()) } else { Err(fail(expected, actual)) }
+}
+
+/// Runs `scenario` in `world` and maps its outcome to a gate verdict.
+///
+/// # Errors
+/// The scenario's [`Failure`], or one naming the seed if the simulation
+/// itself failed.
+pub fn run_world<F, Fut>(world: &World, scenario: F) -> Result<(), Failure>
+where
+    F: FnOnce(Memoria) -> Fut + 'static,
+    Fut: Future<Output = Result<(), String>> + 'static,
+{
+    world.run(scenario).map_err(|e| match e.message.split_once(SEP) {
+        Some((expected, actual)) => Failure::new(expected, actual),
+        None => Failure::new(
+            "the simulated run completes",
+            format!("seed {}: {}", e.seed, e.message),
+        ),
+    })
+}
+
+/// Stocks `app`'s fake with `n` team-visible items of real text from the
+/// fetched public corpus (or the project's fixtures when it is absent), ids
+/// `<app>-c<i>`. Returns how many were added.
+///
+/// # Panics
+/// If the fake refuses an item: a scenario bug.
+pub fn stock(world: &World, app: &str, n: usize) -> usize {
+    let items = corpus::load_items(n).items;
+    let fake = world.fake(app);
+    fake.model().with(|m| {
+        for (i, (title, body)) in items.iter().enumerate() {
+            m.add_item(&format!("{app}-c{i}"), Rung::Team, title, body)
+                .expect("a corpus item");
+        }
+    });
+    items.len()
+}
+
+/// A short Markdown body carrying `canary` and a `tag` word next to it, so
+/// a snippet around the canary shows the tag.
+pub fn tagged_body(canary: &str, tag: &str) -> String {
+    format!("# Notes {tag}\n\nThe {canary} figure is {tag} this quarter.\n")
+}
+
+/// The withheld lines on a results page, in order.
+pub fn withheld_lines(body: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut rest = body;
+    while let Some(at) = rest.find("<p class=\"withheld\"") {
+        rest = &rest[at..];
+        let Some(open_end) = rest.find('>') else { break };
+        let Some(close) = rest.find("</p>") else { break };
+        out.push(rest[open_end + 1..close].to_string());
+        rest = &rest[close..];
+    }
+    out
+}
