@@ -4,4 +4,6 @@
 //! every host is a turmoil host, every connection a turmoil connection, and
 //! every timer tokio's paused clock, which turmoil advances.
 
+pub mod corpus;
 pub mod fake;
+pub mod net;

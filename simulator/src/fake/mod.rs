@@ -1,1 +1,21 @@
 //! Fake siblings: real implementations of the contract over a state model, with fault knobs (§4.1, §6).
+//!
+//! [`model`] holds the state, [`server`] serves it as an axum router,
+//! [`faults`] bends the answers, [`trace`] records every call without
+//! content, and [`wire`] is the fake's own serde view of
+//! `fixtures/contract/`.
+
+pub mod faults;
+pub mod model;
+pub mod server;
+pub mod trace;
+pub mod wire;
+
+pub use faults::{
+    Cold, Faults, FaultsHandle, Lie, MalformedS2, Outage, Redirect, RefuseConnection, Slow,
+    TruncateAnnounce,
+};
+pub use model::{Model, ModelError, ModelHandle, Role, Rung, Snapshot};
+pub use server::{FakeConfig, FakeSibling, S2_PAIRS_PER_CALL_MAX};
+pub use trace::{CallDetail, CallKind, Clock, ManualClock, Trace, TraceEvent};
+pub use wire::SubjectKind;

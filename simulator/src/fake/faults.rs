@@ -1,0 +1,221 @@
+//! Named fault knobs for a fake sibling, all off by default and switchable at any time through a [`FaultsHandle`] (§6.5, §4.1 gate 6).
+//!
+//! Delays are `tokio::time::sleep`, which turmoil and paused tokio tests
+//! simulate; nothing here reads the wall clock.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::fake::trace::CallKind;
+
+/// A sibling that hibernates: the first call after `idle_ms` without calls
+/// waits `wake_ms` before it is answered (§6.5's cold sibling). A sibling
+/// that has never been called counts as idle. Calls arriving while it wakes
+/// wait for the same wake to finish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cold {
+    /// Quiet period after which the sibling is asleep, in ms.
+    pub idle_ms: u64,
+    /// How long a wake takes, in ms.
+    pub wake_ms: u64,
+}
+
+/// Latency added to every answer, or only to one call kind's (§6.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slow {
+    /// Added latency, in ms.
+    pub latency_ms: u64,
+    /// `None`: every call; `Some(kind)`: only that call.
+    pub only: Option<CallKind>,
+}
+
+/// The sibling is down (§6.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outage {
+    /// Accept the request and never answer.
+    Hang,
+    /// Answer this status with `{"error":"unavailable"}`.
+    Status(u16),
+    /// Drop the connection without answering. In-process (`oneshot`) the
+    /// router answers 503 with an empty body and a [`RefuseConnection`]
+    /// extension; `crate::net`'s servers drop the connection on seeing it.
+    Refuse,
+}
+
+/// Marker extension on a response whose connection must be dropped unanswered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefuseConnection;
+
+/// The sibling lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lie {
+    /// S2 answers `VISIBLE` for every pair, whoever asks.
+    VisibleForAnyone,
+    /// S3 serves a made-up body for any id and revision.
+    FabricatedS3,
+}
+
+/// One malformed S2 answer per decoder case (gate 6, `s2-decoder-cases.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MalformedS2 {
+    /// 200 with a body that is not JSON.
+    NotJson,
+    /// 200 with an empty body.
+    Empty,
+    /// 200 with the first half of the real body.
+    Truncated,
+    /// 200 with the real body followed by extra bytes.
+    TrailingBytes,
+    /// The last result is dropped.
+    MissingItem,
+    /// Only the first result is sent.
+    ShortResponse,
+    /// The first result is repeated with a different value.
+    DuplicateItem,
+    /// The first result's value becomes `PERHAPS`.
+    UnknownValue,
+    /// `subject_kind` echoes the other kind.
+    KindMismatch,
+    /// This status with `{"error":"unavailable"}`.
+    Non2xx(u16),
+    /// Every result gains `"visible_to_team":true`.
+    ExtraField,
+}
+
+/// A broken S1a announce (§4.1 rule 2): the consumer must authorise nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TruncateAnnounce {
+    /// The last page has `next_page: null` and no close record.
+    NoClose,
+    /// The close record's `count` is off by this many (saturating at 0).
+    WrongCount(i64),
+}
+
+/// Every call answers `307` with this `Location` (§6.3: never followed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    /// The `Location` header value.
+    pub location: String,
+}
+
+/// The knobs, all `None` (off) by default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// See [`Cold`].
+    pub cold: Option<Cold>,
+    /// See [`Slow`].
+    pub slow: Option<Slow>,
+    /// See [`Outage`].
+    pub outage: Option<Outage>,
+    /// See [`Lie`].
+    pub lie: Option<Lie>,
+    /// See [`MalformedS2`].
+    pub malformed_s2: Option<MalformedS2>,
+    /// See [`TruncateAnnounce`].
+    pub truncate_announce: Option<TruncateAnnounce>,
+    /// See [`Redirect`].
+    pub redirect: Option<Redirect>,
+}
+
+#[derive(Debug, Default)]
+struct FaultState {
+    faults: Faults,
+    last_call_ms: Option<u64>,
+    awake_at_ms: u64,
+}
+
+/// A cloneable handle on one fake's knobs; every clone switches the same fake.
+#[derive(Debug, Clone, Default)]
+pub struct FaultsHandle(Arc<Mutex<FaultState>>);
+
+impl FaultsHandle {
+    /// A handle with every knob off.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut FaultState) -> R) -> R {
+        f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// The knobs as they are now.
+    #[must_use]
+    pub fn get(&self) -> Faults {
+        self.with(|s| s.faults.clone())
+    }
+
+    /// Replaces every knob at once.
+    pub fn set(&self, faults: Faults) {
+        self.with(|s| s.faults = faults);
+    }
+
+    /// Turns every knob off.
+    pub fn clear(&self) {
+        self.set(Faults::default());
+    }
+
+    /// Sets or clears [`Cold`].
+    pub fn set_cold(&self, cold: Option<Cold>) {
+        self.with(|s| s.faults.cold = cold);
+    }
+
+    /// Sets or clears [`Slow`].
+    pub fn set_slow(&self, slow: Option<Slow>) {
+        self.with(|s| s.faults.slow = slow);
+    }
+
+    /// Sets or clears [`Outage`].
+    pub fn set_outage(&self, outage: Option<Outage>) {
+        self.with(|s| s.faults.outage = outage);
+    }
+
+    /// Sets or clears [`Lie`].
+    pub fn set_lie(&self, lie: Option<Lie>) {
+        self.with(|s| s.faults.lie = lie);
+    }
+
+    /// Sets or clears [`MalformedS2`].
+    pub fn set_malformed_s2(&self, malformed: Option<MalformedS2>) {
+        self.with(|s| s.faults.malformed_s2 = malformed);
+    }
+
+    /// Sets or clears [`TruncateAnnounce`].
+    pub fn set_truncate_announce(&self, truncate: Option<TruncateAnnounce>) {
+        self.with(|s| s.faults.truncate_announce = truncate);
+    }
+
+    /// Sets or clears [`Redirect`].
+    pub fn set_redirect(&self, redirect: Option<Redirect>) {
+        self.with(|s| s.faults.redirect = redirect);
+    }
+
+    /// Registers a call arriving at `now_ms` of kind `call`; returns the
+    /// knobs in force and how long to wait before answering, in ms, with the
+    /// names of the delay knobs that applied.
+    pub(crate) fn arrive(&self, now_ms: u64, call: CallKind) -> (Faults, u64, Vec<String>) {
+        self.with(|s| {
+            let mut delay = 0;
+            let mut names = Vec::new();
+            if let Some(cold) = s.faults.cold {
+                let asleep = s
+                    .last_call_ms
+                    .is_none_or(|last| now_ms.saturating_sub(last) >= cold.idle_ms);
+                if asleep && now_ms >= s.awake_at_ms {
+                    s.awake_at_ms = now_ms + cold.wake_ms;
+                }
+                if now_ms < s.awake_at_ms {
+                    delay += s.awake_at_ms - now_ms;
+                    names.push("cold".to_owned());
+                }
+            }
+            s.last_call_ms = Some(now_ms);
+            if let Some(slow) = s.faults.slow
+                && slow.only.is_none_or(|only| only == call)
+            {
+                delay += slow.latency_ms;
+                names.push("slow".to_owned());
+            }
+            (s.faults.clone(), delay, names)
+        })
+    }
+}

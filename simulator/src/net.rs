@@ -1,0 +1,95 @@
+//! Network plumbing for fakes: serving a router over turmoil or loopback TCP, and a turmoil [`Dialer`] for the reference's sibling client (§6.1, §6.3).
+//!
+//! Each connection is HTTP/1.1 over hyper. A response carrying
+//! [`RefuseConnection`] (the `Outage::Refuse` knob) makes the server drop the
+//! connection without writing it.
+
+use std::error::Error;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use axum::Router;
+use memoria::sibling::transport::{Connection, DialFuture, Dialer};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tower::ServiceExt as _;
+
+use crate::fake::faults::RefuseConnection;
+
+/// Serves `router` on `0.0.0.0:port` inside a turmoil host, one task per
+/// connection. Use as a host's body:
+/// `sim.host("acme.sheets.oficina.works", move || serve_turmoil(router.clone(), 443))`.
+///
+/// # Errors
+/// Binding or accepting failed.
+pub async fn serve_turmoil(router: Router, port: u16) -> Result<(), Box<dyn Error>> {
+    let listener =
+        turmoil::net::TcpListener::bind((IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)).await?;
+    loop {
+        let (stream, _) = listener.accept().await?;
+        tokio::spawn(serve_connection(stream, router.clone()));
+    }
+}
+
+/// Serves `router` on real loopback TCP at `addr` (e.g. `127.0.0.1:0`), for
+/// a conformance CLI. Never used inside a simulation.
+///
+/// # Errors
+/// Binding failed.
+pub async fn serve_loopback(
+    router: Router,
+    addr: SocketAddr,
+) -> std::io::Result<(SocketAddr, JoinHandle<()>)> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    let handle = tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(serve_connection(stream, router.clone()));
+        }
+    });
+    Ok((local, handle))
+}
+
+/// Serves HTTP/1.1 on one connection until it closes, or drops it unanswered
+/// when the router marks a response [`RefuseConnection`].
+pub async fn serve_connection<S>(stream: S, router: Router)
+where
+    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+{
+    let refuse = Arc::new(Notify::new());
+    let signal = Arc::clone(&refuse);
+    let service = hyper::service::service_fn(move |request| {
+        let router = router.clone();
+        let signal = Arc::clone(&signal);
+        async move {
+            let response = router.oneshot(request).await?;
+            if response.extensions().get::<RefuseConnection>().is_some() {
+                signal.notify_one();
+                std::future::pending::<()>().await;
+            }
+            Ok::<_, std::convert::Infallible>(response)
+        }
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+    tokio::select! {
+        // A failed connection is the peer's problem; the fake just stops.
+        _ = connection => {}
+        () = refuse.notified() => {}
+    }
+}
+
+/// Dials turmoil TCP: the simulator's [`Dialer`] for the reference's
+/// sibling client.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TurmoilDialer;
+
+impl Dialer for TurmoilDialer {
+    fn dial<'a>(&'a self, host: &'a str, port: u16) -> DialFuture<'a> {
+        Box::pin(async move {
+            let stream = turmoil::net::TcpStream::connect((host, port)).await?;
+            Ok(Box::new(stream) as Box<dyn Connection>)
+        })
+    }
+}
