@@ -24,7 +24,11 @@ pub fn fail(expected: impl AsRef<str>, actual: impl AsRef<str>) -> String {
 /// # Errors
 /// The encoded failure.
 pub fn check(cond: bool, expected: impl AsRef<str>, actual: impl AsRef<str>) -> Result<(), String> {
-    if cond { Ok(()) } else { Err(fail(expected, actual)) }
+    if cond {
+        Ok(())
+    } else {
+        Err(fail(expected, actual))
+    }
 }
 
 /// Runs `scenario` in `world` and maps its outcome to a gate verdict.
@@ -37,13 +41,15 @@ where
     F: FnOnce(Memoria) -> Fut + 'static,
     Fut: Future<Output = Result<(), String>> + 'static,
 {
-    world.run(scenario).map_err(|e| match e.message.split_once(SEP) {
-        Some((expected, actual)) => Failure::new(expected, actual),
-        None => Failure::new(
-            "the simulated run completes",
-            format!("seed {}: {}", e.seed, e.message),
-        ),
-    })
+    world
+        .run(scenario)
+        .map_err(|e| match e.message.split_once(SEP) {
+            Some((expected, actual)) => Failure::new(expected, actual),
+            None => Failure::new(
+                "the simulated run completes",
+                format!("seed {}: {}", e.seed, e.message),
+            ),
+        })
 }
 
 /// Stocks `app`'s fake with `n` team-visible items of real text from the
@@ -76,8 +82,12 @@ pub fn withheld_lines(body: &str) -> Vec<String> {
     let mut rest = body;
     while let Some(at) = rest.find("<p class=\"withheld\"") {
         rest = &rest[at..];
-        let Some(open_end) = rest.find('>') else { break };
-        let Some(close) = rest.find("</p>") else { break };
+        let Some(open_end) = rest.find('>') else {
+            break;
+        };
+        let Some(close) = rest.find("</p>") else {
+            break;
+        };
         out.push(rest[open_end + 1..close].to_string());
         rest = &rest[close..];
     }

@@ -31,6 +31,58 @@ case!(
     "1/every-file-at-rest"
 );
 case!(
+    gate_3_feed_rows_are_exactly_four_fields_with_no_canary,
+    "3/rows-are-four-fields"
+);
+case!(
+    gate_3_memoria_refuses_a_feed_row_with_a_visibility_flag_or_title,
+    "3/memoria-refuses-a-leaky-row"
+);
+case!(
+    gate_5_the_siblings_grants_join_gives_two_people_different_pages,
+    "5/two-people"
+);
+case!(
+    gate_6_every_decoder_table_case_gives_its_listed_verdicts,
+    "6/decoder-table"
+);
+case!(
+    gate_6_each_of_the_five_s2_values_gets_its_treatment_on_one_page,
+    "6/five-values"
+);
+case!(
+    gate_6_every_malformed_s2_answer_is_withheld_loudly,
+    "6/malformed-answers"
+);
+case!(
+    gate_11_hostile_sibling_hosts_are_refused_at_configuration,
+    "11/hostile-hosts"
+);
+case!(
+    gate_11_another_teams_sibling_is_never_dialled,
+    "11/other-team-never-dialled"
+);
+case!(
+    gate_11_a_redirect_to_another_team_is_not_followed,
+    "11/redirect-not-followed"
+);
+case!(
+    gate_23_a_sibling_past_its_deadline_does_not_delay_the_page,
+    "23/deadline"
+);
+case!(
+    gate_23_three_siblings_are_asked_at_once,
+    "23/concurrency"
+);
+case!(
+    gate_24_every_sibling_is_polled_on_wake_with_no_query,
+    "24/every-sibling-polled-unprompted"
+);
+case!(
+    gate_25_an_individually_granted_item_is_never_fetched_or_stored,
+    "25/granted-item-never-fetched"
+);
+case!(
     gate_4_the_sign_in_token_is_delivered_but_never_logged,
     "4/sign-in-token"
 );

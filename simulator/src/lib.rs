@@ -7,3 +7,4 @@
 pub mod corpus;
 pub mod fake;
 pub mod net;
+pub mod world;

@@ -18,7 +18,8 @@ use memoria::sibling::{SiblingClient, SiblingConfig};
 use memoria::testkit::{TestApp, TestResponse};
 use rand::{Rng as _, SeedableRng as _};
 
-use crate::fake::model::{ModelHandle, SubjectKind};
+use crate::fake::SubjectKind;
+use crate::fake::model::ModelHandle;
 use crate::fake::server::{FakeConfig, FakeSibling};
 use crate::fake::trace::{Clock, Trace};
 use crate::net::{TurmoilDialer, serve_turmoil};
@@ -158,7 +159,10 @@ impl World {
                 trace.clone(),
                 Clock::turmoil(),
             );
-            settings.insert(format!("host.{}.keys_on", spec.host()), format!("{:?}", spec.keys_on));
+            settings.insert(
+                format!("host.{}.keys_on", spec.host()),
+                format!("{:?}", spec.keys_on),
+            );
             tokens.insert(spec.host(), token);
             fakes.insert(spec.host(), fake);
         }

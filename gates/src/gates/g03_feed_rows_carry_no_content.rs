@@ -46,36 +46,70 @@ fn rows_are_four_fields(ctx: &mut Ctx) -> Result<(), Failure> {
     let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
     let stocked = stock(&world, "sheets", 20);
     world.fake("sheets").model().with(|m| {
-        m.add_item("sh-x", Rung::Team, &format!("Salaries {title_canary}"), &tagged_body(&body_canary, "tagx")).expect("item");
-        m.add_item("sh-y", Rung::Team, &format!("Payroll {title_canary}"), &tagged_body(&body_canary, "tagy")).expect("item");
+        m.add_item(
+            "sh-x",
+            Rung::Team,
+            &format!("Salaries {title_canary}"),
+            &tagged_body(&body_canary, "tagx"),
+        )
+        .expect("item");
+        m.add_item(
+            "sh-y",
+            Rung::Team,
+            &format!("Payroll {title_canary}"),
+            &tagged_body(&body_canary, "tagy"),
+        )
+        .expect("item");
     });
     let host = SiblingSpec::own("sheets").host();
     let token = world.token(&host).to_string();
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
         let page = m.search(OWNERS[0], &body_canary).await.response.body;
-        check(page.contains("tagx") && page.contains("tagy"), "both canary items were fed, fetched and are searchable (presence)", "one is missing")?;
+        check(
+            page.contains("tagx") && page.contains("tagy"),
+            "both canary items were fed, fetched and are searchable (presence)",
+            "one is missing",
+        )?;
         let req = http::Request::builder()
             .uri("/s1/feed")
             .header(http::header::HOST, host.as_str())
             .header(http::header::AUTHORIZATION, format!("Bearer {token}"))
             .body(Full::new(Bytes::new()))
             .map_err(|e| e.to_string())?;
-        let r = exchange(&TurmoilDialer, &host, SIBLING_PORT, req).await.map_err(|e| e.to_string())?;
+        let r = exchange(&TurmoilDialer, &host, SIBLING_PORT, req)
+            .await
+            .map_err(|e| e.to_string())?;
         let text = String::from_utf8_lossy(&r.body).to_string();
-        let json: serde_json::Value = serde_json::from_slice(&r.body).map_err(|e| format!("S1 is not JSON: {e}"))?;
+        let json: serde_json::Value =
+            serde_json::from_slice(&r.body).map_err(|e| format!("S1 is not JSON: {e}"))?;
         let rows = json["rows"].as_array().cloned().unwrap_or_default();
-        check(rows.len() > stocked, format!("a row for each of the {} items (presence)", stocked + 2), format!("{} rows", rows.len()))?;
+        check(
+            rows.len() > stocked,
+            format!("a row for each of the {} items (presence)", stocked + 2),
+            format!("{} rows", rows.len()),
+        )?;
         for row in &rows {
-            let keys: Vec<&str> = row.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+            let keys: Vec<&str> = row
+                .as_object()
+                .map(|o| o.keys().map(String::as_str).collect())
+                .unwrap_or_default();
             let mut sorted = keys.clone();
             sorted.sort_unstable();
             let mut want = FIELDS.to_vec();
             want.sort_unstable();
-            check(sorted == want, format!("every row has exactly {FIELDS:?}"), format!("a row has {keys:?}"))?;
+            check(
+                sorted == want,
+                format!("every row has exactly {FIELDS:?}"),
+                format!("a row has {keys:?}"),
+            )?;
         }
         for (what, word) in [("title", &title_canary), ("body", &body_canary)] {
-            check(!text.contains(word.as_str()), format!("no {what} canary in the S1 bytes"), "it is there")?;
+            check(
+                !text.contains(word.as_str()),
+                format!("no {what} canary in the S1 bytes"),
+                "it is there",
+            )?;
         }
         Ok(())
     })
@@ -83,11 +117,22 @@ fn rows_are_four_fields(ctx: &mut Ctx) -> Result<(), Failure> {
 
 fn memoria_refuses_a_leaky_row(_ctx: &mut Ctx) -> Result<(), Failure> {
     let row = |extra: &str| {
-        format!(r#"{{"cursor":"c","more":false,"rows":[{{"item_id":"a","revision":"1","gone":false,"touched_at":"2026-11-30T09:00:00Z"{extra}}}]}}"#)
+        format!(
+            r#"{{"cursor":"c","more":false,"rows":[{{"item_id":"a","revision":"1","gone":false,"touched_at":"2026-11-30T09:00:00Z"{extra}}}]}}"#
+        )
     };
     let clean = wire::decode_s1(200, row("").as_bytes());
-    ensure(clean.as_ref().is_ok_and(|p| p.rows.len() == 1), "a clean row decodes (presence)", format!("{clean:?}"))?;
-    for extra in [r#","visible_to_team":true"#, r#","visible":false"#, r#","title":"Salaries""#, r#","body":"x""#] {
+    ensure(
+        clean.as_ref().is_ok_and(|p| p.rows.len() == 1),
+        "a clean row decodes (presence)",
+        format!("{clean:?}"),
+    )?;
+    for extra in [
+        r#","visible_to_team":true"#,
+        r#","visible":false"#,
+        r#","title":"Salaries""#,
+        r#","body":"x""#,
+    ] {
         let got = wire::decode_s1(200, row(extra).as_bytes());
         ensure(
             matches!(got, Err(FeedError::Malformed(_))),

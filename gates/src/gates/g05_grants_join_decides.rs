@@ -39,8 +39,13 @@ fn two_people(ctx: &mut Ctx) -> Result<(), Failure> {
     stock(&world, "sheets", 12);
     let sheets = world.fake("sheets").clone();
     sheets.model().with(|m| {
-        m.add_item(ITEM, Rung::Team, "Budget", &tagged_body(&canary, "tagbudget"))
-            .expect("item");
+        m.add_item(
+            ITEM,
+            Rung::Team,
+            "Budget",
+            &tagged_body(&canary, "tagbudget"),
+        )
+        .expect("item");
         m.set_removed(ITEM, bea, true).expect("removed");
     });
     let trace = world.trace().clone();
@@ -88,7 +93,10 @@ fn two_people(ctx: &mut Ctx) -> Result<(), Failure> {
             "two S2 calls, one per person, answering VISIBLE then NOT_VISIBLE",
             format!("{asked:?}"),
         )?;
-        sheets.model().with(|m| m.set_removed(ITEM, bea, false)).expect("restore bea");
+        sheets
+            .model()
+            .with(|m| m.set_removed(ITEM, bea, false))
+            .expect("restore bea");
         let b2 = m.search(bea, &canary).await.response.body;
         check(
             b2.contains("tagbudget"),

@@ -49,12 +49,20 @@ pub static GATE: Gate = Gate {
 fn decoder_table(_ctx: &mut Ctx) -> Result<(), Failure> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../fixtures/contract/s2-decoder-cases.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| Failure::new("the table reads", e.to_string()))?;
-    let t: serde_json::Value = serde_json::from_str(&text).map_err(|e| Failure::new("the table is JSON", e.to_string()))?;
-    let pairs: Vec<Pair> = serde_json::from_value(t["pairs"].clone()).map_err(|e| Failure::new("pairs decode", e.to_string()))?;
-    let kind: SubjectKind = serde_json::from_value(t["subject_kind"].clone()).map_err(|e| Failure::new("kind decodes", e.to_string()))?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Failure::new("the table reads", e.to_string()))?;
+    let t: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Failure::new("the table is JSON", e.to_string()))?;
+    let pairs: Vec<Pair> = serde_json::from_value(t["pairs"].clone())
+        .map_err(|e| Failure::new("pairs decode", e.to_string()))?;
+    let kind: SubjectKind = serde_json::from_value(t["subject_kind"].clone())
+        .map_err(|e| Failure::new("kind decodes", e.to_string()))?;
     let cases = t["cases"].as_array().cloned().unwrap_or_default();
-    ensure(cases.len() >= 25, "at least 25 decoder cases", format!("{}", cases.len()))?;
+    ensure(
+        cases.len() >= 25,
+        "at least 25 decoder cases",
+        format!("{}", cases.len()),
+    )?;
     let mut wrong = vec![];
     for case in &cases {
         let answer = match case.get("failure") {
@@ -67,13 +75,21 @@ fn decoder_table(_ctx: &mut Ctx) -> Result<(), Failure> {
         let got: Vec<Verdict> = wire::decode_s2(&pairs, kind, &answer).verdicts;
         let want: Vec<Option<Verdict>> = case["expect"]
             .as_array()
-            .map(|a| a.iter().map(|v| Verdict::from_wire(v.as_str().unwrap_or(""))).collect())
+            .map(|a| {
+                a.iter()
+                    .map(|v| Verdict::from_wire(v.as_str().unwrap_or("")))
+                    .collect()
+            })
             .unwrap_or_default();
         if got.iter().copied().map(Some).collect::<Vec<_>>() != want {
             wrong.push(format!("{}: got {got:?}", case["name"]));
         }
     }
-    ensure(wrong.is_empty(), "every case decodes to its listed verdicts", wrong.join("; "))
+    ensure(
+        wrong.is_empty(),
+        "every case decodes to its listed verdicts",
+        wrong.join("; "),
+    )
 }
 
 fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
@@ -86,34 +102,65 @@ fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
     stock(&world, "sheets", 8);
     let (sheets, docs) = (world.fake("sheets").clone(), world.fake("docs").clone());
     sheets.model().with(|m| {
-        for (id, tag) in [("sh-v", "tagvisible"), ("sh-nv", "tagnotvisible"), ("sh-s", "tagstale"), ("sh-a", "tagahead")] {
-            m.add_item(id, Rung::Team, "Q", &tagged_body(&canary, tag)).expect("item");
+        for (id, tag) in [
+            ("sh-v", "tagvisible"),
+            ("sh-nv", "tagnotvisible"),
+            ("sh-s", "tagstale"),
+            ("sh-a", "tagahead"),
+        ] {
+            m.add_item(id, Rung::Team, "Q", &tagged_body(&canary, tag))
+                .expect("item");
         }
         // memoria will hold sh-a at its second revision.
-        m.revise("sh-a", "Q", &tagged_body(&canary, "tagahead")).expect("revise");
+        m.revise("sh-a", "Q", &tagged_body(&canary, "tagahead"))
+            .expect("revise");
     });
     docs.model().with(|m| {
-        m.add_item("dc-u", Rung::Team, "D", &tagged_body(&canary, "tagunknown")).expect("item");
+        m.add_item("dc-u", Rung::Team, "D", &tagged_body(&canary, "tagunknown"))
+            .expect("item");
     });
     let trace = world.trace().clone();
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
-        let first_ahead_rev = sheets.model().with(|mm| mm.item("sh-a").map(|i| i.log[0].revision.clone())).unwrap_or_default();
+        let first_ahead_rev = sheets
+            .model()
+            .with(|mm| mm.item("sh-a").map(|i| i.log[0].revision.clone()))
+            .unwrap_or_default();
         sheets.model().with(|mm| {
             // NOT_VISIBLE: downgraded to granted with Ana's grant intact, asked before `gone` arrives.
-            mm.set_rung("sh-nv", Rung::Granted { to: [ana.to_string()].into() }).expect("downgrade");
+            mm.set_rung(
+                "sh-nv",
+                Rung::Granted {
+                    to: [ana.to_string()].into(),
+                },
+            )
+            .expect("downgrade");
             // STALE: the sibling moves past what memoria holds.
-            mm.revise("sh-s", "Q", &tagged_body(&canary, "tagstale tagfresh")).expect("revise");
+            mm.revise("sh-s", "Q", &tagged_body(&canary, "tagstale tagfresh"))
+                .expect("revise");
             // AHEAD: a partial restore rewinds the item's content, not its event log.
-            mm.restore_item_to("sh-a", &first_ahead_rev).expect("restore");
+            mm.restore_item_to("sh-a", &first_ahead_rev)
+                .expect("restore");
         });
         docs.faults().set_outage(Some(Outage::Status(503)));
         let before = trace.events().len();
         let page = m.search(ana, &canary).await.response.body;
-        check(page.contains("tagvisible"), "VISIBLE renders (presence)", "the VISIBLE passage is absent")?;
-        check(!page.contains("tagnotvisible"), "NOT_VISIBLE is omitted", "it renders")?;
+        check(
+            page.contains("tagvisible"),
+            "VISIBLE renders (presence)",
+            "the VISIBLE passage is absent",
+        )?;
+        check(
+            !page.contains("tagnotvisible"),
+            "NOT_VISIBLE is omitted",
+            "it renders",
+        )?;
         for tag in ["tagstale", "tagahead", "tagunknown"] {
-            check(!page.contains(tag), format!("{tag}'s passage is withheld"), "it renders")?;
+            check(
+                !page.contains(tag),
+                format!("{tag}'s passage is withheld"),
+                "it renders",
+            )?;
         }
         let lines = withheld_lines(&page);
         let want = vec![
@@ -121,21 +168,47 @@ fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
             "Sheets has a newer version of 1 result; withheld while memoria fetches it.".to_string(),
             "Sheets is behind the version memoria holds of 1 result, as after a restore; withheld until Sheets re-announces. Nothing was deleted.".to_string(),
         ];
-        check(lines == want, format!("exactly these withheld lines, NOT_VISIBLE counted nowhere: {want:?}"), format!("{lines:?}"))?;
+        check(
+            lines == want,
+            format!("exactly these withheld lines, NOT_VISIBLE counted nowhere: {want:?}"),
+            format!("{lines:?}"),
+        )?;
         // STALE refetches: S1 then S3 for sh-s at its new revision, and the next page renders it.
         tokio::time::sleep(Duration::from_secs(2)).await;
         let fetched = trace.events()[before..].iter().any(|e| e.call == CallKind::S3 && matches!(&e.detail, CallDetail::S3 { item_id: Some(i), served: true, .. } if i == "sh-s"));
-        check(fetched, "the STALE item is refetched through S3 after the page", "no S3 fetch of it followed")?;
+        check(
+            fetched,
+            "the STALE item is refetched through S3 after the page",
+            "no S3 fetch of it followed",
+        )?;
         docs.faults().set_outage(None);
         let again = m.search(ana, &canary).await.response.body;
-        check(again.contains("tagfresh"), "the refetched revision renders on the next search", "it does not")?;
+        check(
+            again.contains("tagfresh"),
+            "the refetched revision renders on the next search",
+            "it does not",
+        )?;
         // AHEAD: marked for re-announce, nothing deleted.
         let instance = m.app().state().instance();
         let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
-        let state = guard.store().sibling_state("sheets").map_err(|e| e.to_string())?;
-        check(state.reannounce, "Sheets is marked for re-announce", "it is not")?;
-        let held = guard.store().sibling_document("sheets", "sh-a").map_err(|e| e.to_string())?;
-        check(held.is_some(), "the AHEAD item is still held: nothing deleted", "it was deleted")
+        let state = guard
+            .store()
+            .sibling_state("sheets")
+            .map_err(|e| e.to_string())?;
+        check(
+            state.reannounce,
+            "Sheets is marked for re-announce",
+            "it is not",
+        )?;
+        let held = guard
+            .store()
+            .sibling_document("sheets", "sh-a")
+            .map_err(|e| e.to_string())?;
+        check(
+            held.is_some(),
+            "the AHEAD item is still held: nothing deleted",
+            "it was deleted",
+        )
     })
 }
 
@@ -145,21 +218,58 @@ fn malformed_answers(ctx: &mut Ctx) -> Result<(), Failure> {
     let world = World::new(ctx.seed(), vec![SiblingSpec::own("docs")]);
     let docs = world.fake("docs").clone();
     docs.model().with(|m| {
-        m.add_item("dc-1", Rung::Team, "D", &tagged_body(&canary, "tagone")).expect("item");
-        m.add_item("dc-2", Rung::Team, "D", &tagged_body(&canary, "tagtwo")).expect("item");
+        m.add_item("dc-1", Rung::Team, "D", &tagged_body(&canary, "tagone"))
+            .expect("item");
+        m.add_item("dc-2", Rung::Team, "D", &tagged_body(&canary, "tagtwo"))
+            .expect("item");
     });
     // (shape, how many of the two pairs lose their clean answer)
     let shapes: Vec<(String, Option<MalformedS2>, Option<Outage>, usize)> = vec![
         ("not JSON".into(), Some(MalformedS2::NotJson), None, 2),
         ("empty".into(), Some(MalformedS2::Empty), None, 2),
         ("truncated".into(), Some(MalformedS2::Truncated), None, 2),
-        ("trailing bytes".into(), Some(MalformedS2::TrailingBytes), None, 2),
-        ("missing item".into(), Some(MalformedS2::MissingItem), None, 1),
-        ("short response".into(), Some(MalformedS2::ShortResponse), None, 1),
-        ("duplicate item".into(), Some(MalformedS2::DuplicateItem), None, 1),
-        ("unknown value PERHAPS".into(), Some(MalformedS2::UnknownValue), None, 1),
-        ("subject kind mismatch".into(), Some(MalformedS2::KindMismatch), None, 2),
-        ("non-2xx 500".into(), Some(MalformedS2::Non2xx(500)), None, 2),
+        (
+            "trailing bytes".into(),
+            Some(MalformedS2::TrailingBytes),
+            None,
+            2,
+        ),
+        (
+            "missing item".into(),
+            Some(MalformedS2::MissingItem),
+            None,
+            1,
+        ),
+        (
+            "short response".into(),
+            Some(MalformedS2::ShortResponse),
+            None,
+            1,
+        ),
+        (
+            "duplicate item".into(),
+            Some(MalformedS2::DuplicateItem),
+            None,
+            1,
+        ),
+        (
+            "unknown value PERHAPS".into(),
+            Some(MalformedS2::UnknownValue),
+            None,
+            1,
+        ),
+        (
+            "subject kind mismatch".into(),
+            Some(MalformedS2::KindMismatch),
+            None,
+            2,
+        ),
+        (
+            "non-2xx 500".into(),
+            Some(MalformedS2::Non2xx(500)),
+            None,
+            2,
+        ),
         ("extra field".into(), Some(MalformedS2::ExtraField), None, 2),
         ("hang past the deadline".into(), None, Some(Outage::Hang), 2),
     ];
@@ -167,7 +277,9 @@ fn malformed_answers(ctx: &mut Ctx) -> Result<(), Failure> {
         m.warmed_up().await?;
         let clean = m.search(ana, &canary).await.response.body;
         check(
-            clean.contains("tagone") && clean.contains("tagtwo") && withheld_lines(&clean).is_empty(),
+            clean.contains("tagone")
+                && clean.contains("tagtwo")
+                && withheld_lines(&clean).is_empty(),
             "with no fault both Docs passages render (presence)",
             format!("withheld {:?}", withheld_lines(&clean)),
         )?;
@@ -180,7 +292,10 @@ fn malformed_answers(ctx: &mut Ctx) -> Result<(), Failure> {
             let results = if lost == 1 { "result" } else { "results" };
             let want = vec![format!("Docs did not answer; {lost} {results} withheld.")];
             let lines = withheld_lines(&page);
-            let shown = ["tagone", "tagtwo"].iter().filter(|t| page.contains(**t)).count();
+            let shown = ["tagone", "tagtwo"]
+                .iter()
+                .filter(|t| page.contains(**t))
+                .count();
             check(
                 lines == want && shown == 2 - lost,
                 format!("{name}: {want:?} and {} passage(s) rendered", 2 - lost),

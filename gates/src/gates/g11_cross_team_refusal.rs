@@ -50,23 +50,52 @@ pub static GATE: Gate = Gate {
 };
 
 fn hostile_hosts(_ctx: &mut Ctx) -> Result<(), Failure> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/contract/hostile-hosts.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| Failure::new("the table reads", e.to_string()))?;
-    let t: serde_json::Value = serde_json::from_str(&text).map_err(|e| Failure::new("the table is JSON", e.to_string()))?;
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/contract/hostile-hosts.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Failure::new("the table reads", e.to_string()))?;
+    let t: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Failure::new("the table is JSON", e.to_string()))?;
     let team = t["team"].as_str().unwrap_or("");
     let urls = |k: &str| -> Vec<String> {
-        t[k].as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect()).unwrap_or_default()
+        t[k].as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
     };
     let configure = |url: &str| {
-        SiblingClient::new(team, &[SiblingConfig { url: url.into(), token: "t".into() }], Arc::new(TurmoilDialer)).is_ok()
+        SiblingClient::new(
+            team,
+            &[SiblingConfig {
+                url: url.into(),
+                token: "t".into(),
+            }],
+            Arc::new(TurmoilDialer),
+        )
+        .is_ok()
     };
     let accept = urls("accept");
     let refuse = urls("refuse");
-    ensure(accept.len() >= 3 && refuse.len() >= 15, "a table of at least 3 accepted and 15 refused URLs", format!("{} and {}", accept.len(), refuse.len()))?;
+    ensure(
+        accept.len() >= 3 && refuse.len() >= 15,
+        "a table of at least 3 accepted and 15 refused URLs",
+        format!("{} and {}", accept.len(), refuse.len()),
+    )?;
     let refused_good: Vec<&String> = accept.iter().filter(|u| !configure(u)).collect();
-    ensure(refused_good.is_empty(), "every same-team URL is accepted (presence)", format!("refused {refused_good:?}"))?;
+    ensure(
+        refused_good.is_empty(),
+        "every same-team URL is accepted (presence)",
+        format!("refused {refused_good:?}"),
+    )?;
     let accepted_bad: Vec<&String> = refuse.iter().filter(|u| configure(u)).collect();
-    ensure(accepted_bad.is_empty(), "every hostile URL is refused", format!("accepted {accepted_bad:?}"))
+    ensure(
+        accepted_bad.is_empty(),
+        "every hostile URL is refused",
+        format!("accepted {accepted_bad:?}"),
+    )
 }
 
 fn other_team_never_dialled(ctx: &mut Ctx) -> Result<(), Failure> {
@@ -76,7 +105,9 @@ fn other_team_never_dialled(ctx: &mut Ctx) -> Result<(), Failure> {
     refused.configure_extra_url(&format!("http://{beta}:{SIBLING_PORT}"));
     let outcome = refused.run(|_m| async { Ok(()) });
     ensure(
-        outcome.as_ref().is_err_and(|e| e.message.contains("another team")),
+        outcome
+            .as_ref()
+            .is_err_and(|e| e.message.contains("another team")),
         "memoria configured with another team's host refuses to start its client",
         format!("{outcome:?}"),
     )?;
@@ -90,39 +121,94 @@ fn other_team_never_dialled(ctx: &mut Ctx) -> Result<(), Failure> {
             .header(http::header::HOST, beta_host.as_str())
             .body(Full::new(Bytes::new()))
             .map_err(|e| e.to_string())?;
-        let r = exchange(&TurmoilDialer, &beta_host, SIBLING_PORT, probe).await.map_err(|e| e.to_string())?;
-        check(r.status == 401, "beta.sheets is up and answers a direct probe (presence)", format!("status {}", r.status))?;
-        let to_beta: Vec<_> = trace.events().into_iter().filter(|e| e.callee == beta_host).collect();
-        let to_acme = trace.events().into_iter().filter(|e| e.callee == format!("{TEAM}.sheets.oficina.works") && e.call == CallKind::S1).count();
-        check(to_acme >= 1, "memoria's warm-up reached acme.sheets (presence)", "no S1 reached it")?;
+        let r = exchange(&TurmoilDialer, &beta_host, SIBLING_PORT, probe)
+            .await
+            .map_err(|e| e.to_string())?;
+        check(
+            r.status == 401,
+            "beta.sheets is up and answers a direct probe (presence)",
+            format!("status {}", r.status),
+        )?;
+        let to_beta: Vec<_> = trace
+            .events()
+            .into_iter()
+            .filter(|e| e.callee == beta_host)
+            .collect();
+        let to_acme = trace
+            .events()
+            .into_iter()
+            .filter(|e| {
+                e.callee == format!("{TEAM}.sheets.oficina.works") && e.call == CallKind::S1
+            })
+            .count();
+        check(
+            to_acme >= 1,
+            "memoria's warm-up reached acme.sheets (presence)",
+            "no S1 reached it",
+        )?;
         check(
             to_beta.len() == 1 && to_beta[0].caller == "unauthenticated",
             "beta.sheets received only the probe",
-            format!("{} calls: {:?}", to_beta.len(), to_beta.iter().map(|e| &e.caller).collect::<Vec<_>>()),
+            format!(
+                "{} calls: {:?}",
+                to_beta.len(),
+                to_beta.iter().map(|e| &e.caller).collect::<Vec<_>>()
+            ),
         )
     })
 }
 
 fn redirect_not_followed(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
-    let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets"), SiblingSpec::foreign("sheets")]);
+    let world = World::new(
+        ctx.seed(),
+        vec![SiblingSpec::own("sheets"), SiblingSpec::foreign("sheets")],
+    );
     let beta = SiblingSpec::foreign("sheets").host();
     let sheets = world.fake("sheets").clone();
-    sheets.model().with(|m| m.add_item("sh-1", Rung::Team, "Q", &tagged_body(&canary, "tagredirect")).map(drop)).map_err(|e| Failure::new("item", format!("{e:?}")))?;
+    sheets
+        .model()
+        .with(|m| {
+            m.add_item(
+                "sh-1",
+                Rung::Team,
+                "Q",
+                &tagged_body(&canary, "tagredirect"),
+            )
+            .map(drop)
+        })
+        .map_err(|e| Failure::new("item", format!("{e:?}")))?;
     let trace = world.trace().clone();
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
-        sheets.faults().set_redirect(Some(Redirect { location: format!("http://{beta}:{SIBLING_PORT}/s2/check") }));
+        sheets.faults().set_redirect(Some(Redirect {
+            location: format!("http://{beta}:{SIBLING_PORT}/s2/check"),
+        }));
         let page = m.search(OWNERS[0], &canary).await.response.body;
-        let served_307 = trace.events().iter().any(|e| e.call == CallKind::S2 && e.status == Some(307) && e.caller == "memoria");
-        check(served_307, "acme.sheets served memoria a 307 (presence)", "no redirect was served")?;
-        check(!page.contains("tagredirect"), "the passage is withheld", "it renders")?;
+        let served_307 = trace
+            .events()
+            .iter()
+            .any(|e| e.call == CallKind::S2 && e.status == Some(307) && e.caller == "memoria");
+        check(
+            served_307,
+            "acme.sheets served memoria a 307 (presence)",
+            "no redirect was served",
+        )?;
+        check(
+            !page.contains("tagredirect"),
+            "the passage is withheld",
+            "it renders",
+        )?;
         check(
             withheld_lines(&page) == ["Sheets did not answer; 1 result withheld."],
             "one loud line naming Sheets",
             format!("{:?}", withheld_lines(&page)),
         )?;
         let to_beta = trace.events().iter().filter(|e| e.callee == beta).count();
-        check(to_beta == 0, "beta.sheets received nothing", format!("{to_beta} calls"))
+        check(
+            to_beta == 0,
+            "beta.sheets received nothing",
+            format!("{to_beta} calls"),
+        )
     })
 }

@@ -163,9 +163,11 @@ impl<'ast> Visit<'ast> for Collector<'_> {
 
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         let call = m.method.to_string();
-        if call == "uri" && !self.file.ends_with("testkit.rs") {
+        if call == "uri" && m.args.is_empty() && !self.file.ends_with("testkit.rs") {
             // Reading the request URI is how a route hides outside the router (a
             // middleware answering a path); only the router may dispatch on paths.
+            // `.uri(x)` with an argument sets an outbound request's URI (the
+            // sibling client's `http::request::Builder`) and reads nothing.
             let line = m.method.span().start().line;
             self.found.push(Registration {
                 call: "uri".into(),

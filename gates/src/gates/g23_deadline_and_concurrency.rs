@@ -52,18 +52,29 @@ pub static GATE: Gate = Gate {
 const APPS: [&str; 3] = ["sheets", "docs", "calendar"];
 
 fn world(ctx: &mut Ctx, canary: &str) -> World {
-    let world = World::new(ctx.seed(), APPS.iter().map(|a| SiblingSpec::own(a)).collect());
+    let world = World::new(
+        ctx.seed(),
+        APPS.iter().map(|a| SiblingSpec::own(a)).collect(),
+    );
     for app in APPS {
         world.fake(app).model().with(|m| {
-            m.add_item(&format!("{app}-1"), Rung::Team, "Q", &tagged_body(canary, &format!("tag{app}")))
-                .expect("item");
+            m.add_item(
+                &format!("{app}-1"),
+                Rung::Team,
+                "Q",
+                &tagged_body(canary, &format!("tag{app}")),
+            )
+            .expect("item");
         });
     }
     world
 }
 
 fn slow_s2(world: &World, app: &str, ms: u64) {
-    world.fake(app).faults().set_slow(Some(Slow { latency_ms: ms, only: Some(CallKind::S2) }));
+    world.fake(app).faults().set_slow(Some(Slow {
+        latency_ms: ms,
+        only: Some(CallKind::S2),
+    }));
 }
 
 fn deadline(ctx: &mut Ctx) -> Result<(), Failure> {
@@ -105,7 +116,8 @@ fn concurrency(ctx: &mut Ctx) -> Result<(), Failure> {
         let page = m.search(OWNERS[0], &canary).await;
         let body = &page.response.body;
         check(
-            APPS.iter().all(|a| body.contains(&format!("tag{a}"))) && withheld_lines(body).is_empty(),
+            APPS.iter().all(|a| body.contains(&format!("tag{a}")))
+                && withheld_lines(body).is_empty(),
             "all three passages render, none withheld (presence: every sibling answered in time)",
             format!("withheld {:?}", withheld_lines(body)),
         )?;

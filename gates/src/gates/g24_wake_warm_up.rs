@@ -37,10 +37,16 @@ pub static GATE: Gate = Gate {
 const APPS: [&str; 3] = ["sheets", "docs", "calendar"];
 
 fn every_sibling_polled(ctx: &mut Ctx) -> Result<(), Failure> {
-    let world = World::new(ctx.seed(), APPS.iter().map(|a| SiblingSpec::own(a)).collect());
+    let world = World::new(
+        ctx.seed(),
+        APPS.iter().map(|a| SiblingSpec::own(a)).collect(),
+    );
     for app in APPS {
         stock(&world, app, 3);
-        world.fake(app).faults().set_cold(Some(Cold { idle_ms: 0, wake_ms: COLD_WAKE_MS }));
+        world.fake(app).faults().set_cold(Some(Cold {
+            idle_ms: 0,
+            wake_ms: COLD_WAKE_MS,
+        }));
     }
     let trace = world.trace().clone();
     let hosts: Vec<String> = APPS.iter().map(|a| SiblingSpec::own(a).host()).collect();
@@ -51,11 +57,22 @@ fn every_sibling_polled(ctx: &mut Ctx) -> Result<(), Failure> {
         let events = trace.events();
         for host in &hosts {
             let polled = events.iter().any(|e| {
-                &e.callee == host && e.call == CallKind::S1 && e.caller == MEMORIA_CONSUMER && e.at_ms <= deadline_ms
+                &e.callee == host
+                    && e.call == CallKind::S1
+                    && e.caller == MEMORIA_CONSUMER
+                    && e.at_ms <= deadline_ms
             });
-            check(polled, format!("{host} received memoria's S1 poll within {WARM_UP_WITHIN_MS} ms"), "it did not")?;
+            check(
+                polled,
+                format!("{host} received memoria's S1 poll within {WARM_UP_WITHIN_MS} ms"),
+                "it did not",
+            )?;
         }
         let s2 = events.iter().filter(|e| e.call == CallKind::S2).count();
-        check(s2 == 0, "no S2 call: no query was issued", format!("{s2} S2 calls"))
+        check(
+            s2 == 0,
+            "no S2 call: no query was issued",
+            format!("{s2} S2 calls"),
+        )
     })
 }

@@ -34,43 +34,89 @@ pub static GATE: Gate = Gate {
     }],
 };
 
+/// (item id, status, unexpected fields, served, caller) of one S3 call the fake saw.
+type S3Seen = (Option<String>, Option<u16>, Vec<String>, bool, String);
+
 fn granted_item_never_fetched(ctx: &mut Ctx) -> Result<(), Failure> {
     let ana = OWNERS[0];
     let (team_canary, granted_canary) = (ctx.canary(), ctx.canary());
     let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
     let sheets = world.fake("sheets").clone();
     sheets.model().with(|m| {
-        m.add_item("sh-team", Rung::Team, "T", &tagged_body(&team_canary, "tagteam")).expect("item");
-        m.add_item("sh-granted", Rung::Team, "G", &tagged_body(&granted_canary, "taggranted")).expect("item");
-        m.set_rung("sh-granted", Rung::Granted { to: [ana.to_string()].into() }).expect("grant");
+        m.add_item(
+            "sh-team",
+            Rung::Team,
+            "T",
+            &tagged_body(&team_canary, "tagteam"),
+        )
+        .expect("item");
+        m.add_item(
+            "sh-granted",
+            Rung::Team,
+            "G",
+            &tagged_body(&granted_canary, "taggranted"),
+        )
+        .expect("item");
+        m.set_rung(
+            "sh-granted",
+            Rung::Granted {
+                to: [ana.to_string()].into(),
+            },
+        )
+        .expect("grant");
     });
     let trace = world.trace().clone();
     let host = SiblingSpec::own("sheets").host();
     let token = world.token(&host).to_string();
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
-        let s3: Vec<(Option<String>, Option<u16>, Vec<String>, bool, String)> = trace
+        let s3: Vec<S3Seen> = trace
             .events()
             .into_iter()
             .filter(|e| e.call == CallKind::S3)
             .filter_map(|e| match e.detail {
-                CallDetail::S3 { item_id, unexpected_fields, served, .. } => {
-                    Some((item_id, e.status, unexpected_fields, served, e.caller))
-                }
+                CallDetail::S3 {
+                    item_id,
+                    unexpected_fields,
+                    served,
+                    ..
+                } => Some((item_id, e.status, unexpected_fields, served, e.caller)),
                 _ => None,
             })
             .collect();
-        let team = s3.iter().any(|(i, s, _, served, _)| i.as_deref() == Some("sh-team") && *s == Some(200) && *served);
-        check(team, "S3 served the team item (presence)", format!("{s3:?}"))?;
-        let granted: Vec<_> = s3.iter().filter(|(i, ..)| i.as_deref() == Some("sh-granted")).collect();
-        check(!granted.is_empty(), "memoria asked S3 for the granted item (presence)", "it never asked")?;
+        let team = s3.iter().any(|(i, s, _, served, _)| {
+            i.as_deref() == Some("sh-team") && *s == Some(200) && *served
+        });
         check(
-            granted.iter().all(|(_, s, _, served, _)| *s == Some(404) && !served),
+            team,
+            "S3 served the team item (presence)",
+            format!("{s3:?}"),
+        )?;
+        let granted: Vec<_> = s3
+            .iter()
+            .filter(|(i, ..)| i.as_deref() == Some("sh-granted"))
+            .collect();
+        check(
+            !granted.is_empty(),
+            "memoria asked S3 for the granted item (presence)",
+            "it never asked",
+        )?;
+        check(
+            granted
+                .iter()
+                .all(|(_, s, _, served, _)| *s == Some(404) && !served),
             "S3 answered 404, never 403 and never a body, for the granted item",
             format!("{granted:?}"),
         )?;
-        let extra: Vec<_> = s3.iter().filter(|(.., f, _, c)| c == MEMORIA_CONSUMER && !f.is_empty()).collect();
-        check(extra.is_empty(), "no S3 request from memoria carried an unexpected field", format!("{extra:?}"))?;
+        let extra: Vec<_> = s3
+            .iter()
+            .filter(|(.., f, _, c)| c == MEMORIA_CONSUMER && !f.is_empty())
+            .collect();
+        check(
+            extra.is_empty(),
+            "no S3 request from memoria carried an unexpected field",
+            format!("{extra:?}"),
+        )?;
         let page = m.search(ana, &granted_canary).await.response.body;
         check(
             !page.contains("taggranted") && withheld_lines(&page).is_empty(),
@@ -78,12 +124,23 @@ fn granted_item_never_fetched(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("withheld {:?}", withheld_lines(&page)),
         )?;
         let team_page = m.search(ana, &team_canary).await.response.body;
-        check(team_page.contains("tagteam"), "the team item is searchable (presence)", "it is not")?;
+        check(
+            team_page.contains("tagteam"),
+            "the team item is searchable (presence)",
+            "it is not",
+        )?;
         {
             let instance = m.app().state().instance();
             let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
-            let held = guard.store().sibling_document("sheets", "sh-granted").map_err(|e| e.to_string())?;
-            check(held.is_none(), "the granted item is not in memoria's store", "it is held")?;
+            let held = guard
+                .store()
+                .sibling_document("sheets", "sh-granted")
+                .map_err(|e| e.to_string())?;
+            check(
+                held.is_none(),
+                "the granted item is not in memoria's store",
+                "it is held",
+            )?;
         }
         let probe = http::Request::builder()
             .method("POST")
@@ -95,7 +152,9 @@ fn granted_item_never_fetched(ctx: &mut Ctx) -> Result<(), Failure> {
                 r#"{"item_id":"sh-granted","revision":"r1","person_ref":"prs_ana"}"#,
             )))
             .map_err(|e| e.to_string())?;
-        let r = exchange(&TurmoilDialer, &host, SIBLING_PORT, probe).await.map_err(|e| e.to_string())?;
+        let r = exchange(&TurmoilDialer, &host, SIBLING_PORT, probe)
+            .await
+            .map_err(|e| e.to_string())?;
         let seen = trace.events().iter().any(|e| matches!(&e.detail, CallDetail::S3 { unexpected_fields, .. } if unexpected_fields.iter().any(|f| f == "person_ref")));
         check(
             r.status == 400 && seen,
