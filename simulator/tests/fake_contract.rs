@@ -956,3 +956,33 @@ fn a_turmoil_client_dialing_a_fake_sibling_host_with_the_reference_transport_get
     assert_eq!(events[0].status, Some(200));
     assert_eq!(events[1].status, None);
 }
+
+#[tokio::test]
+async fn a_fake_served_on_loopback_answers_the_reference_transport_over_real_tcp() {
+    use http_body_util::Full;
+    use memoria::sibling::transport::{TcpDialer, exchange};
+
+    let fake = fake();
+    fake.model().add_item("sh-1", Rung::Team, "T", "B").unwrap();
+    let (addr, server) = memoria_simulator::net::serve_loopback(
+        fake.router(),
+        std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+    )
+    .await
+    .unwrap();
+    let request = http::Request::post("/s2/check")
+        .header(header::HOST, "acme.sheets.oficina.works")
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .body(Full::new(Bytes::from(s2_body(
+            "address",
+            ANA,
+            &[("sh-1", "r1")],
+        ))))
+        .unwrap();
+    let answer = exchange(&TcpDialer, "127.0.0.1", addr.port(), request)
+        .await
+        .unwrap();
+    assert_eq!(answer.status, 200);
+    assert_valid("s2-response", &answer.body);
+    server.abort();
+}
