@@ -638,6 +638,9 @@ impl Model {
     /// asker, at the current revision; `STALE` for an older revision in the
     /// log; `AHEAD` for a revision not in the log of an item so admitted;
     /// `NOT_VISIBLE` for everything else, including no row at all.
+    ///
+    /// The label is the person's (`member-N`, `guest-N`), `stranger` for a
+    /// subject the sibling does not know, or `not-keyed` for the other kind.
     #[must_use]
     pub fn check(
         &self,
