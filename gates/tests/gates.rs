@@ -70,10 +70,7 @@ case!(
     gate_23_a_sibling_past_its_deadline_does_not_delay_the_page,
     "23/deadline"
 );
-case!(
-    gate_23_three_siblings_are_asked_at_once,
-    "23/concurrency"
-);
+case!(gate_23_three_siblings_are_asked_at_once, "23/concurrency");
 case!(
     gate_24_every_sibling_is_polled_on_wake_with_no_query,
     "24/every-sibling-polled-unprompted"

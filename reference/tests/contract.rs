@@ -290,3 +290,23 @@ proptest! {
         prop_assert!(wire::decode_s1(200, body.as_bytes()).is_err());
     }
 }
+
+#[test]
+fn a_feed_row_whose_touched_at_is_not_contract_time_is_refused() {
+    for t in [
+        "2026-11-30 09:00:00",
+        "2026-11-30T09:00:00+01:00",
+        "2026-11-30T09:00:00Z Salaries",
+        "",
+        "2026-11-30T09:00:00.Z",
+    ] {
+        let body = format!(
+            r#"{{"cursor":"c","more":false,"rows":[{{"item_id":"a","revision":"1","gone":false,"touched_at":"{t}"}}]}}"#
+        );
+        assert!(
+            wire::decode_s1(200, body.as_bytes()).is_err(),
+            "accepted {t:?}"
+        );
+    }
+    assert!(wire::is_contract_time("2026-11-30T09:00:00.125Z"));
+}

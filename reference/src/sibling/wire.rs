@@ -284,6 +284,32 @@ fn check_tokens<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Result<(), Fee
     Ok(())
 }
 
+/// True for RFC 3339 in UTC as the contract writes it: `YYYY-MM-DDTHH:MM:SS[.f]Z`
+/// (`defs.schema.json#/$defs/time`).
+pub fn is_contract_time(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| r.clone().all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
+    if b.len() < 20
+        || !digits(0..4)
+        || !digits(5..7)
+        || !digits(8..10)
+        || !digits(11..13)
+        || !digits(14..16)
+        || !digits(17..19)
+    {
+        return false;
+    }
+    if b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
+        return false;
+    }
+    match &b[19..] {
+        [b'Z'] => true,
+        [b'.', frac @ .., b'Z'] => !frac.is_empty() && frac.iter().all(u8::is_ascii_digit),
+        _ => false,
+    }
+}
+
 /// Decodes one S1 answer.
 ///
 /// # Errors
@@ -298,6 +324,11 @@ pub fn decode_s1(status: u16, body: &[u8]) -> Result<S1Page, FeedError> {
     }
     let page: S1Page =
         serde_json::from_slice(body).map_err(|e| FeedError::Malformed(e.to_string()))?;
+    if page.rows.iter().any(|r| !is_contract_time(&r.touched_at)) {
+        return Err(FeedError::Malformed(
+            "a touched_at is not RFC 3339 UTC".into(),
+        ));
+    }
     check_tokens(
         std::iter::once(page.cursor.as_str()).chain(
             page.rows
@@ -354,6 +385,15 @@ pub fn decode_s1a_page(status: u16, body: &[u8]) -> Result<S1aPage, FeedError> {
     }
     let page: S1aPage =
         serde_json::from_slice(body).map_err(|e| FeedError::Malformed(e.to_string()))?;
+    let bad_time = page
+        .records
+        .iter()
+        .any(|r| matches!(r, S1aRecord::Item { touched_at, .. } if !is_contract_time(touched_at)));
+    if bad_time {
+        return Err(FeedError::Malformed(
+            "a touched_at is not RFC 3339 UTC".into(),
+        ));
+    }
     let mut tokens: Vec<&str> = page.next_page.iter().map(String::as_str).collect();
     for r in &page.records {
         match r {
