@@ -57,6 +57,20 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
+    /// Run the selected cases under many seeds; report seeds per minute and every failing seed's replay command.
+    Sweep {
+        /// Gate ids, case ids or globs, as for `run`.
+        selectors: Vec<String>,
+        /// Cases to leave out.
+        #[arg(long)]
+        skip: Vec<String>,
+        /// How many seeds.
+        #[arg(long, default_value_t = 100)]
+        seeds: u64,
+        /// The first seed; the sweep runs `from`, `from + 1`, ….
+        #[arg(long, default_value_t = 0)]
+        from: u64,
+    },
     /// Apply each recorded mutation in a scratch copy, build, run its gate, and require it killed.
     Mutants {
         /// Only mutations that name this gate.
@@ -89,6 +103,12 @@ fn main() -> ExitCode {
             format,
         } => run(&selectors, &skip, seed.unwrap_or_else(rand::random), format),
         Cmd::List { format } => list(format),
+        Cmd::Sweep {
+            selectors,
+            skip,
+            seeds,
+            from,
+        } => sweep(&selectors, &skip, from, seeds),
         Cmd::Mutants {
             gate,
             files,
@@ -115,6 +135,41 @@ fn shell_quote(s: &str) -> String {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn sweep(selectors: &[String], skip: &[String], from: u64, seeds: u64) -> ExitCode {
+    let chosen = match select::select(selectors, skip) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("memoria-harness: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let cases: Vec<_> = chosen.into_iter().flat_map(|(_, cs)| cs).collect();
+    let t0 = Instant::now();
+    let mut failures = 0u64;
+    for seed in from..from.saturating_add(seeds) {
+        for c in &cases {
+            if let Status::Fail(f) = run_case(c, seed) {
+                failures += 1;
+                println!(
+                    "FAIL  {} seed {seed}\n  {f}\n  replay: cargo run -p memoria-gates --bin memoria-harness -- run {} --seed {seed}",
+                    c.id, c.id
+                );
+            }
+        }
+    }
+    let secs = t0.elapsed().as_secs_f64().max(f64::EPSILON);
+    println!(
+        "{seeds} seeds x {} cases in {secs:.1} s: {:.1} seeds per minute, {failures} failures",
+        cases.len(),
+        seeds as f64 * 60.0 / secs
+    );
+    if failures == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAIL)
     }
 }
 

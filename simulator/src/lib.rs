@@ -7,4 +7,5 @@
 pub mod corpus;
 pub mod fake;
 pub mod net;
+pub mod tour;
 pub mod world;
