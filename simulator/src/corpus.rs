@@ -1,7 +1,8 @@
-//! Real text for fake siblings' items: the fetched Node.js API docs when present, else the team fixtures (§7).
+//! Real text for fake siblings' items: the fetched Node.js API docs, else the fetched Rust book, else the team fixtures (§7).
 //!
-//! `fixtures/corpus/nodejs-doc/` is fetched, never committed
-//! (`fixtures/corpus/README.md`); `fixtures/team/*.md` always exists.
+//! `fixtures/corpus/nodejs-doc/` and `fixtures/corpus/rust-book/` are
+//! fetched, never committed (`fixtures/corpus/README.md`); CI fetches the
+//! Rust book from its toolchain. `fixtures/team/*.md` always exists.
 //! Files are read in path order, so a run is deterministic.
 
 use std::path::{Path, PathBuf};
@@ -11,6 +12,8 @@ use std::path::{Path, PathBuf};
 pub enum CorpusSource {
     /// `fixtures/corpus/nodejs-doc/**/*.md` (fetched).
     NodejsDoc,
+    /// `fixtures/corpus/rust-book/**/*.html` (fetched), decoded by memoria's importer.
+    RustBook,
     /// `fixtures/team/*.md` (the fallback).
     Team,
 }
@@ -45,6 +48,22 @@ fn markdown_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+fn html_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| p.extension().is_some_and(|e| e == "html"))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n != "print.html" && n != "toc.html")
+        })
+        .collect();
+    files.sort();
+    files
+}
+
 fn title_of(path: &Path, body: &str) -> String {
     body.lines()
         .find_map(|l| l.strip_prefix("# "))
@@ -64,6 +83,25 @@ fn title_of(path: &Path, body: &str) -> String {
 pub fn load_items(limit: usize) -> Corpus {
     let fixtures = fixtures_dir();
     let fetched = markdown_files(&fixtures.join("corpus").join("nodejs-doc"));
+    if fetched.is_empty() {
+        let book = html_files(&fixtures.join("corpus").join("rust-book"));
+        if !book.is_empty() {
+            let items = book
+                .iter()
+                .filter_map(|p| {
+                    let bytes = std::fs::read(p).ok()?;
+                    let name = p.file_name()?.to_string_lossy().into_owned();
+                    let d = memoria::decode::decode(&name, &bytes).ok()?;
+                    Some((d.title, d.body))
+                })
+                .take(limit)
+                .collect();
+            return Corpus {
+                source: CorpusSource::RustBook,
+                items,
+            };
+        }
+    }
     let (source, files) = if fetched.is_empty() {
         (CorpusSource::Team, markdown_files(&fixtures.join("team")))
     } else {
