@@ -273,6 +273,9 @@ impl World {
             seed: self.seed,
             message,
         };
+        for (key, value) in &self.settings {
+            tracing::info!(seed = self.seed, setting = %key, value = %value, "simulation setting");
+        }
         let latency = Duration::from_millis(
             self.settings["link_latency_ms"]
                 .parse()
