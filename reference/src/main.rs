@@ -417,8 +417,6 @@ fn serve(instance: Instance, addr: SocketAddr) -> Result<u8, Exit> {
         if let Some(client) = sibling_client_from_env()? {
             println!("memoria: siblings: {}", client.apps().join(", "));
             state = state.with_siblings(client);
-            // §6.5: every sibling gets an S1 poll now, before anyone searches.
-            state.wake_siblings();
         }
         println!(
             "memoria: serving {} documents ({} passages) on http://{local}",
@@ -426,13 +424,12 @@ fn serve(instance: Instance, addr: SocketAddr) -> Result<u8, Exit> {
         );
         println!("memoria: egress: {}", EgressMode::AiOff.footer());
         state.deliver_sign_in_links();
-        let app = web::router(state);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .context("serving")?;
+        // §6.5: `web::serve` polls every sibling's S1 before the first request.
+        web::serve(listener, state, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .context("serving")?;
         Ok::<u8, Exit>(0)
     })
 }

@@ -131,17 +131,6 @@ impl TestApp {
         self
     }
 
-    /// A second browser on the same app: same state, its own (empty) session.
-    pub fn another_client(&self) -> TestApp {
-        TestApp {
-            state: self.state.clone(),
-            router: self.router.clone(),
-            delivery: self.delivery.clone(),
-            cookie: None,
-            csrf: None,
-        }
-    }
-
     /// The shared state, e.g. to reach the instance.
     pub fn state(&self) -> &AppState {
         &self.state

@@ -221,6 +221,7 @@ pub struct AppState {
     delivery: Arc<dyn SignInDelivery>,
     base_url: String,
     siblings: Option<Arc<SiblingClient>>,
+    warm_up: Arc<Mutex<Option<tokio::task::JoinHandle<Vec<SyncReport>>>>>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -245,6 +246,7 @@ impl AppState {
             delivery,
             base_url: base_url.into(),
             siblings: None,
+            warm_up: Arc::default(),
         }
     }
 
@@ -272,10 +274,20 @@ impl AppState {
 
     /// Starts the wake warm-up beside the server (§6.5): every configured
     /// sibling gets an S1 poll now, unprompted, while nobody is waiting.
-    /// `serve` calls this once the instance is awake, before the first request.
-    pub fn wake_siblings(&self) -> tokio::task::JoinHandle<Vec<SyncReport>> {
+    /// [`serve`] calls this once, before it accepts the first request.
+    pub fn wake_siblings(&self) {
         let state = self.clone();
-        tokio::spawn(async move { state.warm_up().await })
+        let handle = tokio::spawn(async move { state.warm_up().await });
+        *self.warm_up.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
+    }
+
+    /// The running warm-up's handle, once: await it to know every sibling's
+    /// first poll has finished. `None` before [`serve`] started one.
+    pub fn take_warm_up(&self) -> Option<tokio::task::JoinHandle<Vec<SyncReport>>> {
+        self.warm_up
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 
     /// Searches as `asker`, ruling every sibling passage through S2 now
@@ -376,6 +388,28 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Serves `state` on `listener` until `shutdown` resolves: what `memoria
+/// serve` runs, and what the simulator runs on memoria's host. Starts the
+/// wake warm-up first (§6.5), so every configured sibling is polled with no
+/// query issued.
+///
+/// # Errors
+/// An I/O error from the listener.
+pub async fn serve<L>(
+    listener: L,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()>
+where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+{
+    state.wake_siblings();
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
 }
 
 /// Builds the router over `state`. Every registration here is in [`DECLARED_ROUTES`].

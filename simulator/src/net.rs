@@ -93,3 +93,46 @@ impl Dialer for TurmoilDialer {
         })
     }
 }
+
+/// A turmoil listener that axum can serve on: memoria's own host in a run
+/// serves through [`memoria::web::serve`] exactly as `memoria serve` does.
+pub struct TurmoilListener(turmoil::net::TcpListener);
+
+impl std::fmt::Debug for TurmoilListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("TurmoilListener")
+            .field(&self.0.local_addr().ok())
+            .finish()
+    }
+}
+
+impl TurmoilListener {
+    /// Binds `0.0.0.0:port` inside the current turmoil host.
+    ///
+    /// # Errors
+    /// Binding failed (the port is taken on this host).
+    pub async fn bind(port: u16) -> std::io::Result<TurmoilListener> {
+        turmoil::net::TcpListener::bind((IpAddr::V4(Ipv4Addr::UNSPECIFIED), port))
+            .await
+            .map(TurmoilListener)
+    }
+}
+
+impl axum::serve::Listener for TurmoilListener {
+    type Io = turmoil::net::TcpStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            match self.0.accept().await {
+                Ok(pair) => return pair,
+                // A failed accept is the peer's problem; keep listening.
+                Err(_) => tokio::task::yield_now().await,
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.0.local_addr()
+    }
+}

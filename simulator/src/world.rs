@@ -2,9 +2,10 @@
 //!
 //! A [`World`] holds the fake siblings, their shared [`Trace`] and the
 //! settings the seed chose. [`World::run`] builds a turmoil simulation with
-//! one host per fake and one host for memoria, wakes memoria there (which
-//! starts the warm-up exactly as `memoria serve` does) and hands the
-//! scenario a [`Memoria`] to drive. Time is turmoil's: `tokio::time` inside
+//! one host per fake, one host for memoria serving through
+//! [`memoria::web::serve`] (the function `memoria serve` runs, which starts
+//! the warm-up), and a browser host where the scenario runs: it reaches
+//! memoria over HTTP through a [`Memoria`]. Time is turmoil's: `tokio::time` inside
 //! the scenario is simulated, and nothing reads the wall clock.
 
 use std::collections::BTreeMap;
@@ -12,17 +13,21 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use memoria::admission::Admission;
 use memoria::clock::Clock as MemoriaClock;
-use memoria::seal::Dek;
+use memoria::egress::EgressMode;
+use memoria::instance::{Instance, InstanceConfig};
+use memoria::seal::{Dek, Sealer};
 use memoria::sibling::{SiblingClient, SiblingConfig};
-use memoria::testkit::{TestApp, TestResponse};
+use memoria::testkit::TestResponse;
+use memoria::web::{AppState, CapturedDelivery};
 use rand::{Rng as _, SeedableRng as _};
 
 use crate::fake::SubjectKind;
 use crate::fake::model::ModelHandle;
 use crate::fake::server::{FakeConfig, FakeSibling};
 use crate::fake::trace::{Clock, Trace};
-use crate::net::{TurmoilDialer, serve_turmoil};
+use crate::net::{TurmoilDialer, TurmoilListener, serve_turmoil};
 
 /// memoria's team label (§6.3).
 pub const TEAM: &str = "acme";
@@ -30,6 +35,10 @@ pub const TEAM: &str = "acme";
 pub const OTHER_TEAM: &str = "beta";
 /// memoria's own host in the simulation.
 pub const MEMORIA_HOST: &str = "acme.memoria.oficina.works";
+/// The simulated browser's host: people reach memoria from here.
+pub const BROWSER_HOST: &str = "browser.acme.test";
+/// The port memoria serves on in the simulation.
+pub const MEMORIA_PORT: u16 = 80;
 /// The port every fake listens on.
 pub const SIBLING_PORT: u16 = 80;
 /// The consumer name memoria's token is recorded under in traces.
@@ -305,22 +314,34 @@ impl World {
             .prefix("memoria-sim-")
             .tempdir()
             .map_err(|e| fail(e.to_string()))?;
-        let dir = data.path().to_path_buf();
-        sim.client(MEMORIA_HOST, async move {
-            let _keep = data;
-            let app = TestApp::with_clock(
-                &dir,
-                &Dek::from_bytes([7u8; 32]),
-                &OWNERS.join(","),
-                Arc::new(SimClock),
-            )
-            .map_err(|e| e.to_string())?
+        let instance = Instance::wake(
+            InstanceConfig {
+                data_dir: data.path().to_path_buf(),
+                admission: Admission::parse(&OWNERS.join(",")).map_err(|e| fail(e.to_string()))?,
+                egress: EgressMode::AiOff,
+            },
+            Sealer::new(&Dek::from_bytes([7u8; 32])),
+            Arc::new(SimClock),
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        let delivery = Arc::new(CapturedDelivery::default());
+        let state = AppState::new(instance, delivery.clone(), format!("http://{MEMORIA_HOST}"))
             .with_siblings(client);
-            let warm_up = app.state().wake_siblings();
+        let served = state.clone();
+        sim.host(MEMORIA_HOST, move || {
+            let state = served.clone();
+            async move {
+                let listener = TurmoilListener::bind(MEMORIA_PORT).await?;
+                memoria::web::serve(listener, state, std::future::pending()).await?;
+                Ok(())
+            }
+        });
+        sim.client(BROWSER_HOST, async move {
+            let _keep = data;
             let memoria = Memoria {
-                app,
-                warm_up: Some(warm_up),
-                people: BTreeMap::new(),
+                state,
+                delivery,
+                cookies: BTreeMap::new(),
             };
             scenario(memoria).await.map_err(Into::into)
         });
@@ -328,11 +349,13 @@ impl World {
     }
 }
 
-/// memoria inside a running simulation, as a scenario drives it.
+/// memoria inside a running simulation, as a scenario drives it: a
+/// browser on [`BROWSER_HOST`] speaking HTTP to memoria's host, plus a
+/// handle on memoria's state for assertions about its store.
 pub struct Memoria {
-    app: TestApp,
-    warm_up: Option<tokio::task::JoinHandle<Vec<memoria::sibling::sync::SyncReport>>>,
-    people: BTreeMap<String, TestApp>,
+    state: AppState,
+    delivery: Arc<CapturedDelivery>,
+    cookies: BTreeMap<String, String>,
 }
 
 impl std::fmt::Debug for Memoria {
@@ -351,47 +374,109 @@ pub struct Page {
 }
 
 impl Memoria {
-    /// Waits for the wake warm-up to finish and returns its reports.
+    /// Waits for the wake warm-up `memoria::web::serve` started, and returns
+    /// its reports; waits for the server to start it first.
     ///
     /// # Errors
-    /// If the warm-up task panicked.
+    /// If the warm-up task failed.
     pub async fn warmed_up(&mut self) -> Result<Vec<memoria::sibling::sync::SyncReport>, String> {
-        match self.warm_up.take() {
-            Some(h) => h.await.map_err(|e| e.to_string()),
-            None => Ok(vec![]),
+        loop {
+            if let Some(h) = self.state.take_warm_up() {
+                return h.await.map_err(|e| e.to_string());
+            }
+            tokio::time::sleep(Duration::from_millis(TICK_MS)).await;
         }
     }
 
     /// Polls every configured sibling's S1 now, as a later wake would.
     pub async fn sync(&self) -> Vec<memoria::sibling::sync::SyncReport> {
-        self.app.state().warm_up().await
+        self.state.warm_up().await
     }
 
-    /// The app, e.g. to reach the instance.
-    pub fn app(&self) -> &TestApp {
-        &self.app
+    /// memoria's state, e.g. to reach the instance or the sibling client.
+    pub fn state(&self) -> &AppState {
+        &self.state
     }
 
-    async fn person(&mut self, owner: &str) -> &TestApp {
-        if !self.people.contains_key(owner) {
-            let mut client = self.app.another_client();
-            client.sign_in(owner).await;
-            self.people.insert(owner.to_string(), client);
+    async fn http_get(&self, path: &str, cookie: Option<&str>) -> Result<TestResponse, String> {
+        let mut req = http::Request::builder()
+            .uri(path)
+            .header(http::header::HOST, MEMORIA_HOST);
+        if let Some(c) = cookie {
+            req = req.header(http::header::COOKIE, c);
         }
-        &self.people[owner]
+        let req = req
+            .body(http_body_util::Full::new(bytes::Bytes::new()))
+            .map_err(|e| e.to_string())?;
+        let r =
+            memoria::sibling::transport::exchange(&TurmoilDialer, MEMORIA_HOST, MEMORIA_PORT, req)
+                .await
+                .map_err(|e| e.to_string())?;
+        Ok(TestResponse {
+            status: http::StatusCode::from_u16(r.status).map_err(|e| e.to_string())?,
+            headers: r.headers,
+            body: String::from_utf8_lossy(&r.body).into_owned(),
+        })
     }
 
-    /// Searches as `owner` through the web page, timing it in simulated time.
+    async fn cookie(&mut self, owner: &str) -> Result<String, String> {
+        if let Some(c) = self.cookies.get(owner) {
+            return Ok(c.clone());
+        }
+        let who = self
+            .state
+            .instance()
+            .lock()
+            .map_err(|_| "instance lock".to_string())?
+            .admit(owner)
+            .cloned()
+            .ok_or_else(|| format!("{owner} is not an owner"))?;
+        self.state.deliver_sign_in_link(&who);
+        let (_, url) = self
+            .delivery
+            .links()
+            .into_iter()
+            .rev()
+            .find(|(o, _)| o == who.address())
+            .ok_or("no sign-in link was delivered")?;
+        let path = url
+            .strip_prefix(&format!("http://{MEMORIA_HOST}"))
+            .ok_or("the link is not memoria's")?
+            .to_string();
+        let r = self.http_get(&path, None).await?;
+        let cookie = r
+            .headers
+            .get(http::header::SET_COOKIE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|s| s.split(';').next())
+            .ok_or_else(|| format!("sign-in answered {} without a cookie", r.status))?
+            .to_string();
+        self.cookies.insert(owner.to_string(), cookie.clone());
+        Ok(cookie)
+    }
+
+    /// Searches as `owner` through the web page over HTTP, timing it in
+    /// simulated time (signing in first, untimed, if needed).
+    ///
+    /// # Panics
+    /// If `owner` cannot sign in or memoria cannot be reached: a scenario
+    /// that cannot search has nothing to assert.
     pub async fn search(&mut self, owner: &str, q: &str) -> Page {
         let uri = format!("/?q={}", memoria::testkit::form_encode(q));
         self.get(owner, &uri).await
     }
 
-    /// GETs `uri` as `owner`, timing it in simulated time.
+    /// GETs `uri` as `owner` over HTTP, timing it in simulated time.
+    ///
+    /// # Panics
+    /// As [`Memoria::search`].
     pub async fn get(&mut self, owner: &str, uri: &str) -> Page {
-        let client = self.person(owner).await;
+        let cookie = self.cookie(owner).await.expect("signed in");
         let start = tokio::time::Instant::now();
-        let response = client.get(uri).await;
+        let response = self
+            .http_get(uri, Some(&cookie))
+            .await
+            .expect("memoria answers");
         Page {
             response,
             elapsed: start.elapsed(),

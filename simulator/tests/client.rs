@@ -23,7 +23,7 @@ fn six_hundred_pairs_go_out_as_three_calls_of_at_most_256_and_all_come_back() {
     world
         .run(move |mut m| async move {
             m.warmed_up().await?;
-            let client = m.app().state().siblings().ok_or("no client")?;
+            let client = m.state().siblings().ok_or("no client")?;
             let d = client
                 .check("sheets", &Subject::address(OWNERS[0]), &pairs(600))
                 .await;
@@ -62,7 +62,7 @@ fn the_deadline_covers_every_batch_of_one_sibling_together() {
     world
         .run(move |mut m| async move {
             m.warmed_up().await?;
-            let client = m.app().state().siblings().ok_or("no client")?;
+            let client = m.state().siblings().ok_or("no client")?;
             let start = tokio::time::Instant::now();
             let d = client
                 .check("sheets", &Subject::address(OWNERS[0]), &pairs(700))
@@ -105,7 +105,7 @@ fn an_announce_is_complete_only_with_its_close_and_a_matching_count() {
     world
         .run(move |mut m| async move {
             m.warmed_up().await?;
-            let client = m.app().state().siblings().ok_or("no client")?;
+            let client = m.state().siblings().ok_or("no client")?;
             let done = client.announce("docs").await.map_err(|e| e.to_string())?;
             assert_eq!(
                 done.items.len(),

@@ -189,7 +189,7 @@ fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
             "it does not",
         )?;
         // AHEAD: marked for re-announce, nothing deleted.
-        let instance = m.app().state().instance();
+        let instance = m.state().instance();
         let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
         let state = guard
             .store()

@@ -130,7 +130,7 @@ fn granted_item_never_fetched(ctx: &mut Ctx) -> Result<(), Failure> {
             "it is not",
         )?;
         {
-            let instance = m.app().state().instance();
+            let instance = m.state().instance();
             let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
             let held = guard
                 .store()

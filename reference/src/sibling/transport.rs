@@ -69,6 +69,8 @@ pub enum TransportError {
 pub struct RawResponse {
     /// The HTTP status code.
     pub status: u16,
+    /// The response headers.
+    pub headers: http::HeaderMap,
     /// The body, at most [`SIBLING_RESPONSE_BYTES_MAX`] bytes.
     pub body: Bytes,
 }
@@ -104,6 +106,7 @@ pub async fn exchange(
             .await
             .map_err(|e| TransportError::Http(e.to_string()))?;
         let status = response.status().as_u16();
+        let headers = response.headers().clone();
         let body = Limited::new(response.into_body(), SIBLING_RESPONSE_BYTES_MAX)
             .collect()
             .await
@@ -115,7 +118,11 @@ pub async fn exchange(
                 }
             })?
             .to_bytes();
-        Ok(RawResponse { status, body })
+        Ok(RawResponse {
+            status,
+            headers,
+            body,
+        })
     };
     let (_, result) = futures::join!(driver, exchange);
     result
