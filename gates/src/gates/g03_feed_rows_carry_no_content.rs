@@ -15,6 +15,7 @@ use memoria::sibling::wire::{self, FeedError};
 use memoria_simulator::fake::model::Rung;
 use memoria_simulator::net::TurmoilDialer;
 use memoria_simulator::world::{OWNERS, SIBLING_PORT, SiblingSpec, World};
+use rand::Rng as _;
 
 use crate::sim::{check, run_world, stock, tagged_body};
 use crate::{Case, Ctx, Failure, Gate, ensure};
@@ -28,12 +29,12 @@ pub static GATE: Gate = Gate {
     cases: &[
         Case {
             id: "3/rows-are-four-fields",
-            desc: "Stock Sheets with real text and two canary items; memoria's warm-up makes them searchable (presence); the raw S1 answer holds a row per item, each with exactly the four fields, and no canary word anywhere in its bytes.",
+            desc: "Stock Sheets with real text and two canary items, delete one item and take another out of the team; memoria's warm-up makes the canaries searchable (presence); the raw S1 answer holds a row per item and gone rows for both departures, each row with exactly the four fields, and no canary word anywhere in its bytes.",
             run: rows_are_four_fields,
         },
         Case {
             id: "3/memoria-refuses-a-leaky-row",
-            desc: "Decode S1 answers whose row carries a visibility flag, a title or a body: each is refused as malformed, and a clean row decodes (presence).",
+            desc: "Decode S1 answers whose row carries a visibility flag, a title, a body, a snippet, an owner or any of eight random field names: each is refused as malformed, and a clean row decodes (presence).",
             run: memoria_refuses_a_leaky_row,
         },
     ],
@@ -46,6 +47,15 @@ fn rows_are_four_fields(ctx: &mut Ctx) -> Result<(), Failure> {
     let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
     let stocked = stock(&world, "sheets", 20);
     world.fake("sheets").model().with(|m| {
+        // Gone rows too: one deletion and one departure from team-visibility.
+        m.delete("sheets-c0").expect("delete");
+        m.set_rung(
+            "sheets-c1",
+            Rung::Granted {
+                to: [OWNERS[0].to_string()].into(),
+            },
+        )
+        .expect("downgrade");
         m.add_item(
             "sh-x",
             Rung::Team,
@@ -89,6 +99,15 @@ fn rows_are_four_fields(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("a row for each of the {} items (presence)", stocked + 2),
             format!("{} rows", rows.len()),
         )?;
+        let gone = rows
+            .iter()
+            .filter(|r| r["gone"] == serde_json::Value::Bool(true))
+            .count();
+        check(
+            gone >= 2,
+            "gone rows for the deletion and the departure (presence)",
+            format!("{gone} gone rows"),
+        )?;
         for row in &rows {
             let keys: Vec<&str> = row
                 .as_object()
@@ -115,7 +134,7 @@ fn rows_are_four_fields(ctx: &mut Ctx) -> Result<(), Failure> {
     })
 }
 
-fn memoria_refuses_a_leaky_row(_ctx: &mut Ctx) -> Result<(), Failure> {
+fn memoria_refuses_a_leaky_row(ctx: &mut Ctx) -> Result<(), Failure> {
     let row = |extra: &str| {
         format!(
             r#"{{"cursor":"c","more":false,"rows":[{{"item_id":"a","revision":"1","gone":false,"touched_at":"2026-11-30T09:00:00Z"{extra}}}]}}"#
@@ -127,12 +146,32 @@ fn memoria_refuses_a_leaky_row(_ctx: &mut Ctx) -> Result<(), Failure> {
         "a clean row decodes (presence)",
         format!("{clean:?}"),
     )?;
-    for extra in [
+    let mut extras: Vec<String> = [
         r#","visible_to_team":true"#,
         r#","visible":false"#,
         r#","title":"Salaries""#,
         r#","body":"x""#,
-    ] {
+        r#","snippet":"x""#,
+        r#","summary":"x""#,
+        r#","shared_with":["a@b"]"#,
+        r#","acl":null"#,
+        r#","owner":"ana@acme.test""#,
+        r#","team":true"#,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // And names nobody thought of: any field beyond the four is refused.
+    for _ in 0..8 {
+        let len = ctx.rng().gen_range(1..12);
+        let name: String = (0..len)
+            .map(|_| (b'a' + ctx.rng().gen_range(0..26u8)) as char)
+            .collect();
+        if !FIELDS.contains(&name.as_str()) {
+            extras.push(format!(r#","{name}":0"#));
+        }
+    }
+    for extra in &extras {
         let got = wire::decode_s1(200, row(extra).as_bytes());
         ensure(
             matches!(got, Err(FeedError::Malformed(_))),

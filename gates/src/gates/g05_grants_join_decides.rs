@@ -25,7 +25,7 @@ pub static GATE: Gate = Gate {
     requirement: "A sibling passage renders for a person the sibling's grants join admits and is omitted silently for one it does not; the sibling is asked per person, in the request; a change in the sibling's grants alone changes the page.",
     cases: &[Case {
         id: "5/two-people",
-        desc: "Sheets holds a team item Bea was removed from; Ana's search renders it, Bea's omits it with no count and no notice; the trace shows one S2 per person with VISIBLE and NOT_VISIBLE; Sheets restores Bea and her next search renders it.",
+        desc: "Sheets holds a team item Bea was removed from; Ana's search renders it, Bea's omits it with no count and no notice; the trace shows one S2 per person with VISIBLE and NOT_VISIBLE; Sheets restores Bea and her next search renders it; Sheets removes Ana and her next search omits it.",
         run: two_people,
     }],
 };
@@ -102,6 +102,18 @@ fn two_people(ctx: &mut Ctx) -> Result<(), Failure> {
             b2.contains("tagbudget"),
             "after Sheets restores Bea, her page renders the passage with nothing changed in memoria",
             "it still omits it",
+        )?;
+        // And the other way: an answer is never held. Sheets removes Ana,
+        // whose last answer was VISIBLE; her next page omits the passage.
+        sheets
+            .model()
+            .with(|m| m.set_removed(ITEM, ana, true))
+            .expect("remove ana");
+        let a2 = m.search(ana, &canary).await.response.body;
+        check(
+            !a2.contains("tagbudget") && withheld_lines(&a2).is_empty(),
+            "after Sheets removes Ana, her page omits the passage silently: no answer is cached",
+            "it still renders, or a count appears",
         )
     })
 }

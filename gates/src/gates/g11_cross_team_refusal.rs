@@ -43,7 +43,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "11/redirect-not-followed",
-            desc: "acme.sheets answers every call with 307 to beta.sheets; a search withholds the Sheets passage loudly, the trace shows the 307 served (presence), and beta.sheets receives no call.",
+            desc: "acme.sheets answers every call with 307 to beta.sheets; a search withholds the Sheets passage loudly, the trace shows the 307 served (presence), and beta.sheets receives no call; then a 307 to acme.sheets itself is not followed either (one S2 call per search).",
             run: redirect_not_followed,
         },
     ],
@@ -209,6 +209,22 @@ fn redirect_not_followed(ctx: &mut Ctx) -> Result<(), Failure> {
             to_beta == 0,
             "beta.sheets received nothing",
             format!("{to_beta} calls"),
+        )?;
+        // Not even to itself: a redirect to the same host is not followed either.
+        let acme = SiblingSpec::own("sheets").host();
+        sheets.faults().set_redirect(Some(Redirect {
+            location: format!("http://{acme}:{SIBLING_PORT}/s2/check"),
+        }));
+        let before = trace.events().len();
+        let page = m.search(OWNERS[0], &canary).await.response.body;
+        let s2_calls = trace.events()[before..]
+            .iter()
+            .filter(|e| e.call == CallKind::S2)
+            .count();
+        check(
+            s2_calls == 1 && !page.contains("tagredirect"),
+            "a same-host redirect is not followed: one S2 call, passage withheld",
+            format!("{s2_calls} S2 calls"),
         )
     })
 }

@@ -225,7 +225,7 @@ impl FakeSibling {
                 CallKind::S1 => self.s1(query),
                 CallKind::S1a => self.s1a(query, &faults),
                 CallKind::S2 => self.s2(body, &faults),
-                CallKind::S3 => self.s3(body, &faults),
+                CallKind::S3 => self.s3(body, query, headers, &faults),
             }
         };
         event.status = Some(response.status().as_u16());
@@ -396,10 +396,19 @@ impl FakeSibling {
         (response, detail, extra)
     }
 
-    fn s3(&self, body: &Bytes, faults: &Faults) -> (Response, CallDetail, Vec<&'static str>) {
+    fn s3(
+        &self,
+        body: &Bytes,
+        query: Option<&str>,
+        headers: &HeaderMap,
+        faults: &Faults,
+    ) -> (Response, CallDetail, Vec<&'static str>) {
         let raw: Option<serde_json::Value> = serde_json::from_slice(body).ok();
         let object = raw.as_ref().and_then(serde_json::Value::as_object);
-        let unexpected_fields: Vec<String> = object
+        // Gate 25: the request is exactly a pair. A field in the body, a
+        // query parameter or a header beyond transport and auth is recorded
+        // by name (never value) and refused.
+        let mut unexpected_fields: Vec<String> = object
             .map(|o| {
                 o.keys()
                     .filter(|k| *k != "item_id" && *k != "revision")
@@ -407,6 +416,22 @@ impl FakeSibling {
                     .collect()
             })
             .unwrap_or_default();
+        unexpected_fields.extend(
+            query
+                .unwrap_or("")
+                .split('&')
+                .filter(|kv| !kv.is_empty())
+                .map(|kv| format!("?{}", kv.split('=').next().unwrap_or(""))),
+        );
+        unexpected_fields.extend(
+            headers
+                .keys()
+                .map(|h| h.as_str())
+                .filter(|h| !S3_HEADERS_EXPECTED.contains(h))
+                .map(|h| format!("header:{h}")),
+        );
+        unexpected_fields.sort();
+        let refuse = !unexpected_fields.is_empty();
         let field = |name: &str| {
             object
                 .and_then(|o| o.get(name))
@@ -420,7 +445,7 @@ impl FakeSibling {
             served: false,
         };
         let request = match serde_json::from_slice::<S3Request>(body) {
-            Ok(r) if is_token(&r.item_id) && is_token(&r.revision) => r,
+            Ok(r) if !refuse && is_token(&r.item_id) && is_token(&r.revision) => r,
             _ => return (error(400, ErrorCode::BadRequest), detail, vec![]),
         };
         let (answer, extra) = if faults.lie == Some(Lie::FabricatedS3) {
@@ -448,6 +473,17 @@ impl FakeSibling {
         }
     }
 }
+
+/// Headers an S3 request may carry: transport and the bearer token, nothing
+/// that could name a person (gate 25).
+pub const S3_HEADERS_EXPECTED: [&str; 6] = [
+    "host",
+    "authorization",
+    "content-type",
+    "content-length",
+    "accept",
+    "user-agent",
+];
 
 /// `{"subject_kind":K,"results":[...]}` by hand, so a malformation can
 /// rewrite one result without disturbing field order.
@@ -607,6 +643,12 @@ async fn s2(State(fake): State<FakeSibling>, headers: HeaderMap, body: Bytes) ->
     fake.serve(CallKind::S2, &headers, None, &body).await
 }
 
-async fn s3(State(fake): State<FakeSibling>, headers: HeaderMap, body: Bytes) -> Response {
-    fake.serve(CallKind::S3, &headers, None, &body).await
+async fn s3(
+    State(fake): State<FakeSibling>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+    body: Bytes,
+) -> Response {
+    fake.serve(CallKind::S3, &headers, q.as_deref(), &body)
+        .await
 }
