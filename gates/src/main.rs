@@ -3,7 +3,8 @@
 //! Exit codes are fixed: 0 every selected case passed (or every mutation was
 //! killed), 1 a gate failed (or a mutation was not killed), 2 a usage or
 //! harness error. Every run prints its seed; a failure prints the exact
-//! command that replays it.
+//! command that replays it. `conform` (the sibling conformance kit) adds
+//! exit 3: the target cannot be reached.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
