@@ -761,6 +761,37 @@ mod tests {
     }
 
     #[test]
+    fn a_conform_mutation_names_existing_conformance_cases_and_only_it_may() {
+        let c = GOOD.replace(
+            "gate: 26\ncase: 26/second-dek-different-id\n",
+            "gate: conform\nconform: s1/four-fields s1a/close-count\n",
+        );
+        let m = parse(Path::new("x.diff"), &c).unwrap();
+        assert_eq!(m.conform, vec!["s1/four-fields", "s1a/close-count"]);
+        assert!(
+            parse(
+                Path::new("x"),
+                &c.replace("s1/four-fields", "s1/five-fields")
+            )
+            .is_err()
+        );
+        assert!(
+            parse(
+                Path::new("x"),
+                &c.replace("conform: s1/four-fields s1a/close-count\n", "")
+            )
+            .is_err()
+        );
+        assert!(
+            parse(
+                Path::new("x"),
+                &GOOD.replace("author:", "conform: s1/four-fields\nauthor:")
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
     fn a_header_without_author_or_with_a_foreign_case_is_invalid() {
         assert!(parse(Path::new("x"), &GOOD.replace("author: adversary\n", "")).is_err());
         assert!(parse(Path::new("x"), &GOOD.replace("26/second", "27/second")).is_err());
