@@ -19,6 +19,7 @@
 
 #![deny(missing_docs)]
 
+pub mod conform;
 pub mod gates;
 pub mod mutants;
 pub mod report;

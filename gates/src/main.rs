@@ -3,7 +3,8 @@
 //! Exit codes are fixed: 0 every selected case passed (or every mutation was
 //! killed), 1 a gate failed (or a mutation was not killed), 2 a usage or
 //! harness error. Every run prints its seed; a failure prints the exact
-//! command that replays it.
+//! command that replays it. `conform` (the sibling conformance kit) adds
+//! exit 3: the target cannot be reached.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,10 +13,12 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use memoria_gates::report::{CaseReport, GateReport, RunReport, Verdict};
-use memoria_gates::{Status, mutants, registry, run_case, select};
+use memoria_gates::{Status, conform, mutants, registry, run_case, select};
 
 const EXIT_FAIL: u8 = 1;
 const EXIT_USAGE: u8 = 2;
+/// `conform`: the target cannot be reached.
+const EXIT_UNREACHABLE: u8 = 3;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -71,6 +74,26 @@ enum Cmd {
         #[arg(long, default_value_t = 0)]
         from: u64,
     },
+    /// Prove a sibling server's S1, S1a, S2 and S3 conform: exit 0 pass, 1 a case failed, 2 usage, 3 the target cannot be reached.
+    Conform(Box<ConformArgs>),
+    /// Serve the simulator's fake sibling over loopback, seeded from a manifest, with a `/_control` route; prints its URL, tokens and control command.
+    ServeFake {
+        /// The fixture manifest (default: the shipped one).
+        #[arg(long)]
+        manifest: Option<PathBuf>,
+        /// Where to listen.
+        #[arg(long, default_value = "127.0.0.1:0")]
+        addr: std::net::SocketAddr,
+    },
+    /// The control hook for a fake served by `serve-fake`: `fake-control --url URL <action> [args...]`.
+    FakeControl {
+        /// The fake's URL, as `serve-fake` printed it.
+        #[arg(long)]
+        url: String,
+        /// The action and its arguments.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        action: Vec<String>,
+    },
     /// Apply each recorded mutation in a scratch copy, build, run its gate, and require it killed.
     Mutants {
         /// Only mutations that name this gate.
@@ -93,9 +116,55 @@ enum Cmd {
     },
 }
 
+#[derive(Debug, clap::Args)]
+struct ConformArgs {
+    /// The server, `http://host:port`.
+    #[arg(long)]
+    target: Option<String>,
+    /// The consumer's bearer token (or env MEMORIA_CONFORM_TOKEN).
+    #[arg(long, env = "MEMORIA_CONFORM_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// A second consumer's token: enables the isolation case.
+    #[arg(long, env = "MEMORIA_CONFORM_SECOND_TOKEN", hide_env_values = true)]
+    second_token: Option<String>,
+    /// The control hook, run as `CMD <action> <args...>` (split on whitespace).
+    #[arg(long)]
+    control: Option<String>,
+    /// Print every case with its id, level, spec section and requirement.
+    #[arg(long)]
+    list: bool,
+    /// Run only cases whose id matches this glob (repeatable).
+    #[arg(long)]
+    run: Vec<String>,
+    /// Leave out cases whose id matches this glob (repeatable).
+    #[arg(long)]
+    skip: Vec<String>,
+    /// Add the SHOULD cases.
+    #[arg(long)]
+    strict: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Case ids that may fail without failing the run (one per line, # comments).
+    #[arg(long)]
+    known_failing: Option<PathBuf>,
+    /// Print every HTTP exchange to stderr (no tokens, subjects, titles or bodies).
+    #[arg(long)]
+    trace: bool,
+    /// The fixture manifest the server was seeded with (default: the shipped one).
+    #[arg(long)]
+    manifest: Option<PathBuf>,
+    /// Run against the built-in fake served on loopback, with its control hook and both tokens.
+    #[arg(long, conflicts_with_all = ["target", "token", "second_token", "control"])]
+    fake: bool,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Cmd::Conform(args) => conform(*args),
+        Cmd::ServeFake { manifest, addr } => serve_fake(manifest.as_deref(), addr),
+        Cmd::FakeControl { url, action } => fake_control(&url, &action),
         Cmd::Run {
             selectors,
             skip,
@@ -344,5 +413,236 @@ fn run_mutants(
             );
         }
         ExitCode::from(EXIT_FAIL)
+    }
+}
+
+fn load_manifest(path: Option<&std::path::Path>) -> Result<conform::manifest::Manifest, String> {
+    match path {
+        None => Ok(conform::manifest::Manifest::builtin()),
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            conform::manifest::Manifest::parse(&text)
+        }
+    }
+}
+
+fn list_conform(format: Format) -> ExitCode {
+    let cases = conform::cases::all();
+    if format == Format::Json {
+        let v: Vec<serde_json::Value> = cases
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "id": c.id,
+                    "level": c.level.as_str(),
+                    "section": c.section,
+                    "requirement": c.requirement,
+                    "needs": format!("{:?}", c.needs).to_lowercase(),
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).expect("list serialises")
+        );
+    } else {
+        for c in cases {
+            let needs = match c.needs {
+                conform::Needs::Nothing => "",
+                conform::Needs::Control => "  [needs --control]",
+                conform::Needs::SecondToken => "  [needs --second-token]",
+            };
+            println!("{:<44} {:<6} {}{needs}", c.id, c.level.as_str(), c.section);
+            println!("    {}", c.requirement);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn conform(args: ConformArgs) -> ExitCode {
+    let usage = |msg: String| {
+        eprintln!("memoria-harness conform: {msg}");
+        ExitCode::from(EXIT_USAGE)
+    };
+    if args.list {
+        return list_conform(args.format);
+    }
+    let manifest = match load_manifest(args.manifest.as_deref()) {
+        Ok(m) => m,
+        Err(e) => return usage(e),
+    };
+    let known_failing = match &args.known_failing {
+        None => Vec::new(),
+        Some(p) => match std::fs::read_to_string(p)
+            .map_err(|e| format!("{}: {e}", p.display()))
+            .and_then(|t| conform::parse_known_failing(&t).map_err(|e| e.to_string()))
+        {
+            Ok(k) => k,
+            Err(e) => return usage(e),
+        },
+    };
+    // `--fake`: serve the built-in fake on loopback for the run's duration.
+    let mut _fake_runtime = None;
+    let (target, token, second_token, hook) = if args.fake {
+        let rt = match tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(e) => return usage(format!("a runtime for the fake: {e}")),
+        };
+        let served = match rt.block_on(conform::fake::serve(&manifest, ([127, 0, 0, 1], 0).into()))
+        {
+            Ok(s) => s,
+            Err(e) => return usage(e),
+        };
+        let exe = match std::env::current_exe() {
+            Ok(p) => p.display().to_string(),
+            Err(e) => return usage(format!("this executable's path: {e}")),
+        };
+        let hook = conform::control::Hook::from_argv(vec![
+            exe,
+            "fake-control".into(),
+            "--url".into(),
+            served.url.clone(),
+        ]);
+        _fake_runtime = Some(rt);
+        (
+            served.url,
+            conform::fake::FAKE_TOKEN.to_owned(),
+            Some(conform::fake::FAKE_SECOND_TOKEN.to_owned()),
+            hook,
+        )
+    } else {
+        let (Some(target), Some(token)) = (args.target, args.token) else {
+            return usage("--target URL and --token T are required (or --fake, or --list)".into());
+        };
+        (
+            target,
+            token,
+            args.second_token,
+            conform::control::Hook::from_command_line(args.control.as_deref()),
+        )
+    };
+    let target = match conform::client::Target::parse(&target) {
+        Ok(t) => t,
+        Err(e) => return usage(e),
+    };
+    let opts = conform::Options {
+        target,
+        token,
+        second_token,
+        hook,
+        manifest,
+        run: args.run,
+        skip: args.skip,
+        strict: args.strict,
+        known_failing,
+        trace: args.trace,
+    };
+    let report = match conform::run(&opts) {
+        Ok(r) => r,
+        Err(conform::RunError::Unreachable) => {
+            eprintln!("memoria-harness conform: the target cannot be reached");
+            return ExitCode::from(EXIT_UNREACHABLE);
+        }
+        Err(e) => return usage(e.to_string()),
+    };
+    match args.format {
+        Format::Text => print!("{}", report.to_text()),
+        Format::Json => println!("{}", report.to_json()),
+        Format::Junit => print!("{}", report.to_junit()),
+    }
+    if report.failed() {
+        let ids = report.failing_ids();
+        eprintln!(
+            "memoria-harness conform: {} failed; rerun them with{}",
+            ids.len(),
+            ids.iter()
+                .map(|i| format!(" --run {i}"))
+                .collect::<String>()
+        );
+        ExitCode::from(EXIT_FAIL)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn serve_fake(manifest: Option<&std::path::Path>, addr: std::net::SocketAddr) -> ExitCode {
+    let manifest = match load_manifest(manifest) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("memoria-harness serve-fake: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("memoria-harness serve-fake: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    rt.block_on(async move {
+        let served = match conform::fake::serve(&manifest, addr).await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("memoria-harness serve-fake: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        };
+        let exe = std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "memoria-harness".into());
+        println!("url {}", served.url);
+        println!("token {}", conform::fake::FAKE_TOKEN);
+        println!("second-token {}", conform::fake::FAKE_SECOND_TOKEN);
+        println!("control {exe} fake-control --url {}", served.url);
+        let _ = tokio::signal::ctrl_c().await;
+        ExitCode::SUCCESS
+    })
+}
+
+fn fake_control(url: &str, action: &[String]) -> ExitCode {
+    let cannot = ExitCode::from(conform::control::CONTROL_EXIT_CANNOT as u8);
+    let target = match conform::client::Target::parse(url) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("memoria-harness fake-control: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let (name, args) = action.split_first().expect("clap requires an action");
+    let body = serde_json::to_vec(&serde_json::json!({"action": name, "args": args}))
+        .expect("JSON serialises");
+    let client = conform::client::Client::new(target, false);
+    match client.post(
+        memoria_simulator::fake::CONTROL_PATH,
+        body,
+        conform::client::Auth::Missing,
+    ) {
+        Ok(r) if r.status == 200 => {
+            let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+            if let Some(value) = v["value"].as_str() {
+                println!("{value}");
+            }
+            ExitCode::SUCCESS
+        }
+        Ok(r) if r.status == 404 => {
+            eprintln!("memoria-harness fake-control: the fake cannot drive {name}");
+            cannot
+        }
+        Ok(r) => {
+            eprintln!(
+                "memoria-harness fake-control: {name} refused with status {}",
+                r.status
+            );
+            ExitCode::from(EXIT_FAIL)
+        }
+        Err(e) => {
+            eprintln!("memoria-harness fake-control: {e}");
+            ExitCode::from(EXIT_FAIL)
+        }
     }
 }

@@ -16,6 +16,12 @@
 //! @@ ...
 //! ```
 //!
+//! A mutation of the conformance kit's fake sibling says `gate: conform`
+//! and names, on a `conform:` line, the case ids that must fail (space
+//! separated). The runner then runs `memoria-harness conform --fake
+//! --strict` against the mutated fake and requires EXACTLY those cases to
+//! fail: more or fewer is `imprecise`.
+//!
 //! [`run`] copies the workspace once into `target/mutants/work`, checks that
 //! the selected gates pass unmutated there (a gate already red kills
 //! nothing), then for each mutation applies the diff, builds the harness in
@@ -38,6 +44,8 @@ use crate::report::{JunitCase, JunitSuite, junit};
 pub const MUTANT_RUN_TIMEOUT_S: u64 = 300;
 /// Wall-time limit for one build, in seconds (the first, cold build included).
 pub const MUTANT_BUILD_TIMEOUT_S: u64 = 1800;
+/// The `gate:` value of a conformance-kit mutation: it runs `conform --fake --strict`.
+pub const CONFORM_GATE: &str = "conform";
 /// Paths a mutation may never touch: the gates themselves and the recorded set.
 pub const FORBIDDEN_PREFIXES: &[&str] = &["gates/", "mutants/"];
 
@@ -60,6 +68,8 @@ pub struct Mutation {
     pub gate: String,
     /// The case, if one is named.
     pub case: Option<String>,
+    /// For `gate: conform`, the conformance case ids that must fail, exactly.
+    pub conform: Vec<String>,
     /// Who chose it.
     pub author: Author,
     /// One line on what it breaks.
@@ -86,6 +96,8 @@ pub enum Outcome {
     Timeout,
     /// The file is malformed or touches a gate.
     Invalid,
+    /// A conformance mutation failed other cases than exactly the named ones.
+    Imprecise,
 }
 
 /// One mutation's result.
@@ -201,6 +213,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Mutation, String> {
     let mut case = None;
     let mut author = None;
     let mut breaks = None;
+    let mut conform: Vec<String> = Vec::new();
     let mut diff_start = None;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
@@ -216,6 +229,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Mutation, String> {
                 "case" => case = Some(v).filter(|c| !c.is_empty()),
                 "author" => author = Some(v),
                 "breaks" => breaks = Some(v),
+                "conform" => conform = v.split_whitespace().map(str::to_owned).collect(),
                 _ => {}
             }
         }
@@ -250,7 +264,24 @@ pub fn parse(file: &Path, text: &str) -> Result<Mutation, String> {
             "a mutation changes the code under test, never a gate: it touches {bad}"
         ));
     }
+    if gate == CONFORM_GATE {
+        if conform.is_empty() {
+            return Err(
+                "a `gate: conform` mutation names its failing cases on a `conform:` line".into(),
+            );
+        }
+        if let Some(bad) = conform.iter().find(|id| {
+            !crate::conform::cases::all()
+                .iter()
+                .any(|c| c.id == id.as_str())
+        }) {
+            return Err(format!("conform: {bad} is no conformance case id"));
+        }
+    } else if !conform.is_empty() {
+        return Err("`conform:` belongs to `gate: conform` mutations only".into());
+    }
     if let Some(c) = &case
+        && gate != CONFORM_GATE
         && !c.starts_with(&format!("{gate}/"))
     {
         return Err(format!("case {c} is not a case of gate {gate}"));
@@ -259,6 +290,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Mutation, String> {
         file: file.to_path_buf(),
         gate,
         case,
+        conform,
         author,
         breaks,
         diff,
@@ -464,6 +496,59 @@ impl Scratch {
     }
 }
 
+impl Scratch {
+    fn conform(&self, limit: Duration) -> Result<(Ended, String), String> {
+        let mut cmd = Command::new(self.target.join("debug").join("memoria-harness"));
+        cmd.args(["conform", "--fake", "--strict", "--format", "json"])
+            .current_dir(&self.work);
+        run_with_timeout(cmd, limit)
+    }
+}
+
+/// The conformance case ids a `conform --format json` run failed, sorted;
+/// `None` if it printed no report.
+fn conform_failures(json_and_log: &str) -> Option<Vec<String>> {
+    let start = json_and_log.find('{')?;
+    let v: serde_json::Value = serde_json::Deserializer::from_str(&json_and_log[start..])
+        .into_iter::<serde_json::Value>()
+        .next()?
+        .ok()?;
+    let mut ids: Vec<String> = v["cases"]
+        .as_array()?
+        .iter()
+        .filter(|c| c["status"] == "fail" || c["status"] == "fixed")
+        .filter_map(|c| c["id"].as_str().map(str::to_owned))
+        .collect();
+    ids.sort();
+    Some(ids)
+}
+
+fn judge_conform(m: &Mutation, ended: Ended, log: &str) -> (Outcome, String) {
+    let mut want = m.conform.clone();
+    want.sort();
+    let got = conform_failures(log);
+    match (ended, got) {
+        (Ended::TimedOut, _) => (Outcome::Timeout, "the conformance run timed out".into()),
+        (Ended::Code(1), Some(got)) if got == want => (
+            Outcome::Killed,
+            format!("conform red: exactly {}", got.join(" ")),
+        ),
+        (Ended::Code(1), Some(got)) => (
+            Outcome::Imprecise,
+            format!("conform failed {:?}, not exactly {:?}", got, want),
+        ),
+        (Ended::Code(0), _) => (
+            Outcome::Survived,
+            "every conformance case stayed green".into(),
+        ),
+        (Ended::Signal, _) => (Outcome::Invalid, "the conformance run crashed".into()),
+        (Ended::Code(c), _) => (
+            Outcome::Invalid,
+            format!("conform exited {c}, a harness error rather than a verdict"),
+        ),
+    }
+}
+
 fn failed_cases(json_and_log: &str) -> String {
     let start = json_and_log.find('{');
     let parsed = start.and_then(|s| {
@@ -533,7 +618,18 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
         .collect();
     baseline.sort();
     baseline.dedup();
-    for sel in &baseline {
+    if baseline.iter().any(|s| s == CONFORM_GATE) {
+        match scratch.conform(opts.run_timeout)? {
+            (Ended::Code(0), _) => say("baseline conform passes against the unmutated fake".into()),
+            (code, log) => {
+                return Err(format!(
+                    "conform fails against the unmutated fake (exit {code:?}): {:?}; a red kit kills nothing",
+                    conform_failures(&log)
+                ));
+            }
+        }
+    }
+    for sel in baseline.iter().filter(|s| *s != CONFORM_GATE) {
         match scratch.gate(sel, opts.seed, opts.run_timeout)? {
             (Ended::Code(0), _) => say(format!("baseline {sel} passes unmutated")),
             (code, log) => {
@@ -570,6 +666,10 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             git_apply(&scratch.work, &m.diff, &[])?;
             let verdict = match scratch.build() {
                 Err(e) => (Outcome::Unviable, e),
+                Ok(()) if m.gate == CONFORM_GATE => {
+                    let (ended, log) = scratch.conform(opts.run_timeout)?;
+                    judge_conform(&m, ended, &log)
+                }
                 Ok(()) => {
                     let sel = m.case.clone().unwrap_or_else(|| m.gate.clone());
                     match scratch.gate(&sel, opts.seed, opts.run_timeout)? {
@@ -611,7 +711,9 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
         reports.push(MutantReport {
             file: rel,
             gate: m.gate,
-            case: m.case,
+            case: m
+                .case
+                .or_else(|| (!m.conform.is_empty()).then(|| m.conform.join(" "))),
             author: Some(m.author),
             breaks: m.breaks,
             status,
@@ -655,6 +757,37 @@ mod tests {
             parse(Path::new("x.diff"), &bad)
                 .unwrap_err()
                 .contains("never a gate")
+        );
+    }
+
+    #[test]
+    fn a_conform_mutation_names_existing_conformance_cases_and_only_it_may() {
+        let c = GOOD.replace(
+            "gate: 26\ncase: 26/second-dek-different-id\n",
+            "gate: conform\nconform: s1/four-fields s1a/close-count\n",
+        );
+        let m = parse(Path::new("x.diff"), &c).unwrap();
+        assert_eq!(m.conform, vec!["s1/four-fields", "s1a/close-count"]);
+        assert!(
+            parse(
+                Path::new("x"),
+                &c.replace("s1/four-fields", "s1/five-fields")
+            )
+            .is_err()
+        );
+        assert!(
+            parse(
+                Path::new("x"),
+                &c.replace("conform: s1/four-fields s1a/close-count\n", "")
+            )
+            .is_err()
+        );
+        assert!(
+            parse(
+                Path::new("x"),
+                &GOOD.replace("author:", "conform: s1/four-fields\nauthor:")
+            )
+            .is_err()
         );
     }
 

@@ -3,14 +3,17 @@
 //! [`model`] holds the state, [`server`] serves it as an axum router,
 //! [`faults`] bends the answers, [`trace`] records every call without
 //! content, and [`wire`] is the fake's own serde view of
-//! `fixtures/contract/`.
+//! `fixtures/contract/`. [`control`] is an optional `/_control` route that
+//! drives state transitions for the conformance kit over loopback.
 
+pub mod control;
 pub mod faults;
 pub mod model;
 pub mod server;
 pub mod trace;
 pub mod wire;
 
+pub use control::{CONTROL_PATH, Controller};
 pub use faults::{
     Cold, Faults, FaultsHandle, Lie, MalformedS2, Outage, Redirect, RefuseConnection, Slow,
     TruncateAnnounce,

@@ -1,0 +1,293 @@
+//! The kit's HTTP/1.1 client: one exchange per call over real TCP, raw response bytes kept, and a content-free `--trace` (§6.1, §6.2).
+//!
+//! It reuses memoria's transport ([`memoria::sibling::transport::exchange`]
+//! over [`TcpDialer`]) and blocks on its own current-thread runtime, so the
+//! cases are plain functions. The trace prints method, path, status and
+//! body sizes, and ids and values of S2 and S1 bodies, but never a token,
+//! a subject value, a title or a body.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use memoria::sibling::transport::{TcpDialer, TransportError, exchange};
+
+/// How long one exchange may take before the kit calls it failed, in
+/// milliseconds: generous for a loopback or LAN server.
+pub const EXCHANGE_TIMEOUT_MS: u64 = 10_000;
+
+/// Which bearer token a request carries (§6.2).
+#[derive(Debug, Clone, Copy)]
+pub enum Auth<'a> {
+    /// `authorization: Bearer <token>`.
+    Bearer(&'a str),
+    /// No authorization header at all.
+    Missing,
+}
+
+/// A whole response: status and the raw body bytes.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// HTTP status.
+    pub status: u16,
+    /// Raw body, exactly as received.
+    pub body: Bytes,
+}
+
+/// Why no whole response arrived.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientError {
+    /// The TCP connection could not be opened.
+    #[error("the target cannot be reached")]
+    Unreachable,
+    /// HTTP failed mid-exchange, or the body was too large.
+    #[error("the exchange failed: {0}")]
+    Exchange(String),
+    /// No answer within [`EXCHANGE_TIMEOUT_MS`].
+    #[error("no answer within {EXCHANGE_TIMEOUT_MS} ms")]
+    Timeout,
+}
+
+/// The target: `http://host:port`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Host to dial and to send as `host:`.
+    pub host: String,
+    /// TCP port.
+    pub port: u16,
+}
+
+impl Target {
+    /// Parses `http://host[:port]` (port 80 if absent). A path is ignored.
+    ///
+    /// # Errors
+    /// A message for another scheme or an unparseable URL.
+    pub fn parse(url: &str) -> Result<Target, String> {
+        let uri: http::Uri = url.parse().map_err(|_| format!("not a URL: {url:?}"))?;
+        if uri.scheme_str() != Some("http") {
+            return Err("the target must be http://host:port (terminate TLS in front)".into());
+        }
+        let host = uri.host().ok_or("the target URL has no host")?.to_string();
+        Ok(Target {
+            host,
+            port: uri.port_u16().unwrap_or(80),
+        })
+    }
+}
+
+/// A blocking client for one target.
+#[derive(Debug)]
+pub struct Client {
+    target: Target,
+    runtime: tokio::runtime::Runtime,
+    trace: bool,
+}
+
+impl Client {
+    /// A client for `target`; `trace` prints every exchange to stderr.
+    ///
+    /// # Panics
+    /// If a current-thread tokio runtime cannot be built (out of resources).
+    #[must_use]
+    pub fn new(target: Target, trace: bool) -> Client {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a current-thread runtime builds");
+        Client {
+            target,
+            runtime,
+            trace,
+        }
+    }
+
+    /// Whether a TCP connection to the target opens.
+    #[must_use]
+    pub fn reachable(&self) -> bool {
+        let (host, port) = (self.target.host.clone(), self.target.port);
+        self.runtime.block_on(async move {
+            tokio::time::timeout(
+                Duration::from_millis(EXCHANGE_TIMEOUT_MS),
+                tokio::net::TcpStream::connect((host.as_str(), port)),
+            )
+            .await
+            .is_ok_and(|r| r.is_ok())
+        })
+    }
+
+    /// `GET path_and_query`.
+    ///
+    /// # Errors
+    /// [`ClientError`] when no whole response arrived.
+    pub fn get(&self, path_and_query: &str, auth: Auth<'_>) -> Result<Response, ClientError> {
+        self.send("GET", path_and_query, None, auth)
+    }
+
+    /// `POST path` with a JSON body.
+    ///
+    /// # Errors
+    /// [`ClientError`] when no whole response arrived.
+    pub fn post(&self, path: &str, body: Vec<u8>, auth: Auth<'_>) -> Result<Response, ClientError> {
+        self.send("POST", path, Some(body), auth)
+    }
+
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Vec<u8>>,
+        auth: Auth<'_>,
+    ) -> Result<Response, ClientError> {
+        let host_header = if self.target.port == 80 {
+            self.target.host.clone()
+        } else {
+            format!("{}:{}", self.target.host, self.target.port)
+        };
+        let mut builder = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header(http::header::HOST, host_header);
+        if let Auth::Bearer(token) = auth {
+            builder = builder.header(http::header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        if body.is_some() {
+            builder = builder.header(http::header::CONTENT_TYPE, "application/json");
+        }
+        let sent = body.clone().unwrap_or_default();
+        let request = builder
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .map_err(|e| ClientError::Exchange(e.to_string()))?;
+        let (host, port) = (self.target.host.as_str(), self.target.port);
+        let result = self.runtime.block_on(async {
+            tokio::time::timeout(
+                Duration::from_millis(EXCHANGE_TIMEOUT_MS),
+                exchange(&TcpDialer, host, port, request),
+            )
+            .await
+        });
+        let out = match result {
+            Err(_) => Err(ClientError::Timeout),
+            Ok(Err(TransportError::Connect(_))) => Err(ClientError::Unreachable),
+            Ok(Err(e)) => Err(ClientError::Exchange(e.to_string())),
+            Ok(Ok(r)) => Ok(Response {
+                status: r.status,
+                body: r.body,
+            }),
+        };
+        if self.trace {
+            eprintln!("{}", trace_line(method, path, &sent, auth, &out));
+        }
+        out
+    }
+}
+
+/// One `--trace` line: no token, subject value, title or body (conventions: no content in logs).
+fn trace_line(
+    method: &str,
+    path: &str,
+    sent: &[u8],
+    auth: Auth<'_>,
+    out: &Result<Response, ClientError>,
+) -> String {
+    let auth = match auth {
+        Auth::Bearer(_) => "bearer",
+        Auth::Missing => "no-token",
+    };
+    let path = path.split('?').next().unwrap_or(path);
+    let request = redact(sent);
+    match out {
+        Ok(r) => {
+            let body = if path == "/s3/fetch" && r.status == 200 {
+                format!("<s3 body, {} bytes>", r.body.len())
+            } else {
+                redact(&r.body)
+            };
+            format!(
+                "trace: {method} {path} ({auth}) {request} -> {} {body}",
+                r.status
+            )
+        }
+        Err(e) => format!("trace: {method} {path} ({auth}) {request} -> {e}"),
+    }
+}
+
+/// A body for the trace: JSON with `value`, `title`, `body` and `cursor`
+/// fields replaced by their length; anything else by its length alone.
+fn redact(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "-".into();
+    }
+    let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+        return format!("<{} bytes, not JSON>", bytes.len());
+    };
+    fn walk(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, x) in map.iter_mut() {
+                    if matches!(k.as_str(), "value" | "title" | "body" | "cursor") {
+                        let n = x.as_str().map_or(0, str::len);
+                        *x = serde_json::Value::String(format!("<{n} bytes>"));
+                    } else {
+                        walk(x);
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut v);
+    let s = v.to_string();
+    if s.len() > TRACE_BODY_CHARS_MAX {
+        format!(
+            "{}… ({} bytes)",
+            &s[..s.floor_char_boundary(TRACE_BODY_CHARS_MAX)],
+            bytes.len()
+        )
+    } else {
+        s
+    }
+}
+
+/// The longest body the trace prints, in characters; longer ones are cut.
+pub const TRACE_BODY_CHARS_MAX: usize = 600;
+
+/// Percent-encodes an opaque token for a query string (RFC 3986 unreserved kept).
+#[must_use]
+pub fn encode_query(token: &str) -> String {
+    let mut out = String::with_capacity(token.len());
+    for b in token.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_trace_never_prints_a_subject_value_a_title_or_a_body() {
+        let s = redact(br#"{"subject":{"kind":"address","value":"ana@acme.test"},"title":"Secret plan","body":"x"}"#);
+        assert!(!s.contains("ana@"), "{s}");
+        assert!(!s.contains("Secret"), "{s}");
+        assert!(s.contains("address"), "{s}");
+    }
+
+    #[test]
+    fn a_target_must_be_plain_http_with_a_host() {
+        assert_eq!(
+            Target::parse("http://127.0.0.1:8080").unwrap(),
+            Target {
+                host: "127.0.0.1".into(),
+                port: 8080
+            }
+        );
+        assert!(Target::parse("https://x.test").is_err());
+        assert!(Target::parse("nonsense").is_err());
+    }
+}

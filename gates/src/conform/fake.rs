@@ -1,0 +1,150 @@
+//! The simulator's fake sibling seeded from a manifest and served over real loopback TCP with its `/_control` route: the kit's own reference target (§4.1, §6.1).
+//!
+//! `memoria-harness serve-fake` and `conform --fake` use it; so does
+//! `tests/conform.rs`. The fake mints revisions `r1`, `r2`, … so a manifest
+//! served here must use those tokens.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+
+use memoria_simulator::fake::{
+    Clock, Controller, FakeConfig, FakeSibling, ModelHandle, Rung, SubjectKind, Trace,
+};
+use memoria_simulator::net::serve_loopback;
+use tokio::task::JoinHandle;
+
+use super::manifest::{self, Manifest};
+
+/// The first consumer's token on the served fake (a local fake's, not a secret).
+pub const FAKE_TOKEN: &str = "conform-token-1";
+/// The second consumer's token on the served fake.
+pub const FAKE_SECOND_TOKEN: &str = "conform-token-2";
+
+/// A fake serving on loopback.
+#[derive(Debug)]
+pub struct ServedFake {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// The bound address.
+    pub addr: SocketAddr,
+    /// The server task.
+    pub handle: JoinHandle<()>,
+}
+
+/// Builds the fake's model from a manifest.
+///
+/// # Errors
+/// A message when the manifest's revisions are not the `r1`, `r2`, … the
+/// fake mints, or an id repeats.
+pub fn seed(m: &Manifest, model: &ModelHandle) -> Result<(), String> {
+    let address = |key: &str| m.person(key).address.clone();
+    for p in &m.people {
+        match p.role {
+            manifest::Role::Member => model.add_member(&p.address, Some(&p.person_ref)),
+            manifest::Role::Guest => model.add_guest(&p.address, Some(&p.person_ref)),
+        };
+    }
+    for item in &m.items {
+        let rung = match item.rung {
+            manifest::Rung::Team => Rung::Team,
+            manifest::Rung::Private => Rung::Private {
+                owner: address(
+                    item.owner
+                        .as_deref()
+                        .ok_or("a private item needs an owner")?,
+                ),
+            },
+            manifest::Rung::Granted => Rung::Granted {
+                to: item
+                    .granted_to
+                    .iter()
+                    .map(|k| address(k))
+                    .collect::<BTreeSet<_>>(),
+            },
+        };
+        let mut minted = vec![
+            model
+                .add_item(
+                    &item.item_id,
+                    rung,
+                    &format!("Item {}", item.key),
+                    "Revision 1.",
+                )
+                .map_err(|e| format!("{}: {e}", item.key))?,
+        ];
+        for n in 2..=item.revisions.len() {
+            minted.push(
+                model
+                    .revise(
+                        &item.item_id,
+                        &format!("Item {}", item.key),
+                        &format!("Revision {n}."),
+                    )
+                    .map_err(|e| format!("{}: {e}", item.key))?,
+            );
+        }
+        if minted != item.revisions {
+            return Err(format!(
+                "item {}: the fake mints revisions r1, r2, …; the manifest has others",
+                item.key
+            ));
+        }
+        let err = |e: memoria_simulator::fake::ModelError| format!("{}: {e}", item.key);
+        for k in &item.removed {
+            model
+                .set_removed(&item.item_id, &address(k), true)
+                .map_err(err)?;
+        }
+        model
+            .set_link_shared(&item.item_id, item.link_shared)
+            .map_err(err)?;
+        model
+            .set_guest_only(&item.item_id, item.guest_only)
+            .map_err(err)?;
+        if item.deleted {
+            model.delete(&item.item_id).map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+/// Seeds a fake from `m` and serves it, with its control route, on `addr`.
+/// Call inside a tokio runtime.
+///
+/// # Errors
+/// A message for a manifest the fake cannot hold, or a failed bind.
+pub async fn serve(m: &Manifest, addr: SocketAddr) -> Result<ServedFake, String> {
+    let clock = Clock::tokio();
+    let model = ModelHandle::new(clock.clone());
+    seed(m, &model)?;
+    let keys_on = if m.keys_on == "address" {
+        SubjectKind::Address
+    } else {
+        SubjectKind::PersonRef
+    };
+    let tokens = vec![
+        ("memoria".to_owned(), FAKE_TOKEN.to_owned()),
+        ("second-consumer".to_owned(), FAKE_SECOND_TOKEN.to_owned()),
+    ];
+    let fake = FakeSibling::new(
+        FakeConfig {
+            team: "acme".into(),
+            app: "conform".into(),
+            keys_on,
+            tokens: tokens.clone(),
+        },
+        model,
+        Trace::new(),
+        clock,
+    );
+    let controller = Controller::new(fake.clone(), tokens);
+    let router = fake.router().merge(controller.router());
+    let (addr, handle) = serve_loopback(router, addr)
+        .await
+        .map_err(|e| format!("binding {addr}: {e}"))?;
+    Ok(ServedFake {
+        url: format!("http://{addr}"),
+        addr,
+        handle,
+    })
+}

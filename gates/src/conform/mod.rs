@@ -1,0 +1,270 @@
+//! The conformance kit: `memoria-harness conform` proves a sibling's S1, S1a, S2 and S3 against the wire contract, one command against host:port (§4.1, §6.1, §6.2, GATES.md suite gates).
+//!
+//! Cases live in [`cases`], each with a stable id grouped by section
+//! (`s2/…`, `suite3/…`), a level (MUST or SHOULD), its requirement and spec
+//! section. A case that needs a state transition the implementer cannot
+//! drive ([`control`]) or a second consumer token is *skipped*, never
+//! passed. A known-failing list lets listed cases fail without failing the
+//! run, and fails the run when a listed case passes.
+//!
+//! The server must hold the state of [`manifest`] before the run; the kit
+//! returns it there between transition cases with the hook's `reset`.
+
+pub mod cases;
+pub mod client;
+pub mod control;
+pub mod fake;
+pub mod manifest;
+pub mod report;
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::Failure;
+use client::{Client, Target};
+use control::{Controlled, Hook};
+use manifest::Manifest;
+use report::{CaseResult, ConformReport};
+
+/// MUST cases always run; SHOULD cases only with `--strict`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Level {
+    /// Required for conformance.
+    Must,
+    /// Recommended; run with `--strict`.
+    Should,
+}
+
+impl Level {
+    /// `MUST` or `SHOULD`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Must => "MUST",
+            Level::Should => "SHOULD",
+        }
+    }
+}
+
+/// What a case needs beyond the target and one token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing more.
+    Nothing,
+    /// The control hook (the runner resets before and after the case).
+    Control,
+    /// `--second-token`.
+    SecondToken,
+}
+
+/// Why a case did not pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotPassed {
+    /// The requirement did not hold.
+    Fail(Failure),
+    /// The case could not be run here (no hook, hook cannot, no second token).
+    Skip(String),
+}
+
+impl From<Failure> for NotPassed {
+    fn from(f: Failure) -> Self {
+        NotPassed::Fail(f)
+    }
+}
+
+/// A case body.
+pub type ConformFn = fn(&mut Ctx<'_>) -> Result<(), NotPassed>;
+
+/// One conformance case.
+#[derive(Debug)]
+pub struct ConformCase {
+    /// Stable id, `<section group>/<slug>`.
+    pub id: &'static str,
+    /// MUST or SHOULD.
+    pub level: Level,
+    /// Spec sections, e.g. `§4.1, suite gate 3`.
+    pub section: &'static str,
+    /// What the sibling must do.
+    pub requirement: &'static str,
+    /// What else it needs.
+    pub needs: Needs,
+    /// The body.
+    pub run: ConformFn,
+}
+
+/// What a case body reaches: the client, tokens, hook and manifest.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    /// The HTTP client.
+    pub client: &'a Client,
+    /// The consumer token (`--token`).
+    pub token: &'a str,
+    /// A second consumer's token (`--second-token`).
+    pub second_token: Option<&'a str>,
+    /// The control hook.
+    pub hook: &'a Hook,
+    /// The state the server was seeded with.
+    pub manifest: &'a Manifest,
+}
+
+impl Ctx<'_> {
+    /// Runs a control action; no hook or exit 3 skips the case, any other
+    /// failure fails it.
+    ///
+    /// # Errors
+    /// [`NotPassed::Skip`] or [`NotPassed::Fail`] as above.
+    pub fn control(&self, action: &str, args: &[&str]) -> Result<Option<String>, NotPassed> {
+        match self.hook.call(action, args) {
+            Controlled::Done(v) => Ok(v),
+            Controlled::Cannot(why) => Err(NotPassed::Skip(why)),
+            Controlled::Failed(why) => Err(NotPassed::Fail(Failure::new(
+                format!("the control hook performs {action} and exits 0"),
+                why,
+            ))),
+        }
+    }
+}
+
+/// Everything one run needs.
+#[derive(Debug)]
+pub struct Options {
+    /// The server.
+    pub target: Target,
+    /// The consumer token.
+    pub token: String,
+    /// A second consumer's token.
+    pub second_token: Option<String>,
+    /// The control hook.
+    pub hook: Hook,
+    /// The seeded state.
+    pub manifest: Manifest,
+    /// Case ids to run (globs); empty means every case of the level.
+    pub run: Vec<String>,
+    /// Case ids to leave out (globs).
+    pub skip: Vec<String>,
+    /// Include SHOULD cases.
+    pub strict: bool,
+    /// Case ids that may fail (exact ids).
+    pub known_failing: Vec<String>,
+    /// Print every exchange to stderr.
+    pub trace: bool,
+}
+
+/// Why a run produced no report.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// Bad selection or known-failing list (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// No TCP connection to the target (exit 3).
+    #[error("the target cannot be reached")]
+    Unreachable,
+}
+
+fn patterns(globs: &[String]) -> Result<Vec<glob::Pattern>, RunError> {
+    globs
+        .iter()
+        .map(|g| glob::Pattern::new(g).map_err(|e| RunError::Usage(format!("bad glob {g:?}: {e}"))))
+        .collect()
+}
+
+/// The cases a run selects, in list order.
+///
+/// # Errors
+/// [`RunError::Usage`] for a bad glob or a `--run` glob matching no case.
+pub fn select(
+    run: &[String],
+    skip: &[String],
+    strict: bool,
+) -> Result<Vec<&'static ConformCase>, RunError> {
+    let run_p = patterns(run)?;
+    let skip_p = patterns(skip)?;
+    for (g, p) in run.iter().zip(&run_p) {
+        if !cases::all().iter().any(|c| p.matches(c.id)) {
+            return Err(RunError::Usage(format!("--run {g:?} matches no case")));
+        }
+    }
+    Ok(cases::all()
+        .iter()
+        .filter(|c| strict || c.level == Level::Must)
+        .filter(|c| run_p.is_empty() || run_p.iter().any(|p| p.matches(c.id)))
+        .filter(|c| !skip_p.iter().any(|p| p.matches(c.id)))
+        .collect())
+}
+
+/// Parses a known-failing file: one case id per line, `#` comments.
+///
+/// # Errors
+/// [`RunError::Usage`] for an id that names no case (a stale list).
+pub fn parse_known_failing(text: &str) -> Result<Vec<String>, RunError> {
+    let mut ids = Vec::new();
+    for line in text.lines() {
+        let id = line.split('#').next().unwrap_or("").trim();
+        if id.is_empty() {
+            continue;
+        }
+        if !cases::all().iter().any(|c| c.id == id) {
+            return Err(RunError::Usage(format!(
+                "known-failing names {id:?}, which is no case id"
+            )));
+        }
+        ids.push(id.to_owned());
+    }
+    Ok(ids)
+}
+
+/// Runs the selected cases against the target.
+///
+/// # Errors
+/// [`RunError`] for a bad selection or an unreachable target.
+pub fn run(opts: &Options) -> Result<ConformReport, RunError> {
+    let selected = select(&opts.run, &opts.skip, opts.strict)?;
+    let client = Client::new(opts.target.clone(), opts.trace);
+    if !client.reachable() {
+        return Err(RunError::Unreachable);
+    }
+    let began = Instant::now();
+    let mut ctx = Ctx {
+        client: &client,
+        token: &opts.token,
+        second_token: opts.second_token.as_deref(),
+        hook: &opts.hook,
+        manifest: &opts.manifest,
+    };
+    let mut results = Vec::new();
+    for case in selected {
+        let t0 = Instant::now();
+        let outcome = run_one(case, &mut ctx);
+        let time_ms = u64::try_from(t0.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let known = opts.known_failing.iter().any(|k| k == case.id);
+        results.push(CaseResult::new(case, outcome, known, time_ms));
+    }
+    let wall_ms = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Ok(ConformReport::new(results, wall_ms))
+}
+
+fn run_one(case: &ConformCase, ctx: &mut Ctx<'_>) -> Result<(), NotPassed> {
+    match case.needs {
+        Needs::Nothing => (case.run)(ctx),
+        Needs::SecondToken => {
+            if ctx.second_token.is_none() {
+                return Err(NotPassed::Skip("needs --second-token".into()));
+            }
+            (case.run)(ctx)
+        }
+        Needs::Control => {
+            if !ctx.hook.present() {
+                return Err(NotPassed::Skip("needs a --control hook".into()));
+            }
+            ctx.control("reset", &[])?;
+            let outcome = (case.run)(ctx);
+            let after = ctx.control("reset", &[]);
+            match (outcome, after) {
+                (Ok(()), Err(e)) => Err(e),
+                (outcome, _) => outcome,
+            }
+        }
+    }
+}

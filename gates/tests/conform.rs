@@ -1,0 +1,132 @@
+//! The conformance kit against the simulator's fake sibling over real loopback TCP: every case passes, none is skipped, and the run is fast (§4.1, §6.1, §6.2).
+//!
+//! Real sockets are allowed here (the kit is for real servers); simulated
+//! runs never use them. The control hook is the built `memoria-harness
+//! fake-control`, the same executable an implementer would be told to use.
+
+use memoria_gates::conform::{
+    self, Options,
+    client::Target,
+    control::Hook,
+    fake::{self, FAKE_SECOND_TOKEN, FAKE_TOKEN},
+    manifest::Manifest,
+    report::Status,
+};
+
+/// The bound on a run against the fake, in milliseconds of wall time.
+const RUN_AGAINST_FAKE_MS_MAX: u64 = 5_000;
+
+fn options(url: &str, hook: Hook) -> Options {
+    Options {
+        target: Target::parse(url).expect("the fake's URL parses"),
+        token: FAKE_TOKEN.into(),
+        second_token: Some(FAKE_SECOND_TOKEN.into()),
+        hook,
+        manifest: Manifest::builtin(),
+        run: vec![],
+        skip: vec![],
+        strict: true,
+        known_failing: vec![],
+        trace: false,
+    }
+}
+
+fn serve() -> (tokio::runtime::Runtime, String) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let served = rt
+        .block_on(fake::serve(
+            &Manifest::builtin(),
+            ([127, 0, 0, 1], 0).into(),
+        ))
+        .expect("the fake serves the shipped manifest");
+    (rt, served.url)
+}
+
+fn hook(url: &str) -> Hook {
+    Hook::from_argv(vec![
+        env!("CARGO_BIN_EXE_memoria-harness").into(),
+        "fake-control".into(),
+        "--url".into(),
+        url.into(),
+    ])
+}
+
+#[test]
+fn every_case_must_and_should_passes_against_the_fake_over_loopback_with_none_skipped() {
+    let (_rt, url) = serve();
+    let report = conform::run(&options(&url, hook(&url))).expect("the fake is reachable");
+    let not_passed: Vec<String> = report
+        .cases
+        .iter()
+        .filter(|c| c.status != Status::Pass)
+        .map(|c| format!("{} {:?} {:?} {:?}", c.id, c.status, c.actual, c.skipped))
+        .collect();
+    assert!(not_passed.is_empty(), "{not_passed:#?}");
+    assert_eq!(report.cases.len(), conform::cases::all().len());
+    assert!(
+        report.wall_ms < RUN_AGAINST_FAKE_MS_MAX,
+        "the run took {} ms",
+        report.wall_ms
+    );
+}
+
+#[test]
+fn without_a_hook_or_a_second_token_the_dependent_cases_are_skipped_never_passed() {
+    let (_rt, url) = serve();
+    let mut opts = options(&url, Hook::default());
+    opts.second_token = None;
+    let report = conform::run(&opts).expect("reachable");
+    for c in &report.cases {
+        let needs_more = conform::cases::all()
+            .iter()
+            .any(|k| k.id == c.id && k.needs != conform::Needs::Nothing);
+        if needs_more {
+            assert_eq!(c.status, Status::Skip, "{}", c.id);
+        } else {
+            assert_eq!(c.status, Status::Pass, "{}", c.id);
+        }
+    }
+    assert!(!report.failed());
+}
+
+#[test]
+fn a_known_failing_case_that_passes_fails_the_run() {
+    let (_rt, url) = serve();
+    let mut opts = options(&url, hook(&url));
+    opts.run = vec!["s1/four-fields".into()];
+    opts.known_failing = vec!["s1/four-fields".into()];
+    let report = conform::run(&opts).expect("reachable");
+    assert_eq!(report.cases[0].status, Status::Fixed);
+    assert!(report.failed());
+}
+
+#[test]
+fn an_unreachable_target_is_reported_as_such_not_as_failed_cases() {
+    // Bind then drop a listener: its port is closed now.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let opts = options(&format!("http://127.0.0.1:{port}"), Hook::default());
+    assert_eq!(
+        conform::run(&opts).unwrap_err(),
+        conform::RunError::Unreachable
+    );
+}
+
+#[test]
+fn junit_output_has_one_suite_per_section_and_marks_skips() {
+    let (_rt, url) = serve();
+    let mut opts = options(&url, Hook::default());
+    opts.second_token = None;
+    let xml = conform::run(&opts).expect("reachable").to_junit();
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
+    for g in ["suite2", "suite3", "s1", "s1a", "s2", "s3", "tokens"] {
+        assert!(xml.contains(&format!("name=\"conform {g}\"")), "{g}");
+    }
+    assert!(xml.contains("<skipped message=\"needs a --control hook\"/>"));
+}

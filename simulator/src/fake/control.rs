@@ -1,0 +1,150 @@
+//! An optional control endpoint for a fake served over loopback: `POST /_control` drives the state transitions the conformance kit needs (§4.1, §6.2).
+//!
+//! Only the fake has it, and only when a caller merges [`Controller::router`]
+//! into the served router: the contract's paths (`/s1`, `/s1a`, `/s2`,
+//! `/s3`) never carry it. The request body is
+//! `{"action":"<name>","args":["..."]}`; the answer is `200 {"value":V}`
+//! (`V` a string or `null`), `404` for an unknown action, `409` when the
+//! model refuses (an unknown item or revision).
+//!
+//! Actions: `reset`, `downgrade-to-granted ITEM ADDRESS`, `bump-revision
+//! ITEM` (value: the new revision), `delete ITEM`, `partial-restore ITEM
+//! REVISION`, `whole-log-restore`, `rotate-begin` (value: a second token
+//! accepted beside the first consumer's own, §6.2 phase 1). `reset` and
+//! `whole-log-restore` both return to the state the controller was made
+//! with, in a new log epoch; `reset` also drops a rotated token.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::State;
+use axum::routing::post;
+use http::StatusCode;
+use serde::Deserialize;
+
+use crate::fake::model::{Rung, Snapshot};
+use crate::fake::server::FakeSibling;
+
+/// The control route's path: off the contract's paths (§6.1).
+pub const CONTROL_PATH: &str = "/_control";
+
+/// The token [`Controller`] adds on `rotate-begin`'s first call (§6.2).
+pub const ROTATED_TOKEN: &str = "rotated-token-2";
+
+/// One control request.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ControlRequest {
+    /// The action name, e.g. `delete`.
+    pub action: String,
+    /// Its arguments, in order.
+    #[serde(default)]
+    pub args: Vec<String>,
+}
+
+struct Inner {
+    fake: FakeSibling,
+    initial: Snapshot,
+    tokens: Vec<(String, String)>,
+}
+
+/// Drives one fake's transitions; `reset` returns it to the state it held
+/// when the controller was made.
+#[derive(Clone)]
+pub struct Controller(Arc<Inner>);
+
+impl std::fmt::Debug for Controller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Controller").finish_non_exhaustive()
+    }
+}
+
+impl Controller {
+    /// A controller over `fake`, remembering its current state and
+    /// `tokens` (the accepted tokens, as the fake was configured) as the
+    /// state `reset` returns to.
+    #[must_use]
+    pub fn new(fake: FakeSibling, tokens: Vec<(String, String)>) -> Self {
+        let initial = fake.model().snapshot();
+        Self(Arc::new(Inner {
+            fake,
+            initial,
+            tokens,
+        }))
+    }
+
+    /// `POST /_control` on its own router, to merge beside the fake's.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route(CONTROL_PATH, post(control))
+            .with_state(self.clone())
+    }
+
+    /// Applies one action.
+    ///
+    /// # Errors
+    /// `(404, why)` for an unknown action or wrong arity, `(409, why)` when
+    /// the model refuses it.
+    pub fn apply(&self, action: &str, args: &[String]) -> Result<Option<String>, (u16, String)> {
+        let model = self.0.fake.model();
+        let refused = |e: crate::fake::ModelError| (409, e.to_string());
+        match (action, args) {
+            ("reset", []) => {
+                model.restore_whole(&self.0.initial);
+                self.0.fake.set_tokens(self.0.tokens.clone());
+                Ok(None)
+            }
+            ("downgrade-to-granted", [item, address]) => model
+                .set_rung(
+                    item,
+                    Rung::Granted {
+                        to: BTreeSet::from([address.clone()]),
+                    },
+                )
+                .map(|()| None)
+                .map_err(refused),
+            ("bump-revision", [item]) => model
+                .revise(item, "Bumped", "A bumped revision.")
+                .map(Some)
+                .map_err(refused),
+            ("delete", [item]) => model.delete(item).map(|()| None).map_err(refused),
+            ("partial-restore", [item, revision]) => model
+                .restore_item_to(item, revision)
+                .map(|()| None)
+                .map_err(refused),
+            ("whole-log-restore", []) => {
+                // Back to the seeded log in a new epoch: every cursor
+                // issued since is rewound (§6.1's 410).
+                model.restore_whole(&self.0.initial);
+                Ok(None)
+            }
+            ("rotate-begin", []) => {
+                let Some((consumer, _)) = self.0.tokens.first() else {
+                    return Err((409, "no consumer to rotate".to_owned()));
+                };
+                let mut tokens = self.0.tokens.clone();
+                tokens.push((consumer.clone(), ROTATED_TOKEN.to_owned()));
+                self.0.fake.set_tokens(tokens);
+                Ok(Some(ROTATED_TOKEN.to_owned()))
+            }
+            _ => Err((
+                404,
+                "unknown action or wrong number of arguments".to_owned(),
+            )),
+        }
+    }
+}
+
+async fn control(
+    State(controller): State<Controller>,
+    Json(request): Json<ControlRequest>,
+) -> (StatusCode, Json<serde_json::Value>) {
+    match controller.apply(&request.action, &request.args) {
+        Ok(value) => (StatusCode::OK, Json(serde_json::json!({ "value": value }))),
+        Err((status, why)) => (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            Json(serde_json::json!({ "error": why })),
+        ),
+    }
+}
