@@ -54,14 +54,32 @@ pub const LINK_LATENCY_MS: std::ops::RangeInclusive<u64> = 1..=3;
 /// The owners memoria admits in every world: two people, for gate 5.
 pub const OWNERS: [&str; 2] = ["ana@acme.test", "bea@acme.test"];
 
-/// memoria's clock inside a simulation: the epoch plus turmoil's elapsed time.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SimClock;
+/// memoria's clock inside a simulation: the epoch, plus whole days a
+/// scenario skipped ([`Memoria::advance_days`]), plus turmoil's elapsed time.
+/// Skipping days moves memoria's calendar (UTC days for the breakers)
+/// without simulating a week of ticks.
+#[derive(Debug, Clone, Default)]
+pub struct SimClock {
+    skipped_s: Arc<std::sync::atomic::AtomicI64>,
+}
+
+impl SimClock {
+    /// Moves this clock (and every clone) forward by `days` whole days.
+    pub fn advance_days(&self, days: i64) {
+        self.skipped_s
+            .fetch_add(days * SECONDS_PER_DAY, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Seconds in a UTC day.
+pub const SECONDS_PER_DAY: i64 = 86_400;
 
 impl MemoriaClock for SimClock {
     fn now_unix_s(&self) -> i64 {
         let elapsed = turmoil::sim_elapsed().unwrap_or_default();
-        EPOCH_UNIX_S + i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
+        EPOCH_UNIX_S
+            + self.skipped_s.load(std::sync::atomic::Ordering::SeqCst)
+            + i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
     }
 }
 
@@ -124,6 +142,7 @@ pub struct World {
     settings: BTreeMap<String, String>,
     tokens: BTreeMap<String, String>,
     extra_urls: Vec<String>,
+    owners: Vec<String>,
 }
 
 impl std::fmt::Debug for World {
@@ -183,7 +202,24 @@ impl World {
             settings,
             tokens,
             extra_urls: vec![],
+            owners: OWNERS.iter().map(|o| o.to_string()).collect(),
         }
+    }
+
+    /// Admits these owners in memoria and adds each as a member at every
+    /// fake (in addition to [`OWNERS`], who are always members).
+    pub fn set_owners(&mut self, owners: &[String]) {
+        for fake in self.fakes.values() {
+            fake.model().with(|m| {
+                for owner in owners {
+                    if !OWNERS.contains(&owner.as_str()) {
+                        let local = owner.split('@').next().unwrap_or(owner);
+                        m.add_member(owner, Some(&format!("prs_{local}")));
+                    }
+                }
+            });
+        }
+        self.owners = owners.to_vec();
     }
 
     /// The seed.
@@ -314,32 +350,51 @@ impl World {
             .prefix("memoria-sim-")
             .tempdir()
             .map_err(|e| fail(e.to_string()))?;
-        let instance = Instance::wake(
-            InstanceConfig {
-                data_dir: data.path().to_path_buf(),
-                admission: Admission::parse(&OWNERS.join(",")).map_err(|e| fail(e.to_string()))?,
-                egress: EgressMode::AiOff,
-            },
-            Sealer::new(&Dek::from_bytes([7u8; 32])),
-            Arc::new(SimClock),
-        )
-        .map_err(|e| fail(e.to_string()))?;
+        let admission =
+            Admission::parse(&self.owners.join(",")).map_err(|e| fail(e.to_string()))?;
+        let clock = SimClock::default();
         let delivery = Arc::new(CapturedDelivery::default());
-        let state = AppState::new(instance, delivery.clone(), format!("http://{MEMORIA_HOST}"))
-            .with_siblings(client);
-        let served = state.clone();
+        let boot = Boot {
+            data_dir: data.path().to_path_buf(),
+            admission,
+            clock: clock.clone(),
+            client,
+            delivery: delivery.clone(),
+        };
+        // Fail fast, outside the simulation, if memoria cannot wake at all.
+        let first = boot.wake().map_err(|e| fail(e.to_string()))?;
+        let slot: Arc<std::sync::Mutex<Option<AppState>>> =
+            Arc::new(std::sync::Mutex::new(Some(first)));
+        let restart = Arc::new(tokio::sync::Notify::new());
+        let (host_slot, host_restart) = (slot.clone(), restart.clone());
         sim.host(MEMORIA_HOST, move || {
-            let state = served.clone();
+            let (slot, restart, boot) = (host_slot.clone(), host_restart.clone(), boot.clone());
             async move {
-                let listener = TurmoilListener::bind(MEMORIA_PORT).await?;
-                memoria::web::serve(listener, state, std::future::pending()).await?;
-                Ok(())
+                loop {
+                    let state = match slot.lock().map_err(|_| "slot")?.clone() {
+                        Some(s) => s,
+                        None => {
+                            let s = boot.wake()?;
+                            *slot.lock().map_err(|_| "slot")? = Some(s.clone());
+                            s
+                        }
+                    };
+                    let listener = TurmoilListener::bind(MEMORIA_PORT).await?;
+                    let stop = restart.clone();
+                    memoria::web::serve(listener, state, async move { stop.notified().await })
+                        .await?;
+                    // A restart: drop this instance; the next loop wakes a new
+                    // one from the same data directory.
+                    *slot.lock().map_err(|_| "slot")? = None;
+                }
             }
         });
         sim.client(BROWSER_HOST, async move {
             let _keep = data;
             let memoria = Memoria {
-                state,
+                slot,
+                restart,
+                clock,
                 delivery,
                 cookies: BTreeMap::new(),
             };
@@ -349,11 +404,46 @@ impl World {
     }
 }
 
+/// What memoria's host needs to wake (again) from its data directory.
+#[derive(Clone)]
+struct Boot {
+    data_dir: std::path::PathBuf,
+    admission: Admission,
+    clock: SimClock,
+    client: SiblingClient,
+    delivery: Arc<CapturedDelivery>,
+}
+
+impl Boot {
+    fn wake(&self) -> Result<AppState, memoria::Error> {
+        let instance = Instance::wake(
+            InstanceConfig {
+                data_dir: self.data_dir.clone(),
+                admission: self.admission.clone(),
+                egress: EgressMode::AiOff,
+            },
+            Sealer::new(&Dek::from_bytes(SIM_DEK_BYTES)),
+            Arc::new(self.clock.clone()),
+        )?;
+        Ok(AppState::new(
+            instance,
+            self.delivery.clone(),
+            format!("http://{MEMORIA_HOST}"),
+        )
+        .with_siblings(self.client.clone()))
+    }
+}
+
+/// The DEK every simulated memoria seals under: a fixed test key.
+pub const SIM_DEK_BYTES: [u8; 32] = [7u8; 32];
+
 /// memoria inside a running simulation, as a scenario drives it: a
 /// browser on [`BROWSER_HOST`] speaking HTTP to memoria's host, plus a
 /// handle on memoria's state for assertions about its store.
 pub struct Memoria {
-    state: AppState,
+    slot: Arc<std::sync::Mutex<Option<AppState>>>,
+    restart: Arc<tokio::sync::Notify>,
+    clock: SimClock,
     delivery: Arc<CapturedDelivery>,
     cookies: BTreeMap<String, String>,
 }
@@ -381,7 +471,7 @@ impl Memoria {
     /// If the warm-up task failed.
     pub async fn warmed_up(&mut self) -> Result<Vec<memoria::sibling::sync::SyncReport>, String> {
         loop {
-            if let Some(h) = self.state.take_warm_up() {
+            if let Some(h) = self.try_state().and_then(|s| s.take_warm_up()) {
                 return h.await.map_err(|e| e.to_string());
             }
             tokio::time::sleep(Duration::from_millis(TICK_MS)).await;
@@ -390,12 +480,41 @@ impl Memoria {
 
     /// Polls every configured sibling's S1 now, as a later wake would.
     pub async fn sync(&self) -> Vec<memoria::sibling::sync::SyncReport> {
-        self.state.warm_up().await
+        self.state().warm_up().await
     }
 
-    /// memoria's state, e.g. to reach the instance or the sibling client.
-    pub fn state(&self) -> &AppState {
-        &self.state
+    fn try_state(&self) -> Option<AppState> {
+        self.slot.lock().ok().and_then(|s| s.clone())
+    }
+
+    /// memoria's current state, e.g. to reach the instance or the sibling client.
+    ///
+    /// # Panics
+    /// While memoria is restarting: call [`Memoria::restart`], which waits.
+    pub fn state(&self) -> AppState {
+        self.try_state().expect("memoria is up")
+    }
+
+    /// Restarts memoria: the running instance is dropped and a new one
+    /// wakes from the same data directory (sessions are lost, so every
+    /// reader signs in again), and its warm-up runs. Waits until it is up.
+    pub async fn restart(&mut self) {
+        let old = self.try_state();
+        self.restart.notify_one();
+        self.cookies.clear();
+        loop {
+            tokio::time::sleep(Duration::from_millis(TICK_MS)).await;
+            if let (Some(new), Some(old)) = (self.try_state(), &old)
+                && !Arc::ptr_eq(&new.instance(), &old.instance())
+            {
+                break;
+            }
+        }
+    }
+
+    /// Moves memoria's calendar forward by `days` whole UTC days.
+    pub fn advance_days(&self, days: i64) {
+        self.clock.advance_days(days);
     }
 
     async fn http_get(&self, path: &str, cookie: Option<&str>) -> Result<TestResponse, String> {
@@ -424,14 +543,14 @@ impl Memoria {
             return Ok(c.clone());
         }
         let who = self
-            .state
+            .state()
             .instance()
             .lock()
             .map_err(|_| "instance lock".to_string())?
             .admit(owner)
             .cloned()
             .ok_or_else(|| format!("{owner} is not an owner"))?;
-        self.state.deliver_sign_in_link(&who);
+        self.state().deliver_sign_in_link(&who);
         let (_, url) = self
             .delivery
             .links()
