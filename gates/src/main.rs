@@ -60,6 +60,21 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
+    /// Replay incident scenarios (`scenarios/*.toml`): print each timeline and check its expectations.
+    Replay {
+        /// Scenario files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The seed; default the file's own, else 1.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// On a failure, drop events while it persists and print the minimal failing timeline.
+        #[arg(long)]
+        shrink: bool,
+    },
     /// Run the selected cases under many seeds; report seeds per minute and every failing seed's replay command.
     Sweep {
         /// Gate ids, case ids or globs, as for `run`.
@@ -172,6 +187,12 @@ fn main() -> ExitCode {
             format,
         } => run(&selectors, &skip, seed.unwrap_or_else(rand::random), format),
         Cmd::List { format } => list(format),
+        Cmd::Replay {
+            files,
+            seed,
+            format,
+            shrink,
+        } => replay(&files, seed, format, shrink),
         Cmd::Sweep {
             selectors,
             skip,
@@ -204,6 +225,83 @@ fn shell_quote(s: &str) -> String {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn replay(files: &[PathBuf], seed: Option<u64>, format: Format, shrink: bool) -> ExitCode {
+    use memoria_simulator::scenario;
+    if format == Format::Junit {
+        eprintln!("memoria-harness: replay prints text or json");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let mut failed = false;
+    let mut reports = vec![];
+    for file in files {
+        let parsed = std::fs::read_to_string(file)
+            .map_err(|e| e.to_string())
+            .and_then(|t| scenario::parse(&t).map_err(|e| e.to_string()));
+        let s = match parsed {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("memoria-harness: {}: {e}", file.display());
+                return ExitCode::from(EXIT_USAGE);
+            }
+        };
+        let result = if shrink {
+            scenario::shrink(&s, seed).map(|(small, r)| (Some(small), r))
+        } else {
+            scenario::replay(&s, seed).map(|r| (None, r))
+        };
+        let (small, r) = match result {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("memoria-harness: {}: {e}", file.display());
+                return ExitCode::from(EXIT_USAGE);
+            }
+        };
+        match format {
+            Format::Text => {
+                print!("{}", r.render_text());
+                if let (Some(small), false) = (&small, r.passed()) {
+                    println!(
+                        "minimal failing timeline ({} of {} events):",
+                        small.events.len(),
+                        s.events.len()
+                    );
+                    for (i, e) in small.events.iter().enumerate() {
+                        println!("  #{i} {}", e.describe());
+                    }
+                }
+                println!();
+            }
+            Format::Json | Format::Junit => reports.push(serde_json::json!({
+                "file": file.display().to_string(),
+                "passed": r.passed(),
+                "replay": r,
+                "minimal": small.map(|m| m.events.iter().map(|e| e.describe()).collect::<Vec<_>>()),
+            })),
+        }
+        if !r.passed() {
+            failed = true;
+            eprintln!(
+                "memoria-harness: {} failed at seed {}; replay with:\n  cargo run -p memoria-gates --bin memoria-harness -- replay {} --seed {}",
+                file.display(),
+                r.seed,
+                file.display(),
+                r.seed
+            );
+        }
+    }
+    if format == Format::Json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&reports).unwrap_or_default()
+        );
+    }
+    if failed {
+        ExitCode::from(EXIT_FAIL)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

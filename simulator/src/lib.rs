@@ -7,5 +7,6 @@
 pub mod corpus;
 pub mod fake;
 pub mod net;
+pub mod scenario;
 pub mod tour;
 pub mod world;

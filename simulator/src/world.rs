@@ -590,15 +590,22 @@ impl Memoria {
     /// # Panics
     /// As [`Memoria::search`].
     pub async fn get(&mut self, owner: &str, uri: &str) -> Page {
-        let cookie = self.cookie(owner).await.expect("signed in");
-        let start = tokio::time::Instant::now();
-        let response = self
-            .http_get(uri, Some(&cookie))
-            .await
-            .expect("memoria answers");
-        Page {
-            response,
-            elapsed: start.elapsed(),
+        let mut retried = false;
+        loop {
+            let cookie = self.cookie(owner).await.expect("signed in");
+            let start = tokio::time::Instant::now();
+            let response = self
+                .http_get(uri, Some(&cookie))
+                .await
+                .expect("memoria answers");
+            let elapsed = start.elapsed();
+            // A session that expired (a scenario skipped a day) signs in again, untimed.
+            if response.status == http::StatusCode::UNAUTHORIZED && !retried {
+                self.cookies.remove(owner);
+                retried = true;
+                continue;
+            }
+            return Page { response, elapsed };
         }
     }
 }

@@ -1,0 +1,103 @@
+//! Every shipped incident scenario (`scenarios/*.toml`) parses and replays green: the same check `memoria-harness replay` makes in CI.
+
+use std::path::PathBuf;
+
+use memoria_simulator::scenario;
+
+fn scenarios() -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("scenarios/ exists")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_shipped_scenario_replays_with_every_expectation_holding() {
+    let files = scenarios();
+    assert!(files.len() >= 4, "only {} scenarios shipped", files.len());
+    let mut failed = vec![];
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("reads");
+        let s = scenario::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let r = scenario::replay(&s, None).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let checks: usize = r.entries.iter().map(|e| e.checks.len()).sum();
+        assert!(checks > 0, "{} checks nothing", f.display());
+        if !r.passed() {
+            failed.push(format!(
+                "{}\n{}replay: cargo run -p memoria-gates --bin memoria-harness -- replay {} --seed {}",
+                f.display(),
+                r.render_text(),
+                f.display(),
+                r.seed
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+#[test]
+fn a_scenario_naming_an_undeclared_reader_is_refused_with_a_reason() {
+    let text = r#"
+title = "t"
+readers = ["ana"]
+[[sibling]]
+app = "docs"
+[[event]]
+do = "query"
+reader = "zed"
+q = "x"
+"#;
+    let err = scenario::parse(text).unwrap_err().to_string();
+    assert!(err.contains("zed"), "{err}");
+}
+
+#[test]
+fn a_scenario_with_a_misspelt_field_is_refused_not_half_read() {
+    let text = r#"
+title = "t"
+readers = ["ana"]
+[[sibling]]
+app = "docs"
+[[event]]
+do = "query"
+reader = "ana"
+q = "x"
+expect = { result = 3 }
+"#;
+    assert!(scenario::parse(text).is_err());
+}
+
+#[test]
+fn shrinking_a_failing_scenario_keeps_the_failure_and_drops_what_it_does_not_need() {
+    let text = r#"
+title = "t"
+readers = ["ana"]
+[[sibling]]
+app = "docs"
+[[sibling.item]]
+id = "d1"
+words = "heron ledger"
+[[event]]
+do = "warmed-up"
+[[event]]
+do = "advance-days"
+days = 1
+[[event]]
+do = "query"
+reader = "ana"
+q = "heron ledger"
+expect = { results = 7 }
+"#;
+    let s = scenario::parse(text).unwrap();
+    let (small, r) = scenario::shrink(&s, Some(3)).unwrap();
+    assert!(!r.passed());
+    assert!(small.events.len() < s.events.len(), "nothing was dropped");
+    assert!(matches!(
+        small.events.last(),
+        Some(scenario::Event::Query { .. })
+    ));
+}
