@@ -638,9 +638,11 @@ impl Replay {
     }
 }
 
+/// (app, call, status) of a group of calls in a timeline entry.
+type CallGroup = (String, String, String);
+
 fn summarise_calls(events: &[TraceEvent]) -> Vec<String> {
-    let mut groups: BTreeMap<(String, String, String), (usize, BTreeMap<String, usize>)> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<CallGroup, (usize, BTreeMap<String, usize>)> = BTreeMap::new();
     for e in events {
         let app = e.callee.split('.').nth(1).unwrap_or(&e.callee).to_string();
         let status = e.status.map_or("no answer".to_string(), |s| s.to_string());
@@ -1097,7 +1099,7 @@ async fn apply(
                 .is_some();
             entry.checks.push(check(
                 format!("{app}:{item} {}", if *held { "held" } else { "not held" }),
-                format!("{}", if got { "held" } else { "not held" }),
+                (if got { "held" } else { "not held" }).to_string(),
                 got == *held,
             ));
         }
@@ -1116,7 +1118,7 @@ async fn apply(
                     "{app} {}marked for re-announce",
                     if *marked { "" } else { "not " }
                 ),
-                format!("{}", if got { "marked" } else { "not marked" }),
+                (if got { "marked" } else { "not marked" }).to_string(),
                 got == *marked,
             ));
         }
