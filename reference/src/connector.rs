@@ -516,6 +516,56 @@ mod tests {
         );
     }
 
+    fn instance(dir: &Path) -> Instance {
+        Instance::wake(
+            crate::instance::InstanceConfig {
+                data_dir: dir.to_path_buf(),
+                admission: crate::admission::Admission::parse("ana@example.org").unwrap(),
+                egress: crate::egress::EgressMode::AiOff,
+            },
+            crate::seal::Sealer::new(&crate::seal::Dek::generate()),
+            std::sync::Arc::new(crate::clock::FixedClock(1_000)),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_folder_that_is_gone_is_a_failure_and_deletes_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = tmp.path().join("notes");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("a.md"), "# A\n\nDescale the machine.").unwrap();
+        std::fs::write(folder.join(".hidden.md"), "# H\n\nHidden.").unwrap();
+        std::fs::write(folder.join("b.bin"), [0u8, 1, 2]).unwrap();
+        let mut m = instance(&tmp.path().join("data"));
+        let first = sync_folder(&mut m, &folder).unwrap();
+        assert!(first.is_complete());
+        assert_eq!((first.listed, first.created), (1, 1));
+        let source = FolderSource::new(&folder);
+        std::fs::rename(&folder, tmp.path().join("elsewhere")).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let gone = runtime.block_on(sync(&mut m, &source)).unwrap();
+        assert_eq!(gone.failure, Some(FailureKind::NotFound));
+        assert_eq!(gone.deleted, 0);
+        assert_eq!(m.store().counts().unwrap().0, 1);
+    }
+
+    #[test]
+    fn an_unchanged_version_is_not_fetched_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = tmp.path().join("notes");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("a.md"), "# A\n\nDescale the machine.").unwrap();
+        let mut m = instance(&tmp.path().join("data"));
+        assert_eq!(sync_folder(&mut m, &folder).unwrap().created, 1);
+        let again = sync_folder(&mut m, &folder).unwrap();
+        assert_eq!((again.unchanged, again.created, again.deleted), (1, 0, 0));
+        assert_eq!(again.snapshot_generation, None);
+    }
+
     #[test]
     fn dedup_keeps_one_entry_per_key_and_the_later_one_wins() {
         let e = |k: &str, v: &str| Entry {
