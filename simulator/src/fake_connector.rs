@@ -279,7 +279,7 @@ impl Source for FakeConnector {
 
     fn fetch<'a>(&'a self, entry: &'a Entry) -> BoxFuture<'a, Result<Fetched, FailureKind>> {
         Box::pin(async move {
-            let answer = self.with(|s| {
+            self.with(|s| {
                 let status;
                 let out = if s.faults.credential_expired {
                     status = 401;
@@ -309,8 +309,7 @@ impl Source for FakeConnector {
                     status,
                 });
                 out
-            });
-            answer
+            })
         })
     }
 }
