@@ -55,6 +55,38 @@ case!(
     "6/malformed-answers"
 );
 case!(
+    gate_7_a_complete_enumeration_that_omits_an_item_deletes_it,
+    "7/complete-omission-deletes"
+);
+case!(
+    gate_7_an_authoritative_empty_enumeration_deletes_everything_that_source_held,
+    "7/authoritative-empty-deletes-all"
+);
+case!(
+    gate_7_a_timed_out_enumeration_deletes_nothing_and_is_recorded,
+    "7/timeout-deletes-nothing"
+);
+case!(
+    gate_7_a_rate_limited_enumeration_deletes_nothing_and_is_recorded,
+    "7/rate-limit-deletes-nothing"
+);
+case!(
+    gate_7_a_partial_page_deletes_nothing_and_is_recorded,
+    "7/partial-page-deletes-nothing"
+);
+case!(
+    gate_7_an_expired_credential_deletes_nothing_and_is_recorded,
+    "7/expired-credential-deletes-nothing"
+);
+case!(
+    gate_7_a_permission_error_on_a_sub_collection_deletes_nothing_and_is_recorded,
+    "7/permission-error-on-sub-collection-deletes-nothing"
+);
+case!(
+    gate_7_an_unreadable_subfolder_deletes_nothing_and_is_recorded,
+    "7/unreadable-subfolder-deletes-nothing"
+);
+case!(
     gate_11_hostile_sibling_hosts_are_refused_at_configuration,
     "11/hostile-hosts"
 );

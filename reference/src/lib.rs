@@ -67,6 +67,7 @@ pub mod admission;
 pub mod chunk;
 pub mod clock;
 pub mod config;
+pub mod connector;
 pub mod crashpoint;
 pub mod decode;
 pub mod demo;

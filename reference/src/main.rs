@@ -5,7 +5,7 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success |
-//! | 1 | partial: some files were refused, or the document was not found |
+//! | 1 | partial: some files were refused, the document was not found, or `sync-folder`'s enumeration failed (nothing was deleted) |
 //! | 2 | usage or configuration error (clap's own usage errors are 2 as well) |
 //! | 3 | not admitted: `--as` names no owner |
 //! | 4 | storage, seal or server failure |
@@ -85,6 +85,17 @@ enum Command {
         /// Files or directories.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Keep a directory in sync: ingest new and changed files, delete what a complete walk no longer finds (§5.1).
+    ///
+    /// A subfolder that cannot be read makes the walk incomplete, and then
+    /// nothing is deleted. Prints counts only.
+    SyncFolder {
+        /// The directory.
+        path: PathBuf,
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
@@ -237,6 +248,37 @@ fn run(cli: Cli) -> Result<u8, Exit> {
                 Format::Text => print_import_text(&report),
             }
             Ok(if report.refused() > 0 {
+                EXIT_PARTIAL
+            } else {
+                0
+            })
+        }
+        Command::SyncFolder { path, format } => {
+            let config = load_config(&cli.data)?;
+            let mut instance = wake(&config)?;
+            let report = memoria::connector::sync_folder(&mut instance, &path)?;
+            match format {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+                Format::Text => {
+                    match report.failure {
+                        None => println!("the walk was complete"),
+                        Some(kind) => println!(
+                            "the walk was incomplete ({}); nothing was deleted",
+                            kind.as_str()
+                        ),
+                    }
+                    println!(
+                        "{} listed, {} created, {} revised, {} unchanged, {} refused, {} deleted",
+                        report.listed,
+                        report.created,
+                        report.revised,
+                        report.unchanged,
+                        report.refused,
+                        report.deleted
+                    );
+                }
+            }
+            Ok(if report.failure.is_some() || report.refused > 0 {
                 EXIT_PARTIAL
             } else {
                 0

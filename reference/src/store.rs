@@ -77,6 +77,46 @@ CREATE TABLE IF NOT EXISTS tombstones (
 );
 "#;
 
+/// The connector tables (§5.1, gate 7): what each connector's enumerations
+/// have seen, and how its last attempt went. Keys, versions and connector
+/// names are stored only as keyed fingerprints; the rest are timestamps and
+/// a failure kind.
+const CONNECTOR_SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS connector_items (
+    connector_fp BLOB NOT NULL,        -- HMAC(path-fingerprint, "connector\0" + name)
+    key_fp       BLOB NOT NULL,        -- = documents.source_fp of the item's source key
+    version_fp   BLOB,                 -- HMAC of (key, version) last ingested; NULL if never ingested
+    last_seen_at INTEGER NOT NULL,     -- unix seconds: the last enumeration that listed it (§4.2)
+    PRIMARY KEY (connector_fp, key_fp)
+);
+CREATE TABLE IF NOT EXISTS connector_sources (
+    connector_fp     BLOB PRIMARY KEY,
+    last_attempt_at  INTEGER NOT NULL, -- unix seconds of the last enumeration attempt
+    last_complete_at INTEGER,          -- unix seconds of the last COMPLETE enumeration; NULL if none
+    last_failure     TEXT              -- the last attempt's failure kind; NULL if it completed
+);
+"#;
+
+/// What memoria holds for one connector item (§5.1): its key and the version last ingested.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldItem {
+    /// Keyed fingerprint of the source key: the same as the document's `source_fp`.
+    pub key_fp: Vec<u8>,
+    /// Keyed fingerprint of (key, version) last ingested; `None` if never ingested.
+    pub version_fp: Option<Vec<u8>>,
+}
+
+/// A connector's durable record of its enumerations (§5.1, §4.2, gate 7).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ConnectorState {
+    /// Unix seconds of the last attempt, complete or failed; `None` if never attempted.
+    pub last_attempt_at: Option<i64>,
+    /// Unix seconds of the last complete enumeration; `None` if none ever completed.
+    pub last_complete_at: Option<i64>,
+    /// The last attempt's failure kind (e.g. `timeout`); `None` if it completed.
+    pub last_failure: Option<String>,
+}
+
 /// A document to ingest: plaintext in, sealed on the way to disk.
 #[derive(Debug, Clone)]
 pub struct NewDocument {
@@ -277,6 +317,7 @@ impl Store {
              PRAGMA foreign_keys = ON;",
         )?;
         conn.execute_batch(SCHEMA)?;
+        conn.execute_batch(CONNECTOR_SCHEMA)?;
         let version = meta_get(&conn, "schema_version")?;
         if version == 0 {
             meta_set(&conn, "schema_version", SCHEMA_VERSION)?;
@@ -836,6 +877,167 @@ impl Store {
             params![app],
         )?;
         Ok(())
+    }
+
+    fn connector_fp(&self, connector: &str) -> Vec<u8> {
+        self.sealer
+            .fingerprint(
+                Purpose::PathFingerprint,
+                format!("connector\0{connector}").as_bytes(),
+            )
+            .to_vec()
+    }
+
+    /// The keyed fingerprint a source key is stored under (`documents.source_fp`).
+    pub fn source_fp(&self, source_key: &str) -> Vec<u8> {
+        self.sealer
+            .fingerprint(Purpose::PathFingerprint, source_key.as_bytes())
+            .to_vec()
+    }
+
+    /// The keyed fingerprint of one version of one source key (§5.1).
+    pub fn version_fp(&self, source_key: &str, version: &str) -> Vec<u8> {
+        self.sealer
+            .fingerprint(
+                Purpose::PathFingerprint,
+                format!("version\0{source_key}\0{version}").as_bytes(),
+            )
+            .to_vec()
+    }
+
+    /// The live document stored under the source-key fingerprint `key_fp`, if any.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn live_document_by_source_fp(&self, key_fp: &[u8]) -> Result<Option<String>, Error> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id FROM documents WHERE source_fp = ?1 AND deleted_at IS NULL",
+                params![key_fp],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Every item `connector`'s enumerations have recorded (§5.1).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn connector_items(&self, connector: &str) -> Result<Vec<HeldItem>, Error> {
+        let mut stmt = self.conn.prepare(
+            "SELECT key_fp, version_fp FROM connector_items WHERE connector_fp = ?1 ORDER BY key_fp",
+        )?;
+        let rows = stmt
+            .query_map(params![self.connector_fp(connector)], |r| {
+                Ok(HeldItem {
+                    key_fp: r.get(0)?,
+                    version_fp: r.get(1)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(rows)
+    }
+
+    /// Records that an enumeration of `connector` listed `key_fp` at `now`
+    /// (`last_seen_at`, §4.2), and the version ingested if `version_fp` is given.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a write failure.
+    pub fn connector_seen(
+        &self,
+        connector: &str,
+        key_fp: &[u8],
+        version_fp: Option<&[u8]>,
+        now: i64,
+    ) -> Result<(), Error> {
+        self.conn.execute(
+            "INSERT INTO connector_items(connector_fp, key_fp, version_fp, last_seen_at) \
+             VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT(connector_fp, key_fp) DO UPDATE SET \
+             version_fp = coalesce(excluded.version_fp, connector_items.version_fp), \
+             last_seen_at = excluded.last_seen_at",
+            params![self.connector_fp(connector), key_fp, version_fp, now],
+        )?;
+        Ok(())
+    }
+
+    /// The `last_seen_at` of one item of `connector`, in unix seconds, if recorded.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn connector_item_seen_at(
+        &self,
+        connector: &str,
+        key_fp: &[u8],
+    ) -> Result<Option<i64>, Error> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT last_seen_at FROM connector_items WHERE connector_fp = ?1 AND key_fp = ?2",
+                params![self.connector_fp(connector), key_fp],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Forgets one item of `connector` after a complete enumeration omitted it.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a write failure.
+    pub fn connector_forget(&self, connector: &str, key_fp: &[u8]) -> Result<(), Error> {
+        self.conn.execute(
+            "DELETE FROM connector_items WHERE connector_fp = ?1 AND key_fp = ?2",
+            params![self.connector_fp(connector), key_fp],
+        )?;
+        Ok(())
+    }
+
+    /// Records one enumeration attempt of `connector` at `now`: `failure`
+    /// is `None` for a complete enumeration, else its kind (gate 7).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a write failure.
+    pub fn connector_attempt(
+        &self,
+        connector: &str,
+        now: i64,
+        failure: Option<&str>,
+    ) -> Result<(), Error> {
+        let complete_at = if failure.is_none() { Some(now) } else { None };
+        self.conn.execute(
+            "INSERT INTO connector_sources(connector_fp, last_attempt_at, last_complete_at, last_failure) \
+             VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT(connector_fp) DO UPDATE SET \
+             last_attempt_at = excluded.last_attempt_at, \
+             last_complete_at = coalesce(excluded.last_complete_at, connector_sources.last_complete_at), \
+             last_failure = excluded.last_failure",
+            params![self.connector_fp(connector), now, complete_at, failure],
+        )?;
+        Ok(())
+    }
+
+    /// `connector`'s durable record (default: never attempted).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn connector_state(&self, connector: &str) -> Result<ConnectorState, Error> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT last_attempt_at, last_complete_at, last_failure FROM connector_sources \
+                 WHERE connector_fp = ?1",
+                params![self.connector_fp(connector)],
+                |r| {
+                    Ok(ConnectorState {
+                        last_attempt_at: r.get(0)?,
+                        last_complete_at: r.get(1)?,
+                        last_failure: r.get(2)?,
+                    })
+                },
+            )
+            .optional()?
+            .unwrap_or_default())
     }
 
     /// Counts of live documents and chunks. Coordinates, not content (§3.2).

@@ -6,6 +6,7 @@
 
 pub mod corpus;
 pub mod fake;
+pub mod fake_connector;
 pub mod net;
 pub mod scenario;
 pub mod tour;

@@ -1,0 +1,482 @@
+//! Gate 7 (§10, §5.1, §4.2): an enumeration diff distinguishes an authoritative empty from a failure, and deletes nothing on a failure.
+//!
+//! The reference's connector ([`memoria::connector::sync`]) is driven by the
+//! simulator's paginated fake connector
+//! ([`memoria_simulator::fake_connector`]) in simulated time, and by the real
+//! folder connector on a real directory. Every case first shows the items
+//! ingested and searchable (presence), then asserts what a sync deleted. Each
+//! failure case also removes one item from the source before the failing
+//! sync, so that reading the failure as a complete list would delete it; and
+//! after the fault clears, a complete sync does delete it, so the case is
+//! seen able to observe a deletion at all.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use memoria::admission::Admission;
+use memoria::clock::Clock;
+use memoria::connector::{FailureKind, FolderSource, Source as _, SyncReport, sync};
+use memoria::egress::EgressMode;
+use memoria::instance::{Instance, InstanceConfig};
+use memoria::seal::{Dek, Sealer};
+use memoria::store::NewDocument;
+use memoria_simulator::fake_connector::{
+    ConnectorFaults, FAKE_CONNECTOR_NAME, FakeConnector, simulate, wake_memoria,
+};
+use memoria_simulator::world::OWNERS;
+
+use crate::sim::{check, fail};
+use crate::{Case, Ctx, Failure, Gate, ensure};
+
+/// Gate 7.
+pub static GATE: Gate = Gate {
+    id: "7",
+    title: "Enumeration diff: empty and failed are distinguished",
+    sections: &["§10", "§5.1", "§4.2"],
+    requirement: "An enumeration diff deletes only on a complete enumeration: an item a complete enumeration omits is deleted, and an authoritative empty deletes everything that source held; a timeout, a rate limit, a partial page, an expired credential or a permission error on a subfolder deletes nothing, and the attempt, its failure and last_seen_at are recorded durably.",
+    cases: &[
+        Case {
+            id: "7/complete-omission-deletes",
+            desc: "The fake connector lists 6 items over 3 pages; all are ingested and searchable; one is removed at the source; the next complete enumeration deletes exactly that one through a tombstone and records the complete attempt.",
+            run: complete_omission_deletes,
+        },
+        Case {
+            id: "7/authoritative-empty-deletes-all",
+            desc: "The fake connector's 6 items and an upload are searchable; the source empties and answers one empty page with the complete marker; all 6 are deleted and the upload, which that source never held, stays.",
+            run: authoritative_empty_deletes_all,
+        },
+        Case {
+            id: "7/timeout-deletes-nothing",
+            desc: "6 items searchable; one removed at the source; the first page never answers; the sync times out in simulated time, deletes nothing, and records the attempt as a timeout with last_complete_at and the removed item's last_seen_at unchanged; cleared, a complete sync deletes the removed item.",
+            run: timeout_deletes_nothing,
+        },
+        Case {
+            id: "7/rate-limit-deletes-nothing",
+            desc: "6 items searchable; one removed; the second page answers 429; nothing is deleted, the failure is recorded as rate_limited; cleared, a complete sync deletes the removed item.",
+            run: rate_limit_deletes_nothing,
+        },
+        Case {
+            id: "7/partial-page-deletes-nothing",
+            desc: "6 items searchable; one removed; the last page arrives cut in half without its end marker; nothing is deleted, the failure is recorded as partial_page; cleared, a complete sync deletes the removed item.",
+            run: partial_page_deletes_nothing,
+        },
+        Case {
+            id: "7/expired-credential-deletes-nothing",
+            desc: "6 items searchable; one removed; every call answers 401; nothing is deleted, the failure is recorded as credential_expired; cleared, a complete sync deletes the removed item.",
+            run: expired_credential_deletes_nothing,
+        },
+        Case {
+            id: "7/permission-error-on-sub-collection-deletes-nothing",
+            desc: "6 items searchable, one in a private collection; one removed; the page listing the private collection answers 403; nothing is deleted, the failure is recorded as permission_denied; cleared, a complete sync deletes the removed item.",
+            run: forbidden_collection_deletes_nothing,
+        },
+        Case {
+            id: "7/unreadable-subfolder-deletes-nothing",
+            desc: "The real folder connector syncs a directory with a subfolder of 2 files; all 4 files are searchable; one file in the subfolder is removed and the subfolder is chmod 000 (as root, where chmod does not stop a read, the same walk is given an injected EACCES for that subfolder instead, and a failure says which); the sync is incomplete, deletes nothing and records permission_denied; readable again, a complete sync deletes the removed file.",
+            run: unreadable_subfolder_deletes_nothing,
+        },
+    ],
+};
+
+/// Items the fake connector is stocked with: (key, collection).
+const ITEMS: [(&str, &str); 6] = [
+    ("k0", "root"),
+    ("k1", "root"),
+    ("k2", "private"),
+    ("k3", "root"),
+    ("k4", "root"),
+    ("k5", "root"),
+];
+/// The item removed at the source before a failing sync: on the last page.
+const REMOVED: &str = "k5";
+/// Simulated time between syncs, so each attempt has its own timestamp, in s.
+const BETWEEN_SYNCS_S: u64 = 60;
+
+fn title(key: &str) -> String {
+    format!("Item {key}")
+}
+
+fn decode(r: Result<(), String>) -> Result<(), Failure> {
+    r.map_err(|e| match e.split_once('\u{1f}') {
+        Some((expected, actual)) => Failure::new(expected, actual),
+        None => Failure::new("the simulated run completes", e),
+    })
+}
+
+/// Titles of the documents a search for `canary` shows the first owner.
+fn searchable(m: &Instance, canary: &str) -> Result<BTreeSet<String>, String> {
+    let page = m
+        .search(OWNERS[0], canary, 1)
+        .map_err(|e| fail("the search runs", e.to_string()))?;
+    Ok(page.results.into_iter().map(|r| r.title).collect())
+}
+
+fn all_titles() -> BTreeSet<String> {
+    ITEMS.iter().map(|(k, _)| title(k)).collect()
+}
+
+fn stocked(canary: &str) -> FakeConnector {
+    let fake = FakeConnector::new(2);
+    for (key, collection) in ITEMS {
+        fake.put(
+            key,
+            collection,
+            &title(key),
+            &format!("The {canary} figure is tag{key} this quarter."),
+        );
+    }
+    fake
+}
+
+async fn synced(m: &mut Instance, fake: &FakeConnector) -> Result<SyncReport, String> {
+    tokio::time::sleep(Duration::from_secs(BETWEEN_SYNCS_S)).await;
+    sync(m, fake)
+        .await
+        .map_err(|e| fail("the sync runs to a report", e.to_string()))
+}
+
+/// Wakes memoria, syncs the stocked fake, and checks every item is searchable.
+async fn presence(
+    data: &Path,
+    fake: &FakeConnector,
+    canary: &str,
+) -> Result<(Instance, i64), String> {
+    let mut m = wake_memoria(data).map_err(|e| fail("memoria wakes", e.to_string()))?;
+    let first = synced(&mut m, fake).await?;
+    check(
+        first.is_complete() && first.created == ITEMS.len() && first.pages == 3,
+        "the first sync is complete over 3 pages and creates 6 documents",
+        format!("{first:?}"),
+    )?;
+    let shown = searchable(&m, canary)?;
+    check(
+        shown == all_titles(),
+        "all 6 items are searchable (presence)",
+        format!("{} of them are", shown.len()),
+    )?;
+    let state = m
+        .store()
+        .connector_state(FAKE_CONNECTOR_NAME)
+        .map_err(|e| fail("the connector state reads", e.to_string()))?;
+    let complete_at = state.last_complete_at.ok_or_else(|| {
+        fail(
+            "a complete sync records last_complete_at",
+            format!("{state:?}"),
+        )
+    })?;
+    Ok((m, complete_at))
+}
+
+fn complete_omission_deletes(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let data = ctx.dir("data");
+    decode(simulate(ctx.seed(), move || async move {
+        let fake = stocked(&canary);
+        let (mut m, _) = presence(&data, &fake, &canary).await?;
+        let tombstones = m.store().tombstone_seq().unwrap_or(-1);
+        fake.remove("k3");
+        let r = synced(&mut m, &fake).await?;
+        check(
+            r.is_complete() && r.deleted == 1 && r.listed == 5,
+            "a complete enumeration of 5 deletes the 1 item it omits",
+            format!("{r:?}"),
+        )?;
+        let mut expected = all_titles();
+        expected.remove(&title("k3"));
+        let shown = searchable(&m, &canary)?;
+        check(
+            shown == expected,
+            "the omitted item is no longer searchable and the other 5 are",
+            format!("{shown:?}"),
+        )?;
+        let key_fp = m.store().source_fp(&FakeConnector::source_key("k3"));
+        check(
+            matches!(m.store().live_document_by_source_fp(&key_fp), Ok(None))
+                && m.store().tombstone_seq().unwrap_or(-1) == tombstones + 1,
+            "its document is deleted through one tombstone",
+            "it is live, or no tombstone was written",
+        )?;
+        let state = m
+            .store()
+            .connector_state(FAKE_CONNECTOR_NAME)
+            .map_err(|e| fail("the connector state reads", e.to_string()))?;
+        check(
+            state.last_failure.is_none() && state.last_complete_at == state.last_attempt_at,
+            "the attempt is recorded as complete",
+            format!("{state:?}"),
+        )
+    }))
+}
+
+fn authoritative_empty_deletes_all(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let data = ctx.dir("data");
+    decode(simulate(ctx.seed(), move || async move {
+        let fake = stocked(&canary);
+        let (mut m, _) = presence(&data, &fake, &canary).await?;
+        m.ingest(&NewDocument {
+            source_key: "upload:other.md".into(),
+            title: "Upload".into(),
+            path: "other.md".into(),
+            body: format!("# Upload\n\nThe {canary} upload stays."),
+        })
+        .map_err(|e| fail("the upload is ingested", e.to_string()))?;
+        fake.clear();
+        let r = synced(&mut m, &fake).await?;
+        check(
+            r.is_complete() && r.listed == 0 && r.pages == 1 && r.deleted == ITEMS.len(),
+            "one empty page with the complete marker deletes all 6 items the source held",
+            format!("{r:?}"),
+        )?;
+        let shown = searchable(&m, &canary)?;
+        check(
+            shown == BTreeSet::from(["Upload".to_string()]),
+            "only the upload, which that source never held, is still searchable",
+            format!("{shown:?}"),
+        )
+    }))
+}
+
+/// The shared body of the fake connector's failure cases.
+fn fails_and_deletes_nothing(
+    ctx: &mut Ctx,
+    faults: ConnectorFaults,
+    kind: FailureKind,
+) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let data = ctx.dir("data");
+    decode(simulate(ctx.seed(), move || async move {
+        let fake = stocked(&canary);
+        let (mut m, complete_at) = presence(&data, &fake, &canary).await?;
+        let removed_fp = m.store().source_fp(&FakeConnector::source_key(REMOVED));
+        let seen_before = m
+            .store()
+            .connector_item_seen_at(FAKE_CONNECTOR_NAME, &removed_fp)
+            .ok()
+            .flatten();
+        fake.remove(REMOVED);
+        fake.set_faults(faults);
+        let r = synced(&mut m, &fake).await?;
+        let attempted_at = m.clock().now_unix_s();
+        check(
+            r.failure == Some(kind) && r.deleted == 0,
+            format!("the sync fails as {} and deletes nothing", kind.as_str()),
+            format!("{r:?}"),
+        )?;
+        let shown = searchable(&m, &canary)?;
+        check(
+            shown == all_titles(),
+            "all 6 items are still searchable, the one removed at the source included",
+            format!("{} of them are", shown.len()),
+        )?;
+        let state = m
+            .store()
+            .connector_state(FAKE_CONNECTOR_NAME)
+            .map_err(|e| fail("the connector state reads", e.to_string()))?;
+        check(
+            state.last_failure.as_deref() == Some(kind.as_str())
+                && state.last_attempt_at == Some(attempted_at)
+                && state.last_complete_at == Some(complete_at)
+                && attempted_at > complete_at,
+            format!(
+                "the failed attempt is recorded durably: at {attempted_at}, as {}, the last complete enumeration still at {complete_at}",
+                kind.as_str()
+            ),
+            format!("{state:?}"),
+        )?;
+        let seen_after = m
+            .store()
+            .connector_item_seen_at(FAKE_CONNECTOR_NAME, &removed_fp)
+            .ok()
+            .flatten();
+        check(
+            seen_before.is_some() && seen_after == seen_before,
+            "the removed item's last_seen_at stays at the last enumeration that listed it",
+            format!("{seen_before:?} then {seen_after:?}"),
+        )?;
+        // The same world can observe a deletion: cleared, a complete sync deletes it.
+        fake.set_faults(ConnectorFaults::default());
+        let r = synced(&mut m, &fake).await?;
+        let mut expected = all_titles();
+        expected.remove(&title(REMOVED));
+        let shown = searchable(&m, &canary)?;
+        check(
+            r.is_complete() && r.deleted == 1 && shown == expected,
+            "with the fault cleared, a complete sync deletes the removed item and only it",
+            format!("{r:?}, {} searchable", shown.len()),
+        )
+    }))
+}
+
+fn timeout_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let faults = ConnectorFaults {
+        hang_from_page: Some(0),
+        ..ConnectorFaults::default()
+    };
+    fails_and_deletes_nothing(ctx, faults, FailureKind::Timeout)
+}
+
+fn rate_limit_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let faults = ConnectorFaults {
+        rate_limit_from_page: Some(1),
+        ..ConnectorFaults::default()
+    };
+    fails_and_deletes_nothing(ctx, faults, FailureKind::RateLimited)
+}
+
+fn partial_page_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let faults = ConnectorFaults {
+        partial_last_page: true,
+        ..ConnectorFaults::default()
+    };
+    fails_and_deletes_nothing(ctx, faults, FailureKind::PartialPage)
+}
+
+fn expired_credential_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let faults = ConnectorFaults {
+        credential_expired: true,
+        ..ConnectorFaults::default()
+    };
+    fails_and_deletes_nothing(ctx, faults, FailureKind::CredentialExpired)
+}
+
+fn forbidden_collection_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let faults = ConnectorFaults {
+        forbidden_collection: Some("private".into()),
+        ..ConnectorFaults::default()
+    };
+    fails_and_deletes_nothing(ctx, faults, FailureKind::PermissionDenied)
+}
+
+/// A clock the case moves by hand, in Unix seconds.
+#[derive(Debug, Default)]
+struct StepClock(AtomicI64);
+
+impl Clock for StepClock {
+    fn now_unix_s(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+const FOLDER_FILES: [&str; 4] = ["a.md", "b.md", "locked/c.md", "locked/d.md"];
+
+fn folder_title(file: &str) -> String {
+    format!("Folder {}", file.replace(['/', '.'], " "))
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_path: &Path, _mode: u32) -> std::io::Result<()> {
+    Ok(())
+}
+
+fn unreadable_subfolder_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let root = ctx.dir("folder");
+    let locked = root.join("locked");
+    std::fs::create_dir_all(&locked).expect("subfolder");
+    for f in FOLDER_FILES {
+        std::fs::write(
+            root.join(f),
+            format!("# {}\n\nThe {canary} figure is here.\n", folder_title(f)),
+        )
+        .expect("a file");
+    }
+    let clock = Arc::new(StepClock(AtomicI64::new(1_796_029_200)));
+    let mut m = Instance::wake(
+        InstanceConfig {
+            data_dir: ctx.dir("data"),
+            admission: Admission::parse(&OWNERS.join(",")).expect("owners"),
+            egress: EgressMode::AiOff,
+        },
+        Sealer::new(&Dek::from_bytes([7u8; 32])),
+        clock.clone(),
+    )
+    .map_err(|e| Failure::new("memoria wakes", e.to_string()))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
+    let run = |m: &mut Instance, source: &FolderSource| {
+        clock.0.fetch_add(60, Ordering::SeqCst);
+        runtime
+            .block_on(sync(m, source))
+            .map_err(|e| Failure::new("the sync runs to a report", e.to_string()))
+    };
+    let all: BTreeSet<String> = FOLDER_FILES.iter().map(|f| folder_title(f)).collect();
+    let shown = |m: &Instance| searchable(m, &canary).map_err(|e| decode(Err(e)).unwrap_err());
+
+    let plain = FolderSource::new(&root);
+    let first = run(&mut m, &plain)?;
+    ensure(
+        first.is_complete() && first.created == 4,
+        "the first walk is complete and creates 4 documents",
+        format!("{first:?}"),
+    )?;
+    let before = shown(&m)?;
+    ensure(
+        before == all,
+        "all 4 files, 2 in the subfolder, are searchable (presence)",
+        format!("{} of them are", before.len()),
+    )?;
+    let complete_at = clock.now_unix_s();
+
+    std::fs::remove_file(locked.join("d.md")).expect("remove");
+    set_mode(&locked, 0o000).expect("chmod 000");
+    let chmod_effective = std::fs::read_dir(&locked).is_err();
+    let (source, how) = if chmod_effective {
+        (plain.clone(), "chmod 000")
+    } else {
+        (
+            FolderSource::new(&root).with_injected_denial(&locked),
+            "an injected EACCES (running as root: chmod 000 does not stop a read)",
+        )
+    };
+    let failed = run(&mut m, &source);
+    set_mode(&locked, 0o755).expect("chmod back");
+    let failed = failed?;
+    ensure(
+        failed.failure == Some(FailureKind::PermissionDenied) && failed.deleted == 0,
+        format!(
+            "with the subfolder unreadable by {how}, the walk fails as permission_denied and deletes nothing"
+        ),
+        format!("{failed:?}"),
+    )?;
+    let during = shown(&m)?;
+    ensure(
+        during == all,
+        format!(
+            "with the subfolder unreadable by {how}, all 4 files are still searchable, the removed one included"
+        ),
+        format!("{during:?}"),
+    )?;
+    let state = m
+        .store()
+        .connector_state(plain.name())
+        .map_err(|e| Failure::new("the connector state reads", e.to_string()))?;
+    ensure(
+        state.last_failure.as_deref() == Some("permission_denied")
+            && state.last_attempt_at == Some(clock.now_unix_s())
+            && state.last_complete_at == Some(complete_at),
+        "the failed walk is recorded: its time, permission_denied, and the last complete walk's time",
+        format!("{state:?}"),
+    )?;
+
+    let last = run(&mut m, &plain)?;
+    let mut expected = all;
+    expected.remove(&folder_title("locked/d.md"));
+    let after = shown(&m)?;
+    ensure(
+        last.is_complete() && last.deleted == 1 && after == expected,
+        "readable again, a complete walk deletes the removed file and only it",
+        format!("{last:?}, {after:?}"),
+    )
+}
