@@ -326,13 +326,13 @@ fn restored_database_replays_the_log(ctx: &mut Ctx) -> Result<(), Failure> {
     restore(&dir, &backup)?;
     s.clock.set(T0_S + 120);
     let woken = wake(&dir, &sealer, &clock)?;
+    deletion_holds(&s, &woken)?;
     let report = woken.wake_report();
     ensure(
         report.tombstones_replayed == 1,
         "the wake report says one tombstone was replayed",
         format!("{} replayed", report.tombstones_replayed),
     )?;
-    deletion_holds(&s, &woken)?;
     ensure(
         woken.incomplete_deletions().is_empty(),
         "the replayed deletion is complete: the wake wrote a snapshot including it",
