@@ -85,6 +85,28 @@ case!(
 case!(
     gate_7_an_unreadable_subfolder_deletes_nothing_and_is_recorded,
     "7/unreadable-subfolder-deletes-nothing"
+    gate_10_a_delete_writes_a_tombstone_to_the_log_and_a_superseding_snapshot,
+    "10/tombstone-logged-and-snapshot-superseded"
+);
+case!(
+    gate_10_a_deletion_is_incomplete_until_a_superseding_snapshot_is_written,
+    "10/incomplete-until-a-superseding-snapshot"
+);
+case!(
+    gate_10_a_database_restored_from_before_the_delete_replays_the_log_and_does_not_serve_it,
+    "10/restored-database-replays-the-log"
+);
+case!(
+    gate_10_a_restore_to_the_prior_snapshot_generation_does_not_serve_the_deleted_passage,
+    "10/prior-generation-does-not-serve-the-deletion"
+);
+case!(
+    gate_10_a_missing_generation_rebuilds_rather_than_serving_an_empty_index,
+    "10/missing-generation-rebuilds"
+);
+case!(
+    gate_10_retention_keeps_a_generation_inside_the_backup_window,
+    "10/retention-keeps-the-backup-window"
 );
 case!(
     gate_11_hostile_sibling_hosts_are_refused_at_configuration,

@@ -19,6 +19,8 @@ pub const CRASHPOINTS: &[&str] = &[
     "ingest:after-commit",
     "snapshot:before-rename",
     "import:after-first-document",
+    "tombstone:mid-append",
+    "tombstone:after-append",
 ];
 
 fn armed() -> Option<&'static str> {

@@ -1,11 +1,18 @@
 //! One memoria instance: the store, the awake index, admission, and the search path (§4.2, §7.4, §8.1).
 //!
-//! [`Instance::wake`] opens the store and loads the sealed snapshot into
-//! memory. It rebuilds only when the snapshot is missing, unreadable, or
-//! behind the store, and the [`WakeReport`] says which. Every change to the
-//! store is followed into the index at once; a snapshot is written after a
-//! batch of ingests and after every deletion, because §7.4 makes a deletion
-//! complete only when a superseding snapshot exists.
+//! [`Instance::wake`] opens the store and the durable tombstone log
+//! ([`crate::tombstone`]), replays every tombstone after the sequence the
+//! database stops at (a database restored from a backup stops early), and
+//! only then loads the sealed snapshot into memory. It rebuilds only when the
+//! snapshot is missing, unreadable, or behind the store, and the
+//! [`WakeReport`] says which and how many tombstones it replayed. Every
+//! change to the store is followed into the index at once; a snapshot is
+//! written after a batch of ingests and after every deletion, because §7.4
+//! makes a deletion complete only when a superseding snapshot exists.
+//!
+//! A deletion ([`Instance::delete`]) is written in this order: the log
+//! append, fsynced; the database transaction; the index; the superseding
+//! snapshot. A crash after the append is finished by the next wake's replay.
 //!
 //! [`Instance::search`] is the one path that speaks memoria-owned passages.
 //! It applies §4.2's two facts and nothing else: the asker is admitted, and
@@ -16,6 +23,7 @@ use std::sync::Arc;
 
 use crate::admission::{Admission, Owner};
 use crate::clock::{Clock, iso_date};
+use crate::crashpoint::crashpoint;
 use crate::egress::EgressMode;
 use crate::error::{Error, ErrorKind};
 use crate::highlight::{Highlighter, Snippet};
@@ -27,6 +35,7 @@ use crate::snapshot::{self, SnapshotHeader};
 use crate::store::{
     Deletion, DocumentSummary, IngestOutcome, NewDocument, Passage, Provenance, Store,
 };
+use crate::tombstone::{Tombstone, TombstoneLog};
 
 /// Results per page of the search page and the CLI (§8.1).
 pub const PAGE_SIZE_RESULTS: usize = 20;
@@ -64,6 +73,11 @@ pub struct WakeReport {
     pub chunks: u64,
     /// The snapshot generation current after waking (0 for a fresh, empty store).
     pub generation: i64,
+    /// Tombstones replayed from the durable log because the database stopped
+    /// short of it, as after a restore from backup (§7.4). 0 normally.
+    pub tombstones_replayed: u64,
+    /// The last tombstone sequence in the log after waking (0: none).
+    pub tombstone_seq: i64,
 }
 
 /// Everything an instance needs to wake.
@@ -344,6 +358,9 @@ pub struct Instance {
     egress: EgressMode,
     clock: Arc<dyn Clock>,
     wake: WakeReport,
+    tombstones: TombstoneLog,
+    /// The tombstone sequence the current snapshot includes (§7.4's deletion cursor).
+    snapshot_tombstone_seq: i64,
 }
 
 impl std::fmt::Debug for Instance {
@@ -367,29 +384,64 @@ impl Instance {
         sealer: Sealer,
         clock: Arc<dyn Clock>,
     ) -> Result<Instance, Error> {
-        let store = Store::open(&config.data_dir, sealer)?;
+        let mut store = Store::open(&config.data_dir, sealer)?;
         let data_dir = config.data_dir.clone();
+        let mut log = TombstoneLog::open(&data_dir)?;
+        // A log behind the database (lost, or an old store) is backfilled
+        // from the database's own record, so the next append does not reuse a seq.
+        for t in store.tombstones_after(log.last_seq())? {
+            log.append_entry(&t)?;
+        }
+        // §7.4: replay every tombstone after the sequence the database stops
+        // at, before anything is loaded or served.
+        let seq_before_replay = store.store_seq()?;
+        let pending: Vec<Tombstone> = log.after(store.tombstone_seq()?).to_vec();
+        let mut replay_removed: Vec<i64> = Vec::new();
+        for t in &pending {
+            let applied = store.apply_tombstone(t)?;
+            replay_removed.extend(applied.removed);
+        }
+        if !pending.is_empty() {
+            tracing::warn!(
+                tombstones = pending.len(),
+                "replayed tombstones the database did not hold"
+            );
+        }
         let generation = store.snapshot_generation()?;
         let store_seq = store.store_seq()?;
         let live = store.live_chunk_ids()?;
 
         let mut rebuild_reason: Option<String> = None;
         let mut index: Option<LexicalIndex> = None;
+        let mut snapshot_tombstone_seq = 0;
         if generation > 0 {
             match snapshot::read(&data_dir, store.sealer(), generation) {
-                Ok(Some(loaded)) if loaded.header.store_seq != store_seq => {
+                Ok(Some(loaded))
+                    if loaded.header.store_seq != store_seq
+                        && loaded.header.store_seq != seq_before_replay =>
+                {
                     rebuild_reason = Some(format!(
                         "snapshot generation {generation} is behind the store (seq {} < {store_seq})",
                         loaded.header.store_seq
                     ));
                 }
                 Ok(Some(loaded)) => match LexicalIndex::deserialize(&loaded.image) {
-                    // An image whose ids cannot be read is treated like one that disagrees.
-                    Ok(idx) if idx.chunk_ids().is_ok_and(|ids| ids == live) => index = Some(idx),
-                    Ok(_) => {
-                        rebuild_reason = Some(format!(
-                            "snapshot generation {generation} disagrees with the store's chunks"
-                        ))
+                    Ok(idx) => {
+                        // A snapshot current up to the replay: apply the replayed deletions.
+                        let adjusted = if loaded.header.store_seq == store_seq {
+                            Ok(())
+                        } else {
+                            replay_removed.iter().try_for_each(|c| idx.delete(*c))
+                        };
+                        // An image whose ids cannot be read is treated like one that disagrees.
+                        if adjusted.is_ok() && idx.chunk_ids().is_ok_and(|ids| ids == live) {
+                            snapshot_tombstone_seq = loaded.header.tombstone_seq;
+                            index = Some(idx);
+                        } else {
+                            rebuild_reason = Some(format!(
+                                "snapshot generation {generation} disagrees with the store's chunks"
+                            ))
+                        }
                     }
                     Err(e) => {
                         rebuild_reason = Some(format!(
@@ -426,7 +478,11 @@ impl Instance {
                 documents: docs,
                 chunks,
                 generation,
+                tombstones_replayed: pending.len() as u64,
+                tombstone_seq: log.last_seq(),
             },
+            tombstones: log,
+            snapshot_tombstone_seq,
         };
         if let Some(reason) = rebuild_reason {
             tracing::warn!(reason = %reason, chunks, "rebuilding the index from sealed chunks");
@@ -440,6 +496,14 @@ impl Instance {
             instance.wake.generation = header.generation;
         } else if generation > 0 {
             instance.wake.kind = WakeKind::Loaded { generation };
+            if !pending.is_empty() {
+                // The replayed deletions are complete only once a snapshot includes them.
+                let header = instance.write_snapshot()?;
+                instance.wake.generation = header.generation;
+            }
+        } else if !pending.is_empty() {
+            // Nothing live and no snapshot: record one that includes the tombstones.
+            instance.write_snapshot()?;
         }
         tracing::info!(
             documents = docs,
@@ -538,41 +602,87 @@ impl Instance {
         Ok(outcome)
     }
 
-    /// Deletes a document through a tombstone, removes its chunks from the
-    /// index, and writes a superseding snapshot (§7.4).
+    /// Deletes a document (§7.4): appends a tombstone to the durable log
+    /// (fsynced), applies it to the database, removes the chunks from the
+    /// index, and writes a superseding snapshot. The returned
+    /// [`Deletion::complete`] is true only once that snapshot is written.
     ///
     /// # Errors
-    /// [`ErrorKind::NotFound`] for an unknown or deleted id; storage and
-    /// snapshot errors otherwise. If the snapshot fails, the tombstone stands
-    /// and the next wake rebuilds.
+    /// [`ErrorKind::NotFound`] for an unknown or deleted id; [`ErrorKind::Io`]
+    /// if the log append fails (nothing is deleted then); storage and snapshot
+    /// errors otherwise. If anything after the append fails, the tombstone
+    /// stands in the log, [`Instance::incomplete_deletions`] lists it, and the
+    /// next wake replays it.
     pub fn delete(&mut self, id: &str) -> Result<Deletion, Error> {
-        let deletion = self.store.delete(id, self.clock.now_unix_s())?;
-        for c in &deletion.removed {
+        let Some(revision) = self.store.live_revision(id)? else {
+            return Err(Error::new(ErrorKind::NotFound, "no such document"));
+        };
+        let t = self
+            .tombstones
+            .append(id, revision, self.clock.now_unix_s())?;
+        crashpoint("tombstone:after-append");
+        let applied = self.store.apply_tombstone(&t)?;
+        for c in &applied.removed {
             self.index.delete(*c)?;
         }
+        self.wake.tombstone_seq = self.tombstones.last_seq();
         self.write_snapshot()?;
-        tracing::info!(document = %deletion.id, tombstone = deletion.tombstone_seq, "deleted");
+        let deletion = Deletion {
+            id: id.to_string(),
+            removed: applied.removed,
+            tombstone_seq: t.seq,
+            complete: self.deletion_complete(t.seq),
+        };
+        tracing::info!(
+            document = %deletion.id,
+            tombstone = deletion.tombstone_seq,
+            complete = deletion.complete,
+            "deleted"
+        );
         Ok(deletion)
     }
 
+    /// True once the current snapshot includes tombstone `seq` (§7.4).
+    pub fn deletion_complete(&self, seq: i64) -> bool {
+        seq <= self.snapshot_tombstone_seq
+    }
+
+    /// Tombstones in the durable log that no written snapshot includes yet:
+    /// deletions that are not complete (§7.4). Empty normally.
+    pub fn incomplete_deletions(&self) -> &[Tombstone] {
+        self.tombstones.after(self.snapshot_tombstone_seq)
+    }
+
+    /// The durable tombstone log, for inspection by tests and gates.
+    pub fn tombstone_log(&self) -> &TombstoneLog {
+        &self.tombstones
+    }
+
     /// Seals the index as the next generation and records it in the store.
+    /// The generation is above both the one the database records and every
+    /// one on disk (a restored database can record an older one). Then
+    /// retires what §7.4's backup window allows ([`snapshot::retire`]).
     ///
     /// # Errors
     /// [`ErrorKind::Snapshot`] or [`ErrorKind::Io`] if the blob cannot be written.
     pub fn write_snapshot(&mut self) -> Result<SnapshotHeader, Error> {
+        let recorded = self.store.snapshot_generation()?;
         let header = SnapshotHeader {
-            generation: self.store.snapshot_generation()? + 1,
+            generation: recorded.max(snapshot::latest_generation(&self.data_dir)?) + 1,
             store_seq: self.store.store_seq()?,
             tombstone_seq: self.store.tombstone_seq()?,
         };
+        let now = self.clock.now_unix_s();
         let image = self.index.serialize()?;
-        let bytes = snapshot::write(&self.data_dir, self.store.sealer(), header, &image)?;
+        let bytes = snapshot::write_at(&self.data_dir, self.store.sealer(), header, &image, now)?;
         self.store.set_snapshot_generation(header.generation)?;
-        snapshot::retire(&self.data_dir, header.generation)?;
+        self.snapshot_tombstone_seq = header.tombstone_seq;
+        let retired = snapshot::retire(&self.data_dir, header.generation, now)?;
         self.wake.generation = header.generation;
         tracing::info!(
             generation = header.generation,
             sealed_bytes = bytes,
+            retired,
             "snapshot written"
         );
         Ok(header)

@@ -83,6 +83,7 @@ pub mod sibling;
 pub mod snapshot;
 pub mod store;
 pub mod testkit;
+pub mod tombstone;
 pub mod web;
 
 pub use error::{Error, ErrorKind};

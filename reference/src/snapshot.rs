@@ -9,9 +9,15 @@
 //! Header (little-endian, inside the seal): `MIDX` magic, format version u32,
 //! generation u64, `store_seq` i64, `tombstone_seq` i64, then the SQLite image.
 //!
-//! Retirement here keeps the current and the previous generation. §7.4's full
-//! rule (retire only once no restorable backup can point at a generation) is
-//! owed by the restore work and noted in ARCHITECTURE.md.
+//! Retirement follows §7.4: a generation is not retired while a restorable
+//! database backup could point at it. A backup taken at time T points at the
+//! generation current at T, so generation G can be pointed at by any backup
+//! taken before G was superseded. G is retired only once it is superseded (a
+//! higher generation is on disk), is not the one the database records, and
+//! was superseded more than [`BACKUP_RETENTION_WINDOW_S`] ago. Each blob's
+//! modification time is set to its write time from the instance's clock
+//! ([`write_at`]), so the bucket itself says when each generation was
+//! written, whatever database is later restored beside it.
 
 use std::fs;
 use std::io::Write as _;
@@ -23,8 +29,14 @@ use crate::seal::{Purpose, Sealer};
 
 /// The bucket subdirectory holding snapshot blobs.
 pub const SNAPSHOT_DIR_NAME: &str = "snapshots";
-/// Generations kept on disk: the current one and the one before it.
-pub const SNAPSHOT_GENERATIONS_KEPT: i64 = 2;
+/// How long a database backup stays restorable, in seconds: 35 days.
+///
+/// Source: an assumption, stated because §7.4 names the window but no spec
+/// gives its length. It covers daily backups kept 30 days plus 5 days of
+/// slack for a restore that is started late. A deployment whose backups are
+/// kept longer must raise it; a shorter value would let a restored database
+/// point at a retired generation (which then rebuilds, never serves empty).
+pub const BACKUP_RETENTION_WINDOW_S: i64 = 35 * 24 * 60 * 60;
 const MAGIC: &[u8; 4] = b"MIDX";
 const FORMAT_VERSION: u32 = 1;
 const HEADER_BYTES: usize = 4 + 4 + 8 + 8 + 8;
@@ -119,6 +131,7 @@ pub fn open(sealer: &Sealer, generation: i64, sealed: &[u8]) -> Result<LoadedSna
 }
 
 /// Writes one generation atomically: temporary file, fsync, rename, fsync the directory.
+/// The blob's modification time is whatever the file system gives it.
 ///
 /// Returns the sealed size in bytes.
 ///
@@ -130,6 +143,35 @@ pub fn write(
     header: SnapshotHeader,
     image: &[u8],
 ) -> Result<u64, Error> {
+    write_inner(data_dir, sealer, header, image, None)
+}
+
+/// As [`write`], and records `written_at_unix_s` (the instance's clock, unix
+/// seconds) as the blob's modification time, which retention reads ([`retire`]).
+///
+/// # Errors
+/// As [`write`].
+pub fn write_at(
+    data_dir: &Path,
+    sealer: &Sealer,
+    header: SnapshotHeader,
+    image: &[u8],
+    written_at_unix_s: i64,
+) -> Result<u64, Error> {
+    write_inner(data_dir, sealer, header, image, Some(written_at_unix_s))
+}
+
+fn system_time(unix_s: i64) -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + std::time::Duration::from_secs(unix_s.max(0) as u64)
+}
+
+fn write_inner(
+    data_dir: &Path,
+    sealer: &Sealer,
+    header: SnapshotHeader,
+    image: &[u8],
+    written_at_unix_s: Option<i64>,
+) -> Result<u64, Error> {
     let d = dir(data_dir);
     fs::create_dir_all(&d)?;
     let sealed = seal(sealer, header, image);
@@ -138,6 +180,9 @@ pub fn write(
     {
         let mut f = fs::File::create(&tmp_path)?;
         f.write_all(&sealed)?;
+        if let Some(at) = written_at_unix_s {
+            f.set_modified(system_time(at))?;
+        }
         f.sync_all()?;
     }
     crashpoint("snapshot:before-rename");
@@ -164,31 +209,86 @@ pub fn read(
     open(sealer, generation, &sealed).map(Some)
 }
 
-/// Deletes blobs older than the kept generations, and leftover temporary files.
+/// The generation of a blob file name, `index-<generation>.sealed`.
+fn generation_of(name: &str) -> Option<i64> {
+    name.strip_prefix("index-")
+        .and_then(|n| n.strip_suffix(".sealed"))
+        .and_then(|n| n.parse::<i64>().ok())
+}
+
+/// Every generation whose blob is on disk, with its write time (unix
+/// seconds, from the blob's modification time), ascending by generation.
+///
+/// # Errors
+/// [`ErrorKind::Io`] if the directory cannot be listed.
+pub fn generations(data_dir: &Path) -> Result<Vec<(i64, i64)>, Error> {
+    let entries = match fs::read_dir(dir(data_dir)) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let Some(g) = generation_of(&entry.file_name().to_string_lossy()) else {
+            continue;
+        };
+        let written_at = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_secs() as i64);
+        out.push((g, written_at));
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// The highest generation whose blob is on disk (0: none). A restored
+/// database can record a lower one; the next generation is above both.
+///
+/// # Errors
+/// As [`generations`].
+pub fn latest_generation(data_dir: &Path) -> Result<i64, Error> {
+    Ok(generations(data_dir)?.last().map_or(0, |(g, _)| *g))
+}
+
+/// Whether generation `g`, superseded at `superseded_at` (unix seconds; `None`
+/// if nothing supersedes it), may be retired at `now` while `current` is the
+/// generation the database records (§7.4).
+pub fn retirable(g: i64, superseded_at: Option<i64>, current: i64, now: i64) -> bool {
+    match superseded_at {
+        Some(at) => g != current && now - at > BACKUP_RETENTION_WINDOW_S,
+        None => false,
+    }
+}
+
+/// Deletes blobs no restorable backup can point at ([`retirable`]), and
+/// leftover temporary files. `current` is the generation the database
+/// records; `now` is unix seconds. Returns how many files were removed.
 ///
 /// # Errors
 /// [`ErrorKind::Io`] if the directory cannot be listed; individual removals
 /// that fail are skipped, since a blob left behind is sealed.
-pub fn retire(data_dir: &Path, current: i64) -> Result<u32, Error> {
-    let d = dir(data_dir);
-    let entries = match fs::read_dir(&d) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(e.into()),
-    };
+pub fn retire(data_dir: &Path, current: i64, now: i64) -> Result<u32, Error> {
+    let gens = generations(data_dir)?;
     let mut retired = 0;
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let generation = name
-            .strip_prefix("index-")
-            .and_then(|n| n.strip_suffix(".sealed"))
-            .and_then(|n| n.parse::<i64>().ok());
-        let stale = match generation {
-            Some(g) => g <= current - SNAPSHOT_GENERATIONS_KEPT,
-            None => name.ends_with(".sealed.tmp"),
-        };
-        if stale && fs::remove_file(entry.path()).is_ok() {
+    for (i, (g, _)) in gens.iter().enumerate() {
+        // Superseded when the next higher generation on disk was written.
+        let superseded_at = gens.get(i + 1).map(|(_, at)| *at);
+        if retirable(*g, superseded_at, current, now)
+            && fs::remove_file(blob_path(data_dir, *g)).is_ok()
+        {
             retired += 1;
+        }
+    }
+    if let Ok(entries) = fs::read_dir(dir(data_dir)) {
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().ends_with(".sealed.tmp")
+                && fs::remove_file(entry.path()).is_ok()
+            {
+                retired += 1;
+            }
         }
     }
     Ok(retired)
@@ -236,19 +336,47 @@ mod tests {
         assert!(read(dir.path(), &sealer(), 2).is_err());
     }
 
-    #[test]
-    fn retirement_keeps_the_current_and_previous_generation() {
-        let dir = tempfile::tempdir().unwrap();
-        for g in 1..=4 {
+    fn write_gens(dir: &Path, gens: &[(i64, i64)]) {
+        for (g, at) in gens {
             let h = SnapshotHeader {
-                generation: g,
-                store_seq: g,
+                generation: *g,
+                store_seq: *g,
                 tombstone_seq: 0,
             };
-            write(dir.path(), &sealer(), h, b"x").unwrap();
+            write_at(dir, &sealer(), h, b"x", *at).unwrap();
         }
-        assert_eq!(retire(dir.path(), 4).unwrap(), 2);
+    }
+
+    #[test]
+    fn a_generation_superseded_inside_the_backup_window_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let t0 = 1_790_000_000;
+        write_gens(dir.path(), &[(1, t0), (2, t0 + 10), (3, t0 + 20)]);
+        assert_eq!(retire(dir.path(), 3, t0 + 20).unwrap(), 0);
+        assert_eq!(generations(dir.path()).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn only_generations_superseded_longer_ago_than_the_window_are_retired() {
+        let dir = tempfile::tempdir().unwrap();
+        let t0 = 1_790_000_000;
+        let w = BACKUP_RETENTION_WINDOW_S;
+        write_gens(dir.path(), &[(1, t0), (2, t0 + 10), (3, t0 + w)]);
+        // Generation 1 was superseded at t0 + 10: past the window at t0 + w + 11.
+        assert_eq!(retire(dir.path(), 3, t0 + w + 11).unwrap(), 1);
+        assert!(read(dir.path(), &sealer(), 1).unwrap().is_none());
+        assert!(read(dir.path(), &sealer(), 2).unwrap().is_some());
         assert!(read(dir.path(), &sealer(), 3).unwrap().is_some());
-        assert!(read(dir.path(), &sealer(), 2).unwrap().is_none());
+        assert_eq!(latest_generation(dir.path()).unwrap(), 3);
+    }
+
+    #[test]
+    fn the_generation_the_database_records_is_never_retired() {
+        let dir = tempfile::tempdir().unwrap();
+        let t0 = 1_790_000_000;
+        write_gens(dir.path(), &[(1, t0), (2, t0 + 10)]);
+        let far = t0 + 10 * BACKUP_RETENTION_WINDOW_S;
+        assert_eq!(retire(dir.path(), 1, far).unwrap(), 0);
+        assert!(read(dir.path(), &sealer(), 1).unwrap().is_some());
     }
 }

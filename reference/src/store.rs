@@ -8,7 +8,10 @@
 //! memory and in a sealed snapshot ([`crate::index`], [`crate::snapshot`]).
 //!
 //! Each ingest and each deletion is one transaction, so a document is either
-//! wholly in or absent, whatever kills the process. Every change bumps
+//! wholly in or absent, whatever kills the process. A deletion is written
+//! to the durable tombstone log ([`crate::tombstone`]) before it reaches
+//! this file; the `tombstones` table records which log entries this
+//! database has applied, so a restored database knows where to replay from. Every change bumps
 //! `store_seq`; a snapshot records the `store_seq` it is current through, and
 //! a snapshot behind the store is rebuilt on wake.
 //!
@@ -24,6 +27,7 @@ use crate::chunk;
 use crate::crashpoint::crashpoint;
 use crate::error::{Error, ErrorKind};
 use crate::seal::{Purpose, Sealer};
+use crate::tombstone::Tombstone;
 
 /// The app name stored against memoria-owned content (§4.2).
 pub const APP_MEMORIA: &str = "memoria";
@@ -195,15 +199,28 @@ pub struct IngestOutcome {
     pub added: Vec<IndexedChunk>,
 }
 
-/// The result of [`Store::delete`].
+/// The result of a deletion ([`crate::instance::Instance::delete`]).
 #[derive(Debug, Clone)]
 pub struct Deletion {
     /// The deleted document's id.
     pub id: String,
     /// Chunk ids the index must drop.
     pub removed: Vec<i64>,
-    /// The tombstone's sequence number.
+    /// The tombstone's sequence number in the durable log ([`crate::tombstone`]).
     pub tombstone_seq: i64,
+    /// True once a superseding snapshot that includes this tombstone has been
+    /// written: only then is the deletion complete (§7.4).
+    pub complete: bool,
+}
+
+/// What applying one tombstone to the store did ([`Store::apply_tombstone`]).
+#[derive(Debug, Clone, Default)]
+pub struct Applied {
+    /// True if a live document was deleted; false if the id was absent,
+    /// already deleted, or live at a later revision than the tombstone's.
+    pub deleted: bool,
+    /// Chunk ids the index must drop.
+    pub removed: Vec<i64>,
 }
 
 /// A document's coordinates and opened metadata.
@@ -364,7 +381,8 @@ impl Store {
         meta_set(&self.conn, "snapshot_generation", generation)
     }
 
-    /// The highest tombstone sequence written (0: none).
+    /// The highest tombstone sequence this database has applied (0: none):
+    /// where a replay of the durable log starts (§7.4).
     ///
     /// # Errors
     /// [`ErrorKind::Storage`] on a read failure.
@@ -576,49 +594,83 @@ impl Store {
         })
     }
 
-    /// Deletes a document through a tombstone (§7.4): the chunks go, the row
-    /// stays marked deleted, and a tombstone records (id, revision, time).
+    /// The revision of a live document, or `None` if unknown or deleted.
     ///
     /// # Errors
-    /// [`ErrorKind::NotFound`] if the id is unknown or already deleted;
-    /// [`ErrorKind::Storage`] on a write failure.
-    pub fn delete(&mut self, id: &str, now: i64) -> Result<Deletion, Error> {
-        let tx = self.conn.transaction()?;
-        let revision: Option<i64> = tx
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn live_revision(&self, id: &str) -> Result<Option<i64>, Error> {
+        Ok(self
+            .conn
             .query_row(
                 "SELECT revision FROM documents WHERE id = ?1 AND deleted_at IS NULL",
                 params![id],
                 |r| r.get(0),
             )
+            .optional()?)
+    }
+
+    /// Applies one tombstone from the durable log (§7.4) in one transaction:
+    /// records it (so [`Store::tombstone_seq`] reaches `t.seq`), and if the
+    /// document is live at `t.revision` or earlier, drops its chunks and
+    /// marks the row deleted. A document re-ingested after the deletion (a
+    /// later revision) is left alone. Bumps `store_seq`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a write failure, including a tombstone whose
+    /// sequence this database already holds.
+    pub fn apply_tombstone(&mut self, t: &Tombstone) -> Result<Applied, Error> {
+        let tx = self.conn.transaction()?;
+        let revision: Option<i64> = tx
+            .query_row(
+                "SELECT revision FROM documents WHERE id = ?1 AND deleted_at IS NULL",
+                params![&t.doc_id],
+                |r| r.get(0),
+            )
             .optional()?;
-        let Some(revision) = revision else {
-            return Err(Error::new(ErrorKind::NotFound, "no such document"));
-        };
-        let mut removed = Vec::new();
-        {
+        tx.execute(
+            "INSERT INTO tombstones(seq, doc_id, revision, at) VALUES (?1, ?2, ?3, ?4)",
+            params![t.seq, &t.doc_id, t.revision, t.at],
+        )?;
+        let mut applied = Applied::default();
+        if revision.is_some_and(|r| r <= t.revision) {
             let mut stmt = tx.prepare("SELECT id FROM chunks WHERE doc_id = ?1")?;
-            for row in stmt.query_map(params![id], |r| r.get::<_, i64>(0))? {
-                removed.push(row?);
+            for row in stmt.query_map(params![&t.doc_id], |r| r.get::<_, i64>(0))? {
+                applied.removed.push(row?);
             }
+            drop(stmt);
+            tx.execute("DELETE FROM chunks WHERE doc_id = ?1", params![&t.doc_id])?;
+            tx.execute(
+                "UPDATE documents SET deleted_at = ?2, chunk_count = 0, \
+                 title = ?3, path = ?3 WHERE id = ?1",
+                params![&t.doc_id, t.at, Vec::<u8>::new()],
+            )?;
+            applied.deleted = true;
         }
-        tx.execute(
-            "INSERT INTO tombstones(doc_id, revision, at) VALUES (?1, ?2, ?3)",
-            params![id, revision, now],
-        )?;
-        let tombstone_seq = tx.last_insert_rowid();
-        tx.execute("DELETE FROM chunks WHERE doc_id = ?1", params![id])?;
-        tx.execute(
-            "UPDATE documents SET deleted_at = ?2, chunk_count = 0, \
-             title = ?3, path = ?3 WHERE id = ?1",
-            params![id, now, Vec::<u8>::new()],
-        )?;
         Store::bump_seq(&tx)?;
         tx.commit()?;
-        Ok(Deletion {
-            id: id.to_string(),
-            removed,
-            tombstone_seq,
-        })
+        Ok(applied)
+    }
+
+    /// The tombstones this database holds with a sequence above `seq`, in
+    /// order: what a log that lost its tail is backfilled from.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn tombstones_after(&self, seq: i64) -> Result<Vec<Tombstone>, Error> {
+        let mut stmt = self.conn.prepare(
+            "SELECT seq, doc_id, revision, at FROM tombstones WHERE seq > ?1 ORDER BY seq",
+        )?;
+        let rows = stmt
+            .query_map(params![seq], |r| {
+                Ok(Tombstone {
+                    seq: r.get(0)?,
+                    doc_id: r.get(1)?,
+                    revision: r.get(2)?,
+                    at: r.get(3)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(rows)
     }
 
     fn summary_from_row(&self, r: &rusqlite::Row<'_>) -> Result<DocumentSummary, Error> {

@@ -9,6 +9,10 @@
 //! stdout until the child says it reached the point, kills it with SIGKILL,
 //! and reopens the data directory in process. No sleeps: the kill lands at the
 //! named step because the child parks there until it is killed.
+//!
+//! The same is done to `memoria delete` around the tombstone log append
+//! (§7.4): a torn line is ignored, and an append the database never saw is
+//! replayed by the next wake.
 
 #![cfg(unix)]
 
@@ -26,6 +30,7 @@ use memoria::egress::EgressMode;
 use memoria::instance::{Instance, InstanceConfig, WakeKind};
 use memoria::seal::{Dek, Sealer};
 use memoria::store::DB_FILE_NAME;
+use memoria::tombstone::TombstoneLog;
 
 /// The one owner.
 const OWNER: &str = "ana@example.org";
@@ -140,14 +145,20 @@ fn status_counts(report: &serde_json::Value) -> BTreeMap<String, usize> {
 /// Spawns `memoria import src` armed at `point`, waits for it to say it
 /// reached the point, and SIGKILLs it there.
 fn import_and_kill_at(data: &Path, src: &Path, point: &str) {
-    let mut child = memoria(data)
-        .arg("import")
-        .arg(src)
+    let mut cmd = memoria(data);
+    cmd.arg("import").arg(src);
+    kill_at(cmd, point);
+}
+
+/// Spawns `cmd` armed at `point`, waits for it to say it reached the point,
+/// and SIGKILLs it there.
+fn kill_at(mut cmd: Command, point: &str) {
+    let mut child = cmd
         .env(CRASHPOINT_ENV, point)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn memoria import");
+        .expect("spawn memoria");
     let mut stderr = child.stderr.take().expect("piped stderr");
     let drain = std::thread::spawn(move || {
         let mut text = String::new();
@@ -561,6 +572,81 @@ fn a_kill_before_the_first_snapshot_rename_into_an_empty_store_keeps_every_docum
     });
 }
 
+/// Imports the baseline, then runs `memoria delete` on it armed at `point`
+/// and SIGKILLs it there. Returns the sources and the deleted document's id.
+fn delete_baseline_and_kill_at(data: &Path, point: &str) -> (Sources, String) {
+    let sources = write_sources();
+    import_to_completion(data, &sources.baseline);
+    let id = {
+        let instance = wake(data);
+        let docs = instance.store().documents().expect("documents");
+        assert_eq!(docs.len(), 1, "the baseline is the one document");
+        assert_eq!(
+            found_titles(&instance, BASELINE_CANARY),
+            BTreeSet::from([BASELINE_TITLE.to_string()]),
+            "presence: the baseline is searchable before the delete"
+        );
+        docs[0].id.clone()
+    };
+    let mut cmd = memoria(data);
+    cmd.arg("delete").arg(&id);
+    kill_at(cmd, point);
+    (sources, id)
+}
+
+#[test]
+fn a_kill_in_the_middle_of_the_log_append_leaves_a_torn_line_that_is_ignored_and_deletes_nothing() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let (sources, id) = delete_baseline_and_kill_at(data.path(), "tombstone:mid-append");
+    let log_path = TombstoneLog::path_in(data.path());
+    let raw = std::fs::read(&log_path).expect("the log file exists");
+    assert!(
+        !raw.is_empty() && !raw.ends_with(b"\n"),
+        "presence: the crash left a torn line ({} bytes)",
+        raw.len()
+    );
+    let mut instance = wake(data.path());
+    assert_eq!(instance.wake_report().tombstones_replayed, 0);
+    assert_eq!(instance.tombstone_log().last_seq(), 0);
+    assert_eq!(
+        instance.tombstone_log().torn_bytes_dropped(),
+        raw.len() as u64
+    );
+    assert!(instance.incomplete_deletions().is_empty());
+    // The delete was never acknowledged, so the document is still there.
+    assert_eq!(
+        found_titles(&instance, BASELINE_CANARY),
+        BTreeSet::from([BASELINE_TITLE.to_string()])
+    );
+    let d = instance.delete(&id).expect("the delete runs again");
+    assert_eq!(d.tombstone_seq, 1, "the torn line's sequence is reused");
+    assert!(d.complete);
+    drop(instance);
+    let instance = wake(data.path());
+    assert_eq!(instance.tombstone_log().last_seq(), 1);
+    assert!(found_titles(&instance, BASELINE_CANARY).is_empty());
+    assert_no_plaintext(data.path(), &sources, "after a torn tombstone append");
+}
+
+#[test]
+fn a_kill_after_the_log_append_is_finished_by_the_next_wake_before_anything_is_served() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let (sources, id) = delete_baseline_and_kill_at(data.path(), "tombstone:after-append");
+    let instance = wake(data.path());
+    assert_eq!(instance.wake_report().tombstones_replayed, 1);
+    assert_eq!(instance.tombstone_log().last_seq(), 1);
+    assert!(
+        instance.incomplete_deletions().is_empty(),
+        "the wake wrote a snapshot that includes the replayed tombstone"
+    );
+    assert!(found_titles(&instance, BASELINE_CANARY).is_empty());
+    assert!(
+        instance.document(OWNER, &id).expect("read").is_none(),
+        "the deleted document does not open"
+    );
+    assert_no_plaintext(data.path(), &sources, "after a kill past the log append");
+}
+
 #[test]
 fn every_crash_point_the_code_defines_is_killed_at_by_a_test_here() {
     // The points the tests above kill at. A new crash point fails this test
@@ -570,6 +656,8 @@ fn every_crash_point_the_code_defines_is_killed_at_by_a_test_here() {
         "ingest:after-commit",
         "import:after-first-document",
         "snapshot:before-rename",
+        "tombstone:mid-append",
+        "tombstone:after-append",
     ]
     .into_iter()
     .collect();

@@ -328,7 +328,7 @@ pub fn wake_memoria(data_dir: &Path) -> Result<Instance, memoria::Error> {
             egress: EgressMode::AiOff,
         },
         Sealer::new(&Dek::from_bytes([7u8; 32])),
-        Arc::new(SimClock),
+        Arc::new(SimClock::default()),
     )
 }
 

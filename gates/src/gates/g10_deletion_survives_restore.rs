@@ -1,0 +1,474 @@
+//! Gate 10 (§10, §7.4): deletion survives a restore — a tombstone applied, a snapshot superseded, then a restore from before the delete must not serve the deleted passage.
+//!
+//! Every case works on a real data directory: two documents, each carrying
+//! a seed-derived canary word, so "the deleted passage is not served" is a
+//! search for a word that was searchable a moment before (presence before
+//! absence), and "nothing matched" over a full corpus is told apart from a
+//! correct deletion by the second document, which must still be found.
+//!
+//! A database restore is simulated the way an operator performs one: the
+//! database file is checkpointed and copied aside (the backup), and later
+//! copied back over the live file with its WAL and shared-memory files
+//! removed. The tombstone log and the snapshot bucket are not restored: §7.4
+//! keeps them apart from the database for exactly this reason.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use memoria::admission::Admission;
+use memoria::clock::Clock;
+use memoria::egress::EgressMode;
+use memoria::index::LexicalIndex;
+use memoria::instance::{Instance, InstanceConfig, WakeKind};
+use memoria::seal::Sealer;
+use memoria::snapshot::{self, BACKUP_RETENTION_WINDOW_S};
+use memoria::store::{DB_FILE_NAME, NewDocument};
+use memoria::tombstone::TombstoneLog;
+
+use crate::support::dek;
+use crate::{Case, Ctx, Failure, Gate, ensure};
+
+/// The one owner every case searches as.
+const OWNER: &str = "ana@example.org";
+/// The clock's starting instant, unix seconds (2026-09-21).
+const T0_S: i64 = 1_790_000_000;
+
+/// Gate 10.
+pub static GATE: Gate = Gate {
+    id: "10",
+    title: "Deletion survives a restore",
+    sections: &["§10", "§7.4"],
+    requirement: "A deletion is written to a durable tombstone log outside the database and is complete only once a superseding snapshot exists; a database restored from a backup taken before the deletion, woken with the prior snapshot generation or with no blob at all, replays the log before serving and never serves the deleted passage, and never serves an empty index over a full corpus; a generation a restorable backup could point at is not retired.",
+    cases: &[
+        Case {
+            id: "10/tombstone-logged-and-snapshot-superseded",
+            desc: "Two documents are searchable; delete one; require a line for it in the tombstone log file, a new snapshot generation whose header includes the tombstone, the deletion reported complete with none incomplete, the deleted canary gone and the other still found.",
+            run: tombstone_logged_and_snapshot_superseded,
+        },
+        Case {
+            id: "10/incomplete-until-a-superseding-snapshot",
+            desc: "Block the snapshot directory and delete: the delete fails after the log append and the deletion is listed as incomplete; unblock, write a snapshot, and it is complete.",
+            run: incomplete_until_a_superseding_snapshot,
+        },
+        Case {
+            id: "10/restored-database-replays-the-log",
+            desc: "Back the database up, delete, restore the backup file and wake: the wake report says one tombstone was replayed, the deleted passage is neither searchable nor openable, and the other document is.",
+            run: restored_database_replays_the_log,
+        },
+        Case {
+            id: "10/prior-generation-does-not-serve-the-deletion",
+            desc: "Back up the database, delete, then restore both the database and the bucket to the prior generation (the blob from before the delete, shown to hold the passage): after waking, the in-memory index holds none of the deleted chunks and the passage is not served.",
+            run: prior_generation_does_not_serve_the_deletion,
+        },
+        Case {
+            id: "10/missing-generation-rebuilds",
+            desc: "Restore a database that points at a generation whose blob is gone: the wake rebuilds (saying the generation is missing), never an empty index; the other document is found and the deleted one is not.",
+            run: missing_generation_rebuilds,
+        },
+        Case {
+            id: "10/retention-keeps-the-backup-window",
+            desc: "Supersede a generation, advance the clock to one second inside the backup window and write again: the generation a backup could point at is still on disk; past the window it is retired and the newer ones stay.",
+            run: retention_keeps_the_backup_window,
+        },
+    ],
+};
+
+/// A clock the case moves by hand: no wall clock, no sleeps.
+#[derive(Debug)]
+struct HandClock(AtomicI64);
+
+impl Clock for HandClock {
+    fn now_unix_s(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl HandClock {
+    fn set(&self, unix_s: i64) {
+        self.0.store(unix_s, Ordering::SeqCst);
+    }
+}
+
+struct Setup {
+    dir: PathBuf,
+    sealer: Sealer,
+    clock: Arc<HandClock>,
+    /// The document that gets deleted, and its canary.
+    doomed: String,
+    doomed_word: String,
+    /// The document that stays, and its canary.
+    kept_word: String,
+}
+
+fn fail(what: &str) -> impl Fn(memoria::Error) -> Failure + '_ {
+    move |e| Failure::new(what.to_string(), e.to_string())
+}
+
+fn wake(dir: &Path, sealer: &Sealer, clock: &Arc<HandClock>) -> Result<Instance, Failure> {
+    Instance::wake(
+        InstanceConfig {
+            data_dir: dir.to_path_buf(),
+            admission: Admission::parse(OWNER).expect("owners"),
+            egress: EgressMode::AiOff,
+        },
+        sealer.clone(),
+        clock.clone(),
+    )
+    .map_err(fail("the instance wakes"))
+}
+
+fn doc(word: &str, name: &str) -> NewDocument {
+    NewDocument {
+        source_key: format!("upload:{name}.md"),
+        title: format!("Notes {name}"),
+        path: format!("{name}.md"),
+        body: format!(
+            "# Notes {name}\n\nThe {word} entry records the quarterly review.\n\nA second paragraph mentions the kettle.\n"
+        ),
+    }
+}
+
+/// Two documents ingested and snapshotted; presence of both asserted.
+fn setup(ctx: &mut Ctx) -> Result<(Setup, Instance), Failure> {
+    let doomed_word = ctx.canary();
+    let kept_word = ctx.canary();
+    let dir = ctx.dir("data");
+    let sealer = Sealer::new(&dek(ctx.rng()));
+    let clock = Arc::new(HandClock(AtomicI64::new(T0_S)));
+    let mut instance = wake(&dir, &sealer, &clock)?;
+    let doomed = instance
+        .ingest(&doc(&doomed_word, "doomed"))
+        .map_err(fail("the doomed document ingests"))?
+        .id;
+    instance
+        .ingest(&doc(&kept_word, "kept"))
+        .map_err(fail("the kept document ingests"))?;
+    instance
+        .write_snapshot()
+        .map_err(fail("the first snapshot is written"))?;
+    let s = Setup {
+        dir,
+        sealer,
+        clock,
+        doomed,
+        doomed_word,
+        kept_word,
+    };
+    ensure(
+        finds(&instance, &s.doomed_word)? && finds(&instance, &s.kept_word)?,
+        "both canaries are searchable before any deletion (presence)",
+        "one is not",
+    )?;
+    ensure(
+        opens(&instance, &s.doomed)?,
+        "the doomed document opens before the deletion (presence)",
+        "it does not",
+    )?;
+    Ok((s, instance))
+}
+
+fn finds(instance: &Instance, word: &str) -> Result<bool, Failure> {
+    let page = instance
+        .search(OWNER, word, 1)
+        .map_err(|e| Failure::new("the search runs", e.to_string()))?;
+    Ok(!page.results.is_empty())
+}
+
+fn opens(instance: &Instance, id: &str) -> Result<bool, Failure> {
+    Ok(instance
+        .document(OWNER, id)
+        .map_err(fail("the document page reads"))?
+        .is_some())
+}
+
+/// Checkpoints the database and copies it aside: the backup.
+fn back_up(s: &Setup, instance: &Instance) -> Result<PathBuf, Failure> {
+    instance
+        .store()
+        .checkpoint()
+        .map_err(fail("the database checkpoints"))?;
+    let backup = s.dir.with_file_name("backup.sqlite3");
+    std::fs::copy(s.dir.join(DB_FILE_NAME), &backup)
+        .map_err(|e| Failure::new("the backup is copied", e.to_string()))?;
+    Ok(backup)
+}
+
+/// Copies the backup over the live database, removing its WAL and shared memory.
+fn restore(dir: &Path, backup: &Path) -> Result<(), Failure> {
+    for suffix in ["-wal", "-shm"] {
+        let p = dir.join(format!("{DB_FILE_NAME}{suffix}"));
+        if p.exists() {
+            std::fs::remove_file(&p)
+                .map_err(|e| Failure::new("the WAL is removed", e.to_string()))?;
+        }
+    }
+    std::fs::copy(backup, dir.join(DB_FILE_NAME))
+        .map_err(|e| Failure::new("the backup is restored", e.to_string()))?;
+    Ok(())
+}
+
+/// The deleted passage is neither searchable nor openable, and the kept one is searchable.
+fn deletion_holds(s: &Setup, instance: &Instance) -> Result<(), Failure> {
+    ensure(
+        finds(instance, &s.kept_word)?,
+        "the kept document is still searchable (the index is not empty)",
+        "it is not",
+    )?;
+    ensure(
+        !finds(instance, &s.doomed_word)?,
+        "the deleted passage is not searchable",
+        "a search returned it",
+    )?;
+    ensure(
+        !opens(instance, &s.doomed)?,
+        "the deleted document does not open",
+        "its page opened",
+    )
+}
+
+fn tombstone_logged_and_snapshot_superseded(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (s, mut m) = setup(ctx)?;
+    let before = m.wake_report().generation;
+    let d = m.delete(&s.doomed).map_err(fail("the delete succeeds"))?;
+    let log_text = std::fs::read_to_string(TombstoneLog::path_in(&s.dir))
+        .map_err(|e| Failure::new("the tombstone log file exists", e.to_string()))?;
+    ensure(
+        log_text
+            .lines()
+            .any(|l| l.starts_with(&format!("{} {} ", d.tombstone_seq, s.doomed))),
+        "a line for the deleted document in the tombstone log file",
+        format!("{} lines, none for it", log_text.lines().count()),
+    )?;
+    let reopened = TombstoneLog::open(&s.dir).map_err(fail("the log reopens"))?;
+    ensure(
+        reopened.last_seq() == d.tombstone_seq,
+        format!("the log reopens at sequence {}", d.tombstone_seq),
+        format!("sequence {}", reopened.last_seq()),
+    )?;
+    let after = m.wake_report().generation;
+    ensure(
+        after > before,
+        format!("a superseding generation above {before}"),
+        format!("generation {after}"),
+    )?;
+    let loaded = snapshot::read(&s.dir, &s.sealer, after)
+        .map_err(fail("the superseding snapshot opens"))?
+        .ok_or_else(|| Failure::new("the superseding blob exists", "it is missing"))?;
+    ensure(
+        loaded.header.tombstone_seq >= d.tombstone_seq,
+        format!(
+            "the superseding snapshot includes tombstone {}",
+            d.tombstone_seq
+        ),
+        format!("it includes {}", loaded.header.tombstone_seq),
+    )?;
+    ensure(
+        d.complete && m.incomplete_deletions().is_empty(),
+        "the deletion is complete and none is incomplete",
+        format!(
+            "complete = {}, {} incomplete",
+            d.complete,
+            m.incomplete_deletions().len()
+        ),
+    )?;
+    deletion_holds(&s, &m)
+}
+
+fn incomplete_until_a_superseding_snapshot(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (s, mut m) = setup(ctx)?;
+    let snaps = snapshot::dir(&s.dir);
+    let aside = s.dir.join("snapshots-aside");
+    std::fs::rename(&snaps, &aside).map_err(|e| Failure::new("move blobs", e.to_string()))?;
+    // A file where the directory was: no snapshot can be written.
+    std::fs::write(&snaps, b"").map_err(|e| Failure::new("block", e.to_string()))?;
+    let result = m.delete(&s.doomed);
+    ensure(
+        result.is_err(),
+        "the delete reports the failed snapshot",
+        "it reported success",
+    )?;
+    let incomplete: Vec<String> = m
+        .incomplete_deletions()
+        .iter()
+        .map(|t| t.doc_id.clone())
+        .collect();
+    ensure(
+        incomplete == vec![s.doomed.clone()],
+        "the deletion is listed as incomplete while no snapshot includes it",
+        format!("{} incomplete", incomplete.len()),
+    )?;
+    ensure(
+        !m.deletion_complete(m.tombstone_log().last_seq()),
+        "its tombstone is not complete",
+        "it is marked complete",
+    )?;
+    std::fs::remove_file(&snaps).map_err(|e| Failure::new("unblock", e.to_string()))?;
+    std::fs::rename(&aside, &snaps).map_err(|e| Failure::new("restore blobs", e.to_string()))?;
+    m.write_snapshot()
+        .map_err(fail("the snapshot is written once unblocked"))?;
+    ensure(
+        m.incomplete_deletions().is_empty() && m.deletion_complete(m.tombstone_log().last_seq()),
+        "the deletion is complete once a superseding snapshot is written",
+        format!("{} incomplete", m.incomplete_deletions().len()),
+    )?;
+    deletion_holds(&s, &m)
+}
+
+fn restored_database_replays_the_log(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (s, mut m) = setup(ctx)?;
+    let backup = back_up(&s, &m)?;
+    s.clock.set(T0_S + 60);
+    m.delete(&s.doomed).map_err(fail("the delete succeeds"))?;
+    deletion_holds(&s, &m)?;
+    let (dir, sealer, clock) = (s.dir.clone(), s.sealer.clone(), s.clock.clone());
+    drop(m);
+    restore(&dir, &backup)?;
+    s.clock.set(T0_S + 120);
+    let woken = wake(&dir, &sealer, &clock)?;
+    deletion_holds(&s, &woken)?;
+    let report = woken.wake_report();
+    ensure(
+        report.tombstones_replayed == 1,
+        "the wake report says one tombstone was replayed",
+        format!("{} replayed", report.tombstones_replayed),
+    )?;
+    ensure(
+        woken.incomplete_deletions().is_empty(),
+        "the replayed deletion is complete: the wake wrote a snapshot including it",
+        format!("{} incomplete", woken.incomplete_deletions().len()),
+    )
+}
+
+fn prior_generation_does_not_serve_the_deletion(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (s, mut m) = setup(ctx)?;
+    let prior = m.wake_report().generation;
+    let backup = back_up(&s, &m)?;
+    s.clock.set(T0_S + 60);
+    let d = m.delete(&s.doomed).map_err(fail("the delete succeeds"))?;
+    ensure(
+        !d.removed.is_empty(),
+        "the deletion removed chunks",
+        "it removed none",
+    )?;
+    // Presence: the prior generation's blob holds the deleted passage.
+    let old = snapshot::read(&s.dir, &s.sealer, prior)
+        .map_err(fail("the prior generation opens"))?
+        .ok_or_else(|| Failure::new("the prior generation is on disk", "it is gone"))?;
+    let old_ids = LexicalIndex::deserialize(&old.image)
+        .and_then(|i| i.chunk_ids())
+        .map_err(fail("the prior image loads"))?;
+    ensure(
+        d.removed.iter().all(|c| old_ids.contains(c)),
+        "the prior generation holds the deleted chunks (presence)",
+        "it does not",
+    )?;
+    let (dir, sealer, clock) = (s.dir.clone(), s.sealer.clone(), s.clock.clone());
+    drop(m);
+    // The database and the bucket as they were: generations after the prior one are gone.
+    for (g, _) in snapshot::generations(&dir).map_err(fail("list generations"))? {
+        if g > prior {
+            std::fs::remove_file(snapshot::blob_path(&dir, g))
+                .map_err(|e| Failure::new("remove a newer blob", e.to_string()))?;
+        }
+    }
+    restore(&dir, &backup)?;
+    let woken = wake(&dir, &sealer, &clock)?;
+    ensure(
+        woken.wake_report().tombstones_replayed == 1,
+        "one tombstone replayed",
+        format!("{}", woken.wake_report().tombstones_replayed),
+    )?;
+    let ids = woken
+        .index()
+        .chunk_ids()
+        .map_err(fail("the index lists its chunks"))?;
+    ensure(
+        !d.removed.iter().any(|c| ids.contains(c)),
+        "the woken index holds none of the deleted chunks",
+        "it holds some",
+    )?;
+    deletion_holds(&s, &woken)?;
+    let current = woken.wake_report().generation;
+    ensure(
+        current > prior,
+        format!("a superseding generation above the prior {prior}"),
+        format!("generation {current}"),
+    )
+}
+
+fn missing_generation_rebuilds(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (s, mut m) = setup(ctx)?;
+    let prior = m.wake_report().generation;
+    let backup = back_up(&s, &m)?;
+    m.delete(&s.doomed).map_err(fail("the delete succeeds"))?;
+    let (dir, sealer, clock) = (s.dir.clone(), s.sealer.clone(), s.clock.clone());
+    drop(m);
+    std::fs::remove_file(snapshot::blob_path(&dir, prior))
+        .map_err(|e| Failure::new("the prior blob is removed", e.to_string()))?;
+    restore(&dir, &backup)?;
+    let woken = wake(&dir, &sealer, &clock)?;
+    let expected = WakeKind::Rebuilt {
+        reason: format!("snapshot generation {prior} is missing"),
+    };
+    ensure(
+        woken.wake_report().kind == expected,
+        format!("{expected:?}"),
+        format!("{:?}", woken.wake_report().kind),
+    )?;
+    let (_, live) = woken.store().counts().map_err(fail("counts"))?;
+    let held = woken
+        .index()
+        .chunk_ids()
+        .map_err(fail("the index lists its chunks"))?
+        .len() as u64;
+    ensure(
+        live > 0 && held == live,
+        format!("the index holds every live chunk ({live})"),
+        format!("it holds {held}"),
+    )?;
+    deletion_holds(&s, &woken)
+}
+
+fn retention_keeps_the_backup_window(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (s, mut m) = setup(ctx)?;
+    let prior = m.wake_report().generation;
+    let superseded_at = T0_S + 60;
+    s.clock.set(superseded_at);
+    m.delete(&s.doomed).map_err(fail("the delete succeeds"))?;
+    let on_disk = |dir: &Path| -> Result<Vec<i64>, Failure> {
+        Ok(snapshot::generations(dir)
+            .map_err(fail("list generations"))?
+            .into_iter()
+            .map(|(g, _)| g)
+            .collect())
+    };
+    ensure(
+        on_disk(&s.dir)?.contains(&prior),
+        format!("generation {prior} is kept right after it is superseded"),
+        format!("on disk: {:?}", on_disk(&s.dir)?),
+    )?;
+    s.clock.set(superseded_at + BACKUP_RETENTION_WINDOW_S - 1);
+    m.write_snapshot()
+        .map_err(fail("a snapshot is written inside the window"))?;
+    ensure(
+        on_disk(&s.dir)?.contains(&prior),
+        format!("generation {prior} is kept one second inside the backup window"),
+        format!("on disk: {:?}", on_disk(&s.dir)?),
+    )?;
+    s.clock.set(superseded_at + BACKUP_RETENTION_WINDOW_S + 1);
+    let last = m
+        .write_snapshot()
+        .map_err(fail("a snapshot is written past the window"))?;
+    let gens = on_disk(&s.dir)?;
+    ensure(
+        !gens.contains(&prior),
+        format!("generation {prior} is retired once superseded longer ago than the window"),
+        format!("on disk: {gens:?}"),
+    )?;
+    ensure(
+        gens.contains(&(prior + 1)) && gens.contains(&last.generation),
+        "the generations superseded inside the window, and the current one, stay",
+        format!("on disk: {gens:?}"),
+    )
+}
