@@ -5,6 +5,7 @@ pub mod g03_feed_rows_carry_no_content;
 pub mod g04_no_content_in_logs;
 pub mod g05_grants_join_decides;
 pub mod g06_every_s2_result_handled;
+pub mod g08_refusal_breaker;
 pub mod g11_cross_team_refusal;
 pub mod g17_no_undeclared_route;
 pub mod g23_deadline_and_concurrency;
@@ -22,6 +23,7 @@ pub static ALL: &[&Gate] = &[
     &g04_no_content_in_logs::GATE,
     &g05_grants_join_decides::GATE,
     &g06_every_s2_result_handled::GATE,
+    &g08_refusal_breaker::GATE,
     &g11_cross_team_refusal::GATE,
     &g17_no_undeclared_route::GATE,
     &g23_deadline_and_concurrency::GATE,
