@@ -107,6 +107,40 @@ case!(
 case!(
     gate_10_retention_keeps_a_generation_inside_the_backup_window,
     "10/retention-keeps-the-backup-window"
+    gate_8_the_refusal_breaker_fires_for_three_refused_baseline_askers_on_the_sources_page_only,
+    "8/fires"
+);
+case!(
+    gate_8_the_refusal_breaker_stays_silent_for_three_docs_only_members,
+    "8/silent-docs-only-members"
+);
+case!(
+    gate_8_the_refusal_breaker_stays_silent_through_a_24_hour_outage,
+    "8/silent-outage"
+);
+case!(
+    gate_8_the_refusal_breaker_stays_silent_below_the_three_asker_floor,
+    "8/silent-below-floor"
+);
+case!(
+    gate_8_missing_short_or_unreadable_counters_say_cannot_determine_and_name_what_is_lacking,
+    "8/cannot-determine"
+);
+case!(
+    gate_8_the_breaker_counters_survive_a_restart,
+    "8/survives-restart"
+);
+case!(
+    gate_8_the_s3_breaker_fires_at_twenty_fetches_all_404_after_a_restart,
+    "8/s3-fires-and-survives-restart"
+);
+case!(
+    gate_8_the_s3_breaker_stays_silent_with_one_success_or_no_prior_success,
+    "8/s3-silent"
+);
+case!(
+    gate_8_the_s3_breaker_says_cannot_determine_without_a_full_baseline,
+    "8/s3-cannot-determine"
 );
 case!(
     gate_11_hostile_sibling_hosts_are_refused_at_configuration,

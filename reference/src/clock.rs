@@ -42,3 +42,15 @@ pub fn iso_date(unix_s: i64) -> String {
         })
         .unwrap_or_else(|_| "unknown date".to_string())
 }
+
+/// Formats Unix seconds as an ISO date and minute (`2026-11-30 09:00`), UTC.
+pub fn iso_date_time(unix_s: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp(unix_s)
+        .map(|t| {
+            t.format(time::macros::format_description!(
+                "[year]-[month]-[day] [hour]:[minute]"
+            ))
+            .unwrap_or_default()
+        })
+        .unwrap_or_else(|_| "unknown time".to_string())
+}

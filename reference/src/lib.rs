@@ -64,6 +64,7 @@
 #![deny(missing_docs)]
 
 pub mod admission;
+pub mod breaker;
 pub mod chunk;
 pub mod clock;
 pub mod config;

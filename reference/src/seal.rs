@@ -58,13 +58,16 @@ pub enum Purpose {
     ExternalId,
     /// The serialised lexical index snapshot (§3.1, §7.4).
     IndexSnapshot,
-    /// The refusal and S3 breaker counters (§8.1); reserved for the breakers.
+    /// The refusal and S3 breaker counters (§8.1): their sealed integers.
     BreakerCounters,
+    /// Keyed fingerprint of an asker's address, the key of the refusal
+    /// breaker's per-person counters (§8.1, §3.2): never stored in plaintext.
+    BreakerAsker,
 }
 
 impl Purpose {
     /// Every purpose, in a fixed order.
-    pub const ALL: [Purpose; 7] = [
+    pub const ALL: [Purpose; 8] = [
         Purpose::Chunk,
         Purpose::Title,
         Purpose::Path,
@@ -72,6 +75,7 @@ impl Purpose {
         Purpose::ExternalId,
         Purpose::IndexSnapshot,
         Purpose::BreakerCounters,
+        Purpose::BreakerAsker,
     ];
 
     /// The stable label used in HKDF `info` and in the AAD.
@@ -84,6 +88,7 @@ impl Purpose {
             Purpose::ExternalId => "external-id",
             Purpose::IndexSnapshot => "index-snapshot",
             Purpose::BreakerCounters => "breaker-counters",
+            Purpose::BreakerAsker => "breaker-asker",
         }
     }
 

@@ -335,6 +335,7 @@ impl Store {
         )?;
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(CONNECTOR_SCHEMA)?;
+        conn.execute_batch(crate::breaker::SCHEMA)?;
         let version = meta_get(&conn, "schema_version")?;
         if version == 0 {
             meta_set(&conn, "schema_version", SCHEMA_VERSION)?;
@@ -1090,6 +1091,54 @@ impl Store {
             )
             .optional()?
             .unwrap_or_default())
+    }
+
+    /// Adds one S2 call's tally for `asker` at `app` to today's breaker
+    /// counters (§8.1). Called on the S2 path only.
+    ///
+    /// # Errors
+    /// As [`crate::breaker::record_s2`].
+    pub fn record_s2_tally(
+        &self,
+        app: &str,
+        asker: &str,
+        tally: crate::breaker::S2Tally,
+        now: i64,
+    ) -> Result<(), Error> {
+        crate::breaker::record_s2(&self.conn, &self.sealer, app, asker, tally, now)
+    }
+
+    /// Adds one sync's S3 tally for `app` to today's breaker counters (§8.1).
+    ///
+    /// # Errors
+    /// As [`crate::breaker::record_s3`].
+    pub fn record_s3_tally(
+        &self,
+        app: &str,
+        tally: crate::breaker::S3Tally,
+        now: i64,
+    ) -> Result<(), Error> {
+        crate::breaker::record_s3(&self.conn, &self.sealer, app, tally, now)
+    }
+
+    /// The refusal breaker's state for `app` at `now` (§8.1).
+    ///
+    /// # Errors
+    /// As [`crate::breaker::refusal_state`].
+    pub fn refusal_breaker(
+        &self,
+        app: &str,
+        now: i64,
+    ) -> Result<crate::breaker::BreakerState, Error> {
+        crate::breaker::refusal_state(&self.conn, &self.sealer, app, now)
+    }
+
+    /// The S3 breaker's state for `app` at `now` (§8.1).
+    ///
+    /// # Errors
+    /// As [`crate::breaker::s3_state`].
+    pub fn s3_breaker(&self, app: &str, now: i64) -> Result<crate::breaker::BreakerState, Error> {
+        crate::breaker::s3_state(&self.conn, &self.sealer, app, now)
     }
 
     /// Counts of live documents and chunks. Coordinates, not content (§3.2).

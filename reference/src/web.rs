@@ -118,6 +118,12 @@ pub const DECLARED_ROUTES: &[DeclaredRoute] = &[
     },
     DeclaredRoute {
         method: "GET",
+        path: "/sources",
+        what: "the owner's sources page: per sibling, the refusal and S3 breaker states and the last poll (§8.1)",
+        footer: FooterRule::Rendered,
+    },
+    DeclaredRoute {
+        method: "GET",
         path: "/auth/login",
         what: "follows a one-time sign-in link and sets the session",
         footer: FooterRule::RedirectOnly,
@@ -428,6 +434,7 @@ pub fn router(state: AppState) -> Router {
             "/documents/{id}/delete",
             get(delete_confirm).post(delete_document),
         )
+        .route("/sources", get(sources_page))
         .route("/auth/login", get(login))
         .route("/auth/logout", axum::routing::post(logout))
         .fallback(not_found)
@@ -1000,6 +1007,60 @@ fn upload_refusal(e: &Error, footer: &str) -> Response {
         }
     };
     error_page(status, message, footer, true)
+}
+
+/// The owner's sources page (§8.1): per configured sibling, the refusal
+/// breaker, the S3 breaker and the last S1 poll. Admitted owners only;
+/// these notices never appear on a results page. The breakers' counters
+/// are read here and nowhere on the query path.
+async fn sources_page(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let Some(session) = state.session(&headers) else {
+        return sign_in_required(&state);
+    };
+    let apps = state.siblings().map(|c| c.apps()).unwrap_or_default();
+    let instance = state.lock_instance();
+    let footer = instance.egress().footer();
+    let now = instance.clock().now_unix_s();
+    let store = instance.store();
+    let cannot_read = |e: Error| crate::breaker::BreakerState::CannotDetermine {
+        lacking: crate::breaker::Lacking::WindowAndBaseline,
+        why: format!("the counters could not be read ({:?})", e.kind()),
+    };
+    let rows: Vec<(String, String, String, String)> = apps
+        .iter()
+        .map(|app| {
+            let name = crate::instance::app_display_name(app);
+            let refusal = store.refusal_breaker(app, now).unwrap_or_else(cannot_read);
+            let s3 = store.s3_breaker(app, now).unwrap_or_else(cannot_read);
+            let polled = match store.sibling_state(app).ok().and_then(|s| s.polled_at) {
+                Some(t) => format!("Last polled {} UTC.", crate::clock::iso_date_time(t)),
+                None => "Never polled.".to_string(),
+            };
+            (
+                name.clone(),
+                crate::breaker::refusal_sentence(&name, &refusal),
+                crate::breaker::s3_sentence(&name, &s3),
+                polled,
+            )
+        })
+        .collect();
+    drop(instance);
+    let body = html! {
+        h1 { "Sources" }
+        @if rows.is_empty() { p { "No sibling is configured." } }
+        @for (name, refusal, s3, polled) in &rows {
+            section.source data-app=(name) {
+                h2 { (name) }
+                p.breaker.refusal-breaker { (refusal) }
+                p.breaker.s3-breaker { (s3) }
+                p.meta { (polled) }
+            }
+        }
+    };
+    page(
+        StatusCode::OK,
+        layout("Sources", footer, true, Some(&session.csrf), "", body),
+    )
 }
 
 async fn delete_confirm(

@@ -6,6 +6,7 @@ pub mod g04_no_content_in_logs;
 pub mod g05_grants_join_decides;
 pub mod g06_every_s2_result_handled;
 pub mod g07_enumeration_diff;
+pub mod g08_refusal_breaker;
 pub mod g10_deletion_survives_restore;
 pub mod g11_cross_team_refusal;
 pub mod g17_no_undeclared_route;
@@ -26,6 +27,7 @@ pub static ALL: &[&Gate] = &[
     &g06_every_s2_result_handled::GATE,
     &g07_enumeration_diff::GATE,
     &g10_deletion_survives_restore::GATE,
+    &g08_refusal_breaker::GATE,
     &g11_cross_team_refusal::GATE,
     &g17_no_undeclared_route::GATE,
     &g23_deadline_and_concurrency::GATE,

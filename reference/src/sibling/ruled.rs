@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use super::client::{SiblingClient, unknown_for};
 use super::wire::{S2Fault, Subject, Verdict};
+use crate::breaker::S2Tally;
 use crate::instance::{Instance, SearchError, SearchPage, Verdicts};
 
 /// A ruled page and the follow-ups it asks for.
@@ -24,6 +25,36 @@ pub struct RuledSearch {
 
 fn lock(instance: &Mutex<Instance>) -> std::sync::MutexGuard<'_, Instance> {
     instance.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Adds this call's VISIBLE and NOT_VISIBLE counts per app to the refusal
+/// breaker's durable counters (§8.1), after the verdicts are in. Written
+/// here, on the path that made the call, and never read at query time. An
+/// app that answered neither (an outage's UNKNOWNs) writes nothing.
+fn record_breaker_counters(
+    instance: &Mutex<Instance>,
+    asker: &str,
+    decoded: &std::collections::BTreeMap<String, super::wire::S2Decoded>,
+) {
+    let guard = lock(instance);
+    let now = guard.clock().now_unix_s();
+    for (app, d) in decoded {
+        let tally = S2Tally {
+            visible: d
+                .verdicts
+                .iter()
+                .filter(|v| **v == Verdict::Visible)
+                .count() as u64,
+            not_visible: d
+                .verdicts
+                .iter()
+                .filter(|v| **v == Verdict::NotVisible)
+                .count() as u64,
+        };
+        if let Err(e) = guard.store().record_s2_tally(app, asker, tally, now) {
+            tracing::error!(app, error = %e, "could not write the refusal breaker's counters");
+        }
+    }
 }
 
 /// Searches as `asker` and rules every sibling passage through S2 in this
@@ -54,6 +85,7 @@ pub async fn ruled_search(
         for (app, d) in &decoded {
             verdicts.record(app, &by_app[app], &d.verdicts);
         }
+        record_breaker_counters(instance, asker, &decoded);
     }
     let refetch = verdicts.apps_with(Verdict::Stale);
     let reannounce = verdicts.apps_with(Verdict::Ahead);

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use super::client::SiblingClient;
 use super::wire::{FeedError, FetchError, Pair};
+use crate::breaker::S3Tally;
 use crate::instance::Instance;
 use crate::store::{NewDocument, Provenance};
 
@@ -54,6 +55,9 @@ pub async fn sync(
         ..SyncReport::default()
     };
     let mut changed = false;
+    // Bodies S3 returned that memoria then failed to ingest: a fetch that
+    // succeeded, counted in `fetch_failed` by the report.
+    let mut ingest_failed = 0usize;
     for _ in 0..S1_PAGES_PER_SYNC_MAX {
         let cursor = match lock(instance).store().sibling_state(app) {
             Ok(s) => s.cursor,
@@ -131,6 +135,7 @@ pub async fn sync(
                         Err(e) => {
                             tracing::warn!(app, error = %e, "a sibling body was not ingested");
                             report.fetch_failed += 1;
+                            ingest_failed += 1;
                         }
                     }
                 }
@@ -155,6 +160,20 @@ pub async fn sync(
         }
         if !page.more {
             break;
+        }
+    }
+    // The S3 breaker's counters (§8.1): written on the path that made the
+    // fetches, read only by the owner's sources page.
+    let tally = S3Tally {
+        fetches: (report.fetched + report.not_found + report.fetch_failed) as u64,
+        not_found: report.not_found as u64,
+        successes: (report.fetched + ingest_failed) as u64,
+    };
+    {
+        let guard = lock(instance);
+        let now = guard.clock().now_unix_s();
+        if let Err(e) = guard.store().record_s3_tally(app, tally, now) {
+            tracing::error!(app, error = %e, "could not write the S3 breaker's counters");
         }
     }
     if changed && let Err(e) = lock(instance).write_snapshot() {
