@@ -85,6 +85,8 @@ case!(
 case!(
     gate_7_an_unreadable_subfolder_deletes_nothing_and_is_recorded,
     "7/unreadable-subfolder-deletes-nothing"
+);
+case!(
     gate_10_a_delete_writes_a_tombstone_to_the_log_and_a_superseding_snapshot,
     "10/tombstone-logged-and-snapshot-superseded"
 );
@@ -107,6 +109,8 @@ case!(
 case!(
     gate_10_retention_keeps_a_generation_inside_the_backup_window,
     "10/retention-keeps-the-backup-window"
+);
+case!(
     gate_8_the_refusal_breaker_fires_for_three_refused_baseline_askers_on_the_sources_page_only,
     "8/fires"
 );
