@@ -128,19 +128,40 @@ impl LexicalIndex {
     /// [`ErrorKind::Query`] if FTS5 rejects the expression. The message names
     /// the engine's complaint and never echoes the query.
     pub fn search(&self, fts_query: &str, limit: usize, offset: usize) -> Result<Vec<Hit>, Error> {
+        self.search_excluding(fts_query, limit, offset, &[])
+    }
+
+    /// As [`LexicalIndex::search`], with the chunks in `excluded` left out
+    /// before ranking is cut: they are not counted against `limit` or
+    /// `offset`, so the remaining chunks fill the page (§4.1 rule 1).
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::search`].
+    pub fn search_excluding(
+        &self,
+        fts_query: &str,
+        limit: usize,
+        offset: usize,
+        excluded: &[i64],
+    ) -> Result<Vec<Hit>, Error> {
         let (wt, wr, wb) = BM25_WEIGHTS;
         let sql = format!(
             "SELECT rowid, bm25(fts, {wt:.1}, {wr:.1}, {wb:.1}) AS score FROM fts \
-             WHERE fts MATCH ?1 ORDER BY score, rowid LIMIT ?2 OFFSET ?3"
+             WHERE fts MATCH ?1 AND rowid NOT IN (SELECT value FROM json_each(?4)) \
+             ORDER BY score, rowid LIMIT ?2 OFFSET ?3"
         );
+        let excluded = serde_json::to_string(excluded).expect("ids serialise");
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt
-            .query_map(params![fts_query, limit as i64, offset as i64], |r| {
-                Ok(Hit {
-                    chunk_id: r.get(0)?,
-                    score: r.get(1)?,
-                })
-            })
+            .query_map(
+                params![fts_query, limit as i64, offset as i64, excluded],
+                |r| {
+                    Ok(Hit {
+                        chunk_id: r.get(0)?,
+                        score: r.get(1)?,
+                    })
+                },
+            )
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
         rows.map_err(|e| match e {
             rusqlite::Error::SqliteFailure(_, Some(msg)) if msg.contains("fts5") => Error::new(

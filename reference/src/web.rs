@@ -291,7 +291,8 @@ impl AppState {
     }
 
     /// Searches as `asker`, ruling every sibling passage through S2 now
-    /// (§8.1), and spawns the refetch STALE asks for.
+    /// (§8.1), and spawns the follow-ups: the refetch STALE asks for, and
+    /// the re-announce AHEAD marked (§4.1), both through one sync.
     async fn ruled_search(
         &self,
         asker: &str,
@@ -307,7 +308,7 @@ impl AppState {
         )
         .await?;
         if let Some(client) = &self.siblings {
-            for app in ruled.refetch {
+            for app in ruled.refetch.union(&ruled.reannounce).cloned() {
                 let instance = self.instance.clone();
                 let client = client.clone();
                 tokio::spawn(async move {
@@ -626,10 +627,15 @@ fn results_region(q: &str, outcome: &Result<SearchPage, SearchError>) -> (Status
         Ok(p) => (
             StatusCode::OK,
             html! { section #results {
+                @for r in &p.reconciling {
+                    p.reconciling data-app=(r.app) { (r.sentence()) }
+                }
                 @for w in &p.withheld {
                     p.withheld data-app=(w.app) { (w.sentence()) }
                 }
-                @if p.results.is_empty() {
+                // A reconciling source is out of the search: its lines say so,
+                // and the page never claims nothing matched (§4.1 rule 1).
+                @if p.results.is_empty() && p.reconciling.is_empty() {
                     @if !p.withheld.is_empty() { p { "No passage can be shown." } }
                     @else if p.page > 1 { p { "No more results." } } @else { p { "No passage matched." } }
                 }
