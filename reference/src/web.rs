@@ -308,7 +308,9 @@ impl AppState {
         )
         .await?;
         if let Some(client) = &self.siblings {
-            for app in ruled.refetch.union(&ruled.reannounce).cloned() {
+            let follow_ups: std::collections::BTreeSet<String> =
+                ruled.refetch.into_iter().chain(ruled.reannounce).collect();
+            for app in follow_ups {
                 let instance = self.instance.clone();
                 let client = client.clone();
                 tokio::spawn(async move {
