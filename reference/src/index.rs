@@ -226,6 +226,33 @@ mod tests {
     }
 
     #[test]
+    fn excluded_chunks_take_no_slot_so_the_rest_fill_the_page() {
+        let idx = LexicalIndex::new().unwrap();
+        for id in 1..=6 {
+            let body = if id <= 3 {
+                "kettle kettle kettle"
+            } else {
+                "kettle"
+            };
+            idx.insert(id, "t", "", body).unwrap();
+        }
+        let top: Vec<i64> = idx
+            .search("\"kettle\"", 3, 0)
+            .unwrap()
+            .iter()
+            .map(|h| h.chunk_id)
+            .collect();
+        assert_eq!(top, [1, 2, 3]);
+        let rest: Vec<i64> = idx
+            .search_excluding("\"kettle\"", 3, 0, &[1, 2, 3])
+            .unwrap()
+            .iter()
+            .map(|h| h.chunk_id)
+            .collect();
+        assert_eq!(rest, [4, 5, 6]);
+    }
+
+    #[test]
     fn a_deleted_chunk_is_not_found() {
         let idx = LexicalIndex::new().unwrap();
         idx.insert(1, "t", "", "descaling the coffee machine")
