@@ -212,6 +212,26 @@ case!(
     "26/sha256-absent-at-rest"
 );
 case!(
+    gate_27_a_restored_sibling_answers_ahead_and_an_equal_not_visible_and_nothing_is_deleted,
+    "27/restore-answers-and-nothing-lost"
+);
+case!(
+    gate_27_docs_fill_the_page_while_sheets_is_named_as_reconciling,
+    "27/docs-fill-the-page"
+);
+case!(
+    gate_27_with_docs_removed_the_page_names_sheets_and_never_says_no_results,
+    "27/docs-removed-page-names-sheets"
+);
+case!(
+    gate_27_an_announce_that_fails_midway_retires_nothing,
+    "27/failed-announce-retires-nothing"
+);
+case!(
+    gate_27_a_completed_announce_retires_the_lost_row_and_refetches_the_older_revision,
+    "27/completed-announce-reconciles"
+);
+case!(
     gate_38_every_declared_get_route_renders_the_footer_at_every_status,
     "38/every-get-route"
 );

@@ -128,19 +128,40 @@ impl LexicalIndex {
     /// [`ErrorKind::Query`] if FTS5 rejects the expression. The message names
     /// the engine's complaint and never echoes the query.
     pub fn search(&self, fts_query: &str, limit: usize, offset: usize) -> Result<Vec<Hit>, Error> {
+        self.search_excluding(fts_query, limit, offset, &[])
+    }
+
+    /// As [`LexicalIndex::search`], with the chunks in `excluded` left out
+    /// before ranking is cut: they are not counted against `limit` or
+    /// `offset`, so the remaining chunks fill the page (§4.1 rule 1).
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::search`].
+    pub fn search_excluding(
+        &self,
+        fts_query: &str,
+        limit: usize,
+        offset: usize,
+        excluded: &[i64],
+    ) -> Result<Vec<Hit>, Error> {
         let (wt, wr, wb) = BM25_WEIGHTS;
         let sql = format!(
             "SELECT rowid, bm25(fts, {wt:.1}, {wr:.1}, {wb:.1}) AS score FROM fts \
-             WHERE fts MATCH ?1 ORDER BY score, rowid LIMIT ?2 OFFSET ?3"
+             WHERE fts MATCH ?1 AND rowid NOT IN (SELECT value FROM json_each(?4)) \
+             ORDER BY score, rowid LIMIT ?2 OFFSET ?3"
         );
+        let excluded = serde_json::to_string(excluded).expect("ids serialise");
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt
-            .query_map(params![fts_query, limit as i64, offset as i64], |r| {
-                Ok(Hit {
-                    chunk_id: r.get(0)?,
-                    score: r.get(1)?,
-                })
-            })
+            .query_map(
+                params![fts_query, limit as i64, offset as i64, excluded],
+                |r| {
+                    Ok(Hit {
+                        chunk_id: r.get(0)?,
+                        score: r.get(1)?,
+                    })
+                },
+            )
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
         rows.map_err(|e| match e {
             rusqlite::Error::SqliteFailure(_, Some(msg)) if msg.contains("fts5") => Error::new(
@@ -202,6 +223,33 @@ mod tests {
         let hits = idx.search("\"calling\"", 10, 0).unwrap();
         assert_eq!(hits.len(), 1);
         assert_eq!(hits[0].chunk_id, 7);
+    }
+
+    #[test]
+    fn excluded_chunks_take_no_slot_so_the_rest_fill_the_page() {
+        let idx = LexicalIndex::new().unwrap();
+        for id in 1..=6 {
+            let body = if id <= 3 {
+                "kettle kettle kettle"
+            } else {
+                "kettle"
+            };
+            idx.insert(id, "t", "", body).unwrap();
+        }
+        let top: Vec<i64> = idx
+            .search("\"kettle\"", 3, 0)
+            .unwrap()
+            .iter()
+            .map(|h| h.chunk_id)
+            .collect();
+        assert_eq!(top, [1, 2, 3]);
+        let rest: Vec<i64> = idx
+            .search_excluding("\"kettle\"", 3, 0, &[1, 2, 3])
+            .unwrap()
+            .iter()
+            .map(|h| h.chunk_id)
+            .collect();
+        assert_eq!(rest, [4, 5, 6]);
     }
 
     #[test]

@@ -145,6 +145,31 @@ pub struct SearchPage {
     /// Sibling passages withheld loudly, per app and reason (§8.1). Never
     /// NOT_VISIBLE: that value is omitted silently and counted nowhere.
     pub withheld: Vec<Withheld>,
+    /// Sources out of the ranking while they reconcile after a restore, one
+    /// line each (§4.1 rule 1, §8.1): the results page names them.
+    pub reconciling: Vec<Reconciling>,
+}
+
+/// One source out of the search until its re-announce completes (§4.1 rule 1).
+///
+/// Its chunks were not scored and not counted against the page; the page
+/// says so in one line instead of one per passage. It states the suite's
+/// health, never a permission, so it goes on a reader's results page (§8.1).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Reconciling {
+    /// The app of record, e.g. `sheets`.
+    pub app: String,
+}
+
+impl Reconciling {
+    /// The sentence the page shows, e.g. "Sheets is reconciling after a
+    /// restore; its results are out of the search until it re-announces."
+    pub fn sentence(&self) -> String {
+        format!(
+            "{} is reconciling after a restore; its results are out of the search until it re-announces.",
+            app_display_name(&self.app)
+        )
+    }
 }
 
 /// Why sibling passages were withheld loudly (§4.1, §8.1).
@@ -210,6 +235,8 @@ pub struct Candidates {
     pub results: Vec<SearchResult>,
     /// True if another page follows.
     pub has_next: bool,
+    /// Apps marked for re-announce, left out of the ranking (§4.1 rule 1).
+    pub reconciling: Vec<String>,
 }
 
 impl Candidates {
@@ -271,6 +298,11 @@ impl Candidates {
             withheld: withheld
                 .into_iter()
                 .map(|((app, reason), count)| Withheld { app, reason, count })
+                .collect(),
+            reconciling: self
+                .reconciling
+                .into_iter()
+                .map(|app| Reconciling { app })
                 .collect(),
         }
     }
@@ -724,11 +756,14 @@ impl Instance {
             QueryRefusal::TooLong => SearchError::TooLong,
         })?;
         let page = page.clamp(1, PAGE_MAX + 1);
+        // §4.1 rule 1: a source marked for re-announce leaves the ranking.
+        let reconciling = self.store.reannouncing_apps().map_err(SearchError::Store)?;
         let empty = Candidates {
             query_words: q.word_count(),
             page,
             results: vec![],
             has_next: false,
+            reconciling: reconciling.clone(),
         };
         let (Some(fts), Query::Words(words)) = (q.to_fts(), &q) else {
             return Ok(empty);
@@ -737,9 +772,17 @@ impl Instance {
             return Ok(empty);
         }
         let offset = (page as usize - 1) * PAGE_SIZE_RESULTS;
+        let mut excluded = Vec::new();
+        for app in &reconciling {
+            excluded.extend(
+                self.store
+                    .sibling_chunk_ids(app)
+                    .map_err(SearchError::Store)?,
+            );
+        }
         let hits = self
             .index
-            .search(&fts, PAGE_SIZE_RESULTS + 1, offset)
+            .search_excluding(&fts, PAGE_SIZE_RESULTS + 1, offset, &excluded)
             .map_err(SearchError::Engine)?;
         let has_next = hits.len() > PAGE_SIZE_RESULTS && page < PAGE_MAX;
         let highlighter = Highlighter::new(words);
@@ -779,6 +822,7 @@ impl Instance {
             page,
             results,
             has_next,
+            reconciling,
         })
     }
 

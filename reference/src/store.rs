@@ -1015,6 +1015,22 @@ impl Store {
         Ok(())
     }
 
+    /// Completes a re-announce of `app` (§4.1 rules 2–4): stores the close
+    /// marker's `cursor` as the S1 cursor and clears the mark, in one write.
+    /// Call it only after every retirement and refetch has been applied.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a write failure; the mark then stands.
+    pub fn complete_reannounce(&self, app: &str, cursor: &str, now: i64) -> Result<(), Error> {
+        self.conn.execute(
+            "INSERT INTO siblings(app, cursor, reannounce, polled_at) VALUES (?1, ?2, 0, ?3) \
+             ON CONFLICT(app) DO UPDATE SET cursor = excluded.cursor, reannounce = 0, \
+             polled_at = excluded.polled_at",
+            params![app, cursor, now],
+        )?;
+        Ok(())
+    }
+
     /// The `last_seen_at` of one item of `connector`, in unix seconds, if recorded.
     ///
     /// # Errors
@@ -1139,6 +1155,52 @@ impl Store {
     /// As [`crate::breaker::s3_state`].
     pub fn s3_breaker(&self, app: &str, now: i64) -> Result<crate::breaker::BreakerState, Error> {
         crate::breaker::s3_state(&self.conn, &self.sealer, app, now)
+    }
+
+    /// The apps marked for re-announce, sorted: the sources out of the
+    /// ranking until their re-announce completes (§4.1 rule 1).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn reannouncing_apps(&self) -> Result<Vec<String>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT app FROM siblings WHERE reannounce = 1 ORDER BY app")?;
+        let apps = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<Vec<String>, _>>()?;
+        Ok(apps)
+    }
+
+    /// Ids of every live chunk of `app`'s sibling documents, ascending: what
+    /// a search leaves out while `app` is reconciling (§4.1 rule 1). Reads
+    /// no sealed cell.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn sibling_chunk_ids(&self, app: &str) -> Result<Vec<i64>, Error> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.doc_id \
+             WHERE d.app = ?1 AND d.item_id IS NOT NULL AND d.deleted_at IS NULL \
+             AND c.revision = d.revision ORDER BY c.id",
+        )?;
+        let ids = stmt
+            .query_map(params![app], |r| r.get(0))?
+            .collect::<Result<Vec<i64>, _>>()?;
+        Ok(ids)
+    }
+
+    /// Every live document held from `app`, each with its provenance: what a
+    /// completed re-announce is compared against (§4.1 rules 3–4).
+    ///
+    /// # Errors
+    /// As [`Store::documents`].
+    pub fn sibling_documents(&self, app: &str) -> Result<Vec<DocumentSummary>, Error> {
+        Ok(self
+            .documents()?
+            .into_iter()
+            .filter(|d| d.provenance.as_ref().is_some_and(|p| p.app == app))
+            .collect())
     }
 
     /// Counts of live documents and chunks. Coordinates, not content (§3.2).

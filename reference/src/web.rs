@@ -297,7 +297,8 @@ impl AppState {
     }
 
     /// Searches as `asker`, ruling every sibling passage through S2 now
-    /// (§8.1), and spawns the refetch STALE asks for.
+    /// (§8.1), and spawns the follow-ups: the refetch STALE asks for, and
+    /// the re-announce AHEAD marked (§4.1), both through one sync.
     async fn ruled_search(
         &self,
         asker: &str,
@@ -313,7 +314,9 @@ impl AppState {
         )
         .await?;
         if let Some(client) = &self.siblings {
-            for app in ruled.refetch {
+            let follow_ups: std::collections::BTreeSet<String> =
+                ruled.refetch.into_iter().chain(ruled.reannounce).collect();
+            for app in follow_ups {
                 let instance = self.instance.clone();
                 let client = client.clone();
                 tokio::spawn(async move {
@@ -633,10 +636,15 @@ fn results_region(q: &str, outcome: &Result<SearchPage, SearchError>) -> (Status
         Ok(p) => (
             StatusCode::OK,
             html! { section #results {
+                @for r in &p.reconciling {
+                    p.reconciling data-app=(r.app) { (r.sentence()) }
+                }
                 @for w in &p.withheld {
                     p.withheld data-app=(w.app) { (w.sentence()) }
                 }
-                @if p.results.is_empty() {
+                // A reconciling source is out of the search: its lines say so,
+                // and the page never claims nothing matched (§4.1 rule 1).
+                @if p.results.is_empty() && p.reconciling.is_empty() {
                     @if !p.withheld.is_empty() { p { "No passage can be shown." } }
                     @else if p.page > 1 { p { "No more results." } } @else { p { "No passage matched." } }
                 }

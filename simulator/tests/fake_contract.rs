@@ -375,6 +375,44 @@ async fn an_older_revision_is_stale_a_revision_lost_to_a_partial_restore_is_ahea
 }
 
 #[tokio::test]
+async fn a_restore_that_lost_a_row_answers_not_visible_exactly_as_a_private_item_and_s1a_omits_it()
+{
+    let fake = fake();
+    let model = fake.model();
+    model.add_item("sh-1", Rung::Team, "T", "one").unwrap();
+    model.add_item("sh-2", Rung::Team, "T", "two").unwrap();
+    model
+        .add_item(
+            "sh-p",
+            Rung::Private {
+                owner: BEA.to_string(),
+            },
+            "T",
+            "private",
+        )
+        .unwrap();
+    model.forget_item("sh-2").unwrap();
+    let answer = s2(&fake, ANA, &[("sh-2", "r1"), ("sh-p", "r1")]).await;
+    let results = answer.json()["results"].clone();
+    let without_ids = |r: &serde_json::Value| {
+        let mut r = r.clone();
+        r.as_object_mut().unwrap().remove("item_id");
+        r
+    };
+    assert_eq!(without_ids(&results[0]), without_ids(&results[1]));
+    assert_eq!(values(&answer), ["NOT_VISIBLE", "NOT_VISIBLE"]);
+    assert_eq!(s3(&fake, "sh-2", "r1").await.status, StatusCode::NOT_FOUND);
+    let announce = send(&fake, get("/s1a/announce")).await.json();
+    let ids: Vec<&str> = announce["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["item_id"].as_str())
+        .collect();
+    assert_eq!(ids, ["sh-1"]);
+}
+
+#[tokio::test]
 async fn the_grants_join_gives_a_member_a_removed_member_a_guest_and_a_stranger_different_answers()
 {
     let fake = fake();

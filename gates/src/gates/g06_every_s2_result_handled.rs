@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use memoria::sibling::wire::{self, Pair, S2Answer, SubjectKind, Verdict};
-use memoria_simulator::fake::faults::{MalformedS2, Outage};
+use memoria_simulator::fake::faults::{MalformedS2, Outage, TruncateAnnounce};
 use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::{CallDetail, CallKind};
 use memoria_simulator::world::{OWNERS, SiblingSpec, World};
@@ -143,6 +143,11 @@ fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
                 .expect("restore");
         });
         docs.faults().set_outage(Some(Outage::Status(503)));
+        // Sheets' re-announce fails until the AHEAD checks below are done,
+        // so the mark AHEAD sets can be seen standing (§4.1 rule 2).
+        sheets
+            .faults()
+            .set_truncate_announce(Some(TruncateAnnounce::NoClose));
         let before = trace.events().len();
         let page = m.search(ana, &canary).await.response.body;
         check(
@@ -181,33 +186,38 @@ fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
             "the STALE item is refetched through S3 after the page",
             "no S3 fetch of it followed",
         )?;
+        // AHEAD: marked for re-announce, nothing deleted.
+        {
+            let instance = m.state().instance();
+            let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
+            let state = guard
+                .store()
+                .sibling_state("sheets")
+                .map_err(|e| e.to_string())?;
+            check(
+                state.reannounce,
+                "Sheets is marked for re-announce",
+                "it is not",
+            )?;
+            let held = guard
+                .store()
+                .sibling_document("sheets", "sh-a")
+                .map_err(|e| e.to_string())?;
+            check(
+                held.is_some(),
+                "the AHEAD item is still held: nothing deleted",
+                "it was deleted",
+            )?;
+        }
+        // A complete re-announce brings Sheets back into the ranking (§4.1).
+        sheets.faults().set_truncate_announce(None);
         docs.faults().set_outage(None);
+        m.sync().await;
         let again = m.search(ana, &canary).await.response.body;
         check(
             again.contains("tagfresh"),
             "the refetched revision renders on the next search",
             "it does not",
-        )?;
-        // AHEAD: marked for re-announce, nothing deleted.
-        let instance = m.state().instance();
-        let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
-        let state = guard
-            .store()
-            .sibling_state("sheets")
-            .map_err(|e| e.to_string())?;
-        check(
-            state.reannounce,
-            "Sheets is marked for re-announce",
-            "it is not",
-        )?;
-        let held = guard
-            .store()
-            .sibling_document("sheets", "sh-a")
-            .map_err(|e| e.to_string())?;
-        check(
-            held.is_some(),
-            "the AHEAD item is still held: nothing deleted",
-            "it was deleted",
         )
     })
 }

@@ -14,6 +14,7 @@ pub mod g23_deadline_and_concurrency;
 pub mod g24_wake_warm_up;
 pub mod g25_s3_carries_no_person;
 pub mod g26_external_id_keyed;
+pub mod g27_sibling_restore_reconciles;
 pub mod g38_egress_footer;
 
 use crate::Gate;
@@ -34,5 +35,6 @@ pub static ALL: &[&Gate] = &[
     &g24_wake_warm_up::GATE,
     &g25_s3_carries_no_person::GATE,
     &g26_external_id_keyed::GATE,
+    &g27_sibling_restore_reconciles::GATE,
     &g38_egress_footer::GATE,
 ];

@@ -1,14 +1,18 @@
-//! Pulling a sibling's changes: S1 rows in, S3 bodies fetched, `gone` deleted (§6.1, §5.2, §6.5).
+//! Pulling a sibling's changes: S1 rows in, S3 bodies fetched, `gone` deleted, and a marked sibling reconciled through S1a (§6.1, §5.2, §6.5, §4.1).
 //!
 //! Custody is S3's: a body arrives only for an item the sibling holds as
 //! team-visible, so everything ingested here was team-visible when fetched.
 //! The cursor is stored only after its page is applied, so a crash replays
 //! a page rather than skipping one.
+//!
+//! A sibling marked for re-announce (a `410` feed, or AHEAD on a page) is
+//! reconciled first, by [`reannounce`]: only a complete announce retires
+//! anything, and it is the only thing that ever does (§4.1 rules 2–4).
 
 use std::sync::{Arc, Mutex};
 
 use super::client::SiblingClient;
-use super::wire::{FeedError, FetchError, Pair};
+use super::wire::{Announce, FeedError, FetchError, Pair};
 use crate::breaker::S3Tally;
 use crate::instance::Instance;
 use crate::store::{NewDocument, Provenance};
@@ -35,6 +39,25 @@ pub struct SyncReport {
     pub fetch_failed: usize,
     /// The feed failed, or asked for a re-announce (`410`).
     pub feed_error: Option<String>,
+    /// Items retired by a completed re-announce (§4.1 rule 3).
+    pub retired: usize,
+    /// What the re-announce did, if the app was marked for one (§4.1).
+    pub reannounce: Option<ReannounceStatus>,
+}
+
+/// The outcome of one re-announce pass (§4.1 rules 2–4). Content-free.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "status", content = "reason", rename_all = "snake_case")]
+pub enum ReannounceStatus {
+    /// The announce was complete and fully applied: the mark is cleared and
+    /// the close marker's cursor is the S1 cursor.
+    Completed,
+    /// The announce failed (no close marker, a count that disagrees, a page
+    /// that failed): nothing was retired and the mark stands.
+    Failed(String),
+    /// The announce was complete but a retirement, refetch or write did not
+    /// apply; the mark stands and the next sync tries again.
+    Unapplied(String),
 }
 
 fn lock(instance: &Mutex<Instance>) -> std::sync::MutexGuard<'_, Instance> {
@@ -58,6 +81,15 @@ pub async fn sync(
     // Bodies S3 returned that memoria then failed to ingest: a fetch that
     // succeeded, counted in `fetch_failed` by the report.
     let mut ingest_failed = 0usize;
+    let marked = lock(instance)
+        .store()
+        .sibling_state(app)
+        .is_ok_and(|s| s.reannounce);
+    if marked {
+        let (status, did_change) = reannounce(instance, client, app, &mut report).await;
+        changed |= did_change;
+        report.reannounce = Some(status);
+    }
     for _ in 0..S1_PAGES_PER_SYNC_MAX {
         let cursor = match lock(instance).store().sibling_state(app) {
             Ok(s) => s.cursor,
@@ -184,11 +216,117 @@ pub async fn sync(
         rows = report.rows,
         fetched = report.fetched,
         deleted = report.deleted,
+        retired = report.retired,
         not_found = report.not_found,
         fetch_failed = report.fetch_failed,
         "sibling synced"
     );
     report
+}
+
+/// Reconciles `app` after its restore (§4.1 rules 2–4): reads a whole S1a
+/// announce; if it failed, retires nothing and leaves the mark. If it is
+/// complete, retires every held item it omits (a deletion through
+/// [`Instance::delete`], so tombstoned), refetches through S3 every
+/// announced item whose revision is not the one held (equality only, in
+/// either direction, and items not held at all), then stores the close
+/// cursor and clears the mark. Nothing here reads an S2 answer. Returns the
+/// status and whether the store changed; counts go into `report`.
+pub async fn reannounce(
+    instance: &Arc<Mutex<Instance>>,
+    client: &SiblingClient,
+    app: &str,
+    report: &mut SyncReport,
+) -> (ReannounceStatus, bool) {
+    let announce: Announce = match client.announce(app).await {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::warn!(app, error = %e, "re-announce failed: nothing retired");
+            return (ReannounceStatus::Failed(e.to_string()), false);
+        }
+    };
+    let held = match lock(instance).store().sibling_documents(app) {
+        Ok(h) => h,
+        Err(e) => return (ReannounceStatus::Unapplied(e.to_string()), false),
+    };
+    let mut changed = false;
+    let mut unapplied: Option<String> = None;
+    let mut held_revisions = std::collections::BTreeMap::new();
+    // Rule 3: what the complete announce omits is retired.
+    for doc in held {
+        let Some(p) = doc.provenance else { continue };
+        if announce.items.contains_key(&p.item_id) {
+            held_revisions.insert(p.item_id, p.revision);
+            continue;
+        }
+        match lock(instance).delete(&doc.id) {
+            Ok(_) => {
+                report.retired += 1;
+                changed = true;
+            }
+            Err(e) => unapplied = Some(e.to_string()),
+        }
+    }
+    // Rule 4: the announced revision replaces memoria's, whichever way.
+    for (item_id, revision) in &announce.items {
+        if held_revisions.get(item_id) == Some(revision) {
+            report.unchanged += 1;
+            continue;
+        }
+        let pair = Pair {
+            item_id: item_id.clone(),
+            revision: revision.clone(),
+        };
+        match client.fetch(app, &pair).await {
+            Ok(body) => {
+                let doc = NewDocument {
+                    source_key: String::new(),
+                    title: body.title,
+                    path: format!("{app}:{item_id}"),
+                    body: body.body,
+                };
+                let provenance = Provenance {
+                    app: app.to_string(),
+                    item_id: item_id.clone(),
+                    revision: revision.clone(),
+                };
+                match lock(instance).ingest_sibling(&doc, &provenance) {
+                    Ok(_) => {
+                        report.fetched += 1;
+                        changed = true;
+                    }
+                    Err(e) => {
+                        report.fetch_failed += 1;
+                        unapplied = Some(e.to_string());
+                    }
+                }
+            }
+            // Left team-visibility since the announce: S1 will say `gone`.
+            Err(FetchError::NotFound) => report.not_found += 1,
+            Err(e) => {
+                report.fetch_failed += 1;
+                unapplied = Some(e.to_string());
+            }
+        }
+    }
+    if let Some(reason) = unapplied {
+        tracing::warn!(app, "re-announce not fully applied: the mark stands");
+        return (ReannounceStatus::Unapplied(reason), changed);
+    }
+    let now = lock(instance).clock().now_unix_s();
+    if let Err(e) = lock(instance)
+        .store()
+        .complete_reannounce(app, &announce.cursor, now)
+    {
+        return (ReannounceStatus::Unapplied(e.to_string()), changed);
+    }
+    tracing::info!(
+        app,
+        items = announce.items.len(),
+        retired = report.retired,
+        "re-announce complete: back in the ranking"
+    );
+    (ReannounceStatus::Completed, changed)
 }
 
 /// The wake warm-up (§6.5): polls every configured sibling's S1 at once,

@@ -474,6 +474,21 @@ impl Model {
         Ok(())
     }
 
+    /// Partial restore that lost an item's row entirely (§4.1, gate 27):
+    /// the item vanishes WITHOUT a `gone` event, so S1 says nothing, S2
+    /// answers `NOT_VISIBLE` exactly as for a private item, S3 404s and
+    /// S1a omits it.
+    ///
+    /// # Errors
+    /// [`ModelError::UnknownItem`].
+    pub fn forget_item(&mut self, item_id: &str) -> Result<(), ModelError> {
+        self.state
+            .items
+            .remove(item_id)
+            .map(drop)
+            .ok_or(ModelError::UnknownItem)
+    }
+
     /// A snapshot of people, items and the event log.
     #[must_use]
     pub fn snapshot(&self) -> Snapshot {
@@ -822,6 +837,14 @@ impl ModelHandle {
     /// [`ModelError::UnknownItem`], [`ModelError::UnknownRevision`].
     pub fn restore_item_to(&self, item_id: &str, revision: &str) -> Result<(), ModelError> {
         self.with(|m| m.restore_item_to(item_id, revision))
+    }
+
+    /// See [`Model::forget_item`].
+    ///
+    /// # Errors
+    /// [`ModelError::UnknownItem`].
+    pub fn forget_item(&self, item_id: &str) -> Result<(), ModelError> {
+        self.with(|m| m.forget_item(item_id))
     }
 
     /// See [`Model::snapshot`].

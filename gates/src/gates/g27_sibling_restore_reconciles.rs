@@ -1,0 +1,474 @@
+//! Gate 27 (§10, §4.1, §8.1): a sibling's restore reconciles, and the page does not go quietly short.
+//!
+//! The spec's fixture: memoria holds 60 chunks from Sheets and 40 from Docs
+//! (one chunk per item). Sheets is then restored behind memoria: (a) item
+//! `sh-a` is back at `r5` while memoria holds `r7` (a partial restore,
+//! [`memoria_simulator::fake::model::Model::restore_item_to`]); (b) item
+//! `sh-b` has no row at all ([`memoria_simulator::fake::model::Model::forget_item`]);
+//! (c) the rest answer normally. Ana's first search meets (a)'s AHEAD, which
+//! marks Sheets for re-announce; from then on Sheets is out of the ranking
+//! until a re-announce completes (§4.1 rules 1–4).
+//!
+//! The page's depth: the spec runs "a query matching all 100 chunks with a
+//! page size of 50" and asks for "50 results, all from Docs" — which 40 Docs
+//! chunks cannot give. The gate keeps the fixture's 60/40 and uses the
+//! product's page of [`PAGE_SIZE_RESULTS`] (20): page 1 and page 2 each hold
+//! exactly 20 results, all from Docs, so every Docs chunk is shown and no
+//! Sheets chunk takes a slot; page 3 holds none and still names Sheets. A
+//! ranking that kept Sheets would put its top-ranked (VISIBLE) chunks on
+//! page 1 and fail the count of Docs results.
+
+use std::time::Duration;
+
+use memoria::instance::PAGE_SIZE_RESULTS;
+use memoria::sibling::sync::{ReannounceStatus, SyncReport};
+use memoria::sibling::wire::{Pair, Subject, Verdict};
+use memoria_simulator::fake::FakeSibling;
+use memoria_simulator::fake::faults::TruncateAnnounce;
+use memoria_simulator::fake::model::Rung;
+use memoria_simulator::fake::trace::{CallDetail, CallKind, Trace};
+use memoria_simulator::world::{Memoria, OWNERS, SiblingSpec, World};
+
+use crate::sim::{check, run_world, withheld_lines};
+use crate::{Case, Ctx, Failure, Gate};
+
+/// Sheets chunks in the fixture (§10 gate 27), one per item.
+pub const SHEETS_CHUNKS: usize = 60;
+/// Docs chunks in the fixture (§10 gate 27), one per item.
+pub const DOCS_CHUNKS: usize = 40;
+/// Simulated time the page's follow-ups (S1, S1a, S3) are given, in ms.
+pub const FOLLOW_UP_MS: u64 = 2_000;
+
+/// The item restored to an older revision: (a).
+const ITEM_AHEAD: &str = "sh-a";
+/// The item whose row the restore lost: (b).
+const ITEM_LOST: &str = "sh-b";
+/// An item Sheets holds privately for Bea: the known-private comparison.
+const ITEM_PRIVATE: &str = "sh-private";
+
+/// Gate 27.
+pub static GATE: Gate = Gate {
+    id: "27",
+    title: "A sibling's restore reconciles; the page does not go quietly short",
+    sections: &["§10", "§4.1", "§8.1"],
+    requirement: "After Sheets is restored behind memoria, S2 answers AHEAD for a lost revision and NOT_VISIBLE, equal to a private item's, for a lost row; nothing is deleted and Sheets is marked for re-announce; Sheets leaves the ranking so Docs fills the page, with one line naming Sheets as reconciling and never a 'no results'; a failed announce retires nothing; a completed one retires the lost row and refetches the lost revision at the announced one.",
+    cases: &[
+        Case {
+            id: "27/restore-answers-and-nothing-lost",
+            desc: "60 Sheets and 40 Docs chunks; Sheets restores (a) to r5 against memoria's r7 and loses (b)'s row. One S2 call answers AHEAD for (a) and, for (b) and a known-private item, the same NOT_VISIBLE. Ana's search marks Sheets for re-announce; nothing is deleted: 100 chunks, no tombstone, (a) still held at r7, (b) still held.",
+            run: restore_answers,
+        },
+        Case {
+            id: "27/docs-fill-the-page",
+            desc: "With Sheets marked, a query matching all 100 chunks renders exactly 20 results on page 1 and 20 on page 2, every one from Docs (all 40 Docs chunks), with exactly one line naming Sheets as reconciling and no withheld line; page 3 still names Sheets and never says nothing matched.",
+            run: docs_fill_the_page,
+        },
+        Case {
+            id: "27/docs-removed-page-names-sheets",
+            desc: "The same fixture without Docs: after the restore, the page for a query matching all 60 Sheets chunks says Sheets is reconciling and never 'no results' or 'No passage matched.'.",
+            run: docs_removed,
+        },
+        Case {
+            id: "27/failed-announce-retires-nothing",
+            desc: "With Sheets marked, an announce with no close marker, then one whose close count is off by one, each fails: nothing retired, no tombstone, (a) held at r7, (b) held, Sheets still marked and out of the ranking.",
+            run: failed_announce,
+        },
+        Case {
+            id: "27/completed-announce-reconciles",
+            desc: "With Sheets marked, a complete announce retires (b) through a tombstone, refetches (a) through S3 at r5 and replaces its chunks (the older body is now the one held), clears the mark, and Sheets ranks again with no reconciling line.",
+            run: completed_announce,
+        },
+    ],
+};
+
+fn sheets_body(canary: &str, i: usize) -> String {
+    format!("# Row {i}\n\nThe {canary} figure and the {canary} total, line {i}.\n")
+}
+
+fn ahead_body(canary: &str, n: usize) -> String {
+    format!("# Forecast\n\nThe {canary} {canary} {canary} forecast, tagrev{n}.\n")
+}
+
+fn docs_body(canary: &str, i: usize) -> String {
+    format!("# Doc {i}\n\nThe {canary} figure, paragraph {i}.\n")
+}
+
+/// The fixture's world: Sheets with 60 team items ((a) at r7, (b)) plus a
+/// private one; Docs with 40 team items, or no Docs at all.
+fn fixture(ctx: &mut Ctx, with_docs: bool) -> (World, String) {
+    let canary = ctx.canary();
+    let mut specs = vec![SiblingSpec::own("sheets")];
+    if with_docs {
+        specs.push(SiblingSpec::own("docs"));
+    }
+    let world = World::new(ctx.seed(), specs);
+    world.fake("sheets").model().with(|m| {
+        m.add_item(ITEM_AHEAD, Rung::Team, "Forecast", &ahead_body(&canary, 1))
+            .expect("item");
+        for n in 2..=7 {
+            m.revise(ITEM_AHEAD, "Forecast", &ahead_body(&canary, n))
+                .expect("revise");
+        }
+        m.add_item(ITEM_LOST, Rung::Team, "Row", &sheets_body(&canary, 0))
+            .expect("item");
+        for i in 1..=SHEETS_CHUNKS - 2 {
+            m.add_item(
+                &format!("sh-{i}"),
+                Rung::Team,
+                "Row",
+                &sheets_body(&canary, i),
+            )
+            .expect("item");
+        }
+        m.add_item(
+            ITEM_PRIVATE,
+            Rung::Private {
+                owner: OWNERS[1].to_string(),
+            },
+            "Private",
+            &sheets_body(&canary, 999),
+        )
+        .expect("item");
+    });
+    if with_docs {
+        world.fake("docs").model().with(|m| {
+            for i in 0..DOCS_CHUNKS {
+                m.add_item(
+                    &format!("dc-{i}"),
+                    Rung::Team,
+                    "Doc",
+                    &docs_body(&canary, i),
+                )
+                .expect("item");
+            }
+        });
+    }
+    (world, canary)
+}
+
+/// Sheets' restore behind memoria: (a) back at r5, (b)'s row lost.
+fn restore_sheets(sheets: &FakeSibling) {
+    sheets.model().with(|m| {
+        m.restore_item_to(ITEM_AHEAD, "r5").expect("restore (a)");
+        m.forget_item(ITEM_LOST).expect("lose (b)");
+    });
+}
+
+/// What memoria holds: (live chunks, tombstone seq, Sheets marked,
+/// (a)'s held revision, (b) held).
+fn held(m: &Memoria) -> Result<(u64, i64, bool, Option<String>, bool), String> {
+    let instance = m.state().instance();
+    let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
+    let store = guard.store();
+    let (_, chunks) = store.counts().map_err(|e| e.to_string())?;
+    let tombstones = store.tombstone_seq().map_err(|e| e.to_string())?;
+    let marked = store
+        .sibling_state("sheets")
+        .map_err(|e| e.to_string())?
+        .reannounce;
+    let a = store
+        .sibling_document("sheets", ITEM_AHEAD)
+        .map_err(|e| e.to_string())?
+        .and_then(|d| d.provenance)
+        .map(|p| p.revision);
+    let b = store
+        .sibling_document("sheets", ITEM_LOST)
+        .map_err(|e| e.to_string())?
+        .is_some();
+    Ok((chunks, tombstones, marked, a, b))
+}
+
+/// Warms up, checks the fixture's chunk counts, restores Sheets with every
+/// announce failing (`NoClose`), and has Ana search once so (a)'s AHEAD
+/// marks Sheets; waits for the page's follow-ups. Returns the tombstone
+/// sequence before the restore.
+async fn restored_and_marked(
+    m: &mut Memoria,
+    sheets: &FakeSibling,
+    canary: &str,
+    chunks_expected: usize,
+) -> Result<i64, String> {
+    m.warmed_up().await?;
+    let (chunks, tombstones, _, a, _) = held(m)?;
+    check(
+        chunks == chunks_expected as u64 && a.as_deref() == Some("r7"),
+        format!("the fixture holds {chunks_expected} chunks with (a) at r7"),
+        format!("{chunks} chunks, (a) at {a:?}"),
+    )?;
+    restore_sheets(sheets);
+    sheets
+        .faults()
+        .set_truncate_announce(Some(TruncateAnnounce::NoClose));
+    m.search(OWNERS[0], canary).await;
+    tokio::time::sleep(Duration::from_millis(FOLLOW_UP_MS)).await;
+    let (_, _, marked, _, _) = held(m)?;
+    check(
+        marked,
+        "(a)'s AHEAD marks Sheets for re-announce",
+        "Sheets is not marked",
+    )?;
+    Ok(tombstones)
+}
+
+fn restore_answers(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let sheets = world.fake("sheets").clone();
+    let trace = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let (_, tombstones_before, _, _, _) = held(&m)?;
+        restore_sheets(&sheets);
+        // One S2 call: (a) at memoria's r7, (b) at its r1, and the private item.
+        let client = m.state().siblings().ok_or("no sibling client")?;
+        let pairs = [(ITEM_AHEAD, "r7"), (ITEM_LOST, "r1"), (ITEM_PRIVATE, "r1")].map(
+            |(item_id, revision)| Pair {
+                item_id: item_id.to_string(),
+                revision: revision.to_string(),
+            },
+        );
+        let before = trace.events().len();
+        let decoded = client
+            .check("sheets", &Subject::address(OWNERS[0]), &pairs)
+            .await;
+        check(
+            decoded.verdicts == [Verdict::Ahead, Verdict::NotVisible, Verdict::NotVisible],
+            "AHEAD for (a); NOT_VISIBLE for (b) and for the private item",
+            format!("{:?}", decoded.verdicts),
+        )?;
+        let answered = sent_values(&trace, before);
+        check(
+            answered.len() == 3 && answered[1] == answered[2],
+            "in the one call, (b)'s answer on the wire equals the private item's",
+            format!("{answered:?}"),
+        )?;
+        sheets
+            .faults()
+            .set_truncate_announce(Some(TruncateAnnounce::NoClose));
+        m.search(OWNERS[0], &canary).await;
+        tokio::time::sleep(Duration::from_millis(FOLLOW_UP_MS)).await;
+        let (chunks, tombstones, marked, a, b) = held(&m)?;
+        check(marked, "Sheets is marked for re-announce", "it is not")?;
+        check(
+            chunks == (SHEETS_CHUNKS + DOCS_CHUNKS) as u64
+                && tombstones == tombstones_before
+                && a.as_deref() == Some("r7")
+                && b,
+            "nothing deleted: 100 chunks, no new tombstone, (a) held at r7, (b) held",
+            format!(
+                "{chunks} chunks, {} new tombstones, (a) at {a:?}, (b) held: {b}",
+                tombstones - tombstones_before
+            ),
+        )
+    })
+}
+
+/// The wire values the fakes sent in S2 answers after trace event `from`.
+fn sent_values(trace: &Trace, from: usize) -> Vec<String> {
+    trace.events()[from..]
+        .iter()
+        .filter(|e| e.call == CallKind::S2)
+        .flat_map(|e| match &e.detail {
+            CallDetail::S2 { pairs, .. } => pairs.iter().map(|p| p.result.clone()).collect(),
+            _ => vec![],
+        })
+        .collect()
+}
+
+/// Results on a page, and how many came from `app`.
+fn results_from(body: &str, app: &str) -> (usize, usize) {
+    (
+        body.matches("<li class=\"result\">").count(),
+        body.matches(&format!("<span class=\"app\">{app}</span>"))
+            .count(),
+    )
+}
+
+/// The reconciling lines on a results page, in order.
+fn reconciling_lines(body: &str) -> Vec<String> {
+    body.split("<p class=\"reconciling\"")
+        .skip(1)
+        .filter_map(|rest| {
+            let open_end = rest.find('>')?;
+            let close = rest.find("</p>")?;
+            Some(rest[open_end + 1..close].to_string())
+        })
+        .collect()
+}
+
+const SHEETS_RECONCILING: &str = "Sheets is reconciling after a restore; its results are out of the search until it re-announces.";
+
+fn says_no_results(body: &str) -> bool {
+    let lower = body.to_lowercase();
+    lower.contains("no results") || lower.contains("no passage matched")
+}
+
+fn docs_fill_the_page(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let sheets = world.fake("sheets").clone();
+    run_world(&world, move |mut m| async move {
+        restored_and_marked(&mut m, &sheets, &canary, SHEETS_CHUNKS + DOCS_CHUNKS).await?;
+        let q = memoria::testkit::form_encode(&canary);
+        let mut docs_seen = 0;
+        for page in 1..=3u32 {
+            let body = m
+                .get(OWNERS[0], &format!("/?q={q}&page={page}"))
+                .await
+                .response
+                .body;
+            let (results, docs) = results_from(&body, "docs");
+            let want = if page <= 2 { PAGE_SIZE_RESULTS } else { 0 };
+            check(
+                results == want && docs == want,
+                format!("page {page} renders exactly {want} results, all from Docs"),
+                format!("{results} results, {docs} from Docs"),
+            )?;
+            docs_seen += docs;
+            let lines = reconciling_lines(&body);
+            check(
+                lines == [SHEETS_RECONCILING],
+                format!("page {page} carries exactly one line naming Sheets as reconciling"),
+                format!("{lines:?}"),
+            )?;
+            let withheld = withheld_lines(&body);
+            check(
+                withheld.is_empty(),
+                format!("page {page} withholds nothing: Sheets was never ranked"),
+                format!("{withheld:?}"),
+            )?;
+            check(
+                !says_no_results(&body),
+                format!("page {page} never says there are no results"),
+                "it does",
+            )?;
+        }
+        check(
+            docs_seen == DOCS_CHUNKS,
+            "the pages show every Docs chunk",
+            format!("{docs_seen}"),
+        )
+    })
+}
+
+fn docs_removed(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, false);
+    let sheets = world.fake("sheets").clone();
+    run_world(&world, move |mut m| async move {
+        restored_and_marked(&mut m, &sheets, &canary, SHEETS_CHUNKS).await?;
+        let body = m.search(OWNERS[0], &canary).await.response.body;
+        let lines = reconciling_lines(&body);
+        check(
+            lines == [SHEETS_RECONCILING],
+            "the page names Sheets as reconciling, once",
+            format!("{lines:?}"),
+        )?;
+        check(
+            !says_no_results(&body),
+            "the page never says 'no results' or 'No passage matched.'",
+            "it does",
+        )?;
+        let (results, _) = results_from(&body, "sheets");
+        check(
+            results == 0,
+            "no Sheets passage is ranked while it reconciles",
+            format!("{results} results"),
+        )
+    })
+}
+
+fn sheets_report(reports: &[SyncReport]) -> Option<SyncReport> {
+    reports.iter().find(|r| r.app == "sheets").cloned()
+}
+
+fn failed_announce(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let sheets = world.fake("sheets").clone();
+    run_world(&world, move |mut m| async move {
+        let tombstones_before =
+            restored_and_marked(&mut m, &sheets, &canary, SHEETS_CHUNKS + DOCS_CHUNKS).await?;
+        for fault in [TruncateAnnounce::NoClose, TruncateAnnounce::WrongCount(1)] {
+            sheets.faults().set_truncate_announce(Some(fault));
+            let report = sheets_report(&m.sync().await).ok_or("no Sheets sync")?;
+            check(
+                matches!(report.reannounce, Some(ReannounceStatus::Failed(_)))
+                    && report.retired == 0,
+                format!("the announce with {fault:?} fails and retires nothing"),
+                format!("{:?}, {} retired", report.reannounce, report.retired),
+            )?;
+            let (chunks, tombstones, marked, a, b) = held(&m)?;
+            check(
+                chunks == (SHEETS_CHUNKS + DOCS_CHUNKS) as u64
+                    && tombstones == tombstones_before
+                    && a.as_deref() == Some("r7")
+                    && b
+                    && marked,
+                format!(
+                    "after {fault:?}: nothing deleted, (a) at r7, (b) held, Sheets still marked"
+                ),
+                format!(
+                    "{chunks} chunks, {} new tombstones, (a) at {a:?}, (b) held: {b}, marked: {marked}",
+                    tombstones - tombstones_before
+                ),
+            )?;
+        }
+        let body = m.search(OWNERS[0], &canary).await.response.body;
+        let (results, docs) = results_from(&body, "docs");
+        check(
+            results == PAGE_SIZE_RESULTS && docs == PAGE_SIZE_RESULTS,
+            "Sheets stays out of the ranking after a failed announce",
+            format!("{results} results, {docs} from Docs"),
+        )
+    })
+}
+
+fn completed_announce(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let sheets = world.fake("sheets").clone();
+    let trace = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        let tombstones_before =
+            restored_and_marked(&mut m, &sheets, &canary, SHEETS_CHUNKS + DOCS_CHUNKS).await?;
+        sheets.faults().set_truncate_announce(None);
+        let before = trace.events().len();
+        let report = sheets_report(&m.sync().await).ok_or("no Sheets sync")?;
+        check(
+            report.reannounce == Some(ReannounceStatus::Completed) && report.retired == 1,
+            "the complete announce is applied and retires one item",
+            format!("{:?}, {} retired", report.reannounce, report.retired),
+        )?;
+        let (chunks, tombstones, marked, a, b) = held(&m)?;
+        check(
+            !b && tombstones == tombstones_before + 1,
+            "(b), which the announce omits, is retired through one tombstone",
+            format!(
+                "(b) held: {b}, {} new tombstones",
+                tombstones - tombstones_before
+            ),
+        )?;
+        check(
+            a.as_deref() == Some("r5") && chunks == (SHEETS_CHUNKS + DOCS_CHUNKS - 1) as u64,
+            "(a) is held at the announced r5, its chunks replaced (99 chunks live)",
+            format!("(a) at {a:?}, {chunks} chunks"),
+        )?;
+        let fetched_r5 = trace.events()[before..].iter().any(|e| {
+            e.call == CallKind::S3
+                && matches!(&e.detail, CallDetail::S3 { item_id: Some(i), revision: Some(r), served: true, .. } if i == ITEM_AHEAD && r == "r5")
+        });
+        check(
+            fetched_r5,
+            "(a) is refetched through S3 at r5",
+            "no S3 fetch of (a) at r5",
+        )?;
+        check(!marked, "the mark is cleared", "Sheets is still marked")?;
+        let body = m.search(OWNERS[0], &canary).await.response.body;
+        check(
+            body.contains("tagrev5") && !body.contains("tagrev7"),
+            "the page shows (a)'s r5 body, not r7's",
+            "it does not",
+        )?;
+        check(
+            reconciling_lines(&body).is_empty() && results_from(&body, "sheets").1 > 0,
+            "Sheets ranks again, with no reconciling line",
+            format!("{:?}", reconciling_lines(&body)),
+        )
+    })
+}
