@@ -306,6 +306,20 @@ pub enum Event {
         /// Held or not.
         held: bool,
     },
+    /// What the owner-only sources page says about a sibling's breakers
+    /// (§8.1): each given phrase must appear in that breaker's line.
+    ExpectSources {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// A phrase of the refusal breaker's line, e.g. `no refusal anomaly`.
+        refusal: Option<String>,
+        /// A phrase of the S3 breaker's line.
+        s3: Option<String>,
+        /// The reader who opens the page (an owner).
+        reader: String,
+    },
     /// Whether memoria has a sibling marked for re-announce.
     ExpectReannounce {
         /// When.
@@ -335,6 +349,7 @@ impl Event {
             | Event::AdvanceDays { at_ms, .. }
             | Event::ExpectCalls { at_ms, .. }
             | Event::ExpectHeld { at_ms, .. }
+            | Event::ExpectSources { at_ms, .. }
             | Event::ExpectReannounce { at_ms, .. } => *at_ms,
         }
     }
@@ -343,7 +358,10 @@ impl Event {
     pub fn is_expectation(&self) -> bool {
         matches!(
             self,
-            Event::ExpectCalls { .. } | Event::ExpectHeld { .. } | Event::ExpectReannounce { .. }
+            Event::ExpectCalls { .. }
+                | Event::ExpectHeld { .. }
+                | Event::ExpectReannounce { .. }
+                | Event::ExpectSources { .. }
         )
     }
 
@@ -381,6 +399,7 @@ impl Event {
                     if *held { "held" } else { "not held" }
                 )
             }
+            Event::ExpectSources { app, .. } => format!("expect the sources page on {app}"),
             Event::ExpectReannounce { app, marked, .. } => format!(
                 "expect {app} {}marked for re-announce",
                 if *marked { "" } else { "not " }
@@ -454,6 +473,7 @@ fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             | Event::WholeRestore { app, .. }
             | Event::ExpectCalls { app, .. }
             | Event::ExpectHeld { app, .. }
+            | Event::ExpectSources { app, .. }
             | Event::ExpectReannounce { app, .. } => Some(app),
             _ => None,
         };
@@ -462,7 +482,7 @@ fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         {
             return bad(format!("an event names app {app}, which is not declared"));
         }
-        if let Event::Query { reader, .. } = e
+        if let Event::Query { reader, .. } | Event::ExpectSources { reader, .. } = e
             && !s.readers.contains(reader)
         {
             return bad(format!(
@@ -1102,6 +1122,38 @@ async fn apply(
                 (if got { "held" } else { "not held" }).to_string(),
                 got == *held,
             ));
+        }
+        Event::ExpectSources {
+            app,
+            refusal,
+            s3,
+            reader,
+            ..
+        } => {
+            let page = m.get(&address(reader), "/sources").await;
+            let body = &page.response.body;
+            let name = memoria::instance::app_display_name(app);
+            let section = body
+                .find(&format!("data-app=\"{name}\""))
+                .map(|at| &body[at..])
+                .map(|rest| &rest[..rest.find("</section>").unwrap_or(rest.len())])
+                .unwrap_or("");
+            let line =
+                |class: &str| lines_with_class(section, &format!("breaker {class}")).join(" ");
+            for (class, want) in [("refusal-breaker", refusal), ("s3-breaker", s3)] {
+                if let Some(want) = want {
+                    let got = line(class);
+                    entry.checks.push(check(
+                        format!("{app}'s {class} line says \"{want}\""),
+                        if got.is_empty() {
+                            "no such line".to_string()
+                        } else {
+                            got.clone()
+                        },
+                        got.contains(want.as_str()),
+                    ));
+                }
+            }
         }
         Event::ExpectReannounce { app, marked, .. } => {
             let got = m
