@@ -77,7 +77,7 @@ fn row(generation: i64) -> String {
     format!("snapshots/{generation}")
 }
 
-/// Seals the header and image to memory; the exact bytes [`write`] puts on disk.
+/// Seals the header and image to memory; the exact bytes [`write()`] puts on disk.
 pub fn seal(sealer: &Sealer, header: SnapshotHeader, image: &[u8]) -> Vec<u8> {
     let mut plain = Vec::with_capacity(HEADER_BYTES + image.len());
     plain.extend_from_slice(MAGIC);
@@ -146,11 +146,11 @@ pub fn write(
     write_inner(data_dir, sealer, header, image, None)
 }
 
-/// As [`write`], and records `written_at_unix_s` (the instance's clock, unix
+/// As [`write()`], and records `written_at_unix_s` (the instance's clock, unix
 /// seconds) as the blob's modification time, which retention reads ([`retire`]).
 ///
 /// # Errors
-/// As [`write`].
+/// As [`write()`].
 pub fn write_at(
     data_dir: &Path,
     sealer: &Sealer,
