@@ -22,6 +22,12 @@
 //! --strict` against the mutated fake and requires EXACTLY those cases to
 //! fail: more or fewer is `imprecise`.
 //!
+//! A mutation that an incident scenario must catch says `gate: scenario`
+//! and names the file on a `scenario:` line (`scenarios/<name>.toml`). The
+//! runner replays that scenario (`memoria-harness replay FILE`, at the seed
+//! the file records) against the mutated build and requires one of its
+//! checks to fail.
+//!
 //! [`run`] copies the workspace once into `target/mutants/work`, checks that
 //! the selected gates pass unmutated there (a gate already red kills
 //! nothing), then for each mutation applies the diff, builds the harness in
@@ -46,8 +52,11 @@ pub const MUTANT_RUN_TIMEOUT_S: u64 = 300;
 pub const MUTANT_BUILD_TIMEOUT_S: u64 = 1800;
 /// The `gate:` value of a conformance-kit mutation: it runs `conform --fake --strict`.
 pub const CONFORM_GATE: &str = "conform";
-/// Paths a mutation may never touch: the gates themselves and the recorded set.
-pub const FORBIDDEN_PREFIXES: &[&str] = &["gates/", "mutants/"];
+/// The `gate:` value of a scenario mutation: it replays the `scenario:` file.
+pub const SCENARIO_GATE: &str = "scenario";
+/// Paths a mutation may never touch: the gates, the incident scenarios (which
+/// are gates too) and the recorded set.
+pub const FORBIDDEN_PREFIXES: &[&str] = &["gates/", "mutants/", "scenarios/"];
 
 /// Who chose a mutation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -70,6 +79,9 @@ pub struct Mutation {
     pub case: Option<String>,
     /// For `gate: conform`, the conformance case ids that must fail, exactly.
     pub conform: Vec<String>,
+    /// For `gate: scenario`, the workspace-relative scenario file whose
+    /// replay must fail (`scenarios/<name>.toml`).
+    pub scenario: Option<String>,
     /// Who chose it.
     pub author: Author,
     /// One line on what it breaks.
@@ -214,6 +226,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Mutation, String> {
     let mut author = None;
     let mut breaks = None;
     let mut conform: Vec<String> = Vec::new();
+    let mut scenario = None;
     let mut diff_start = None;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
@@ -230,6 +243,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Mutation, String> {
                 "author" => author = Some(v),
                 "breaks" => breaks = Some(v),
                 "conform" => conform = v.split_whitespace().map(str::to_owned).collect(),
+                "scenario" => scenario = Some(v).filter(|s| !s.is_empty()),
                 _ => {}
             }
         }
@@ -280,6 +294,23 @@ pub fn parse(file: &Path, text: &str) -> Result<Mutation, String> {
     } else if !conform.is_empty() {
         return Err("`conform:` belongs to `gate: conform` mutations only".into());
     }
+    if gate == SCENARIO_GATE {
+        let Some(f) = &scenario else {
+            return Err(
+                "a `gate: scenario` mutation names its scenario on a `scenario:` line".into(),
+            );
+        };
+        if !f.starts_with("scenarios/") || !f.ends_with(".toml") || f.contains("..") {
+            return Err(format!(
+                "scenario: {f} is not a file of the form scenarios/<name>.toml"
+            ));
+        }
+        if case.is_some() {
+            return Err("a `gate: scenario` mutation names no `case:`".into());
+        }
+    } else if scenario.is_some() {
+        return Err("`scenario:` belongs to `gate: scenario` mutations only".into());
+    }
     if let Some(c) = &case
         && gate != CONFORM_GATE
         && !c.starts_with(&format!("{gate}/"))
@@ -291,6 +322,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Mutation, String> {
         gate,
         case,
         conform,
+        scenario,
         author,
         breaks,
         diff,
@@ -505,6 +537,70 @@ impl Scratch {
     }
 }
 
+impl Scratch {
+    /// Replays one scenario file at the seed it records.
+    fn replay(&self, file: &str, limit: Duration) -> Result<(Ended, String), String> {
+        let mut cmd = Command::new(self.target.join("debug").join("memoria-harness"));
+        cmd.args(["replay", file, "--format", "json"])
+            .current_dir(&self.work);
+        run_with_timeout(cmd, limit)
+    }
+}
+
+/// The failed checks a `replay --format json` run reported, one line; a
+/// note if it printed no report.
+fn failed_checks(json_and_log: &str) -> String {
+    let start = json_and_log.find('[');
+    let parsed = start.and_then(|s| {
+        serde_json::Deserializer::from_str(&json_and_log[s..])
+            .into_iter::<serde_json::Value>()
+            .next()
+            .and_then(Result::ok)
+    });
+    let Some(v) = parsed else {
+        return "the replay printed no report".into();
+    };
+    let mut red = Vec::new();
+    for r in v.as_array().into_iter().flatten() {
+        if let Some(e) = r["replay"]["error"].as_str() {
+            red.push(format!("the simulation failed: {e}"));
+        }
+        for entry in r["replay"]["entries"].as_array().into_iter().flatten() {
+            for c in entry["checks"].as_array().into_iter().flatten() {
+                if c["ok"] == false {
+                    red.push(format!(
+                        "event #{} expected {}, saw {}",
+                        entry["index"],
+                        c["expected"].as_str().unwrap_or("?"),
+                        c["actual"].as_str().unwrap_or("?")
+                    ));
+                }
+            }
+        }
+    }
+    if red.is_empty() {
+        "the replay failed without a failed check".into()
+    } else {
+        format!("scenario red: {}", red.join("; "))
+    }
+}
+
+fn judge_scenario(file: &str, ended: Ended, log: &str) -> (Outcome, String) {
+    match ended {
+        Ended::TimedOut => (Outcome::Timeout, format!("replay of {file} timed out")),
+        Ended::Code(1) => (Outcome::Killed, failed_checks(log)),
+        Ended::Code(0) => (Outcome::Survived, format!("every check of {file} held")),
+        Ended::Signal => (
+            Outcome::Killed,
+            format!("replay of {file} crashed (killed by a signal)"),
+        ),
+        Ended::Code(c) => (
+            Outcome::Invalid,
+            format!("replay of {file} exited {c}, a harness error rather than a verdict"),
+        ),
+    }
+}
+
 /// The conformance case ids a `conform --format json` run failed, sorted;
 /// `None` if it printed no report.
 fn conform_failures(json_and_log: &str) -> Option<Vec<String>> {
@@ -629,7 +725,31 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             }
         }
     }
-    for sel in baseline.iter().filter(|s| *s != CONFORM_GATE) {
+    let mut scenarios: Vec<String> = parsed
+        .iter()
+        .filter_map(|(_, m)| m.as_ref().ok())
+        .filter_map(|m| m.scenario.clone())
+        .collect();
+    scenarios.sort();
+    scenarios.dedup();
+    for file in &scenarios {
+        if !scratch.work.join(file).is_file() {
+            return Err(format!("{file}: no such scenario in the workspace"));
+        }
+        match scratch.replay(file, opts.run_timeout)? {
+            (Ended::Code(0), _) => say(format!("baseline {file} replays green unmutated")),
+            (code, log) => {
+                return Err(format!(
+                    "scenario {file} fails without any mutation (exit {code:?}): {}; a red scenario kills nothing",
+                    failed_checks(&log)
+                ));
+            }
+        }
+    }
+    for sel in baseline
+        .iter()
+        .filter(|s| *s != CONFORM_GATE && *s != SCENARIO_GATE)
+    {
         match scratch.gate(sel, opts.seed, opts.run_timeout)? {
             (Ended::Code(0), _) => say(format!("baseline {sel} passes unmutated")),
             (code, log) => {
@@ -669,6 +789,11 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
                 Ok(()) if m.gate == CONFORM_GATE => {
                     let (ended, log) = scratch.conform(opts.run_timeout)?;
                     judge_conform(&m, ended, &log)
+                }
+                Ok(()) if m.gate == SCENARIO_GATE => {
+                    let file = m.scenario.as_deref().unwrap_or_default();
+                    let (ended, log) = scratch.replay(file, opts.run_timeout)?;
+                    judge_scenario(file, ended, &log)
                 }
                 Ok(()) => {
                     let sel = m.case.clone().unwrap_or_else(|| m.gate.clone());
@@ -713,7 +838,8 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             gate: m.gate,
             case: m
                 .case
-                .or_else(|| (!m.conform.is_empty()).then(|| m.conform.join(" "))),
+                .or_else(|| (!m.conform.is_empty()).then(|| m.conform.join(" ")))
+                .or(m.scenario),
             author: Some(m.author),
             breaks: m.breaks,
             status,
@@ -789,6 +915,46 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_scenario_mutation_names_a_scenario_file_and_only_it_may() {
+        let s = GOOD.replace(
+            "gate: 26\ncase: 26/second-dek-different-id\n",
+            "gate: scenario\nscenario: scenarios/partial-restore.toml\n",
+        );
+        let m = parse(Path::new("x.diff"), &s).unwrap();
+        assert_eq!(
+            m.scenario.as_deref(),
+            Some("scenarios/partial-restore.toml")
+        );
+        for bad in ["scenarios/../x.toml", "fixtures/a.toml", "scenarios/a.json"] {
+            assert!(
+                parse(
+                    Path::new("x"),
+                    &s.replace("scenarios/partial-restore.toml", bad)
+                )
+                .is_err(),
+                "{bad} accepted"
+            );
+        }
+        assert!(
+            parse(
+                Path::new("x"),
+                &s.replace("scenario: scenarios/partial-restore.toml\n", "")
+            )
+            .is_err()
+        );
+        assert!(
+            parse(
+                Path::new("x"),
+                &GOOD.replace("author:", "scenario: scenarios/a.toml\nauthor:")
+            )
+            .is_err()
+        );
+        let touches_scenario =
+            s.replace("reference/src/store.rs", "scenarios/partial-restore.toml");
+        assert!(parse(Path::new("x"), &touches_scenario).is_err());
     }
 
     #[test]

@@ -101,3 +101,64 @@ expect = { results = 7 }
         Some(scenario::Event::Query { .. })
     ));
 }
+
+/// Lower-cased alphanumeric words of `text`.
+fn words_of(text: &str) -> std::collections::BTreeSet<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+#[test]
+fn no_scenario_word_occurs_in_any_corpus_the_fakes_may_read() {
+    // A scenario's counts must not depend on which corpus is present: the
+    // mutants runner's scratch copy has only `fixtures/team`, a developer
+    // may have nodejs-doc, CI has the Rust book.
+    let mut corpus_words = std::collections::BTreeSet::new();
+    let team = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/team");
+    let mut team_files = 0;
+    for e in std::fs::read_dir(&team).expect("fixtures/team exists") {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "md") {
+            corpus_words.extend(words_of(&std::fs::read_to_string(&p).expect("reads")));
+            team_files += 1;
+        }
+    }
+    assert!(
+        team_files > 0,
+        "fixtures/team holds no Markdown to check against"
+    );
+    let present = memoria_simulator::corpus::load_items(usize::MAX);
+    assert!(
+        !present.items.is_empty(),
+        "the present corpus loaded no items"
+    );
+    for (title, body) in &present.items {
+        corpus_words.extend(words_of(title));
+        corpus_words.extend(words_of(body));
+    }
+    let mut clashes = vec![];
+    for f in scenarios() {
+        let s = scenario::parse(&std::fs::read_to_string(&f).expect("reads")).expect("parses");
+        let mut mine = std::collections::BTreeSet::new();
+        for sib in &s.siblings {
+            for item in &sib.items {
+                mine.extend(words_of(&item.words));
+            }
+        }
+        for e in &s.events {
+            if let scenario::Event::Query { q, .. } = e {
+                mine.extend(words_of(q));
+            }
+        }
+        assert!(!mine.is_empty(), "{} declares no words", f.display());
+        for w in mine.intersection(&corpus_words) {
+            clashes.push(format!("{}: {w}", f.display()));
+        }
+    }
+    assert!(
+        clashes.is_empty(),
+        "scenario words that also occur in a corpus (pick words no corpus holds): {clashes:?}"
+    );
+}
