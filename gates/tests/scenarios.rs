@@ -148,8 +148,10 @@ fn no_scenario_word_occurs_in_any_corpus_the_fakes_may_read() {
             }
         }
         for e in &s.events {
-            if let scenario::Event::Query { q, .. } = e {
-                mine.extend(words_of(q));
+            match e {
+                scenario::Event::Query { q, .. } => mine.extend(words_of(q)),
+                scenario::Event::Create { words, .. } => mine.extend(words_of(words)),
+                _ => {}
             }
         }
         assert!(!mine.is_empty(), "{} declares no words", f.display());

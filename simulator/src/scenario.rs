@@ -211,6 +211,17 @@ pub enum Event {
         /// Which item.
         item: String,
     },
+    /// The sibling creates a new team-visible item at `r1` holding `words`.
+    Create {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// The new item's id.
+        item: String,
+        /// Words its body holds; queries find it by them.
+        words: String,
+    },
     /// The sibling deletes an item.
     Delete {
         /// When.
@@ -339,6 +350,7 @@ impl Event {
             | Event::Fault { at_ms, .. }
             | Event::Clear { at_ms, .. }
             | Event::Revise { at_ms, .. }
+            | Event::Create { at_ms, .. }
             | Event::Delete { at_ms, .. }
             | Event::Downgrade { at_ms, .. }
             | Event::PartialRestore { at_ms, .. }
@@ -375,6 +387,7 @@ impl Event {
             Event::Fault { app, fault, .. } => format!("{app}: fault {}", fault_name(fault)),
             Event::Clear { app, .. } => format!("{app}: every fault off"),
             Event::Revise { app, item, .. } => format!("{app}: {item} revised"),
+            Event::Create { app, item, .. } => format!("{app}: {item} created"),
             Event::Delete { app, item, .. } => format!("{app}: {item} deleted"),
             Event::Downgrade { app, item, to, .. } => {
                 format!(
@@ -466,6 +479,7 @@ fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             Event::Fault { app, .. }
             | Event::Clear { app, .. }
             | Event::Revise { app, .. }
+            | Event::Create { app, .. }
             | Event::Delete { app, .. }
             | Event::Downgrade { app, .. }
             | Event::PartialRestore { app, .. }
@@ -1037,6 +1051,21 @@ async fn apply(
                         item,
                         &title,
                         &format!("# {title}\n\nThe {title} notes, revised.\n"),
+                    )
+                })
+                .map_err(|e| format!("{item}: {e:?}"))?;
+        }
+        Event::Create {
+            app, item, words, ..
+        } => {
+            fake(app)?
+                .model()
+                .with(|mm| {
+                    mm.add_item(
+                        item,
+                        Rung::Team,
+                        words,
+                        &format!("# {words} {item}\n\nThe {words} notes, revision 1.\n"),
                     )
                 })
                 .map_err(|e| format!("{item}: {e:?}"))?;
