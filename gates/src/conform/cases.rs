@@ -25,6 +25,20 @@ pub const S1_ROW_FIELDS: [&str; 4] = ["gone", "item_id", "revision", "touched_at
 /// A revision no sibling has issued for the team item, for S3's 404 case.
 pub const NEVER_ISSUED_REVISION: &str = "conform-never-issued-revision";
 
+/// The local part of an address (and the person ref) nobody at the sibling
+/// holds: the stranger of `s2/stranger-not-visible`. The address takes
+/// member_a's domain, so it looks like a colleague who is not on the roster.
+pub const STRANGER_LOCAL_PART: &str = "conform-not-on-the-roster";
+
+/// New revisions `s1/pages-lose-no-row` makes, so that the feed after them
+/// spans a page boundary of any sibling whose S1 page holds fewer rows
+/// (the fake's holds 100).
+pub const S1_PAGE_PROBE_BUMPS: usize = 150;
+
+/// Response headers that may differ between two identical requests and are
+/// left out of byte comparisons before the volatile ones are even measured.
+pub const HEADERS_NEVER_COMPARED: &[&str] = &["date", "content-length"];
+
 type Outcome = Result<(), NotPassed>;
 
 fn fail(expected: impl Into<String>, actual: impl Into<String>) -> NotPassed {
@@ -170,7 +184,82 @@ fn normalised_s2(
     let text = String::from_utf8_lossy(&r.body)
         .replace(&quote(item), "\"<ITEM>\"")
         .replace(&quote(rev), "\"<REVISION>\"");
-    Ok((value, text.into_bytes()))
+    let mut out = stable_headers(&r, &volatile_s2_headers(ctx)?);
+    out.push_str(&text);
+    Ok((value, out.into_bytes()))
+}
+
+/// The headers of `r` that a byte comparison holds: every one but
+/// [`HEADERS_NEVER_COMPARED`] and `volatile`, in the order received, as
+/// `name: value` lines and a blank line.
+fn stable_headers(r: &Response, volatile: &BTreeSet<String>) -> String {
+    let mut out = String::new();
+    for (k, v) in &r.headers {
+        if !HEADERS_NEVER_COMPARED.contains(&k.as_str()) && !volatile.contains(k) {
+            out.push_str(&format!("{k}: {v}\n"));
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// Headers whose value differs between two identical S2 calls (a request
+/// id, say): they depend on the request, not on the item's state, so a
+/// byte comparison leaves them out.
+fn volatile_s2_headers(ctx: &Ctx<'_>) -> Result<BTreeSet<String>, NotPassed> {
+    let m = ctx.manifest;
+    let a = m.person("member_a");
+    let pair = [(m.no_row.item_id.as_str(), m.no_row.revision.as_str())];
+    let one = post_s2(ctx, &m.keys_on, m.subject_value(a, &m.keys_on), &pair)?;
+    let two = post_s2(ctx, &m.keys_on, m.subject_value(a, &m.keys_on), &pair)?;
+    Ok(volatile_between(&one, &two))
+}
+
+fn volatile_between(one: &Response, two: &Response) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    for (k, _) in one.headers.iter().chain(&two.headers) {
+        let a: Vec<&String> = one
+            .headers
+            .iter()
+            .filter(|(n, _)| n == k)
+            .map(|(_, v)| v)
+            .collect();
+        let b: Vec<&String> = two
+            .headers
+            .iter()
+            .filter(|(n, _)| n == k)
+            .map(|(_, v)| v)
+            .collect();
+        if a != b {
+            names.insert(k.clone());
+        }
+    }
+    names
+}
+
+/// What `person` must be answered for `(item_id, rev)` by the manifest's
+/// state: VISIBLE for a member on a team-visible item at its current
+/// revision, STALE at an older one, NOT_VISIBLE for everything else,
+/// whatever revision is asked (§4.1: custody and the grants join come
+/// before the revision). `rev` must be in the manifest's log for a
+/// team-visible item.
+fn expected_value(
+    m: &super::manifest::Manifest,
+    person: &str,
+    item_id: &str,
+    rev: &str,
+) -> &'static str {
+    let p = m.person(person);
+    let admitted = m.items.iter().find(|i| i.item_id == item_id).filter(|i| {
+        i.team_visible()
+            && p.role == super::manifest::Role::Member
+            && !i.removed.iter().any(|r| r == person)
+    });
+    match admitted {
+        None => "NOT_VISIBLE",
+        Some(i) if i.current() == rev => "VISIBLE",
+        Some(_) => "STALE",
+    }
 }
 
 // ---- S1 / S1a helpers ----
@@ -552,8 +641,23 @@ fn full_batch(ctx: &mut Ctx<'_>) -> Outcome {
         .flatten()
         .filter(|v| !five.contains(&v.as_str()))
         .count();
+    let wrong: Vec<String> = ans
+        .results
+        .iter()
+        .filter(|(_, v)| v.len() == 1)
+        .filter_map(|((i, r), v)| {
+            let want = expected_value(m, "member_a", i, r);
+            (v[0] != want).then(|| format!("({i}, {r}) {} not {want}", v[0]))
+        })
+        .collect();
     if ans.count == S2_PAIRS_PER_CALL_MAX && missing + twice + unasked + bad == 0 {
-        Ok(())
+        if wrong.is_empty() {
+            return Ok(());
+        }
+        Err(fail(
+            "every value in a full batch what the same pair asked alone is answered (custody, grants join, log)",
+            wrong.join("; "),
+        ))
     } else {
         Err(fail(
             format!("{S2_PAIRS_PER_CALL_MAX} results, one per pair, each one of the five values"),
@@ -923,6 +1027,575 @@ fn s1a_cursor_in_close(ctx: &mut Ctx<'_>) -> Outcome {
     }
 }
 
+// ---- custody before revision, whoever asks ----
+
+/// The NOT_VISIBLE bytes (headers and normalised body) of the no-row pair,
+/// the reference every other NOT_VISIBLE is held to.
+fn no_row_reference(ctx: &Ctx<'_>, person: &str) -> Result<Vec<u8>, NotPassed> {
+    let nr = &ctx.manifest.no_row;
+    let (value, bytes) = normalised_s2(ctx, person, &nr.item_id, &nr.revision)?;
+    if value == "NOT_VISIBLE" {
+        Ok(bytes)
+    } else {
+        Err(fail(
+            format!("NOT_VISIBLE for {person} on the no-row id"),
+            value,
+        ))
+    }
+}
+
+/// Asks each `(person, state, item, revision)` alone and requires
+/// NOT_VISIBLE, byte-identical to that person's no-row answer.
+fn all_not_visible_like_no_row(ctx: &Ctx<'_>, asks: &[(&str, String, String, String)]) -> Outcome {
+    let mut wrong = Vec::new();
+    let mut references: BTreeMap<&str, Vec<u8>> = BTreeMap::new();
+    for (person, state, id, rev) in asks {
+        if !references.contains_key(person) {
+            references.insert(person, no_row_reference(ctx, person)?);
+        }
+        let (value, bytes) = normalised_s2(ctx, person, id, rev)?;
+        if value != "NOT_VISIBLE" {
+            wrong.push(format!("{person} on {state} ({id}, {rev}) -> {value}"));
+        } else if references.get(person) != Some(&bytes) {
+            wrong.push(format!(
+                "{person} on {state} ({id}, {rev}): NOT_VISIBLE with other bytes than the no-row id's"
+            ));
+        }
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(fail(
+            "NOT_VISIBLE, byte-identical to the no-row id's, whatever revision is asked",
+            wrong.join("; "),
+        ))
+    }
+}
+
+fn custody_before_revision(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let mut asks: Vec<(&str, String, String, String)> = Vec::new();
+    for key in ["private", "granted", "guest_only", "link_shared", "deleted"] {
+        let i = m.item(key);
+        let older = i.revisions[..i.revisions.len() - 1].iter().cloned();
+        for rev in older.chain([NEVER_ISSUED_REVISION.to_owned()]) {
+            asks.push(("member_a", key.to_owned(), i.item_id.clone(), rev));
+        }
+    }
+    for (person, key) in [("guest", "team_history"), ("member_b", "team_minus_b")] {
+        let i = m.item(key);
+        for rev in i
+            .revisions
+            .iter()
+            .cloned()
+            .chain([NEVER_ISSUED_REVISION.to_owned()])
+        {
+            asks.push((person, key.to_owned(), i.item_id.clone(), rev));
+        }
+    }
+    all_not_visible_like_no_row(ctx, &asks)
+}
+
+fn custody_whoever_asks(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let mut asks: Vec<(&str, String, String, String)> = Vec::new();
+    for key in ["private", "link_shared", "guest_only", "granted", "deleted"] {
+        let i = m.item(key);
+        let mut askers: Vec<&str> = Vec::new();
+        if let Some(owner) = &i.owner {
+            askers.push(m.person(owner).key.as_str());
+        }
+        for g in &i.granted_to {
+            askers.push(m.person(g).key.as_str());
+        }
+        askers.push("member_a");
+        askers.sort_unstable();
+        askers.dedup();
+        for person in askers {
+            asks.push((
+                person,
+                key.to_owned(),
+                i.item_id.clone(),
+                i.current().to_owned(),
+            ));
+        }
+    }
+    all_not_visible_like_no_row(ctx, &asks)
+}
+
+fn stranger_not_visible(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let a = m.person("member_a");
+    let domain = a
+        .address
+        .rsplit_once('@')
+        .map_or("example.invalid", |(_, d)| d);
+    let stranger = match m.keys_on.as_str() {
+        "address" => format!("{STRANGER_LOCAL_PART}@{domain}"),
+        _ => STRANGER_LOCAL_PART.to_owned(),
+    };
+    let (team, nr) = (m.item("team"), &m.no_row);
+    let pairs = [
+        (team.item_id.as_str(), team.current()),
+        (nr.item_id.as_str(), nr.revision.as_str()),
+    ];
+    let r = post_s2(ctx, &m.keys_on, &stranger, &pairs)?;
+    let ans = parse_s2(&r)?;
+    let got: Vec<Option<&[String]>> = pairs
+        .iter()
+        .map(|(i, rev)| {
+            ans.results
+                .get(&((*i).to_owned(), (*rev).to_owned()))
+                .map(Vec::as_slice)
+        })
+        .collect();
+    let nv = Some(&["NOT_VISIBLE".to_owned()][..]);
+    if got.iter().all(|g| *g == nv) {
+        Ok(())
+    } else {
+        Err(fail(
+            "NOT_VISIBLE for someone the sibling does not hold, on the team item and the no-row id alike",
+            format!("team {:?}, no-row {:?}", got[0], got[1]),
+        ))
+    }
+}
+
+fn results_in_request_order(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let a = m.person("member_a");
+    let (nr, private, team, granted) = (
+        &m.no_row,
+        m.item("private"),
+        m.item("team"),
+        m.item("granted"),
+    );
+    let forward = [
+        (nr.item_id.as_str(), nr.revision.as_str()),
+        (private.item_id.as_str(), private.current()),
+        (team.item_id.as_str(), team.current()),
+        (granted.item_id.as_str(), granted.current()),
+    ];
+    let mut backward = forward;
+    backward.reverse();
+    for pairs in [&forward, &backward] {
+        let r = post_s2(ctx, &m.keys_on, m.subject_value(a, &m.keys_on), pairs)?;
+        let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        let got: Vec<(String, String)> = v["results"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|x| {
+                        (
+                            x["item_id"].as_str().unwrap_or("").to_owned(),
+                            x["revision"].as_str().unwrap_or("").to_owned(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let want: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(i, r)| ((*i).to_owned(), (*r).to_owned()))
+            .collect();
+        if got != want {
+            return Err(fail(
+                format!("results in the order the pairs were asked: {want:?}"),
+                format!("{got:?}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+// ---- the contract's schemas ----
+
+fn schema_failure(what: &str, schema: &str, problems: &[String]) -> NotPassed {
+    fail(
+        format!("{what} valid against {schema}.schema.json"),
+        problems.join("; "),
+    )
+}
+
+fn s1_pages_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
+    let mut cursor: Option<String> = None;
+    for n in 0..PAGES_MAX {
+        let path = match &cursor {
+            Some(c) => format!("/s1/feed?cursor={}", encode_query(c)),
+            None => "/s1/feed".to_owned(),
+        };
+        let r = ctx
+            .client
+            .get(&path, Auth::Bearer(ctx.token))
+            .map_err(|e| call_failed("GET /s1/feed", &e))?;
+        if r.status != 200 {
+            return Err(fail(
+                "GET /s1/feed answers 200",
+                format!("status {}", r.status),
+            ));
+        }
+        let problems = super::schema::violations("s1-response", &r.body);
+        if !problems.is_empty() {
+            return Err(schema_failure(
+                &format!("S1 page {n}"),
+                "s1-response",
+                &problems,
+            ));
+        }
+        let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        if v["more"] != json!(true) {
+            return Ok(());
+        }
+        cursor = v["cursor"].as_str().map(str::to_owned);
+    }
+    Err(fail(
+        format!("the feed ends within {PAGES_MAX} pages"),
+        "it did not",
+    ))
+}
+
+fn s1a_pages_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
+    let mut page: Option<String> = None;
+    for n in 0..PAGES_MAX {
+        let path = match &page {
+            Some(p) => format!("/s1a/announce?page={}", encode_query(p)),
+            None => "/s1a/announce".to_owned(),
+        };
+        let r = ctx
+            .client
+            .get(&path, Auth::Bearer(ctx.token))
+            .map_err(|e| call_failed("GET /s1a/announce", &e))?;
+        if r.status != 200 {
+            return Err(fail(
+                "GET /s1a/announce answers 200",
+                format!("status {}", r.status),
+            ));
+        }
+        let problems = super::schema::violations("s1a-page", &r.body);
+        if !problems.is_empty() {
+            return Err(schema_failure(
+                &format!("S1a page {n}"),
+                "s1a-page",
+                &problems,
+            ));
+        }
+        let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+        match v["next_page"].as_str() {
+            Some(p) => page = Some(p.to_owned()),
+            None => return Ok(()),
+        }
+    }
+    Err(fail(
+        format!("the announce ends within {PAGES_MAX} pages"),
+        "it did not",
+    ))
+}
+
+fn s2_s3_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
+    let owned = batch_pairs(ctx, 16);
+    let pairs: Vec<(&str, &str)> = owned
+        .iter()
+        .map(|(i, r)| (i.as_str(), r.as_str()))
+        .collect();
+    let m = ctx.manifest;
+    let a = m.person("member_a");
+    let r = post_s2(ctx, &m.keys_on, m.subject_value(a, &m.keys_on), &pairs)?;
+    let problems = super::schema::violations("s2-response", &r.body);
+    if r.status != 200 || !problems.is_empty() {
+        return Err(schema_failure(
+            &format!("a 200 S2 answer (status {})", r.status),
+            "s2-response",
+            &problems,
+        ));
+    }
+    let t = m.item("team");
+    let ok = s3(ctx, &json!({"item_id": t.item_id, "revision": t.current()}))?;
+    let problems = super::schema::violations("s3-response", &ok.body);
+    if ok.status != 200 || !problems.is_empty() {
+        return Err(schema_failure(
+            &format!("a 200 S3 answer (status {})", ok.status),
+            "s3-response",
+            &problems,
+        ));
+    }
+    let nf = s3(
+        ctx,
+        &json!({"item_id": m.no_row.item_id, "revision": m.no_row.revision}),
+    )?;
+    let problems = super::schema::violations("error", &nf.body);
+    if !problems.is_empty() {
+        return Err(schema_failure("the 404 body of S3", "error", &problems));
+    }
+    Ok(())
+}
+
+// ---- S1: rows for items that were never team, pages ----
+
+fn s1_never_team_absent(ctx: &mut Ctx<'_>) -> Outcome {
+    let (rows, _) = feed_all(ctx, ctx.token, None)?;
+    let m = ctx.manifest;
+    let team_ids: BTreeSet<&str> = m
+        .items
+        .iter()
+        .filter(|i| i.team_visible())
+        .map(|i| i.item_id.as_str())
+        .collect();
+    let seen: BTreeSet<&str> = rows.iter().filter_map(|r| r["item_id"].as_str()).collect();
+    if let Some(missing) = team_ids.iter().find(|i| !seen.contains(*i)) {
+        return Err(fail(
+            "a row for every team-visible item from the start of the feed",
+            format!("none for {missing}"),
+        ));
+    }
+    let never: Vec<(&str, &str)> = ["private", "granted", "guest_only", "link_shared"]
+        .iter()
+        .map(|k| (*k, m.item(k).item_id.as_str()))
+        .chain([("no_row", m.no_row.item_id.as_str())])
+        .collect();
+    let leaked: Vec<String> = never
+        .iter()
+        .filter(|(_, id)| seen.contains(id))
+        .map(|(k, id)| format!("{k} ({id})"))
+        .collect();
+    if leaked.is_empty() {
+        Ok(())
+    } else {
+        Err(fail(
+            "no row, gone or not, for an item that was never team-visible",
+            format!("rows for {}", leaked.join(", ")),
+        ))
+    }
+}
+
+fn s1_pages_lose_no_row(ctx: &mut Ctx<'_>) -> Outcome {
+    let t = ctx.manifest.item("team");
+    let (_, head) = feed_all(ctx, ctx.token, None)?;
+    let mut made = Vec::with_capacity(S1_PAGE_PROBE_BUMPS);
+    for _ in 0..S1_PAGE_PROBE_BUMPS {
+        let rev = ctx
+            .control("bump-revision", &[&t.item_id])?
+            .ok_or_else(|| {
+                fail(
+                    "bump-revision prints the new revision",
+                    "it printed nothing",
+                )
+            })?;
+        made.push(rev);
+    }
+    let mut rows = Vec::new();
+    let mut cursor = head;
+    let mut pages = 0;
+    for _ in 0..PAGES_MAX {
+        let r = ctx
+            .client
+            .get(
+                &format!("/s1/feed?cursor={}", encode_query(&cursor)),
+                Auth::Bearer(ctx.token),
+            )
+            .map_err(|e| call_failed("GET /s1/feed", &e))?;
+        if r.status != 200 {
+            return Err(fail(
+                "GET /s1/feed answers 200",
+                format!("status {}", r.status),
+            ));
+        }
+        pages += 1;
+        let v: Value = serde_json::from_slice(&r.body)
+            .map_err(|_| fail("an s1-response JSON body", "not JSON"))?;
+        rows.extend(v["rows"].as_array().cloned().unwrap_or_default());
+        cursor = v["cursor"].as_str().unwrap_or_default().to_owned();
+        if v["more"] != json!(true) {
+            break;
+        }
+    }
+    let seen: BTreeSet<&str> = rows
+        .iter()
+        .filter(|r| r["item_id"] == json!(t.item_id))
+        .filter_map(|r| r["revision"].as_str())
+        .collect();
+    let lost: Vec<&String> = made.iter().filter(|r| !seen.contains(r.as_str())).collect();
+    if !lost.is_empty() {
+        return Err(fail(
+            format!(
+                "a row for each of the {S1_PAGE_PROBE_BUMPS} new revisions, over {pages} pages"
+            ),
+            format!("{} never arrived, e.g. {:?}", lost.len(), lost.first()),
+        ));
+    }
+    if pages < 2 {
+        return Err(NotPassed::Skip(format!(
+            "the feed after {S1_PAGE_PROBE_BUMPS} new revisions fit in one page, so no page boundary was crossed"
+        )));
+    }
+    Ok(())
+}
+
+// ---- S3: unknown fields, leaving team, identical 404s ----
+
+fn s3_unknown_fields_400(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let t = m.item("team");
+    let a = m.person("member_a");
+    let variants = [
+        ("person", json!(a.address)),
+        (
+            "subject",
+            json!({"kind": m.keys_on, "value": m.subject_value(a, &m.keys_on)}),
+        ),
+        ("conform_unknown_field", json!(true)),
+    ];
+    let mut wrong = Vec::new();
+    for (field, value) in variants {
+        let mut body = json!({"item_id": t.item_id, "revision": t.current()});
+        body[field] = value;
+        let r = s3(ctx, &body)?;
+        if r.status != 400 {
+            wrong.push(format!("{field} -> {}", r.status));
+        }
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(fail(
+            "400 for a team item's S3 request carrying any field but item_id and revision",
+            wrong.join("; "),
+        ))
+    }
+}
+
+fn s3_person_beside_the_body(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let g = m.item("granted");
+    let a = m.person("member_a");
+    let body =
+        serde_json::to_vec(&json!({"item_id": g.item_id, "revision": g.current()})).expect("JSON");
+    let value = m.subject_value(a, &m.keys_on);
+    let mut wrong = Vec::new();
+    for q in ["person", "subject", "person_ref", "as"] {
+        let path = format!("/s3/fetch?{q}={}", encode_query(value));
+        let r = ctx
+            .client
+            .post(&path, body.clone(), Auth::Bearer(ctx.token))
+            .map_err(|e| call_failed("POST /s3/fetch", &e))?;
+        if r.status == 200 {
+            wrong.push(format!("query {q}"));
+        }
+    }
+    for h in ["x-person", "x-subject", "x-person-ref", "x-on-behalf-of"] {
+        let r = ctx
+            .client
+            .post_with_headers(
+                "/s3/fetch",
+                body.clone(),
+                Auth::Bearer(ctx.token),
+                &[(h, value)],
+            )
+            .map_err(|e| call_failed("POST /s3/fetch", &e))?;
+        if r.status == 200 {
+            wrong.push(format!("header {h}"));
+        }
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(fail(
+            "no 200 for the granted item, whatever query parameter or header names a person",
+            format!("200 with {}", wrong.join(", ")),
+        ))
+    }
+}
+
+fn s3_404_after_leaving_team(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let (down, del) = (m.item("team_to_downgrade"), m.item("team_to_delete"));
+    for i in [down, del] {
+        let r = s3(ctx, &json!({"item_id": i.item_id, "revision": i.current()}))?;
+        if r.status != 200 {
+            return Err(fail(
+                format!(
+                    "precondition: 200 for ({}, {}) while team",
+                    i.item_id,
+                    i.current()
+                ),
+                format!("status {}", r.status),
+            ));
+        }
+    }
+    ctx.control(
+        "downgrade-to-granted",
+        &[&down.item_id, &m.person("member_a").address],
+    )?;
+    ctx.control("delete", &[&del.item_id])?;
+    let mut wrong = Vec::new();
+    for (what, i) in [("downgraded", down), ("deleted", del)] {
+        for rev in &i.revisions {
+            let r = s3(ctx, &json!({"item_id": i.item_id, "revision": rev}))?;
+            if r.status != 404 {
+                wrong.push(format!("{what} ({}, {rev}) -> {}", i.item_id, r.status));
+            }
+        }
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(fail(
+            "404 at every revision once an item leaves team-visibility, by downgrade or deletion",
+            wrong.join("; "),
+        ))
+    }
+}
+
+fn s3_404_identical(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let mut asks: Vec<(String, String, String)> =
+        ["private", "granted", "guest_only", "link_shared", "deleted"]
+            .iter()
+            .map(|k| {
+                let i = m.item(k);
+                ((*k).to_owned(), i.item_id.clone(), i.current().to_owned())
+            })
+            .collect();
+    let t = m.item("team");
+    asks.push((
+        "team at a revision never issued".into(),
+        t.item_id.clone(),
+        NEVER_ISSUED_REVISION.into(),
+    ));
+    let reference_ask = json!({"item_id": m.no_row.item_id, "revision": m.no_row.revision});
+    let one = s3(ctx, &reference_ask)?;
+    let two = s3(ctx, &reference_ask)?;
+    let volatile = volatile_between(&one, &two);
+    let reference = format!(
+        "{} {}{}",
+        one.status,
+        stable_headers(&one, &volatile),
+        body_text(&one)
+    );
+    let mut wrong = Vec::new();
+    for (state, id, rev) in &asks {
+        let r = s3(ctx, &json!({"item_id": id, "revision": rev}))?;
+        let got = format!(
+            "{} {}{}",
+            r.status,
+            stable_headers(&r, &volatile),
+            body_text(&r)
+        );
+        if got != reference {
+            wrong.push(format!("{state}: {}", got.replace('\n', " | ")));
+        }
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(fail(
+            format!(
+                "every refused S3 answer byte-identical to the no-row id's: {}",
+                reference.replace('\n', " | ")
+            ),
+            wrong.join("; "),
+        ))
+    }
+}
+
 // ---- tokens ----
 
 fn every_call(ctx: &Ctx<'_>, auth: Auth<'_>) -> Result<Vec<(String, Response)>, NotPassed> {
@@ -952,8 +1625,59 @@ fn every_call(ctx: &Ctx<'_>, auth: Auth<'_>) -> Result<Vec<(String, Response)>, 
         .collect()
 }
 
+/// [`every_call`], plus an S1 read from a cursor and an S1a continuation
+/// page, each with a token-shaped value the server never issued: a
+/// refusal comes before anything a parameter could decide (§6.2).
+fn every_call_and_continuation(
+    ctx: &Ctx<'_>,
+    auth: Auth<'_>,
+) -> Result<Vec<(String, Response)>, NotPassed> {
+    let mut calls = every_call(ctx, auth)?;
+    let c = ctx.client;
+    for (name, path) in [
+        ("GET /s1/feed?cursor=", "/s1/feed?cursor=conform-cursor"),
+        ("GET /s1a/announce?page=", "/s1a/announce?page=conform-page"),
+    ] {
+        let r = c.get(path, auth).map_err(|e| call_failed(name, &e))?;
+        calls.push((name.to_owned(), r));
+    }
+    Ok(calls)
+}
+
+/// Tokens nobody was issued, each one step from `token`: a suffix, the
+/// last byte changed, the last byte dropped, and (if it has letters) the
+/// letters' case flipped.
+fn near_tokens(token: &str) -> Vec<(&'static str, String)> {
+    let mut out = vec![("with a suffix", format!("{token}-not-issued"))];
+    if let Some(last) = token.chars().last() {
+        let swapped = if last == 'x' { 'y' } else { 'x' };
+        let stem = &token[..token.len() - last.len_utf8()];
+        out.push((
+            "with its last character changed",
+            format!("{stem}{swapped}"),
+        ));
+        if !stem.is_empty() {
+            out.push(("without its last character", stem.to_owned()));
+        }
+    }
+    let flipped: String = token
+        .chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() {
+                c.to_ascii_uppercase()
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect();
+    if flipped != token {
+        out.push(("in the other letter case", flipped));
+    }
+    out
+}
+
 fn refused(ctx: &Ctx<'_>, auth: Auth<'_>, what: &str) -> Outcome {
-    let wrong: Vec<String> = every_call(ctx, auth)?
+    let wrong: Vec<String> = every_call_and_continuation(ctx, auth)?
         .into_iter()
         .filter(|(_, r)| r.status != 401)
         .map(|(name, r)| format!("{name} -> {}", r.status))
@@ -970,13 +1694,19 @@ fn missing_token(ctx: &mut Ctx<'_>) -> Outcome {
 }
 
 fn wrong_token(ctx: &mut Ctx<'_>) -> Outcome {
-    let wrong = format!("{}-not-issued", ctx.token);
-    refused(ctx, Auth::Bearer(&wrong), "with a token nobody was issued")
+    for (how, wrong) in near_tokens(ctx.token) {
+        refused(
+            ctx,
+            Auth::Bearer(&wrong),
+            &format!("with a token nobody was issued: the real one {how}"),
+        )?;
+    }
+    Ok(())
 }
 
 fn error_body_401(ctx: &mut Ctx<'_>) -> Outcome {
     let not_issued = format!("{}-not-issued", ctx.token);
-    let wrong: Vec<String> = every_call(ctx, Auth::Bearer(&not_issued))?
+    let wrong: Vec<String> = every_call_and_continuation(ctx, Auth::Bearer(&not_issued))?
         .into_iter()
         .filter(|(_, r)| r.body.as_ref() != br#"{"error":"unauthorized"}"#)
         .map(|(name, r)| format!("{name} -> {}", body_text(&r)))
@@ -1151,12 +1881,52 @@ static CASES: &[ConformCase] = &[
         over_limit_refused
     ),
     case!(
+        "s2/custody-before-revision",
+        Must,
+        "§4.1 (custody, grants join), suite gate 3",
+        Nothing,
+        "Custody and the grants join come before the revision: an item the asker may not see answers NOT_VISIBLE at an older revision and at one never issued (never STALE or AHEAD), byte-identical to the no-row id's answer; so does a team item asked by a guest or a removed member.",
+        custody_before_revision
+    ),
+    case!(
+        "s2/custody-whoever-asks",
+        Must,
+        "§4.1 (custody intersection), suite gate 3",
+        Nothing,
+        "A non-team item is NOT_VISIBLE to everyone, its owner and its grantees included (private, link-shared, guest-only, granted, deleted), byte-identical to the no-row id's answer.",
+        custody_whoever_asks
+    ),
+    case!(
+        "s2/stranger-not-visible",
+        Must,
+        "§4.1 (grants join)",
+        Nothing,
+        "Someone the sibling does not hold (an address at the team's domain that is not on its roster) gets NOT_VISIBLE for a team item, as for a no-row id.",
+        stranger_not_visible
+    ),
+    case!(
+        "s2/results-in-request-order",
+        Should,
+        "§4.1 (no-row rule), contract S2",
+        Nothing,
+        "Results come in the order the pairs were asked, so their order cannot tell which ids exist (asked forwards and backwards: no-row, private, team, granted).",
+        results_in_request_order
+    ),
+    case!(
         "s2/compact-schema-order",
         Should,
         "contract S2",
         Nothing,
         "S2 bodies are compact JSON in schema field order (what makes byte identity cheap).",
         compact_schema_order
+    ),
+    case!(
+        "s2/s3-bodies-match-schema",
+        Must,
+        "§4.1, §6.1, contract",
+        Nothing,
+        "A 16-pair S2 answer, a 200 S3 answer and a 404 S3 body are valid against their schemas.",
+        s2_s3_match_schema
     ),
     case!(
         "s3/200-team-at-held-revision",
@@ -1175,6 +1945,38 @@ static CASES: &[ConformCase] = &[
         s3_404_never_403
     ),
     case!(
+        "s3/unknown-fields-400",
+        Must,
+        "§6.1, gate 25, contract S3",
+        Nothing,
+        "An S3 request for a team item carrying any field but item_id and revision (person, subject, or an unknown one) is refused with 400.",
+        s3_unknown_fields_400
+    ),
+    case!(
+        "s3/person-beside-the-body-ignored",
+        Must,
+        "§6.1, gate 25",
+        Nothing,
+        "A person named in a query parameter or a header never makes a granted item fetchable.",
+        s3_person_beside_the_body
+    ),
+    case!(
+        "s3/404-after-leaving-team",
+        Must,
+        "§6.1, §4.2",
+        Control,
+        "Once an item leaves team-visibility (team → granted, or deleted), S3 answers 404 at every revision of it.",
+        s3_404_after_leaving_team
+    ),
+    case!(
+        "s3/404-byte-identical",
+        Must,
+        "§6.1, §4.2",
+        Nothing,
+        "Every refused S3 answer (private, granted, guest-only, link-shared, deleted, a never-issued revision) is byte-identical to the no-row id's: status, headers and body.",
+        s3_404_identical
+    ),
+    case!(
         "s3/person-field-never-fetches-granted",
         Must,
         "§6.1, gate 25",
@@ -1189,6 +1991,30 @@ static CASES: &[ConformCase] = &[
         Nothing,
         "Every S1 row is exactly item_id, revision, gone, touched_at: no title, content or visibility flag.",
         s1_four_fields
+    ),
+    case!(
+        "s1/pages-match-schema",
+        Must,
+        "§6.1, gate 3, contract S1",
+        Nothing,
+        "Every S1 page from the start is valid against s1-response.schema.json: four-field rows, tokens of 1 to 256 bytes, times in UTC ending in Z.",
+        s1_pages_match_schema
+    ),
+    case!(
+        "s1/never-team-items-absent",
+        Must,
+        "§6.1, gate 3",
+        Nothing,
+        "The feed from the start holds a row for every team-visible item and none, gone or not, for an item that was never team-visible or has no row.",
+        s1_never_team_absent
+    ),
+    case!(
+        "s1/pages-lose-no-row",
+        Must,
+        "§6.1",
+        Control,
+        "After 150 new revisions of one item, reading the feed page by page from the earlier head delivers a row for every one of them (skipped if the feed never needs a second page).",
+        s1_pages_lose_no_row
     ),
     case!(
         "s1/leaving-team-reads-as-gone",
@@ -1231,6 +2057,14 @@ static CASES: &[ConformCase] = &[
         s1a_close_count
     ),
     case!(
+        "s1a/pages-match-schema",
+        Must,
+        "§6.1, gate 3, contract S1a",
+        Nothing,
+        "Every S1a page is valid against s1a-page.schema.json: open, item (exactly item_id, revision, touched_at) and close records, and nothing else.",
+        s1a_pages_match_schema
+    ),
+    case!(
         "s1a/cursor-only-in-close",
         Must,
         "§6.1",
@@ -1243,7 +2077,7 @@ static CASES: &[ConformCase] = &[
         Must,
         "§6.2",
         Nothing,
-        "Every call without a bearer token is refused with 401.",
+        "Every call without a bearer token is refused with 401, S1 from a cursor and S1a continuation pages included.",
         missing_token
     ),
     case!(
@@ -1251,7 +2085,7 @@ static CASES: &[ConformCase] = &[
         Must,
         "§6.2",
         Nothing,
-        "Every call with a token nobody was issued is refused with 401.",
+        "Every call with a token nobody was issued is refused with 401: the real token with a suffix, with its last character changed or dropped, and in the other letter case.",
         wrong_token
     ),
     case!(

@@ -30,6 +30,9 @@ pub enum Auth<'a> {
 pub struct Response {
     /// HTTP status.
     pub status: u16,
+    /// Response headers, names lower-cased, values as received (a value
+    /// that is not visible ASCII is kept as its bytes, lossily).
+    pub headers: Vec<(String, String)>,
     /// Raw body, exactly as received.
     pub body: Bytes,
 }
@@ -120,7 +123,7 @@ impl Client {
     /// # Errors
     /// [`ClientError`] when no whole response arrived.
     pub fn get(&self, path_and_query: &str, auth: Auth<'_>) -> Result<Response, ClientError> {
-        self.send("GET", path_and_query, None, auth)
+        self.send("GET", path_and_query, None, auth, &[])
     }
 
     /// `POST path` with a JSON body.
@@ -128,7 +131,22 @@ impl Client {
     /// # Errors
     /// [`ClientError`] when no whole response arrived.
     pub fn post(&self, path: &str, body: Vec<u8>, auth: Auth<'_>) -> Result<Response, ClientError> {
-        self.send("POST", path, Some(body), auth)
+        self.send("POST", path, Some(body), auth, &[])
+    }
+
+    /// `POST path` with a JSON body and extra request headers `(name, value)`.
+    ///
+    /// # Errors
+    /// [`ClientError`] when no whole response arrived, or a header is not
+    /// a valid HTTP header.
+    pub fn post_with_headers(
+        &self,
+        path: &str,
+        body: Vec<u8>,
+        auth: Auth<'_>,
+        extra: &[(&str, &str)],
+    ) -> Result<Response, ClientError> {
+        self.send("POST", path, Some(body), auth, extra)
     }
 
     fn send(
@@ -137,6 +155,7 @@ impl Client {
         path: &str,
         body: Option<Vec<u8>>,
         auth: Auth<'_>,
+        extra: &[(&str, &str)],
     ) -> Result<Response, ClientError> {
         let host_header = if self.target.port == 80 {
             self.target.host.clone()
@@ -152,6 +171,9 @@ impl Client {
         }
         if body.is_some() {
             builder = builder.header(http::header::CONTENT_TYPE, "application/json");
+        }
+        for (name, value) in extra {
+            builder = builder.header(*name, *value);
         }
         let sent = body.clone().unwrap_or_default();
         let request = builder
@@ -171,6 +193,16 @@ impl Client {
             Ok(Err(e)) => Err(ClientError::Exchange(e.to_string())),
             Ok(Ok(r)) => Ok(Response {
                 status: r.status,
+                headers: r
+                    .headers
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.as_str().to_owned(),
+                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                        )
+                    })
+                    .collect(),
                 body: r.body,
             }),
         };

@@ -16,6 +16,7 @@ pub mod control;
 pub mod fake;
 pub mod manifest;
 pub mod report;
+pub mod schema;
 
 use std::time::Instant;
 
