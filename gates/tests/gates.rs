@@ -228,6 +228,18 @@ case!(
     "27/failed-announce-retires-nothing"
 );
 case!(
+    gate_27_the_re_announce_mark_survives_a_restart_and_keeps_sheets_out_of_the_ranking,
+    "27/mark-survives-restart"
+);
+case!(
+    gate_27_an_announce_whose_s3_refetch_fails_is_not_applied_and_the_mark_stands,
+    "27/refetch-failure-keeps-the-mark"
+);
+case!(
+    gate_27_one_complete_announce_replaces_revisions_both_ways_and_fetches_new_items,
+    "27/announce-brings-new-and-newer"
+);
+case!(
     gate_27_a_completed_announce_retires_the_lost_row_and_refetches_the_older_revision,
     "27/completed-announce-reconciles"
 );

@@ -371,7 +371,10 @@ impl World {
             let (slot, restart, boot) = (host_slot.clone(), host_restart.clone(), boot.clone());
             async move {
                 loop {
-                    let state = match slot.lock().map_err(|_| "slot")?.clone() {
+                    // Bound first: a guard in the match scrutinee would live
+                    // through the arms and deadlock the re-lock below.
+                    let current = slot.lock().map_err(|_| "slot")?.clone();
+                    let state = match current {
                         Some(s) => s,
                         None => {
                             let s = boot.wake()?;

@@ -24,7 +24,7 @@ use memoria::instance::PAGE_SIZE_RESULTS;
 use memoria::sibling::sync::{ReannounceStatus, SyncReport};
 use memoria::sibling::wire::{Pair, Subject, Verdict};
 use memoria_simulator::fake::FakeSibling;
-use memoria_simulator::fake::faults::TruncateAnnounce;
+use memoria_simulator::fake::faults::{Outage, TruncateAnnounce};
 use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::{CallDetail, CallKind, Trace};
 use memoria_simulator::world::{Memoria, OWNERS, SiblingSpec, World};
@@ -70,8 +70,23 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "27/failed-announce-retires-nothing",
-            desc: "With Sheets marked, an announce with no close marker, then one whose close count is off by one, each fails: nothing retired, no tombstone, (a) held at r7, (b) held, Sheets still marked and out of the ranking.",
+            desc: "With Sheets marked, an announce with no close marker, then one whose close count is one too many, then one too few, each fails: nothing retired, no tombstone, (a) held at r7, (b) held, Sheets still marked and out of the ranking.",
             run: failed_announce,
+        },
+        Case {
+            id: "27/mark-survives-restart",
+            desc: "With Sheets marked, memoria restarts from its data directory: Sheets is still marked, and page 1 still renders exactly 20 Docs results plus the one reconciling line.",
+            run: mark_survives_restart,
+        },
+        Case {
+            id: "27/refetch-failure-keeps-the-mark",
+            desc: "With Sheets marked and its S3 down (S1a and S2 answer), a complete announce cannot refetch (a): it is not applied, Sheets stays marked and out of the ranking, (a) is not taken to be at r5; once S3 answers, the next sync completes and (a) is held at r5.",
+            run: refetch_failure_keeps_the_mark,
+        },
+        Case {
+            id: "27/announce-brings-new-and-newer",
+            desc: "After the restore Sheets also revises one item past what memoria holds and creates one memoria never saw; the complete announce replaces in both directions in one pass: (a) back to r5, the revised item forward to r2, and the new item fetched through S3 and held.",
+            run: announce_brings_new_and_newer,
         },
         Case {
             id: "27/completed-announce-reconciles",
@@ -385,7 +400,11 @@ fn failed_announce(ctx: &mut Ctx) -> Result<(), Failure> {
     run_world(&world, move |mut m| async move {
         let tombstones_before =
             restored_and_marked(&mut m, &sheets, &canary, SHEETS_CHUNKS + DOCS_CHUNKS).await?;
-        for fault in [TruncateAnnounce::NoClose, TruncateAnnounce::WrongCount(1)] {
+        for fault in [
+            TruncateAnnounce::NoClose,
+            TruncateAnnounce::WrongCount(1),
+            TruncateAnnounce::WrongCount(-1),
+        ] {
             sheets.faults().set_truncate_announce(Some(fault));
             let report = sheets_report(&m.sync().await).ok_or("no Sheets sync")?;
             check(
@@ -469,6 +488,168 @@ fn completed_announce(ctx: &mut Ctx) -> Result<(), Failure> {
             reconciling_lines(&body).is_empty() && results_from(&body, "sheets").1 > 0,
             "Sheets ranks again, with no reconciling line",
             format!("{:?}", reconciling_lines(&body)),
+        )
+    })
+}
+
+/// Page 1 for the fixture's query: (results, from Docs, reconciling lines).
+async fn page_one(m: &mut Memoria, canary: &str) -> (usize, usize, Vec<String>) {
+    let body = m.search(OWNERS[0], canary).await.response.body;
+    let (results, docs) = results_from(&body, "docs");
+    (results, docs, reconciling_lines(&body))
+}
+
+fn mark_survives_restart(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let sheets = world.fake("sheets").clone();
+    run_world(&world, move |mut m| async move {
+        restored_and_marked(&mut m, &sheets, &canary, SHEETS_CHUNKS + DOCS_CHUNKS).await?;
+        let before = page_one(&mut m, &canary).await;
+        check(
+            before
+                == (
+                    PAGE_SIZE_RESULTS,
+                    PAGE_SIZE_RESULTS,
+                    vec![SHEETS_RECONCILING.to_string()],
+                ),
+            "before the restart: 20 Docs results and the reconciling line",
+            format!("{before:?}"),
+        )?;
+        m.restart().await;
+        let (_, _, marked, a, _) = held(&m)?;
+        check(
+            marked && a.as_deref() == Some("r7"),
+            "after the restart Sheets is still marked, (a) still held at r7",
+            format!("marked: {marked}, (a) at {a:?}"),
+        )?;
+        let after = page_one(&mut m, &canary).await;
+        check(
+            after == before,
+            "after the restart page 1 is still 20 Docs results and the one reconciling line",
+            format!("{after:?}"),
+        )
+    })
+}
+
+fn refetch_failure_keeps_the_mark(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let sheets = world.fake("sheets").clone();
+    run_world(&world, move |mut m| async move {
+        restored_and_marked(&mut m, &sheets, &canary, SHEETS_CHUNKS + DOCS_CHUNKS).await?;
+        sheets.faults().set_truncate_announce(None);
+        sheets
+            .faults()
+            .set_outage_for(Some(Outage::Status(503)), Some(CallKind::S3));
+        let report = sheets_report(&m.sync().await).ok_or("no Sheets sync")?;
+        check(
+            matches!(report.reannounce, Some(ReannounceStatus::Unapplied(_)))
+                && report.fetch_failed >= 1,
+            "the complete announce whose S3 refetch fails is not applied",
+            format!(
+                "{:?}, {} fetches failed",
+                report.reannounce, report.fetch_failed
+            ),
+        )?;
+        let (_, _, marked, a, _) = held(&m)?;
+        check(
+            marked && a.as_deref() == Some("r7"),
+            "Sheets stays marked and (a) is not taken to be at r5",
+            format!("marked: {marked}, (a) at {a:?}"),
+        )?;
+        let (results, docs, lines) = page_one(&mut m, &canary).await;
+        check(
+            results == PAGE_SIZE_RESULTS
+                && docs == PAGE_SIZE_RESULTS
+                && lines == [SHEETS_RECONCILING],
+            "Sheets stays out of the ranking, named as reconciling",
+            format!("{results} results, {docs} from Docs, {lines:?}"),
+        )?;
+        sheets.faults().set_outage_for(None, None);
+        let report = sheets_report(&m.sync().await).ok_or("no Sheets sync")?;
+        let (_, _, marked, a, _) = held(&m)?;
+        check(
+            report.reannounce == Some(ReannounceStatus::Completed)
+                && !marked
+                && a.as_deref() == Some("r5"),
+            "once S3 answers, the next sync completes: mark cleared, (a) at r5",
+            format!("{:?}, marked: {marked}, (a) at {a:?}", report.reannounce),
+        )
+    })
+}
+
+/// A Sheets item memoria holds at r1 that Sheets revises after its restore.
+const ITEM_NEWER: &str = "sh-1";
+/// A Sheets item created after its restore, which memoria never held.
+const ITEM_NEW: &str = "sh-new";
+
+fn announce_brings_new_and_newer(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let sheets = world.fake("sheets").clone();
+    let trace = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        restored_and_marked(&mut m, &sheets, &canary, SHEETS_CHUNKS + DOCS_CHUNKS).await?;
+        let revision_of = |m: &Memoria, item: &str| -> Result<Option<String>, String> {
+            let instance = m.state().instance();
+            let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
+            Ok(guard
+                .store()
+                .sibling_document("sheets", item)
+                .map_err(|e| e.to_string())?
+                .and_then(|d| d.provenance)
+                .map(|p| p.revision))
+        };
+        let (newer, new) = (revision_of(&m, ITEM_NEWER)?, revision_of(&m, ITEM_NEW)?);
+        check(
+            newer.as_deref() == Some("r1") && new.is_none(),
+            "before the announce memoria holds the revised item at r1 and not the new one",
+            format!("revised item at {newer:?}, new item at {new:?}"),
+        )?;
+        let newer_rev = sheets.model().with(|mm| {
+            mm.add_item(ITEM_NEW, Rung::Team, "Row", &sheets_body(&canary, 1000))
+                .expect("item");
+            mm.revise(ITEM_NEWER, "Row", &sheets_body(&canary, 1001))
+                .expect("revise")
+        });
+        sheets.faults().set_truncate_announce(None);
+        let before = trace.events().len();
+        let report = sheets_report(&m.sync().await).ok_or("no Sheets sync")?;
+        check(
+            report.reannounce == Some(ReannounceStatus::Completed),
+            "the complete announce is applied",
+            format!("{:?}", report.reannounce),
+        )?;
+        let (a, newer, new) = (
+            revision_of(&m, ITEM_AHEAD)?,
+            revision_of(&m, ITEM_NEWER)?,
+            revision_of(&m, ITEM_NEW)?,
+        );
+        check(
+            a.as_deref() == Some("r5")
+                && newer.as_deref() == Some(newer_rev.as_str())
+                && new.as_deref() == Some("r1"),
+            format!(
+                "one announce replaces both ways: (a) back to r5, the revised item forward to {newer_rev}, the new item held at r1"
+            ),
+            format!("(a) at {a:?}, revised item at {newer:?}, new item at {new:?}"),
+        )?;
+        let fetched: Vec<String> = trace.events()[before..]
+            .iter()
+            .filter(|e| e.call == CallKind::S3)
+            .filter_map(|e| match &e.detail {
+                CallDetail::S3 {
+                    item_id: Some(i),
+                    served: true,
+                    ..
+                } => Some(i.clone()),
+                _ => None,
+            })
+            .collect();
+        check(
+            [ITEM_AHEAD, ITEM_NEWER, ITEM_NEW]
+                .iter()
+                .all(|i| fetched.iter().any(|f| f == i)),
+            "(a), the revised item and the new item are each fetched through S3",
+            format!("S3 served {} fetches", fetched.len()),
         )
     })
 }

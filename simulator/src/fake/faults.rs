@@ -106,6 +106,9 @@ pub struct Faults {
     pub slow: Option<Slow>,
     /// See [`Outage`].
     pub outage: Option<Outage>,
+    /// `None`: the outage takes every call; `Some(kind)`: only that call
+    /// (S3's content store down while S1, S1a and S2 answer, say).
+    pub outage_only: Option<CallKind>,
     /// See [`Lie`].
     pub lie: Option<Lie>,
     /// See [`MalformedS2`].
@@ -166,7 +169,15 @@ impl FaultsHandle {
 
     /// Sets or clears [`Outage`].
     pub fn set_outage(&self, outage: Option<Outage>) {
-        self.with(|s| s.faults.outage = outage);
+        self.set_outage_for(outage, None);
+    }
+
+    /// Switches the outage knob for one call kind only (`None`: every call).
+    pub fn set_outage_for(&self, outage: Option<Outage>, only: Option<CallKind>) {
+        self.with(|s| {
+            s.faults.outage = outage;
+            s.faults.outage_only = only;
+        });
     }
 
     /// Sets or clears [`Lie`].
@@ -215,7 +226,11 @@ impl FaultsHandle {
                 delay += slow.latency_ms;
                 names.push("slow".to_owned());
             }
-            (s.faults.clone(), delay, names)
+            let mut faults = s.faults.clone();
+            if faults.outage_only.is_some_and(|only| only != call) {
+                faults.outage = None;
+            }
+            (faults, delay, names)
         })
     }
 }
