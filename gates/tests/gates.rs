@@ -127,6 +127,34 @@ case!(
     "8/silent-below-floor"
 );
 case!(
+    gate_8_the_refusal_breaker_stays_silent_when_baseline_askers_are_also_shown_passages_today,
+    "8/silent-visible-today"
+);
+case!(
+    gate_8_stale_and_ahead_are_not_refusals_and_write_no_counter,
+    "8/silent-stale-or-ahead"
+);
+case!(
+    gate_8_the_baseline_is_the_seven_utc_days_before_today,
+    "8/baseline-is-seven-utc-days"
+);
+case!(
+    gate_8_the_window_is_the_current_utc_day_at_either_side_of_midnight,
+    "8/window-is-the-utc-day"
+);
+case!(
+    gate_8_the_breaker_counters_are_kept_eight_utc_days_and_no_longer,
+    "8/counters-kept-eight-days"
+);
+case!(
+    gate_8_another_siblings_counters_do_not_move_the_sheets_verdict,
+    "8/per-sibling"
+);
+case!(
+    gate_8_the_s3_breaker_stays_silent_through_an_s3_outage_of_failures_not_404s,
+    "8/s3-silent-through-an-s3-outage"
+);
+case!(
     gate_8_missing_short_or_unreadable_counters_say_cannot_determine_and_name_what_is_lacking,
     "8/cannot-determine"
 );

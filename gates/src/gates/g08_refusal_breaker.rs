@@ -8,20 +8,26 @@
 //! Each silent case first proves the counters it relies on were written
 //! (presence before absence). The S3 cases use the real sync for the prior
 //! success and the store's S3 tally API, the one `sync` itself calls, for
-//! the window's 404s.
+//! the window's 404s; the S3 outage is real syncs whose fetches the gate's
+//! dialer answers 503 in front of the fake while the feed answers. The
+//! gate computes UTC day numbers itself (`unix_s / 86400`), never with the
+//! product's function, and moves the clock across midnight where the day
+//! boundary matters. A second sibling's counters are written through the
+//! store API the S2 path calls.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
-use memoria::breaker::{S3_BREAKER_FETCHES_MIN, S3Tally, SECONDS_PER_DAY, utc_day};
+use memoria::breaker::{S2Tally, S3_BREAKER_FETCHES_MIN, S3Tally};
 use memoria::clock::Clock as MemoriaClock;
 use memoria::seal::Dek;
 use memoria::sibling::transport::{Connection, DialFuture, Dialer};
 use memoria::sibling::{SiblingClient, SiblingConfig};
 use memoria::testkit::TestApp;
 use memoria_simulator::fake::{
-    Clock, FakeConfig, FakeSibling, ModelHandle, Outage, Rung, SubjectKind, Trace,
+    CallDetail, CallKind, Clock, FakeConfig, FakeSibling, ModelHandle, Outage, Rung, SubjectKind,
+    Trace,
 };
 
 use crate::sim::{tagged_body, withheld_lines};
@@ -37,12 +43,12 @@ pub static GATE: Gate = Gate {
     cases: &[
         Case {
             id: "8/fires",
-            desc: "Ana, Bea and Cai are shown Sheets passages on two baseline days; today Sheets removes them and each searches once: the sources page says the refusal breaker fired for 3 people, no results page mentions it, and nothing was purged.",
+            desc: "Ana, Bea and Cai are shown Sheets passages on two baseline days; today Sheets removes them and each searches once: the sources page says the refusal breaker fired for 3 people, and nothing was purged; Dan's and Ana's results pages have the same elements and text before and after it fired.",
             run: fires,
         },
         Case {
             id: "8/silent-docs-only-members",
-            desc: "Ana uses Sheets in the baseline and does not search today; Dan, Eli and Fay, never shown a Sheets passage, search 50 times each and Sheets answers NOT_VISIBLE to every pair: the counters hold their refusals and the breaker says no refusal anomaly.",
+            desc: "Ana uses Sheets in the baseline and does not search today; Dan, Eli and Fay, never shown a Sheets passage, are refused in the baseline and search 50 times each today, Sheets answering NOT_VISIBLE to every pair: the counters hold their refusals and the breaker says no refusal anomaly.",
             run: silent_docs_only,
         },
         Case {
@@ -56,8 +62,43 @@ pub static GATE: Gate = Gate {
             run: silent_below_floor,
         },
         Case {
+            id: "8/silent-visible-today",
+            desc: "Three baseline askers are each refused one Sheets item today and shown the others: VISIBLE and NOT_VISIBLE are both counted, and the breaker says no refusal anomaly (VISIBLE = 0 is part of the predicate).",
+            run: silent_visible_today,
+        },
+        Case {
+            id: "8/silent-stale-or-ahead",
+            desc: "Three baseline askers are answered only STALE (Sheets moved past memoria's revisions) or only AHEAD (Sheets restored behind them) today: no window counter is written and the breaker says no refusal anomaly.",
+            run: silent_stale_or_ahead,
+        },
+        Case {
+            id: "8/baseline-is-seven-utc-days",
+            desc: "Three askers shown Sheets only on day W-7 and refused today fire the breaker; a history beginning on day W-6 says cannot determine and names the baseline.",
+            run: baseline_seven_days,
+        },
+        Case {
+            id: "8/window-is-the-utc-day",
+            desc: "Passages shown at 23:30 UTC yesterday and refusals at 00:30 UTC today land on those UTC days (unix seconds / 86400, computed by the gate) and fire the breaker, still fired at 23:30 UTC today.",
+            run: window_utc_day,
+        },
+        Case {
+            id: "8/counters-kept-eight-days",
+            desc: "S2 and S3 counters written on days W-8 and W-7 are held; today's write prunes W-8's and keeps W-7's, and the breaker fires on W-7's baseline.",
+            run: kept_eight_days,
+        },
+        Case {
+            id: "8/per-sibling",
+            desc: "A second sibling counts the same three askers as shown its passages in the baseline and today, while Sheets refuses them: Sheets' breaker fires for 3 people and the second sibling's stays silent.",
+            run: per_sibling,
+        },
+        Case {
+            id: "8/s3-silent-through-an-s3-outage",
+            desc: "Today S3 answers 503 to every fetch while the feed answers: 21 failed fetches through real syncs, none a 404, write today's S3 counters and the S3 breaker says no S3 anomaly.",
+            run: s3_silent_outage,
+        },
+        Case {
             id: "8/cannot-determine",
-            desc: "One day of history says cannot determine and names the baseline; deleting the durable counters names the window and the baseline; a tampered window row names the window; none says no anomaly, none is silent.",
+            desc: "One day of history says cannot determine and names the baseline; deleting the durable counters names the window and the baseline; a tampered window row names the window; a tampered baseline row names the baseline and does not fire on the rest; none says no anomaly, none is silent.",
             run: cannot_determine,
         },
         Case {
@@ -98,6 +139,14 @@ const PEOPLE: [&str; 7] = [
 const ITEMS: usize = 3;
 /// Today, the window: 2026-11-30T09:00:00Z in Unix seconds.
 const TODAY_S: i64 = 1_796_029_200;
+/// Seconds in one UTC day: POSIX time has no leap seconds, so the UTC day
+/// of a Unix time is `unix_s / DAY_S` (§8.1's windows are UTC days). The
+/// gate computes days itself, never with the product's own function.
+const DAY_S: i64 = 86_400;
+/// Seconds in one hour.
+const HOUR_S: i64 = 3_600;
+/// A second sibling's app, with counters of its own (§8.1: per sibling).
+const OTHER_APP: &str = "docs";
 const NO_ANOMALY: &str = "Refusal breaker: no refusal anomaly.";
 const FIRED: &str = "Refusal breaker: fired.";
 const CANNOT: &str = "Refusal breaker: cannot determine.";
@@ -112,19 +161,88 @@ impl MemoriaClock for HandClock {
     }
 }
 
-/// Dials a fake's router over an in-memory duplex stream.
-struct DuplexDialer(BTreeMap<String, FakeSibling>);
+/// Dials a fake's router over an in-memory duplex stream. While `s3_down`
+/// is set, every S3 fetch is answered 503 in front of the fake (an S3-only
+/// outage: the feed still answers), and every other call goes through.
+struct DuplexDialer {
+    fakes: BTreeMap<String, FakeSibling>,
+    s3_down: Arc<AtomicBool>,
+}
+
+/// The path of an S3 fetch (§6.1).
+const S3_PATH: &str = "/s3/fetch";
+/// Bytes of buffer in each in-memory connection.
+const DUPLEX_BYTES: usize = 256 * 1024;
 
 impl Dialer for DuplexDialer {
     fn dial<'a>(&'a self, host: &'a str, _port: u16) -> DialFuture<'a> {
         Box::pin(async move {
-            let router = self.0.get(host).map(FakeSibling::router).ok_or_else(|| {
+            let fake = self.fakes.get(host).cloned().ok_or_else(|| {
                 std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "no such host")
             })?;
-            let (client, server) = tokio::io::duplex(256 * 1024);
-            tokio::spawn(memoria_simulator::net::serve_connection(server, router));
+            let (client, server) = tokio::io::duplex(DUPLEX_BYTES);
+            if self.s3_down.load(Ordering::SeqCst) {
+                tokio::spawn(s3_down_in_front(server, fake));
+            } else {
+                tokio::spawn(memoria_simulator::net::serve_connection(
+                    server,
+                    fake.router(),
+                ));
+            }
             Ok(Box::new(client) as Box<dyn Connection>)
         })
+    }
+}
+
+/// Reads one request's head; answers an S3 fetch 503 after reading its
+/// body, and hands any other call, bytes already read included, to the fake.
+async fn s3_down_in_front(mut server: tokio::io::DuplexStream, fake: FakeSibling) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut read = Vec::new();
+    let mut buf = [0u8; 4096];
+    let head_end = loop {
+        if let Some(at) = read.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        match server.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => read.extend_from_slice(&buf[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&read[..head_end]).to_ascii_lowercase();
+    let is_s3 = head
+        .lines()
+        .next()
+        .is_some_and(|l| l.split(' ').nth(1) == Some(S3_PATH));
+    if is_s3 {
+        let body_len: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        while read.len() < head_end + body_len {
+            match server.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => read.extend_from_slice(&buf[..n]),
+            }
+        }
+        let body = br#"{"error":"unavailable"}"#;
+        let answer = format!(
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        let _ = server.write_all(answer.as_bytes()).await;
+        let _ = server.write_all(body).await;
+        let _ = server.shutdown().await;
+        return;
+    }
+    let (mut to_fake, fake_side) = tokio::io::duplex(DUPLEX_BYTES);
+    tokio::spawn(memoria_simulator::net::serve_connection(
+        fake_side,
+        fake.router(),
+    ));
+    if to_fake.write_all(&read).await.is_ok() {
+        let _ = tokio::io::copy_bidirectional(&mut server, &mut to_fake).await;
     }
 }
 
@@ -135,6 +253,7 @@ struct Rig {
     dek: Dek,
     clock: Arc<AtomicI64>,
     fake: FakeSibling,
+    s3_down: Arc<AtomicBool>,
     app: Option<TestApp>,
     query: String,
 }
@@ -175,6 +294,7 @@ impl Rig {
             dek: dek(ctx.rng()),
             clock: Arc::new(AtomicI64::new(TODAY_S)),
             fake,
+            s3_down: Arc::new(AtomicBool::new(false)),
             app: None,
             query: canary,
         };
@@ -190,10 +310,10 @@ impl Rig {
                 url: format!("http://{HOST}:80"),
                 token: TOKEN.into(),
             }],
-            Arc::new(DuplexDialer(BTreeMap::from([(
-                HOST.to_string(),
-                self.fake.clone(),
-            )]))),
+            Arc::new(DuplexDialer {
+                fakes: BTreeMap::from([(HOST.to_string(), self.fake.clone())]),
+                s3_down: self.s3_down.clone(),
+            }),
         )
         .expect("a same-team sibling");
         let app = TestApp::with_clock(
@@ -218,10 +338,12 @@ impl Rig {
 
     /// Sets the clock to 09:00 UTC, `days` days before today.
     fn day(&self, days_before_today: i64) {
-        self.clock.store(
-            TODAY_S - days_before_today * SECONDS_PER_DAY,
-            Ordering::SeqCst,
-        );
+        self.at(TODAY_S - days_before_today * DAY_S);
+    }
+
+    /// Sets the clock to `unix_s`.
+    fn at(&self, unix_s: i64) {
+        self.clock.store(unix_s, Ordering::SeqCst);
     }
 
     /// Polls Sheets' S1 and fetches through S3: the real sync.
@@ -243,11 +365,46 @@ impl Rig {
 
     /// Sheets removes (or restores) `who` from every item.
     fn removed(&self, who: &str, on: bool) {
+        for i in 0..ITEMS {
+            self.removed_from(i, who, on);
+        }
+    }
+
+    /// Sheets removes (or restores) `who` from item `i` only.
+    fn removed_from(&self, i: usize, who: &str, on: bool) {
         self.fake.model().with(|m| {
-            for i in 0..ITEMS {
-                m.set_removed(&format!("sh-{i}"), who, on).expect("removed");
-            }
+            m.set_removed(&format!("sh-{i}"), who, on).expect("removed");
         });
+    }
+
+    /// Sheets revises every item; returns the new revisions.
+    fn revise_all(&self, body: &str) -> Vec<String> {
+        self.fake.model().with(|m| {
+            (0..ITEMS)
+                .map(|i| {
+                    m.revise(&format!("sh-{i}"), "Ledger", body)
+                        .expect("revise")
+                })
+                .collect()
+        })
+    }
+
+    /// Searches as `who` and returns the page and the S2 values Sheets
+    /// answered for that search, read from the fake's trace.
+    fn search_answered(&mut self, who: &str) -> (String, Vec<String>) {
+        let trace = self.fake.trace();
+        trace.clear();
+        let page = self.search(who);
+        let answered = trace
+            .events()
+            .into_iter()
+            .filter(|e| e.call == CallKind::S2)
+            .flat_map(|e| match e.detail {
+                CallDetail::S2 { pairs, .. } => pairs.into_iter().map(|p| p.result).collect(),
+                _ => vec![],
+            })
+            .collect();
+        (page, answered)
     }
 
     /// The Sheets section of the owner's sources page, as text.
@@ -271,13 +428,18 @@ impl Rig {
         rusqlite::Connection::open(self.dir.join(memoria::store::DB_FILE_NAME)).expect("db")
     }
 
-    /// Counter rows for the given UTC day: (rows, distinct askers).
+    /// Sheets' S2 counter rows (one per asker) for the UTC day `days`
+    /// days before today's.
     fn s2_rows(&self, days_before_today: i64) -> i64 {
-        let day = utc_day(TODAY_S) - days_before_today;
+        self.rows("breaker_s2", APP, TODAY_S / DAY_S - days_before_today)
+    }
+
+    /// Rows of `table` for `app` on the UTC day number `day`.
+    fn rows(&self, table: &str, app: &str, day: i64) -> i64 {
         self.db()
             .query_row(
-                "SELECT count(*) FROM breaker_s2 WHERE app = ?1 AND day = ?2",
-                rusqlite::params![APP, day],
+                &format!("SELECT count(*) FROM {table} WHERE app = ?1 AND day = ?2"),
+                rusqlite::params![app, day],
                 |r| r.get(0),
             )
             .expect("count")
@@ -333,8 +495,59 @@ fn no_breaker_on(page: &str, who: &str) -> Result<(), Failure> {
     )
 }
 
+/// A page's shape: its elements in order (name and class, no other
+/// attribute: a form's CSRF token differs per session) and its text.
+fn page_shape(html: &str) -> (Vec<String>, String) {
+    let mut elements = vec![];
+    let mut rest = html;
+    while let Some(at) = rest.find('<') {
+        rest = &rest[at + 1..];
+        let end = rest.find('>').unwrap_or(rest.len());
+        let tag = &rest[..end];
+        let name = tag.split_whitespace().next().unwrap_or("").to_string();
+        let class = tag
+            .split("class=\"")
+            .nth(1)
+            .and_then(|c| c.split('"').next())
+            .unwrap_or("");
+        elements.push(format!("{name}.{class}"));
+        rest = &rest[end..];
+    }
+    (elements, strip_tags(html))
+}
+
+/// The results page before and after the breaker fired has the same
+/// elements and the same text (§8.1: no notice on a reader's page).
+fn same_page(before: &str, after: &str, whose: &str) -> Result<(), Failure> {
+    let (b, a) = (page_shape(before), page_shape(after));
+    let first_text_diff =
+        b.1.chars()
+            .zip(a.1.chars())
+            .position(|(x, y)| x != y)
+            .unwrap_or(b.1.len().min(a.1.len()));
+    ensure(
+        b == a,
+        format!(
+            "{whose}'s results page has the same elements and text before and after the breaker fired"
+        ),
+        format!(
+            "elements {} then {}; text {} then {} chars, first difference at char {first_text_diff}",
+            b.0.len(),
+            a.0.len(),
+            b.1.len(),
+            a.1.len()
+        ),
+    )
+}
+
 fn refuse_today(rig: &mut Rig, who: &[&str]) -> Result<(), Failure> {
     rig.day(0);
+    refuse_now(rig, who)
+}
+
+/// Sheets removes each of `who` from every item, and each searches once,
+/// at the rig's current time.
+fn refuse_now(rig: &mut Rig, who: &[&str]) -> Result<(), Failure> {
     for p in who {
         rig.removed(p, true);
         let page = rig.search(p);
@@ -367,16 +580,28 @@ fn fires(ctx: &mut Ctx) -> Result<(), Failure> {
         .expect("lock")
         .store()
         .counts();
-    refuse_today(&mut rig, trio)?;
+    // Before the breaker fires: Dan (shown Sheets, never refused) and Ana
+    // (refused, one of three) search; their pages are the reference.
+    let dan = PEOPLE[3];
+    rig.day(0);
+    let dan_before = rig.search(dan);
+    refuse_today(&mut rig, &trio[..1])?;
+    let ana_before = rig.search(trio[0]);
+    says(&rig.sources()?, NO_ANOMALY)?;
+    refuse_today(&mut rig, &trio[1..])?;
     ensure(
-        rig.s2_rows(0) == 3,
-        "three window counter rows were written on the S2 path",
+        rig.s2_rows(0) == 4,
+        "four window counter rows were written on the S2 path (three refused, Dan shown)",
         format!("{} rows", rig.s2_rows(0)),
     )?;
     let s = rig.sources()?;
     says(&s, FIRED)?;
     says(&s, "3 people")?;
     says(&s, "Nothing was purged.")?;
+    // After it fired, the same searches render the same pages: no line,
+    // notice or element anywhere on a results page moved with the breaker.
+    same_page(&dan_before, &rig.search(dan), "Dan (shown Sheets)")?;
+    same_page(&ana_before, &rig.search(trio[0]), "Ana (refused)")?;
     let after = rig
         .app()
         .state()
@@ -397,11 +622,31 @@ fn silent_docs_only(ctx: &mut Ctx) -> Result<(), Failure> {
     rig.day(7);
     rig.sync();
     rig.baseline(&[PEOPLE[0]], &[7, 1])?;
-    rig.day(0);
     let members = &PEOPLE[3..6];
     for p in members {
         rig.removed(p, true);
     }
+    // They asked in the baseline too, and were refused: askers, but not
+    // baseline askers (never shown a passage).
+    for d in [7, 1] {
+        rig.day(d);
+        for p in members {
+            let (page, answered) = rig.search_answered(p);
+            ensure(
+                !page.contains("tagledger")
+                    && !answered.is_empty()
+                    && answered.iter().all(|a| a == "NOT_VISIBLE"),
+                format!("Sheets answers {p} only NOT_VISIBLE {d} days before today"),
+                format!("answers {answered:?}"),
+            )?;
+        }
+    }
+    ensure(
+        rig.s2_rows(1) == 4,
+        "the baseline refusals were counted (presence): Ana and the three members",
+        format!("{} rows", rig.s2_rows(1)),
+    )?;
+    rig.day(0);
     for _ in 0..50 {
         for p in members {
             let page = rig.search(p);
@@ -518,7 +763,7 @@ fn cannot_determine(ctx: &mut Ctx) -> Result<(), Failure> {
     rig.sync();
     rig.baseline(trio, &[7, 1])?;
     refuse_today(&mut rig, trio)?;
-    let today = utc_day(TODAY_S);
+    let today = TODAY_S / DAY_S;
     rig.db()
         .execute(
             "UPDATE breaker_s2 SET counts = zeroblob(40) WHERE day = ?1",
@@ -528,7 +773,36 @@ fn cannot_determine(ctx: &mut Ctx) -> Result<(), Failure> {
     let s = rig.sources()?;
     says(&s, CANNOT)?;
     says(&s, "lack the window (today)")?;
-    never_no_anomaly(&s, "refusal")
+    never_no_anomaly(&s, "refusal")?;
+
+    // A full history, then yesterday's (a baseline day's) rows tampered with.
+    let mut rig = Rig::new(ctx, "data7b");
+    rig.day(7);
+    rig.sync();
+    rig.baseline(trio, &[7, 1])?;
+    refuse_today(&mut rig, trio)?;
+    says(&rig.sources()?, FIRED)?;
+    let tampered = rig
+        .db()
+        .execute(
+            "UPDATE breaker_s2 SET counts = zeroblob(40) WHERE day = ?1",
+            rusqlite::params![today - 1],
+        )
+        .expect("tamper");
+    ensure(
+        tampered == 3,
+        "three baseline rows (yesterday's) were tampered with (presence)",
+        format!("{tampered} rows"),
+    )?;
+    let s = rig.sources()?;
+    says(&s, CANNOT)?;
+    says(&s, "lack the baseline")?;
+    never_no_anomaly(&s, "refusal")?;
+    ensure(
+        !s.contains(FIRED),
+        "an unreadable baseline row is not read as zero: the breaker does not fire on the rest",
+        "it fired",
+    )
 }
 
 fn survives_restart(ctx: &mut Ctx) -> Result<(), Failure> {
@@ -666,4 +940,306 @@ fn s3_cannot_determine(ctx: &mut Ctx) -> Result<(), Failure> {
     says(&s, S3_CANNOT)?;
     says(&s, "lack both the window (today) and the baseline")?;
     never_no_anomaly(&s, "s3")
+}
+
+fn silent_visible_today(ctx: &mut Ctx) -> Result<(), Failure> {
+    let mut rig = Rig::new(ctx, "data14");
+    rig.day(7);
+    rig.sync();
+    let trio = &PEOPLE[..3];
+    rig.baseline(trio, &[7, 1])?;
+    rig.day(0);
+    for p in trio {
+        rig.removed_from(0, p, true);
+        let (page, answered) = rig.search_answered(p);
+        ensure(
+            answered.iter().any(|a| a == "VISIBLE")
+                && answered.iter().any(|a| a == "NOT_VISIBLE")
+                && page.contains("tagledger1")
+                && !page.contains("tagledger0"),
+            format!(
+                "Sheets answers {p} both VISIBLE and NOT_VISIBLE today, and the page shows only the visible passages"
+            ),
+            format!("answers {answered:?}"),
+        )?;
+        no_breaker_on(&page, p)?;
+    }
+    ensure(
+        rig.s2_rows(0) == 3,
+        "the three baseline askers' mixed answers were counted today (presence)",
+        format!("{} rows", rig.s2_rows(0)),
+    )?;
+    says(&rig.sources()?, NO_ANOMALY)
+}
+
+fn silent_stale_or_ahead(ctx: &mut Ctx) -> Result<(), Failure> {
+    let mut rig = Rig::new(ctx, "data15");
+    rig.day(7);
+    rig.sync();
+    let trio = &PEOPLE[..3];
+    rig.baseline(trio, &[7])?;
+    let first: Vec<String> = rig.fake.model().with(|m| {
+        (0..ITEMS)
+            .map(|i| {
+                m.item(&format!("sh-{i}"))
+                    .expect("an item")
+                    .current()
+                    .revision
+                    .clone()
+            })
+            .collect()
+    });
+    rig.day(1);
+    rig.revise_all(&tagged_body(&rig.query, "tagledgerb"));
+    let r = rig.sync();
+    ensure(
+        r.fetched == ITEMS,
+        "yesterday's sync fetched every revised item",
+        format!("{r:?}"),
+    )?;
+    rig.baseline(trio, &[1])?;
+    ensure(
+        rig.s2_rows(7) == 3 && rig.s2_rows(1) == 3,
+        "the three baseline askers were counted on both baseline days (presence)",
+        format!("{} and {} rows", rig.s2_rows(7), rig.s2_rows(1)),
+    )?;
+    rig.day(0);
+    // Ana and Bea: Sheets moved past memoria's revisions (STALE).
+    for p in &trio[..2] {
+        rig.revise_all(&tagged_body(&rig.query, "tagledgerc"));
+        let (page, answered) = rig.search_answered(p);
+        ensure(
+            !answered.is_empty() && answered.iter().all(|a| a == "STALE"),
+            format!("Sheets answers {p} only STALE today"),
+            format!("answers {answered:?}"),
+        )?;
+        no_breaker_on(&page, p)?;
+    }
+    // Cai: Sheets was restored behind memoria's revisions (AHEAD).
+    rig.fake.model().with(|m| {
+        for (i, rev) in first.iter().enumerate() {
+            m.restore_item_to(&format!("sh-{i}"), rev).expect("restore");
+        }
+    });
+    let (page, answered) = rig.search_answered(trio[2]);
+    ensure(
+        !answered.is_empty() && answered.iter().all(|a| a == "AHEAD"),
+        format!("Sheets answers {} only AHEAD today", trio[2]),
+        format!("answers {answered:?}"),
+    )?;
+    no_breaker_on(&page, trio[2])?;
+    ensure(
+        rig.s2_rows(0) == 0,
+        "STALE and AHEAD wrote no window counter (neither is NOT_VISIBLE)",
+        format!("{} rows", rig.s2_rows(0)),
+    )?;
+    says(&rig.sources()?, NO_ANOMALY)
+}
+
+fn baseline_seven_days(ctx: &mut Ctx) -> Result<(), Failure> {
+    // Shown Sheets only on the baseline's first day, W-7.
+    let mut rig = Rig::new(ctx, "data16");
+    rig.day(7);
+    rig.sync();
+    let trio = &PEOPLE[..3];
+    rig.baseline(trio, &[7])?;
+    ensure(
+        rig.s2_rows(7) == 3,
+        "the three askers were counted seven days before today (presence)",
+        format!("{} rows", rig.s2_rows(7)),
+    )?;
+    refuse_today(&mut rig, trio)?;
+    let s = rig.sources()?;
+    says(&s, FIRED)?;
+    says(&s, "3 people")?;
+
+    // Six days of history are short of the baseline.
+    let mut rig = Rig::new(ctx, "data17");
+    rig.day(6);
+    rig.sync();
+    rig.baseline(trio, &[6, 1])?;
+    refuse_today(&mut rig, trio)?;
+    let s = rig.sources()?;
+    says(&s, CANNOT)?;
+    says(&s, "lack the baseline")?;
+    never_no_anomaly(&s, "refusal")
+}
+
+fn window_utc_day(ctx: &mut Ctx) -> Result<(), Failure> {
+    let midnight = TODAY_S / DAY_S * DAY_S;
+    let mut rig = Rig::new(ctx, "data18");
+    rig.day(7);
+    rig.sync();
+    let trio = &PEOPLE[..3];
+    rig.baseline(trio, &[7])?;
+    // Shown Sheets at 23:30 UTC yesterday: the baseline's last day.
+    rig.at(midnight - HOUR_S / 2);
+    for p in trio {
+        ensure(
+            rig.search(p).contains("tagledger"),
+            format!("{p} is shown a Sheets passage at 23:30 UTC yesterday"),
+            "the page shows none",
+        )?;
+    }
+    // Refused at 00:30 UTC today: the window.
+    rig.at(midnight + HOUR_S / 2);
+    refuse_now(&mut rig, trio)?;
+    let today = TODAY_S / DAY_S;
+    let (window, yesterday) = (
+        rig.rows("breaker_s2", APP, today),
+        rig.rows("breaker_s2", APP, today - 1),
+    );
+    ensure(
+        window == 3 && yesterday == 3,
+        "the refusals at 00:30 UTC are counted on today's UTC day and the 23:30 passages on yesterday's (unix seconds / 86400)",
+        format!("{window} rows today, {yesterday} yesterday"),
+    )?;
+    let s = rig.sources()?;
+    says(&s, FIRED)?;
+    says(&s, "3 people")?;
+    // Still today at 23:30 UTC.
+    rig.at(midnight + DAY_S - HOUR_S / 2);
+    says(&rig.sources()?, FIRED)
+}
+
+fn kept_eight_days(ctx: &mut Ctx) -> Result<(), Failure> {
+    let today = TODAY_S / DAY_S;
+    let mut rig = Rig::new(ctx, "data19");
+    rig.day(8);
+    let r = rig.sync();
+    ensure(
+        r.fetched == ITEMS,
+        "a sync eight days before today fetched every item",
+        format!("{r:?}"),
+    )?;
+    let trio = &PEOPLE[..3];
+    rig.baseline(trio, &[8, 7])?;
+    rig.day(7);
+    s3_tally(&mut rig, 1, 0, 1);
+    let old = |rig: &Rig, day: i64| {
+        (
+            rig.rows("breaker_s2", APP, day),
+            rig.rows("breaker_s3", APP, day),
+        )
+    };
+    ensure(
+        old(&rig, today - 8) == (3, 1) && old(&rig, today - 7) == (3, 1),
+        "counters were written eight and seven days before today (presence)",
+        format!(
+            "{:?} eight days before, {:?} seven",
+            old(&rig, today - 8),
+            old(&rig, today - 7)
+        ),
+    )?;
+    refuse_today(&mut rig, trio)?;
+    ensure(
+        old(&rig, today - 8) == (0, 0),
+        "today's write pruned the counters older than the 8 retained UTC days",
+        format!("{:?} rows eight days before today", old(&rig, today - 8)),
+    )?;
+    ensure(
+        old(&rig, today - 7) == (3, 1),
+        "the baseline's first day, seven days before today, is kept",
+        format!("{:?} rows seven days before today", old(&rig, today - 7)),
+    )?;
+    says(&rig.sources()?, FIRED)
+}
+
+/// Adds one S2 tally for `who` at `app` through the store API the S2 path uses.
+fn s2_tally(rig: &mut Rig, app: &str, who: &str, visible: u64, not_visible: u64) {
+    let now = rig.clock.load(Ordering::SeqCst);
+    let state = rig.app().state();
+    let instance = state.instance();
+    let guard = instance.lock().expect("lock");
+    guard
+        .store()
+        .record_s2_tally(
+            app,
+            who,
+            S2Tally {
+                visible,
+                not_visible,
+            },
+            now,
+        )
+        .expect("tally");
+}
+
+fn other_app_state(rig: &mut Rig) -> memoria::breaker::BreakerState {
+    let now = rig.clock.load(Ordering::SeqCst);
+    let state = rig.app().state();
+    let instance = state.instance();
+    let guard = instance.lock().expect("lock");
+    guard
+        .store()
+        .refusal_breaker(OTHER_APP, now)
+        .expect("the other sibling's state")
+}
+
+fn per_sibling(ctx: &mut Ctx) -> Result<(), Failure> {
+    let mut rig = Rig::new(ctx, "data20");
+    rig.day(7);
+    rig.sync();
+    let trio = &PEOPLE[..3];
+    rig.baseline(trio, &[7, 1])?;
+    // A second sibling: the same three are shown its passages on the same
+    // days, and again today, while Sheets refuses them.
+    for d in [7, 1, 0] {
+        rig.day(d);
+        for p in trio {
+            s2_tally(&mut rig, OTHER_APP, p, 2, 0);
+        }
+    }
+    refuse_today(&mut rig, trio)?;
+    let today = TODAY_S / DAY_S;
+    let other = rig.rows("breaker_s2", OTHER_APP, today);
+    ensure(
+        other == 3 && rig.s2_rows(0) == 3,
+        "both siblings hold today's counters for the three (presence)",
+        format!(
+            "{other} rows for the other sibling, {} for Sheets",
+            rig.s2_rows(0)
+        ),
+    )?;
+    let s = rig.sources()?;
+    says(&s, FIRED)?;
+    says(&s, "3 people")?;
+    let state = other_app_state(&mut rig);
+    ensure(
+        state == memoria::breaker::BreakerState::Silent,
+        "Sheets' refusals leave the other sibling's refusal breaker silent",
+        format!("{state:?}"),
+    )
+}
+
+fn s3_silent_outage(ctx: &mut Ctx) -> Result<(), Failure> {
+    let mut rig = Rig::new(ctx, "data21");
+    s3_history(&mut rig)?;
+    rig.day(0);
+    rig.revise_all("A ledger body revised today.");
+    rig.s3_down.store(true, Ordering::SeqCst);
+    let mut failed = 0;
+    while failed < S3_BREAKER_FETCHES_MIN as usize {
+        let r = rig.sync();
+        ensure(
+            r.fetch_failed == ITEMS && r.not_found == 0 && r.fetched == 0,
+            "each sync today reads the feed and every S3 fetch fails (503), none is a 404",
+            format!("{r:?}"),
+        )?;
+        failed += r.fetch_failed;
+    }
+    ensure(
+        rig.rows("breaker_s3", APP, TODAY_S / DAY_S) == 1,
+        "today's S3 counters were written by the failed fetches (presence)",
+        "no row for today",
+    )?;
+    let s = rig.sources()?;
+    says(&s, S3_SILENT)?;
+    rig.s3_down.store(false, Ordering::SeqCst);
+    let r = rig.sync();
+    ensure(
+        r.fetched == ITEMS,
+        "once S3 answers again, the same sync fetches every item",
+        format!("{r:?}"),
+    )
 }
