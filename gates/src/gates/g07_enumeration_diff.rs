@@ -8,7 +8,12 @@
 //! failure case also removes one item from the source before the failing
 //! sync, so that reading the failure as a complete list would delete it; and
 //! after the fault clears, a complete sync does delete it, so the case is
-//! seen able to observe a deletion at all.
+//! seen able to observe a deletion at all; that sync must also clear the
+//! recorded failure. A listing past the enumeration's entry or page cap
+//! (`CONNECTOR_ENTRIES_MAX`, `CONNECTOR_PAGES_MAX`) and a folder whose root
+//! is gone are failures like the others. Every enumeration that lists an
+//! item, changed or not, moves its `last_seen_at` forward; a failed one does
+//! so only for the items on pages it read whole.
 
 use std::collections::BTreeSet;
 use std::future::Future;
