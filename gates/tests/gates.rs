@@ -87,6 +87,18 @@ case!(
     "7/unreadable-subfolder-deletes-nothing"
 );
 case!(
+    gate_7_a_listing_past_the_entry_cap_deletes_nothing_and_is_recorded,
+    "7/entry-cap-overrun-deletes-nothing"
+);
+case!(
+    gate_7_a_listing_past_the_page_cap_deletes_nothing_and_is_recorded,
+    "7/page-cap-overrun-deletes-nothing"
+);
+case!(
+    gate_7_a_folder_whose_root_is_gone_deletes_nothing_and_is_recorded,
+    "7/missing-folder-root-deletes-nothing"
+);
+case!(
     gate_10_a_delete_writes_a_tombstone_to_the_log_and_a_superseding_snapshot,
     "10/tombstone-logged-and-snapshot-superseded"
 );
@@ -109,6 +121,18 @@ case!(
 case!(
     gate_10_retention_keeps_a_generation_inside_the_backup_window,
     "10/retention-keeps-the-backup-window"
+);
+case!(
+    gate_10_a_restore_from_before_a_re_upload_does_not_serve_the_deleted_document,
+    "10/replay-deletes-a-revision-the-backup-predates"
+);
+case!(
+    gate_10_replay_goes_on_past_a_tombstone_that_deletes_nothing,
+    "10/replay-continues-past-a-no-op-tombstone"
+);
+case!(
+    gate_10_a_damaged_snapshot_generation_rebuilds_rather_than_serving_an_empty_index,
+    "10/damaged-generation-rebuilds"
 );
 case!(
     gate_8_the_refusal_breaker_fires_for_three_refused_baseline_askers_on_the_sources_page_only,

@@ -8,17 +8,27 @@
 //! failure case also removes one item from the source before the failing
 //! sync, so that reading the failure as a complete list would delete it; and
 //! after the fault clears, a complete sync does delete it, so the case is
-//! seen able to observe a deletion at all.
+//! seen able to observe a deletion at all; that sync must also clear the
+//! recorded failure. A listing past the enumeration's entry or page cap
+//! (`CONNECTOR_ENTRIES_MAX`, `CONNECTOR_PAGES_MAX`) and a folder whose root
+//! is gone are failures like the others. Every enumeration that lists an
+//! item, changed or not, moves its `last_seen_at` forward; a failed one does
+//! so only for the items on pages it read whole.
 
 use std::collections::BTreeSet;
+use std::future::Future;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use memoria::admission::Admission;
 use memoria::clock::Clock;
-use memoria::connector::{FailureKind, FolderSource, Source as _, SyncReport, sync};
+use memoria::connector::{
+    CONNECTOR_ENTRIES_MAX, CONNECTOR_PAGES_MAX, Entry, FailureKind, Fetched, FolderSource, Page,
+    PageEnd, Source, SyncReport, sync,
+};
 use memoria::egress::EgressMode;
 use memoria::instance::{Instance, InstanceConfig};
 use memoria::seal::{Dek, Sealer};
@@ -74,9 +84,24 @@ pub static GATE: Gate = Gate {
             run: forbidden_collection_deletes_nothing,
         },
         Case {
+            id: "7/entry-cap-overrun-deletes-nothing",
+            desc: "6 items searchable; one removed; the first page lists more entries than the enumeration's entry cap (the first page's items repeated past it); the listing is not truncated into a complete one: nothing is deleted, the failure is recorded as too_large; cleared, a complete sync deletes the removed item.",
+            run: entry_cap_overrun_deletes_nothing,
+        },
+        Case {
+            id: "7/page-cap-overrun-deletes-nothing",
+            desc: "6 items searchable; one removed; the source answers empty pages, each with a next token, up to the enumeration's page cap before its real pages; nothing is deleted, the failure is recorded as too_large; cleared, a complete sync deletes the removed item.",
+            run: page_cap_overrun_deletes_nothing,
+        },
+        Case {
             id: "7/unreadable-subfolder-deletes-nothing",
             desc: "The real folder connector syncs a directory with a subfolder of 2 files; all 4 files are searchable; one file in the subfolder is removed and the subfolder is chmod 000 (as root, where chmod does not stop a read, the same walk is given an injected EACCES for that subfolder instead, and a failure says which); the sync is incomplete, deletes nothing and records permission_denied; readable again, a complete sync deletes the removed file.",
             run: unreadable_subfolder_deletes_nothing,
+        },
+        Case {
+            id: "7/missing-folder-root-deletes-nothing",
+            desc: "The real folder connector syncs a directory of 2 files; both are searchable; one is removed and the whole folder is moved away (an unmounted drive); the walk fails as not_found, deletes nothing and is recorded; moved back, a complete walk deletes the removed file and clears the recorded failure.",
+            run: missing_folder_root_deletes_nothing,
         },
     ],
 };
@@ -131,9 +156,97 @@ fn stocked(canary: &str) -> FakeConnector {
     fake
 }
 
-async fn synced(m: &mut Instance, fake: &FakeConnector) -> Result<SyncReport, String> {
+/// Each item's last_seen_at under the fake connector, in the order of `keys`.
+fn seen_at(m: &Instance, keys: &[&str]) -> Vec<Option<i64>> {
+    keys.iter()
+        .map(|k| {
+            let fp = m.store().source_fp(&FakeConnector::source_key(k));
+            m.store()
+                .connector_item_seen_at(FAKE_CONNECTOR_NAME, &fp)
+                .ok()
+                .flatten()
+        })
+        .collect()
+}
+
+/// How a failing sync's listing is stretched past the enumeration's caps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Overrun {
+    /// The fake connector as it is.
+    None,
+    /// The first page's entries repeated until the page holds
+    /// [`CONNECTOR_ENTRIES_MAX`] + 1 entries: past the entry cap after one
+    /// page, and cheap, since the repeats are one item each.
+    Entries,
+    /// [`CONNECTOR_PAGES_MAX`] empty pages, each with a next token, before
+    /// the fake's own pages: past the page cap before any item is listed.
+    Pages,
+}
+
+/// Token prefixes of [`Overrun`]'s pages: the fake's own tokens, and the padding's.
+const FAKE_TOKEN: &str = "fake:";
+const PAD_TOKEN: &str = "pad:";
+
+/// The fake connector, listed through an [`Overrun`].
+struct Overrunning {
+    fake: FakeConnector,
+    overrun: Overrun,
+}
+
+type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T, FailureKind>> + Send + 'a>>;
+
+impl Overrunning {
+    async fn fake_page(&self, token: Option<&str>) -> Result<Page, FailureKind> {
+        let mut page = self.fake.list(token).await?;
+        if let PageEnd::Next(t) = &page.end {
+            page.end = PageEnd::Next(format!("{FAKE_TOKEN}{t}"));
+        }
+        Ok(page)
+    }
+}
+
+impl Source for Overrunning {
+    fn name(&self) -> &str {
+        self.fake.name()
+    }
+
+    fn list<'a>(&'a self, token: Option<&'a str>) -> Boxed<'a, Page> {
+        Box::pin(async move {
+            if let Some(t) = token.and_then(|t| t.strip_prefix(FAKE_TOKEN)) {
+                return self.fake_page(Some(t)).await;
+            }
+            let padded: usize = match token.map(|t| t.strip_prefix(PAD_TOKEN)) {
+                None => 0,
+                Some(n) => n
+                    .and_then(|n| n.parse().ok())
+                    .ok_or(FailureKind::Unavailable)?,
+            };
+            match self.overrun {
+                Overrun::Pages if padded < CONNECTOR_PAGES_MAX => Ok(Page {
+                    entries: Vec::new(),
+                    end: PageEnd::Next(format!("{PAD_TOKEN}{}", padded + 1)),
+                }),
+                Overrun::Entries => {
+                    let mut page = self.fake_page(None).await?;
+                    let first = page.entries.clone();
+                    while !first.is_empty() && page.entries.len() <= CONNECTOR_ENTRIES_MAX {
+                        page.entries.extend(first.iter().cloned());
+                    }
+                    Ok(page)
+                }
+                Overrun::None | Overrun::Pages => self.fake_page(None).await,
+            }
+        })
+    }
+
+    fn fetch<'a>(&'a self, entry: &'a Entry) -> Boxed<'a, Fetched> {
+        self.fake.fetch(entry)
+    }
+}
+
+async fn synced(m: &mut Instance, source: &dyn Source) -> Result<SyncReport, String> {
     tokio::time::sleep(Duration::from_secs(BETWEEN_SYNCS_S)).await;
-    sync(m, fake)
+    sync(m, source)
         .await
         .map_err(|e| fail("the sync runs to a report", e.to_string()))
 }
@@ -177,12 +290,33 @@ fn complete_omission_deletes(ctx: &mut Ctx) -> Result<(), Failure> {
         let fake = stocked(&canary);
         let (mut m, _) = presence(&data, &fake, &canary).await?;
         let tombstones = m.store().tombstone_seq().unwrap_or(-1);
+        let kept: Vec<&str> = ITEMS
+            .iter()
+            .map(|(k, _)| *k)
+            .filter(|k| *k != "k3")
+            .collect();
+        let seen_first = seen_at(&m, &kept);
+        check(
+            seen_first.iter().all(Option::is_some),
+            "the first complete enumeration records last_seen_at for every item it listed",
+            format!("{seen_first:?}"),
+        )?;
         fake.remove("k3");
         let r = synced(&mut m, &fake).await?;
+        let synced_at = m.clock().now_unix_s();
         check(
-            r.is_complete() && r.deleted == 1 && r.listed == 5,
-            "a complete enumeration of 5 deletes the 1 item it omits",
+            r.is_complete() && r.deleted == 1 && r.listed == 5 && r.unchanged == 5,
+            "a complete enumeration of 5 unchanged items deletes the 1 item it omits",
             format!("{r:?}"),
+        )?;
+        let seen_second = seen_at(&m, &kept);
+        check(
+            seen_first
+                .iter()
+                .zip(&seen_second)
+                .all(|(a, b)| matches!((a, b), (Some(a), Some(b)) if a < b && *b <= synced_at)),
+            "every item the second enumeration listed unchanged has its last_seen_at moved forward to that enumeration",
+            format!("{seen_first:?} then {seen_second:?}, synced at {synced_at}"),
         )?;
         let mut expected = all_titles();
         expected.remove(&title("k3"));
@@ -244,6 +378,7 @@ fn authoritative_empty_deletes_all(ctx: &mut Ctx) -> Result<(), Failure> {
 fn fails_and_deletes_nothing(
     ctx: &mut Ctx,
     faults: ConnectorFaults,
+    overrun: Overrun,
     kind: FailureKind,
 ) -> Result<(), Failure> {
     let canary = ctx.canary();
@@ -257,14 +392,45 @@ fn fails_and_deletes_nothing(
             .connector_item_seen_at(FAKE_CONNECTOR_NAME, &removed_fp)
             .ok()
             .flatten();
+        let remaining: Vec<&str> = ITEMS
+            .iter()
+            .map(|(k, _)| *k)
+            .filter(|k| *k != REMOVED)
+            .collect();
+        let seen_complete = seen_at(&m, &remaining);
         fake.remove(REMOVED);
         fake.set_faults(faults);
-        let r = synced(&mut m, &fake).await?;
+        let failing = Overrunning {
+            fake: fake.clone(),
+            overrun,
+        };
+        let r = synced(&mut m, &failing).await?;
         let attempted_at = m.clock().now_unix_s();
         check(
             r.failure == Some(kind) && r.deleted == 0,
             format!("the sync fails as {} and deletes nothing", kind.as_str()),
             format!("{r:?}"),
+        )?;
+        // The items on pages read whole before the failure were listed: each
+        // gets this attempt's last_seen_at; the others keep theirs.
+        let seen_failed = seen_at(&m, &remaining);
+        let moved = seen_complete
+            .iter()
+            .zip(&seen_failed)
+            .filter(|(a, b)| matches!((a, b), (Some(a), Some(b)) if a < b && *b <= attempted_at))
+            .count();
+        let kept = seen_complete
+            .iter()
+            .zip(&seen_failed)
+            .filter(|(a, b)| a.is_some() && a == b)
+            .count();
+        check(
+            moved == r.listed && moved + kept == remaining.len(),
+            format!(
+                "the {} items the failed attempt listed on pages read whole have their last_seen_at moved forward, the rest keep theirs",
+                r.listed
+            ),
+            format!("{moved} moved, {kept} kept: {seen_complete:?} then {seen_failed:?}"),
         )?;
         let shown = searchable(&m, &canary)?;
         check(
@@ -300,6 +466,7 @@ fn fails_and_deletes_nothing(
         // The same world can observe a deletion: cleared, a complete sync deletes it.
         fake.set_faults(ConnectorFaults::default());
         let r = synced(&mut m, &fake).await?;
+        let cleared_at = m.clock().now_unix_s();
         let mut expected = all_titles();
         expected.remove(&title(REMOVED));
         let shown = searchable(&m, &canary)?;
@@ -307,6 +474,27 @@ fn fails_and_deletes_nothing(
             r.is_complete() && r.deleted == 1 && shown == expected,
             "with the fault cleared, a complete sync deletes the removed item and only it",
             format!("{r:?}, {} searchable", shown.len()),
+        )?;
+        let state = m
+            .store()
+            .connector_state(FAKE_CONNECTOR_NAME)
+            .map_err(|e| fail("the connector state reads", e.to_string()))?;
+        check(
+            state.last_failure.is_none()
+                && state.last_attempt_at == Some(cleared_at)
+                && state.last_complete_at == Some(cleared_at),
+            format!(
+                "the complete sync at {cleared_at} clears the recorded failure and is the last complete enumeration"
+            ),
+            format!("{state:?}"),
+        )?;
+        let seen_cleared = seen_at(&m, &remaining);
+        check(
+            seen_cleared
+                .iter()
+                .all(|s| s.is_some_and(|s| s > attempted_at && s <= cleared_at)),
+            "every item the complete sync listed has its last_seen_at moved forward to it",
+            format!("{seen_failed:?} then {seen_cleared:?}"),
         )
     }))
 }
@@ -316,7 +504,7 @@ fn timeout_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
         hang_from_page: Some(0),
         ..ConnectorFaults::default()
     };
-    fails_and_deletes_nothing(ctx, faults, FailureKind::Timeout)
+    fails_and_deletes_nothing(ctx, faults, Overrun::None, FailureKind::Timeout)
 }
 
 fn rate_limit_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
@@ -324,7 +512,7 @@ fn rate_limit_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
         rate_limit_from_page: Some(1),
         ..ConnectorFaults::default()
     };
-    fails_and_deletes_nothing(ctx, faults, FailureKind::RateLimited)
+    fails_and_deletes_nothing(ctx, faults, Overrun::None, FailureKind::RateLimited)
 }
 
 fn partial_page_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
@@ -332,7 +520,7 @@ fn partial_page_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
         partial_last_page: true,
         ..ConnectorFaults::default()
     };
-    fails_and_deletes_nothing(ctx, faults, FailureKind::PartialPage)
+    fails_and_deletes_nothing(ctx, faults, Overrun::None, FailureKind::PartialPage)
 }
 
 fn expired_credential_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
@@ -340,7 +528,7 @@ fn expired_credential_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
         credential_expired: true,
         ..ConnectorFaults::default()
     };
-    fails_and_deletes_nothing(ctx, faults, FailureKind::CredentialExpired)
+    fails_and_deletes_nothing(ctx, faults, Overrun::None, FailureKind::CredentialExpired)
 }
 
 fn forbidden_collection_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
@@ -348,7 +536,25 @@ fn forbidden_collection_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
         forbidden_collection: Some("private".into()),
         ..ConnectorFaults::default()
     };
-    fails_and_deletes_nothing(ctx, faults, FailureKind::PermissionDenied)
+    fails_and_deletes_nothing(ctx, faults, Overrun::None, FailureKind::PermissionDenied)
+}
+
+fn entry_cap_overrun_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    fails_and_deletes_nothing(
+        ctx,
+        ConnectorFaults::default(),
+        Overrun::Entries,
+        FailureKind::TooLarge,
+    )
+}
+
+fn page_cap_overrun_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    fails_and_deletes_nothing(
+        ctx,
+        ConnectorFaults::default(),
+        Overrun::Pages,
+        FailureKind::TooLarge,
+    )
 }
 
 /// A clock the case moves by hand, in Unix seconds.
@@ -478,5 +684,106 @@ fn unreadable_subfolder_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
         last.is_complete() && last.deleted == 1 && after == expected,
         "readable again, a complete walk deletes the removed file and only it",
         format!("{last:?}, {after:?}"),
+    )
+}
+
+fn missing_folder_root_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let root = ctx.dir("folder");
+    let files = ["a.md", "b.md"];
+    for f in files {
+        std::fs::write(
+            root.join(f),
+            format!("# {}\n\nThe {canary} figure is here.\n", folder_title(f)),
+        )
+        .expect("a file");
+    }
+    let clock = Arc::new(StepClock(AtomicI64::new(1_796_029_200)));
+    let mut m = Instance::wake(
+        InstanceConfig {
+            data_dir: ctx.dir("data"),
+            admission: Admission::parse(&OWNERS.join(",")).expect("owners"),
+            egress: EgressMode::AiOff,
+        },
+        Sealer::new(&Dek::from_bytes([7u8; 32])),
+        clock.clone(),
+    )
+    .map_err(|e| Failure::new("memoria wakes", e.to_string()))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
+    let run = |m: &mut Instance, source: &FolderSource| {
+        clock.0.fetch_add(60, Ordering::SeqCst);
+        runtime
+            .block_on(sync(m, source))
+            .map_err(|e| Failure::new("the sync runs to a report", e.to_string()))
+    };
+    let all: BTreeSet<String> = files.iter().map(|f| folder_title(f)).collect();
+    let shown = |m: &Instance| searchable(m, &canary).map_err(|e| decode(Err(e)).unwrap_err());
+    let state = |m: &Instance, source: &FolderSource| {
+        m.store()
+            .connector_state(source.name())
+            .map_err(|e| Failure::new("the connector state reads", e.to_string()))
+    };
+
+    let source = FolderSource::new(&root);
+    let first = run(&mut m, &source)?;
+    ensure(
+        first.is_complete() && first.created == files.len(),
+        "the first walk is complete and creates 2 documents",
+        format!("{first:?}"),
+    )?;
+    let before = shown(&m)?;
+    ensure(
+        before == all,
+        "both files are searchable (presence)",
+        format!("{} of them are", before.len()),
+    )?;
+    let complete_at = clock.now_unix_s();
+
+    // One file removed, then the whole folder gone: an unmounted drive.
+    std::fs::remove_file(root.join("b.md")).expect("remove");
+    let unmounted = root.with_file_name("folder-unmounted");
+    std::fs::rename(&root, &unmounted).expect("move the folder away");
+    let gone = run(&mut m, &source);
+    std::fs::rename(&unmounted, &root).expect("move the folder back");
+    let gone = gone?;
+    ensure(
+        gone.failure == Some(FailureKind::NotFound) && gone.deleted == 0,
+        "with the folder's root gone, the walk fails as not_found and deletes nothing",
+        format!("{gone:?}"),
+    )?;
+    let during = shown(&m)?;
+    ensure(
+        during == all,
+        "with the folder's root gone, both files are still searchable",
+        format!("{} of them are", during.len()),
+    )?;
+    let failed = state(&m, &source)?;
+    ensure(
+        failed.last_failure.as_deref() == Some("not_found")
+            && failed.last_attempt_at == Some(clock.now_unix_s())
+            && failed.last_complete_at == Some(complete_at),
+        "the failed walk is recorded: its time, not_found, and the last complete walk's time",
+        format!("{failed:?}"),
+    )?;
+
+    let last = run(&mut m, &source)?;
+    let mut expected = all;
+    expected.remove(&folder_title("b.md"));
+    let after = shown(&m)?;
+    ensure(
+        last.is_complete() && last.deleted == 1 && after == expected,
+        "moved back, a complete walk deletes the removed file and only it",
+        format!("{last:?}, {} searchable", after.len()),
+    )?;
+    let cleared = state(&m, &source)?;
+    ensure(
+        cleared.last_failure.is_none()
+            && cleared.last_attempt_at == Some(clock.now_unix_s())
+            && cleared.last_complete_at == Some(clock.now_unix_s()),
+        "the complete walk clears the recorded failure and is the last complete walk",
+        format!("{cleared:?}"),
     )
 }

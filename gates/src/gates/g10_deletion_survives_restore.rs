@@ -33,6 +33,9 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 const OWNER: &str = "ana@example.org";
 /// The clock's starting instant, unix seconds (2026-09-21).
 const T0_S: i64 = 1_790_000_000;
+/// How far from the end of a snapshot blob the damaged byte sits, in bytes:
+/// inside the sealed image's authentication tag or ciphertext. Our choice.
+const DAMAGED_BYTE_FROM_END: usize = 5;
 
 /// Gate 10.
 pub static GATE: Gate = Gate {
@@ -70,6 +73,21 @@ pub static GATE: Gate = Gate {
             id: "10/retention-keeps-the-backup-window",
             desc: "Supersede a generation, advance the clock to one second inside the backup window and write again: the generation a backup could point at is still on disk; past the window it is retired and the newer ones stay.",
             run: retention_keeps_the_backup_window,
+        },
+        Case {
+            id: "10/replay-deletes-a-revision-the-backup-predates",
+            desc: "Back the database up, re-upload the doomed document (a new revision, still searchable), delete it, restore the backup (which holds the older revision) and wake: the replayed tombstone deletes the older revision too; the deleted passage is neither searchable nor openable, and the other document is.",
+            run: replay_deletes_a_revision_the_backup_predates,
+        },
+        Case {
+            id: "10/replay-continues-past-a-no-op-tombstone",
+            desc: "Back the database up, then upload a scratch document (searchable) and delete it, and delete the doomed one: restored, the first tombstone names a document the backup never held and deletes nothing; replay goes on to the second, so the deleted passage is not served and the other document is.",
+            run: replay_continues_past_a_no_op_tombstone,
+        },
+        Case {
+            id: "10/damaged-generation-rebuilds",
+            desc: "Damage the bytes of the current snapshot blob (it exists but does not open) and wake: the wake rebuilds, saying the generation cannot be opened, never an empty index; the index holds every live chunk and both documents are found.",
+            run: damaged_generation_rebuilds,
         },
     ],
 };
@@ -470,5 +488,131 @@ fn retention_keeps_the_backup_window(ctx: &mut Ctx) -> Result<(), Failure> {
         gens.contains(&(prior + 1)) && gens.contains(&last.generation),
         "the generations superseded inside the window, and the current one, stay",
         format!("on disk: {gens:?}"),
+    )
+}
+
+/// Restores `backup` over the live database of `m` and wakes it.
+fn restore_and_wake(s: &Setup, m: Instance, backup: &Path) -> Result<Instance, Failure> {
+    drop(m);
+    restore(&s.dir, backup)?;
+    wake(&s.dir, &s.sealer, &s.clock)
+}
+
+fn replay_deletes_a_revision_the_backup_predates(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (s, mut m) = setup(ctx)?;
+    let backup = back_up(&s, &m)?;
+    let first = m
+        .store()
+        .live_revision(&s.doomed)
+        .map_err(fail("the doomed document's revision reads"))?;
+    s.clock.set(T0_S + 60);
+    let mut revised = doc(&s.doomed_word, "doomed");
+    revised
+        .body
+        .push_str("\nA third paragraph was added on re-upload.\n");
+    let again = m
+        .ingest(&revised)
+        .map_err(fail("the doomed document is re-uploaded"))?;
+    ensure(
+        again.id == s.doomed && first.is_some_and(|r| again.revision > r),
+        "the re-upload is a newer revision of the same document",
+        format!("revision {first:?} then {}", again.revision),
+    )?;
+    ensure(
+        finds(&m, &s.doomed_word)?,
+        "the re-uploaded revision is searchable (presence)",
+        "it is not",
+    )?;
+    s.clock.set(T0_S + 120);
+    m.delete(&s.doomed).map_err(fail("the delete succeeds"))?;
+    deletion_holds(&s, &m)?;
+    s.clock.set(T0_S + 180);
+    let woken = restore_and_wake(&s, m, &backup)?;
+    ensure(
+        woken.wake_report().tombstones_replayed == 1,
+        "the wake report says one tombstone was replayed",
+        format!("{} replayed", woken.wake_report().tombstones_replayed),
+    )?;
+    deletion_holds(&s, &woken)
+}
+
+fn replay_continues_past_a_no_op_tombstone(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (s, mut m) = setup(ctx)?;
+    let backup = back_up(&s, &m)?;
+    let scratch_word = ctx.canary();
+    s.clock.set(T0_S + 60);
+    let scratch = m
+        .ingest(&doc(&scratch_word, "scratch"))
+        .map_err(fail("the scratch document ingests"))?
+        .id;
+    ensure(
+        finds(&m, &scratch_word)?,
+        "the scratch document is searchable (presence)",
+        "it is not",
+    )?;
+    m.delete(&scratch)
+        .map_err(fail("the scratch document is deleted"))?;
+    s.clock.set(T0_S + 120);
+    m.delete(&s.doomed).map_err(fail("the delete succeeds"))?;
+    deletion_holds(&s, &m)?;
+    s.clock.set(T0_S + 180);
+    let woken = restore_and_wake(&s, m, &backup)?;
+    ensure(
+        woken.wake_report().tombstones_replayed == 2,
+        "the wake report says both tombstones were replayed",
+        format!("{} replayed", woken.wake_report().tombstones_replayed),
+    )?;
+    ensure(
+        !finds(&woken, &scratch_word)?,
+        "the scratch document, which the backup never held, is not served",
+        "a search returned it",
+    )?;
+    deletion_holds(&s, &woken)
+}
+
+fn damaged_generation_rebuilds(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (s, m) = setup(ctx)?;
+    let current = m.wake_report().generation;
+    drop(m);
+    let blob = snapshot::blob_path(&s.dir, current);
+    let mut bytes =
+        std::fs::read(&blob).map_err(|e| Failure::new("the blob reads", e.to_string()))?;
+    // One byte near the end flipped: inside the sealed image, past any header.
+    let at = bytes.len().saturating_sub(DAMAGED_BYTE_FROM_END);
+    ensure(
+        at > 0,
+        "the blob is longer than the damaged offset",
+        format!("{} bytes", bytes.len()),
+    )?;
+    bytes[at] ^= 0xff;
+    std::fs::write(&blob, &bytes)
+        .map_err(|e| Failure::new("the damaged blob is written", e.to_string()))?;
+    ensure(
+        snapshot::read(&s.dir, &s.sealer, current).is_err(),
+        format!("the damaged generation {current} exists but does not open"),
+        "it opens",
+    )?;
+    let woken = wake(&s.dir, &s.sealer, &s.clock)?;
+    let reason = format!("snapshot generation {current} cannot be opened");
+    ensure(
+        matches!(&woken.wake_report().kind, WakeKind::Rebuilt { reason: r } if r.starts_with(&reason)),
+        format!("the wake rebuilds because {reason}"),
+        format!("{:?}", woken.wake_report().kind),
+    )?;
+    let (_, live) = woken.store().counts().map_err(fail("counts"))?;
+    let held = woken
+        .index()
+        .chunk_ids()
+        .map_err(fail("the index lists its chunks"))?
+        .len() as u64;
+    ensure(
+        live > 0 && held == live,
+        format!("the index holds every live chunk ({live})"),
+        format!("it holds {held}"),
+    )?;
+    ensure(
+        finds(&woken, &s.doomed_word)? && finds(&woken, &s.kept_word)?,
+        "both documents are found after the rebuild",
+        "one is not",
     )
 }
