@@ -1216,78 +1216,63 @@ fn schema_failure(what: &str, schema: &str, problems: &[String]) -> NotPassed {
     )
 }
 
-fn s1_pages_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
-    let mut cursor: Option<String> = None;
+/// Reads every page of a paged call from its first, validating each
+/// against `schema`: `next` gives the next page's path from a page, or
+/// `None` on the last one.
+fn pages_match_schema(
+    ctx: &Ctx<'_>,
+    first: &str,
+    schema: &str,
+    what: &str,
+    next: fn(&Value) -> Option<String>,
+) -> Outcome {
+    let mut path = first.to_owned();
     for n in 0..PAGES_MAX {
-        let path = match &cursor {
-            Some(c) => format!("/s1/feed?cursor={}", encode_query(c)),
-            None => "/s1/feed".to_owned(),
-        };
         let r = ctx
             .client
             .get(&path, Auth::Bearer(ctx.token))
-            .map_err(|e| call_failed("GET /s1/feed", &e))?;
+            .map_err(|e| call_failed(&format!("GET {first}"), &e))?;
         if r.status != 200 {
             return Err(fail(
-                "GET /s1/feed answers 200",
+                format!("GET {first} answers 200"),
                 format!("status {}", r.status),
             ));
         }
-        let problems = super::schema::violations("s1-response", &r.body);
+        let problems = super::schema::violations(schema, &r.body);
         if !problems.is_empty() {
             return Err(schema_failure(
-                &format!("S1 page {n}"),
-                "s1-response",
+                &format!("{what} page {n}"),
+                schema,
                 &problems,
             ));
         }
         let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        if v["more"] != json!(true) {
-            return Ok(());
-        }
-        cursor = v["cursor"].as_str().map(str::to_owned);
-    }
-    Err(fail(
-        format!("the feed ends within {PAGES_MAX} pages"),
-        "it did not",
-    ))
-}
-
-fn s1a_pages_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
-    let mut page: Option<String> = None;
-    for n in 0..PAGES_MAX {
-        let path = match &page {
-            Some(p) => format!("/s1a/announce?page={}", encode_query(p)),
-            None => "/s1a/announce".to_owned(),
-        };
-        let r = ctx
-            .client
-            .get(&path, Auth::Bearer(ctx.token))
-            .map_err(|e| call_failed("GET /s1a/announce", &e))?;
-        if r.status != 200 {
-            return Err(fail(
-                "GET /s1a/announce answers 200",
-                format!("status {}", r.status),
-            ));
-        }
-        let problems = super::schema::violations("s1a-page", &r.body);
-        if !problems.is_empty() {
-            return Err(schema_failure(
-                &format!("S1a page {n}"),
-                "s1a-page",
-                &problems,
-            ));
-        }
-        let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-        match v["next_page"].as_str() {
-            Some(p) => page = Some(p.to_owned()),
+        match next(&v) {
+            Some(p) => path = p,
             None => return Ok(()),
         }
     }
     Err(fail(
-        format!("the announce ends within {PAGES_MAX} pages"),
+        format!("{what} ends within {PAGES_MAX} pages"),
         "it did not",
     ))
+}
+
+fn s1_pages_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
+    pages_match_schema(ctx, "/s1/feed", "s1-response", "the S1 feed", |v| {
+        (v["more"] == json!(true))
+            .then(|| v["cursor"].as_str())
+            .flatten()
+            .map(|c| format!("/s1/feed?cursor={}", encode_query(c)))
+    })
+}
+
+fn s1a_pages_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
+    pages_match_schema(ctx, "/s1a/announce", "s1a-page", "the S1a announce", |v| {
+        v["next_page"]
+            .as_str()
+            .map(|p| format!("/s1a/announce?page={}", encode_query(p)))
+    })
 }
 
 fn s2_s3_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
