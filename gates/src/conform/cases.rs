@@ -45,6 +45,16 @@ fn fail(expected: impl Into<String>, actual: impl Into<String>) -> NotPassed {
     NotPassed::Fail(Failure::new(expected, actual))
 }
 
+/// `Ok` when nothing went wrong; else a failure expecting `expected` and
+/// listing every wrong answer.
+fn none_wrong(expected: impl Into<String>, wrong: &[String]) -> Outcome {
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(fail(expected, wrong.join("; ")))
+    }
+}
+
 fn call_failed(what: &str, e: &super::client::ClientError) -> NotPassed {
     fail(format!("{what} answers"), e.to_string())
 }
@@ -783,14 +793,7 @@ fn s3_404_never_403(ctx: &mut Ctx<'_>) -> Outcome {
             wrong.push(format!("{state} ({id}, {rev}) -> {}", r.status));
         }
     }
-    if wrong.is_empty() {
-        Ok(())
-    } else {
-        Err(fail(
-            "404 for every non-team state and unknown id",
-            wrong.join("; "),
-        ))
-    }
+    none_wrong("404 for every non-team state and unknown id", &wrong)
 }
 
 fn s3_person_field(ctx: &mut Ctx<'_>) -> Outcome {
@@ -1062,14 +1065,10 @@ fn all_not_visible_like_no_row(ctx: &Ctx<'_>, asks: &[(&str, String, String, Str
             ));
         }
     }
-    if wrong.is_empty() {
-        Ok(())
-    } else {
-        Err(fail(
-            "NOT_VISIBLE, byte-identical to the no-row id's, whatever revision is asked",
-            wrong.join("; "),
-        ))
-    }
+    none_wrong(
+        "NOT_VISIBLE, byte-identical to the no-row id's, whatever revision is asked",
+        &wrong,
+    )
 }
 
 fn custody_before_revision(ctx: &mut Ctx<'_>) -> Outcome {
@@ -1437,14 +1436,10 @@ fn s3_unknown_fields_400(ctx: &mut Ctx<'_>) -> Outcome {
             wrong.push(format!("{field} -> {}", r.status));
         }
     }
-    if wrong.is_empty() {
-        Ok(())
-    } else {
-        Err(fail(
-            "400 for a team item's S3 request carrying any field but item_id and revision",
-            wrong.join("; "),
-        ))
-    }
+    none_wrong(
+        "400 for a team item's S3 request carrying any field but item_id and revision",
+        &wrong,
+    )
 }
 
 fn s3_person_beside_the_body(ctx: &mut Ctx<'_>) -> Outcome {
@@ -1519,14 +1514,10 @@ fn s3_404_after_leaving_team(ctx: &mut Ctx<'_>) -> Outcome {
             }
         }
     }
-    if wrong.is_empty() {
-        Ok(())
-    } else {
-        Err(fail(
-            "404 at every revision once an item leaves team-visibility, by downgrade or deletion",
-            wrong.join("; "),
-        ))
-    }
+    none_wrong(
+        "404 at every revision once an item leaves team-visibility, by downgrade or deletion",
+        &wrong,
+    )
 }
 
 fn s3_404_identical(ctx: &mut Ctx<'_>) -> Outcome {
@@ -1568,17 +1559,13 @@ fn s3_404_identical(ctx: &mut Ctx<'_>) -> Outcome {
             wrong.push(format!("{state}: {}", got.replace('\n', " | ")));
         }
     }
-    if wrong.is_empty() {
-        Ok(())
-    } else {
-        Err(fail(
-            format!(
-                "every refused S3 answer byte-identical to the no-row id's: {}",
-                reference.replace('\n', " | ")
-            ),
-            wrong.join("; "),
-        ))
-    }
+    none_wrong(
+        format!(
+            "every refused S3 answer byte-identical to the no-row id's: {}",
+            reference.replace('\n', " | ")
+        ),
+        &wrong,
+    )
 }
 
 // ---- tokens ----
@@ -1696,14 +1683,7 @@ fn error_body_401(ctx: &mut Ctx<'_>) -> Outcome {
         .filter(|(_, r)| r.body.as_ref() != br#"{"error":"unauthorized"}"#)
         .map(|(name, r)| format!("{name} -> {}", body_text(&r)))
         .collect();
-    if wrong.is_empty() {
-        Ok(())
-    } else {
-        Err(fail(
-            r#"{"error":"unauthorized"} on every refused call"#,
-            wrong.join("; "),
-        ))
-    }
+    none_wrong(r#"{"error":"unauthorized"} on every refused call"#, &wrong)
 }
 
 fn cursors_isolated(ctx: &mut Ctx<'_>) -> Outcome {
