@@ -27,16 +27,18 @@ pub const NEVER_ISSUED_REVISION: &str = "conform-never-issued-revision";
 
 /// The local part of an address (and the person ref) nobody at the sibling
 /// holds: the stranger of `s2/stranger-not-visible`. The address takes
-/// member_a's domain, so it looks like a colleague who is not on the roster.
+/// member_a's domain, so it looks like a colleague who is not on the roster
+/// (§4.1, the grants join).
 pub const STRANGER_LOCAL_PART: &str = "conform-not-on-the-roster";
 
 /// New revisions `s1/pages-lose-no-row` makes, so that the feed after them
 /// spans a page boundary of any sibling whose S1 page holds fewer rows
-/// (the fake's holds 100).
+/// (the fake's holds 100). A count of revisions (§6.1, S1 paging).
 pub const S1_PAGE_PROBE_BUMPS: usize = 150;
 
 /// Response headers that may differ between two identical requests and are
-/// left out of byte comparisons before the volatile ones are even measured.
+/// left out of byte comparisons before the volatile ones are even measured
+/// (suite gate 3: byte identity is of what depends on the item's state).
 pub const HEADERS_NEVER_COMPARED: &[&str] = &["date", "content-length"];
 
 type Outcome = Result<(), NotPassed>;
