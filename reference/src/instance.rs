@@ -197,6 +197,16 @@ pub struct Withheld {
 }
 
 impl Withheld {
+    /// One withheld passage or document of `app`'s, for `reason`: what a
+    /// document page withholds (§8.1).
+    pub fn one(app: &str, reason: WithheldReason) -> Withheld {
+        Withheld {
+            app: app.to_string(),
+            reason,
+            count: 1,
+        }
+    }
+
     /// The sentence the page shows, e.g. "Sheets did not answer; 7 results withheld."
     pub fn sentence(&self) -> String {
         let app = app_display_name(&self.app);

@@ -297,8 +297,21 @@ fn run(cli: Cli) -> Result<u8, Exit> {
                     anyhow::anyhow!("{asker} is not an owner of this memoria (MEMORIA_OWNERS)"),
                 ));
             }
-            let instance = wake(&config)?;
-            let result = match instance.search(&asker, &query, page) {
+            let instance = Arc::new(std::sync::Mutex::new(wake(&config)?));
+            let client = sibling_client_from_env()?;
+            // The one S2 path (§8.1): the CLI rules sibling passages as the page does.
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("starting the runtime")?;
+            let ruled = runtime.block_on(memoria::sibling::ruled::ruled_search(
+                &instance,
+                client.as_ref(),
+                &asker,
+                &query,
+                page,
+            ));
+            let result = match ruled.map(|r| r.page) {
                 Ok(p) => p,
                 Err(SearchError::NotAdmitted) => {
                     return Err(Exit(EXIT_NOT_ADMITTED, anyhow::anyhow!("not admitted")));

@@ -35,6 +35,7 @@ use crate::import;
 use crate::instance::{Instance, SearchError, SearchPage};
 use crate::query::QUERY_BYTES_MAX;
 use crate::sibling::SiblingClient;
+use crate::sibling::ruled::DocumentRuling;
 use crate::sibling::sync::SyncReport;
 use crate::store::{IngestStatus, is_document_id};
 
@@ -228,6 +229,7 @@ pub struct AppState {
     base_url: String,
     siblings: Option<Arc<SiblingClient>>,
     warm_up: Arc<Mutex<Option<tokio::task::JoinHandle<Vec<SyncReport>>>>>,
+    follow_ups: Arc<Mutex<Vec<tokio::task::JoinHandle<SyncReport>>>>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -253,6 +255,7 @@ impl AppState {
             base_url: base_url.into(),
             siblings: None,
             warm_up: Arc::default(),
+            follow_ups: Arc::default(),
         }
     }
 
@@ -297,8 +300,8 @@ impl AppState {
     }
 
     /// Searches as `asker`, ruling every sibling passage through S2 now
-    /// (§8.1), and spawns the follow-ups: the refetch STALE asks for, and
-    /// the re-announce AHEAD marked (§4.1), both through one sync.
+    /// (§8.1, [`crate::sibling::ruled`]), and starts the follow-ups: the
+    /// refetch STALE asks for and the re-announce AHEAD marked (§4.1).
     async fn ruled_search(
         &self,
         asker: &str,
@@ -313,18 +316,63 @@ impl AppState {
             page,
         )
         .await?;
-        if let Some(client) = &self.siblings {
-            let follow_ups: std::collections::BTreeSet<String> =
-                ruled.refetch.into_iter().chain(ruled.reannounce).collect();
-            for app in follow_ups {
-                let instance = self.instance.clone();
-                let client = client.clone();
-                tokio::spawn(async move {
-                    crate::sibling::sync::sync(&instance, &client, &app).await;
-                });
+        self.start_follow_ups(&ruled.follow_ups);
+        Ok(ruled.page)
+    }
+
+    /// Opens a document for `asker`, ruling a sibling's through S2 now
+    /// (§8.1, [`crate::sibling::ruled`]), and starts its follow-ups.
+    async fn ruled_document(
+        &self,
+        asker: &str,
+        id: &str,
+    ) -> Result<crate::sibling::ruled::DocumentRuling, Error> {
+        let ruled = crate::sibling::ruled::ruled_document(
+            &self.instance,
+            self.siblings.as_deref(),
+            asker,
+            id,
+        )
+        .await?;
+        self.start_follow_ups(&ruled.follow_ups);
+        Ok(ruled.ruling)
+    }
+
+    /// Starts one sync per app `follow_ups` names, beside the request; each
+    /// is kept until [`AppState::settle_follow_ups`] awaits it.
+    fn start_follow_ups(&self, follow_ups: &crate::sibling::ruled::FollowUps) {
+        let Some(client) = &self.siblings else { return };
+        let mut pending = self.follow_ups.lock().unwrap_or_else(|p| p.into_inner());
+        // Finished syncs need no keeping; their reports were logged.
+        pending.retain(|h| !h.is_finished());
+        for app in follow_ups.apps() {
+            let instance = self.instance.clone();
+            let client = client.clone();
+            pending.push(tokio::spawn(async move {
+                crate::sibling::sync::sync(&instance, &client, &app).await
+            }));
+        }
+    }
+
+    /// Awaits every follow-up sync started so far, and any each of those
+    /// led to, and returns their reports in start order (those already
+    /// pruned as finished are not reported). What a gate awaits instead of
+    /// guessing how long a refetch takes.
+    pub async fn settle_follow_ups(&self) -> Vec<SyncReport> {
+        let mut reports = vec![];
+        loop {
+            let batch: Vec<_> =
+                std::mem::take(&mut *self.follow_ups.lock().unwrap_or_else(|p| p.into_inner()));
+            if batch.is_empty() {
+                return reports;
+            }
+            for handle in batch {
+                match handle.await {
+                    Ok(r) => reports.push(r),
+                    Err(e) => tracing::error!(error = %e, "a follow-up sync did not finish"),
+                }
             }
         }
-        Ok(ruled.page)
     }
 
     /// The instance, shared with the router.
@@ -570,6 +618,28 @@ fn error_page(status: StatusCode, message: &str, footer: &str, signed_in: bool) 
     )
 }
 
+/// A sibling document withheld loudly (§8.1): 503, and the line the search
+/// page shows for the same app and reason, in the same markup.
+fn withheld_page(w: &crate::instance::Withheld, footer: &str) -> Response {
+    let status = StatusCode::SERVICE_UNAVAILABLE;
+    let title = status.canonical_reason().unwrap_or("Error");
+    page(
+        status,
+        layout(
+            title,
+            footer,
+            true,
+            None,
+            "",
+            html! {
+                h1 { (status.as_u16()) " " (title) }
+                p.withheld data-app=(w.app) { (w.sentence()) }
+                p { a href="/" { "Back to search" } }
+            },
+        ),
+    )
+}
+
 fn sign_in_required(state: &AppState) -> Response {
     let footer = state.lock_instance().egress().footer();
     page(
@@ -792,52 +862,12 @@ async fn document_page(
     if !is_document_id(&id) {
         return not_found_page(&state, true);
     }
-    let (footer, found) = {
-        let instance = state.lock_instance();
-        (
-            instance.egress().footer(),
-            instance.document(session.owner.address(), &id),
-        )
-    };
-    // A sibling's document is spoken only on S2's VISIBLE, asked now (§8.1).
-    if let Ok(Some((doc, _))) = &found
-        && let Some(p) = &doc.provenance
-    {
-        let pair = crate::sibling::Pair {
-            item_id: p.item_id.clone(),
-            revision: p.revision.clone(),
-        };
-        let subject = crate::sibling::Subject::address(session.owner.address());
-        let verdict = match &state.siblings {
-            Some(client) => client
-                .check(&p.app, &subject, std::slice::from_ref(&pair))
-                .await
-                .verdicts
-                .first()
-                .copied()
-                .unwrap_or(crate::sibling::Verdict::Unknown),
-            None => crate::sibling::Verdict::Unknown,
-        };
-        match verdict {
-            crate::sibling::Verdict::Visible => {}
-            crate::sibling::Verdict::NotVisible => return not_found_page(&state, true),
-            other => {
-                let app = crate::instance::app_display_name(&p.app);
-                let why = match other {
-                    crate::sibling::Verdict::Stale => format!(
-                        "{app} has a newer version of this document; it is withheld while memoria fetches it."
-                    ),
-                    crate::sibling::Verdict::Ahead => format!(
-                        "{app} is behind the version memoria holds of this document; it is withheld until {app} re-announces."
-                    ),
-                    _ => format!("{app} did not answer, so this document is withheld."),
-                };
-                return error_page(StatusCode::SERVICE_UNAVAILABLE, &why, footer, true);
-            }
-        }
-    }
+    let footer = state.lock_instance().egress().footer();
+    // The one S2 path (§8.1): a sibling's document is spoken only on
+    // VISIBLE, asked now; the rest is withheld with the search page's words.
+    let found = state.ruled_document(session.owner.address(), &id).await;
     match found {
-        Ok(Some((doc, passages))) => {
+        Ok(DocumentRuling::Shown { doc, passages }) => {
             let body = html! {
                 h1 { (doc.title) }
                 p.meta { (doc.app) " · " (doc.path) " · revision " (doc.revision) " · "
@@ -858,7 +888,8 @@ async fn document_page(
                 layout(&doc.title, footer, true, Some(&session.csrf), "", body),
             )
         }
-        Ok(None) => not_found_page(&state, true),
+        Ok(DocumentRuling::Absent) => not_found_page(&state, true),
+        Ok(DocumentRuling::Withheld(w)) => withheld_page(&w, footer),
         Err(e) => {
             tracing::error!(kind = ?e.kind(), "document page failed");
             error_page(

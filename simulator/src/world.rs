@@ -486,6 +486,13 @@ impl Memoria {
         self.state().warm_up().await
     }
 
+    /// Awaits every follow-up sync memoria started from a ruling (the
+    /// refetch STALE asks for, the re-announce AHEAD marked, §4.1), and any
+    /// they led to; returns their reports. Await this, never a guessed time.
+    pub async fn settle_follow_ups(&self) -> Vec<memoria::sibling::sync::SyncReport> {
+        self.state().settle_follow_ups().await
+    }
+
     fn try_state(&self) -> Option<AppState> {
         self.slot.lock().ok().and_then(|s| s.clone())
     }

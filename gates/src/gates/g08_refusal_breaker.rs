@@ -121,6 +121,11 @@ pub static GATE: Gate = Gate {
             desc: "A first sync today says cannot determine naming the baseline; deleting the S3 counters names the window and the baseline; neither says no anomaly.",
             run: s3_cannot_determine,
         },
+        Case {
+            id: "8/fires-from-document-pages",
+            desc: "Ana, Bea and Cai are shown Sheets passages on two baseline days; today Sheets removes them and each opens a Sheets document page once, searching nothing: each page is the plain 404, three window counter rows are written on that path, and the sources page says the refusal breaker fired for 3 people.",
+            run: fires_from_document_pages,
+        },
     ],
 };
 
@@ -361,6 +366,35 @@ impl Rig {
             app.sign_in(who).await;
             app.get(&q).await.body
         })
+    }
+
+    /// Opens `path` as `who`; returns the status and body.
+    fn open(&mut self, who: &str, path: &str) -> (u16, String) {
+        let app = self.app();
+        block_on(async {
+            app.sign_in(who).await;
+            let r = app.get(path).await;
+            (r.status.as_u16(), r.body)
+        })
+    }
+
+    /// The document id memoria holds for Sheets' item `sh-{i}`.
+    fn document_id(&mut self, i: usize) -> Result<String, Failure> {
+        let found = self
+            .app()
+            .state()
+            .instance()
+            .lock()
+            .expect("lock")
+            .store()
+            .sibling_document(APP, &format!("sh-{i}"));
+        match found {
+            Ok(Some(d)) => Ok(d.id),
+            other => Err(Failure::new(
+                format!("memoria holds Sheets' sh-{i}"),
+                format!("{:?}", other.map(|d| d.is_some())),
+            )),
+        }
     }
 
     /// Sheets removes (or restores) `who` from every item.
@@ -615,6 +649,53 @@ fn fires(ctx: &mut Ctx) -> Result<(), Failure> {
         "the breaker purged nothing: the same documents and chunks are held",
         format!("before {before:?}, after {after:?}"),
     )
+}
+
+fn fires_from_document_pages(ctx: &mut Ctx) -> Result<(), Failure> {
+    let mut rig = Rig::new(ctx, "data-document-pages");
+    rig.day(7);
+    let report = rig.sync();
+    ensure(
+        report.fetched == ITEMS,
+        "the sync ingests the Sheets items",
+        format!("{report:?}"),
+    )?;
+    let trio = &PEOPLE[..3];
+    rig.baseline(trio, &[7, 1])?;
+    let path = format!("/documents/{}", rig.document_id(0)?);
+    // Presence: on the last baseline day the document page renders for each.
+    rig.day(1);
+    for p in trio {
+        let (status, body) = rig.open(p, &path);
+        ensure(
+            status == 200 && body.contains("tagledger0"),
+            format!("{p} is shown the Sheets document page a day before today"),
+            format!("status {status}"),
+        )?;
+    }
+    rig.day(0);
+    ensure(
+        rig.s2_rows(0) == 0,
+        "no counter row for today before anyone opens a page today",
+        format!("{} rows", rig.s2_rows(0)),
+    )?;
+    for p in trio {
+        rig.removed(p, true);
+        let (status, body) = rig.open(p, &path);
+        ensure(
+            status == 404 && !body.contains("tagledger") && withheld_lines(&body).is_empty(),
+            format!("{p}'s document page is the plain 404 (NOT_VISIBLE)"),
+            format!("status {status}, withheld {:?}", withheld_lines(&body)),
+        )?;
+    }
+    ensure(
+        rig.s2_rows(0) == 3,
+        "the three document pages wrote today's counter rows on the S2 path",
+        format!("{} rows", rig.s2_rows(0)),
+    )?;
+    let s = rig.sources()?;
+    says(&s, FIRED)?;
+    says(&s, "3 people")
 }
 
 fn silent_docs_only(ctx: &mut Ctx) -> Result<(), Failure> {
