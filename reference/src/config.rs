@@ -11,9 +11,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::admission::{Admission, DEV_OWNER, OWNERS_ENV};
+use crate::access::admission::{Admission, DEV_OWNER, OWNERS_ENV};
 use crate::error::{Error, ErrorKind};
-use crate::seal::Dek;
+use crate::storage::seal::Dek;
 
 /// Environment variable holding the DEK as base64.
 pub const DEK_ENV: &str = "MEMORIA_DEK";

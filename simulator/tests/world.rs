@@ -1,7 +1,7 @@
 //! The simulated world's own machinery: memoria restarts mid-run from its data directory and answers again.
 
-use memoria::sibling::Verdict;
-use memoria::sibling::wire::{Pair, Subject};
+use memoria::Verdict;
+use memoria::wire::{Pair, Subject};
 use memoria_simulator::fake::model::Rung;
 use memoria_simulator::world::{OWNERS, SiblingSpec, World};
 

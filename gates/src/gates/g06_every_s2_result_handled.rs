@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use memoria::sibling::wire::{self, Pair, S2Answer, SubjectKind, Verdict};
+use memoria::wire::{self, Pair, S2Answer, SubjectKind, Verdict};
 use memoria_simulator::fake::faults::{MalformedS2, Outage, TruncateAnnounce};
 use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::{CallDetail, CallKind};

@@ -19,12 +19,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
-use memoria::breaker::{S2Tally, S3_BREAKER_FETCHES_MIN, S3Tally};
-use memoria::clock::Clock as MemoriaClock;
-use memoria::seal::Dek;
-use memoria::sibling::transport::{Connection, DialFuture, Dialer};
-use memoria::sibling::{SiblingClient, SiblingConfig};
+use memoria::Clock as MemoriaClock;
+use memoria::Dek;
 use memoria::testkit::TestApp;
+use memoria::{Connection, DialFuture, Dialer};
+use memoria::{S2Tally, S3_BREAKER_FETCHES_MIN, S3Tally};
+use memoria::{SiblingClient, SiblingConfig};
 use memoria_simulator::fake::{
     CallDetail, CallKind, Clock, FakeConfig, FakeSibling, ModelHandle, Outage, Rung, SubjectKind,
     Trace,
@@ -352,7 +352,7 @@ impl Rig {
     }
 
     /// Polls Sheets' S1 and fetches through S3: the real sync.
-    fn sync(&mut self) -> memoria::sibling::sync::SyncReport {
+    fn sync(&mut self) -> memoria::SyncReport {
         let app = self.app();
         let mut reports = block_on(app.state().warm_up());
         reports.pop().expect("one sibling synced")
@@ -459,7 +459,7 @@ impl Rig {
     }
 
     fn db(&self) -> rusqlite::Connection {
-        rusqlite::Connection::open(self.dir.join(memoria::store::DB_FILE_NAME)).expect("db")
+        rusqlite::Connection::open(self.dir.join(memoria::DB_FILE_NAME)).expect("db")
     }
 
     /// Sheets' S2 counter rows (one per asker) for the UTC day `days`
@@ -1246,7 +1246,7 @@ fn s2_tally(rig: &mut Rig, app: &str, who: &str, visible: u64, not_visible: u64)
         .expect("tally");
 }
 
-fn other_app_state(rig: &mut Rig) -> memoria::breaker::BreakerState {
+fn other_app_state(rig: &mut Rig) -> memoria::BreakerState {
     let now = rig.clock.load(Ordering::SeqCst);
     let state = rig.app().state();
     let instance = state.instance();
@@ -1287,7 +1287,7 @@ fn per_sibling(ctx: &mut Ctx) -> Result<(), Failure> {
     says(&s, "3 people")?;
     let state = other_app_state(&mut rig);
     ensure(
-        state == memoria::breaker::BreakerState::Silent,
+        state == memoria::BreakerState::Silent,
         "Sheets' refusals leave the other sibling's refusal breaker silent",
         format!("{state:?}"),
     )

@@ -18,9 +18,9 @@
 //! ranking that kept Sheets would put its top-ranked (VISIBLE) chunks on
 //! page 1 and fail the count of Docs results.
 
-use memoria::instance::PAGE_SIZE_RESULTS;
-use memoria::sibling::sync::{ReannounceStatus, SyncReport};
-use memoria::sibling::wire::{Pair, Subject, Verdict};
+use memoria::PAGE_SIZE_RESULTS;
+use memoria::wire::{Pair, Subject, Verdict};
+use memoria::{ReannounceStatus, SyncReport};
 use memoria_simulator::fake::FakeSibling;
 use memoria_simulator::fake::faults::{Outage, TruncateAnnounce};
 use memoria_simulator::fake::model::Rung;

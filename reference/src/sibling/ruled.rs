@@ -27,10 +27,10 @@ use std::sync::{Arc, Mutex};
 
 use super::client::{SiblingClient, unknown_for};
 use super::wire::{Pair, S2Decoded, S2Fault, Subject, Verdict};
-use crate::breaker::S2Tally;
 use crate::error::Error;
 use crate::instance::{Instance, SearchError, SearchPage, Verdicts, Withheld, WithheldReason};
-use crate::store::{DocumentSummary, Passage, Provenance};
+use crate::policy::breaker::S2Tally;
+use crate::storage::store::{DocumentSummary, Passage, Provenance};
 
 /// The syncs one ruling asks for, by app (§4.1): the caller starts them and
 /// can await them (`web::AppState::settle_follow_ups`).

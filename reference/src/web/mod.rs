@@ -29,15 +29,15 @@ use axum::routing::get;
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use sha2::{Digest, Sha256};
 
-use crate::admission::Owner;
+use crate::access::admission::Owner;
 use crate::error::{Error, ErrorKind};
-use crate::import;
+use crate::ingest::import;
 use crate::instance::{Instance, SearchError, SearchPage};
-use crate::query::QUERY_BYTES_MAX;
+use crate::search::query::QUERY_BYTES_MAX;
 use crate::sibling::SiblingClient;
 use crate::sibling::ruled::DocumentRuling;
 use crate::sibling::sync::SyncReport;
-use crate::store::{IngestStatus, is_document_id};
+use crate::storage::store::{IngestStatus, is_document_id};
 
 /// The largest upload accepted, in bytes (§9.1: "body cap 1 MiB").
 pub const UPLOAD_BYTES_MAX: usize = 1024 * 1024;
@@ -162,12 +162,14 @@ impl SignInDelivery for TerminalDelivery {
     }
 }
 
-/// Keeps delivered links in memory, for tests and gates.
+/// Keeps delivered links in memory, for tests and gates (`testkit` feature).
+#[cfg(feature = "testkit")]
 #[derive(Debug, Default)]
 pub struct CapturedDelivery {
     links: Mutex<Vec<(String, String)>>,
 }
 
+#[cfg(feature = "testkit")]
 impl CapturedDelivery {
     /// Every (owner, url) delivered so far.
     pub fn links(&self) -> Vec<(String, String)> {
@@ -175,6 +177,7 @@ impl CapturedDelivery {
     }
 }
 
+#[cfg(feature = "testkit")]
 impl SignInDelivery for CapturedDelivery {
     fn deliver(&self, owner: &Owner, url: &str) {
         self.links
@@ -1061,8 +1064,8 @@ async fn sources_page(State(state): State<AppState>, headers: HeaderMap) -> Resp
     let footer = instance.egress().footer();
     let now = instance.clock().now_unix_s();
     let store = instance.store();
-    let cannot_read = |e: Error| crate::breaker::BreakerState::CannotDetermine {
-        lacking: crate::breaker::Lacking::WindowAndBaseline,
+    let cannot_read = |e: Error| crate::policy::breaker::BreakerState::CannotDetermine {
+        lacking: crate::policy::breaker::Lacking::WindowAndBaseline,
         why: format!("the counters could not be read ({:?})", e.kind()),
     };
     let rows: Vec<(String, String, String, String)> = apps
@@ -1077,8 +1080,8 @@ async fn sources_page(State(state): State<AppState>, headers: HeaderMap) -> Resp
             };
             (
                 name.clone(),
-                crate::breaker::refusal_sentence(&name, &refusal),
-                crate::breaker::s3_sentence(&name, &s3),
+                crate::policy::breaker::refusal_sentence(&name, &refusal),
+                crate::policy::breaker::s3_sentence(&name, &s3),
                 polled,
             )
         })
