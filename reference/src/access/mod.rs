@@ -1,6 +1,4 @@
-//! Who may ask: admission (§4.3), read on every request and never held.
-//!
-//! Sessions, sign-in links and CSRF live with the web surface for now
-//! (`web/`); admission is the predicate every one of them reads.
+//! Who may ask: admission (§4.3), read on every request and never held, and the sessions and sign-in links that carry it (§9.1).
 
 pub mod admission;
+pub mod session;
