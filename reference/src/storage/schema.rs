@@ -1,0 +1,69 @@
+//! Every table memoria keeps at rest, written once: the store, the connector rows and the breaker counters (§3.2, §5.1, §8.1).
+//!
+//! What may be plaintext in these tables is exactly §3.2's coordinates:
+//! ids, app names, revisions, ordinals, counts and timestamps. Every other
+//! cell is a sealed blob (`*_sealed`, `counts`) or a keyed fingerprint
+//! (`*_fp`). `Store::open` runs these batches in this order.
+
+pub(crate) const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS documents (
+    id          TEXT PRIMARY KEY,      -- random, public, 32 hex
+    source_fp   BLOB NOT NULL UNIQUE,  -- HMAC(path-fingerprint, source key)
+    external_id BLOB NOT NULL,         -- HMAC(external-id, body): gate 26
+    app         TEXT NOT NULL,
+    revision    INTEGER NOT NULL,      -- bumped on every re-ingest: §5.2
+    title       BLOB NOT NULL,         -- sealed
+    path        BLOB NOT NULL,         -- sealed
+    chunk_count INTEGER NOT NULL,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    deleted_at  INTEGER,               -- NULL while live; set by a tombstone
+    item_id     TEXT,                  -- sibling item id (opaque); NULL if memoria-owned
+    sibling_rev TEXT                   -- sibling revision held (opaque); NULL if memoria-owned
+);
+CREATE TABLE IF NOT EXISTS siblings (
+    app         TEXT PRIMARY KEY,      -- e.g. sheets
+    cursor      TEXT,                  -- S1 cursor (opaque); NULL before the first poll
+    reannounce  INTEGER NOT NULL DEFAULT 0, -- 1 once marked for re-announce (§4.1)
+    polled_at   INTEGER                -- unix seconds of the last S1 answer
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id       INTEGER PRIMARY KEY,      -- also the FTS rowid; never reused
+    doc_id   TEXT NOT NULL REFERENCES documents(id),
+    revision INTEGER NOT NULL,
+    ordinal  INTEGER NOT NULL,
+    body     BLOB NOT NULL,            -- sealed
+    trail    BLOB NOT NULL             -- sealed
+);
+CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks(doc_id, ordinal);
+CREATE TABLE IF NOT EXISTS tombstones (
+    seq      INTEGER PRIMARY KEY AUTOINCREMENT,
+    doc_id   TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    at       INTEGER NOT NULL
+);
+"#;
+
+/// The connector tables (§5.1, gate 7): what each connector's enumerations
+/// have seen, and how its last attempt went. Keys, versions and connector
+/// names are stored only as keyed fingerprints; the rest are timestamps and
+/// a failure kind.
+pub(crate) const CONNECTOR_SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS connector_items (
+    connector_fp BLOB NOT NULL,        -- HMAC(path-fingerprint, "connector\0" + name)
+    key_fp       BLOB NOT NULL,        -- = documents.source_fp of the item's source key
+    version_fp   BLOB,                 -- HMAC of (key, version) last ingested; NULL if never ingested
+    last_seen_at INTEGER NOT NULL,     -- unix seconds: the last enumeration that listed it (§4.2)
+    PRIMARY KEY (connector_fp, key_fp)
+);
+CREATE TABLE IF NOT EXISTS connector_sources (
+    connector_fp     BLOB PRIMARY KEY,
+    last_attempt_at  INTEGER NOT NULL, -- unix seconds of the last enumeration attempt
+    last_complete_at INTEGER,          -- unix seconds of the last COMPLETE enumeration; NULL if none
+    last_failure     TEXT              -- the last attempt's failure kind; NULL if it completed
+);
+"#;

@@ -1,0 +1,492 @@
+//! Documents, their chunks and the tombstones applied: one transaction per ingest and per deletion (§5.2, §7.4).
+
+use rusqlite::{OptionalExtension, params};
+
+use super::*;
+use crate::crashpoint::crashpoint;
+use crate::ingest::chunk;
+use crate::storage::tombstone::Tombstone;
+
+impl Store {
+    /// Ingests one document (§5.2): creates it, revises it, or leaves it as is.
+    ///
+    /// The document is chunked ([`crate::ingest::chunk`]), every chunk sealed, and the
+    /// whole change committed in one transaction. Unchanged content (same
+    /// keyed `external_id` as the live revision) writes nothing.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Empty`] if the body has no words; [`ErrorKind::Storage`] on a write failure.
+    pub fn ingest(&mut self, doc: &NewDocument, now: i64) -> Result<IngestOutcome, Error> {
+        self.ingest_from(doc, None, now)
+    }
+
+    /// Ingests one sibling item's body at one revision (§6.1 S3 → §5.2).
+    /// `doc.source_key` is ignored: the item is keyed by app and item id.
+    /// The same body at a new sibling revision is a revision too, because
+    /// S2 is asked about the revision held.
+    ///
+    /// # Errors
+    /// As [`Store::ingest`].
+    pub fn ingest_sibling(
+        &mut self,
+        doc: &NewDocument,
+        provenance: &Provenance,
+        now: i64,
+    ) -> Result<IngestOutcome, Error> {
+        self.ingest_from(doc, Some(provenance), now)
+    }
+
+    /// The source key a sibling item is stored under.
+    pub(super) fn sibling_source_key(app: &str, item_id: &str) -> String {
+        format!("sibling:{app}:{item_id}")
+    }
+
+    pub(super) fn ingest_from(
+        &mut self,
+        doc: &NewDocument,
+        provenance: Option<&Provenance>,
+        now: i64,
+    ) -> Result<IngestOutcome, Error> {
+        let source_key = match provenance {
+            Some(p) => Store::sibling_source_key(&p.app, &p.item_id),
+            None => doc.source_key.clone(),
+        };
+        let (app, item_id, sibling_rev) = match provenance {
+            Some(p) => (
+                p.app.as_str(),
+                Some(p.item_id.as_str()),
+                Some(p.revision.as_str()),
+            ),
+            None => (APP_MEMORIA, None, None),
+        };
+        let chunks = chunk::chunk(&doc.body);
+        if chunks.is_empty() {
+            return Err(Error::new(ErrorKind::Empty, "the document holds no words"));
+        }
+        let source_fp = self
+            .sealer
+            .fingerprint(Purpose::PathFingerprint, source_key.as_bytes());
+        let external_id = self
+            .sealer
+            .fingerprint(Purpose::ExternalId, doc.body.as_bytes());
+        let tx = self.conn.transaction()?;
+        let existing: Option<ExistingRow> = tx
+            .query_row(
+                "SELECT id, revision, external_id, deleted_at, sibling_rev FROM documents \
+                 WHERE source_fp = ?1",
+                params![&source_fp[..]],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .optional()?;
+        let (id, revision, status) = match existing {
+            Some((id, revision, ext, None, held))
+                if ext == external_id && held.as_deref() == sibling_rev =>
+            {
+                return Ok(IngestOutcome {
+                    id,
+                    revision,
+                    status: IngestStatus::Unchanged,
+                    removed: vec![],
+                    added: vec![],
+                });
+            }
+            Some((id, revision, _, deleted, _)) => {
+                let status = if deleted.is_some() {
+                    IngestStatus::Restored
+                } else {
+                    IngestStatus::Revised
+                };
+                (id, revision + 1, status)
+            }
+            None => (new_document_id(), 1, IngestStatus::Created),
+        };
+
+        let mut removed = Vec::new();
+        {
+            let mut stmt = tx.prepare("SELECT id FROM chunks WHERE doc_id = ?1")?;
+            for row in stmt.query_map(params![&id], |r| r.get::<_, i64>(0))? {
+                removed.push(row?);
+            }
+        }
+        tx.execute("DELETE FROM chunks WHERE doc_id = ?1", params![&id])?;
+
+        let title = self.sealer.seal(
+            Purpose::Title,
+            &format!("documents/{id}/title"),
+            doc.title.as_bytes(),
+        );
+        let path = self.sealer.seal(
+            Purpose::Path,
+            &format!("documents/{id}/path"),
+            doc.path.as_bytes(),
+        );
+        if status == IngestStatus::Created {
+            tx.execute(
+                "INSERT INTO documents(id, source_fp, external_id, app, revision, title, path, \
+                 chunk_count, created_at, updated_at, deleted_at, item_id, sibling_rev) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, NULL, ?10, ?11)",
+                params![
+                    &id,
+                    &source_fp[..],
+                    &external_id[..],
+                    app,
+                    revision,
+                    title,
+                    path,
+                    chunks.len() as i64,
+                    now,
+                    item_id,
+                    sibling_rev
+                ],
+            )?;
+        } else {
+            tx.execute(
+                "UPDATE documents SET external_id = ?2, revision = ?3, title = ?4, path = ?5, \
+                 chunk_count = ?6, updated_at = ?7, deleted_at = NULL, sibling_rev = ?8 \
+                 WHERE id = ?1",
+                params![
+                    &id,
+                    &external_id[..],
+                    revision,
+                    title,
+                    path,
+                    chunks.len() as i64,
+                    now,
+                    sibling_rev
+                ],
+            )?;
+        }
+
+        let mut added = Vec::with_capacity(chunks.len());
+        for c in &chunks {
+            let chunk_id = Store::next_chunk_id(&tx)?;
+            let trail_json = serde_json::to_vec(&c.trail).expect("strings serialise");
+            let body = self.sealer.seal(
+                Purpose::Chunk,
+                &format!("chunks/{chunk_id}/body"),
+                c.text.as_bytes(),
+            );
+            let trail = self.sealer.seal(
+                Purpose::Chunk,
+                &format!("chunks/{chunk_id}/trail"),
+                &trail_json,
+            );
+            tx.execute(
+                "INSERT INTO chunks(id, doc_id, revision, ordinal, body, trail) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![chunk_id, &id, revision, c.ordinal as i64, body, trail],
+            )?;
+            added.push(IndexedChunk {
+                chunk_id,
+                title: doc.title.clone(),
+                trail: c.trail.join(" > "),
+                body: c.text.clone(),
+            });
+        }
+        Store::bump_seq(&tx)?;
+        crashpoint("ingest:before-commit");
+        tx.commit()?;
+        crashpoint("ingest:after-commit");
+        Ok(IngestOutcome {
+            id,
+            revision,
+            status,
+            removed,
+            added,
+        })
+    }
+
+    /// The revision of a live document, or `None` if unknown or deleted.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn live_revision(&self, id: &str) -> Result<Option<i64>, Error> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT revision FROM documents WHERE id = ?1 AND deleted_at IS NULL",
+                params![id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Applies one tombstone from the durable log (§7.4) in one transaction:
+    /// records it (so [`Store::tombstone_seq`] reaches `t.seq`), and if the
+    /// document is live at `t.revision` or earlier, drops its chunks and
+    /// marks the row deleted. A document re-ingested after the deletion (a
+    /// later revision) is left alone. Bumps `store_seq`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a write failure, including a tombstone whose
+    /// sequence this database already holds.
+    pub fn apply_tombstone(&mut self, t: &Tombstone) -> Result<Applied, Error> {
+        let tx = self.conn.transaction()?;
+        let revision: Option<i64> = tx
+            .query_row(
+                "SELECT revision FROM documents WHERE id = ?1 AND deleted_at IS NULL",
+                params![&t.doc_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        tx.execute(
+            "INSERT INTO tombstones(seq, doc_id, revision, at) VALUES (?1, ?2, ?3, ?4)",
+            params![t.seq, &t.doc_id, t.revision, t.at],
+        )?;
+        let mut applied = Applied::default();
+        if revision.is_some_and(|r| r <= t.revision) {
+            let mut stmt = tx.prepare("SELECT id FROM chunks WHERE doc_id = ?1")?;
+            for row in stmt.query_map(params![&t.doc_id], |r| r.get::<_, i64>(0))? {
+                applied.removed.push(row?);
+            }
+            drop(stmt);
+            tx.execute("DELETE FROM chunks WHERE doc_id = ?1", params![&t.doc_id])?;
+            tx.execute(
+                "UPDATE documents SET deleted_at = ?2, chunk_count = 0, \
+                 title = ?3, path = ?3 WHERE id = ?1",
+                params![&t.doc_id, t.at, Vec::<u8>::new()],
+            )?;
+            applied.deleted = true;
+        }
+        Store::bump_seq(&tx)?;
+        tx.commit()?;
+        Ok(applied)
+    }
+
+    /// The tombstones this database holds with a sequence above `seq`, in
+    /// order: what a log that lost its tail is backfilled from.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn tombstones_after(&self, seq: i64) -> Result<Vec<Tombstone>, Error> {
+        let mut stmt = self.conn.prepare(
+            "SELECT seq, doc_id, revision, at FROM tombstones WHERE seq > ?1 ORDER BY seq",
+        )?;
+        let rows = stmt
+            .query_map(params![seq], |r| {
+                Ok(Tombstone {
+                    seq: r.get(0)?,
+                    doc_id: r.get(1)?,
+                    revision: r.get(2)?,
+                    at: r.get(3)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(rows)
+    }
+
+    pub(super) fn summary_from_row(&self, r: &rusqlite::Row<'_>) -> Result<DocumentSummary, Error> {
+        let id: String = r.get(0)?;
+        let title: Vec<u8> = r.get(3)?;
+        let path: Vec<u8> = r.get(4)?;
+        let app: String = r.get(1)?;
+        let item_id: Option<String> = r.get(8)?;
+        let sibling_rev: Option<String> = r.get(9)?;
+        let provenance = match (item_id, sibling_rev) {
+            (Some(item_id), Some(revision)) => Some(Provenance {
+                app: app.clone(),
+                item_id,
+                revision,
+            }),
+            _ => None,
+        };
+        Ok(DocumentSummary {
+            title: self.sealer.open_string(
+                Purpose::Title,
+                &format!("documents/{id}/title"),
+                &title,
+            )?,
+            path: self
+                .sealer
+                .open_string(Purpose::Path, &format!("documents/{id}/path"), &path)?,
+            app,
+            provenance,
+            revision: r.get(2)?,
+            chunk_count: r.get(5)?,
+            created_at: r.get(6)?,
+            updated_at: r.get(7)?,
+            id,
+        })
+    }
+
+    const SUMMARY_COLUMNS: &'static str =
+        "id, app, revision, title, path, chunk_count, created_at, updated_at, item_id, sibling_rev";
+
+    /// A live document's summary, or `None` if unknown or deleted (§4.2 fact 2).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] or [`ErrorKind::Seal`] if the row cannot be read or opened.
+    pub fn document(&self, id: &str) -> Result<Option<DocumentSummary>, Error> {
+        if !is_document_id(id) {
+            return Ok(None);
+        }
+        let sql = format!(
+            "SELECT {} FROM documents WHERE id = ?1 AND deleted_at IS NULL",
+            Store::SUMMARY_COLUMNS
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query(params![id])?;
+        match rows.next()? {
+            Some(r) => Ok(Some(self.summary_from_row(r)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Every live document, most recently updated first.
+    ///
+    /// # Errors
+    /// As [`Store::document`].
+    pub fn documents(&self) -> Result<Vec<DocumentSummary>, Error> {
+        let sql = format!(
+            "SELECT {} FROM documents WHERE deleted_at IS NULL ORDER BY updated_at DESC, id",
+            Store::SUMMARY_COLUMNS
+        );
+        let mut stmt = self.conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(self.summary_from_row(r)?);
+        }
+        Ok(out)
+    }
+
+    pub(super) fn open_passage(
+        &self,
+        chunk_id: i64,
+        ordinal: i64,
+        body: &[u8],
+        trail: &[u8],
+    ) -> Result<Passage, Error> {
+        let body =
+            self.sealer
+                .open_string(Purpose::Chunk, &format!("chunks/{chunk_id}/body"), body)?;
+        let trail = self
+            .sealer
+            .open(Purpose::Chunk, &format!("chunks/{chunk_id}/trail"), trail)?;
+        let trail: Vec<String> = serde_json::from_slice(&trail)
+            .map_err(|_| Error::new(ErrorKind::Seal, "sealed trail is not a string list"))?;
+        Ok(Passage {
+            chunk_id,
+            ordinal,
+            trail,
+            body,
+        })
+    }
+
+    /// Every passage of a live document, in order.
+    ///
+    /// # Errors
+    /// As [`Store::document`].
+    pub fn passages(&self, id: &str) -> Result<Vec<Passage>, Error> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id, c.ordinal, c.body, c.trail FROM chunks c \
+             JOIN documents d ON d.id = c.doc_id \
+             WHERE c.doc_id = ?1 AND d.deleted_at IS NULL AND c.revision = d.revision \
+             ORDER BY c.ordinal",
+        )?;
+        let mut rows = stmt.query(params![id])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let body: Vec<u8> = r.get(2)?;
+            let trail: Vec<u8> = r.get(3)?;
+            out.push(self.open_passage(r.get(0)?, r.get(1)?, &body, &trail)?);
+        }
+        Ok(out)
+    }
+
+    /// The passage behind an index hit, if its document is live and the chunk
+    /// belongs to the current revision (§4.2 fact 2). A hit whose row is gone
+    /// is `None`: the index can briefly lead or trail the store.
+    ///
+    /// # Errors
+    /// As [`Store::document`].
+    pub fn passage_hit(&self, chunk_id: i64) -> Result<Option<PassageHit>, Error> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id, c.ordinal, c.body, c.trail, c.doc_id FROM chunks c \
+             JOIN documents d ON d.id = c.doc_id \
+             WHERE c.id = ?1 AND d.deleted_at IS NULL AND c.revision = d.revision",
+        )?;
+        let row: Option<PassageRow> = stmt
+            .query_row(params![chunk_id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })
+            .optional()?;
+        let Some((id, ordinal, body, trail, doc_id)) = row else {
+            return Ok(None);
+        };
+        let Some(document) = self.document(&doc_id)? else {
+            return Ok(None);
+        };
+        Ok(Some(PassageHit {
+            passage: self.open_passage(id, ordinal, &body, &trail)?,
+            document,
+        }))
+    }
+
+    /// Every live chunk, opened, for rebuilding the index (§7.4).
+    ///
+    /// # Errors
+    /// As [`Store::document`].
+    pub fn live_chunks(&self) -> Result<Vec<IndexedChunk>, Error> {
+        let mut out = Vec::new();
+        for doc in self.documents()? {
+            for p in self.passages(&doc.id)? {
+                out.push(IndexedChunk {
+                    chunk_id: p.chunk_id,
+                    title: doc.title.clone(),
+                    trail: p.trail.join(" > "),
+                    body: p.body,
+                });
+            }
+        }
+        out.sort_by_key(|c| c.chunk_id);
+        Ok(out)
+    }
+
+    /// Ids of every live chunk, ascending: what the index must hold.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn live_chunk_ids(&self) -> Result<Vec<i64>, Error> {
+        let mut stmt = self.conn.prepare(
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.doc_id \
+             WHERE d.deleted_at IS NULL AND c.revision = d.revision ORDER BY c.id",
+        )?;
+        let ids = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<Vec<i64>, _>>()?;
+        Ok(ids)
+    }
+
+    /// The keyed fingerprint a source key is stored under (`documents.source_fp`).
+    pub fn source_fp(&self, source_key: &str) -> Vec<u8> {
+        self.sealer
+            .fingerprint(Purpose::PathFingerprint, source_key.as_bytes())
+            .to_vec()
+    }
+
+    /// The keyed fingerprint of one version of one source key (§5.1).
+    pub fn version_fp(&self, source_key: &str, version: &str) -> Vec<u8> {
+        self.sealer
+            .fingerprint(
+                Purpose::PathFingerprint,
+                format!("version\0{source_key}\0{version}").as_bytes(),
+            )
+            .to_vec()
+    }
+
+    /// The live document stored under the source-key fingerprint `key_fp`, if any.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn live_document_by_source_fp(&self, key_fp: &[u8]) -> Result<Option<String>, Error> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id FROM documents WHERE source_fp = ?1 AND deleted_at IS NULL",
+                params![key_fp],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+}

@@ -1,0 +1,196 @@
+//! What memoria remembers about each sibling between polls: the cursor, the re-announce mark and the breaker counters (§4.1, §6.5, §8.1).
+
+use rusqlite::{OptionalExtension, params};
+
+use super::*;
+
+impl Store {
+    /// The live document holding `app`'s item `item_id`, if any.
+    ///
+    /// # Errors
+    /// As [`Store::document`].
+    pub fn sibling_document(
+        &self,
+        app: &str,
+        item_id: &str,
+    ) -> Result<Option<DocumentSummary>, Error> {
+        let fp = self.sealer.fingerprint(
+            Purpose::PathFingerprint,
+            Store::sibling_source_key(app, item_id).as_bytes(),
+        );
+        let id: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT id FROM documents WHERE source_fp = ?1 AND deleted_at IS NULL",
+                params![&fp[..]],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match id {
+            Some(id) => self.document(&id),
+            None => Ok(None),
+        }
+    }
+
+    /// What memoria remembers about `app` (default: never polled).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn sibling_state(&self, app: &str) -> Result<SiblingState, Error> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT cursor, reannounce, polled_at FROM siblings WHERE app = ?1",
+                params![app],
+                |r| {
+                    Ok(SiblingState {
+                        cursor: r.get(0)?,
+                        reannounce: r.get::<_, i64>(1)? != 0,
+                        polled_at: r.get(2)?,
+                    })
+                },
+            )
+            .optional()?
+            .unwrap_or_default())
+    }
+
+    /// Records the S1 cursor after applying a page polled at `now`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a write failure.
+    pub fn set_sibling_cursor(&self, app: &str, cursor: &str, now: i64) -> Result<(), Error> {
+        self.conn.execute(
+            "INSERT INTO siblings(app, cursor, polled_at) VALUES (?1, ?2, ?3) \
+             ON CONFLICT(app) DO UPDATE SET cursor = excluded.cursor, polled_at = excluded.polled_at",
+            params![app, cursor, now],
+        )?;
+        Ok(())
+    }
+
+    /// Marks `app` for re-announce (§4.1). Durable; nothing is deleted.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a write failure.
+    pub fn mark_reannounce(&self, app: &str) -> Result<(), Error> {
+        self.conn.execute(
+            "INSERT INTO siblings(app, reannounce) VALUES (?1, 1) \
+             ON CONFLICT(app) DO UPDATE SET reannounce = 1",
+            params![app],
+        )?;
+        Ok(())
+    }
+
+    /// Completes a re-announce of `app` (§4.1 rules 2–4): stores the close
+    /// marker's `cursor` as the S1 cursor and clears the mark, in one write.
+    /// Call it only after every retirement and refetch has been applied.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a write failure; the mark then stands.
+    pub fn complete_reannounce(&self, app: &str, cursor: &str, now: i64) -> Result<(), Error> {
+        self.conn.execute(
+            "INSERT INTO siblings(app, cursor, reannounce, polled_at) VALUES (?1, ?2, 0, ?3) \
+             ON CONFLICT(app) DO UPDATE SET cursor = excluded.cursor, reannounce = 0, \
+             polled_at = excluded.polled_at",
+            params![app, cursor, now],
+        )?;
+        Ok(())
+    }
+
+    /// The apps marked for re-announce, sorted: the sources out of the
+    /// ranking until their re-announce completes (§4.1 rule 1).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn reannouncing_apps(&self) -> Result<Vec<String>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT app FROM siblings WHERE reannounce = 1 ORDER BY app")?;
+        let apps = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<Vec<String>, _>>()?;
+        Ok(apps)
+    }
+
+    /// Ids of every live chunk of `app`'s sibling documents, ascending: what
+    /// a search leaves out while `app` is reconciling (§4.1 rule 1). Reads
+    /// no sealed cell.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn sibling_chunk_ids(&self, app: &str) -> Result<Vec<i64>, Error> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.doc_id \
+             WHERE d.app = ?1 AND d.item_id IS NOT NULL AND d.deleted_at IS NULL \
+             AND c.revision = d.revision ORDER BY c.id",
+        )?;
+        let ids = stmt
+            .query_map(params![app], |r| r.get(0))?
+            .collect::<Result<Vec<i64>, _>>()?;
+        Ok(ids)
+    }
+
+    /// Every live document held from `app`, each with its provenance: what a
+    /// completed re-announce is compared against (§4.1 rules 3–4).
+    ///
+    /// # Errors
+    /// As [`Store::documents`].
+    pub fn sibling_documents(&self, app: &str) -> Result<Vec<DocumentSummary>, Error> {
+        Ok(self
+            .documents()?
+            .into_iter()
+            .filter(|d| d.provenance.as_ref().is_some_and(|p| p.app == app))
+            .collect())
+    }
+
+    /// Adds one S2 call's tally for `asker` at `app` to today's breaker
+    /// counters (§8.1). Called on the S2 path only.
+    ///
+    /// # Errors
+    /// As [`crate::policy::breaker::record_s2`].
+    pub fn record_s2_tally(
+        &self,
+        app: &str,
+        asker: &str,
+        tally: crate::policy::breaker::S2Tally,
+        now: i64,
+    ) -> Result<(), Error> {
+        crate::policy::breaker::record_s2(&self.conn, &self.sealer, app, asker, tally, now)
+    }
+
+    /// Adds one sync's S3 tally for `app` to today's breaker counters (§8.1).
+    ///
+    /// # Errors
+    /// As [`crate::policy::breaker::record_s3`].
+    pub fn record_s3_tally(
+        &self,
+        app: &str,
+        tally: crate::policy::breaker::S3Tally,
+        now: i64,
+    ) -> Result<(), Error> {
+        crate::policy::breaker::record_s3(&self.conn, &self.sealer, app, tally, now)
+    }
+
+    /// The refusal breaker's state for `app` at `now` (§8.1).
+    ///
+    /// # Errors
+    /// As [`crate::policy::breaker::refusal_state`].
+    pub fn refusal_breaker(
+        &self,
+        app: &str,
+        now: i64,
+    ) -> Result<crate::policy::breaker::BreakerState, Error> {
+        crate::policy::breaker::refusal_state(&self.conn, &self.sealer, app, now)
+    }
+
+    /// The S3 breaker's state for `app` at `now` (§8.1).
+    ///
+    /// # Errors
+    /// As [`crate::policy::breaker::s3_state`].
+    pub fn s3_breaker(
+        &self,
+        app: &str,
+        now: i64,
+    ) -> Result<crate::policy::breaker::BreakerState, Error> {
+        crate::policy::breaker::s3_state(&self.conn, &self.sealer, app, now)
+    }
+}
