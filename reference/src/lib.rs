@@ -103,9 +103,7 @@ pub use config::{
     Config, DATA_DIR_DEFAULT, DATA_ENV, DEK_ENV, DEK_FILE_ENV, DEV_DEK_FILE_NAME, DekSource,
     resolve as resolve_config,
 };
-pub use instance::{
-    Instance, InstanceConfig, MARKER_PERSON, PAGE_MAX, PAGE_SIZE_RESULTS, WakeKind, WakeReport,
-};
+pub use instance::{Instance, InstanceConfig, WakeKind, WakeReport};
 
 // At rest (§3, §3.2, §7.4).
 pub use storage::seal::{
@@ -135,9 +133,9 @@ pub use ingest::import::{
 };
 
 // Search and its ruling (§7.1, §7.2, §8.1).
-pub use instance::{
-    Candidates, Reconciling, SearchError, SearchPage, SearchResult, Verdicts, Withheld,
-    WithheldReason, app_display_name,
+pub use search::page::{
+    Candidates, MARKER_PERSON, PAGE_MAX, PAGE_SIZE_RESULTS, Reconciling, SearchError, SearchPage,
+    SearchResult, Verdicts, Withheld, WithheldReason, app_display_name,
 };
 pub use search::index::{BM25_WEIGHTS, Hit, LexicalIndex};
 pub use search::query::{

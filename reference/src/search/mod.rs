@@ -5,4 +5,5 @@
 
 pub mod highlight;
 pub mod index;
+pub mod page;
 pub mod query;

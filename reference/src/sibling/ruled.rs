@@ -28,7 +28,8 @@ use std::sync::{Arc, Mutex};
 use super::client::{SiblingClient, unknown_for};
 use super::wire::{Pair, S2Decoded, S2Fault, Subject, Verdict};
 use crate::error::Error;
-use crate::instance::{Instance, SearchError, SearchPage, Verdicts, Withheld, WithheldReason};
+use crate::instance::Instance;
+use crate::search::page::{SearchError, SearchPage, Verdicts, Withheld, WithheldReason};
 use crate::policy::breaker::S2Tally;
 use crate::storage::store::{DocumentSummary, Passage, Provenance};
 

@@ -141,7 +141,7 @@ pub(crate) fn error_page(
 
 /// A sibling document withheld loudly (§8.1): 503, and the line the search
 /// page shows for the same app and reason, in the same markup.
-pub(crate) fn withheld_page(w: &crate::instance::Withheld, footer: &str) -> Response {
+pub(crate) fn withheld_page(w: &crate::search::page::Withheld, footer: &str) -> Response {
     let status = StatusCode::SERVICE_UNAVAILABLE;
     let title = status.canonical_reason().unwrap_or("Error");
     page(

@@ -8,7 +8,7 @@ use maud::{Markup, html};
 use super::AppState;
 use super::envelope::{layout, page};
 use super::extract::SignedIn;
-use crate::instance::{SearchError, SearchPage};
+use crate::search::page::{SearchError, SearchPage};
 use crate::search::query::QUERY_BYTES_MAX;
 
 #[derive(Debug, serde::Deserialize)]

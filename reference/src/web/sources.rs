@@ -30,7 +30,7 @@ pub(crate) async fn sources_page(
     let rows: Vec<(String, String, String, String)> = apps
         .iter()
         .map(|app| {
-            let name = crate::instance::app_display_name(app);
+            let name = crate::search::page::app_display_name(app);
             let refusal = store.refusal_breaker(app, now).unwrap_or_else(cannot_read);
             let s3 = store.s3_breaker(app, now).unwrap_or_else(cannot_read);
             let polled = match store.sibling_state(app).ok().and_then(|s| s.polled_at) {

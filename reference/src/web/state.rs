@@ -10,7 +10,8 @@ use crate::access::session::{
     Auth, Session, SignInDelivery, cookie, prune, random_token, token_hash,
 };
 use crate::error::Error;
-use crate::instance::{Instance, SearchError, SearchPage};
+use crate::instance::Instance;
+use crate::search::page::{SearchError, SearchPage};
 use crate::sibling::SiblingClient;
 use crate::sibling::sync::SyncReport;
 use crate::web::SESSION_COOKIE;

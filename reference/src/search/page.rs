@@ -1,0 +1,319 @@
+//! One page of results and how it is ruled: the candidates, S2's verdicts, and the lines a reader sees for what was withheld (§8.1, §4.1).
+//!
+//! [`Candidates`] are opened but not yet ruled; `sibling::ruled` asks S2
+//! and [`Candidates::rule`] turns the [`Verdicts`] into a [`SearchPage`]:
+//! VISIBLE renders, NOT_VISIBLE is omitted and counted nowhere, STALE,
+//! AHEAD and UNKNOWN are [`Withheld`] with one line per app and reason.
+
+use crate::error::Error;
+use crate::search::highlight::Snippet;
+use crate::search::query;
+use crate::sibling::{Pair, Verdict};
+use crate::storage::store::Provenance;
+
+/// Results per page of the search page and the CLI (§8.1).
+pub const PAGE_SIZE_RESULTS: usize = 20;
+/// The deepest page served; beyond it the page is empty. Bounds FTS5's OFFSET.
+pub const PAGE_MAX: u32 = 50;
+/// The marker for a passage a person wrote, as opposed to 🤖 for a model's (§8.1).
+pub const MARKER_PERSON: &str = "👨";
+
+/// One search result: a passage with its citation (§8.1).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SearchResult {
+    /// Rank on the page, from 1.
+    pub rank: usize,
+    /// The app of record: `memoria` for uploads and imports.
+    pub app: String,
+    /// The document's public id.
+    pub document_id: String,
+    /// The document title.
+    pub title: String,
+    /// Heading trail, outermost first.
+    pub trail: Vec<String>,
+    /// The passage's 0-based position; cited as `#p{ordinal}`.
+    pub ordinal: i64,
+    /// 👨 for a passage a person wrote.
+    pub marker: &'static str,
+    /// The document's revision.
+    pub revision: i64,
+    /// ISO date of the revision.
+    pub date: String,
+    /// Deep link: `/documents/{id}#p{ordinal}`.
+    pub link: String,
+    /// The highlighted window of the passage.
+    pub snippet: Snippet,
+    /// For a sibling's passage, the item and revision held; `None` if memoria-owned.
+    pub provenance: Option<Provenance>,
+}
+
+impl SearchResult {
+    /// The heading trail to show beside the title: the trail without a first
+    /// entry that merely repeats the title (a document's own `# Title`).
+    pub fn trail_below_title(&self) -> &[String] {
+        match self.trail.first() {
+            Some(first) if first.trim() == self.title.trim() => &self.trail[1..],
+            _ => &self.trail,
+        }
+    }
+}
+
+/// One page of search results.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SearchPage {
+    /// How many words the query held (0: empty, nothing searched).
+    pub query_words: usize,
+    /// The page number, from 1.
+    pub page: u32,
+    /// Results on this page, best first.
+    pub results: Vec<SearchResult>,
+    /// True if another page follows.
+    pub has_next: bool,
+    /// Sibling passages withheld loudly, per app and reason (§8.1). Never
+    /// NOT_VISIBLE: that value is omitted silently and counted nowhere.
+    pub withheld: Vec<Withheld>,
+    /// Sources out of the ranking while they reconcile after a restore, one
+    /// line each (§4.1 rule 1, §8.1): the results page names them.
+    pub reconciling: Vec<Reconciling>,
+}
+
+/// One source out of the search until its re-announce completes (§4.1 rule 1).
+///
+/// Its chunks were not scored and not counted against the page; the page
+/// says so in one line instead of one per passage. It states the suite's
+/// health, never a permission, so it goes on a reader's results page (§8.1).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Reconciling {
+    /// The app of record, e.g. `sheets`.
+    pub app: String,
+}
+
+impl Reconciling {
+    /// The sentence the page shows, e.g. "Sheets is reconciling after a
+    /// restore; its results are out of the search until it re-announces."
+    pub fn sentence(&self) -> String {
+        format!(
+            "{} is reconciling after a restore; its results are out of the search until it re-announces.",
+            app_display_name(&self.app)
+        )
+    }
+}
+
+/// Why sibling passages were withheld loudly (§4.1, §8.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WithheldReason {
+    /// The sibling did not answer usefully (UNKNOWN).
+    NoAnswer,
+    /// The sibling has moved past the revision held (STALE): refetching.
+    Stale,
+    /// The sibling's log stops short of the revision held (AHEAD): the
+    /// source is marked for re-announce, and nothing is deleted.
+    Ahead,
+}
+
+/// One line of loud withholding: `count` passages from `app`, for `reason`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Withheld {
+    /// The app of record, e.g. `sheets`.
+    pub app: String,
+    /// Why.
+    pub reason: WithheldReason,
+    /// How many results on this page were withheld.
+    pub count: usize,
+}
+
+impl Withheld {
+    /// One withheld passage or document of `app`'s, for `reason`: what a
+    /// document page withholds (§8.1).
+    pub fn one(app: &str, reason: WithheldReason) -> Withheld {
+        Withheld {
+            app: app.to_string(),
+            reason,
+            count: 1,
+        }
+    }
+
+    /// The sentence the page shows, e.g. "Sheets did not answer; 7 results withheld."
+    pub fn sentence(&self) -> String {
+        let app = app_display_name(&self.app);
+        let n = self.count;
+        let results = if n == 1 { "result" } else { "results" };
+        match self.reason {
+            WithheldReason::NoAnswer => format!("{app} did not answer; {n} {results} withheld."),
+            WithheldReason::Stale => format!(
+                "{app} has a newer version of {n} {results}; withheld while memoria fetches it."
+            ),
+            WithheldReason::Ahead => format!(
+                "{app} is behind the version memoria holds of {n} {results}, as after a restore; \
+                 withheld until {app} re-announces. Nothing was deleted."
+            ),
+        }
+    }
+}
+
+/// An app's name as a reader sees it: `sheets` → `Sheets`.
+pub fn app_display_name(app: &str) -> String {
+    let mut chars = app.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// The ranked candidates for one page, opened but not yet ruled (§8.1).
+#[derive(Debug, Clone)]
+pub struct Candidates {
+    /// How many words the query held.
+    pub query_words: usize,
+    /// The page number, from 1.
+    pub page: u32,
+    /// Candidates best first; sibling ones carry provenance.
+    pub results: Vec<SearchResult>,
+    /// True if another page follows.
+    pub has_next: bool,
+    /// Apps marked for re-announce, left out of the ranking (§4.1 rule 1).
+    pub reconciling: Vec<String>,
+}
+
+impl Candidates {
+    /// The pairs to put to S2, per app: one per sibling item on the page,
+    /// in first-ranked order (§4.1, §5.2).
+    pub fn pairs_by_app(&self) -> std::collections::BTreeMap<String, Vec<Pair>> {
+        let mut out: std::collections::BTreeMap<String, Vec<Pair>> = Default::default();
+        for r in &self.results {
+            if let Some(p) = &r.provenance {
+                let pair = Pair {
+                    item_id: p.item_id.clone(),
+                    revision: p.revision.clone(),
+                };
+                let pairs = out.entry(p.app.clone()).or_default();
+                if !pairs.contains(&pair) {
+                    pairs.push(pair);
+                }
+            }
+        }
+        out
+    }
+
+    /// Applies §8.1 to the candidates: memoria-owned passages render (their
+    /// authority is §4.2, already applied); a sibling passage renders only
+    /// on VISIBLE for its exact (item, revision) in `verdicts`; NOT_VISIBLE
+    /// is omitted silently; STALE, AHEAD and UNKNOWN, and a pair missing
+    /// from `verdicts`, are withheld and counted per app and reason.
+    pub fn rule(self, verdicts: &Verdicts) -> SearchPage {
+        let mut results = Vec::with_capacity(self.results.len());
+        let mut withheld: std::collections::BTreeMap<(String, WithheldReason), usize> =
+            Default::default();
+        let offset = (self.page.max(1) as usize - 1) * PAGE_SIZE_RESULTS;
+        for mut r in self.results {
+            let reason = match &r.provenance {
+                None => None,
+                Some(p) => match verdicts.get(p) {
+                    Verdict::Visible => None,
+                    Verdict::NotVisible => continue,
+                    Verdict::Stale => Some(WithheldReason::Stale),
+                    Verdict::Ahead => Some(WithheldReason::Ahead),
+                    Verdict::Unknown => Some(WithheldReason::NoAnswer),
+                },
+            };
+            match reason {
+                None => {
+                    r.rank = offset + results.len() + 1;
+                    results.push(r);
+                }
+                Some(reason) => {
+                    *withheld.entry((r.app.clone(), reason)).or_insert(0) += 1;
+                }
+            }
+        }
+        SearchPage {
+            query_words: self.query_words,
+            page: self.page,
+            results,
+            has_next: self.has_next,
+            withheld: withheld
+                .into_iter()
+                .map(|((app, reason), count)| Withheld { app, reason, count })
+                .collect(),
+            reconciling: self
+                .reconciling
+                .into_iter()
+                .map(|app| Reconciling { app })
+                .collect(),
+        }
+    }
+}
+
+/// S2's answers for one request, by (app, item, revision) (§4.1). A pair
+/// not in here is UNKNOWN: the absence of an answer is never a VISIBLE.
+#[derive(Debug, Clone, Default)]
+pub struct Verdicts {
+    by_pair: std::collections::BTreeMap<(String, Pair), Verdict>,
+}
+
+impl Verdicts {
+    /// No answers at all: every sibling passage is UNKNOWN.
+    pub fn none() -> Verdicts {
+        Verdicts::default()
+    }
+
+    /// Records `app`'s answer for `pairs` (as asked, in order).
+    pub fn record(&mut self, app: &str, pairs: &[Pair], verdicts: &[Verdict]) {
+        for (pair, verdict) in pairs.iter().zip(verdicts) {
+            self.by_pair
+                .insert((app.to_string(), pair.clone()), *verdict);
+        }
+    }
+
+    /// The verdict for a passage's provenance; UNKNOWN if never answered.
+    pub fn get(&self, p: &Provenance) -> Verdict {
+        let key = (
+            p.app.clone(),
+            Pair {
+                item_id: p.item_id.clone(),
+                revision: p.revision.clone(),
+            },
+        );
+        self.by_pair.get(&key).copied().unwrap_or(Verdict::Unknown)
+    }
+
+    /// Apps with at least one pair answered `verdict`.
+    pub fn apps_with(&self, verdict: Verdict) -> std::collections::BTreeSet<String> {
+        self.by_pair
+            .iter()
+            .filter(|(_, v)| **v == verdict)
+            .map(|((app, _), _)| app.clone())
+            .collect()
+    }
+}
+
+/// Why a search produced no page.
+#[derive(Debug)]
+pub enum SearchError {
+    /// The asker is not admitted (§4.3).
+    NotAdmitted,
+    /// The query text is over [`query::QUERY_BYTES_MAX`].
+    TooLong,
+    /// The engine rejected the query: reported, never shown as "no results".
+    Engine(Error),
+    /// The store failed.
+    Store(Error),
+}
+
+impl std::fmt::Display for SearchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SearchError::NotAdmitted => f.write_str("not admitted"),
+            SearchError::TooLong => write!(
+                f,
+                "the query is longer than {} bytes",
+                query::QUERY_BYTES_MAX
+            ),
+            SearchError::Engine(e) => write!(f, "the search engine failed: {e}"),
+            SearchError::Store(e) => write!(f, "the store failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SearchError {}
