@@ -133,11 +133,11 @@ pub use ingest::import::{
 };
 
 // Search and its ruling (§7.1, §7.2, §8.1).
+pub use search::index::{BM25_WEIGHTS, Hit, LexicalIndex};
 pub use search::page::{
     Candidates, MARKER_PERSON, PAGE_MAX, PAGE_SIZE_RESULTS, Reconciling, SearchError, SearchPage,
     SearchResult, Verdicts, Withheld, WithheldReason, app_display_name,
 };
-pub use search::index::{BM25_WEIGHTS, Hit, LexicalIndex};
 pub use search::query::{
     QUERY_BYTES_MAX, QUERY_WORDS_MAX, Query, QueryRefusal, parse as parse_query,
 };
