@@ -57,29 +57,6 @@ pub const S3_BREAKER_FETCHES_MIN: u64 = 20;
 /// Seconds in one UTC day.
 pub const SECONDS_PER_DAY: i64 = 86_400;
 
-/// The breaker tables, created with the store's schema.
-pub const SCHEMA: &str = r#"
-CREATE TABLE IF NOT EXISTS breaker_s2 (
-    app      TEXT NOT NULL,
-    asker_fp BLOB NOT NULL,            -- HMAC(breaker-asker, address): no plaintext asker
-    day      INTEGER NOT NULL,         -- UTC day number (unix seconds / 86400)
-    counts   BLOB NOT NULL,            -- sealed "visible,not_visible"
-    PRIMARY KEY (app, asker_fp, day)
-);
-CREATE TABLE IF NOT EXISTS breaker_s3 (
-    app    TEXT NOT NULL,
-    day    INTEGER NOT NULL,
-    counts BLOB NOT NULL,              -- sealed "fetches,not_found,successes"
-    PRIMARY KEY (app, day)
-);
-CREATE TABLE IF NOT EXISTS breaker_since (
-    app   TEXT NOT NULL,
-    kind  TEXT NOT NULL,               -- "s2" or "s3"
-    day   INTEGER NOT NULL,            -- first UTC day counted
-    PRIMARY KEY (app, kind)
-);
-"#;
-
 /// The UTC day number of `unix_s`: whole days since 1970-01-01.
 pub fn utc_day(unix_s: i64) -> i64 {
     unix_s.div_euclid(SECONDS_PER_DAY)
@@ -463,34 +440,6 @@ pub fn s3_state(
     )
 }
 
-/// The owner's sentence for a refusal breaker state, naming the source.
-pub fn refusal_sentence(source: &str, state: &BreakerState) -> String {
-    match state {
-        BreakerState::Fires { count } => format!(
-            "Refusal breaker: fired. {count} people who were shown {source} passages in the 7 days before today were refused every {source} passage they were asked about today. Nothing was purged."
-        ),
-        BreakerState::Silent => "Refusal breaker: no refusal anomaly.".into(),
-        BreakerState::CannotDetermine { lacking, why } => format!(
-            "Refusal breaker: cannot determine. The counters lack {}: {why}.",
-            lacking.words()
-        ),
-    }
-}
-
-/// The owner's sentence for an S3 breaker state, naming the source.
-pub fn s3_sentence(source: &str, state: &BreakerState) -> String {
-    match state {
-        BreakerState::Fires { count } => format!(
-            "S3 breaker: fired. All {count} of today's fetches from {source} answered 404, after a successful fetch in the 7 days before. Nothing was purged."
-        ),
-        BreakerState::Silent => "S3 breaker: no S3 anomaly.".into(),
-        BreakerState::CannotDetermine { lacking, why } => format!(
-            "S3 breaker: cannot determine. The counters lack {}: {why}.",
-            lacking.words()
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -498,7 +447,8 @@ mod tests {
 
     fn setup() -> (Connection, Sealer) {
         let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(SCHEMA).unwrap();
+        conn.execute_batch(crate::storage::schema::BREAKER_SCHEMA)
+            .unwrap();
         (conn, Sealer::new(&Dek::from_bytes([3u8; 32])))
     }
 

@@ -67,3 +67,26 @@ CREATE TABLE IF NOT EXISTS connector_sources (
     last_failure     TEXT              -- the last attempt's failure kind; NULL if it completed
 );
 "#;
+
+/// The breaker counters' tables (§8.1; `policy/breaker.rs` reads and writes them).
+pub(crate) const BREAKER_SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS breaker_s2 (
+    app      TEXT NOT NULL,
+    asker_fp BLOB NOT NULL,            -- HMAC(breaker-asker, address): no plaintext asker
+    day      INTEGER NOT NULL,         -- UTC day number (unix seconds / 86400)
+    counts   BLOB NOT NULL,            -- sealed "visible,not_visible"
+    PRIMARY KEY (app, asker_fp, day)
+);
+CREATE TABLE IF NOT EXISTS breaker_s3 (
+    app    TEXT NOT NULL,
+    day    INTEGER NOT NULL,
+    counts BLOB NOT NULL,              -- sealed "fetches,not_found,successes"
+    PRIMARY KEY (app, day)
+);
+CREATE TABLE IF NOT EXISTS breaker_since (
+    app   TEXT NOT NULL,
+    kind  TEXT NOT NULL,               -- "s2" or "s3"
+    day   INTEGER NOT NULL,            -- first UTC day counted
+    PRIMARY KEY (app, kind)
+);
+"#;

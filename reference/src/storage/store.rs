@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use super::schema::{CONNECTOR_SCHEMA, SCHEMA};
+use super::schema::{BREAKER_SCHEMA, CONNECTOR_SCHEMA, SCHEMA};
 use crate::error::{Error, ErrorKind};
 use crate::storage::seal::{Purpose, Sealer};
 
@@ -280,7 +280,7 @@ impl Store {
         )?;
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(CONNECTOR_SCHEMA)?;
-        conn.execute_batch(crate::policy::breaker::SCHEMA)?;
+        conn.execute_batch(BREAKER_SCHEMA)?;
         let version = meta_get(&conn, "schema_version")?;
         if version == 0 {
             meta_set(&conn, "schema_version", SCHEMA_VERSION)?;

@@ -30,6 +30,7 @@ mod document;
 mod envelope;
 mod extract;
 mod search;
+mod sentences;
 mod sources;
 mod state;
 mod upload;

@@ -39,8 +39,8 @@ pub(crate) async fn sources_page(
             };
             (
                 name.clone(),
-                crate::policy::breaker::refusal_sentence(&name, &refusal),
-                crate::policy::breaker::s3_sentence(&name, &s3),
+                super::sentences::refusal_sentence(&name, &refusal),
+                super::sentences::s3_sentence(&name, &s3),
                 polled,
             )
         })
