@@ -83,6 +83,7 @@ pub mod demo;
 mod error;
 mod ingest;
 mod instance;
+mod limits;
 mod policy;
 mod search;
 mod sibling;

@@ -44,7 +44,7 @@ use crate::error::{Error, ErrorKind};
 use crate::storage::seal::{Purpose, Sealer};
 
 /// How long counters are kept, in UTC days: the window plus the baseline
-/// plus one (§8.1).
+/// (§3.2: "Retained 8 days"; `limits.rs` checks the sum).
 pub const BREAKER_COUNTERS_RETAINED_DAYS: i64 = 8;
 /// The baseline's length in UTC days, ending where the window begins (§8.1).
 pub const BASELINE_DAYS: i64 = 7;
@@ -56,6 +56,8 @@ pub const REFUSAL_BREAKER_ASKERS_MIN: usize = 3;
 pub const S3_BREAKER_FETCHES_MIN: u64 = 20;
 /// Seconds in one UTC day.
 pub const SECONDS_PER_DAY: i64 = 86_400;
+/// The window's length in UTC days: today, W (§8.1).
+pub const WINDOW_DAYS: i64 = 1;
 
 /// The UTC day number of `unix_s`: whole days since 1970-01-01.
 pub fn utc_day(unix_s: i64) -> i64 {

@@ -1,0 +1,60 @@
+//! Every relationship between limits, checked when the crate compiles: a change that breaks one does not build.
+//!
+//! Each limit is a named constant beside the code it bounds, with its unit
+//! last and its source. What one limit promises about another lives here,
+//! once, as a `const` assertion, so it cannot drift into a comment.
+
+use crate::ingest::chunk::{CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, RUNT_WORDS_MAX};
+use crate::ingest::connector::{CONNECTOR_CALL_DEADLINE_MS, CONNECTOR_ENTRIES_MAX};
+use crate::ingest::decode::IMPORT_FILE_BYTES_MAX;
+use crate::ingest::import::IMPORT_FILES_MAX;
+use crate::policy::breaker::{
+    BASELINE_DAYS, BREAKER_COUNTERS_RETAINED_DAYS, REFUSAL_BREAKER_ASKERS_MIN, WINDOW_DAYS,
+};
+use crate::search::page::{PAGE_MAX, PAGE_SIZE_RESULTS};
+use crate::search::query::{QUERY_BYTES_MAX, QUERY_WORDS_MAX};
+use crate::sibling::client::{INGEST_CALL_DEADLINE_MS, SIBLING_DEADLINE_MS};
+use crate::sibling::wire::S2_PAIRS_PER_CALL_MAX;
+use crate::storage::seal::{NONCE_BYTES, SEALED_OVERHEAD_BYTES, TAG_BYTES};
+use crate::web::{
+    MULTIPART_OVERHEAD_BYTES_MAX, SESSION_TTL_S, SESSIONS_MAX, SIGN_IN_LINK_TTL_S, UPLOAD_BYTES_MAX,
+};
+
+// §3.2: the breaker's counters are kept for the window plus the baseline and
+// no longer; a longer retention is a longer record of who was refused what.
+const _: () = assert!(BREAKER_COUNTERS_RETAINED_DAYS == WINDOW_DAYS + BASELINE_DAYS);
+// §8.1: the window is one UTC day, the baseline the days before it, and a
+// breaker that one asker can fire is no breaker.
+const _: () = assert!(WINDOW_DAYS == 1 && BASELINE_DAYS >= 1);
+const _: () = assert!(REFUSAL_BREAKER_ASKERS_MIN > 1);
+
+// §6.5: one page is one round of concurrent S2 calls, so a page's pairs fit
+// in one batch of §4.1's cap.
+const _: () = assert!(PAGE_SIZE_RESULTS <= S2_PAIRS_PER_CALL_MAX);
+// §6.5: the page's deadline is the shortest a sibling call gets.
+const _: () = assert!(SIBLING_DEADLINE_MS < INGEST_CALL_DEADLINE_MS);
+const _: () = assert!(INGEST_CALL_DEADLINE_MS <= CONNECTOR_CALL_DEADLINE_MS);
+// §8.1: the last page reachable is bounded.
+const _: () = assert!(PAGE_MAX >= 1);
+
+// A connector lists no more entries than an import takes files (gate 7).
+const _: () = assert!(CONNECTOR_ENTRIES_MAX == IMPORT_FILES_MAX);
+// §9.1: an upload's framing fits beside its 1 MiB body, and a file an
+// import reads may be larger than an upload, never smaller.
+const _: () = assert!(MULTIPART_OVERHEAD_BYTES_MAX < UPLOAD_BYTES_MAX);
+const _: () = assert!(UPLOAD_BYTES_MAX <= IMPORT_FILE_BYTES_MAX);
+
+// A sign-in link expires before the session it mints, and the table that
+// holds both is not empty.
+const _: () = assert!(SIGN_IN_LINK_TTL_S < SESSION_TTL_S);
+const _: () = assert!(SESSIONS_MAX > 0);
+
+// §7.2: a runt is merged into a neighbour below the target, and a chunk
+// may grow past the target but never past the cap.
+const _: () = assert!(RUNT_WORDS_MAX < CHUNK_WORDS_TARGET);
+const _: () = assert!(CHUNK_WORDS_TARGET < CHUNK_WORDS_MAX);
+// A query holds at most as many words as bytes.
+const _: () = assert!(QUERY_WORDS_MAX <= QUERY_BYTES_MAX);
+
+// §3: a sealed cell is a version byte, a nonce, the ciphertext and a tag.
+const _: () = assert!(SEALED_OVERHEAD_BYTES == 1 + NONCE_BYTES + TAG_BYTES);
