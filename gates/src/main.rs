@@ -247,40 +247,90 @@ fn replay(files: &[PathBuf], seed: Option<u64>, format: Format, shrink: bool) ->
                 return ExitCode::from(EXIT_USAGE);
             }
         };
-        let result = if shrink {
-            scenario::shrink(&s, seed).map(|(small, r)| (Some(small), r))
-        } else {
-            scenario::replay(&s, seed).map(|r| (None, r))
-        };
-        let (small, r) = match result {
-            Ok(x) => x,
-            Err(e) => {
-                eprintln!("memoria-harness: {}: {e}", file.display());
-                return ExitCode::from(EXIT_USAGE);
-            }
-        };
-        match format {
-            Format::Text => {
-                print!("{}", r.render_text());
-                if let (Some(small), false) = (&small, r.passed()) {
-                    println!(
-                        "minimal failing timeline ({} of {} events):",
-                        small.events.len(),
-                        s.events.len()
-                    );
-                    for (i, e) in small.events.iter().enumerate() {
-                        println!("  #{i} {}", e.describe());
-                    }
+        let r = if shrink {
+            let shrunk = match scenario::shrink(&s, seed) {
+                Ok(x) => x,
+                Err(e) => {
+                    eprintln!("memoria-harness: {}: {e}", file.display());
+                    return ExitCode::from(EXIT_USAGE);
                 }
-                println!();
+            };
+            match shrunk {
+                scenario::Shrunk::Passes(r) => {
+                    let checks: usize = r.entries.iter().map(|e| e.checks.len()).sum();
+                    match format {
+                        Format::Text => println!(
+                            "{}: nothing to shrink: the scenario passes (all {checks} checks held at seed {})\n",
+                            file.display(),
+                            r.seed
+                        ),
+                        Format::Json | Format::Junit => reports.push(serde_json::json!({
+                            "file": file.display().to_string(),
+                            "passed": true,
+                            "replay": r,
+                            "nothing_to_shrink": true,
+                            "minimal": null,
+                        })),
+                    }
+                    r
+                }
+                scenario::Shrunk::Failing {
+                    original,
+                    minimal,
+                    replay,
+                    kept,
+                } => {
+                    let details: Vec<String> = minimal.events.iter().map(|e| e.details()).collect();
+                    match format {
+                        Format::Text => {
+                            print!("{}", original.render_text());
+                            println!(
+                                "shrunk timeline: {} of {} events (the same expectation still fails without the others)",
+                                minimal.events.len(),
+                                s.events.len()
+                            );
+                            for (i, d) in kept.iter().zip(&details) {
+                                println!("  #{i:<3} {d}");
+                            }
+                            println!("replay of the shrunk timeline (seed {}):", replay.seed);
+                            print!("{}", replay.render_timeline());
+                            println!();
+                        }
+                        Format::Json | Format::Junit => reports.push(serde_json::json!({
+                            "file": file.display().to_string(),
+                            "passed": false,
+                            "replay": replay,
+                            "original": original,
+                            "nothing_to_shrink": false,
+                            "minimal": details,
+                            "kept": kept,
+                        })),
+                    }
+                    replay
+                }
             }
-            Format::Json | Format::Junit => reports.push(serde_json::json!({
-                "file": file.display().to_string(),
-                "passed": r.passed(),
-                "replay": r,
-                "minimal": small.map(|m| m.events.iter().map(|e| e.describe()).collect::<Vec<_>>()),
-            })),
-        }
+        } else {
+            let r = match scenario::replay(&s, seed) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("memoria-harness: {}: {e}", file.display());
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            match format {
+                Format::Text => {
+                    print!("{}", r.render_text());
+                    println!();
+                }
+                Format::Json | Format::Junit => reports.push(serde_json::json!({
+                    "file": file.display().to_string(),
+                    "passed": r.passed(),
+                    "replay": r,
+                    "minimal": null,
+                })),
+            }
+            r
+        };
         if !r.passed() {
             failed = true;
             eprintln!(
