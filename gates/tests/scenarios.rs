@@ -163,12 +163,16 @@ expect = { results = 7 }
 "#;
     let s = scenario::parse(text).unwrap();
     let fault = s.events[0].details();
-    for part in ["do = \"fault\"", "at_ms = 2500", "\"latency_ms\":900"] {
+    for part in [
+        "do = \"fault\"",
+        "at_ms = 2500",
+        "fault = { kind = \"slow\", all = false, latency_ms = 900 }",
+    ] {
         assert!(fault.contains(part), "{part} missing from {fault}");
     }
     let query = s.events[1].details();
     assert!(query.contains("q = (2 words)"), "{query}");
-    assert!(query.contains("\"results\":7"), "{query}");
+    assert!(query.contains("expect = { results = 7 }"), "{query}");
     assert!(!query.contains("heron"), "the query text leaked: {query}");
 }
 

@@ -388,8 +388,9 @@ impl Event {
         )
     }
 
-    /// Every parameter of the event on one line, content-free: the kind
-    /// (`do`), then each given field as `key = value` in key order, with a
+    /// Every parameter of the event on one line, in the file's own TOML
+    /// words and content-free: the kind (`do`), then each given field as
+    /// `key = value` in key order (a fault as `{ kind = …, … }`), with a
     /// query's text and a created item's words shown as word counts only.
     pub fn details(&self) -> String {
         let value = serde_json::to_value(self).unwrap_or_default();
@@ -398,18 +399,24 @@ impl Event {
         };
         let mut out = format!("do = {kind:?}");
         for (key, v) in fields.as_object().into_iter().flatten() {
-            if v.is_null() {
-                continue;
-            }
-            match (key.as_str(), v.as_str()) {
-                ("q" | "words", Some(text)) => {
-                    out.push_str(&format!(
-                        ", {key} = ({} words)",
-                        text.split_whitespace().count()
-                    ));
+            let shown = match (key.as_str(), v) {
+                (_, serde_json::Value::Null) => continue,
+                ("q" | "words", serde_json::Value::String(text)) => {
+                    format!("({} words)", text.split_whitespace().count())
                 }
-                _ => out.push_str(&format!(", {key} = {v}")),
-            }
+                ("fault", serde_json::Value::String(kind)) => format!("{{ kind = {kind:?} }}"),
+                ("fault", serde_json::Value::Object(o)) if o.len() == 1 => {
+                    let (kind, knob) = o.iter().next().expect("one entry");
+                    let knob = toml_inline(knob);
+                    let rest = knob
+                        .strip_prefix("{ ")
+                        .and_then(|k| k.strip_suffix(" }"))
+                        .map_or(String::new(), |k| format!(", {k}"));
+                    format!("{{ kind = {kind:?}{rest} }}")
+                }
+                _ => toml_inline(v),
+            };
+            out.push_str(&format!(", {key} = {shown}"));
         }
         out
     }
@@ -455,6 +462,29 @@ impl Event {
                 if *marked { "" } else { "not " }
             ),
         }
+    }
+}
+
+/// `v` as a TOML inline value, leaving out null (absent) fields.
+fn toml_inline(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Object(o) => {
+            let fields: Vec<String> = o
+                .iter()
+                .filter(|(_, x)| !x.is_null())
+                .map(|(k, x)| format!("{k} = {}", toml_inline(x)))
+                .collect();
+            if fields.is_empty() {
+                "{}".into()
+            } else {
+                format!("{{ {} }}", fields.join(", "))
+            }
+        }
+        serde_json::Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(toml_inline).collect::<Vec<_>>().join(", ")
+        ),
+        other => other.to_string(),
     }
 }
 
