@@ -1,10 +1,13 @@
 //! `memoria-harness`: run the gates, list them, and prove each can fail with its recorded mutations.
 //!
 //! Exit codes are fixed: 0 every selected case passed (or every mutation was
-//! killed), 1 a gate failed (or a mutation was not killed), 2 a usage or
-//! harness error. Every run prints its seed; a failure prints the exact
-//! command that replays it. `conform` (the sibling conformance kit) adds
-//! exit 3: the target cannot be reached.
+//! killed, every expectation held), 1 a gate failed (or a mutation was not
+//! killed, an expectation failed), 2 a usage or harness error — including a
+//! run of nothing (`sweep --seeds 0`, a selection every case of which is
+//! skipped). `conform` (the sibling conformance kit) adds exit 3: the target
+//! cannot be reached, printed with its URL and the cause; `fake-control`
+//! exits 3 when the fake cannot drive the action. Every run prints its seed;
+//! a failure prints the exact command that replays it.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -356,6 +359,14 @@ fn replay(files: &[PathBuf], seed: Option<u64>, format: Format, shrink: bool) ->
 }
 
 fn sweep(selectors: &[String], skip: &[String], from: u64, seeds: u64) -> ExitCode {
+    if seeds == 0 {
+        eprintln!("memoria-harness: --seeds 0 runs nothing; give at least 1");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let Some(end) = from.checked_add(seeds) else {
+        eprintln!("memoria-harness: --from {from} --seeds {seeds} runs past the last seed");
+        return ExitCode::from(EXIT_USAGE);
+    };
     let chosen = match select::select(selectors, skip) {
         Ok(c) => c,
         Err(e) => {
@@ -366,7 +377,7 @@ fn sweep(selectors: &[String], skip: &[String], from: u64, seeds: u64) -> ExitCo
     let cases: Vec<_> = chosen.into_iter().flat_map(|(_, cs)| cs).collect();
     let t0 = Instant::now();
     let mut failures = 0u64;
-    for seed in from..from.saturating_add(seeds) {
+    for seed in from..end {
         for c in &cases {
             if let Status::Fail(f) = run_case(c, seed) {
                 failures += 1;
@@ -691,8 +702,8 @@ fn conform(args: ConformArgs) -> ExitCode {
     };
     let report = match conform::run(&opts) {
         Ok(r) => r,
-        Err(conform::RunError::Unreachable) => {
-            eprintln!("memoria-harness conform: the target cannot be reached");
+        Err(e @ conform::RunError::Unreachable { .. }) => {
+            eprintln!("memoria-harness conform: {e}");
             return ExitCode::from(EXIT_UNREACHABLE);
         }
         Err(e) => return usage(e.to_string()),
