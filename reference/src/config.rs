@@ -87,8 +87,10 @@ impl Config {
 /// # Errors
 /// [`ErrorKind::Config`] for a malformed DEK or owners list, for a
 /// `MEMORIA_DEK_FILE` that cannot be read (the I/O error is its source), or
-/// for missing owners outside the development default; [`ErrorKind::Io`] if
-/// the development default's key file cannot be read or written.
+/// for missing owners outside the development default, or for a development
+/// key file that is missing beside an existing store (no new key is made);
+/// [`ErrorKind::Io`] if the development default's key file cannot be read or
+/// written.
 pub fn resolve(data_dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, Error> {
     let (dek, dek_source) = if let Some(text) = env(DEK_ENV).filter(|s| !s.trim().is_empty()) {
         (Dek::from_base64(&text)?, DekSource::Env)
@@ -146,6 +148,18 @@ fn dev_dek(path: &Path) -> Result<(Dek, bool), Error> {
         }
     }
     if let Some(parent) = path.parent() {
+        // A store without its key: a new key would not open it, and writing
+        // one would change the data directory (§3).
+        if parent.join(crate::store::DB_FILE_NAME).exists() {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "the development key file {} is missing, but {} holds a store sealed under it; a new key would not open it. Nothing was changed. Put the key file back, or set {DEK_ENV} or {DEK_FILE_ENV} to the store's DEK.",
+                    path.display(),
+                    parent.display()
+                ),
+            ));
+        }
         std::fs::create_dir_all(parent)?;
     }
     let dek = Dek::generate();
@@ -249,5 +263,15 @@ mod tests {
             !dir.path().join(DEV_DEK_FILE_NAME).exists(),
             "no development key was made"
         );
+    }
+
+    #[test]
+    fn a_lost_development_key_beside_an_existing_store_is_refused_and_no_new_key_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(crate::store::DB_FILE_NAME), b"a store").unwrap();
+        let err = resolve(dir.path(), &env_of(&[])).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Config);
+        assert!(err.message().contains("Nothing was changed"), "{err}");
+        assert!(!dir.path().join(DEV_DEK_FILE_NAME).exists());
     }
 }
