@@ -54,6 +54,7 @@ expect = { results = 0 }
 "#;
     let err = scenario::parse(text).unwrap_err().to_string();
     assert!(err.contains("zed"), "{err}");
+    assert!(err.contains("event #0 (line 6)"), "{err}");
 }
 
 #[test]

@@ -529,12 +529,16 @@ pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
         ScenarioError::Parse(e.to_string())
     };
     let mut doc = toml::de::DeTable::parse(text).map_err(located)?;
-    retag_events(doc.get_mut()).map_err(|(span, what)| {
+    let event_spans = retag_events(doc.get_mut()).map_err(|(span, what)| {
         let (line, column) = line_column(text, span.start);
         ScenarioError::Parse(format!("line {line}, column {column}: {what}"))
     })?;
     let s = Scenario::deserialize(toml::de::Deserializer::from(doc)).map_err(located)?;
-    validate(&s)?;
+    let event_lines: Vec<usize> = event_spans
+        .iter()
+        .map(|span| line_column(text, span.start).0)
+        .collect();
+    validate(&s, &event_lines)?;
     Ok(s)
 }
 
@@ -552,13 +556,15 @@ type Span = std::ops::Range<usize>;
 
 /// Rewrites every `[[event]]` table's `do = "x"` (and its `fault`'s
 /// `kind = "y"`) into serde's external tag, `{ x = { … } }`, keeping spans.
-fn retag_events(doc: &mut toml::de::DeTable<'_>) -> Result<(), (Span, String)> {
+/// Returns each event's span, in file order.
+fn retag_events(doc: &mut toml::de::DeTable<'_>) -> Result<Vec<Span>, (Span, String)> {
     let Some(events) = doc.get_mut("event") else {
-        return Ok(());
+        return Ok(vec![]);
     };
     let toml::de::DeValue::Array(events) = events.get_mut() else {
-        return Ok(());
+        return Ok(vec![]);
     };
+    let spans = events.iter().map(toml::Spanned::span).collect();
     for event in events.iter_mut() {
         if let toml::de::DeValue::Table(t) = event.get_mut()
             && let Some(fault) = t.get_mut("fault")
@@ -567,7 +573,7 @@ fn retag_events(doc: &mut toml::de::DeTable<'_>) -> Result<(), (Span, String)> {
         }
         retag(event, "do", "an event")?;
     }
-    Ok(())
+    Ok(spans)
 }
 
 fn retag(
@@ -598,7 +604,10 @@ fn retag(
     Ok(())
 }
 
-fn validate(s: &Scenario) -> Result<(), ScenarioError> {
+/// Checks what parsing cannot: every reader, app, call and fault an event
+/// names exists. `event_lines` is each event's line in the file, for the
+/// message.
+fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), ScenarioError> {
     let apps: Vec<&str> = s.siblings.iter().map(|x| x.app.as_str()).collect();
     let bad = |m: String| Err(ScenarioError::Invalid(m));
     if s.readers.is_empty() {
@@ -616,7 +625,13 @@ fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             }
         }
     }
-    for e in &s.events {
+    for (i, e) in s.events.iter().enumerate() {
+        let at = |m: String| {
+            let line = event_lines
+                .get(i)
+                .map_or(String::new(), |l| format!(" (line {l})"));
+            Err(ScenarioError::Invalid(format!("event #{i}{line}: {m}")))
+        };
         let app = match e {
             Event::Fault { app, .. }
             | Event::Clear { app, .. }
@@ -636,22 +651,22 @@ fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         if let Some(app) = app
             && !apps.contains(&app.as_str())
         {
-            return bad(format!("an event names app {app}, which is not declared"));
+            return at(format!("it names app {app}, which is not declared"));
         }
         if let Event::Query { reader, .. } | Event::ExpectSources { reader, .. } = e
             && !s.readers.contains(reader)
         {
-            return bad(format!(
-                "a query names reader {reader}, who is not declared"
-            ));
+            return at(format!("it names reader {reader}, who is not declared"));
         }
         if let Event::ExpectCalls { call, .. } = e
             && call_kind(call).is_none()
         {
-            return bad(format!("unknown call {call}: S1, S1a, S2 or S3"));
+            return at(format!("unknown call {call}: S1, S1a, S2 or S3"));
         }
-        if let Event::Fault { fault, .. } = e {
-            fault_knob(fault).map_err(ScenarioError::Invalid)?;
+        if let Event::Fault { fault, .. } = e
+            && let Err(m) = fault_knob(fault)
+        {
+            return at(m);
         }
     }
     let checks = |e: &Event| {
