@@ -1,4 +1,4 @@
-//! Bench: the line-based chunker (`memoria::chunk::chunk`) over the whole corpus text, in MB/s of decoded text.
+//! Bench: the line-based chunker (`memoria::chunk`) over the whole corpus text, in MB/s of decoded text.
 //!
 //! The chunker sees what the decoder hands it (HTML is already Markdown by
 //! then), so decoding happens once, outside the measurement. One bench runs
@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use memoria::chunk::chunk;
+use memoria::chunk;
 use memoria_benches::{Corpus, DecodedFile};
 
 /// Samples per bench: one sample chunks the whole corpus (tens of milliseconds).

@@ -1,4 +1,4 @@
-//! Bench: building a `memoria::index::LexicalIndex` from every chunk of the imported corpus, one insert per chunk.
+//! Bench: building a `memoria::LexicalIndex` from every chunk of the imported corpus, one insert per chunk.
 //!
 //! The corpus is imported once (decode, chunk, seal) and its live chunks
 //! opened; each iteration then builds a fresh in-memory FTS5 index from them,
@@ -8,8 +8,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use memoria::index::LexicalIndex;
-use memoria::store::IndexedChunk;
+use memoria::IndexedChunk;
+use memoria::LexicalIndex;
 use memoria_benches::{Corpus, imported};
 
 /// Samples: one build of the full corpus takes on the order of a second.

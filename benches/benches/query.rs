@@ -12,8 +12,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use memoria::instance::PAGE_SIZE_RESULTS;
-use memoria::query;
+use memoria::PAGE_SIZE_RESULTS;
 use memoria_benches::{BENCH_OWNER, BENCH_QUERIES, Corpus, imported};
 
 /// Samples per query.
@@ -54,7 +53,7 @@ fn bench(c: &mut Criterion) {
 
     let fts: Vec<String> = BENCH_QUERIES
         .iter()
-        .filter_map(|q| query::parse(q).ok().and_then(|p| p.to_fts()))
+        .filter_map(|q| memoria::parse_query(q).ok().and_then(|p| p.to_fts()))
         .collect();
     let mut g = c.benchmark_group("query_all_10");
     g.sample_size(SAMPLE_SIZE)

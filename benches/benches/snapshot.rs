@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use memoria::index::LexicalIndex;
+use memoria::LexicalIndex;
 use memoria::snapshot::{self, SnapshotHeader};
 use memoria_benches::{Corpus, imported};
 

@@ -15,13 +15,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use memoria::admission::Admission;
-use memoria::clock::SystemClock;
-use memoria::decode;
-use memoria::egress::EgressMode;
-use memoria::import;
-use memoria::instance::{Instance, InstanceConfig};
-use memoria::seal::{Dek, Sealer};
+use memoria::Admission;
+use memoria::EgressMode;
+use memoria::SystemClock;
+use memoria::{Dek, Sealer};
+use memoria::{Instance, InstanceConfig};
 
 /// Where `fixtures/corpus/fetch` puts the fetched sources, relative to the workspace root.
 pub const CORPUS_DIR_RELATIVE: &str = "fixtures/corpus";
@@ -179,7 +177,7 @@ impl Corpus {
         }
         let mut files = Vec::new();
         for s in &sources {
-            let (paths, _skipped) = import::collect(std::slice::from_ref(&s.dir))
+            let (paths, _skipped) = memoria::collect_import_paths(std::slice::from_ref(&s.dir))
                 .with_context(|| format!("listing {}", s.dir.display()))?;
             for p in paths {
                 let bytes =
@@ -235,7 +233,7 @@ impl Corpus {
         let mut out = Vec::with_capacity(self.files.len());
         let mut refused = 0;
         for f in &self.files {
-            match decode::decode(&f.name, &f.bytes) {
+            match memoria::decode(&f.name, &f.bytes) {
                 Ok(d) => out.push(DecodedFile {
                     source: f.source.clone(),
                     title: d.title,
@@ -257,7 +255,7 @@ impl Corpus {
         let mut refused = 0;
         for f in &self.files {
             let key = format!("bench:{}:{}", f.source, f.name);
-            match import::ingest_bytes(instance, &key, &f.name, &f.bytes) {
+            match memoria::ingest_bytes(instance, &key, &f.name, &f.bytes) {
                 Ok(_) => {}
                 Err(e) if e.kind() == memoria::ErrorKind::Storage => return Err(e.into()),
                 Err(_) => refused += 1,

@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use memoria::seal::Dek;
+use memoria::Dek;
 
 /// Environment variable that fixes the seed for `cargo test` runs.
 pub const SEED_ENV: &str = "MEMORIA_SEED";

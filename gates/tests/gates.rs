@@ -51,6 +51,10 @@ case!(
     "6/five-values"
 );
 case!(
+    gate_6_each_of_the_five_s2_values_gets_its_treatment_on_a_document_page,
+    "6/document-page-values"
+);
+case!(
     gate_6_every_malformed_s2_answer_is_withheld_loudly,
     "6/malformed-answers"
 );
@@ -199,6 +203,10 @@ case!(
     "8/s3-cannot-determine"
 );
 case!(
+    gate_8_refusals_met_on_document_pages_fire_the_refusal_breaker,
+    "8/fires-from-document-pages"
+);
+case!(
     gate_11_hostile_sibling_hosts_are_refused_at_configuration,
     "11/hostile-hosts"
 );
@@ -294,6 +302,10 @@ case!(
 case!(
     gate_27_a_completed_announce_retires_the_lost_row_and_refetches_the_older_revision,
     "27/completed-announce-reconciles"
+);
+case!(
+    gate_27_an_ahead_answer_on_a_document_page_marks_sheets_for_reannounce_and_deletes_nothing,
+    "27/document-page-ahead-marks"
 );
 case!(
     gate_38_every_declared_get_route_renders_the_footer_at_every_status,

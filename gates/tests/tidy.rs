@@ -60,3 +60,62 @@ fn every_registered_gate_case_has_its_own_cargo_test_and_every_test_names_a_real
         "cases without a test: {untested:?}; tests naming no case: {unknown:?}"
     );
 }
+
+/// The S2 calls (`check`, `check_all` on the sibling client) in one file of
+/// `reference/src`, as `(method, line)`.
+fn s2_calls(text: &str) -> Vec<(String, usize)> {
+    use syn::visit::Visit;
+    struct Calls(Vec<(String, usize)>);
+    impl<'a> Visit<'a> for Calls {
+        fn visit_expr_method_call(&mut self, call: &'a syn::ExprMethodCall) {
+            let name = call.method.to_string();
+            // `check` with the client's three arguments (app, subject, pairs).
+            if name == "check_all" || (name == "check" && call.args.len() == 3) {
+                self.0.push((name, call.method.span().start().line));
+            }
+            syn::visit::visit_expr_method_call(self, call);
+        }
+    }
+    let Ok(file) = syn::parse_file(text) else {
+        return vec![("<unparsable file>".into(), 0)];
+    };
+    let mut calls = Calls(vec![]);
+    calls.visit_file(&file);
+    calls.0
+}
+
+#[test]
+fn no_surface_of_the_reference_calls_s2_except_through_sibling_ruled() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/src");
+    // Where S2 is allowed: the client that makes the call, and the one path.
+    let allowed = ["sibling/client.rs", "sibling/ruled.rs"];
+    let mut in_ruled = 0;
+    let mut elsewhere = Vec::new();
+    for entry in walkdir::WalkDir::new(&src)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let p = entry.path();
+        if p.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let rel = p.strip_prefix(&src).unwrap_or(p).display().to_string();
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        for (method, line) in s2_calls(&text) {
+            if rel == "sibling/ruled.rs" {
+                in_ruled += 1;
+            } else if !allowed.contains(&rel.as_str()) {
+                elsewhere.push(format!("{rel}:{line} calls {method}"));
+            }
+        }
+    }
+    // The presence that makes the absence meaningful: the walk sees the one path's call.
+    assert_eq!(
+        in_ruled, 1,
+        "sibling/ruled.rs makes exactly one S2 call (check_all)"
+    );
+    assert!(
+        elsewhere.is_empty(),
+        "S2 called outside sibling::ruled: {elsewhere:?}"
+    );
+}

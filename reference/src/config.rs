@@ -11,9 +11,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::admission::{Admission, DEV_OWNER, OWNERS_ENV};
+use crate::access::admission::{Admission, DEV_OWNER, OWNERS_ENV};
 use crate::error::{Error, ErrorKind};
-use crate::seal::Dek;
+use crate::storage::seal::Dek;
 
 /// Environment variable holding the DEK as base64.
 pub const DEK_ENV: &str = "MEMORIA_DEK";
@@ -150,7 +150,7 @@ fn dev_dek(path: &Path) -> Result<(Dek, bool), Error> {
     if let Some(parent) = path.parent() {
         // A store without its key: a new key would not open it, and writing
         // one would change the data directory (§3).
-        if parent.join(crate::store::DB_FILE_NAME).exists() {
+        if parent.join(crate::storage::store::DB_FILE_NAME).exists() {
             return Err(Error::new(
                 ErrorKind::Config,
                 format!(
@@ -268,7 +268,11 @@ mod tests {
     #[test]
     fn a_lost_development_key_beside_an_existing_store_is_refused_and_no_new_key_is_written() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(crate::store::DB_FILE_NAME), b"a store").unwrap();
+        std::fs::write(
+            dir.path().join(crate::storage::store::DB_FILE_NAME),
+            b"a store",
+        )
+        .unwrap();
         let err = resolve(dir.path(), &env_of(&[])).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Config);
         assert!(err.message().contains("Nothing was changed"), "{err}");

@@ -6,14 +6,22 @@
 //! The crash test reads that line and kills the child with SIGKILL, so the
 //! kill lands at an exact, named step without any wall-clock sleep. Unset (the
 //! normal case) it costs one cached environment lookup.
+//!
+//! Only with the `testkit` feature: without it [`crashpoint`] is an empty
+//! inline function, the environment is never read, and a release build of
+//! `memoria` has no crash point (`gates/tests/tidy.rs` checks the binary).
 
+#[cfg(feature = "testkit")]
 use std::io::Write as _;
+#[cfg(feature = "testkit")]
 use std::sync::OnceLock;
 
 /// The environment variable naming the crash point to park at.
+#[cfg(feature = "testkit")]
 pub const CRASHPOINT_ENV: &str = "MEMORIA_CRASHPOINT";
 
 /// Every crash point the code defines, for tests to iterate.
+#[cfg(feature = "testkit")]
 pub const CRASHPOINTS: &[&str] = &[
     "ingest:before-commit",
     "ingest:after-commit",
@@ -23,6 +31,7 @@ pub const CRASHPOINTS: &[&str] = &[
     "tombstone:after-append",
 ];
 
+#[cfg(feature = "testkit")]
 fn armed() -> Option<&'static str> {
     static ARMED: OnceLock<Option<String>> = OnceLock::new();
     ARMED
@@ -31,6 +40,7 @@ fn armed() -> Option<&'static str> {
 }
 
 /// Parks the process forever if `name` is the armed crash point.
+#[cfg(feature = "testkit")]
 pub fn crashpoint(name: &str) {
     debug_assert!(CRASHPOINTS.contains(&name), "undeclared crash point");
     if armed() == Some(name) {
@@ -43,3 +53,8 @@ pub fn crashpoint(name: &str) {
         }
     }
 }
+
+/// Without the `testkit` feature a crash point is nothing at all.
+#[cfg(not(feature = "testkit"))]
+#[inline(always)]
+pub fn crashpoint(_name: &str) {}

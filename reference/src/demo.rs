@@ -6,7 +6,7 @@
 //! ceiling, CRLF line endings), multi-byte highlighting and HTML escaping.
 
 use crate::error::Error;
-use crate::import::{FileOutcome, ImportReport, ingest_bytes};
+use crate::ingest::import::{FileOutcome, ImportReport, ingest_bytes};
 use crate::instance::Instance;
 
 /// Every embedded fixture document: (file name, bytes).

@@ -1,7 +1,7 @@
 //! One memoria instance: the store, the awake index, admission, and the search path (§4.2, §7.4, §8.1).
 //!
 //! [`Instance::wake`] opens the store and the durable tombstone log
-//! ([`crate::tombstone`]), replays every tombstone after the sequence the
+//! ([`crate::storage::tombstone`]), replays every tombstone after the sequence the
 //! database stops at (a database restored from a backup stops early), and
 //! only then loads the sealed snapshot into memory. It rebuilds only when the
 //! snapshot is missing, unreadable, or behind the store, and the
@@ -21,21 +21,21 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::admission::{Admission, Owner};
+use crate::access::admission::{Admission, Owner};
 use crate::clock::{Clock, iso_date};
 use crate::crashpoint::crashpoint;
-use crate::egress::EgressMode;
 use crate::error::{Error, ErrorKind};
-use crate::highlight::{Highlighter, Snippet};
-use crate::index::LexicalIndex;
-use crate::query::{self, Query, QueryRefusal};
-use crate::seal::Sealer;
+use crate::policy::egress::EgressMode;
+use crate::search::highlight::{Highlighter, Snippet};
+use crate::search::index::LexicalIndex;
+use crate::search::query::{self, Query, QueryRefusal};
 use crate::sibling::{Pair, Verdict};
-use crate::snapshot::{self, SnapshotHeader};
-use crate::store::{
+use crate::storage::seal::Sealer;
+use crate::storage::snapshot::{self, SnapshotHeader};
+use crate::storage::store::{
     Deletion, DocumentSummary, IngestOutcome, NewDocument, Passage, Provenance, Store,
 };
-use crate::tombstone::{Tombstone, TombstoneLog};
+use crate::storage::tombstone::{Tombstone, TombstoneLog};
 
 /// Results per page of the search page and the CLI (§8.1).
 pub const PAGE_SIZE_RESULTS: usize = 20;
@@ -197,6 +197,16 @@ pub struct Withheld {
 }
 
 impl Withheld {
+    /// One withheld passage or document of `app`'s, for `reason`: what a
+    /// document page withholds (§8.1).
+    pub fn one(app: &str, reason: WithheldReason) -> Withheld {
+        Withheld {
+            app: app.to_string(),
+            reason,
+            count: 1,
+        }
+    }
+
     /// The sentence the page shows, e.g. "Sheets did not answer; 7 results withheld."
     pub fn sentence(&self) -> String {
         let app = app_display_name(&self.app);

@@ -14,11 +14,11 @@
 //!
 //! # Sealing (§3)
 //!
-//! [`seal`] derives one key per [`seal::Purpose`] from the DEK and seals
+//! [`Sealer`] derives one key per [`Purpose`] from the DEK and seals
 //! every cell with AES-256-GCM, bound to its row:
 //!
 //! ```
-//! use memoria::seal::{Dek, Purpose, Sealer};
+//! use memoria::{Dek, Purpose, Sealer};
 //! let sealer = Sealer::new(&Dek::generate());
 //! let cell = sealer.seal(Purpose::Title, "documents/abc/title", b"Budget 2026");
 //! assert_eq!(sealer.open(Purpose::Title, "documents/abc/title", &cell).unwrap(), b"Budget 2026");
@@ -27,16 +27,15 @@
 //!
 //! # Chunking, indexing, waking (§7)
 //!
-//! [`chunk`] splits a document into passages; [`store`] seals them into one
-//! SQLite file; [`index`] holds FTS5 postings in memory only; [`snapshot`]
-//! persists the index as one sealed blob per generation; [`instance`] wakes
-//! by loading that blob and rebuilds only when it is missing or behind.
+//! [`chunk`] splits a document into passages; the [`Store`] seals them into
+//! one SQLite file; the [`LexicalIndex`] holds FTS5 postings in memory only;
+//! [`snapshot`] persists the index as one sealed blob per generation; an
+//! [`Instance`] wakes by loading that blob and rebuilds only when it is
+//! missing or behind.
 //!
 //! ```
 //! use std::sync::Arc;
-//! use memoria::{admission::Admission, clock::FixedClock, egress::EgressMode, seal::{Dek, Sealer}};
-//! use memoria::instance::{Instance, InstanceConfig};
-//! use memoria::store::NewDocument;
+//! use memoria::{Admission, Dek, EgressMode, FixedClock, Instance, InstanceConfig, NewDocument, Sealer};
 //! let dir = tempfile::tempdir().unwrap();
 //! let config = InstanceConfig {
 //!     data_dir: dir.path().to_path_buf(),
@@ -57,34 +56,136 @@
 //!
 //! # Surfaces (§8.1, §9.1)
 //!
-//! [`web`] serves the scriptless search page with axum; every route is in
-//! [`web::DECLARED_ROUTES`] and every page carries the [`egress`] footer.
-//! The `memoria` binary wraps it all in a CLI.
+//! [`router`] serves the scriptless search page with axum; every route is in
+//! [`DECLARED_ROUTES`] and every page carries the [`EgressMode`] footer.
+//! Every sibling passage on every surface is ruled by [`ruled_search`] or
+//! [`ruled_document`], the one S2 path. The `memoria` binary wraps it all
+//! in a CLI.
+//!
+//! # The facade
+//!
+//! Every module is private; this file is the crate's whole public surface,
+//! grouped by concern, so the tree under `src/` can move without the other
+//! crates noticing. The sibling wire format is a namespace of its own
+//! ([`wire`]), as are the few groups whose names would collide at the root
+//! ([`snapshot`], [`connector`], [`demo`]). Test scaffolding ([`testkit`],
+//! crash points) exists only with the `testkit` feature, which release
+//! builds do not turn on.
 
 #![deny(missing_docs)]
 
-pub mod admission;
-pub mod breaker;
-pub mod chunk;
-pub mod clock;
-pub mod config;
-pub mod connector;
-pub mod crashpoint;
-pub mod decode;
+mod access;
+mod clock;
+mod config;
+#[cfg_attr(not(feature = "testkit"), allow(dead_code))]
+mod crashpoint;
 pub mod demo;
-pub mod egress;
-pub mod error;
-pub mod highlight;
-pub mod import;
-pub mod index;
-pub mod instance;
-pub mod query;
-pub mod seal;
-pub mod sibling;
-pub mod snapshot;
-pub mod store;
+mod error;
+mod ingest;
+mod instance;
+mod policy;
+mod search;
+mod sibling;
+mod storage;
+#[cfg(feature = "testkit")]
 pub mod testkit;
-pub mod tombstone;
-pub mod web;
+mod web;
 
-pub use error::{Error, ErrorKind};
+// The one rule's two facts (§4.2) and the errors every call returns.
+pub use access::admission::{
+    Admission, DEV_OWNER, OWNER_ADDRESS_BYTES_MAX, OWNERS_ENV, OWNERS_MAX, Owner,
+};
+pub use error::{DecodeError, Error, ErrorKind};
+
+// Time, configuration and the instance (§7.4).
+pub use clock::{Clock, FixedClock, SystemClock, iso_date, iso_date_time};
+pub use config::{
+    Config, DATA_DIR_DEFAULT, DATA_ENV, DEK_ENV, DEK_FILE_ENV, DEV_DEK_FILE_NAME, DekSource,
+    resolve as resolve_config,
+};
+pub use instance::{
+    Instance, InstanceConfig, MARKER_PERSON, PAGE_MAX, PAGE_SIZE_RESULTS, WakeKind, WakeReport,
+};
+
+// At rest (§3, §3.2, §7.4).
+pub use storage::seal::{
+    DEK_BYTES, Dek, FINGERPRINT_BYTES, NONCE_BYTES, Purpose, SEAL_VERSION, SEALED_OVERHEAD_BYTES,
+    Sealer, TAG_BYTES,
+};
+pub use storage::store::{
+    APP_MEMORIA, Applied, ConnectorState, DB_FILE_NAME, DEK_CHECK_TITLES_MAX, DOCUMENT_ID_BYTES,
+    Deletion, DocumentSummary, HeldItem, IndexedChunk, IngestOutcome, IngestStatus, NewDocument,
+    Passage, PassageHit, Provenance, SCHEMA_VERSION, SiblingState, Store, is_document_id,
+};
+pub use storage::tombstone::{
+    TOMBSTONE_CHECKSUM_BYTES, TOMBSTONE_LOG_FILE_NAME, Tombstone, TombstoneLog,
+};
+
+// Ingest (§5, §7.2).
+pub use ingest::chunk::{
+    CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, Chunk, HEADING_LEVEL_MAX, RUNT_WORDS_MAX, chunk,
+};
+pub use ingest::decode::{
+    CONTROL_CHARS_PER_MILLE_MAX, Decoded, IMPORT_FILE_BYTES_MAX, SourceKind, TITLE_CHARS_MAX,
+    decode, is_importable_name,
+};
+pub use ingest::import::{
+    FileOutcome, IMPORT_FILES_MAX, ImportReport, check_paths as check_import_paths,
+    collect as collect_import_paths, import, ingest_bytes,
+};
+
+// Search and its ruling (§7.1, §7.2, §8.1).
+pub use instance::{
+    Candidates, Reconciling, SearchError, SearchPage, SearchResult, Verdicts, Withheld,
+    WithheldReason, app_display_name,
+};
+pub use search::index::{BM25_WEIGHTS, Hit, LexicalIndex};
+pub use search::query::{
+    QUERY_BYTES_MAX, QUERY_WORDS_MAX, Query, QueryRefusal, parse as parse_query,
+};
+pub use sibling::ruled::{
+    DocumentRuling, FollowUps, RuledDocument, RuledSearch, Ruling, rule, ruled_document,
+    ruled_search,
+};
+
+// Policy (§3.6, §8.1).
+pub use policy::breaker::{
+    BASELINE_DAYS, BREAKER_COUNTERS_RETAINED_DAYS, BreakerState, Lacking,
+    REFUSAL_BREAKER_ASKERS_MIN, S2Tally, S3_BREAKER_FETCHES_MIN, S3Tally,
+};
+pub use policy::egress::EgressMode;
+
+// Siblings (§4.1, §6).
+pub use sibling::client::{ConfigRefusal, SIBLING_DEADLINE_MS, SiblingClient, SiblingConfig};
+pub use sibling::host::{HostRefusal, SiblingUrl};
+pub use sibling::sync::{ReannounceStatus, SyncReport};
+pub use sibling::transport::{Connection, DialFuture, Dialer, TcpDialer, TransportError, exchange};
+pub use sibling::wire::{Pair, Subject, SubjectKind, Verdict};
+
+// The web surface (§8.1, §9.1).
+pub use web::{
+    AppState, DECLARED_ROUTES, DeclaredRoute, FOOTER_EXEMPT, FooterRule,
+    MULTIPART_OVERHEAD_BYTES_MAX, SESSION_COOKIE, SESSION_TTL_S, SESSIONS_MAX, SIGN_IN_LINK_TTL_S,
+    SignInDelivery, TOKEN_BYTES, TerminalDelivery, UPLOAD_BYTES_MAX, UPLOAD_NAME_CHARS_MAX, router,
+    serve,
+};
+
+/// The sibling wire contract as memoria reads and writes it (§4.1, §6.1;
+/// `fixtures/contract/`): the messages and the total decoders.
+pub mod wire {
+    pub use crate::sibling::wire::*;
+}
+
+/// The sealed index snapshot: one blob per generation (§3.1, §7.3, §7.4).
+pub mod snapshot {
+    pub use crate::storage::snapshot::{
+        BACKUP_RETENTION_WINDOW_S, LoadedSnapshot, SNAPSHOT_DIR_NAME, SnapshotHeader, blob_path,
+        dir, generations, latest_generation, open, read, retirable, retire, seal, write, write_at,
+    };
+}
+
+/// Connectors for memoria-owned content: enumerate, diff, never read a
+/// failure as an empty list (§5.1, §4.2, gate 7).
+pub mod connector {
+    pub use crate::ingest::connector::*;
+}

@@ -23,15 +23,15 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 
-use memoria::admission::Admission;
-use memoria::clock::SystemClock;
-use memoria::config::{self, Config, DATA_DIR_DEFAULT, DATA_ENV};
-use memoria::egress::EgressMode;
-use memoria::error::ErrorKind;
-use memoria::instance::{Instance, InstanceConfig, SearchError};
-use memoria::seal::{Dek, Sealer};
-use memoria::store::IngestStatus;
-use memoria::web::{self, AppState, TerminalDelivery};
+use memoria::Admission;
+use memoria::EgressMode;
+use memoria::ErrorKind;
+use memoria::IngestStatus;
+use memoria::SystemClock;
+use memoria::{AppState, TerminalDelivery};
+use memoria::{Config, DATA_DIR_DEFAULT, DATA_ENV};
+use memoria::{Dek, Sealer};
+use memoria::{Instance, InstanceConfig, SearchError};
 
 /// The address `serve` binds when none is given: loopback only.
 const ADDR_DEFAULT: &str = "127.0.0.1:7878";
@@ -168,7 +168,7 @@ fn main() -> ExitCode {
 }
 
 fn load_config(data: &std::path::Path) -> Result<Config, Exit> {
-    let config = config::resolve(data, &|k| std::env::var(k).ok())?;
+    let config = memoria::resolve_config(data, &|k| std::env::var(k).ok())?;
     for w in config.warnings() {
         eprintln!("warning: {w}");
     }
@@ -186,7 +186,7 @@ fn wake(config: &Config) -> Result<Instance, Exit> {
         Arc::new(SystemClock),
     )
     .context("waking the store")?;
-    if let memoria::instance::WakeKind::Rebuilt { reason } = &instance.wake_report().kind {
+    if let memoria::WakeKind::Rebuilt { reason } = &instance.wake_report().kind {
         eprintln!("note: the index was rebuilt from sealed chunks because {reason}");
     }
     Ok(instance)
@@ -208,7 +208,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             serve(instance, addr)
         }
         Command::Demo { paths, addr } => {
-            memoria::import::check_paths(&paths)?;
+            memoria::check_import_paths(&paths)?;
             let dir = tempfile::Builder::new()
                 .prefix("memoria-demo-")
                 .tempdir()
@@ -226,7 +226,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             eprintln!(
                 "demo: a throwaway data directory under {} with a random DEK; the one owner is {}",
                 std::env::temp_dir().display(),
-                memoria::admission::DEV_OWNER
+                memoria::DEV_OWNER
             );
             let seeded = memoria::demo::seed(&mut instance)?;
             println!(
@@ -234,7 +234,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
                 seeded.files.len() - seeded.refused()
             );
             if !paths.is_empty() {
-                let report = memoria::import::import(&mut instance, &paths)?;
+                let report = memoria::import(&mut instance, &paths)?;
                 print_import_text(&report);
             }
             let code = serve(instance, addr);
@@ -243,10 +243,10 @@ fn run(cli: Cli) -> Result<u8, Exit> {
         }
         Command::Import { paths, format } => {
             // A path that does not exist is refused before the store is touched.
-            memoria::import::check_paths(&paths)?;
+            memoria::check_import_paths(&paths)?;
             let config = load_config(&cli.data)?;
             let mut instance = wake(&config)?;
-            let report = memoria::import::import(&mut instance, &paths)?;
+            let report = memoria::import(&mut instance, &paths)?;
             match format {
                 Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
                 Format::Text => print_import_text(&report),
@@ -301,8 +301,21 @@ fn run(cli: Cli) -> Result<u8, Exit> {
                     anyhow::anyhow!("{asker} is not an owner of this memoria (MEMORIA_OWNERS)"),
                 ));
             }
-            let instance = wake(&config)?;
-            let result = match instance.search(&asker, &query, page) {
+            let instance = Arc::new(std::sync::Mutex::new(wake(&config)?));
+            let client = sibling_client_from_env()?;
+            // The one S2 path (§8.1): the CLI rules sibling passages as the page does.
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("starting the runtime")?;
+            let ruled = runtime.block_on(memoria::ruled_search(
+                &instance,
+                client.as_ref(),
+                &asker,
+                &query,
+                page,
+            ));
+            let result = match ruled.map(|r| r.page) {
                 Ok(p) => p,
                 Err(SearchError::NotAdmitted) => {
                     return Err(Exit(EXIT_NOT_ADMITTED, anyhow::anyhow!("not admitted")));
@@ -312,7 +325,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
                         EXIT_USAGE,
                         anyhow::anyhow!(
                             "the query is longer than {} bytes",
-                            memoria::query::QUERY_BYTES_MAX
+                            memoria::QUERY_BYTES_MAX
                         ),
                     ));
                 }
@@ -385,7 +398,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
     }
 }
 
-fn print_import_text(report: &memoria::import::ImportReport) {
+fn print_import_text(report: &memoria::ImportReport) {
     for f in &report.files {
         match (&f.status, &f.refused) {
             (_, Some(why)) => println!("refused    {}: {why}", f.path),
@@ -415,7 +428,7 @@ fn print_import_text(report: &memoria::import::ImportReport) {
 /// `MEMORIA_SIBLINGS` lists base URLs, comma-separated; each app's token is
 /// `MEMORIA_SIBLING_TOKEN_<APP>` (e.g. `MEMORIA_SIBLING_TOKEN_SHEETS`).
 /// Unset `MEMORIA_SIBLINGS` means no siblings.
-fn sibling_client_from_env() -> Result<Option<memoria::sibling::SiblingClient>, Exit> {
+fn sibling_client_from_env() -> Result<Option<memoria::SiblingClient>, Exit> {
     let Ok(list) = std::env::var("MEMORIA_SIBLINGS") else {
         return Ok(None);
     };
@@ -427,7 +440,7 @@ fn sibling_client_from_env() -> Result<Option<memoria::sibling::SiblingClient>, 
     })?;
     let mut configs = vec![];
     for url in list.split(',').map(str::trim).filter(|u| !u.is_empty()) {
-        let parsed = memoria::sibling::host::SiblingUrl::parse(url, &team)
+        let parsed = memoria::SiblingUrl::parse(url, &team)
             .map_err(|e| Exit(EXIT_USAGE, anyhow::anyhow!("sibling {url}: {e}")))?;
         let var = format!(
             "MEMORIA_SIBLING_TOKEN_{}",
@@ -435,18 +448,14 @@ fn sibling_client_from_env() -> Result<Option<memoria::sibling::SiblingClient>, 
         );
         let token = std::env::var(&var)
             .map_err(|_| Exit(EXIT_USAGE, anyhow::anyhow!("sibling {url} needs {var}")))?;
-        configs.push(memoria::sibling::SiblingConfig {
+        configs.push(memoria::SiblingConfig {
             url: url.to_string(),
             token,
         });
     }
-    memoria::sibling::SiblingClient::new(
-        &team,
-        &configs,
-        Arc::new(memoria::sibling::transport::TcpDialer),
-    )
-    .map(Some)
-    .map_err(|e| Exit(EXIT_USAGE, anyhow::anyhow!("{e}")))
+    memoria::SiblingClient::new(&team, &configs, Arc::new(memoria::TcpDialer))
+        .map(Some)
+        .map_err(|e| Exit(EXIT_USAGE, anyhow::anyhow!("{e}")))
 }
 
 fn serve(instance: Instance, addr: SocketAddr) -> Result<u8, Exit> {
@@ -476,7 +485,7 @@ fn serve(instance: Instance, addr: SocketAddr) -> Result<u8, Exit> {
         println!("memoria: egress: {}", EgressMode::AiOff.footer());
         state.deliver_sign_in_links();
         // §6.5: `web::serve` polls every sibling's S1 before the first request.
-        web::serve(listener, state, async {
+        memoria::serve(listener, state, async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await

@@ -3,8 +3,9 @@
 //! [`TestApp`] wakes an [`Instance`] in a data directory, builds the real
 //! router ([`crate::web::router`]) over a [`CapturedDelivery`], and sends
 //! requests through `tower::ServiceExt::oneshot`. Signing in follows the
-//! captured one-time link exactly as a browser would. The binary never uses
-//! this module.
+//! captured one-time link exactly as a browser would. It exists only with
+//! the `testkit` feature, which the test and harness crates turn on and a
+//! release build of the binary does not.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -14,13 +15,16 @@ use axum::body::{Body, to_bytes};
 use axum::http::{HeaderMap, StatusCode, header};
 use tower::ServiceExt as _;
 
-use crate::admission::Admission;
+use crate::access::admission::Admission;
 use crate::clock::{Clock, SystemClock};
-use crate::egress::EgressMode;
 use crate::error::Error;
 use crate::instance::{Instance, InstanceConfig};
-use crate::seal::{Dek, Sealer};
-use crate::web::{self, AppState, CapturedDelivery};
+use crate::policy::egress::EgressMode;
+use crate::storage::seal::{Dek, Sealer};
+use crate::web::{self, AppState};
+
+pub use crate::crashpoint::{CRASHPOINT_ENV, CRASHPOINTS};
+pub use crate::web::CapturedDelivery;
 
 /// A request the testkit sends.
 pub type Request = axum::http::Request<Body>;

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use memoria::seal::Dek;
+use memoria::Dek;
 
 const OWNER: &str = "ana@example.org";
 /// `memoria`'s exit code for a usage or configuration error (see `main.rs`).

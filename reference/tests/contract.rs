@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use memoria::sibling::host::SiblingUrl;
-use memoria::sibling::wire::{
+use memoria::SiblingUrl;
+use memoria::wire::{
     self, AnnounceAssembler, AnnounceFailure, Pair, S2Answer, S2Request, Subject, SubjectKind,
     Verdict,
 };

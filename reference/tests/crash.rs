@@ -23,14 +23,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use memoria::admission::Admission;
-use memoria::clock::FixedClock;
-use memoria::crashpoint::{CRASHPOINT_ENV, CRASHPOINTS};
-use memoria::egress::EgressMode;
-use memoria::instance::{Instance, InstanceConfig, WakeKind};
-use memoria::seal::{Dek, Sealer};
-use memoria::store::DB_FILE_NAME;
-use memoria::tombstone::TombstoneLog;
+use memoria::Admission;
+use memoria::DB_FILE_NAME;
+use memoria::EgressMode;
+use memoria::FixedClock;
+use memoria::TombstoneLog;
+use memoria::testkit::{CRASHPOINT_ENV, CRASHPOINTS};
+use memoria::{Dek, Sealer};
+use memoria::{Instance, InstanceConfig, WakeKind};
 
 /// The one owner.
 const OWNER: &str = "ana@example.org";
@@ -301,7 +301,7 @@ fn assert_consistent(instance: &Instance, sources: &Sources) -> BTreeSet<String>
             .bodies
             .get(&d.title)
             .unwrap_or_else(|| panic!("an unknown document {:?}", d.title));
-        let expected: Vec<(i64, Vec<String>, String)> = memoria::chunk::chunk(body)
+        let expected: Vec<(i64, Vec<String>, String)> = memoria::chunk(body)
             .into_iter()
             .map(|c| (i64::from(c.ordinal), c.trail, c.text))
             .collect();

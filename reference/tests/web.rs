@@ -13,16 +13,16 @@ use axum::http::{Request, StatusCode, header};
 use expect_test::expect;
 use tempfile::TempDir;
 
-use memoria::admission::Admission;
-use memoria::clock::{Clock, FixedClock};
-use memoria::egress::EgressMode;
-use memoria::instance::{Instance, InstanceConfig, SearchError, WakeKind};
-use memoria::query::QUERY_BYTES_MAX;
-use memoria::seal::{Dek, Sealer};
+use memoria::Admission;
+use memoria::EgressMode;
+use memoria::NewDocument;
+use memoria::QUERY_BYTES_MAX;
 use memoria::snapshot;
-use memoria::store::NewDocument;
 use memoria::testkit::{TestApp, TestResponse, form_encode};
-use memoria::web::{SESSION_TTL_S, SIGN_IN_LINK_TTL_S, UPLOAD_BYTES_MAX};
+use memoria::{Clock, FixedClock};
+use memoria::{Dek, Sealer};
+use memoria::{Instance, InstanceConfig, SearchError, WakeKind};
+use memoria::{SESSION_TTL_S, SIGN_IN_LINK_TTL_S, UPLOAD_BYTES_MAX};
 
 /// The one owner every test signs in as.
 const OWNER: &str = "ana@example.org";
@@ -975,8 +975,7 @@ fn crlf_and_lf_files_chunk_identically() {
     std::fs::write(src.path().join("policy-crlf.md"), &crlf).expect("write");
 
     let mut instance = wake_instance(data.path(), &Dek::generate());
-    let report =
-        memoria::import::import(&mut instance, &[src.path().to_path_buf()]).expect("import");
+    let report = memoria::import(&mut instance, &[src.path().to_path_buf()]).expect("import");
     assert_eq!(report.refused(), 0);
     let ids: Vec<String> = report
         .files
@@ -1026,8 +1025,7 @@ fn a_lone_cr_file_is_titled_and_chunked_like_its_lf_twin() {
     std::fs::write(src.path().join("a-lf.md"), SECTIONS_LF).expect("write");
     std::fs::write(src.path().join("b-cr.md"), SECTIONS_LF.replace('\n', "\r")).expect("write");
     let mut instance = wake_instance(data.path(), &Dek::generate());
-    let report =
-        memoria::import::import(&mut instance, &[src.path().to_path_buf()]).expect("import");
+    let report = memoria::import(&mut instance, &[src.path().to_path_buf()]).expect("import");
     let ids: Vec<String> = report
         .files
         .iter()

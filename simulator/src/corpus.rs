@@ -91,7 +91,7 @@ pub fn load_items(limit: usize) -> Corpus {
                 .filter_map(|p| {
                     let bytes = std::fs::read(p).ok()?;
                     let name = p.file_name()?.to_string_lossy().into_owned();
-                    let d = memoria::decode::decode(&name, &bytes).ok()?;
+                    let d = memoria::decode(&name, &bytes).ok()?;
                     Some((d.title, d.body))
                 })
                 .take(limit)

@@ -27,11 +27,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use memoria::admission::Admission;
+use memoria::Admission;
+use memoria::EgressMode;
 use memoria::connector::{Entry, FailureKind, Fetched, Page, PageEnd, Source};
-use memoria::egress::EgressMode;
-use memoria::instance::{Instance, InstanceConfig};
-use memoria::seal::{Dek, Sealer};
+use memoria::{Dek, Sealer};
+use memoria::{Instance, InstanceConfig};
 
 use crate::world::{EPOCH_UNIX_S, OWNERS, SIMULATION_DURATION_S, SimClock};
 

@@ -9,7 +9,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use axum::Router;
-use memoria::sibling::transport::{Connection, DialFuture, Dialer};
+use memoria::{Connection, DialFuture, Dialer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -95,7 +95,7 @@ impl Dialer for TurmoilDialer {
 }
 
 /// A turmoil listener that axum can serve on: memoria's own host in a run
-/// serves through [`memoria::web::serve`] exactly as `memoria serve` does.
+/// serves through [`memoria::serve`] exactly as `memoria serve` does.
 pub struct TurmoilListener(turmoil::net::TcpListener);
 
 impl std::fmt::Debug for TurmoilListener {

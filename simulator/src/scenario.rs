@@ -1343,7 +1343,7 @@ async fn apply(
         } => {
             let page = m.get(&address(reader), "/sources").await;
             let body = &page.response.body;
-            let name = memoria::instance::app_display_name(app);
+            let name = memoria::app_display_name(app);
             let section = body
                 .find(&format!("data-app=\"{name}\""))
                 .map(|at| &body[at..])

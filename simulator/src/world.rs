@@ -3,7 +3,7 @@
 //! A [`World`] holds the fake siblings, their shared [`Trace`] and the
 //! settings the seed chose. [`World::run`] builds a turmoil simulation with
 //! one host per fake, one host for memoria serving through
-//! [`memoria::web::serve`] (the function `memoria serve` runs, which starts
+//! [`memoria::serve`] (the function `memoria serve` runs, which starts
 //! the warm-up), and a browser host where the scenario runs: it reaches
 //! memoria over HTTP through a [`Memoria`]. Time is turmoil's: `tokio::time` inside
 //! the scenario is simulated, and nothing reads the wall clock.
@@ -13,14 +13,15 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use memoria::admission::Admission;
-use memoria::clock::Clock as MemoriaClock;
-use memoria::egress::EgressMode;
-use memoria::instance::{Instance, InstanceConfig};
-use memoria::seal::{Dek, Sealer};
-use memoria::sibling::{SiblingClient, SiblingConfig};
+use memoria::Admission;
+use memoria::AppState;
+use memoria::Clock as MemoriaClock;
+use memoria::EgressMode;
+use memoria::testkit::CapturedDelivery;
 use memoria::testkit::TestResponse;
-use memoria::web::{AppState, CapturedDelivery};
+use memoria::{Dek, Sealer};
+use memoria::{Instance, InstanceConfig};
+use memoria::{SiblingClient, SiblingConfig};
 use rand::{Rng as _, SeedableRng as _};
 
 use crate::fake::SubjectKind;
@@ -93,7 +94,7 @@ pub struct SimFailure {
     pub message: String,
     /// Set when memoria refused a configured sibling URL (§6.3): the typed
     /// refusal a caller matches on instead of the message.
-    pub refused: Option<memoria::sibling::client::ConfigRefusal>,
+    pub refused: Option<memoria::ConfigRefusal>,
 }
 
 /// One sibling to stand up: its team and app labels and the subject kind it keys on.
@@ -391,8 +392,7 @@ impl World {
                     };
                     let listener = TurmoilListener::bind(MEMORIA_PORT).await?;
                     let stop = restart.clone();
-                    memoria::web::serve(listener, state, async move { stop.notified().await })
-                        .await?;
+                    memoria::serve(listener, state, async move { stop.notified().await }).await?;
                     // A restart: drop this instance; the next loop wakes a new
                     // one from the same data directory.
                     *slot.lock().map_err(|_| "slot")? = None;
@@ -474,12 +474,12 @@ pub struct Page {
 }
 
 impl Memoria {
-    /// Waits for the wake warm-up `memoria::web::serve` started, and returns
+    /// Waits for the wake warm-up `memoria::serve` started, and returns
     /// its reports; waits for the server to start it first.
     ///
     /// # Errors
     /// If the warm-up task failed.
-    pub async fn warmed_up(&mut self) -> Result<Vec<memoria::sibling::sync::SyncReport>, String> {
+    pub async fn warmed_up(&mut self) -> Result<Vec<memoria::SyncReport>, String> {
         loop {
             if let Some(h) = self.try_state().and_then(|s| s.take_warm_up()) {
                 return h.await.map_err(|e| e.to_string());
@@ -489,8 +489,15 @@ impl Memoria {
     }
 
     /// Polls every configured sibling's S1 now, as a later wake would.
-    pub async fn sync(&self) -> Vec<memoria::sibling::sync::SyncReport> {
+    pub async fn sync(&self) -> Vec<memoria::SyncReport> {
         self.state().warm_up().await
+    }
+
+    /// Awaits every follow-up sync memoria started from a ruling (the
+    /// refetch STALE asks for, the re-announce AHEAD marked, §4.1), and any
+    /// they led to; returns their reports. Await this, never a guessed time.
+    pub async fn settle_follow_ups(&self) -> Vec<memoria::SyncReport> {
+        self.state().settle_follow_ups().await
     }
 
     fn try_state(&self) -> Option<AppState> {
@@ -537,10 +544,9 @@ impl Memoria {
         let req = req
             .body(http_body_util::Full::new(bytes::Bytes::new()))
             .map_err(|e| e.to_string())?;
-        let r =
-            memoria::sibling::transport::exchange(&TurmoilDialer, MEMORIA_HOST, MEMORIA_PORT, req)
-                .await
-                .map_err(|e| e.to_string())?;
+        let r = memoria::exchange(&TurmoilDialer, MEMORIA_HOST, MEMORIA_PORT, req)
+            .await
+            .map_err(|e| e.to_string())?;
         Ok(TestResponse {
             status: http::StatusCode::from_u16(r.status).map_err(|e| e.to_string())?,
             headers: r.headers,

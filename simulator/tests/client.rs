@@ -1,7 +1,7 @@
 //! The reference's sibling client against a fake sibling over turmoil: batching, deadlines, announces.
 
-use memoria::sibling::wire::{AnnounceFailure, Pair, S2_PAIRS_PER_CALL_MAX, Subject};
-use memoria::sibling::{SIBLING_DEADLINE_MS, Verdict};
+use memoria::wire::{AnnounceFailure, Pair, S2_PAIRS_PER_CALL_MAX, Subject};
+use memoria::{SIBLING_DEADLINE_MS, Verdict};
 use memoria_simulator::fake::faults::{Slow, TruncateAnnounce};
 use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::{CallDetail, CallKind};

@@ -945,7 +945,7 @@ async fn the_redirect_knob_answers_every_call_307_with_the_location() {
 #[test]
 fn a_turmoil_client_dialing_a_fake_sibling_host_with_the_reference_transport_gets_an_s1_answer() {
     use http_body_util::Full;
-    use memoria::sibling::transport::exchange;
+    use memoria::exchange;
     use memoria_simulator::net::{TurmoilDialer, serve_turmoil};
 
     const HOST: &str = "acme.sheets.oficina.works";
@@ -998,7 +998,7 @@ fn a_turmoil_client_dialing_a_fake_sibling_host_with_the_reference_transport_get
 #[tokio::test]
 async fn a_fake_served_on_loopback_answers_the_reference_transport_over_real_tcp() {
     use http_body_util::Full;
-    use memoria::sibling::transport::{TcpDialer, exchange};
+    use memoria::{TcpDialer, exchange};
 
     let fake = fake();
     fake.model().add_item("sh-1", Rung::Team, "T", "B").unwrap();

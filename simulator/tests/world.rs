@@ -1,7 +1,7 @@
 //! The simulated world's own machinery: memoria restarts mid-run from its data directory and answers again.
 
-use memoria::sibling::Verdict;
-use memoria::sibling::wire::{Pair, Subject};
+use memoria::Verdict;
+use memoria::wire::{Pair, Subject};
 use memoria_simulator::fake::model::Rung;
 use memoria_simulator::world::{OWNERS, SiblingSpec, World};
 
@@ -49,7 +49,7 @@ fn memoria_restarts_mid_run_keeps_what_it_held_and_answers_again() {
 
 #[test]
 fn a_world_configured_with_another_team_s_host_fails_with_a_typed_refusal_not_only_a_message() {
-    use memoria::sibling::host::HostRefusal;
+    use memoria::HostRefusal;
     use memoria_simulator::world::SIBLING_PORT;
     let foreign = SiblingSpec::foreign("sheets").host();
     let mut world = World::new(5, vec![SiblingSpec::own("sheets")]);

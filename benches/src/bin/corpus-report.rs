@@ -7,7 +7,7 @@
 //!     --canary "some distinctive phrase"
 //! ```
 //!
-//! The import is memoria's own (`memoria::import::import`) on an instance
+//! The import is memoria's own (`memoria::import`) on an instance
 //! woken with a fresh random DEK over a temporary data directory, which is
 //! deleted at exit. Chunk sizes are measured on the passages as stored:
 //! each document's passages are opened through `Store::passages`.
@@ -31,9 +31,8 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use clap::Parser;
-use memoria::chunk::CHUNK_WORDS_MAX;
-use memoria::import;
-use memoria::instance::Instance;
+use memoria::CHUNK_WORDS_MAX;
+use memoria::Instance;
 use memoria::snapshot;
 use memoria_benches::{BENCH_OWNER, wake_throwaway};
 
@@ -201,7 +200,7 @@ fn grep_at_rest(data_dir: &Path, needles: &[&str], when: &str) -> usize {
 /// Checks the canary is in the sources and found by search. Returns false if
 /// either fails, so an absence at rest would prove nothing.
 fn canary_presence(instance: &Instance, sources: &[PathBuf], phrase: &str) -> anyhow::Result<bool> {
-    let (files, _) = import::collect(sources)?;
+    let (files, _) = memoria::collect_import_paths(sources)?;
     let mut in_sources = 0;
     for f in &files {
         let bytes = std::fs::read(f).with_context(|| format!("reading {}", f.display()))?;
@@ -254,7 +253,7 @@ fn run(args: &Args) -> anyhow::Result<bool> {
     );
 
     let started = Instant::now();
-    let report = import::import(&mut instance, &args.paths)?;
+    let report = memoria::import(&mut instance, &args.paths)?;
     let elapsed = started.elapsed();
     println!(
         "import: {} files considered, {} refused, {} skipped by extension, {:.2} s wall",

@@ -1,6 +1,6 @@
 //! The kit's HTTP/1.1 client: one exchange per call over real TCP, raw response bytes kept, and a content-free `--trace` (§6.1, §6.2).
 //!
-//! It reuses memoria's transport ([`memoria::sibling::transport::exchange`]
+//! It reuses memoria's transport ([`memoria::exchange`]
 //! over [`TcpDialer`]) and blocks on its own current-thread runtime, so the
 //! cases are plain functions. The trace prints method, path, status and
 //! body sizes, and ids and values of S2 and S1 bodies, but never a token,
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use memoria::sibling::transport::{TcpDialer, TransportError, exchange};
+use memoria::{TcpDialer, TransportError, exchange};
 
 /// How long one exchange may take before the kit calls it failed, in
 /// milliseconds: generous for a loopback or LAN server.

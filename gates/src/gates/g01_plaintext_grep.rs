@@ -14,13 +14,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use memoria::admission::Admission;
-use memoria::clock::FixedClock;
-use memoria::egress::EgressMode;
-use memoria::index::LexicalIndex;
-use memoria::instance::{Instance, InstanceConfig};
-use memoria::seal::Sealer;
-use memoria::store::{DB_FILE_NAME, NewDocument};
+use memoria::Admission;
+use memoria::EgressMode;
+use memoria::FixedClock;
+use memoria::LexicalIndex;
+use memoria::Sealer;
+use memoria::{DB_FILE_NAME, NewDocument};
+use memoria::{Instance, InstanceConfig};
 
 use crate::support::{dek, grep_dir, listing};
 use crate::{Case, Ctx, Failure, Gate, ensure};
@@ -318,10 +318,7 @@ fn rebuild_path(ctx: &mut Ctx) -> Result<(), Failure> {
     std::fs::remove_dir_all(&snaps)
         .map_err(|e| Failure::new("the blobs can be removed", e.to_string()))?;
     let second = wake_again(&s, 1_790_000_200)?;
-    let rebuilt = matches!(
-        second.wake_report().kind,
-        memoria::instance::WakeKind::Rebuilt { .. }
-    );
+    let rebuilt = matches!(second.wake_report().kind, memoria::WakeKind::Rebuilt { .. });
     ensure(
         rebuilt,
         "the second wake rebuilds and says so",
@@ -424,7 +421,7 @@ fn nonces_never_repeat(ctx: &mut Ctx) -> Result<(), Failure> {
     let all =
         std::iter::once(("the title before the revision".to_string(), title_before)).chain(cells);
     for (name, cell) in all {
-        let Some(nonce) = cell.get(1..1 + memoria::seal::NONCE_BYTES) else {
+        let Some(nonce) = cell.get(1..1 + memoria::NONCE_BYTES) else {
             repeats.push(format!("{name} is too short to be sealed"));
             continue;
         };

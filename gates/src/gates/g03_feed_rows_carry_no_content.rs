@@ -10,8 +10,8 @@
 
 use bytes::Bytes;
 use http_body_util::Full;
-use memoria::sibling::transport::exchange;
-use memoria::sibling::wire::{self, FeedError};
+use memoria::exchange;
+use memoria::wire::{self, FeedError};
 use memoria_simulator::fake::model::Rung;
 use memoria_simulator::net::TurmoilDialer;
 use memoria_simulator::world::{OWNERS, SIBLING_PORT, SiblingSpec, World};

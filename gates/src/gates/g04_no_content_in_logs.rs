@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use memoria::clock::FixedClock;
+use memoria::FixedClock;
 use memoria::testkit::TestApp;
 
 use crate::support::{CapturedLogs, block_on, dek, write_file};
@@ -35,7 +35,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "4/no-stray-prints",
-            desc: "Parse reference/src and require print macros (println!, eprintln!, print!, eprint!, dbg!) only in main.rs (the CLI's answers) and in web.rs's TerminalDelivery (the sign-in link's delivery to the terminal); anything else writes around the log and the log check.",
+            desc: "Parse reference/src and require print macros (println!, eprintln!, print!, eprint!, dbg!) only in main.rs (the CLI's answers) and in access/session.rs's TerminalDelivery (the sign-in link's delivery to the terminal); anything else writes around the log and the log check.",
             run: no_stray_prints,
         },
         Case {
@@ -171,7 +171,7 @@ fn titles_passages_paths(ctx: &mut Ctx) -> Result<(), Failure> {
             assert_eq!(del.status.as_u16(), 303, "delete accepted");
             let instance = app.state().instance();
             let mut guard = instance.lock().expect("instance");
-            let report = memoria::import::import(&mut guard, std::slice::from_ref(&import_dir))
+            let report = memoria::import(&mut guard, std::slice::from_ref(&import_dir))
                 .expect("import runs");
             (doc_page, report)
         })
@@ -233,7 +233,7 @@ fn absent_from_logs(logs: &CapturedLogs, words: &[(&str, &String)]) -> Result<()
 }
 
 /// Where a print macro may appear: (file, enclosing fn or "*" for any).
-const PRINTS_ALLOWED: &[(&str, &str)] = &[("main.rs", "*"), ("web.rs", "deliver")];
+const PRINTS_ALLOWED: &[(&str, &str)] = &[("main.rs", "*"), ("access/session.rs", "deliver")];
 
 struct Prints<'a> {
     file: &'a str,

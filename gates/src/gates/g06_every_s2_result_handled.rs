@@ -10,13 +10,12 @@
 //! pairs that got no clean answer, loudly.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use memoria::sibling::wire::{self, Pair, S2Answer, SubjectKind, Verdict};
+use memoria::wire::{self, Pair, S2Answer, SubjectKind, Verdict};
 use memoria_simulator::fake::faults::{MalformedS2, Outage, TruncateAnnounce};
 use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::{CallDetail, CallKind};
-use memoria_simulator::world::{OWNERS, SiblingSpec, World};
+use memoria_simulator::world::{Memoria, OWNERS, SiblingSpec, World};
 
 use crate::sim::{check, run_world, stock, tagged_body, withheld_lines};
 use crate::{Case, Ctx, Failure, Gate, ensure};
@@ -37,6 +36,11 @@ pub static GATE: Gate = Gate {
             id: "6/five-values",
             desc: "Sheets answers VISIBLE, NOT_VISIBLE (the downgrade-with-grant transition), STALE and AHEAD for four items and Docs is down; one search renders the first, omits the second uncounted, withholds the rest with one line each, refetches the STALE item, marks Sheets for re-announce and keeps the AHEAD item.",
             run: five_values,
+        },
+        Case {
+            id: "6/document-page-values",
+            desc: "The five values on GET /documents/{id}, each asked there and nowhere else: VISIBLE renders the document; NOT_VISIBLE answers the same 404 page as an id memoria never held; STALE is withheld (503) with the search page's STALE line for Sheets and a refetch follows, after which the page renders the new revision; AHEAD is withheld with the search page's AHEAD line, marks Sheets for re-announce and deletes nothing; UNKNOWN is withheld with 'Docs did not answer; 1 result withheld.'.",
+            run: document_page_values,
         },
         Case {
             id: "6/malformed-answers",
@@ -179,7 +183,7 @@ fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{lines:?}"),
         )?;
         // STALE refetches: S1 then S3 for sh-s at its new revision, and the next page renders it.
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        m.settle_follow_ups().await;
         let fetched = trace.events()[before..].iter().any(|e| e.call == CallKind::S3 && matches!(&e.detail, CallDetail::S3 { item_id: Some(i), served: true, .. } if i == "sh-s"));
         check(
             fetched,
@@ -218,6 +222,196 @@ fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
             again.contains("tagfresh"),
             "the refetched revision renders on the next search",
             "it does not",
+        )
+    })
+}
+
+/// The document id memoria holds for `app`'s item `item`.
+fn document_id(m: &Memoria, app: &str, item: &str) -> Result<String, String> {
+    let instance = m.state().instance();
+    let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
+    guard
+        .store()
+        .sibling_document(app, item)
+        .map_err(|e| e.to_string())?
+        .map(|d| d.id)
+        .ok_or_else(|| format!("memoria holds no document for {app}/{item}"))
+}
+
+/// A document page's status, withheld lines and whether it shows `tag`.
+async fn open(m: &mut Memoria, id: &str, tag: &str) -> (u16, Vec<String>, bool, String) {
+    let r = m.get(OWNERS[0], &format!("/documents/{id}")).await.response;
+    let lines = withheld_lines(&r.body);
+    let shows = r.body.contains(tag);
+    (r.status.as_u16(), lines, shows, r.body)
+}
+
+fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
+    let ana = OWNERS[0];
+    let canary = ctx.canary();
+    let world = World::new(
+        ctx.seed(),
+        vec![SiblingSpec::own("sheets"), SiblingSpec::own("docs")],
+    );
+    let (sheets, docs) = (world.fake("sheets").clone(), world.fake("docs").clone());
+    sheets.model().with(|m| {
+        for (id, tag) in [
+            ("sh-v", "tagvisible"),
+            ("sh-nv", "tagnotvisible"),
+            ("sh-s", "tagstale"),
+            ("sh-a", "tagahead"),
+        ] {
+            m.add_item(id, Rung::Team, "Q", &tagged_body(&canary, tag))
+                .expect("item");
+        }
+        m.revise("sh-a", "Q", &tagged_body(&canary, "tagahead"))
+            .expect("revise");
+    });
+    docs.model().with(|m| {
+        m.add_item("dc-u", Rung::Team, "D", &tagged_body(&canary, "tagunknown"))
+            .expect("item");
+    });
+    let trace = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let ids: Vec<String> = [
+            ("sheets", "sh-v"),
+            ("sheets", "sh-nv"),
+            ("sheets", "sh-s"),
+            ("sheets", "sh-a"),
+            ("docs", "dc-u"),
+        ]
+        .iter()
+        .map(|(app, item)| document_id(&m, app, item))
+        .collect::<Result<_, _>>()?;
+        let [v, nv, st, ah, un] = <[String; 5]>::try_from(ids).map_err(|_| "five ids")?;
+        // Presence: with every sibling answering VISIBLE, each page renders.
+        for (id, tag) in [
+            (&v, "tagvisible"),
+            (&nv, "tagnotvisible"),
+            (&st, "tagstale"),
+            (&ah, "tagahead"),
+            (&un, "tagunknown"),
+        ] {
+            let (status, lines, shows, _) = open(&mut m, id, tag).await;
+            check(
+                status == 200 && shows && lines.is_empty(),
+                format!("before any change, the {tag} document page renders"),
+                format!("status {status}, shows {shows}, lines {lines:?}"),
+            )?;
+        }
+        let first_ahead_rev = sheets
+            .model()
+            .with(|mm| mm.item("sh-a").map(|i| i.log[0].revision.clone()))
+            .unwrap_or_default();
+        sheets.model().with(|mm| {
+            mm.set_rung(
+                "sh-nv",
+                Rung::Granted {
+                    to: [ana.to_string()].into(),
+                },
+            )
+            .expect("downgrade");
+            mm.revise("sh-s", "Q", &tagged_body(&canary, "tagstale tagfresh"))
+                .expect("revise");
+        });
+        docs.faults().set_outage(Some(Outage::Status(503)));
+        // VISIBLE renders.
+        let (status, lines, shows, _) = open(&mut m, &v, "tagvisible").await;
+        check(
+            status == 200 && shows && lines.is_empty(),
+            "VISIBLE: the document page renders",
+            format!("status {status}, shows {shows}, lines {lines:?}"),
+        )?;
+        // NOT_VISIBLE is the same 404 as an id memoria never held.
+        let (status, lines, shows, body) = open(&mut m, &nv, "tagnotvisible").await;
+        let never = m
+            .get(ana, &format!("/documents/{}", "0".repeat(v.len())))
+            .await
+            .response;
+        check(
+            status == 404
+                && !shows
+                && lines.is_empty()
+                && never.status == 404
+                && body == never.body,
+            "NOT_VISIBLE: the same 404 page, byte for byte, as an id never held",
+            format!(
+                "status {status} (never held: {}), shows {shows}, lines {lines:?}, same body {}",
+                never.status,
+                body == never.body
+            ),
+        )?;
+        // STALE: withheld with the search page's words, then refetched.
+        let before = trace.events().len();
+        let (status, lines, shows, _) = open(&mut m, &st, "tagstale").await;
+        let want = "Sheets has a newer version of 1 result; withheld while memoria fetches it.";
+        check(
+            status == 503 && !shows && lines == [want],
+            format!("STALE: withheld (503) with exactly {want:?}"),
+            format!("status {status}, shows {shows}, lines {lines:?}"),
+        )?;
+        m.settle_follow_ups().await;
+        let fetched = trace.events()[before..].iter().any(|e| {
+            e.call == CallKind::S3
+                && matches!(&e.detail, CallDetail::S3 { item_id: Some(i), served: true, .. } if i == "sh-s")
+        });
+        check(
+            fetched,
+            "STALE on the document page starts a refetch of the item through S3",
+            "no S3 fetch of it followed",
+        )?;
+        let (status, _, shows, _) = open(&mut m, &st, "tagfresh").await;
+        check(
+            status == 200 && shows,
+            "after the refetch the document page renders the new revision",
+            format!("status {status}, shows the new revision: {shows}"),
+        )?;
+        // AHEAD: withheld, marked for re-announce, nothing deleted.
+        sheets.model().with(|mm| {
+            mm.restore_item_to("sh-a", &first_ahead_rev)
+                .expect("restore");
+        });
+        sheets
+            .faults()
+            .set_truncate_announce(Some(TruncateAnnounce::NoClose));
+        let (status, lines, shows, _) = open(&mut m, &ah, "tagahead").await;
+        let want = "Sheets is behind the version memoria holds of 1 result, as after a restore; withheld until Sheets re-announces. Nothing was deleted.";
+        check(
+            status == 503 && !shows && lines == [want],
+            format!("AHEAD: withheld (503) with exactly {want:?}"),
+            format!("status {status}, shows {shows}, lines {lines:?}"),
+        )?;
+        m.settle_follow_ups().await;
+        {
+            let instance = m.state().instance();
+            let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
+            let state = guard
+                .store()
+                .sibling_state("sheets")
+                .map_err(|e| e.to_string())?;
+            check(
+                state.reannounce,
+                "AHEAD on the document page marks Sheets for re-announce",
+                "it is not marked",
+            )?;
+            let held = guard
+                .store()
+                .sibling_document("sheets", "sh-a")
+                .map_err(|e| e.to_string())?;
+            check(
+                held.is_some(),
+                "the AHEAD item is still held: nothing deleted",
+                "it was deleted",
+            )?;
+        }
+        // UNKNOWN: withheld, naming the app as the search page does.
+        let (status, lines, shows, _) = open(&mut m, &un, "tagunknown").await;
+        let want = "Docs did not answer; 1 result withheld.";
+        check(
+            status == 503 && !shows && lines == [want],
+            format!("UNKNOWN: withheld (503) with exactly {want:?}"),
+            format!("status {status}, shows {shows}, lines {lines:?}"),
         )
     })
 }

@@ -23,16 +23,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
-use memoria::admission::Admission;
-use memoria::clock::Clock;
+use memoria::Admission;
+use memoria::Clock;
+use memoria::EgressMode;
+use memoria::NewDocument;
 use memoria::connector::{
     CONNECTOR_ENTRIES_MAX, CONNECTOR_PAGES_MAX, Entry, FailureKind, Fetched, FolderSource, Page,
     PageEnd, Source, SyncReport, sync,
 };
-use memoria::egress::EgressMode;
-use memoria::instance::{Instance, InstanceConfig};
-use memoria::seal::{Dek, Sealer};
-use memoria::store::NewDocument;
+use memoria::{Dek, Sealer};
+use memoria::{Instance, InstanceConfig};
 use memoria_simulator::fake_connector::{
     ConnectorFaults, FAKE_CONNECTOR_NAME, FakeConnector, simulate, wake_memoria,
 };

@@ -19,12 +19,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
-use memoria::breaker::{S2Tally, S3_BREAKER_FETCHES_MIN, S3Tally};
-use memoria::clock::Clock as MemoriaClock;
-use memoria::seal::Dek;
-use memoria::sibling::transport::{Connection, DialFuture, Dialer};
-use memoria::sibling::{SiblingClient, SiblingConfig};
+use memoria::Clock as MemoriaClock;
+use memoria::Dek;
 use memoria::testkit::TestApp;
+use memoria::{Connection, DialFuture, Dialer};
+use memoria::{S2Tally, S3_BREAKER_FETCHES_MIN, S3Tally};
+use memoria::{SiblingClient, SiblingConfig};
 use memoria_simulator::fake::{
     CallDetail, CallKind, Clock, FakeConfig, FakeSibling, ModelHandle, Outage, Rung, SubjectKind,
     Trace,
@@ -120,6 +120,11 @@ pub static GATE: Gate = Gate {
             id: "8/s3-cannot-determine",
             desc: "A first sync today says cannot determine naming the baseline; deleting the S3 counters names the window and the baseline; neither says no anomaly.",
             run: s3_cannot_determine,
+        },
+        Case {
+            id: "8/fires-from-document-pages",
+            desc: "Ana, Bea and Cai are shown Sheets passages on two baseline days; today Sheets removes them and each opens a Sheets document page once, searching nothing: each page is the plain 404, three window counter rows are written on that path, and the sources page says the refusal breaker fired for 3 people.",
+            run: fires_from_document_pages,
         },
     ],
 };
@@ -347,7 +352,7 @@ impl Rig {
     }
 
     /// Polls Sheets' S1 and fetches through S3: the real sync.
-    fn sync(&mut self) -> memoria::sibling::sync::SyncReport {
+    fn sync(&mut self) -> memoria::SyncReport {
         let app = self.app();
         let mut reports = block_on(app.state().warm_up());
         reports.pop().expect("one sibling synced")
@@ -361,6 +366,35 @@ impl Rig {
             app.sign_in(who).await;
             app.get(&q).await.body
         })
+    }
+
+    /// Opens `path` as `who`; returns the status and body.
+    fn open(&mut self, who: &str, path: &str) -> (u16, String) {
+        let app = self.app();
+        block_on(async {
+            app.sign_in(who).await;
+            let r = app.get(path).await;
+            (r.status.as_u16(), r.body)
+        })
+    }
+
+    /// The document id memoria holds for Sheets' item `sh-{i}`.
+    fn document_id(&mut self, i: usize) -> Result<String, Failure> {
+        let found = self
+            .app()
+            .state()
+            .instance()
+            .lock()
+            .expect("lock")
+            .store()
+            .sibling_document(APP, &format!("sh-{i}"));
+        match found {
+            Ok(Some(d)) => Ok(d.id),
+            other => Err(Failure::new(
+                format!("memoria holds Sheets' sh-{i}"),
+                format!("{:?}", other.map(|d| d.is_some())),
+            )),
+        }
     }
 
     /// Sheets removes (or restores) `who` from every item.
@@ -425,7 +459,7 @@ impl Rig {
     }
 
     fn db(&self) -> rusqlite::Connection {
-        rusqlite::Connection::open(self.dir.join(memoria::store::DB_FILE_NAME)).expect("db")
+        rusqlite::Connection::open(self.dir.join(memoria::DB_FILE_NAME)).expect("db")
     }
 
     /// Sheets' S2 counter rows (one per asker) for the UTC day `days`
@@ -615,6 +649,53 @@ fn fires(ctx: &mut Ctx) -> Result<(), Failure> {
         "the breaker purged nothing: the same documents and chunks are held",
         format!("before {before:?}, after {after:?}"),
     )
+}
+
+fn fires_from_document_pages(ctx: &mut Ctx) -> Result<(), Failure> {
+    let mut rig = Rig::new(ctx, "data-document-pages");
+    rig.day(7);
+    let report = rig.sync();
+    ensure(
+        report.fetched == ITEMS,
+        "the sync ingests the Sheets items",
+        format!("{report:?}"),
+    )?;
+    let trio = &PEOPLE[..3];
+    rig.baseline(trio, &[7, 1])?;
+    let path = format!("/documents/{}", rig.document_id(0)?);
+    // Presence: on the last baseline day the document page renders for each.
+    rig.day(1);
+    for p in trio {
+        let (status, body) = rig.open(p, &path);
+        ensure(
+            status == 200 && body.contains("tagledger0"),
+            format!("{p} is shown the Sheets document page a day before today"),
+            format!("status {status}"),
+        )?;
+    }
+    rig.day(0);
+    ensure(
+        rig.s2_rows(0) == 0,
+        "no counter row for today before anyone opens a page today",
+        format!("{} rows", rig.s2_rows(0)),
+    )?;
+    for p in trio {
+        rig.removed(p, true);
+        let (status, body) = rig.open(p, &path);
+        ensure(
+            status == 404 && !body.contains("tagledger") && withheld_lines(&body).is_empty(),
+            format!("{p}'s document page is the plain 404 (NOT_VISIBLE)"),
+            format!("status {status}, withheld {:?}", withheld_lines(&body)),
+        )?;
+    }
+    ensure(
+        rig.s2_rows(0) == 3,
+        "the three document pages wrote today's counter rows on the S2 path",
+        format!("{} rows", rig.s2_rows(0)),
+    )?;
+    let s = rig.sources()?;
+    says(&s, FIRED)?;
+    says(&s, "3 people")
 }
 
 fn silent_docs_only(ctx: &mut Ctx) -> Result<(), Failure> {
@@ -1165,7 +1246,7 @@ fn s2_tally(rig: &mut Rig, app: &str, who: &str, visible: u64, not_visible: u64)
         .expect("tally");
 }
 
-fn other_app_state(rig: &mut Rig) -> memoria::breaker::BreakerState {
+fn other_app_state(rig: &mut Rig) -> memoria::BreakerState {
     let now = rig.clock.load(Ordering::SeqCst);
     let state = rig.app().state();
     let instance = state.instance();
@@ -1206,7 +1287,7 @@ fn per_sibling(ctx: &mut Ctx) -> Result<(), Failure> {
     says(&s, "3 people")?;
     let state = other_app_state(&mut rig);
     ensure(
-        state == memoria::breaker::BreakerState::Silent,
+        state == memoria::BreakerState::Silent,
         "Sheets' refusals leave the other sibling's refusal breaker silent",
         format!("{state:?}"),
     )

@@ -16,15 +16,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use memoria::admission::Admission;
-use memoria::clock::Clock;
-use memoria::egress::EgressMode;
-use memoria::index::LexicalIndex;
-use memoria::instance::{Instance, InstanceConfig, WakeKind};
-use memoria::seal::Sealer;
+use memoria::Admission;
+use memoria::Clock;
+use memoria::EgressMode;
+use memoria::LexicalIndex;
+use memoria::Sealer;
+use memoria::TombstoneLog;
 use memoria::snapshot::{self, BACKUP_RETENTION_WINDOW_S};
-use memoria::store::{DB_FILE_NAME, NewDocument};
-use memoria::tombstone::TombstoneLog;
+use memoria::{DB_FILE_NAME, NewDocument};
+use memoria::{Instance, InstanceConfig, WakeKind};
 
 use crate::support::dek;
 use crate::{Case, Ctx, Failure, Gate, ensure};

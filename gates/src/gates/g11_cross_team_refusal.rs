@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use memoria::sibling::transport::exchange;
-use memoria::sibling::{SiblingClient, SiblingConfig};
+use memoria::exchange;
+use memoria::{SiblingClient, SiblingConfig};
 use memoria_simulator::fake::faults::Redirect;
 use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::CallKind;

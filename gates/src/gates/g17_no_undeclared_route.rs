@@ -1,7 +1,7 @@
 //! Gate 17 (§10, §9.1, §1.9): no undeclared route — method and path together, read from the code's syntax tree.
 //!
 //! Requirement: every router registration in the reference's source is
-//! named, method and path together, in `memoria::web::DECLARED_ROUTES`, and
+//! named, method and path together, in `memoria::DECLARED_ROUTES`, and
 //! every declared route is registered. Registrations the gate cannot read
 //! (a path that is not a literal, a method router held in a variable,
 //! `on(MethodFilter…)`, `any`) fail rather than pass, and so do `nest`,
@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use memoria::web::DECLARED_ROUTES;
+use memoria::DECLARED_ROUTES;
 use syn::visit::Visit;
 
 use crate::support::{block_on, dek};

@@ -1,7 +1,7 @@
 //! Gate 24 (§10, §6.5): on wake, every configured sibling gets an S1 poll unprompted, with no query issued.
 //!
 //! memoria comes up in the simulator exactly as `memoria serve` does
-//! ([`memoria::web::AppState::wake_siblings`]); the scenario then issues no
+//! ([`memoria::AppState::wake_siblings`]); the scenario then issues no
 //! request at all, waits [`WARM_UP_WITHIN_MS`] of simulated time, and reads
 //! the trace. The siblings are cold, so each wake costs real (simulated)
 //! time, which is what the warm-up exists to spend while nobody waits.

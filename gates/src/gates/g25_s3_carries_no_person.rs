@@ -12,7 +12,7 @@
 
 use bytes::Bytes;
 use http_body_util::Full;
-use memoria::sibling::transport::exchange;
+use memoria::exchange;
 use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::{CallDetail, CallKind};
 use memoria_simulator::net::TurmoilDialer;

@@ -9,12 +9,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use memoria::admission::Admission;
-use memoria::clock::FixedClock;
-use memoria::egress::EgressMode;
-use memoria::instance::{Instance, InstanceConfig};
-use memoria::seal::Sealer;
-use memoria::store::{DB_FILE_NAME, NewDocument};
+use memoria::Admission;
+use memoria::EgressMode;
+use memoria::FixedClock;
+use memoria::Sealer;
+use memoria::{DB_FILE_NAME, NewDocument};
+use memoria::{Instance, InstanceConfig};
 use sha2::{Digest, Sha256};
 
 use crate::support::{dek, digest_forms, grep_dir};
@@ -194,7 +194,7 @@ fn keyed_under_the_dek(ctx: &mut Ctx) -> Result<(), Failure> {
     let b = body(ctx);
     let mut raw = [0u8; 32];
     rand::RngCore::fill_bytes(ctx.rng(), &mut raw);
-    let key = memoria::seal::Dek::from_bytes(raw);
+    let key = memoria::Dek::from_bytes(raw);
     let (d1, d2) = (ctx.dir("one"), ctx.dir("two"));
     let mut m1 = wake(&d1, Sealer::new(&key));
     let mut m2 = wake(&d2, Sealer::new(&key));

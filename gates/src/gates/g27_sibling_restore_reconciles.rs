@@ -18,11 +18,9 @@
 //! ranking that kept Sheets would put its top-ranked (VISIBLE) chunks on
 //! page 1 and fail the count of Docs results.
 
-use std::time::Duration;
-
-use memoria::instance::PAGE_SIZE_RESULTS;
-use memoria::sibling::sync::{ReannounceStatus, SyncReport};
-use memoria::sibling::wire::{Pair, Subject, Verdict};
+use memoria::PAGE_SIZE_RESULTS;
+use memoria::wire::{Pair, Subject, Verdict};
+use memoria::{ReannounceStatus, SyncReport};
 use memoria_simulator::fake::FakeSibling;
 use memoria_simulator::fake::faults::{Outage, TruncateAnnounce};
 use memoria_simulator::fake::model::Rung;
@@ -36,8 +34,6 @@ use crate::{Case, Ctx, Failure, Gate};
 pub const SHEETS_CHUNKS: usize = 60;
 /// Docs chunks in the fixture (§10 gate 27), one per item.
 pub const DOCS_CHUNKS: usize = 40;
-/// Simulated time the page's follow-ups (S1, S1a, S3) are given, in ms.
-pub const FOLLOW_UP_MS: u64 = 2_000;
 
 /// The item restored to an older revision: (a).
 const ITEM_AHEAD: &str = "sh-a";
@@ -87,6 +83,11 @@ pub static GATE: Gate = Gate {
             id: "27/announce-brings-new-and-newer",
             desc: "After the restore Sheets also revises one item past what memoria holds and creates one memoria never saw; the complete announce replaces in both directions in one pass: (a) back to r5, the revised item forward to r2, and the new item fetched through S3 and held.",
             run: announce_brings_new_and_newer,
+        },
+        Case {
+            id: "27/document-page-ahead-marks",
+            desc: "After the restore, Ana opens (a)'s document page before any search: it is withheld with the search page's AHEAD line for Sheets (503), Sheets is marked for re-announce, and nothing is deleted (100 chunks, no tombstone, (a) held at r7); the next results page names Sheets as reconciling.",
+            run: document_page_ahead_marks,
         },
         Case {
             id: "27/completed-announce-reconciles",
@@ -215,7 +216,7 @@ async fn restored_and_marked(
         .faults()
         .set_truncate_announce(Some(TruncateAnnounce::NoClose));
     m.search(OWNERS[0], canary).await;
-    tokio::time::sleep(Duration::from_millis(FOLLOW_UP_MS)).await;
+    m.settle_follow_ups().await;
     let (_, _, marked, _, _) = held(m)?;
     check(
         marked,
@@ -260,7 +261,7 @@ fn restore_answers(ctx: &mut Ctx) -> Result<(), Failure> {
             .faults()
             .set_truncate_announce(Some(TruncateAnnounce::NoClose));
         m.search(OWNERS[0], &canary).await;
-        tokio::time::sleep(Duration::from_millis(FOLLOW_UP_MS)).await;
+        m.settle_follow_ups().await;
         let (chunks, tombstones, marked, a, b) = held(&m)?;
         check(marked, "Sheets is marked for re-announce", "it is not")?;
         check(
@@ -650,6 +651,79 @@ fn announce_brings_new_and_newer(ctx: &mut Ctx) -> Result<(), Failure> {
                 .all(|i| fetched.iter().any(|f| f == i)),
             "(a), the revised item and the new item are each fetched through S3",
             format!("S3 served {} fetches", fetched.len()),
+        )
+    })
+}
+
+/// The document id memoria holds for Sheets' item `item`.
+fn sheets_document_id(m: &Memoria, item: &str) -> Result<String, String> {
+    let instance = m.state().instance();
+    let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
+    guard
+        .store()
+        .sibling_document("sheets", item)
+        .map_err(|e| e.to_string())?
+        .map(|d| d.id)
+        .ok_or_else(|| format!("memoria holds no document for {item}"))
+}
+
+const SHEETS_AHEAD_ONE: &str = "Sheets is behind the version memoria holds of 1 result, as after a restore; withheld until Sheets re-announces. Nothing was deleted.";
+
+fn document_page_ahead_marks(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let sheets = world.fake("sheets").clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let (chunks_before, tombstones_before, marked_before, a, _) = held(&m)?;
+        check(
+            !marked_before && a.as_deref() == Some("r7"),
+            "before the restore Sheets is unmarked and (a) is held at r7",
+            format!("marked {marked_before}, (a) at {a:?}"),
+        )?;
+        let id = sheets_document_id(&m, ITEM_AHEAD)?;
+        // Presence: (a)'s page renders while Sheets answers VISIBLE.
+        let shown = m.get(OWNERS[0], &format!("/documents/{id}")).await.response;
+        check(
+            shown.status == 200 && shown.body.contains("tagrev7"),
+            "(a)'s document page renders at r7 before the restore",
+            format!("status {}", shown.status),
+        )?;
+        restore_sheets(&sheets);
+        sheets
+            .faults()
+            .set_truncate_announce(Some(TruncateAnnounce::NoClose));
+        let page = m.get(OWNERS[0], &format!("/documents/{id}")).await.response;
+        m.settle_follow_ups().await;
+        check(
+            page.status == 503
+                && !page.body.contains("tagrev")
+                && withheld_lines(&page.body) == [SHEETS_AHEAD_ONE],
+            format!("(a)'s page is withheld (503) with exactly {SHEETS_AHEAD_ONE:?}"),
+            format!(
+                "status {}, lines {:?}",
+                page.status,
+                withheld_lines(&page.body)
+            ),
+        )?;
+        let (chunks, tombstones, marked, a, b) = held(&m)?;
+        check(
+            marked,
+            "the document page's AHEAD marks Sheets for re-announce",
+            "Sheets is not marked",
+        )?;
+        check(
+            chunks == chunks_before
+                && tombstones == tombstones_before
+                && a.as_deref() == Some("r7")
+                && b,
+            "nothing deleted: the same chunks, no new tombstone, (a) held at r7, (b) held",
+            format!("{chunks} chunks, tombstone seq {tombstones}, (a) at {a:?}, (b) held: {b}"),
+        )?;
+        let results = m.search(OWNERS[0], &canary).await.response.body;
+        check(
+            reconciling_lines(&results) == [SHEETS_RECONCILING],
+            "the next results page names Sheets as reconciling",
+            format!("{:?}", reconciling_lines(&results)),
         )
     })
 }

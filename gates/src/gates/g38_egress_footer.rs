@@ -3,17 +3,17 @@
 //! Requirement: every body memoria renders states the egress mode
 //! truthfully, 200s and error pages alike (401, 400, 403, 404, 405, 413, 415,
 //! 422). A response without a footer must be listed in
-//! `memoria::web::FOOTER_EXEMPT` with its reason, and the gate verifies the
+//! `memoria::FOOTER_EXEMPT` with its reason, and the gate verifies the
 //! reason: the response has that status, an empty body, and a `Location`
 //! whose page carries the footer. The walk covers every GET route in
 //! `DECLARED_ROUTES`; a GET route the walk does not know fails the gate.
 
 use std::sync::Arc;
 
-use memoria::clock::FixedClock;
-use memoria::egress::EgressMode;
+use memoria::EgressMode;
+use memoria::FixedClock;
 use memoria::testkit::{TestApp, TestResponse};
-use memoria::web::{DECLARED_ROUTES, FOOTER_EXEMPT, FooterRule};
+use memoria::{DECLARED_ROUTES, FOOTER_EXEMPT, FooterRule};
 
 use crate::support::{block_on, dek};
 use crate::{Case, Ctx, Failure, Gate, ensure};
@@ -303,11 +303,7 @@ fn error_pages(ctx: &mut Ctx) -> Result<(), Failure> {
             (
                 "over cap",
                 w.app
-                    .upload(
-                        "big.md",
-                        &vec![b'a'; memoria::web::UPLOAD_BYTES_MAX + 1],
-                        None,
-                    )
+                    .upload("big.md", &vec![b'a'; memoria::UPLOAD_BYTES_MAX + 1], None)
                     .await,
             ),
             (

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use memoria::sibling::wire::{AnnounceAssembler, Pair, decode_s1, decode_s1a_page, decode_s3};
+use memoria::wire::{AnnounceAssembler, Pair, decode_s1, decode_s1a_page, decode_s3};
 
 fuzz_target!(|data: &[u8]| {
     let _ = decode_s1(200, data);

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use memoria::sibling::wire::{Pair, S2Answer, SubjectKind, Verdict, decode_s2};
+use memoria::wire::{Pair, S2Answer, SubjectKind, Verdict, decode_s2};
 
 fuzz_target!(|data: &[u8]| {
     let (head, body) = data.split_at(data.len().min(3));

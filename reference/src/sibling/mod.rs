@@ -13,5 +13,5 @@ pub mod sync;
 pub mod transport;
 pub mod wire;
 
-pub use client::{SIBLING_DEADLINE_MS, SiblingClient, SiblingConfig};
-pub use wire::{Pair, Subject, SubjectKind, Verdict};
+pub use client::SiblingClient;
+pub use wire::{Pair, Verdict};

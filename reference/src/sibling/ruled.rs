@@ -1,26 +1,97 @@
-//! One search, ruled: rank, ask every sibling at once, render only what passed (§8.1, §4.1, §6.5).
+//! The one S2 path: every surface that renders or sends a passage rules it here (§8.1, §4.1, §6.5).
+//!
+//! §8.1: "Every path that renders a passage calls §4.1 first", and it is the
+//! same §4.1 on every path. The search page, the document page, the JSON
+//! search, the CLI's search and everything built on them later (answers,
+//! fact boxes, briefs) rule sibling passages through [`rule`], which alone
+//! calls the sibling client's S2 and alone applies what follows from an
+//! answer:
+//!
+//! - the refusal breaker's tallies (VISIBLE and NOT_VISIBLE per app, §8.1);
+//! - AHEAD marks the app for re-announce and deletes nothing (§4.1 rule 2);
+//! - STALE and AHEAD name the app in [`FollowUps`], for the caller to start
+//!   (the refetch, the re-announce) and await;
+//! - STALE, AHEAD and UNKNOWN are withheld with the shared [`Withheld`]
+//!   sentences; NOT_VISIBLE is omitted and counted nowhere a reader sees.
 //!
 //! The instance lock is never held across a sibling call: candidates are
-//! taken under it, the siblings are asked without it, and AHEAD's mark is
-//! written under it again.
+//! taken under it, the siblings are asked without it, and the tallies and
+//! AHEAD's mark are written under it again.
+//!
+//! Architecture Invariant: outside this file and `client.rs`, nothing in the
+//! crate calls `SiblingClient::check` or `SiblingClient::check_all`
+//! (`gates/tests/tidy.rs` fails the build of any other call site).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use super::client::{SiblingClient, unknown_for};
-use super::wire::{S2Fault, Subject, Verdict};
-use crate::breaker::S2Tally;
-use crate::instance::{Instance, SearchError, SearchPage, Verdicts};
+use super::wire::{Pair, S2Decoded, S2Fault, Subject, Verdict};
+use crate::error::Error;
+use crate::instance::{Instance, SearchError, SearchPage, Verdicts, Withheld, WithheldReason};
+use crate::policy::breaker::S2Tally;
+use crate::storage::store::{DocumentSummary, Passage, Provenance};
+
+/// The syncs one ruling asks for, by app (§4.1): the caller starts them and
+/// can await them (`web::AppState::settle_follow_ups`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FollowUps {
+    /// Apps that answered STALE for some pair: refetch them (§4.1).
+    pub refetch: BTreeSet<String>,
+    /// Apps that answered AHEAD for some pair: now marked for re-announce
+    /// (§4.1 rule 2); their next sync reads S1a.
+    pub reannounce: BTreeSet<String>,
+}
+
+impl FollowUps {
+    /// Every app to sync, once each, in name order.
+    pub fn apps(&self) -> BTreeSet<String> {
+        self.refetch.union(&self.reannounce).cloned().collect()
+    }
+}
+
+/// One request's S2 answers and the follow-ups they ask for.
+#[derive(Debug, Clone, Default)]
+pub struct Ruling {
+    /// The verdict per (app, item, revision) asked; a pair not asked is UNKNOWN.
+    pub verdicts: Verdicts,
+    /// The syncs the answers ask for.
+    pub follow_ups: FollowUps,
+}
 
 /// A ruled page and the follow-ups it asks for.
 #[derive(Debug, Clone)]
 pub struct RuledSearch {
     /// The page to render.
     pub page: SearchPage,
-    /// Apps that answered STALE for some pair: refetch them (§4.1).
-    pub refetch: BTreeSet<String>,
-    /// Apps that answered AHEAD for some pair: now marked for re-announce.
-    pub reannounce: BTreeSet<String>,
+    /// The syncs the answers ask for.
+    pub follow_ups: FollowUps,
+}
+
+/// What a document page may show after S2 (§8.1).
+#[derive(Debug, Clone)]
+pub enum DocumentRuling {
+    /// Render it: memoria-owned (§4.2, already applied), or VISIBLE now.
+    Shown {
+        /// The document.
+        doc: DocumentSummary,
+        /// Its passages, in order.
+        passages: Vec<Passage>,
+    },
+    /// Not found, deleted, or NOT_VISIBLE: the same 404, with no trace of why.
+    Absent,
+    /// STALE, AHEAD or UNKNOWN: withheld loudly, with the sentence the
+    /// search page uses for the same app and reason.
+    Withheld(Withheld),
+}
+
+/// A ruled document page and the follow-ups it asks for.
+#[derive(Debug, Clone)]
+pub struct RuledDocument {
+    /// What the page may show.
+    pub ruling: DocumentRuling,
+    /// The syncs the answers ask for.
+    pub follow_ups: FollowUps,
 }
 
 fn lock(instance: &Mutex<Instance>) -> std::sync::MutexGuard<'_, Instance> {
@@ -34,22 +105,15 @@ fn lock(instance: &Mutex<Instance>) -> std::sync::MutexGuard<'_, Instance> {
 fn record_breaker_counters(
     instance: &Mutex<Instance>,
     asker: &str,
-    decoded: &std::collections::BTreeMap<String, super::wire::S2Decoded>,
+    decoded: &BTreeMap<String, S2Decoded>,
 ) {
     let guard = lock(instance);
     let now = guard.clock().now_unix_s();
     for (app, d) in decoded {
+        let count = |want: Verdict| d.verdicts.iter().filter(|v| **v == want).count() as u64;
         let tally = S2Tally {
-            visible: d
-                .verdicts
-                .iter()
-                .filter(|v| **v == Verdict::Visible)
-                .count() as u64,
-            not_visible: d
-                .verdicts
-                .iter()
-                .filter(|v| **v == Verdict::NotVisible)
-                .count() as u64,
+            visible: count(Verdict::Visible),
+            not_visible: count(Verdict::NotVisible),
         };
         if let Err(e) = guard.store().record_s2_tally(app, asker, tally, now) {
             tracing::error!(app, error = %e, "could not write the refusal breaker's counters");
@@ -57,9 +121,54 @@ fn record_breaker_counters(
     }
 }
 
+/// Asks every app about its pairs at once, as `asker`, in this request
+/// (§4.1, §6.5), and applies what the answers mean: the breaker's tallies,
+/// AHEAD's re-announce mark (nothing deleted), and the follow-ups STALE and
+/// AHEAD ask for. Without a client every pair is UNKNOWN and no call is made.
+///
+/// This is the crate's one S2 call site (§8.1). `by_app` holds each app's
+/// pairs in first-ranked order, deduplicated; an empty map asks nobody.
+pub async fn rule(
+    instance: &Mutex<Instance>,
+    client: Option<&SiblingClient>,
+    asker: &str,
+    by_app: &BTreeMap<String, Vec<Pair>>,
+) -> Ruling {
+    let mut ruling = Ruling::default();
+    if by_app.is_empty() {
+        return ruling;
+    }
+    let subject = Subject::address(asker);
+    let decoded = match client {
+        Some(c) => c.check_all(&subject, by_app).await,
+        None => by_app
+            .iter()
+            .map(|(app, pairs)| (app.clone(), unknown_for(pairs, S2Fault::NoAnswer)))
+            .collect(),
+    };
+    for (app, d) in &decoded {
+        ruling.verdicts.record(app, &by_app[app], &d.verdicts);
+    }
+    record_breaker_counters(instance, asker, &decoded);
+    ruling.follow_ups = FollowUps {
+        refetch: ruling.verdicts.apps_with(Verdict::Stale),
+        reannounce: ruling.verdicts.apps_with(Verdict::Ahead),
+    };
+    if !ruling.follow_ups.reannounce.is_empty() {
+        let guard = lock(instance);
+        for app in &ruling.follow_ups.reannounce {
+            if let Err(e) = guard.store().mark_reannounce(app) {
+                tracing::error!(app, error = %e, "could not mark a sibling for re-announce");
+            } else {
+                tracing::warn!(app, "sibling answered AHEAD: marked for re-announce");
+            }
+        }
+    }
+    ruling
+}
+
 /// Searches as `asker` and rules every sibling passage through S2 in this
 /// request (§8.1). Without a client, every sibling passage is UNKNOWN.
-/// AHEAD marks its app for re-announce in the store and deletes nothing.
 ///
 /// # Errors
 /// As [`Instance::candidates`].
@@ -71,37 +180,64 @@ pub async fn ruled_search(
     page: u32,
 ) -> Result<RuledSearch, SearchError> {
     let candidates = lock(instance).candidates(asker, text, page)?;
-    let by_app = candidates.pairs_by_app();
-    let subject = Subject::address(asker);
-    let mut verdicts = Verdicts::none();
-    if !by_app.is_empty() {
-        let decoded = match client {
-            Some(c) => c.check_all(&subject, &by_app).await,
-            None => by_app
-                .iter()
-                .map(|(app, pairs)| (app.clone(), unknown_for(pairs, S2Fault::NoAnswer)))
-                .collect(),
-        };
-        for (app, d) in &decoded {
-            verdicts.record(app, &by_app[app], &d.verdicts);
-        }
-        record_breaker_counters(instance, asker, &decoded);
-    }
-    let refetch = verdicts.apps_with(Verdict::Stale);
-    let reannounce = verdicts.apps_with(Verdict::Ahead);
-    if !reannounce.is_empty() {
-        let guard = lock(instance);
-        for app in &reannounce {
-            if let Err(e) = guard.store().mark_reannounce(app) {
-                tracing::error!(app, error = %e, "could not mark a sibling for re-announce");
-            } else {
-                tracing::warn!(app, "sibling answered AHEAD: marked for re-announce");
-            }
-        }
-    }
+    let ruling = rule(instance, client, asker, &candidates.pairs_by_app()).await;
     Ok(RuledSearch {
-        page: candidates.rule(&verdicts),
-        refetch,
-        reannounce,
+        page: candidates.rule(&ruling.verdicts),
+        follow_ups: ruling.follow_ups,
+    })
+}
+
+/// A sibling document's one pair, keyed by its app, as [`rule`] takes it.
+fn pair_of(p: &Provenance) -> BTreeMap<String, Vec<Pair>> {
+    BTreeMap::from([(
+        p.app.clone(),
+        vec![Pair {
+            item_id: p.item_id.clone(),
+            revision: p.revision.clone(),
+        }],
+    )])
+}
+
+/// Opens document `id` for `asker` and, for a sibling's document, rules its
+/// (item, revision) through S2 in this request (§8.1): VISIBLE shows it,
+/// NOT_VISIBLE is [`DocumentRuling::Absent`] exactly as a missing id is,
+/// and STALE, AHEAD and UNKNOWN withhold it with the search page's sentence
+/// for that app and reason (one result). A memoria-owned document is shown
+/// on §4.2's two facts alone.
+///
+/// # Errors
+/// As [`Instance::document`]: [`crate::ErrorKind::NotAdmitted`] for an
+/// asker not admitted, a store error otherwise. No sibling is asked then.
+pub async fn ruled_document(
+    instance: &Arc<Mutex<Instance>>,
+    client: Option<&SiblingClient>,
+    asker: &str,
+    id: &str,
+) -> Result<RuledDocument, Error> {
+    let found = lock(instance).document(asker, id)?;
+    let Some((doc, passages)) = found else {
+        return Ok(RuledDocument {
+            ruling: DocumentRuling::Absent,
+            follow_ups: FollowUps::default(),
+        });
+    };
+    let Some(p) = doc.provenance.clone() else {
+        return Ok(RuledDocument {
+            ruling: DocumentRuling::Shown { doc, passages },
+            follow_ups: FollowUps::default(),
+        });
+    };
+    let ruling = rule(instance, client, asker, &pair_of(&p)).await;
+    let withheld = |reason| DocumentRuling::Withheld(Withheld::one(&p.app, reason));
+    let shown = match ruling.verdicts.get(&p) {
+        Verdict::Visible => DocumentRuling::Shown { doc, passages },
+        Verdict::NotVisible => DocumentRuling::Absent,
+        Verdict::Stale => withheld(WithheldReason::Stale),
+        Verdict::Ahead => withheld(WithheldReason::Ahead),
+        Verdict::Unknown => withheld(WithheldReason::NoAnswer),
+    };
+    Ok(RuledDocument {
+        ruling: shown,
+        follow_ups: ruling.follow_ups,
     })
 }

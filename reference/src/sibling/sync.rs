@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex};
 
 use super::client::SiblingClient;
 use super::wire::{Announce, FeedError, FetchError, Pair};
-use crate::breaker::S3Tally;
 use crate::instance::Instance;
-use crate::store::{NewDocument, Provenance};
+use crate::policy::breaker::S3Tally;
+use crate::storage::store::{NewDocument, Provenance};
 
 /// The most S1 pages one sync reads before yielding, a bound on one wake's work.
 pub const S1_PAGES_PER_SYNC_MAX: usize = 100;

@@ -3,11 +3,11 @@
 //! FTS5 postings are plaintext terms, so this table never lives in the
 //! database file (§3.1). It is an in-memory SQLite database that exists only
 //! while memoria is awake, and it is persisted only as one sealed snapshot
-//! blob (see [`crate::snapshot`]). The table is contentless
+//! blob (see [`crate::storage::snapshot`]). The table is contentless
 //! (`content=''`, with `contentless_delete=1` so a deletion can remove a row):
 //! it holds postings but no copy of the text, which §7.2 measured at a quarter
 //! of the default table's size. The price is that FTS5's `snippet()` cannot
-//! work, so highlights are built from the sealed chunk by [`crate::highlight`].
+//! work, so highlights are built from the sealed chunk by [`crate::search::highlight`].
 //!
 //! Rows are keyed by the chunk's row id in the store. Three columns are
 //! indexed: the document title, the chunk's heading trail, and its body.
@@ -120,7 +120,7 @@ impl LexicalIndex {
         Ok(())
     }
 
-    /// Runs an already-sanitised FTS5 `MATCH` expression (see [`crate::query`]).
+    /// Runs an already-sanitised FTS5 `MATCH` expression (see [`crate::search::query`]).
     ///
     /// Returns at most `limit` hits after skipping `offset`, best first.
     ///

@@ -3,7 +3,7 @@
 //! A directory is walked recursively for `.md`, `.markdown`, `.txt`, `.html`
 //! and `.htm` files, in sorted order so runs are repeatable. A file named
 //! explicitly is read whatever its extension. Each file is decoded
-//! ([`crate::decode`]) and ingested on its own: a file that cannot be read or
+//! ([`crate::ingest::decode`]) and ingested on its own: a file that cannot be read or
 //! decoded is reported by name and the others still go in. One snapshot is
 //! written at the end if anything changed.
 //!
@@ -14,10 +14,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::crashpoint::crashpoint;
-use crate::decode::{self, SourceKind};
 use crate::error::{Error, ErrorKind};
+use crate::ingest::decode::{self, SourceKind};
 use crate::instance::Instance;
-use crate::store::{IngestStatus, NewDocument};
+use crate::storage::store::{IngestStatus, NewDocument};
 
 /// The most files one import run takes; the rest are reported as skipped.
 pub const IMPORT_FILES_MAX: usize = 100_000;
@@ -130,7 +130,7 @@ pub fn ingest_bytes(
     source_key: &str,
     name: &str,
     bytes: &[u8],
-) -> Result<(crate::store::IngestOutcome, SourceKind), Error> {
+) -> Result<(crate::storage::store::IngestOutcome, SourceKind), Error> {
     let decoded = decode::decode(name, bytes)?;
     let outcome = instance.ingest(&NewDocument {
         source_key: source_key.to_string(),
@@ -193,7 +193,7 @@ pub fn import(instance: &mut Instance, paths: &[PathBuf]) -> Result<ImportReport
 fn import_one(
     instance: &mut Instance,
     file: &Path,
-) -> Result<(crate::store::IngestOutcome, SourceKind), Error> {
+) -> Result<(crate::storage::store::IngestOutcome, SourceKind), Error> {
     let bytes = std::fs::read(file)
         .map_err(|e| Error::with_source(ErrorKind::Io, format!("cannot read ({})", e.kind()), e))?;
     let canonical = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());

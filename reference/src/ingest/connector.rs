@@ -12,7 +12,7 @@
 //! [`sync`] applies the diff:
 //!
 //! - an entry that is new, or whose version differs from the one last
-//!   ingested, is fetched and ingested ([`crate::import::ingest_bytes`]);
+//!   ingested, is fetched and ingested ([`crate::ingest::import::ingest_bytes`]);
 //! - on a **complete** enumeration, every item this connector holds that the
 //!   enumeration omitted is deleted through a tombstone
 //!   ([`Instance::delete`]). A complete enumeration with zero entries is
@@ -28,7 +28,7 @@
 //! [`FolderSource`] keeps a local directory in sync: `memoria sync-folder`.
 //! The simulator's paginated fake connector is the other [`Source`].
 //!
-//! [`Store::connector_attempt`]: crate::store::Store::connector_attempt
+//! [`Store::connector_attempt`]: crate::storage::store::Store::connector_attempt
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -36,11 +36,11 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-use crate::decode;
 use crate::error::{Error, ErrorKind};
-use crate::import::{IMPORT_FILES_MAX, ingest_bytes};
+use crate::ingest::decode;
+use crate::ingest::import::{IMPORT_FILES_MAX, ingest_bytes};
 use crate::instance::Instance;
-use crate::store::IngestStatus;
+use crate::storage::store::IngestStatus;
 
 /// How long one page of an enumeration, or one fetch, may take before the
 /// attempt is a timeout, in ms. Our choice: §5.1 names a timed-out
@@ -520,10 +520,10 @@ mod tests {
         Instance::wake(
             crate::instance::InstanceConfig {
                 data_dir: dir.to_path_buf(),
-                admission: crate::admission::Admission::parse("ana@example.org").unwrap(),
-                egress: crate::egress::EgressMode::AiOff,
+                admission: crate::access::admission::Admission::parse("ana@example.org").unwrap(),
+                egress: crate::policy::egress::EgressMode::AiOff,
             },
-            crate::seal::Sealer::new(&crate::seal::Dek::generate()),
+            crate::storage::seal::Sealer::new(&crate::storage::seal::Dek::generate()),
             std::sync::Arc::new(crate::clock::FixedClock(1_000)),
         )
         .unwrap()

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use crate::crashpoint::crashpoint;
 use crate::error::{Error, ErrorKind};
-use crate::seal::{Purpose, Sealer};
+use crate::storage::seal::{Purpose, Sealer};
 
 /// The bucket subdirectory holding snapshot blobs.
 pub const SNAPSHOT_DIR_NAME: &str = "snapshots";
@@ -297,7 +297,7 @@ pub fn retire(data_dir: &Path, current: i64, now: i64) -> Result<u32, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seal::Dek;
+    use crate::storage::seal::Dek;
 
     fn sealer() -> Sealer {
         Sealer::new(&Dek::from_bytes([3; 32]))

@@ -3,13 +3,13 @@
 //! A word of the chunk is a hit when it equals a query word, or when both stem
 //! to the same English stem (the index uses the Porter stemmer; this uses its
 //! Snowball successor, which agrees on the common cases). Snippets are cut at
-//! word boundaries found by [`crate::query::words`], so a highlight never
+//! word boundaries found by [`crate::search::query::words`], so a highlight never
 //! splits a multi-byte character. The output is plain text segments; the page
 //! escapes them (§8.1).
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-use crate::query::words;
+use crate::search::query::words;
 
 /// How many words a snippet shows around its best cluster of hits.
 pub const SNIPPET_WORDS_MAX: usize = 36;

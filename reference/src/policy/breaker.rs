@@ -41,7 +41,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::clock::iso_date;
 use crate::error::{Error, ErrorKind};
-use crate::seal::{Purpose, Sealer};
+use crate::storage::seal::{Purpose, Sealer};
 
 /// How long counters are kept, in UTC days: the window plus the baseline
 /// plus one (§8.1).
@@ -494,7 +494,7 @@ pub fn s3_sentence(source: &str, state: &BreakerState) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seal::Dek;
+    use crate::storage::seal::Dek;
 
     fn setup() -> (Connection, Sealer) {
         let conn = Connection::open_in_memory().unwrap();

@@ -3,13 +3,13 @@
 //! What may be plaintext here is exactly §3.2's coordinates: row ids, the
 //! app name, revisions, ordinals, counts and timestamps. Everything a person
 //! wrote (titles, paths, chunk bodies, heading trails) is sealed by
-//! [`crate::seal`] with AAD binding it to its row. Identifiers derived from
+//! [`crate::storage::seal`] with AAD binding it to its row. Identifiers derived from
 //! content are keyed fingerprints. The FTS index is not here: it lives in
-//! memory and in a sealed snapshot ([`crate::index`], [`crate::snapshot`]).
+//! memory and in a sealed snapshot ([`crate::search::index`], [`crate::storage::snapshot`]).
 //!
 //! Each ingest and each deletion is one transaction, so a document is either
 //! wholly in or absent, whatever kills the process. A deletion is written
-//! to the durable tombstone log ([`crate::tombstone`]) before it reaches
+//! to the durable tombstone log ([`crate::storage::tombstone`]) before it reaches
 //! this file; the `tombstones` table records which log entries this
 //! database has applied, so a restored database knows where to replay from. Every change bumps
 //! `store_seq`; a snapshot records the `store_seq` it is current through, and
@@ -23,11 +23,11 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use crate::chunk;
 use crate::crashpoint::crashpoint;
 use crate::error::{Error, ErrorKind};
-use crate::seal::{Purpose, Sealer};
-use crate::tombstone::Tombstone;
+use crate::ingest::chunk;
+use crate::storage::seal::{Purpose, Sealer};
+use crate::storage::tombstone::Tombstone;
 
 /// The app name stored against memoria-owned content (§4.2).
 pub const APP_MEMORIA: &str = "memoria";
@@ -206,7 +206,7 @@ pub struct Deletion {
     pub id: String,
     /// Chunk ids the index must drop.
     pub removed: Vec<i64>,
-    /// The tombstone's sequence number in the durable log ([`crate::tombstone`]).
+    /// The tombstone's sequence number in the durable log ([`crate::storage::tombstone`]).
     pub tombstone_seq: i64,
     /// True once a superseding snapshot that includes this tombstone has been
     /// written: only then is the deletion complete (§7.4).
@@ -417,7 +417,7 @@ impl Store {
         )?;
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(CONNECTOR_SCHEMA)?;
-        conn.execute_batch(crate::breaker::SCHEMA)?;
+        conn.execute_batch(crate::policy::breaker::SCHEMA)?;
         let version = meta_get(&conn, "schema_version")?;
         if version == 0 {
             meta_set(&conn, "schema_version", SCHEMA_VERSION)?;
@@ -491,7 +491,7 @@ impl Store {
 
     /// Ingests one document (§5.2): creates it, revises it, or leaves it as is.
     ///
-    /// The document is chunked ([`crate::chunk`]), every chunk sealed, and the
+    /// The document is chunked ([`crate::ingest::chunk`]), every chunk sealed, and the
     /// whole change committed in one transaction. Unchanged content (same
     /// keyed `external_id` as the live revision) writes nothing.
     ///
@@ -1195,48 +1195,52 @@ impl Store {
     /// counters (§8.1). Called on the S2 path only.
     ///
     /// # Errors
-    /// As [`crate::breaker::record_s2`].
+    /// As [`crate::policy::breaker::record_s2`].
     pub fn record_s2_tally(
         &self,
         app: &str,
         asker: &str,
-        tally: crate::breaker::S2Tally,
+        tally: crate::policy::breaker::S2Tally,
         now: i64,
     ) -> Result<(), Error> {
-        crate::breaker::record_s2(&self.conn, &self.sealer, app, asker, tally, now)
+        crate::policy::breaker::record_s2(&self.conn, &self.sealer, app, asker, tally, now)
     }
 
     /// Adds one sync's S3 tally for `app` to today's breaker counters (§8.1).
     ///
     /// # Errors
-    /// As [`crate::breaker::record_s3`].
+    /// As [`crate::policy::breaker::record_s3`].
     pub fn record_s3_tally(
         &self,
         app: &str,
-        tally: crate::breaker::S3Tally,
+        tally: crate::policy::breaker::S3Tally,
         now: i64,
     ) -> Result<(), Error> {
-        crate::breaker::record_s3(&self.conn, &self.sealer, app, tally, now)
+        crate::policy::breaker::record_s3(&self.conn, &self.sealer, app, tally, now)
     }
 
     /// The refusal breaker's state for `app` at `now` (§8.1).
     ///
     /// # Errors
-    /// As [`crate::breaker::refusal_state`].
+    /// As [`crate::policy::breaker::refusal_state`].
     pub fn refusal_breaker(
         &self,
         app: &str,
         now: i64,
-    ) -> Result<crate::breaker::BreakerState, Error> {
-        crate::breaker::refusal_state(&self.conn, &self.sealer, app, now)
+    ) -> Result<crate::policy::breaker::BreakerState, Error> {
+        crate::policy::breaker::refusal_state(&self.conn, &self.sealer, app, now)
     }
 
     /// The S3 breaker's state for `app` at `now` (§8.1).
     ///
     /// # Errors
-    /// As [`crate::breaker::s3_state`].
-    pub fn s3_breaker(&self, app: &str, now: i64) -> Result<crate::breaker::BreakerState, Error> {
-        crate::breaker::s3_state(&self.conn, &self.sealer, app, now)
+    /// As [`crate::policy::breaker::s3_state`].
+    pub fn s3_breaker(
+        &self,
+        app: &str,
+        now: i64,
+    ) -> Result<crate::policy::breaker::BreakerState, Error> {
+        crate::policy::breaker::s3_state(&self.conn, &self.sealer, app, now)
     }
 
     /// The apps marked for re-announce, sorted: the sources out of the

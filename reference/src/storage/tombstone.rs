@@ -6,7 +6,7 @@
 //! ([`TOMBSTONE_LOG_FILE_NAME`]), never inside the database, written before
 //! the database transaction and fsynced, with a monotonic sequence. On wake
 //! the instance replays every entry after the sequence the database stops at
-//! ([`crate::store::Store::tombstone_seq`]).
+//! ([`crate::storage::store::Store::tombstone_seq`]).
 //!
 //! An entry holds coordinates only (§3.2): the sequence, the public document
 //! id, memoria's integer revision of that document, and the time in unix
@@ -28,7 +28,7 @@
 //!
 //! The log is never compacted here: §7.4 keeps tombstones "beyond any
 //! restorable backup's age", and compaction past
-//! [`crate::snapshot::BACKUP_RETENTION_WINDOW_S`] is not built.
+//! [`crate::storage::snapshot::BACKUP_RETENTION_WINDOW_S`] is not built.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read as _, Write as _};
@@ -38,7 +38,7 @@ use sha2::{Digest, Sha256};
 
 use crate::crashpoint::crashpoint;
 use crate::error::{Error, ErrorKind};
-use crate::store::is_document_id;
+use crate::storage::store::is_document_id;
 
 /// The log's file name inside the data directory.
 pub const TOMBSTONE_LOG_FILE_NAME: &str = "tombstones.log";

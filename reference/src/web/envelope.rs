@@ -1,0 +1,206 @@
+//! What every page shares: the request envelope (headers, content-free log, footer on errors), the layout, and the error pages (§8.1, §9.1, §3.6).
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{Html, IntoResponse, Response};
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+
+use super::AppState;
+use crate::search::query::QUERY_BYTES_MAX;
+
+/// Wraps every response: security headers, a footer page for any bodiless
+/// or non-HTML error, and a content-free request log line.
+pub(crate) async fn envelope(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let method = req.method().clone();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|m| m.as_str().to_string())
+        .unwrap_or_else(|| "(unmatched)".to_string());
+    let mut resp = next.run(req).await;
+    let status = resp.status();
+    let is_html = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/html"));
+    if (status.is_client_error() || status.is_server_error()) && !is_html {
+        let signed_in = false;
+        let message = match status {
+            StatusCode::METHOD_NOT_ALLOWED => "This address does not accept that method.",
+            StatusCode::PAYLOAD_TOO_LARGE => "That request is larger than memoria accepts.",
+            _ => "memoria could not make sense of that request.",
+        };
+        let egress = state.lock_instance().egress();
+        let mut page = error_page(status, message, egress.footer(), signed_in);
+        for (k, v) in resp.headers() {
+            if k == header::ALLOW {
+                page.headers_mut().insert(k.clone(), v.clone());
+            }
+        }
+        resp = page;
+    }
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    tracing::info!(method = %method, route = %route, status = resp.status().as_u16(), "request");
+    resp
+}
+
+pub(crate) const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:0 auto;padding:1rem;color:#1b1b1b}\
+header form{display:flex;gap:.5rem}header input[type=search]{flex:1;font-size:1.1rem;padding:.3rem}\
+.result{margin:1.2rem 0}.meta{color:#555;font-size:.9rem}mark{background:#ffe58a}\
+.notice{background:#eef4ff;padding:.5rem}.refusal{background:#fff1f0;padding:.5rem}\
+section.passage{border-top:1px solid #ddd;padding-top:.5rem}.passage pre{white-space:pre-wrap;font:inherit}\
+footer{margin-top:3rem;border-top:1px solid #ddd;padding-top:.5rem;color:#444;font-size:.9rem}";
+
+pub(crate) fn layout(
+    title: &str,
+    footer: &str,
+    signed_in: bool,
+    csrf: Option<&str>,
+    q: &str,
+    body: Markup,
+) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · memoria" }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                header {
+                    @if signed_in {
+                        form method="get" action="/" role="search" {
+                            input type="search" name="q" value=(q) maxlength=(QUERY_BYTES_MAX) aria-label="Search" autofocus;
+                            button type="submit" { "Search" }
+                        }
+                    } @else {
+                        p { strong { "memoria" } }
+                    }
+                }
+                main { (body) }
+                footer {
+                    p.egress { (footer) }
+                    @if let Some(csrf) = csrf {
+                        form method="post" action="/auth/logout" {
+                            input type="hidden" name="csrf" value=(csrf);
+                            button type="submit" { "Sign out" }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub(crate) fn page(status: StatusCode, markup: Markup) -> Response {
+    (status, Html(markup.into_string())).into_response()
+}
+
+pub(crate) fn error_page(
+    status: StatusCode,
+    message: &str,
+    footer: &str,
+    signed_in: bool,
+) -> Response {
+    let title = status.canonical_reason().unwrap_or("Error");
+    page(
+        status,
+        layout(
+            title,
+            footer,
+            signed_in,
+            None,
+            "",
+            html! {
+                h1 { (status.as_u16()) " " (title) }
+                p.refusal { (message) }
+                p { a href="/" { "Back to search" } }
+            },
+        ),
+    )
+}
+
+/// A sibling document withheld loudly (§8.1): 503, and the line the search
+/// page shows for the same app and reason, in the same markup.
+pub(crate) fn withheld_page(w: &crate::instance::Withheld, footer: &str) -> Response {
+    let status = StatusCode::SERVICE_UNAVAILABLE;
+    let title = status.canonical_reason().unwrap_or("Error");
+    page(
+        status,
+        layout(
+            title,
+            footer,
+            true,
+            None,
+            "",
+            html! {
+                h1 { (status.as_u16()) " " (title) }
+                p.withheld data-app=(w.app) { (w.sentence()) }
+                p { a href="/" { "Back to search" } }
+            },
+        ),
+    )
+}
+
+pub(crate) fn sign_in_required(state: &AppState) -> Response {
+    let footer = state.lock_instance().egress().footer();
+    page(
+        StatusCode::UNAUTHORIZED,
+        layout(
+            "Sign in",
+            footer,
+            false,
+            None,
+            "",
+            html! {
+                h1 { "Sign in" }
+                p { "memoria admits its owners only. Open the one-time sign-in link that "
+                    code { "memoria serve" } " printed in its terminal." }
+            },
+        ),
+    )
+}
+
+pub(crate) fn not_found_page(state: &AppState, signed_in: bool) -> Response {
+    let footer = state.lock_instance().egress().footer();
+    error_page(
+        StatusCode::NOT_FOUND,
+        "There is nothing at this address.",
+        footer,
+        signed_in,
+    )
+}
+
+pub(crate) async fn not_found(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let signed_in = state.session(&headers).is_some();
+    not_found_page(&state, signed_in)
+}
+
+pub(crate) fn forbidden_csrf(state: &AppState) -> Response {
+    let footer = state.lock_instance().egress().footer();
+    error_page(
+        StatusCode::FORBIDDEN,
+        "This form is stale or did not come from this memoria (CSRF check failed). Reload the page and try again.",
+        footer,
+        true,
+    )
+}

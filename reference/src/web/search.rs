@@ -1,0 +1,189 @@
+//! The results page and its fragment: one ruled page of citations, with every withholding said aloud (§8.1, §4.1).
+
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use maud::{Markup, html};
+
+use super::AppState;
+use super::envelope::{layout, page};
+use super::extract::SignedIn;
+use crate::instance::{SearchError, SearchPage};
+use crate::search::query::QUERY_BYTES_MAX;
+
+#[derive(Debug, serde::Deserialize)]
+pub(crate) struct SearchParams {
+    pub(crate) q: Option<String>,
+    pub(crate) page: Option<String>,
+    pub(crate) deleted: Option<String>,
+}
+
+pub(crate) fn parse_page(p: &Option<String>) -> u32 {
+    p.as_deref()
+        .and_then(|s| s.parse::<u32>().ok())
+        .filter(|n| *n >= 1)
+        .unwrap_or(1)
+}
+
+pub(crate) fn results_region(
+    q: &str,
+    outcome: &Result<SearchPage, SearchError>,
+) -> (StatusCode, Markup) {
+    match outcome {
+        Err(SearchError::TooLong) => (
+            StatusCode::BAD_REQUEST,
+            html! { section #results { p.refusal {
+                "Your search is longer than " (QUERY_BYTES_MAX) " bytes (1 KiB), so it was not run. Shorten it and search again."
+            } } },
+        ),
+        Err(SearchError::Engine(_)) => (
+            StatusCode::BAD_REQUEST,
+            html! { section #results { p.refusal {
+                "The search engine could not run this query. This is not a \"no results\" answer: nothing was searched. Try fewer or simpler words."
+            } } },
+        ),
+        Err(SearchError::Store(_)) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            html! { section #results { p.refusal {
+                "The store could not be read, so this search has no results to show. Nothing was searched to completion."
+            } } },
+        ),
+        Err(SearchError::NotAdmitted) => (
+            StatusCode::FORBIDDEN,
+            html! { section #results { p.refusal { "You are not admitted to this memoria." } } },
+        ),
+        Ok(p) if p.query_words == 0 => (
+            StatusCode::OK,
+            html! { section #results {
+                @if !q.is_empty() { p.notice { "Your search holds no words to look for, so nothing was searched." } }
+            } },
+        ),
+        Ok(p) => (
+            StatusCode::OK,
+            html! { section #results {
+                @for r in &p.reconciling {
+                    p.reconciling data-app=(r.app) { (r.sentence()) }
+                }
+                @for w in &p.withheld {
+                    p.withheld data-app=(w.app) { (w.sentence()) }
+                }
+                // A reconciling source is out of the search: its lines say so,
+                // and the page never claims nothing matched (§4.1 rule 1).
+                @if p.results.is_empty() && p.reconciling.is_empty() {
+                    @if !p.withheld.is_empty() { p { "No passage can be shown." } }
+                    @else if p.page > 1 { p { "No more results." } } @else { p { "No passage matched." } }
+                }
+                ol start=(p.results.first().map(|r| r.rank).unwrap_or(1)) {
+                    @for r in &p.results {
+                        li.result {
+                            div {
+                                a href=(r.link) { strong { (r.title) } }
+                                @if !r.trail_below_title().is_empty() { " › " (r.trail_below_title().join(" › ")) }
+                            }
+                            div.meta {
+                                span.app { (r.app) } " · passage " (r.ordinal) " · " span title="written by a person" { (r.marker) }
+                                " · " (r.date) " · revision " (r.revision)
+                            }
+                            p.snippet {
+                                @if r.snippet.cut_before { "… " }
+                                @for s in &r.snippet.segments {
+                                    @if s.hit { mark { (s.text) } } @else { (s.text) }
+                                }
+                                @if r.snippet.cut_after { " …" }
+                            }
+                        }
+                    }
+                }
+                nav.pages {
+                    @if p.page > 1 {
+                        a href=(format!("/?q={}&page={}", urlencode(q), p.page - 1)) { "‹ Previous" } " "
+                    }
+                    @if p.has_next {
+                        a href=(format!("/?q={}&page={}", urlencode(q), p.page + 1)) { "Next ›" }
+                    }
+                }
+            } },
+        ),
+    }
+}
+
+pub(crate) fn urlencode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+pub(crate) async fn search_page(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+    Query(params): Query<SearchParams>,
+) -> Response {
+    let q = params.q.clone().unwrap_or_default();
+    if params.q.is_some() {
+        let footer = state.lock_instance().egress().footer();
+        let outcome = state
+            .ruled_search(session.owner.address(), &q, parse_page(&params.page))
+            .await;
+        let (status, region) = results_region(&q, &outcome);
+        return page(
+            status,
+            layout("Results", footer, true, Some(&session.csrf), &q, region),
+        );
+    }
+    let instance = state.lock_instance();
+    let footer = instance.egress().footer();
+    let docs = instance
+        .documents(session.owner.address())
+        .unwrap_or_default();
+    let body = html! {
+        h1 { "Search your team's documents" }
+        @if params.deleted.is_some() { p.notice { "The document was deleted." } }
+        p { (docs.len()) " documents. Every passage found here is one of them, cited." }
+        h2 { "Upload a document" }
+        form method="post" action="/documents" enctype="multipart/form-data" {
+            input type="hidden" name="csrf" value=(session.csrf);
+            input type="file" name="file" accept=".md,.markdown,.txt,.html,.htm,text/*" required;
+            button type="submit" { "Upload" }
+            p.meta { "Markdown, plain text or HTML, up to 1 MiB." }
+        }
+        h2 { "Documents" }
+        ul {
+            @for d in &docs {
+                li { a href=(format!("/documents/{}", d.id)) { (d.title) }
+                     span.meta { " · " (crate::clock::iso_date(d.updated_at)) " · revision " (d.revision) } }
+            }
+        }
+    };
+    page(
+        StatusCode::OK,
+        layout("Search", footer, true, Some(&session.csrf), "", body),
+    )
+}
+
+pub(crate) async fn search_fragment(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(params): Query<SearchParams>,
+) -> Response {
+    let footer = state.lock_instance().egress().footer();
+    let Some(session) = state.session(&headers) else {
+        return page(
+            StatusCode::UNAUTHORIZED,
+            html! { section #results { p.refusal { "Sign in to search." } } p.egress { (footer) } },
+        );
+    };
+    let q = params.q.clone().unwrap_or_default();
+    let outcome = state
+        .ruled_search(session.owner.address(), &q, parse_page(&params.page))
+        .await;
+    let (status, region) = results_region(&q, &outcome);
+    page(status, html! { (region) p.egress { (footer) } })
+}

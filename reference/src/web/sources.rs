@@ -1,0 +1,65 @@
+//! The owner's sources page: each sibling's breakers and last poll, read here and nowhere on the query path (§8.1).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use maud::html;
+
+use super::AppState;
+use super::envelope::{layout, page};
+use super::extract::SignedIn;
+use crate::error::Error;
+
+/// The owner's sources page (§8.1): per configured sibling, the refusal
+/// breaker, the S3 breaker and the last S1 poll. Admitted owners only;
+/// these notices never appear on a results page. The breakers' counters
+/// are read here and nowhere on the query path.
+pub(crate) async fn sources_page(
+    State(state): State<AppState>,
+    SignedIn(session): SignedIn,
+) -> Response {
+    let apps = state.siblings().map(|c| c.apps()).unwrap_or_default();
+    let instance = state.lock_instance();
+    let footer = instance.egress().footer();
+    let now = instance.clock().now_unix_s();
+    let store = instance.store();
+    let cannot_read = |e: Error| crate::policy::breaker::BreakerState::CannotDetermine {
+        lacking: crate::policy::breaker::Lacking::WindowAndBaseline,
+        why: format!("the counters could not be read ({:?})", e.kind()),
+    };
+    let rows: Vec<(String, String, String, String)> = apps
+        .iter()
+        .map(|app| {
+            let name = crate::instance::app_display_name(app);
+            let refusal = store.refusal_breaker(app, now).unwrap_or_else(cannot_read);
+            let s3 = store.s3_breaker(app, now).unwrap_or_else(cannot_read);
+            let polled = match store.sibling_state(app).ok().and_then(|s| s.polled_at) {
+                Some(t) => format!("Last polled {} UTC.", crate::clock::iso_date_time(t)),
+                None => "Never polled.".to_string(),
+            };
+            (
+                name.clone(),
+                crate::policy::breaker::refusal_sentence(&name, &refusal),
+                crate::policy::breaker::s3_sentence(&name, &s3),
+                polled,
+            )
+        })
+        .collect();
+    drop(instance);
+    let body = html! {
+        h1 { "Sources" }
+        @if rows.is_empty() { p { "No sibling is configured." } }
+        @for (name, refusal, s3, polled) in &rows {
+            section.source data-app=(name) {
+                h2 { (name) }
+                p.breaker.refusal-breaker { (refusal) }
+                p.breaker.s3-breaker { (s3) }
+                p.meta { (polled) }
+            }
+        }
+    };
+    page(
+        StatusCode::OK,
+        layout("Sources", footer, true, Some(&session.csrf), "", body),
+    )
+}

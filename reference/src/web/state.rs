@@ -1,0 +1,229 @@
+//! The state behind the router: the instance, sessions, the sibling client and the follow-up syncs a ruling started (§8.1, §6.5).
+
+use std::sync::{Arc, Mutex};
+
+use axum::http::HeaderMap;
+
+use super::SIGN_IN_LINK_TTL_S;
+use crate::access::admission::Owner;
+use crate::access::session::{
+    Auth, Session, SignInDelivery, cookie, prune, random_token, token_hash,
+};
+use crate::error::Error;
+use crate::instance::{Instance, SearchError, SearchPage};
+use crate::sibling::SiblingClient;
+use crate::sibling::sync::SyncReport;
+use crate::web::SESSION_COOKIE;
+
+/// Shared state behind the router.
+#[derive(Clone)]
+pub struct AppState {
+    pub(crate) instance: Arc<Mutex<Instance>>,
+    pub(crate) auth: Arc<Mutex<Auth>>,
+    pub(crate) delivery: Arc<dyn SignInDelivery>,
+    pub(crate) base_url: String,
+    pub(crate) siblings: Option<Arc<SiblingClient>>,
+    pub(crate) warm_up: Arc<Mutex<Option<tokio::task::JoinHandle<Vec<SyncReport>>>>>,
+    pub(crate) follow_ups: Arc<Mutex<Vec<tokio::task::JoinHandle<SyncReport>>>>,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AppState {
+    /// State for an instance; `base_url` is what sign-in links start with,
+    /// e.g. `http://127.0.0.1:7878`.
+    pub fn new(
+        instance: Instance,
+        delivery: Arc<dyn SignInDelivery>,
+        base_url: impl Into<String>,
+    ) -> AppState {
+        AppState {
+            instance: Arc::new(Mutex::new(instance)),
+            auth: Arc::new(Mutex::new(Auth::default())),
+            delivery,
+            base_url: base_url.into(),
+            siblings: None,
+            warm_up: Arc::default(),
+            follow_ups: Arc::default(),
+        }
+    }
+
+    /// The same state with a sibling client: sibling passages are ruled
+    /// through S2 on every search (§8.1). Without one, each is UNKNOWN.
+    pub fn with_siblings(mut self, client: SiblingClient) -> AppState {
+        self.siblings = Some(Arc::new(client));
+        self
+    }
+
+    /// The sibling client, if configured.
+    pub fn siblings(&self) -> Option<Arc<SiblingClient>> {
+        self.siblings.clone()
+    }
+
+    /// The wake warm-up (§6.5): an S1 poll to every configured sibling, at
+    /// once, with no query issued. Returns when every poll has finished;
+    /// spawn it to run beside the server.
+    pub async fn warm_up(&self) -> Vec<SyncReport> {
+        match &self.siblings {
+            Some(client) => crate::sibling::sync::warm_up(&self.instance, client).await,
+            None => vec![],
+        }
+    }
+
+    /// Starts the wake warm-up beside the server (§6.5): every configured
+    /// sibling gets an S1 poll now, unprompted, while nobody is waiting.
+    /// [`serve`] calls this once, before it accepts the first request.
+    pub fn wake_siblings(&self) {
+        let state = self.clone();
+        let handle = tokio::spawn(async move { state.warm_up().await });
+        *self.warm_up.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
+    }
+
+    /// The running warm-up's handle, once: await it to know every sibling's
+    /// first poll has finished. `None` before [`serve`] started one.
+    pub fn take_warm_up(&self) -> Option<tokio::task::JoinHandle<Vec<SyncReport>>> {
+        self.warm_up
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    /// Searches as `asker`, ruling every sibling passage through S2 now
+    /// (§8.1, [`crate::sibling::ruled`]), and starts the follow-ups: the
+    /// refetch STALE asks for and the re-announce AHEAD marked (§4.1).
+    pub(crate) async fn ruled_search(
+        &self,
+        asker: &str,
+        q: &str,
+        page: u32,
+    ) -> Result<SearchPage, SearchError> {
+        let ruled = crate::sibling::ruled::ruled_search(
+            &self.instance,
+            self.siblings.as_deref(),
+            asker,
+            q,
+            page,
+        )
+        .await?;
+        self.start_follow_ups(&ruled.follow_ups);
+        Ok(ruled.page)
+    }
+
+    /// Opens a document for `asker`, ruling a sibling's through S2 now
+    /// (§8.1, [`crate::sibling::ruled`]), and starts its follow-ups.
+    pub(crate) async fn ruled_document(
+        &self,
+        asker: &str,
+        id: &str,
+    ) -> Result<crate::sibling::ruled::DocumentRuling, Error> {
+        let ruled = crate::sibling::ruled::ruled_document(
+            &self.instance,
+            self.siblings.as_deref(),
+            asker,
+            id,
+        )
+        .await?;
+        self.start_follow_ups(&ruled.follow_ups);
+        Ok(ruled.ruling)
+    }
+
+    /// Starts one sync per app `follow_ups` names, beside the request; each
+    /// is kept until [`AppState::settle_follow_ups`] awaits it.
+    pub(crate) fn start_follow_ups(&self, follow_ups: &crate::sibling::ruled::FollowUps) {
+        let Some(client) = &self.siblings else { return };
+        let mut pending = self.follow_ups.lock().unwrap_or_else(|p| p.into_inner());
+        // Finished syncs need no keeping; their reports were logged.
+        pending.retain(|h| !h.is_finished());
+        for app in follow_ups.apps() {
+            let instance = self.instance.clone();
+            let client = client.clone();
+            pending.push(tokio::spawn(async move {
+                crate::sibling::sync::sync(&instance, &client, &app).await
+            }));
+        }
+    }
+
+    /// Awaits every follow-up sync started so far, and any each of those
+    /// led to, and returns their reports in start order (those already
+    /// pruned as finished are not reported). What a gate awaits instead of
+    /// guessing how long a refetch takes.
+    pub async fn settle_follow_ups(&self) -> Vec<SyncReport> {
+        let mut reports = vec![];
+        loop {
+            let batch: Vec<_> =
+                std::mem::take(&mut *self.follow_ups.lock().unwrap_or_else(|p| p.into_inner()));
+            if batch.is_empty() {
+                return reports;
+            }
+            for handle in batch {
+                match handle.await {
+                    Ok(r) => reports.push(r),
+                    Err(e) => tracing::error!(error = %e, "a follow-up sync did not finish"),
+                }
+            }
+        }
+    }
+
+    /// The instance, shared with the router.
+    pub fn instance(&self) -> Arc<Mutex<Instance>> {
+        self.instance.clone()
+    }
+
+    pub(crate) fn now(&self) -> i64 {
+        self.lock_instance().clock().now_unix_s()
+    }
+
+    pub(crate) fn lock_instance(&self) -> std::sync::MutexGuard<'_, Instance> {
+        // A panic while holding the lock leaves the instance as the last
+        // committed transaction left it; serving on is safe.
+        self.instance.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn lock_auth(&self) -> std::sync::MutexGuard<'_, Auth> {
+        self.auth.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Mints a one-time sign-in link for every owner and delivers each.
+    pub fn deliver_sign_in_links(&self) {
+        let owners: Vec<Owner> = self.lock_instance().admission().owners().to_vec();
+        for owner in owners {
+            self.deliver_sign_in_link(&owner);
+        }
+    }
+
+    /// Mints a one-time sign-in link for `owner` and delivers it.
+    pub fn deliver_sign_in_link(&self, owner: &Owner) {
+        let token = random_token();
+        let now = self.now();
+        {
+            let mut auth = self.lock_auth();
+            prune(&mut auth.links, now, |(_, exp)| *exp);
+            auth.links.insert(
+                token_hash(&token),
+                (owner.clone(), now + SIGN_IN_LINK_TTL_S),
+            );
+        }
+        let url = format!("{}/auth/login?token={token}", self.base_url);
+        self.delivery.deliver(owner, &url);
+        tracing::info!("sign-in link delivered");
+    }
+
+    pub(crate) fn session(&self, headers: &HeaderMap) -> Option<Session> {
+        let id = cookie(headers, SESSION_COOKIE)?;
+        let now = self.now();
+        let auth = self.lock_auth();
+        let s = auth.sessions.get(&token_hash(&id))?;
+        if s.expires_at <= now {
+            return None;
+        }
+        // Admission is read, not held: a session whose owner left the list is refused.
+        self.lock_instance().admit(s.owner.address())?;
+        Some(s.clone())
+    }
+}
