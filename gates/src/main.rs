@@ -1,10 +1,13 @@
 //! `memoria-harness`: run the gates, list them, and prove each can fail with its recorded mutations.
 //!
 //! Exit codes are fixed: 0 every selected case passed (or every mutation was
-//! killed), 1 a gate failed (or a mutation was not killed), 2 a usage or
-//! harness error. Every run prints its seed; a failure prints the exact
-//! command that replays it. `conform` (the sibling conformance kit) adds
-//! exit 3: the target cannot be reached.
+//! killed, every expectation held), 1 a gate failed (or a mutation was not
+//! killed, an expectation failed), 2 a usage or harness error — including a
+//! run of nothing (`sweep --seeds 0`, a selection every case of which is
+//! skipped). `conform` (the sibling conformance kit) adds exit 3: the target
+//! cannot be reached, printed with its URL and the cause; `fake-control`
+//! exits 3 when the fake cannot drive the action. Every run prints its seed;
+//! a failure prints the exact command that replays it.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -247,40 +250,90 @@ fn replay(files: &[PathBuf], seed: Option<u64>, format: Format, shrink: bool) ->
                 return ExitCode::from(EXIT_USAGE);
             }
         };
-        let result = if shrink {
-            scenario::shrink(&s, seed).map(|(small, r)| (Some(small), r))
-        } else {
-            scenario::replay(&s, seed).map(|r| (None, r))
-        };
-        let (small, r) = match result {
-            Ok(x) => x,
-            Err(e) => {
-                eprintln!("memoria-harness: {}: {e}", file.display());
-                return ExitCode::from(EXIT_USAGE);
-            }
-        };
-        match format {
-            Format::Text => {
-                print!("{}", r.render_text());
-                if let (Some(small), false) = (&small, r.passed()) {
-                    println!(
-                        "minimal failing timeline ({} of {} events):",
-                        small.events.len(),
-                        s.events.len()
-                    );
-                    for (i, e) in small.events.iter().enumerate() {
-                        println!("  #{i} {}", e.describe());
-                    }
+        let r = if shrink {
+            let shrunk = match scenario::shrink(&s, seed) {
+                Ok(x) => x,
+                Err(e) => {
+                    eprintln!("memoria-harness: {}: {e}", file.display());
+                    return ExitCode::from(EXIT_USAGE);
                 }
-                println!();
+            };
+            match shrunk {
+                scenario::Shrunk::Passes(r) => {
+                    let checks: usize = r.entries.iter().map(|e| e.checks.len()).sum();
+                    match format {
+                        Format::Text => println!(
+                            "{}: nothing to shrink: the scenario passes (all {checks} checks held at seed {})\n",
+                            file.display(),
+                            r.seed
+                        ),
+                        Format::Json | Format::Junit => reports.push(serde_json::json!({
+                            "file": file.display().to_string(),
+                            "passed": true,
+                            "replay": r,
+                            "nothing_to_shrink": true,
+                            "minimal": null,
+                        })),
+                    }
+                    r
+                }
+                scenario::Shrunk::Failing {
+                    original,
+                    minimal,
+                    replay,
+                    kept,
+                } => {
+                    let details: Vec<String> = minimal.events.iter().map(|e| e.details()).collect();
+                    match format {
+                        Format::Text => {
+                            print!("{}", original.render_text());
+                            println!(
+                                "shrunk timeline: {} of {} events (the same expectation still fails without the others)",
+                                minimal.events.len(),
+                                s.events.len()
+                            );
+                            for (i, d) in kept.iter().zip(&details) {
+                                println!("  #{i:<3} {d}");
+                            }
+                            println!("replay of the shrunk timeline (seed {}):", replay.seed);
+                            print!("{}", replay.render_timeline());
+                            println!();
+                        }
+                        Format::Json | Format::Junit => reports.push(serde_json::json!({
+                            "file": file.display().to_string(),
+                            "passed": false,
+                            "replay": replay,
+                            "original": original,
+                            "nothing_to_shrink": false,
+                            "minimal": details,
+                            "kept": kept,
+                        })),
+                    }
+                    replay
+                }
             }
-            Format::Json | Format::Junit => reports.push(serde_json::json!({
-                "file": file.display().to_string(),
-                "passed": r.passed(),
-                "replay": r,
-                "minimal": small.map(|m| m.events.iter().map(|e| e.describe()).collect::<Vec<_>>()),
-            })),
-        }
+        } else {
+            let r = match scenario::replay(&s, seed) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("memoria-harness: {}: {e}", file.display());
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            match format {
+                Format::Text => {
+                    print!("{}", r.render_text());
+                    println!();
+                }
+                Format::Json | Format::Junit => reports.push(serde_json::json!({
+                    "file": file.display().to_string(),
+                    "passed": r.passed(),
+                    "replay": r,
+                    "minimal": null,
+                })),
+            }
+            r
+        };
         if !r.passed() {
             failed = true;
             eprintln!(
@@ -306,6 +359,14 @@ fn replay(files: &[PathBuf], seed: Option<u64>, format: Format, shrink: bool) ->
 }
 
 fn sweep(selectors: &[String], skip: &[String], from: u64, seeds: u64) -> ExitCode {
+    if seeds == 0 {
+        eprintln!("memoria-harness: --seeds 0 runs nothing; give at least 1");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let Some(end) = from.checked_add(seeds) else {
+        eprintln!("memoria-harness: --from {from} --seeds {seeds} runs past the last seed");
+        return ExitCode::from(EXIT_USAGE);
+    };
     let chosen = match select::select(selectors, skip) {
         Ok(c) => c,
         Err(e) => {
@@ -316,7 +377,7 @@ fn sweep(selectors: &[String], skip: &[String], from: u64, seeds: u64) -> ExitCo
     let cases: Vec<_> = chosen.into_iter().flat_map(|(_, cs)| cs).collect();
     let t0 = Instant::now();
     let mut failures = 0u64;
-    for seed in from..from.saturating_add(seeds) {
+    for seed in from..end {
         for c in &cases {
             if let Status::Fail(f) = run_case(c, seed) {
                 failures += 1;
@@ -641,8 +702,8 @@ fn conform(args: ConformArgs) -> ExitCode {
     };
     let report = match conform::run(&opts) {
         Ok(r) => r,
-        Err(conform::RunError::Unreachable) => {
-            eprintln!("memoria-harness conform: the target cannot be reached");
+        Err(e @ conform::RunError::Unreachable { .. }) => {
+            eprintln!("memoria-harness conform: {e}");
             return ExitCode::from(EXIT_UNREACHABLE);
         }
         Err(e) => return usage(e.to_string()),

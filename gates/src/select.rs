@@ -49,8 +49,9 @@ impl Selector {
 /// The selected cases, grouped by gate in registry order.
 ///
 /// # Errors
-/// A message naming every selector or skip that matches nothing: a typo
-/// must not run zero cases and call it a pass.
+/// A message naming every selector or skip that matches nothing, or saying
+/// that the skips leave no case to run: a typo or an over-wide `--skip` must
+/// not run zero cases and call it a pass.
 pub fn select(
     selectors: &[String],
     skips: &[String],
@@ -87,6 +88,12 @@ pub fn select(
             out.push((*g, cases));
         }
     }
+    if out.is_empty() {
+        return Err(format!(
+            "the selection runs no case: --skip {} leaves nothing of it",
+            skips.join(" --skip ")
+        ));
+    }
     Ok(out)
 }
 
@@ -122,5 +129,12 @@ mod tests {
     fn a_selector_that_matches_nothing_is_an_error_not_an_empty_pass() {
         assert!(select(&["99".to_string()], &[]).is_err());
         assert!(select(&[], &["nope/*".to_string()]).is_err());
+    }
+
+    #[test]
+    fn skipping_every_selected_case_is_an_error_not_an_empty_pass() {
+        let err = select(&["1".to_string()], &["1/*".to_string()]).unwrap_err();
+        assert!(err.contains("runs no case"), "{err}");
+        assert!(select(&[], &["*".to_string()]).is_err());
     }
 }

@@ -127,17 +127,61 @@ fn a_known_failing_case_that_passes_fails_the_run() {
 }
 
 #[test]
-fn an_unreachable_target_is_reported_as_such_not_as_failed_cases() {
+fn an_unreachable_target_is_reported_with_its_url_and_cause_not_as_failed_cases() {
     // Bind then drop a listener: its port is closed now.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let opts = options(&format!("http://127.0.0.1:{port}"), Hook::default());
+    let url = format!("http://127.0.0.1:{port}");
+    let err = conform::run(&options(&url, Hook::default())).unwrap_err();
     assert_eq!(
-        conform::run(&opts).unwrap_err(),
-        conform::RunError::Unreachable
+        err,
+        conform::RunError::Unreachable {
+            url: url.clone(),
+            cause: conform::client::Unreachable::Refused { port },
+        }
     );
+    let said = err.to_string();
+    assert!(said.contains(&url), "{said}");
+    assert!(said.contains("connection refused"), "{said}");
+}
+
+#[test]
+fn a_target_whose_name_does_not_resolve_is_reported_as_a_dns_failure() {
+    // `.invalid` never resolves (RFC 6761 §6.4).
+    let opts = options("http://no-such-sibling.invalid:8080", Hook::default());
+    match conform::run(&opts).unwrap_err() {
+        conform::RunError::Unreachable {
+            url,
+            cause: conform::client::Unreachable::Dns { host, .. },
+        } => {
+            assert_eq!(url, "http://no-such-sibling.invalid:8080");
+            assert_eq!(host, "no-such-sibling.invalid");
+        }
+        other => panic!("not a DNS failure: {other:?}"),
+    }
+}
+
+#[test]
+fn a_selection_that_runs_no_case_is_a_usage_error_not_an_empty_pass() {
+    let all = vec!["*".to_string()];
+    assert!(matches!(
+        conform::select(&[], &all, true),
+        Err(conform::RunError::Usage(_))
+    ));
+    let should: Vec<String> = conform::cases::all()
+        .iter()
+        .filter(|c| c.level == conform::Level::Should)
+        .map(|c| c.id.to_string())
+        .take(1)
+        .collect();
+    if let [id] = should.as_slice() {
+        match conform::select(std::slice::from_ref(id), &[], false) {
+            Err(conform::RunError::Usage(why)) => assert!(why.contains("--strict"), "{why}"),
+            other => panic!("{id} without --strict: {other:?}"),
+        }
+    }
 }
 
 #[test]

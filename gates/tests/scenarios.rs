@@ -50,9 +50,11 @@ app = "docs"
 do = "query"
 reader = "zed"
 q = "x"
+expect = { results = 0 }
 "#;
     let err = scenario::parse(text).unwrap_err().to_string();
     assert!(err.contains("zed"), "{err}");
+    assert!(err.contains("event #0 (line 6)"), "{err}");
 }
 
 #[test]
@@ -93,13 +95,150 @@ q = "heron ledger"
 expect = { results = 7 }
 "#;
     let s = scenario::parse(text).unwrap();
-    let (small, r) = scenario::shrink(&s, Some(3)).unwrap();
+    let scenario::Shrunk::Failing {
+        minimal: small,
+        replay: r,
+        kept,
+        ..
+    } = scenario::shrink(&s, Some(3)).unwrap()
+    else {
+        panic!("the scenario fails, so it shrinks");
+    };
     assert!(!r.passed());
     assert!(small.events.len() < s.events.len(), "nothing was dropped");
     assert!(matches!(
         small.events.last(),
         Some(scenario::Event::Query { .. })
     ));
+    assert_eq!(kept.last(), Some(&2), "the query is the file's event #2");
+    assert!(
+        r.entries.iter().all(|e| kept.contains(&e.index)),
+        "the shrunk replay's entries carry the file's own event indices"
+    );
+}
+
+#[test]
+fn shrinking_a_passing_scenario_says_it_passes_and_drops_nothing() {
+    let text = r#"
+title = "t"
+readers = ["ana"]
+[[sibling]]
+app = "docs"
+[[sibling.item]]
+id = "d1"
+words = "heron ledger"
+[[event]]
+do = "warmed-up"
+[[event]]
+do = "query"
+reader = "ana"
+q = "heron ledger"
+expect = { results = 1 }
+"#;
+    let s = scenario::parse(text).unwrap();
+    match scenario::shrink(&s, Some(3)).unwrap() {
+        scenario::Shrunk::Passes(r) => assert!(r.passed()),
+        scenario::Shrunk::Failing { replay, .. } => {
+            panic!("a passing scenario was shrunk:\n{}", replay.render_text())
+        }
+    }
+}
+
+#[test]
+fn an_event_s_details_carry_its_parameters_and_never_its_query_text() {
+    let text = r#"
+title = "t"
+readers = ["ana"]
+[[sibling]]
+app = "docs"
+[[event]]
+at_ms = 2500
+do = "fault"
+app = "docs"
+fault = { kind = "slow", latency_ms = 900 }
+[[event]]
+do = "query"
+reader = "ana"
+q = "heron ledger"
+expect = { results = 7 }
+"#;
+    let s = scenario::parse(text).unwrap();
+    let fault = s.events[0].details();
+    for part in [
+        "do = \"fault\"",
+        "at_ms = 2500",
+        "fault = { kind = \"slow\", all = false, latency_ms = 900 }",
+    ] {
+        assert!(fault.contains(part), "{part} missing from {fault}");
+    }
+    let query = s.events[1].details();
+    assert!(query.contains("q = (2 words)"), "{query}");
+    assert!(query.contains("expect = { results = 7 }"), "{query}");
+    assert!(!query.contains("heron"), "the query text leaked: {query}");
+}
+
+/// The `line N, column M` a parse error names.
+fn where_of(err: &str) -> (usize, usize) {
+    let at = err
+        .find("line ")
+        .unwrap_or_else(|| panic!("no line in {err}"));
+    let rest = &err[at + "line ".len()..];
+    let line: usize = rest[..rest.find(',').expect("a comma")]
+        .parse()
+        .expect("a line number");
+    let col_at = rest.find("column ").expect("a column") + "column ".len();
+    let col: String = rest[col_at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    (line, col.parse().expect("a column number"))
+}
+
+#[test]
+fn a_typo_in_a_later_event_is_reported_at_its_own_line_and_column() {
+    let head = "title = \"t\"\nreaders = [\"ana\"]\n[[sibling]]\napp = \"docs\"\n[[event]]\ndo = \"warmed-up\"\n[[event]]\ndo = \"query\"\nreader = \"ana\"\nq = \"x\"\n";
+    // Line 11 in each: a misspelt field, a misspelt expectation, a misspelt
+    // event kind, a misspelt fault kind.
+    let cases = [
+        ("qq = \"x\"\n", (11, 1)),
+        ("expect = { result = 3 }\n", (11, 12)),
+        ("[[event]]\ndo = \"quer\"\n", (12, 6)),
+        (
+            "[[event]]\ndo = \"fault\"\napp = \"docs\"\nfault = { kind = \"slo\", latency_ms = 1 }\n",
+            (14, 18),
+        ),
+    ];
+    for (tail, want) in cases {
+        let text = format!("{head}{tail}");
+        let err = scenario::parse(&text).unwrap_err().to_string();
+        assert_eq!(where_of(&err), want, "{tail:?}: {err}");
+    }
+}
+
+#[test]
+fn an_event_without_do_is_reported_at_its_own_table() {
+    let text = "title = \"t\"\nreaders = [\"ana\"]\n[[event]]\ndo = \"warmed-up\"\n[[event]]\nreader = \"ana\"\n";
+    let err = scenario::parse(text).unwrap_err().to_string();
+    assert!(err.contains("has no `do`"), "{err}");
+    assert_eq!(where_of(&err).0, 5, "{err}");
+}
+
+#[test]
+fn a_scenario_whose_timeline_checks_nothing_is_refused_not_passed_vacuously() {
+    let text = r#"
+title = "t"
+readers = ["ana"]
+[[sibling]]
+app = "docs"
+[[event]]
+do = "warmed-up"
+[[event]]
+do = "query"
+reader = "ana"
+q = "x"
+"#;
+    let err = scenario::parse(text).unwrap_err().to_string();
+    assert!(err.contains("checks nothing"), "{err}");
 }
 
 /// Lower-cased alphanumeric words of `text`.

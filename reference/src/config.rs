@@ -85,18 +85,26 @@ impl Config {
 /// Resolves configuration from `env` (a lookup, so tests need not touch the process environment).
 ///
 /// # Errors
-/// [`ErrorKind::Config`] for a malformed DEK or owners list, or for missing
-/// owners outside the development default; [`ErrorKind::Io`] if the key file
-/// cannot be read or written.
+/// [`ErrorKind::Config`] for a malformed DEK or owners list, for a
+/// `MEMORIA_DEK_FILE` that cannot be read (the I/O error is its source), or
+/// for missing owners outside the development default, or for a development
+/// key file that is missing beside an existing store (no new key is made);
+/// [`ErrorKind::Io`] if the development default's key file cannot be read or
+/// written.
 pub fn resolve(data_dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Config, Error> {
     let (dek, dek_source) = if let Some(text) = env(DEK_ENV).filter(|s| !s.trim().is_empty()) {
         (Dek::from_base64(&text)?, DekSource::Env)
     } else if let Some(file) = env(DEK_FILE_ENV).filter(|s| !s.trim().is_empty()) {
         let path = PathBuf::from(file);
+        // A key file that cannot be read is the operator's configuration, not storage.
         let text = std::fs::read_to_string(&path).map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                format!("{DEK_FILE_ENV} {}: {e}", path.display()),
+            Error::with_source(
+                ErrorKind::Config,
+                format!(
+                    "{DEK_FILE_ENV} names {}, which cannot be read",
+                    path.display()
+                ),
+                e,
             )
         })?;
         (Dek::from_base64(&text)?, DekSource::File(path))
@@ -132,13 +140,26 @@ fn dev_dek(path: &Path) -> Result<(Dek, bool), Error> {
         Ok(text) => return Ok((Dek::from_base64(&text)?, false)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => {
-            return Err(Error::new(
+            return Err(Error::with_source(
                 ErrorKind::Io,
-                format!("{}: {e}", path.display()),
+                format!("the development key file {} cannot be read", path.display()),
+                e,
             ));
         }
     }
     if let Some(parent) = path.parent() {
+        // A store without its key: a new key would not open it, and writing
+        // one would change the data directory (§3).
+        if parent.join(crate::storage::store::DB_FILE_NAME).exists() {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "the development key file {} is missing, but {} holds a store sealed under it; a new key would not open it. Nothing was changed. Put the key file back, or set {DEK_ENV} or {DEK_FILE_ENV} to the store's DEK.",
+                    path.display(),
+                    parent.display()
+                ),
+            ));
+        }
         std::fs::create_dir_all(parent)?;
     }
     let dek = Dek::generate();
@@ -156,9 +177,13 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         use std::os::unix::fs::OpenOptionsExt as _;
         opts.mode(0o600);
     }
-    let mut f = opts
-        .open(path)
-        .map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", path.display())))?;
+    let mut f = opts.open(path).map_err(|e| {
+        Error::with_source(
+            ErrorKind::Io,
+            format!("{} cannot be created", path.display()),
+            e,
+        )
+    })?;
     f.write_all(bytes)?;
     f.sync_all()?;
     Ok(())
@@ -220,5 +245,37 @@ mod tests {
         let c = resolve(dir.path(), &env_of(&[(OWNERS_ENV, "ana@example.org")])).unwrap();
         assert!(!c.dev_owner);
         assert!(c.admission.admit(DEV_OWNER).is_none());
+    }
+
+    #[test]
+    fn a_dek_file_that_does_not_exist_is_a_configuration_error_with_its_cause() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no-such.key");
+        let missing = missing.to_str().unwrap().to_string();
+        let env = move |k: &str| (k == DEK_FILE_ENV).then(|| missing.clone());
+        let err = resolve(dir.path(), &env).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Config);
+        let cause = std::error::Error::source(&err)
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind);
+        assert_eq!(cause, Some(std::io::ErrorKind::NotFound));
+        assert!(
+            !dir.path().join(DEV_DEK_FILE_NAME).exists(),
+            "no development key was made"
+        );
+    }
+
+    #[test]
+    fn a_lost_development_key_beside_an_existing_store_is_refused_and_no_new_key_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(crate::storage::store::DB_FILE_NAME),
+            b"a store",
+        )
+        .unwrap();
+        let err = resolve(dir.path(), &env_of(&[])).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Config);
+        assert!(err.message().contains("Nothing was changed"), "{err}");
+        assert!(!dir.path().join(DEV_DEK_FILE_NAME).exists());
     }
 }

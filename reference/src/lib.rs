@@ -96,7 +96,7 @@ mod web;
 pub use access::admission::{
     Admission, DEV_OWNER, OWNER_ADDRESS_BYTES_MAX, OWNERS_ENV, OWNERS_MAX, Owner,
 };
-pub use error::{Error, ErrorKind};
+pub use error::{DecodeError, Error, ErrorKind};
 
 // Time, configuration and the instance (§7.4).
 pub use clock::{Clock, FixedClock, SystemClock, iso_date, iso_date_time};
@@ -112,9 +112,9 @@ pub use storage::seal::{
     Sealer, TAG_BYTES,
 };
 pub use storage::store::{
-    APP_MEMORIA, Applied, ConnectorState, DB_FILE_NAME, DOCUMENT_ID_BYTES, Deletion,
-    DocumentSummary, HeldItem, IndexedChunk, IngestOutcome, IngestStatus, NewDocument, Passage,
-    PassageHit, Provenance, SCHEMA_VERSION, SiblingState, Store, is_document_id,
+    APP_MEMORIA, Applied, ConnectorState, DB_FILE_NAME, DEK_CHECK_TITLES_MAX, DOCUMENT_ID_BYTES,
+    Deletion, DocumentSummary, HeldItem, IndexedChunk, IngestOutcome, IngestStatus, NewDocument,
+    Passage, PassageHit, Provenance, SCHEMA_VERSION, SiblingState, Store, is_document_id,
 };
 pub use storage::tombstone::{
     TOMBSTONE_CHECKSUM_BYTES, TOMBSTONE_LOG_FILE_NAME, Tombstone, TombstoneLog,
@@ -129,8 +129,8 @@ pub use ingest::decode::{
     decode, is_importable_name,
 };
 pub use ingest::import::{
-    FileOutcome, IMPORT_FILES_MAX, ImportReport, collect as collect_import_paths, import,
-    ingest_bytes,
+    FileOutcome, IMPORT_FILES_MAX, ImportReport, check_paths as check_import_paths,
+    collect as collect_import_paths, import, ingest_bytes,
 };
 
 // Search and its ruling (§7.1, §7.2, §8.1).
@@ -155,8 +155,8 @@ pub use policy::breaker::{
 pub use policy::egress::EgressMode;
 
 // Siblings (§4.1, §6).
-pub use sibling::client::{SIBLING_DEADLINE_MS, SiblingClient, SiblingConfig};
-pub use sibling::host::SiblingUrl;
+pub use sibling::client::{ConfigRefusal, SIBLING_DEADLINE_MS, SiblingClient, SiblingConfig};
+pub use sibling::host::{HostRefusal, SiblingUrl};
 pub use sibling::sync::{ReannounceStatus, SyncReport};
 pub use sibling::transport::{Connection, DialFuture, Dialer, TcpDialer, TransportError, exchange};
 pub use sibling::wire::{Pair, Subject, SubjectKind, Verdict};

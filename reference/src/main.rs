@@ -6,13 +6,14 @@
 //! |---|---|
 //! | 0 | success |
 //! | 1 | partial: some files were refused, the document was not found, or `sync-folder`'s enumeration failed (nothing was deleted) |
-//! | 2 | usage or configuration error (clap's own usage errors are 2 as well) |
+//! | 2 | usage or configuration error: a path to import that does not exist, a `MEMORIA_DEK_FILE` that cannot be read, a DEK that does not open the existing store (nothing is changed), missing owners (clap's own usage errors are 2 as well) |
 //! | 3 | not admitted: `--as` names no owner |
 //! | 4 | storage, seal or server failure |
 //!
 //! Logs go to stderr through `tracing` and never carry content (§3.2): no
 //! query text, titles, passages, paths or tokens. What the command prints on
-//! stdout is its answer to the person who ran it.
+//! stdout is its answer to the person who ran it. An error is printed on
+//! stderr with its whole chain of causes (`memoria: waking the store: …: …`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -145,7 +146,7 @@ impl<E: Into<anyhow::Error>> From<E> for Exit {
     fn from(e: E) -> Exit {
         let e: anyhow::Error = e.into();
         let code = match e.downcast_ref::<memoria::Error>().map(|e| e.kind()) {
-            Some(ErrorKind::Config) => EXIT_USAGE,
+            Some(ErrorKind::Config | ErrorKind::WrongDek | ErrorKind::Usage) => EXIT_USAGE,
             Some(ErrorKind::NotAdmitted) => EXIT_NOT_ADMITTED,
             Some(ErrorKind::NotFound) => EXIT_PARTIAL,
             _ => EXIT_FAILURE,
@@ -207,6 +208,7 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             serve(instance, addr)
         }
         Command::Demo { paths, addr } => {
+            memoria::check_import_paths(&paths)?;
             let dir = tempfile::Builder::new()
                 .prefix("memoria-demo-")
                 .tempdir()
@@ -240,6 +242,8 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             code
         }
         Command::Import { paths, format } => {
+            // A path that does not exist is refused before the store is touched.
+            memoria::check_import_paths(&paths)?;
             let config = load_config(&cli.data)?;
             let mut instance = wake(&config)?;
             let report = memoria::import(&mut instance, &paths)?;
@@ -325,7 +329,12 @@ fn run(cli: Cli) -> Result<u8, Exit> {
                         ),
                     ));
                 }
-                Err(e) => return Err(Exit(EXIT_FAILURE, anyhow::anyhow!("{e}"))),
+                Err(SearchError::Engine(e) | SearchError::Store(e)) => {
+                    return Err(Exit(
+                        EXIT_FAILURE,
+                        anyhow::Error::from(e).context("searching"),
+                    ));
+                }
             };
             match format {
                 Format::Json => println!("{}", serde_json::to_string_pretty(&result)?),

@@ -104,8 +104,13 @@ pub enum RungDecl {
 }
 
 /// A fault knob as a scenario switches it on (`simulator/src/fake/faults.rs`).
+///
+/// The file names the knob with `kind = "…"` inside the fault's table;
+/// [`parse`] turns that into serde's external tag before deserializing, so
+/// an error keeps the span of the key it is about. (De)serialized directly,
+/// the form is externally tagged: `{ cold = { idle_ms = …, … } }`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum FaultDecl {
     /// The first call after `idle_ms` waits `wake_ms`.
     Cold {
@@ -167,8 +172,14 @@ pub struct PageExpect {
 }
 
 /// One timeline event. `at_ms` waits until that simulated time first.
+///
+/// The file names the event with `do = "…"` inside its `[[event]]` table;
+/// [`parse`] turns that into serde's external tag before deserializing, so
+/// an error points at the key it is about, not at the first `[[event]]`.
+/// (De)serialized directly, the form is externally tagged:
+/// `{ query = { reader = …, … } }`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(tag = "do", rename_all = "kebab-case", deny_unknown_fields)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Event {
     /// Wait until memoria's wake warm-up has finished.
     WarmedUp {
@@ -377,6 +388,39 @@ impl Event {
         )
     }
 
+    /// Every parameter of the event on one line, in the file's own TOML
+    /// words and content-free: the kind (`do`), then each given field as
+    /// `key = value` in key order (a fault as `{ kind = …, … }`), with a
+    /// query's text and a created item's words shown as word counts only.
+    pub fn details(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or_default();
+        let Some((kind, fields)) = value.as_object().and_then(|o| o.iter().next()) else {
+            return self.describe();
+        };
+        let mut out = format!("do = {kind:?}");
+        for (key, v) in fields.as_object().into_iter().flatten() {
+            let shown = match (key.as_str(), v) {
+                (_, serde_json::Value::Null) => continue,
+                ("q" | "words", serde_json::Value::String(text)) => {
+                    format!("({} words)", text.split_whitespace().count())
+                }
+                ("fault", serde_json::Value::String(kind)) => format!("{{ kind = {kind:?} }}"),
+                ("fault", serde_json::Value::Object(o)) if o.len() == 1 => {
+                    let (kind, knob) = o.iter().next().expect("one entry");
+                    let knob = toml_inline(knob);
+                    let rest = knob
+                        .strip_prefix("{ ")
+                        .and_then(|k| k.strip_suffix(" }"))
+                        .map_or(String::new(), |k| format!(", {k}"));
+                    format!("{{ kind = {kind:?}{rest} }}")
+                }
+                _ => toml_inline(v),
+            };
+            out.push_str(&format!(", {key} = {shown}"));
+        }
+        out
+    }
+
     /// A content-free one-line description.
     pub fn describe(&self) -> String {
         match self {
@@ -421,6 +465,29 @@ impl Event {
     }
 }
 
+/// `v` as a TOML inline value, leaving out null (absent) fields.
+fn toml_inline(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Object(o) => {
+            let fields: Vec<String> = o
+                .iter()
+                .filter(|(_, x)| !x.is_null())
+                .map(|(k, x)| format!("{k} = {}", toml_inline(x)))
+                .collect();
+            if fields.is_empty() {
+                "{}".into()
+            } else {
+                format!("{{ {} }}", fields.join(", "))
+            }
+        }
+        serde_json::Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(toml_inline).collect::<Vec<_>>().join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
 fn fault_name(f: &FaultDecl) -> String {
     match f {
         FaultDecl::Cold { wake_ms, .. } => format!("cold (wake {wake_ms} ms)"),
@@ -447,16 +514,100 @@ pub enum ScenarioError {
 
 /// Parses a scenario file's text.
 ///
+/// The file is read with its spans (`toml::de::DeTable`); each event's `do`
+/// and each fault's `kind` become serde's external tag, keeping their
+/// spans, so a misspelt key, kind or value is reported at its own line and
+/// column rather than at the first `[[event]]`.
+///
 /// # Errors
-/// [`ScenarioError::Parse`] with the parser's message (line and column), or
-/// [`ScenarioError::Invalid`] for a reader, app or item the file never declared.
+/// [`ScenarioError::Parse`] with the parser's message, line and column, or
+/// [`ScenarioError::Invalid`] for a reader, app or item the file never
+/// declared, or for a timeline that checks nothing.
 pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
-    let s: Scenario = toml::from_str(text).map_err(|e| ScenarioError::Parse(e.to_string()))?;
-    validate(&s)?;
+    let located = |mut e: toml::de::Error| {
+        e.set_input(Some(text));
+        ScenarioError::Parse(e.to_string())
+    };
+    let mut doc = toml::de::DeTable::parse(text).map_err(located)?;
+    let event_spans = retag_events(doc.get_mut()).map_err(|(span, what)| {
+        let (line, column) = line_column(text, span.start);
+        ScenarioError::Parse(format!("line {line}, column {column}: {what}"))
+    })?;
+    let s = Scenario::deserialize(toml::de::Deserializer::from(doc)).map_err(located)?;
+    let event_lines: Vec<usize> = event_spans
+        .iter()
+        .map(|span| line_column(text, span.start).0)
+        .collect();
+    validate(&s, &event_lines)?;
     Ok(s)
 }
 
-fn validate(s: &Scenario) -> Result<(), ScenarioError> {
+/// Line and column (both from 1, the column in characters) of byte `offset`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
+}
+
+type Span = std::ops::Range<usize>;
+
+/// Rewrites every `[[event]]` table's `do = "x"` (and its `fault`'s
+/// `kind = "y"`) into serde's external tag, `{ x = { … } }`, keeping spans.
+/// Returns each event's span, in file order.
+fn retag_events(doc: &mut toml::de::DeTable<'_>) -> Result<Vec<Span>, (Span, String)> {
+    let Some(events) = doc.get_mut("event") else {
+        return Ok(vec![]);
+    };
+    let toml::de::DeValue::Array(events) = events.get_mut() else {
+        return Ok(vec![]);
+    };
+    let spans = events.iter().map(toml::Spanned::span).collect();
+    for event in events.iter_mut() {
+        if let toml::de::DeValue::Table(t) = event.get_mut()
+            && let Some(fault) = t.get_mut("fault")
+        {
+            retag(fault, "kind", "a fault")?;
+        }
+        retag(event, "do", "an event")?;
+    }
+    Ok(spans)
+}
+
+fn retag(
+    value: &mut toml::Spanned<toml::de::DeValue<'_>>,
+    tag: &str,
+    what: &str,
+) -> Result<(), (Span, String)> {
+    use toml::de::{DeTable, DeValue};
+    let span = value.span();
+    let DeValue::Table(table) = value.get_mut() else {
+        // Not a table: deserializing reports it at its own span.
+        return Ok(());
+    };
+    let Some((_, name)) = table.remove_entry(tag) else {
+        return Err((span, format!("{what} has no `{tag}`")));
+    };
+    let name_span = name.span();
+    let DeValue::String(name) = name.into_inner() else {
+        return Err((name_span, format!("{what}'s `{tag}` is not a string")));
+    };
+    let fields = std::mem::take(table);
+    let mut tagged = DeTable::new();
+    tagged.insert(
+        toml::Spanned::new(name_span, name),
+        toml::Spanned::new(span, DeValue::Table(fields)),
+    );
+    *table = tagged;
+    Ok(())
+}
+
+/// Checks what parsing cannot: every reader, app, call and fault an event
+/// names exists. `event_lines` is each event's line in the file, for the
+/// message.
+fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), ScenarioError> {
     let apps: Vec<&str> = s.siblings.iter().map(|x| x.app.as_str()).collect();
     let bad = |m: String| Err(ScenarioError::Invalid(m));
     if s.readers.is_empty() {
@@ -474,7 +625,13 @@ fn validate(s: &Scenario) -> Result<(), ScenarioError> {
             }
         }
     }
-    for e in &s.events {
+    for (i, e) in s.events.iter().enumerate() {
+        let at = |m: String| {
+            let line = event_lines
+                .get(i)
+                .map_or(String::new(), |l| format!(" (line {l})"));
+            Err(ScenarioError::Invalid(format!("event #{i}{line}: {m}")))
+        };
         let app = match e {
             Event::Fault { app, .. }
             | Event::Clear { app, .. }
@@ -494,23 +651,38 @@ fn validate(s: &Scenario) -> Result<(), ScenarioError> {
         if let Some(app) = app
             && !apps.contains(&app.as_str())
         {
-            return bad(format!("an event names app {app}, which is not declared"));
+            return at(format!("it names app {app}, which is not declared"));
         }
         if let Event::Query { reader, .. } | Event::ExpectSources { reader, .. } = e
             && !s.readers.contains(reader)
         {
-            return bad(format!(
-                "a query names reader {reader}, who is not declared"
-            ));
+            return at(format!("it names reader {reader}, who is not declared"));
         }
         if let Event::ExpectCalls { call, .. } = e
             && call_kind(call).is_none()
         {
-            return bad(format!("unknown call {call}: S1, S1a, S2 or S3"));
+            return at(format!("unknown call {call}: S1, S1a, S2 or S3"));
         }
-        if let Event::Fault { fault, .. } = e {
-            fault_knob(fault).map_err(ScenarioError::Invalid)?;
+        if let Event::Fault { fault, .. } = e
+            && let Err(m) = fault_knob(fault)
+        {
+            return at(m);
         }
+    }
+    let checks = |e: &Event| {
+        e.is_expectation()
+            || matches!(
+                e,
+                Event::Query {
+                    expect: Some(_),
+                    ..
+                }
+            )
+    };
+    if !s.events.iter().any(checks) {
+        return bad(
+            "the timeline checks nothing (no expect-* event and no query with an expect), so a replay could only pass vacuously".into(),
+        );
     }
     Ok(())
 }
@@ -606,9 +778,19 @@ impl Replay {
         self.error.is_none() && self.failures().is_empty()
     }
 
-    /// The timeline as text.
+    /// The timeline as text, under a `scenario: <title>  (seed N)` header.
     pub fn render_text(&self) -> String {
-        let mut out = format!("scenario: {}  (seed {})\n", self.title, self.seed);
+        format!(
+            "scenario: {}  (seed {})\n{}",
+            self.title,
+            self.seed,
+            self.render_timeline()
+        )
+    }
+
+    /// The timeline as text without the header: settings, entries, checks.
+    pub fn render_timeline(&self) -> String {
+        let mut out = String::new();
         for s in &self.settings {
             out.push_str(&format!("  setting {s}\n"));
         }
@@ -1207,42 +1389,72 @@ async fn apply(
     Ok(())
 }
 
+/// What shrinking a scenario found.
+#[derive(Debug, Clone)]
+pub enum Shrunk {
+    /// Every expectation held: there is no failure to shrink.
+    Passes(Replay),
+    /// The smallest timeline found that still fails the same way.
+    Failing {
+        /// The replay of the whole file: the failure as it first happened.
+        original: Box<Replay>,
+        /// The file with only the events the failure needs.
+        minimal: Box<Scenario>,
+        /// The replay of `minimal`; each entry's `index` is the event's
+        /// index in the original file.
+        replay: Replay,
+        /// For each of `minimal`'s events, its index in the original file.
+        kept: Vec<usize>,
+    },
+}
+
 /// Drops events while the first failure persists and returns the smallest
 /// scenario found that still fails the same way (greedy, one event at a
-/// time, to a fixed point). The failing expectation itself is kept.
+/// time, to a fixed point). The failing expectation itself is kept. A
+/// scenario that passes is [`Shrunk::Passes`]: nothing is dropped.
 ///
 /// # Errors
 /// As [`replay`].
-pub fn shrink(s: &Scenario, seed: Option<u64>) -> Result<(Scenario, Replay), ScenarioError> {
+pub fn shrink(s: &Scenario, seed: Option<u64>) -> Result<Shrunk, ScenarioError> {
     let first = replay(s, seed)?;
     let Some(target) = failure_key(s, &first) else {
-        return Ok((s.clone(), first));
+        return Ok(Shrunk::Passes(first));
     };
+    let original = first.clone();
     let mut best = s.clone();
+    let mut kept: Vec<usize> = (0..s.events.len()).collect();
     let mut best_replay = first;
     loop {
         let mut shrunk = false;
         let mut i = 0;
         while i < best.events.len() {
-            let mut candidate = best.clone();
-            let removed = candidate.events.remove(i);
             let keeps_target = failure_key(&best, &best_replay).is_some_and(|(idx, _)| idx != i);
             if !keeps_target {
                 i += 1;
                 continue;
             }
-            let _ = removed;
+            let mut candidate = best.clone();
+            candidate.events.remove(i);
             let r = replay(&candidate, seed)?;
             if failure_key(&candidate, &r).is_some_and(|(_, e)| e == target.1) {
                 best = candidate;
                 best_replay = r;
+                kept.remove(i);
                 shrunk = true;
             } else {
                 i += 1;
             }
         }
         if !shrunk {
-            return Ok((best, best_replay));
+            for e in &mut best_replay.entries {
+                e.index = kept.get(e.index).copied().unwrap_or(e.index);
+            }
+            return Ok(Shrunk::Failing {
+                original: Box::new(original),
+                minimal: Box::new(best),
+                replay: best_replay,
+                kept,
+            });
         }
     }
 }

@@ -90,8 +90,11 @@ impl MemoriaClock for SimClock {
 pub struct SimFailure {
     /// The seed that drove the run.
     pub seed: u64,
-    /// What went wrong.
+    /// What went wrong, for a person to read: never branch on it.
     pub message: String,
+    /// Set when memoria refused a configured sibling URL (§6.3): the typed
+    /// refusal a caller matches on instead of the message.
+    pub refused: Option<memoria::ConfigRefusal>,
 }
 
 /// One sibling to stand up: its team and app labels and the subject kind it keys on.
@@ -318,6 +321,7 @@ impl World {
         let fail = |message: String| SimFailure {
             seed: self.seed,
             message,
+            refused: None,
         };
         for (key, value) in &self.settings {
             tracing::info!(seed = self.seed, setting = %key, value = %value, "simulation setting");
@@ -346,7 +350,10 @@ impl World {
             });
         }
         let client = SiblingClient::new(TEAM, &self.sibling_configs(), Arc::new(TurmoilDialer))
-            .map_err(|e| fail(e.to_string()))?;
+            .map_err(|e| SimFailure {
+                refused: Some(e.clone()),
+                ..fail(e.to_string())
+            })?;
         let data = tempfile::Builder::new()
             .prefix("memoria-sim-")
             .tempdir()

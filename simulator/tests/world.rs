@@ -46,3 +46,17 @@ fn memoria_restarts_mid_run_keeps_what_it_held_and_answers_again() {
         })
         .unwrap();
 }
+
+#[test]
+fn a_world_configured_with_another_team_s_host_fails_with_a_typed_refusal_not_only_a_message() {
+    use memoria::HostRefusal;
+    use memoria_simulator::world::SIBLING_PORT;
+    let foreign = SiblingSpec::foreign("sheets").host();
+    let mut world = World::new(5, vec![SiblingSpec::own("sheets")]);
+    world.configure_extra_url(&format!("http://{foreign}:{SIBLING_PORT}"));
+    let failure = world
+        .run(|_m| async { Ok(()) })
+        .expect_err("memoria refuses another team's host");
+    let refused = failure.refused.expect("the refusal is carried typed");
+    assert_eq!(refused.refusal, HostRefusal::OtherTeam);
+}

@@ -51,6 +51,31 @@ pub enum ClientError {
     Timeout,
 }
 
+/// Why no TCP connection to the target opened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unreachable {
+    /// The host name does not resolve (DNS failure); the resolver's words.
+    #[error("the name {host} does not resolve ({why})")]
+    Dns {
+        /// The host name.
+        host: String,
+        /// The resolver's error.
+        why: String,
+    },
+    /// Something answered and refused the connection: nothing listens there.
+    #[error("connection refused (nothing listens on port {port})")]
+    Refused {
+        /// The TCP port.
+        port: u16,
+    },
+    /// No connection within [`EXCHANGE_TIMEOUT_MS`].
+    #[error("no connection within {EXCHANGE_TIMEOUT_MS} ms (timeout)")]
+    Timeout,
+    /// Another operating-system error, in its own words.
+    #[error("{0}")]
+    Other(String),
+}
+
 /// The target: `http://host:port`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -58,6 +83,12 @@ pub struct Target {
     pub host: String,
     /// TCP port.
     pub port: u16,
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "http://{}:{}", self.host, self.port)
+    }
 }
 
 impl Target {
@@ -104,17 +135,46 @@ impl Client {
         }
     }
 
-    /// Whether a TCP connection to the target opens.
-    #[must_use]
-    pub fn reachable(&self) -> bool {
+    /// Opens (and closes) one TCP connection to the target, within
+    /// [`EXCHANGE_TIMEOUT_MS`] in all, resolving its name first.
+    ///
+    /// # Errors
+    /// [`Unreachable`] saying why no connection opened.
+    pub fn connect(&self) -> Result<(), Unreachable> {
         let (host, port) = (self.target.host.clone(), self.target.port);
         self.runtime.block_on(async move {
-            tokio::time::timeout(
-                Duration::from_millis(EXCHANGE_TIMEOUT_MS),
-                tokio::net::TcpStream::connect((host.as_str(), port)),
-            )
-            .await
-            .is_ok_and(|r| r.is_ok())
+            let attempt = async {
+                let addrs: Vec<std::net::SocketAddr> =
+                    match tokio::net::lookup_host((host.as_str(), port)).await {
+                        Ok(a) => a.collect(),
+                        Err(e) => {
+                            return Err(Unreachable::Dns {
+                                host: host.clone(),
+                                why: e.to_string(),
+                            });
+                        }
+                    };
+                let mut last = Unreachable::Dns {
+                    host: host.clone(),
+                    why: "no address".into(),
+                };
+                for addr in addrs {
+                    match tokio::net::TcpStream::connect(addr).await {
+                        Ok(_) => return Ok(()),
+                        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                            last = Unreachable::Refused { port };
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                            last = Unreachable::Timeout;
+                        }
+                        Err(e) => last = Unreachable::Other(e.to_string()),
+                    }
+                }
+                Err(last)
+            };
+            tokio::time::timeout(Duration::from_millis(EXCHANGE_TIMEOUT_MS), attempt)
+                .await
+                .unwrap_or(Err(Unreachable::Timeout))
         })
     }
 

@@ -159,9 +159,15 @@ pub enum RunError {
     /// Bad selection or known-failing list (exit 2).
     #[error("{0}")]
     Usage(String),
-    /// No TCP connection to the target (exit 3).
-    #[error("the target cannot be reached")]
-    Unreachable,
+    /// No TCP connection to the target (exit 3): which URL, and why
+    /// (connection refused, the name does not resolve, no answer in time).
+    #[error("the target {url} cannot be reached: {cause}")]
+    Unreachable {
+        /// The target as `http://host:port`.
+        url: String,
+        /// Why no connection opened.
+        cause: client::Unreachable,
+    },
 }
 
 fn patterns(globs: &[String]) -> Result<Vec<glob::Pattern>, RunError> {
@@ -174,7 +180,9 @@ fn patterns(globs: &[String]) -> Result<Vec<glob::Pattern>, RunError> {
 /// The cases a run selects, in list order.
 ///
 /// # Errors
-/// [`RunError::Usage`] for a bad glob or a `--run` glob matching no case.
+/// [`RunError::Usage`] for a bad glob, a `--run` glob matching no case, or a
+/// selection that leaves no case to run (every one skipped, or only SHOULD
+/// cases picked without `--strict`): a run of nothing is never a pass.
 pub fn select(
     run: &[String],
     skip: &[String],
@@ -187,12 +195,26 @@ pub fn select(
             return Err(RunError::Usage(format!("--run {g:?} matches no case")));
         }
     }
-    Ok(cases::all()
+    let picked = |c: &&ConformCase| run_p.is_empty() || run_p.iter().any(|p| p.matches(c.id));
+    let chosen: Vec<&'static ConformCase> = cases::all()
         .iter()
         .filter(|c| strict || c.level == Level::Must)
-        .filter(|c| run_p.is_empty() || run_p.iter().any(|p| p.matches(c.id)))
+        .filter(picked)
         .filter(|c| !skip_p.iter().any(|p| p.matches(c.id)))
-        .collect())
+        .collect();
+    if chosen.is_empty() {
+        let only_should = !strict
+            && cases::all()
+                .iter()
+                .filter(picked)
+                .all(|c| c.level == Level::Should);
+        return Err(RunError::Usage(if only_should {
+            "the selection runs no case: every case it picks is a SHOULD case; add --strict".into()
+        } else {
+            "the selection runs no case: --skip leaves nothing of it".into()
+        }));
+    }
+    Ok(chosen)
 }
 
 /// Parses a known-failing file: one case id per line, `#` comments.
@@ -223,8 +245,11 @@ pub fn parse_known_failing(text: &str) -> Result<Vec<String>, RunError> {
 pub fn run(opts: &Options) -> Result<ConformReport, RunError> {
     let selected = select(&opts.run, &opts.skip, opts.strict)?;
     let client = Client::new(opts.target.clone(), opts.trace);
-    if !client.reachable() {
-        return Err(RunError::Unreachable);
+    if let Err(cause) = client.connect() {
+        return Err(RunError::Unreachable {
+            url: opts.target.to_string(),
+            cause,
+        });
     }
     let began = Instant::now();
     let mut ctx = Ctx {

@@ -5,7 +5,7 @@
 //! HTML is converted to Markdown by the `htmd` crate, so its headings reach
 //! the chunker as headings; scripts, styles and navigation are dropped.
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{DecodeError, Error, ErrorKind};
 
 /// The largest file `memoria import` reads, in bytes. Uploads have their own,
 /// smaller cap ([`crate::web::UPLOAD_BYTES_MAX`]).
@@ -68,7 +68,8 @@ fn stem(name: &str) -> String {
 /// # Errors
 /// - [`ErrorKind::Empty`]: no bytes, or no words after decoding;
 /// - [`ErrorKind::TooLarge`]: over [`IMPORT_FILE_BYTES_MAX`];
-/// - [`ErrorKind::Decode`]: not UTF-8, or binary (NUL bytes or control characters).
+/// - [`ErrorKind::Decode`]: not UTF-8, or binary (NUL bytes or control
+///   characters), or unconvertible HTML; [`Error::decode_error`] says which.
 pub fn decode(name: &str, bytes: &[u8]) -> Result<Decoded, Error> {
     if bytes.is_empty() {
         return Err(Error::new(ErrorKind::Empty, "the file is empty"));
@@ -83,19 +84,21 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Decoded, Error> {
         ));
     }
     if bytes.contains(&0) {
-        return Err(Error::new(
+        return Err(Error::with_source(
             ErrorKind::Decode,
             "the file is binary (it holds NUL bytes), not text",
+            DecodeError::Binary,
         ));
     }
     let text = std::str::from_utf8(bytes)
         .map_err(|e| {
-            Error::new(
+            Error::with_source(
                 ErrorKind::Decode,
                 format!(
                     "the file is not UTF-8 text (invalid byte at offset {})",
                     e.valid_up_to()
                 ),
+                DecodeError::NotUtf8,
             )
         })?
         .trim_start_matches('\u{feff}');
@@ -105,9 +108,10 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Decoded, Error> {
         .count();
     let chars = text.chars().count().max(1);
     if control * 1000 / chars > CONTROL_CHARS_PER_MILLE_MAX {
-        return Err(Error::new(
+        return Err(Error::with_source(
             ErrorKind::Decode,
             "the file is binary (too many control characters), not text",
+            DecodeError::Binary,
         ));
     }
     let kind = match extension(name).as_deref() {
@@ -149,7 +153,13 @@ fn html_to_markdown(html: &str) -> Result<String, Error> {
     converter
         .convert(content)
         .map(|md| unlink_headings(&md))
-        .map_err(|_| Error::new(ErrorKind::Decode, "the HTML could not be converted to text"))
+        .map_err(|_| {
+            Error::with_source(
+                ErrorKind::Decode,
+                "the HTML could not be converted to text",
+                DecodeError::Html,
+            )
+        })
 }
 
 /// The outermost heading of the first chunk that has one, as the chunker
@@ -274,5 +284,16 @@ mod tests {
             let name = if html { "x.html" } else { "x.md" };
             let _ = decode(name, &bytes);
         }
+    }
+
+    #[test]
+    fn a_binary_file_and_an_invalid_utf8_file_carry_different_typed_details() {
+        let detail = |name: &str, bytes: &[u8]| decode(name, bytes).unwrap_err().decode_error();
+        assert_eq!(detail("a.bin", b"ab\0cd"), Some(DecodeError::Binary));
+        assert_eq!(detail("a.md", b"ab\xffcd"), Some(DecodeError::NotUtf8));
+        let noisy: Vec<u8> = (0..200u8)
+            .map(|i| if i % 5 == 0 { 1 } else { b'a' })
+            .collect();
+        assert_eq!(detail("a.txt", &noisy), Some(DecodeError::Binary));
     }
 }

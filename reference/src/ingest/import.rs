@@ -65,16 +65,37 @@ impl ImportReport {
     }
 }
 
+/// Checks that every named path exists, before anything is opened or written.
+///
+/// # Errors
+/// [`ErrorKind::Usage`] naming the first path that cannot be read (a path
+/// the operator typed; the I/O error is its source).
+pub fn check_paths(paths: &[PathBuf]) -> Result<(), Error> {
+    for p in paths {
+        path_metadata(p)?;
+    }
+    Ok(())
+}
+
+fn path_metadata(p: &Path) -> Result<std::fs::Metadata, Error> {
+    std::fs::metadata(p).map_err(|e| {
+        Error::with_source(
+            ErrorKind::Usage,
+            format!("{} cannot be imported", p.display()),
+            e,
+        )
+    })
+}
+
 /// Expands `paths` into the files an import reads, sorted within each directory.
 ///
 /// # Errors
-/// [`ErrorKind::Io`] if a named path does not exist.
+/// [`ErrorKind::Usage`] if a named path does not exist or cannot be read.
 pub fn collect(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, usize), Error> {
     let mut files = Vec::new();
     let mut skipped = 0;
     for p in paths {
-        let meta = std::fs::metadata(p)
-            .map_err(|e| Error::new(ErrorKind::Io, format!("{}: {e}", p.display())))?;
+        let meta = path_metadata(p)?;
         if meta.is_dir() {
             for entry in walkdir::WalkDir::new(p)
                 .sort_by_file_name()
@@ -123,7 +144,7 @@ pub fn ingest_bytes(
 /// Imports `paths` (files or directories) into `instance`.
 ///
 /// # Errors
-/// [`ErrorKind::Io`] if a named path does not exist; snapshot errors at the
+/// [`ErrorKind::Usage`] if a named path does not exist; snapshot errors at the
 /// end. Per-file failures are reported in the [`ImportReport`], not returned.
 pub fn import(instance: &mut Instance, paths: &[PathBuf]) -> Result<ImportReport, Error> {
     let (files, skipped) = collect(paths)?;
@@ -173,8 +194,8 @@ fn import_one(
     instance: &mut Instance,
     file: &Path,
 ) -> Result<(crate::storage::store::IngestOutcome, SourceKind), Error> {
-    let bytes =
-        std::fs::read(file).map_err(|e| Error::new(ErrorKind::Io, format!("cannot read: {e}")))?;
+    let bytes = std::fs::read(file)
+        .map_err(|e| Error::with_source(ErrorKind::Io, format!("cannot read ({})", e.kind()), e))?;
     let canonical = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
     let key = format!("import:{}", canonical.display());
     let name = file.display().to_string();

@@ -126,7 +126,8 @@ impl LexicalIndex {
     ///
     /// # Errors
     /// [`ErrorKind::Query`] if FTS5 rejects the expression. The message names
-    /// the engine's complaint and never echoes the query.
+    /// SQLite's error code and never echoes the query; SQLite's own message
+    /// (which may quote it) is not kept as the cause.
     pub fn search(&self, fts_query: &str, limit: usize, offset: usize) -> Result<Vec<Hit>, Error> {
         self.search_excluding(fts_query, limit, offset, &[])
     }
@@ -163,15 +164,16 @@ impl LexicalIndex {
                 },
             )
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
-        rows.map_err(|e| match e {
-            rusqlite::Error::SqliteFailure(_, Some(msg)) if msg.contains("fts5") => Error::new(
+        // The cause is not kept: SQLite's message for an FTS5 parse error
+        // quotes the query (§3.2). Its error code is content-free.
+        rows.map_err(|e| {
+            let code = e
+                .sqlite_error_code()
+                .map_or_else(|| "no SQLite code".to_string(), |c| format!("{c:?}"));
+            Error::new(
                 ErrorKind::Query,
-                "the search engine could not parse this query",
-            ),
-            other => Error::new(
-                ErrorKind::Query,
-                format!("the search engine failed: {other}"),
-            ),
+                format!("the search engine could not run this query ({code})"),
+            )
         })
     }
 

@@ -261,13 +261,95 @@ fn meta_set(conn: &Connection, key: &str, value: i64) -> Result<(), Error> {
     Ok(())
 }
 
+/// How many live titles [`Store::open`]'s DEK check tries to open before it
+/// calls the key wrong: one that opens is enough, and a few rows tampered
+/// with do not pass for a wrong key.
+pub const DEK_CHECK_TITLES_MAX: usize = 8;
+
+/// `path` as an SQLite `file:` URI, with the characters a URI reserves escaped.
+fn sqlite_file_uri(path: &Path, query: &str) -> String {
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    format!("{uri}?{query}")
+}
+
+/// Up to [`DEK_CHECK_TITLES_MAX`] live documents' (id, sealed title), read
+/// through `uri` without writing.
+fn live_titles_read_only(uri: &str) -> rusqlite::Result<Vec<(String, Vec<u8>)>> {
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+        | rusqlite::OpenFlags::SQLITE_OPEN_URI
+        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(uri, flags)?;
+    let mut stmt = conn
+        .prepare("SELECT id, title FROM documents WHERE deleted_at IS NULL ORDER BY id LIMIT ?1")?;
+    let rows = stmt.query_map(params![DEK_CHECK_TITLES_MAX as i64], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })?;
+    rows.collect()
+}
+
+/// Refuses a DEK that opens none of an existing store's sealed titles,
+/// before anything in the data directory is opened for writing (§3).
+///
+/// The database is read without creating or changing a file: as immutable
+/// when it was closed cleanly (no `-wal` file), else read-only beside its
+/// own WAL. A store with no live title, or that cannot be read here, is left
+/// for [`Store::open`] to report.
+fn check_dek(data_dir: &Path, sealer: &Sealer) -> Result<(), Error> {
+    let path = data_dir.join(DB_FILE_NAME);
+    if !path.is_file() {
+        return Ok(());
+    }
+    let wal = data_dir.join(format!("{DB_FILE_NAME}-wal"));
+    let query = if wal.exists() {
+        "mode=ro"
+    } else {
+        "mode=ro&immutable=1"
+    };
+    let Ok(titles) = live_titles_read_only(&sqlite_file_uri(&path, query)) else {
+        return Ok(());
+    };
+    let opens = |(id, title): &(String, Vec<u8>)| {
+        sealer
+            .open(Purpose::Title, &format!("documents/{id}/title"), title)
+            .is_ok()
+    };
+    if titles.is_empty() || titles.iter().any(opens) {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::WrongDek,
+        format!(
+            "the DEK does not open the store in {}: it opens none of the {} sealed titles tried, so it is not the key this store was sealed with. Nothing was changed. Start with this store's own DEK ({} or {}).",
+            data_dir.display(),
+            titles.len(),
+            crate::config::DEK_ENV,
+            crate::config::DEK_FILE_ENV,
+        ),
+    ))
+}
+
 impl Store {
     /// Opens (creating if needed) the store in `data_dir`.
     ///
+    /// An existing store is first checked against `sealer`'s DEK without
+    /// writing anything: if none of up to [`DEK_CHECK_TITLES_MAX`] live
+    /// titles opens, the DEK is refused and the data directory is left
+    /// byte for byte as it was.
+    ///
     /// # Errors
-    /// [`ErrorKind::Storage`] if SQLite cannot open or migrate the file;
-    /// [`ErrorKind::Config`] if the file carries another schema version.
+    /// [`ErrorKind::WrongDek`] if the DEK opens none of an existing store's
+    /// titles; [`ErrorKind::Storage`] if SQLite cannot open or migrate the
+    /// file; [`ErrorKind::Config`] if the file carries another schema version.
     pub fn open(data_dir: &Path, sealer: Sealer) -> Result<Store, Error> {
+        check_dek(data_dir, &sealer)?;
         std::fs::create_dir_all(data_dir)?;
         let path = data_dir.join(DB_FILE_NAME);
         let conn = Connection::open(&path)?;

@@ -110,7 +110,7 @@ pub(crate) fn upload_refusal(e: &Error, footer: &str) -> Response {
             StatusCode::PAYLOAD_TOO_LARGE,
             "The upload is larger than memoria accepts, so nothing was stored.",
         ),
-        ErrorKind::Decode if e.message().contains("binary") => (
+        ErrorKind::Decode if e.decode_error() == Some(crate::error::DecodeError::Binary) => (
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "The file is binary, not text. memoria takes Markdown, plain text and HTML; nothing was stored.",
         ),

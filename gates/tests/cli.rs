@@ -1,0 +1,109 @@
+//! The `memoria-harness` command as a newcomer meets it: a run of nothing is a usage error, an unreachable target names its URL and cause, and `replay --shrink` on a passing scenario says there is nothing to shrink.
+
+use std::process::{Command, Output, Stdio};
+
+/// `memoria-harness`'s exit code for a usage or harness error (see `main.rs`).
+const EXIT_USAGE: i32 = 2;
+/// `conform`'s exit code for a target that cannot be reached.
+const EXIT_UNREACHABLE: i32 = 3;
+
+fn harness(args: &[&str]) -> (Output, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_memoria-harness"))
+        .args(args)
+        .env_remove("MEMORIA_CONFORM_TOKEN")
+        .env_remove("MEMORIA_CONFORM_SECOND_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .expect("memoria-harness runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out, stdout, stderr)
+}
+
+#[test]
+fn a_sweep_over_zero_seeds_is_a_usage_error_not_a_pass() {
+    let (out, _, stderr) = harness(&["sweep", "26", "--seeds", "0"]);
+    assert_eq!(out.status.code(), Some(EXIT_USAGE), "{stderr}");
+    assert!(stderr.contains("--seeds 0 runs nothing"), "{stderr}");
+}
+
+#[test]
+fn a_sweep_past_the_last_seed_is_a_usage_error() {
+    let from = u64::MAX.to_string();
+    let (out, _, stderr) = harness(&["sweep", "26", "--from", &from, "--seeds", "2"]);
+    assert_eq!(out.status.code(), Some(EXIT_USAGE), "{stderr}");
+}
+
+#[test]
+fn a_run_or_sweep_whose_skips_leave_no_case_is_a_usage_error() {
+    for args in [
+        &["run", "26", "--skip", "26/*"][..],
+        &["sweep", "--skip", "*", "--seeds", "1"][..],
+    ] {
+        let (out, _, stderr) = harness(args);
+        assert_eq!(out.status.code(), Some(EXIT_USAGE), "{args:?}: {stderr}");
+        assert!(stderr.contains("runs no case"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_selector_matching_no_case_is_a_usage_error_for_run_and_sweep() {
+    for args in [&["run", "99"][..], &["sweep", "nope/*", "--seeds", "1"][..]] {
+        let (out, _, stderr) = harness(args);
+        assert_eq!(out.status.code(), Some(EXIT_USAGE), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("no registered gate or case"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn conform_against_a_closed_port_exits_3_naming_the_url_and_connection_refused() {
+    // Bind then drop a listener: its port is closed now.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let (out, _, stderr) = harness(&["conform", "--target", &url, "--token", "t"]);
+    assert_eq!(out.status.code(), Some(EXIT_UNREACHABLE), "{stderr}");
+    assert!(stderr.contains(&url), "names the URL: {stderr}");
+    assert!(
+        stderr.contains("connection refused"),
+        "names the cause: {stderr}"
+    );
+}
+
+#[test]
+fn shrinking_a_passing_scenario_says_there_is_nothing_to_shrink() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/cold-morning.toml"
+    );
+    let (out, stdout, stderr) = harness(&["replay", "--shrink", file]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("nothing to shrink: the scenario passes"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("t="),
+        "the plain replay was printed: {stdout}"
+    );
+}
+
+#[test]
+fn a_scenario_with_a_typo_is_a_usage_error_pointing_at_the_typo_s_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("typo.toml");
+    std::fs::write(
+        &file,
+        "title = \"t\"\nreaders = [\"ana\"]\n[[sibling]]\napp = \"docs\"\n[[event]]\ndo = \"warmed-up\"\n[[event]]\ndo = \"query\"\nreader = \"ana\"\nqq = \"x\"\n",
+    )
+    .expect("writes");
+    let (out, _, stderr) = harness(&["replay", file.to_str().expect("UTF-8 path")]);
+    assert_eq!(out.status.code(), Some(EXIT_USAGE), "{stderr}");
+    assert!(stderr.contains("line 10, column 1"), "{stderr}");
+    assert!(stderr.contains("qq"), "{stderr}");
+}
