@@ -31,8 +31,19 @@
 //! [`run`] copies the workspace once into `target/mutants/work`, checks that
 //! the selected gates pass unmutated there (a gate already red kills
 //! nothing), then for each mutation applies the diff, builds the harness in
-//! one shared target directory (`target/mutants/target`, so rebuilds stay
-//! incremental), runs the named gate or case, and restores the touched files.
+//! one shared target directory (`target/mutants/target`), runs the named gate
+//! or case, and restores the touched files.
+//!
+//! One mutation costs one rebuild of the crates it touches and of those
+//! above them, a link, and a gate run, so the runner keeps each small:
+//! the scratch build is always incremental and carries no debug info
+//! ([`SCRATCH_BUILD_ENV`]), whatever the caller exported (CI exports
+//! `CARGO_INCREMENTAL=0`, which made every mutation a full rebuild of
+//! `memoria`, `memoria-simulator` and `memoria-gates`); mutations run grouped
+//! by the crates and files they touch, so consecutive ones rebuild the same
+//! crates; and gate runs keep their temporary directories on tmpfs
+//! ([`GATE_TMP_PARENT`]), where the reference's fsyncs cost nothing.
+//! `benches/RESULTS.md` records what each of these saved.
 //! Outcomes: `killed` (required), `survived`, `stale` (the diff no longer
 //! applies), `unviable` (it does not compile), `timeout`, or `invalid` (the
 //! header is incomplete, or the diff touches a gate or a mutation file).
@@ -50,6 +61,20 @@ use crate::report::{JunitCase, JunitSuite, junit};
 pub const MUTANT_RUN_TIMEOUT_S: u64 = 300;
 /// Wall-time limit for one build, in seconds (the first, cold build included).
 pub const MUTANT_BUILD_TIMEOUT_S: u64 = 1800;
+/// Environment of every scratch build, over the caller's. Incremental
+/// compilation, because each mutation rebuilds the same few workspace crates
+/// again (CI's `CARGO_INCREMENTAL=0` made that a full rebuild: 36 s against
+/// 7 s, `benches/RESULTS.md`); no debug info in the workspace's crates (the
+/// dependencies have none in the dev profile already), because nothing reads
+/// a mutant's backtrace and it halves the binary the linker writes.
+pub const SCRATCH_BUILD_ENV: &[(&str, &str)] =
+    &[("CARGO_INCREMENTAL", "1"), ("CARGO_PROFILE_DEV_DEBUG", "0")];
+/// Where gate runs inside a mutation keep their temporary directories:
+/// Linux's tmpfs, so the reference's fsyncs return at once. On this VM's disk
+/// they made gates 7, 8 and 27 take 4 to 6 s against under 0.5 s here
+/// (`benches/RESULTS.md`). If it is not a writable directory, the system's
+/// temporary directory is used and the runner says so.
+pub const GATE_TMP_PARENT: &str = "/dev/shm";
 /// The `gate:` value of a conformance-kit mutation: it runs `conform --fake --strict`.
 pub const CONFORM_GATE: &str = "conform";
 /// The `gate:` value of a scenario mutation: it replays the `scenario:` file.
@@ -131,6 +156,10 @@ pub struct MutantReport {
     pub detail: String,
     /// Wall time in milliseconds, build included.
     pub time_ms: u64,
+    /// Of which the build, in milliseconds (0 if it never got that far).
+    pub build_ms: u64,
+    /// Of which the gate, kit or replay run, in milliseconds.
+    pub run_ms: u64,
 }
 
 /// The whole mutation run.
@@ -144,6 +173,8 @@ pub struct MutantsRun {
     pub summary: std::collections::BTreeMap<String, usize>,
     /// Wall time of the whole run in seconds.
     pub wall_s: u64,
+    /// Median wall time of one mutation in milliseconds, build and gate included.
+    pub median_ms: u64,
 }
 
 impl MutantsRun {
@@ -484,9 +515,13 @@ fn run_with_timeout(mut cmd: Command, limit: Duration) -> Result<(Ended, String)
     Ok((ended, format!("{out}\n{err}")))
 }
 
+/// The scratch copy, the target directory its builds share, and where gate
+/// runs keep their temporary directories.
 struct Scratch {
     work: PathBuf,
     target: PathBuf,
+    /// The parent of each gate run's `TMPDIR`; `None`: the system's.
+    tmp: Option<PathBuf>,
 }
 
 impl Scratch {
@@ -501,7 +536,8 @@ impl Scratch {
             "memoria-harness",
         ])
         .current_dir(&self.work)
-        .env("CARGO_TARGET_DIR", &self.target);
+        .env("CARGO_TARGET_DIR", &self.target)
+        .envs(SCRATCH_BUILD_ENV.iter().copied());
         match run_with_timeout(cmd, Duration::from_secs(MUTANT_BUILD_TIMEOUT_S))? {
             (Ended::Code(0), _) => Ok(()),
             (Ended::TimedOut, _) => Err("the build timed out".into()),
@@ -513,38 +549,97 @@ impl Scratch {
         }
     }
 
+    /// Runs the scratch harness with `args`, its temporary directories in a
+    /// fresh directory under [`Scratch::tmp`] that is removed afterwards,
+    /// whatever happened.
+    fn harness(&self, args: &[&str], limit: Duration) -> Result<(Ended, String), String> {
+        let mut cmd = Command::new(self.target.join("debug").join("memoria-harness"));
+        cmd.args(args).current_dir(&self.work);
+        let tmp = match &self.tmp {
+            Some(parent) => Some(
+                tempfile::Builder::new()
+                    .prefix("memoria-mutant-")
+                    .tempdir_in(parent)
+                    .map_err(|e| format!("a temporary directory in {}: {e}", parent.display()))?,
+            ),
+            None => None,
+        };
+        if let Some(t) = &tmp {
+            cmd.env("TMPDIR", t.path());
+        }
+        run_with_timeout(cmd, limit)
+    }
+
     fn gate(&self, selector: &str, seed: u64, limit: Duration) -> Result<(Ended, String), String> {
-        let mut cmd = Command::new(self.target.join("debug").join("memoria-harness"));
-        cmd.args([
-            "run",
-            selector,
-            "--seed",
-            &seed.to_string(),
-            "--format",
-            "json",
-        ])
-        .current_dir(&self.work);
-        run_with_timeout(cmd, limit)
+        let seed = seed.to_string();
+        self.harness(
+            &["run", selector, "--seed", &seed, "--format", "json"],
+            limit,
+        )
     }
-}
 
-impl Scratch {
     fn conform(&self, limit: Duration) -> Result<(Ended, String), String> {
-        let mut cmd = Command::new(self.target.join("debug").join("memoria-harness"));
-        cmd.args(["conform", "--fake", "--strict", "--format", "json"])
-            .current_dir(&self.work);
-        run_with_timeout(cmd, limit)
+        self.harness(
+            &["conform", "--fake", "--strict", "--format", "json"],
+            limit,
+        )
     }
-}
 
-impl Scratch {
     /// Replays one scenario file at the seed it records.
     fn replay(&self, file: &str, limit: Duration) -> Result<(Ended, String), String> {
-        let mut cmd = Command::new(self.target.join("debug").join("memoria-harness"));
-        cmd.args(["replay", file, "--format", "json"])
-            .current_dir(&self.work);
-        run_with_timeout(cmd, limit)
+        self.harness(&["replay", file, "--format", "json"], limit)
     }
+}
+
+/// [`GATE_TMP_PARENT`] if a directory can be made in it, else `None`.
+fn gate_tmp_parent() -> Option<PathBuf> {
+    let parent = PathBuf::from(GATE_TMP_PARENT);
+    tempfile::Builder::new()
+        .prefix("memoria-mutant-probe-")
+        .tempdir_in(&parent)
+        .ok()
+        .map(|_| parent)
+}
+
+/// Groups mutations so that consecutive ones rebuild the same crates: by the
+/// top-level folders (crates) they touch, then by the files, then by name.
+/// A restored file is newer than the last build, so the build after a
+/// mutation of `simulator/` that follows one of `reference/` rebuilds
+/// `memoria` too.
+fn run_order(parsed: &[(String, Result<Mutation, String>)]) -> Vec<usize> {
+    let key = |i: usize| {
+        let touches = parsed[i]
+            .1
+            .as_ref()
+            .map(|m| m.touches.clone())
+            .unwrap_or_default();
+        let mut crates: Vec<String> = touches
+            .iter()
+            .map(|t| t.split('/').next().unwrap_or_default().to_string())
+            .collect();
+        crates.sort();
+        crates.dedup();
+        let mut files = touches;
+        files.sort();
+        (crates, files, parsed[i].0.clone())
+    };
+    let mut order: Vec<usize> = (0..parsed.len()).collect();
+    order.sort_by_cached_key(|&i| key(i));
+    order
+}
+
+/// The median of `ms`, 0 for none.
+fn median_ms(mut ms: Vec<u64>) -> u64 {
+    ms.sort_unstable();
+    match ms.len() {
+        0 => 0,
+        n if n % 2 == 1 => ms[n / 2],
+        n => (ms[n / 2 - 1] + ms[n / 2]) / 2,
+    }
+}
+
+fn secs(ms: u64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
 }
 
 /// The failed checks a `replay --format json` run reported, one line; a
@@ -675,7 +770,8 @@ fn failed_cases(json_and_log: &str) -> String {
     }
 }
 
-/// Runs every mutation in `opts.files`.
+/// Runs every mutation in `opts.files`, in [`run_order`]; the report lists
+/// them in the order given.
 ///
 /// # Errors
 /// A message if the scratch copy cannot be made, the unmutated build fails,
@@ -683,15 +779,31 @@ fn failed_cases(json_and_log: &str) -> String {
 pub fn run(opts: &Options) -> Result<MutantsRun, String> {
     let began = Instant::now();
     let root = opts.workspace.join("target").join("mutants");
+    let tmp = gate_tmp_parent();
     let scratch = Scratch {
         work: root.join("work"),
         target: root.join("target"),
+        tmp,
     };
     let say = |s: String| {
         if opts.progress {
             eprintln!("mutants: {s}");
         }
     };
+    say(format!(
+        "scratch copy {}, target directory {} (CARGO_TARGET_DIR does not move it: the scratch build never shares the caller's target directory)",
+        scratch.work.display(),
+        scratch.target.display()
+    ));
+    say(match &scratch.tmp {
+        Some(t) => format!(
+            "gate runs keep their temporary directories in {}",
+            t.display()
+        ),
+        None => format!(
+            "{GATE_TMP_PARENT} is not writable: gate runs use the system's temporary directory, and every fsync reaches the disk"
+        ),
+    });
     copy_workspace(&opts.workspace, &scratch.work)?;
     let mut parsed = Vec::new();
     for f in &opts.files {
@@ -703,10 +815,19 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
         parsed.push((rel, parse(f, &text)));
     }
-    say("building the unmutated workspace".into());
+    say(format!(
+        "building the unmutated workspace in {} into {} (a cold build takes several minutes)",
+        scratch.work.display(),
+        scratch.target.display()
+    ));
+    let t_build = Instant::now();
     scratch
         .build()
         .map_err(|e| format!("the unmutated workspace does not build: {e}"))?;
+    say(format!(
+        "built in {}",
+        secs(t_build.elapsed().as_millis() as u64)
+    ));
     let mut baseline: Vec<String> = parsed
         .iter()
         .filter_map(|(_, m)| m.as_ref().ok())
@@ -770,31 +891,53 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             }
         }
     }
-    let mut reports = Vec::new();
-    for (rel, m) in parsed {
+    let order = run_order(&parsed);
+    let total = order.len();
+    let mut slots: Vec<Option<(String, Result<Mutation, String>)>> =
+        parsed.into_iter().map(Some).collect();
+    let mut reports: Vec<(usize, MutantReport)> = Vec::new();
+    for (n, i) in order.into_iter().enumerate() {
+        let (rel, m) = slots[i].take().expect("each mutation runs once");
+        let n = n + 1;
         let t0 = Instant::now();
         let m = match m {
             Ok(m) => m,
             Err(why) => {
-                reports.push(MutantReport {
-                    file: rel,
-                    gate: String::new(),
-                    case: None,
-                    author: None,
-                    breaks: String::new(),
-                    status: Outcome::Invalid,
-                    detail: why,
-                    time_ms: 0,
-                });
+                if opts.progress {
+                    eprintln!("[{n}/{total}] {rel}: invalid: {why}");
+                }
+                reports.push((
+                    i,
+                    MutantReport {
+                        file: rel,
+                        gate: String::new(),
+                        case: None,
+                        author: None,
+                        breaks: String::new(),
+                        status: Outcome::Invalid,
+                        detail: why,
+                        time_ms: 0,
+                        build_ms: 0,
+                        run_ms: 0,
+                    },
+                ));
                 continue;
             }
         };
-        say(format!("{rel}: {}", m.breaks));
+        if opts.progress {
+            eprintln!("[{n}/{total}] {rel}: {}", m.breaks);
+        }
+        let mut build_ms = 0;
+        let mut run_ms = 0;
         let (status, detail) = if let Err(e) = git_apply(&scratch.work, &m.diff, &["--check"]) {
             (Outcome::Stale, format!("the diff no longer applies: {e}"))
         } else {
             git_apply(&scratch.work, &m.diff, &[])?;
-            let verdict = match scratch.build() {
+            let t_build = Instant::now();
+            let built = scratch.build();
+            build_ms = t_build.elapsed().as_millis() as u64;
+            let t_run = Instant::now();
+            let verdict = match built {
                 Err(e) => (Outcome::Unviable, e),
                 Ok(()) if m.gate == CONFORM_GATE => {
                     let (ended, log) = scratch.conform(opts.run_timeout)?;
@@ -830,6 +973,9 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
                     }
                 }
             };
+            if status_ran(&verdict.0) {
+                run_ms = t_run.elapsed().as_millis() as u64;
+            }
             // Restore the touched files from the workspace, whatever happened.
             for t in &m.touches {
                 let from = opts.workspace.join(t);
@@ -842,33 +988,66 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             }
             verdict
         };
-        say(format!("{rel}: {status:?}"));
-        reports.push(MutantReport {
-            file: rel,
-            gate: m.gate,
-            case: m
-                .case
-                .or_else(|| (!m.conform.is_empty()).then(|| m.conform.join(" ")))
-                .or(m.scenario),
-            author: Some(m.author),
-            breaks: m.breaks,
-            status,
-            detail,
-            time_ms: t0.elapsed().as_millis() as u64,
-        });
+        let time_ms = t0.elapsed().as_millis() as u64;
+        if opts.progress {
+            eprintln!(
+                "[{n}/{total}] {}: {} in {} (build {}, run {})",
+                rel,
+                format!("{status:?}").to_lowercase(),
+                secs(time_ms),
+                secs(build_ms),
+                secs(run_ms)
+            );
+        }
+        reports.push((
+            i,
+            MutantReport {
+                file: rel,
+                gate: m.gate,
+                case: m
+                    .case
+                    .or_else(|| (!m.conform.is_empty()).then(|| m.conform.join(" ")))
+                    .or(m.scenario),
+                author: Some(m.author),
+                breaks: m.breaks,
+                status,
+                detail,
+                time_ms,
+                build_ms,
+                run_ms,
+            },
+        ));
     }
+    reports.sort_by_key(|(i, _)| *i);
+    let reports: Vec<MutantReport> = reports.into_iter().map(|(_, r)| r).collect();
     let mut summary = std::collections::BTreeMap::new();
     for r in &reports {
         *summary
             .entry(format!("{:?}", r.status).to_lowercase())
             .or_insert(0) += 1;
     }
+    let ran: Vec<&MutantReport> = reports.iter().filter(|r| r.build_ms > 0).collect();
+    let median = median_ms(ran.iter().map(|r| r.time_ms).collect());
+    say(format!(
+        "{} mutations in {} s; per mutation median {} (build {}, run {})",
+        reports.len(),
+        began.elapsed().as_secs(),
+        secs(median),
+        secs(median_ms(ran.iter().map(|r| r.build_ms).collect())),
+        secs(median_ms(ran.iter().map(|r| r.run_ms).collect())),
+    ));
     Ok(MutantsRun {
         seed: opts.seed,
         mutants: reports,
         summary,
         wall_s: began.elapsed().as_secs(),
+        median_ms: median,
     })
+}
+
+/// False for the outcomes that ran no gate (the build failed).
+fn status_ran(o: &Outcome) -> bool {
+    *o != Outcome::Unviable
 }
 
 #[cfg(test)]
@@ -965,6 +1144,45 @@ mod tests {
         let touches_scenario =
             s.replace("reference/src/store.rs", "scenarios/partial-restore.toml");
         assert!(parse(Path::new("x"), &touches_scenario).is_err());
+    }
+
+    #[test]
+    fn mutations_of_the_same_crate_run_one_after_another() {
+        let touching = |name: &str, path: &str| {
+            let text = GOOD.replace("reference/src/store.rs", path);
+            (name.to_string(), parse(Path::new(name), &text))
+        };
+        let parsed = vec![
+            touching("g01-a.diff", "reference/src/store.rs"),
+            touching("g02-b.diff", "simulator/src/fake/model.rs"),
+            touching("g03-c.diff", "reference/src/seal.rs"),
+            (
+                "g04-bad.diff".to_string(),
+                Err("no `gate:` line".to_string()),
+            ),
+            touching("g05-d.diff", "reference/src/store.rs"),
+        ];
+        let names: Vec<&str> = run_order(&parsed)
+            .into_iter()
+            .map(|i| parsed[i].0.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "g04-bad.diff",
+                "g03-c.diff",
+                "g01-a.diff",
+                "g05-d.diff",
+                "g02-b.diff"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
+        assert_eq!(median_ms(vec![]), 0);
+        assert_eq!(median_ms(vec![9, 1, 5]), 5);
+        assert_eq!(median_ms(vec![9, 1, 5, 3]), 4);
     }
 
     #[test]
