@@ -42,8 +42,11 @@
 //! `memoria`, `memoria-simulator` and `memoria-gates`); mutations run grouped
 //! by the crates and files they touch, so consecutive ones rebuild the same
 //! crates; and gate runs keep their temporary directories on tmpfs
-//! ([`GATE_TMP_PARENT`]), where the reference's fsyncs cost nothing.
-//! `benches/RESULTS.md` records what each of these saved.
+//! ([`GATE_TMP_PARENT`]), where the reference's fsyncs cost nothing. A
+//! cold scratch target directory is first seeded with the dependency units
+//! the caller's own target directory holds for the harness, so the cold
+//! build compiles only the workspace's crates. `benches/RESULTS.md` records
+//! what each of these saved.
 //! Outcomes: `killed` (required), `survived`, `stale` (the diff no longer
 //! applies), `unviable` (it does not compile), `timeout`, or `invalid` (the
 //! header is incomplete, or the diff touches a gate or a mutation file).
@@ -69,6 +72,9 @@ pub const MUTANT_BUILD_TIMEOUT_S: u64 = 1800;
 /// a mutant's backtrace and it halves the binary the linker writes.
 pub const SCRATCH_BUILD_ENV: &[(&str, &str)] =
     &[("CARGO_INCREMENTAL", "1"), ("CARGO_PROFILE_DEV_DEBUG", "0")];
+/// Hex digits of the metadata hash cargo appends to a unit's file and
+/// directory names (`libtokio-c457ceb72c8bfb5d.rlib`): 64 bits.
+const UNIT_HASH_HEX_LEN: usize = 16;
 /// Where gate runs inside a mutation keep their temporary directories:
 /// Linux's tmpfs, so the reference's fsyncs return at once. On this VM's disk
 /// they made gates 7, 8 and 27 take 4 to 6 s against under 0.5 s here
@@ -591,6 +597,130 @@ impl Scratch {
     }
 }
 
+/// The caller's own target directory: `CARGO_TARGET_DIR` (or
+/// `CARGO_BUILD_TARGET_DIR`) if set, else `<workspace>/target`.
+fn caller_target_dir(workspace: &Path) -> PathBuf {
+    let set = std::env::var_os("CARGO_TARGET_DIR")
+        .or_else(|| std::env::var_os("CARGO_BUILD_TARGET_DIR"))
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    match set {
+        Some(p) if p.is_absolute() => p,
+        Some(p) => std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p),
+        None => workspace.join("target"),
+    }
+}
+
+/// The metadata hash of the build unit that owns `path` inside a profile
+/// directory `debug`: `deps/libtokio-<hash>.rlib` or `build/<pkg>-<hash>/…`.
+fn unit_hash(debug: &Path, path: &Path) -> Option<String> {
+    let mut parts = path.strip_prefix(debug).ok()?.components();
+    let dir = parts.next()?.as_os_str().to_str()?;
+    let name = parts.next()?.as_os_str().to_str()?;
+    if dir != "deps" && dir != "build" {
+        return None;
+    }
+    let (_, hash) = name.split('.').next()?.rsplit_once('-')?;
+    (hash.len() == UNIT_HASH_HEX_LEN && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| hash.to_string())
+}
+
+/// Copies a file or a directory tree, keeping each file's modification time
+/// (cargo judges freshness partly by output mtimes). Returns the bytes copied.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<u64> {
+    let meta = std::fs::symlink_metadata(from)?;
+    if meta.is_dir() {
+        std::fs::create_dir_all(to)?;
+        let mut bytes = 0;
+        for e in std::fs::read_dir(from)? {
+            let e = e?;
+            bytes += copy_tree(&e.path(), &to.join(e.file_name()))?;
+        }
+        Ok(bytes)
+    } else if meta.is_file() {
+        let bytes = std::fs::copy(from, to)?;
+        std::fs::File::options()
+            .write(true)
+            .open(to)?
+            .set_modified(meta.modified()?)?;
+        Ok(bytes)
+    } else {
+        Ok(0)
+    }
+}
+
+/// Seeds a cold scratch target directory with the dependency units that the
+/// caller's target directory `from` already holds for the harness, so the
+/// first scratch build compiles only the workspace's own crates. The units
+/// are the ones `cargo build -p memoria-gates --bin memoria-harness` lists in
+/// the caller's workspace, minus the workspace's own (path) packages; their
+/// metadata hashes are the scratch build's too, because the scratch changes
+/// only the workspace crates' profile ([`SCRATCH_BUILD_ENV`]). Copies, never
+/// links, so no scratch build can write into the caller's files. Returns the
+/// units and bytes copied; nothing if the scratch is warm, or the caller's
+/// build fails or lists nothing (the cold build then compiles everything).
+fn seed_dependencies(workspace: &Path, from: &Path, to: &Path) -> Result<(usize, u64), String> {
+    let (src, dst) = (from.join("debug"), to.join("debug"));
+    if dst.join(".fingerprint").is_dir() || !src.is_dir() {
+        return Ok((0, 0));
+    }
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args([
+        "build",
+        "--quiet",
+        "-p",
+        "memoria-gates",
+        "--bin",
+        "memoria-harness",
+        "--message-format=json",
+    ])
+    .current_dir(workspace)
+    .env("CARGO_TARGET_DIR", from);
+    let log = match run_with_timeout(cmd, Duration::from_secs(MUTANT_BUILD_TIMEOUT_S))? {
+        (Ended::Code(0), log) => log,
+        _ => return Ok((0, 0)),
+    };
+    let mut hashes = std::collections::BTreeSet::new();
+    for line in log.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if v["package_id"]
+            .as_str()
+            .is_none_or(|id| id.starts_with("path+"))
+        {
+            continue;
+        }
+        let paths = v["filenames"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f.as_str())
+            .chain(v["out_dir"].as_str());
+        hashes.extend(paths.filter_map(|p| unit_hash(&src, Path::new(p))));
+    }
+    let mut bytes = 0;
+    for dir in ["deps", "build", ".fingerprint"] {
+        let Ok(entries) = std::fs::read_dir(src.join(dir)) else {
+            continue;
+        };
+        for e in entries.filter_map(Result::ok) {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let ours = name
+                .split('.')
+                .next()
+                .and_then(|stem| stem.rsplit_once('-'))
+                .is_some_and(|(_, h)| hashes.contains(h));
+            if ours {
+                bytes += copy_tree(&e.path(), &dst.join(dir).join(&*name))
+                    .map_err(|err| format!("seeding {dir}/{name}: {err}"))?;
+            }
+        }
+    }
+    Ok((hashes.len(), bytes))
+}
+
 /// [`GATE_TMP_PARENT`] if a directory can be made in it, else `None`.
 fn gate_tmp_parent() -> Option<PathBuf> {
     let parent = PathBuf::from(GATE_TMP_PARENT);
@@ -790,10 +920,12 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             eprintln!("mutants: {s}");
         }
     };
+    let caller_target = caller_target_dir(&opts.workspace);
     say(format!(
-        "scratch copy {}, target directory {} (CARGO_TARGET_DIR does not move it: the scratch build never shares the caller's target directory)",
+        "scratch copy {}, its own target directory {} (never the caller's {}: a mutant must not land there)",
         scratch.work.display(),
-        scratch.target.display()
+        scratch.target.display(),
+        caller_target.display()
     ));
     say(match &scratch.tmp {
         Some(t) => format!(
@@ -814,6 +946,16 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             .to_string();
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
         parsed.push((rel, parse(f, &text)));
+    }
+    let t_seed = Instant::now();
+    match seed_dependencies(&opts.workspace, &caller_target, &scratch.target)? {
+        (0, _) => {}
+        (units, bytes) => say(format!(
+            "seeded {units} dependency units ({} MB) from {} in {}",
+            bytes / 1_000_000,
+            caller_target.join("debug").display(),
+            secs(t_seed.elapsed().as_millis() as u64)
+        )),
     }
     say(format!(
         "building the unmutated workspace in {} into {} (a cold build takes several minutes)",
@@ -1176,6 +1318,49 @@ mod tests {
                 "g02-b.diff"
             ]
         );
+    }
+
+    #[test]
+    fn a_unit_hash_is_read_from_deps_and_build_paths_only() {
+        let debug = Path::new("/t/debug");
+        let at = |p: &str| unit_hash(debug, &debug.join(p));
+        assert_eq!(
+            at("deps/libtokio-c457ceb72c8bfb5d.rlib").as_deref(),
+            Some("c457ceb72c8bfb5d")
+        );
+        assert_eq!(
+            at("build/libsqlite3-sys-a72067a872936cea/out").as_deref(),
+            Some("a72067a872936cea")
+        );
+        assert_eq!(at("memoria-harness"), None);
+        assert_eq!(at("deps/libx-nothex0000000000.rlib"), None);
+        assert_eq!(
+            unit_hash(
+                debug,
+                Path::new("/elsewhere/deps/liba-c457ceb72c8bfb5d.rlib")
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_copied_tree_keeps_each_file_modification_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = dir.path().join("from");
+        std::fs::create_dir_all(from.join("out")).unwrap();
+        std::fs::write(from.join("out").join("a"), b"abc").unwrap();
+        let old = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+        std::fs::File::options()
+            .write(true)
+            .open(from.join("out").join("a"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let to = dir.path().join("to");
+        assert_eq!(copy_tree(&from, &to).unwrap(), 3);
+        let copied = to.join("out").join("a");
+        assert_eq!(std::fs::read(&copied).unwrap(), b"abc");
+        assert_eq!(std::fs::metadata(&copied).unwrap().modified().unwrap(), old);
     }
 
     #[test]
