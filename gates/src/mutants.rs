@@ -659,6 +659,9 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<u64> {
 /// links, so no scratch build can write into the caller's files. Returns the
 /// units and bytes copied; nothing if the scratch is warm, or the caller's
 /// build fails or lists nothing (the cold build then compiles everything).
+///
+/// # Errors
+/// A copy that fails; [`run`] then empties the scratch target and starts cold.
 fn seed_dependencies(workspace: &Path, from: &Path, to: &Path) -> Result<(usize, u64), String> {
     let (src, dst) = (from.join("debug"), to.join("debug"));
     if dst.join(".fingerprint").is_dir() || !src.is_dir() {
@@ -704,6 +707,8 @@ fn seed_dependencies(workspace: &Path, from: &Path, to: &Path) -> Result<(usize,
         let Ok(entries) = std::fs::read_dir(src.join(dir)) else {
             continue;
         };
+        std::fs::create_dir_all(dst.join(dir))
+            .map_err(|err| format!("{}: {err}", dst.join(dir).display()))?;
         for e in entries.filter_map(Result::ok) {
             let name = e.file_name();
             let name = name.to_string_lossy();
@@ -948,14 +953,21 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
         parsed.push((rel, parse(f, &text)));
     }
     let t_seed = Instant::now();
-    match seed_dependencies(&opts.workspace, &caller_target, &scratch.target)? {
-        (0, _) => {}
-        (units, bytes) => say(format!(
+    match seed_dependencies(&opts.workspace, &caller_target, &scratch.target) {
+        Ok((0, _)) => {}
+        Ok((units, bytes)) => say(format!(
             "seeded {units} dependency units ({} MB) from {} in {}",
             bytes / 1_000_000,
             caller_target.join("debug").display(),
             secs(t_seed.elapsed().as_millis() as u64)
         )),
+        Err(e) => {
+            // A half-copied unit could look fresh: start the scratch cold instead.
+            let _ = std::fs::remove_dir_all(scratch.target.join("debug"));
+            say(format!(
+                "seeding failed ({e}); the cold build compiles everything"
+            ));
+        }
     }
     say(format!(
         "building the unmutated workspace in {} into {} (a cold build takes several minutes)",
