@@ -31,8 +31,22 @@
 //! [`run`] copies the workspace once into `target/mutants/work`, checks that
 //! the selected gates pass unmutated there (a gate already red kills
 //! nothing), then for each mutation applies the diff, builds the harness in
-//! one shared target directory (`target/mutants/target`, so rebuilds stay
-//! incremental), runs the named gate or case, and restores the touched files.
+//! one shared target directory (`target/mutants/target`), runs the named gate
+//! or case, and restores the touched files.
+//!
+//! One mutation costs one rebuild of the crates it touches and of those
+//! above them, a link, and a gate run, so the runner keeps each small:
+//! the scratch build is always incremental and carries no debug info
+//! ([`SCRATCH_BUILD_ENV`]), whatever the caller exported (CI exports
+//! `CARGO_INCREMENTAL=0`, which made every mutation a full rebuild of
+//! `memoria`, `memoria-simulator` and `memoria-gates`); mutations run grouped
+//! by the crates and files they touch, so consecutive ones rebuild the same
+//! crates; and gate runs keep their temporary directories on tmpfs
+//! ([`GATE_TMP_PARENT`]), where the reference's fsyncs cost nothing. A
+//! cold scratch target directory is first seeded with the dependency units
+//! the caller's own target directory holds for the harness, so the cold
+//! build compiles only the workspace's crates. `benches/RESULTS.md` records
+//! what each of these saved.
 //! Outcomes: `killed` (required), `survived`, `stale` (the diff no longer
 //! applies), `unviable` (it does not compile), `timeout`, or `invalid` (the
 //! header is incomplete, or the diff touches a gate or a mutation file).
@@ -50,6 +64,23 @@ use crate::report::{JunitCase, JunitSuite, junit};
 pub const MUTANT_RUN_TIMEOUT_S: u64 = 300;
 /// Wall-time limit for one build, in seconds (the first, cold build included).
 pub const MUTANT_BUILD_TIMEOUT_S: u64 = 1800;
+/// Environment of every scratch build, over the caller's. Incremental
+/// compilation, because each mutation rebuilds the same few workspace crates
+/// again (CI's `CARGO_INCREMENTAL=0` made that a full rebuild: 36 s against
+/// 7 s, `benches/RESULTS.md`); no debug info in the workspace's crates (the
+/// dependencies have none in the dev profile already), because nothing reads
+/// a mutant's backtrace and it halves the binary the linker writes.
+pub const SCRATCH_BUILD_ENV: &[(&str, &str)] =
+    &[("CARGO_INCREMENTAL", "1"), ("CARGO_PROFILE_DEV_DEBUG", "0")];
+/// Hex digits of the metadata hash cargo appends to a unit's file and
+/// directory names (`libtokio-c457ceb72c8bfb5d.rlib`): 64 bits.
+const UNIT_HASH_HEX_LEN: usize = 16;
+/// Where gate runs inside a mutation keep their temporary directories:
+/// Linux's tmpfs, so the reference's fsyncs return at once. On this VM's disk
+/// they made gates 7, 8 and 27 take 4 to 6 s against under 0.5 s here
+/// (`benches/RESULTS.md`). If it is not a writable directory, the system's
+/// temporary directory is used and the runner says so.
+pub const GATE_TMP_PARENT: &str = "/dev/shm";
 /// The `gate:` value of a conformance-kit mutation: it runs `conform --fake --strict`.
 pub const CONFORM_GATE: &str = "conform";
 /// The `gate:` value of a scenario mutation: it replays the `scenario:` file.
@@ -131,6 +162,10 @@ pub struct MutantReport {
     pub detail: String,
     /// Wall time in milliseconds, build included.
     pub time_ms: u64,
+    /// Of which the build, in milliseconds (0 if it never got that far).
+    pub build_ms: u64,
+    /// Of which the gate, kit or replay run, in milliseconds.
+    pub run_ms: u64,
 }
 
 /// The whole mutation run.
@@ -144,6 +179,8 @@ pub struct MutantsRun {
     pub summary: std::collections::BTreeMap<String, usize>,
     /// Wall time of the whole run in seconds.
     pub wall_s: u64,
+    /// Median wall time of one mutation in milliseconds, build and gate included.
+    pub median_ms: u64,
 }
 
 impl MutantsRun {
@@ -484,9 +521,13 @@ fn run_with_timeout(mut cmd: Command, limit: Duration) -> Result<(Ended, String)
     Ok((ended, format!("{out}\n{err}")))
 }
 
+/// The scratch copy, the target directory its builds share, and where gate
+/// runs keep their temporary directories.
 struct Scratch {
     work: PathBuf,
     target: PathBuf,
+    /// The parent of each gate run's `TMPDIR`; `None`: the system's.
+    tmp: Option<PathBuf>,
 }
 
 impl Scratch {
@@ -501,7 +542,8 @@ impl Scratch {
             "memoria-harness",
         ])
         .current_dir(&self.work)
-        .env("CARGO_TARGET_DIR", &self.target);
+        .env("CARGO_TARGET_DIR", &self.target)
+        .envs(SCRATCH_BUILD_ENV.iter().copied());
         match run_with_timeout(cmd, Duration::from_secs(MUTANT_BUILD_TIMEOUT_S))? {
             (Ended::Code(0), _) => Ok(()),
             (Ended::TimedOut, _) => Err("the build timed out".into()),
@@ -513,38 +555,226 @@ impl Scratch {
         }
     }
 
+    /// Runs the scratch harness with `args`, its temporary directories in a
+    /// fresh directory under [`Scratch::tmp`] that is removed afterwards,
+    /// whatever happened.
+    fn harness(&self, args: &[&str], limit: Duration) -> Result<(Ended, String), String> {
+        let mut cmd = Command::new(self.target.join("debug").join("memoria-harness"));
+        cmd.args(args).current_dir(&self.work);
+        let tmp = match &self.tmp {
+            Some(parent) => Some(
+                tempfile::Builder::new()
+                    .prefix("memoria-mutant-")
+                    .tempdir_in(parent)
+                    .map_err(|e| format!("a temporary directory in {}: {e}", parent.display()))?,
+            ),
+            None => None,
+        };
+        if let Some(t) = &tmp {
+            cmd.env("TMPDIR", t.path());
+        }
+        run_with_timeout(cmd, limit)
+    }
+
     fn gate(&self, selector: &str, seed: u64, limit: Duration) -> Result<(Ended, String), String> {
-        let mut cmd = Command::new(self.target.join("debug").join("memoria-harness"));
-        cmd.args([
-            "run",
-            selector,
-            "--seed",
-            &seed.to_string(),
-            "--format",
-            "json",
-        ])
-        .current_dir(&self.work);
-        run_with_timeout(cmd, limit)
+        let seed = seed.to_string();
+        self.harness(
+            &["run", selector, "--seed", &seed, "--format", "json"],
+            limit,
+        )
     }
-}
 
-impl Scratch {
     fn conform(&self, limit: Duration) -> Result<(Ended, String), String> {
-        let mut cmd = Command::new(self.target.join("debug").join("memoria-harness"));
-        cmd.args(["conform", "--fake", "--strict", "--format", "json"])
-            .current_dir(&self.work);
-        run_with_timeout(cmd, limit)
+        self.harness(
+            &["conform", "--fake", "--strict", "--format", "json"],
+            limit,
+        )
     }
-}
 
-impl Scratch {
     /// Replays one scenario file at the seed it records.
     fn replay(&self, file: &str, limit: Duration) -> Result<(Ended, String), String> {
-        let mut cmd = Command::new(self.target.join("debug").join("memoria-harness"));
-        cmd.args(["replay", file, "--format", "json"])
-            .current_dir(&self.work);
-        run_with_timeout(cmd, limit)
+        self.harness(&["replay", file, "--format", "json"], limit)
     }
+}
+
+/// The caller's own target directory: `CARGO_TARGET_DIR` (or
+/// `CARGO_BUILD_TARGET_DIR`) if set, else `<workspace>/target`.
+fn caller_target_dir(workspace: &Path) -> PathBuf {
+    let set = std::env::var_os("CARGO_TARGET_DIR")
+        .or_else(|| std::env::var_os("CARGO_BUILD_TARGET_DIR"))
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    match set {
+        Some(p) if p.is_absolute() => p,
+        Some(p) => std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p),
+        None => workspace.join("target"),
+    }
+}
+
+/// The metadata hash of the build unit that owns `path` inside a profile
+/// directory `debug`: `deps/libtokio-<hash>.rlib` or `build/<pkg>-<hash>/…`.
+fn unit_hash(debug: &Path, path: &Path) -> Option<String> {
+    let mut parts = path.strip_prefix(debug).ok()?.components();
+    let dir = parts.next()?.as_os_str().to_str()?;
+    let name = parts.next()?.as_os_str().to_str()?;
+    if dir != "deps" && dir != "build" {
+        return None;
+    }
+    let (_, hash) = name.split('.').next()?.rsplit_once('-')?;
+    (hash.len() == UNIT_HASH_HEX_LEN && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| hash.to_string())
+}
+
+/// Copies a file or a directory tree, keeping each file's modification time
+/// (cargo judges freshness partly by output mtimes). Returns the bytes copied.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<u64> {
+    let meta = std::fs::symlink_metadata(from)?;
+    if meta.is_dir() {
+        std::fs::create_dir_all(to)?;
+        let mut bytes = 0;
+        for e in std::fs::read_dir(from)? {
+            let e = e?;
+            bytes += copy_tree(&e.path(), &to.join(e.file_name()))?;
+        }
+        Ok(bytes)
+    } else if meta.is_file() {
+        let bytes = std::fs::copy(from, to)?;
+        std::fs::File::options()
+            .write(true)
+            .open(to)?
+            .set_modified(meta.modified()?)?;
+        Ok(bytes)
+    } else {
+        Ok(0)
+    }
+}
+
+/// Seeds a cold scratch target directory with the dependency units that the
+/// caller's target directory `from` already holds for the harness, so the
+/// first scratch build compiles only the workspace's own crates. The units
+/// are the ones `cargo build -p memoria-gates --bin memoria-harness` lists in
+/// the caller's workspace, minus the workspace's own (path) packages; their
+/// metadata hashes are the scratch build's too, because the scratch changes
+/// only the workspace crates' profile ([`SCRATCH_BUILD_ENV`]). Copies, never
+/// links, so no scratch build can write into the caller's files. Returns the
+/// units and bytes copied; nothing if the scratch is warm, or the caller's
+/// build fails or lists nothing (the cold build then compiles everything).
+///
+/// # Errors
+/// A copy that fails; [`run`] then empties the scratch target and starts cold.
+fn seed_dependencies(workspace: &Path, from: &Path, to: &Path) -> Result<(usize, u64), String> {
+    let (src, dst) = (from.join("debug"), to.join("debug"));
+    if dst.join(".fingerprint").is_dir() || !src.is_dir() {
+        return Ok((0, 0));
+    }
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args([
+        "build",
+        "--quiet",
+        "-p",
+        "memoria-gates",
+        "--bin",
+        "memoria-harness",
+        "--message-format=json",
+    ])
+    .current_dir(workspace)
+    .env("CARGO_TARGET_DIR", from);
+    let log = match run_with_timeout(cmd, Duration::from_secs(MUTANT_BUILD_TIMEOUT_S))? {
+        (Ended::Code(0), log) => log,
+        _ => return Ok((0, 0)),
+    };
+    let mut hashes = std::collections::BTreeSet::new();
+    for line in log.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if v["package_id"]
+            .as_str()
+            .is_none_or(|id| id.starts_with("path+"))
+        {
+            continue;
+        }
+        let paths = v["filenames"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f.as_str())
+            .chain(v["out_dir"].as_str());
+        hashes.extend(paths.filter_map(|p| unit_hash(&src, Path::new(p))));
+    }
+    let mut bytes = 0;
+    for dir in ["deps", "build", ".fingerprint"] {
+        let Ok(entries) = std::fs::read_dir(src.join(dir)) else {
+            continue;
+        };
+        std::fs::create_dir_all(dst.join(dir))
+            .map_err(|err| format!("{}: {err}", dst.join(dir).display()))?;
+        for e in entries.filter_map(Result::ok) {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let ours = name
+                .split('.')
+                .next()
+                .and_then(|stem| stem.rsplit_once('-'))
+                .is_some_and(|(_, h)| hashes.contains(h));
+            if ours {
+                bytes += copy_tree(&e.path(), &dst.join(dir).join(&*name))
+                    .map_err(|err| format!("seeding {dir}/{name}: {err}"))?;
+            }
+        }
+    }
+    Ok((hashes.len(), bytes))
+}
+
+/// [`GATE_TMP_PARENT`] if a directory can be made in it, else `None`.
+fn gate_tmp_parent() -> Option<PathBuf> {
+    let parent = PathBuf::from(GATE_TMP_PARENT);
+    tempfile::Builder::new()
+        .prefix("memoria-mutant-probe-")
+        .tempdir_in(&parent)
+        .ok()
+        .map(|_| parent)
+}
+
+/// Groups mutations so that consecutive ones rebuild the same crates: by the
+/// top-level folders (crates) they touch, then by the files, then by name.
+/// A restored file is newer than the last build, so the build after a
+/// mutation of `simulator/` that follows one of `reference/` rebuilds
+/// `memoria` too.
+fn run_order(parsed: &[(String, Result<Mutation, String>)]) -> Vec<usize> {
+    let key = |i: usize| {
+        let touches = parsed[i]
+            .1
+            .as_ref()
+            .map(|m| m.touches.clone())
+            .unwrap_or_default();
+        let mut crates: Vec<String> = touches
+            .iter()
+            .map(|t| t.split('/').next().unwrap_or_default().to_string())
+            .collect();
+        crates.sort();
+        crates.dedup();
+        let mut files = touches;
+        files.sort();
+        (crates, files, parsed[i].0.clone())
+    };
+    let mut order: Vec<usize> = (0..parsed.len()).collect();
+    order.sort_by_cached_key(|&i| key(i));
+    order
+}
+
+/// The median of `ms`, 0 for none.
+fn median_ms(mut ms: Vec<u64>) -> u64 {
+    ms.sort_unstable();
+    match ms.len() {
+        0 => 0,
+        n if n % 2 == 1 => ms[n / 2],
+        n => (ms[n / 2 - 1] + ms[n / 2]) / 2,
+    }
+}
+
+fn secs(ms: u64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
 }
 
 /// The failed checks a `replay --format json` run reported, one line; a
@@ -675,7 +905,8 @@ fn failed_cases(json_and_log: &str) -> String {
     }
 }
 
-/// Runs every mutation in `opts.files`.
+/// Runs every mutation in `opts.files`, in [`run_order`]; the report lists
+/// them in the order given.
 ///
 /// # Errors
 /// A message if the scratch copy cannot be made, the unmutated build fails,
@@ -683,15 +914,33 @@ fn failed_cases(json_and_log: &str) -> String {
 pub fn run(opts: &Options) -> Result<MutantsRun, String> {
     let began = Instant::now();
     let root = opts.workspace.join("target").join("mutants");
+    let tmp = gate_tmp_parent();
     let scratch = Scratch {
         work: root.join("work"),
         target: root.join("target"),
+        tmp,
     };
     let say = |s: String| {
         if opts.progress {
             eprintln!("mutants: {s}");
         }
     };
+    let caller_target = caller_target_dir(&opts.workspace);
+    say(format!(
+        "scratch copy {}, its own target directory {} (never the caller's {}: a mutant must not land there)",
+        scratch.work.display(),
+        scratch.target.display(),
+        caller_target.display()
+    ));
+    say(match &scratch.tmp {
+        Some(t) => format!(
+            "gate runs keep their temporary directories in {}",
+            t.display()
+        ),
+        None => format!(
+            "{GATE_TMP_PARENT} is not writable: gate runs use the system's temporary directory, and every fsync reaches the disk"
+        ),
+    });
     copy_workspace(&opts.workspace, &scratch.work)?;
     let mut parsed = Vec::new();
     for f in &opts.files {
@@ -703,10 +952,36 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
         parsed.push((rel, parse(f, &text)));
     }
-    say("building the unmutated workspace".into());
+    let t_seed = Instant::now();
+    match seed_dependencies(&opts.workspace, &caller_target, &scratch.target) {
+        Ok((0, _)) => {}
+        Ok((units, bytes)) => say(format!(
+            "seeded {units} dependency units ({} MB) from {} in {}",
+            bytes / 1_000_000,
+            caller_target.join("debug").display(),
+            secs(t_seed.elapsed().as_millis() as u64)
+        )),
+        Err(e) => {
+            // A half-copied unit could look fresh: start the scratch cold instead.
+            let _ = std::fs::remove_dir_all(scratch.target.join("debug"));
+            say(format!(
+                "seeding failed ({e}); the cold build compiles everything"
+            ));
+        }
+    }
+    say(format!(
+        "building the unmutated workspace in {} into {} (a cold build takes several minutes)",
+        scratch.work.display(),
+        scratch.target.display()
+    ));
+    let t_build = Instant::now();
     scratch
         .build()
         .map_err(|e| format!("the unmutated workspace does not build: {e}"))?;
+    say(format!(
+        "built in {}",
+        secs(t_build.elapsed().as_millis() as u64)
+    ));
     let mut baseline: Vec<String> = parsed
         .iter()
         .filter_map(|(_, m)| m.as_ref().ok())
@@ -770,31 +1045,53 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             }
         }
     }
-    let mut reports = Vec::new();
-    for (rel, m) in parsed {
+    let order = run_order(&parsed);
+    let total = order.len();
+    let mut slots: Vec<Option<(String, Result<Mutation, String>)>> =
+        parsed.into_iter().map(Some).collect();
+    let mut reports: Vec<(usize, MutantReport)> = Vec::new();
+    for (n, i) in order.into_iter().enumerate() {
+        let (rel, m) = slots[i].take().expect("each mutation runs once");
+        let n = n + 1;
         let t0 = Instant::now();
         let m = match m {
             Ok(m) => m,
             Err(why) => {
-                reports.push(MutantReport {
-                    file: rel,
-                    gate: String::new(),
-                    case: None,
-                    author: None,
-                    breaks: String::new(),
-                    status: Outcome::Invalid,
-                    detail: why,
-                    time_ms: 0,
-                });
+                if opts.progress {
+                    eprintln!("[{n}/{total}] {rel}: invalid: {why}");
+                }
+                reports.push((
+                    i,
+                    MutantReport {
+                        file: rel,
+                        gate: String::new(),
+                        case: None,
+                        author: None,
+                        breaks: String::new(),
+                        status: Outcome::Invalid,
+                        detail: why,
+                        time_ms: 0,
+                        build_ms: 0,
+                        run_ms: 0,
+                    },
+                ));
                 continue;
             }
         };
-        say(format!("{rel}: {}", m.breaks));
+        if opts.progress {
+            eprintln!("[{n}/{total}] {rel}: {}", m.breaks);
+        }
+        let mut build_ms = 0;
+        let mut run_ms = 0;
         let (status, detail) = if let Err(e) = git_apply(&scratch.work, &m.diff, &["--check"]) {
             (Outcome::Stale, format!("the diff no longer applies: {e}"))
         } else {
             git_apply(&scratch.work, &m.diff, &[])?;
-            let verdict = match scratch.build() {
+            let t_build = Instant::now();
+            let built = scratch.build();
+            build_ms = t_build.elapsed().as_millis() as u64;
+            let t_run = Instant::now();
+            let verdict = match built {
                 Err(e) => (Outcome::Unviable, e),
                 Ok(()) if m.gate == CONFORM_GATE => {
                     let (ended, log) = scratch.conform(opts.run_timeout)?;
@@ -830,6 +1127,9 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
                     }
                 }
             };
+            if status_ran(&verdict.0) {
+                run_ms = t_run.elapsed().as_millis() as u64;
+            }
             // Restore the touched files from the workspace, whatever happened.
             for t in &m.touches {
                 let from = opts.workspace.join(t);
@@ -842,33 +1142,66 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             }
             verdict
         };
-        say(format!("{rel}: {status:?}"));
-        reports.push(MutantReport {
-            file: rel,
-            gate: m.gate,
-            case: m
-                .case
-                .or_else(|| (!m.conform.is_empty()).then(|| m.conform.join(" ")))
-                .or(m.scenario),
-            author: Some(m.author),
-            breaks: m.breaks,
-            status,
-            detail,
-            time_ms: t0.elapsed().as_millis() as u64,
-        });
+        let time_ms = t0.elapsed().as_millis() as u64;
+        if opts.progress {
+            eprintln!(
+                "[{n}/{total}] {}: {} in {} (build {}, run {})",
+                rel,
+                format!("{status:?}").to_lowercase(),
+                secs(time_ms),
+                secs(build_ms),
+                secs(run_ms)
+            );
+        }
+        reports.push((
+            i,
+            MutantReport {
+                file: rel,
+                gate: m.gate,
+                case: m
+                    .case
+                    .or_else(|| (!m.conform.is_empty()).then(|| m.conform.join(" ")))
+                    .or(m.scenario),
+                author: Some(m.author),
+                breaks: m.breaks,
+                status,
+                detail,
+                time_ms,
+                build_ms,
+                run_ms,
+            },
+        ));
     }
+    reports.sort_by_key(|(i, _)| *i);
+    let reports: Vec<MutantReport> = reports.into_iter().map(|(_, r)| r).collect();
     let mut summary = std::collections::BTreeMap::new();
     for r in &reports {
         *summary
             .entry(format!("{:?}", r.status).to_lowercase())
             .or_insert(0) += 1;
     }
+    let ran: Vec<&MutantReport> = reports.iter().filter(|r| r.build_ms > 0).collect();
+    let median = median_ms(ran.iter().map(|r| r.time_ms).collect());
+    say(format!(
+        "{} mutations in {} s; per mutation median {} (build {}, run {})",
+        reports.len(),
+        began.elapsed().as_secs(),
+        secs(median),
+        secs(median_ms(ran.iter().map(|r| r.build_ms).collect())),
+        secs(median_ms(ran.iter().map(|r| r.run_ms).collect())),
+    ));
     Ok(MutantsRun {
         seed: opts.seed,
         mutants: reports,
         summary,
         wall_s: began.elapsed().as_secs(),
+        median_ms: median,
     })
+}
+
+/// False for the outcomes that ran no gate (the build failed).
+fn status_ran(o: &Outcome) -> bool {
+    *o != Outcome::Unviable
 }
 
 #[cfg(test)]
@@ -965,6 +1298,88 @@ mod tests {
         let touches_scenario =
             s.replace("reference/src/store.rs", "scenarios/partial-restore.toml");
         assert!(parse(Path::new("x"), &touches_scenario).is_err());
+    }
+
+    #[test]
+    fn mutations_of_the_same_crate_run_one_after_another() {
+        let touching = |name: &str, path: &str| {
+            let text = GOOD.replace("reference/src/store.rs", path);
+            (name.to_string(), parse(Path::new(name), &text))
+        };
+        let parsed = vec![
+            touching("g01-a.diff", "reference/src/store.rs"),
+            touching("g02-b.diff", "simulator/src/fake/model.rs"),
+            touching("g03-c.diff", "reference/src/seal.rs"),
+            (
+                "g04-bad.diff".to_string(),
+                Err("no `gate:` line".to_string()),
+            ),
+            touching("g05-d.diff", "reference/src/store.rs"),
+        ];
+        let names: Vec<&str> = run_order(&parsed)
+            .into_iter()
+            .map(|i| parsed[i].0.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "g04-bad.diff",
+                "g03-c.diff",
+                "g01-a.diff",
+                "g05-d.diff",
+                "g02-b.diff"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_unit_hash_is_read_from_deps_and_build_paths_only() {
+        let debug = Path::new("/t/debug");
+        let at = |p: &str| unit_hash(debug, &debug.join(p));
+        assert_eq!(
+            at("deps/libtokio-c457ceb72c8bfb5d.rlib").as_deref(),
+            Some("c457ceb72c8bfb5d")
+        );
+        assert_eq!(
+            at("build/libsqlite3-sys-a72067a872936cea/out").as_deref(),
+            Some("a72067a872936cea")
+        );
+        assert_eq!(at("memoria-harness"), None);
+        assert_eq!(at("deps/libx-nothex0000000000.rlib"), None);
+        assert_eq!(
+            unit_hash(
+                debug,
+                Path::new("/elsewhere/deps/liba-c457ceb72c8bfb5d.rlib")
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_copied_tree_keeps_each_file_modification_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = dir.path().join("from");
+        std::fs::create_dir_all(from.join("out")).unwrap();
+        std::fs::write(from.join("out").join("a"), b"abc").unwrap();
+        let old = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+        std::fs::File::options()
+            .write(true)
+            .open(from.join("out").join("a"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let to = dir.path().join("to");
+        assert_eq!(copy_tree(&from, &to).unwrap(), 3);
+        let copied = to.join("out").join("a");
+        assert_eq!(std::fs::read(&copied).unwrap(), b"abc");
+        assert_eq!(std::fs::metadata(&copied).unwrap().modified().unwrap(), old);
+    }
+
+    #[test]
+    fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
+        assert_eq!(median_ms(vec![]), 0);
+        assert_eq!(median_ms(vec![9, 1, 5]), 5);
+        assert_eq!(median_ms(vec![9, 1, 5, 3]), 4);
     }
 
     #[test]
