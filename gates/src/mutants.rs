@@ -422,12 +422,14 @@ fn copy_workspace(src: &Path, dst: &Path) -> Result<(), String> {
             return Err("git init in the scratch copy failed".into());
         }
     }
+    let mut kept = std::collections::BTreeSet::new();
     for rel in out.stdout.split(|b| *b == 0).filter(|p| !p.is_empty()) {
         let rel = String::from_utf8_lossy(rel).into_owned();
         let from = src.join(&rel);
         if !from.is_file() {
             continue; // deleted in the work tree
         }
+        kept.insert(rel.clone());
         let to = dst.join(&rel);
         if let Some(p) = to.parent() {
             std::fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
@@ -435,6 +437,25 @@ fn copy_workspace(src: &Path, dst: &Path) -> Result<(), String> {
         let same = std::fs::read(&to).ok() == std::fs::read(&from).ok();
         if !same {
             std::fs::copy(&from, &to).map_err(|e| format!("{rel}: {e}"))?;
+        }
+    }
+    // A file the workspace no longer has (moved, deleted since the last
+    // run) must not linger in the scratch: a stale `web.rs` beside a new
+    // `web/mod.rs` does not build.
+    for entry in walkdir::WalkDir::new(dst)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || (e.file_name() != ".git" && e.file_name() != "target"))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+    {
+        let rel = entry
+            .path()
+            .strip_prefix(dst)
+            .unwrap_or(entry.path())
+            .to_string_lossy()
+            .into_owned();
+        if !kept.contains(&rel) {
+            std::fs::remove_file(entry.path()).map_err(|e| format!("removing {rel}: {e}"))?;
         }
     }
     Ok(())
@@ -1130,16 +1151,12 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             if status_ran(&verdict.0) {
                 run_ms = t_run.elapsed().as_millis() as u64;
             }
-            // Restore the touched files from the workspace, whatever happened.
-            for t in &m.touches {
-                let from = opts.workspace.join(t);
-                let to = scratch.work.join(t);
-                if from.is_file() {
-                    std::fs::copy(&from, &to).map_err(|e| format!("restoring {t}: {e}"))?;
-                } else {
-                    let _ = std::fs::remove_file(&to);
-                }
-            }
+            // Undo the diff in the scratch, whatever happened. Never copy
+            // back from the workspace: it may have changed since the
+            // scratch was made (an engineer editing while the run goes on),
+            // and every later mutation would then meet a mixed tree.
+            git_apply(&scratch.work, &m.diff, &["-R"])
+                .map_err(|e| format!("undoing {rel} in the scratch copy: {e}"))?;
             verdict
         };
         let time_ms = t0.elapsed().as_millis() as u64;

@@ -105,9 +105,11 @@ fn other_team_never_dialled(ctx: &mut Ctx) -> Result<(), Failure> {
     refused.configure_extra_url(&format!("http://{beta}:{SIBLING_PORT}"));
     let outcome = refused.run(|_m| async { Ok(()) });
     ensure(
-        outcome
-            .as_ref()
-            .is_err_and(|e| e.message.contains("another team")),
+        outcome.as_ref().is_err_and(|e| {
+            e.refused
+                .as_ref()
+                .is_some_and(|r| r.refusal == memoria::HostRefusal::OtherTeam)
+        }),
         "memoria configured with another team's host refuses to start its client",
         format!("{outcome:?}"),
     )?;
