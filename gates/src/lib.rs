@@ -229,17 +229,64 @@ pub fn run_case(case: &Case, seed: u64) -> Status {
     }
 }
 
-/// Runs the case `id` and panics with expected/actual and the replay command
-/// if it fails. This is what `tests/gates.rs` calls, one test per case.
+/// The command that replays case `id` under `seed` from the CLI.
+pub fn replay_command(id: &str, seed: u64) -> String {
+    format!("cargo run -p memoria-gates --bin memoria-harness -- run {id} --seed {seed}")
+}
+
+/// Runs the case `id` under `seed`: what `tests/gates.rs` runs as one trial.
+///
+/// # Errors
+/// A report naming the case, the seed, expected and actual, and the
+/// [`replay_command`], if the case is unknown or fails.
+pub fn check_case(id: &str, seed: u64) -> Result<(), String> {
+    let (_, case) = case(id).ok_or_else(|| format!("no case {id} is registered"))?;
+    match run_case(case, seed) {
+        Status::Pass => Ok(()),
+        Status::Fail(f) => Err(format!(
+            "gate case {id} failed (seed {seed})\n  {f}\nreplay: {}",
+            replay_command(id, seed)
+        )),
+    }
+}
+
+/// Runs the case `id` under the seed from [`support::SEED_ENV`] (else a
+/// random one) and panics with [`check_case`]'s report if it fails.
 ///
 /// # Panics
 /// If the case is unknown or fails.
 pub fn assert_case(id: &str) {
-    let seed = support::seed_from_env();
-    let (_, case) = case(id).unwrap_or_else(|| panic!("no case {id} is registered"));
-    if let Status::Fail(f) = run_case(case, seed) {
-        panic!(
-            "gate case {id} failed (seed {seed})\n  {f}\nreplay: cargo run -p memoria-gates --bin memoria-harness -- run {id} --seed {seed}"
-        );
+    if let Err(report) = check_case(id, support::seed_from_env()) {
+        panic!("{report}");
+    }
+}
+
+/// Whether a `cargo test --test gates` filter picks the case `id`: the
+/// filter must occur in the id at its start or right after a `/` or `-`, so
+/// `6/` picks gate 6 and not 26, and `document-page` picks every case whose
+/// slug has those words. (libtest's own substring match cannot tell `6/`
+/// from `26/`.)
+pub fn filter_picks(filter: &str, id: &str) -> bool {
+    id.match_indices(filter)
+        .any(|(at, _)| at == 0 || id[..at].ends_with(['/', '-']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::filter_picks;
+
+    #[test]
+    fn a_gate_filter_picks_its_own_cases_and_not_a_longer_gate_id_ending_in_it() {
+        assert!(filter_picks("6/", "6/document-page-values"));
+        assert!(!filter_picks("6/", "26/sha256-absent-at-rest"));
+        assert!(!filter_picks("6/", "16/anything"));
+    }
+
+    #[test]
+    fn a_word_filter_picks_cases_whose_slug_has_the_word_and_not_inside_another_word() {
+        assert!(filter_picks("document-page", "6/document-page-values"));
+        assert!(filter_picks("values", "6/five-values"));
+        assert!(filter_picks("sha256", "26/sha256-absent-at-rest"));
+        assert!(!filter_picks("256", "26/sha256-absent-at-rest"));
     }
 }

@@ -35,32 +35,6 @@ fn every_rust_file_in_the_workspace_starts_with_a_module_doc_comment() {
     );
 }
 
-#[test]
-fn every_registered_gate_case_has_its_own_cargo_test_and_every_test_names_a_real_case() {
-    let tests = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gates.rs"),
-    )
-    .expect("tests/gates.rs reads");
-    let mut listed = std::collections::BTreeSet::new();
-    // Every string literal in the file: the odd pieces between quotes.
-    for (i, piece) in tests.split('"').enumerate() {
-        if i % 2 == 1 && piece.contains('/') && !piece.contains(' ') {
-            listed.insert(piece.to_string());
-        }
-    }
-    let registered: std::collections::BTreeSet<String> = memoria_gates::registry()
-        .iter()
-        .flat_map(|g| g.cases.iter().map(|c| c.id.to_string()))
-        .collect();
-    assert!(!registered.is_empty(), "the registry holds no case");
-    let untested: Vec<&String> = registered.difference(&listed).collect();
-    let unknown: Vec<&String> = listed.difference(&registered).collect();
-    assert!(
-        untested.is_empty() && unknown.is_empty(),
-        "cases without a test: {untested:?}; tests naming no case: {unknown:?}"
-    );
-}
-
 /// The S2 calls (`check`, `check_all` on the sibling client) in one file of
 /// `reference/src`, as `(method, line)`.
 fn s2_calls(text: &str) -> Vec<(String, usize)> {
