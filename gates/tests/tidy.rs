@@ -1,4 +1,4 @@
-//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line.
+//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every gate has recorded mutations (an adversary's among them), and S2 is called on one path.
 
 use std::path::Path;
 
@@ -32,6 +32,65 @@ fn every_rust_file_in_the_workspace_starts_with_a_module_doc_comment() {
     assert!(
         missing.is_empty(),
         "files without a leading //! line: {missing:?}"
+    );
+}
+
+/// Recorded mutations every registered gate needs at least: a gate is only
+/// a gate once it has been seen to fail, and one mutation can be luck.
+const MUTATIONS_PER_GATE_MIN: usize = 2;
+
+#[test]
+fn every_registered_gate_has_two_recorded_mutations_and_one_by_an_adversary() {
+    use memoria_gates::mutants::{self, Author};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mutants");
+    let files = mutants::discover(&dir);
+    let mut unparsed = vec![];
+    // gate id -> (mutations, adversary mutations)
+    let mut counts = std::collections::BTreeMap::<String, (usize, usize)>::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        match mutants::parse(f, &text) {
+            Ok(m) => {
+                let c = counts.entry(m.gate).or_default();
+                c.0 += 1;
+                c.1 += usize::from(m.author == Author::Adversary);
+            }
+            Err(e) => unparsed.push(format!("{}: {e}", f.display())),
+        }
+    }
+    let registry = memoria_gates::registry();
+    // The presence that makes a shortfall mean something: the registry and
+    // the recorded mutations were both found, and the headers were read.
+    assert!(
+        registry.len() >= 16,
+        "the registry holds {} gates",
+        registry.len()
+    );
+    assert!(
+        files.len() >= 50,
+        "found {} mutations in {}",
+        files.len(),
+        dir.display()
+    );
+    assert!(
+        unparsed.is_empty(),
+        "mutation headers that do not parse: {unparsed:#?}"
+    );
+    let short: Vec<String> = registry
+        .iter()
+        .filter_map(|g| {
+            let (all, adversary) = counts.get(g.id).copied().unwrap_or_default();
+            (all < MUTATIONS_PER_GATE_MIN || adversary == 0).then(|| {
+                format!(
+                    "gate {}: {all} mutations, {adversary} by an adversary",
+                    g.id
+                )
+            })
+        })
+        .collect();
+    assert!(
+        short.is_empty(),
+        "gates short of {MUTATIONS_PER_GATE_MIN} recorded mutations with one `author: adversary`: {short:#?}"
     );
 }
 
