@@ -24,7 +24,7 @@
 //! failure prints the seed and the exact replay command.
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use memoria_gates::{check_case, filter_picks, registry, support::seed_from_env};
+use memoria_gates::{check_case, filter_picks, registry, seed_from_env};
 
 fn main() {
     let mut args = Arguments::from_args();

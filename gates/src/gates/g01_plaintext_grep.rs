@@ -22,7 +22,7 @@ use memoria::instance::{Instance, InstanceConfig};
 use memoria::seal::Sealer;
 use memoria::store::{DB_FILE_NAME, NewDocument};
 
-use crate::support::{dek, grep_dir, listing};
+use crate::rigs::support::{dek, grep_dir, listing};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Files allowed to hold plaintext content. Starts empty (§10 gate 1) and stays so.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use memoria::clock::FixedClock;
 use memoria::testkit::TestApp;
 
-use crate::support::{CapturedLogs, block_on, dek, write_file};
+use crate::rigs::support::{CapturedLogs, block_on, dek, write_file};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 const OWNER: &str = "ana@example.org";

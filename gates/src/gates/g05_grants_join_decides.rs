@@ -14,7 +14,7 @@ use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::{CallDetail, CallKind};
 use memoria_simulator::world::{OWNERS, SiblingSpec, World};
 
-use crate::sim::{check, run_world, stock, tagged_body, withheld_lines};
+use crate::rigs::sim::{check, run_world, stock, tagged_body, withheld_lines};
 use crate::{Case, Ctx, Failure, Gate};
 
 /// Gate 5.

@@ -38,7 +38,7 @@ use memoria_simulator::fake_connector::{
 };
 use memoria_simulator::world::OWNERS;
 
-use crate::sim::{check, fail};
+use crate::rigs::sim::{check, fail};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Gate 7.

@@ -30,8 +30,8 @@ use memoria_simulator::fake::{
     Trace,
 };
 
-use crate::sim::{tagged_body, withheld_lines};
-use crate::support::{block_on, dek};
+use crate::rigs::sim::{tagged_body, withheld_lines};
+use crate::rigs::support::{block_on, dek};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Gate 8.

@@ -26,7 +26,7 @@ use memoria::snapshot::{self, BACKUP_RETENTION_WINDOW_S};
 use memoria::store::{DB_FILE_NAME, NewDocument};
 use memoria::tombstone::TombstoneLog;
 
-use crate::support::dek;
+use crate::rigs::support::dek;
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// The one owner every case searches as.

@@ -21,7 +21,7 @@ use memoria_simulator::fake::trace::CallKind;
 use memoria_simulator::net::TurmoilDialer;
 use memoria_simulator::world::{OWNERS, SIBLING_PORT, SiblingSpec, TEAM, World};
 
-use crate::sim::{check, run_world, tagged_body, withheld_lines};
+use crate::rigs::sim::{check, run_world, tagged_body, withheld_lines};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Gate 11.

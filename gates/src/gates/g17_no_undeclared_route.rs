@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use memoria::web::DECLARED_ROUTES;
 use syn::visit::Visit;
 
-use crate::support::{block_on, dek};
+use crate::rigs::support::{block_on, dek};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// The reference crate's source directory, as compiled into this gate.

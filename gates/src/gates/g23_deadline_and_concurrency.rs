@@ -15,7 +15,7 @@ use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::CallKind;
 use memoria_simulator::world::{OWNERS, SiblingSpec, World};
 
-use crate::sim::{check, run_world, tagged_body, withheld_lines};
+use crate::rigs::sim::{check, run_world, tagged_body, withheld_lines};
 use crate::{Case, Ctx, Failure, Gate};
 
 /// The deadline half's bound on rendering the page, in simulated ms (§10 gate 23).

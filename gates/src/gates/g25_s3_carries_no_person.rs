@@ -18,7 +18,7 @@ use memoria_simulator::fake::trace::{CallDetail, CallKind};
 use memoria_simulator::net::TurmoilDialer;
 use memoria_simulator::world::{MEMORIA_CONSUMER, OWNERS, SIBLING_PORT, SiblingSpec, World};
 
-use crate::sim::{check, run_world, tagged_body, withheld_lines};
+use crate::rigs::sim::{check, run_world, tagged_body, withheld_lines};
 use crate::{Case, Ctx, Failure, Gate};
 
 /// Gate 25.

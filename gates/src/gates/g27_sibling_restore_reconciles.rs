@@ -27,7 +27,7 @@ use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::{CallDetail, CallKind, Trace};
 use memoria_simulator::world::{Memoria, OWNERS, SiblingSpec, World};
 
-use crate::sim::{check, run_world, withheld_lines};
+use crate::rigs::sim::{check, run_world, withheld_lines};
 use crate::{Case, Ctx, Failure, Gate};
 
 /// Sheets chunks in the fixture (§10 gate 27), one per item.

@@ -15,7 +15,7 @@ use memoria::egress::EgressMode;
 use memoria::testkit::{TestApp, TestResponse};
 use memoria::web::{DECLARED_ROUTES, FOOTER_EXEMPT, FooterRule};
 
-use crate::support::{block_on, dek};
+use crate::rigs::support::{block_on, dek};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 const OWNER: &str = "ana@example.org";
