@@ -15,6 +15,7 @@ use memoria::egress::EgressMode;
 use memoria::testkit::{TestApp, TestResponse};
 use memoria::web::{DECLARED_ROUTES, FOOTER_EXEMPT, FooterRule};
 
+use crate::rigs::page::Page;
 use crate::rigs::support::{block_on, dek};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
@@ -134,12 +135,9 @@ fn squash(s: &str) -> String {
 /// Why the footer would not be seen, if it would not: a stylesheet rule or an
 /// inline style hiding `footer` or `.egress`, or a `hidden` attribute.
 fn hidden_by_style(body: &str) -> Option<String> {
-    let mut rest = body;
-    while let Some(at) = rest.find("<style") {
-        let after = &rest[at..];
-        let Some(open) = after.find('>') else { break };
-        let end = after.find("</style>").unwrap_or(after.len());
-        for rule in after[open + 1..end].split('}') {
+    let page = Page::parse(body);
+    for sheet in page.styles() {
+        for rule in sheet.split('}') {
             let Some((selector, decls)) = rule.split_once('{') else {
                 continue;
             };
@@ -150,19 +148,16 @@ fn hidden_by_style(body: &str) -> Option<String> {
                 return Some(format!("the rule `{}` sets {h}", selector.trim()));
             }
         }
-        if end == after.len() {
-            break;
-        }
-        rest = &after[end..];
     }
-    for tag in ["<footer", "<p class=\"egress\""] {
-        if let Some(at) = body.find(tag) {
-            let t = &body[at..];
-            let t = &t[..t.find('>').unwrap_or(t.len())];
-            let st = squash(t);
-            if t.contains(" hidden") || HIDING.iter().any(|h| st.contains(h)) {
-                return Some(format!("the tag `{t}>` hides itself"));
-            }
+    for tag in page.tags("footer, p.egress") {
+        // A `hidden` attribute, a `hidden` word in a value (a class), or an inline style.
+        let hides_itself = tag.attrs.iter().any(|(name, value)| {
+            name == "hidden"
+                || value.split_whitespace().any(|w| w == "hidden")
+                || HIDING.iter().any(|h| squash(value).contains(h))
+        });
+        if hides_itself {
+            return Some(format!("the tag `{tag}` hides itself"));
         }
     }
     None
