@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use memoria::breaker::{S2Tally, S3_BREAKER_FETCHES_MIN, S3Tally};
 use memoria::clock::Clock as MemoriaClock;
@@ -30,6 +30,7 @@ use memoria_simulator::fake::{
     Trace,
 };
 
+use crate::rigs::clock::HandClock;
 use crate::rigs::page::Page;
 use crate::rigs::sim::tagged_body;
 use crate::rigs::support::{block_on, dek};
@@ -159,16 +160,6 @@ const NO_ANOMALY: &str = "Refusal breaker: no refusal anomaly.";
 const FIRED: &str = "Refusal breaker: fired.";
 const CANNOT: &str = "Refusal breaker: cannot determine.";
 
-/// A memoria clock the gate moves by hand, in Unix seconds.
-#[derive(Debug, Clone)]
-struct HandClock(Arc<AtomicI64>);
-
-impl MemoriaClock for HandClock {
-    fn now_unix_s(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
 /// Dials a fake's router over an in-memory duplex stream. While `s3_down`
 /// is set, every S3 fetch is answered 503 in front of the fake (an S3-only
 /// outage: the feed still answers), and every other call goes through.
@@ -259,7 +250,7 @@ async fn s3_down_in_front(mut server: tokio::io::DuplexStream, fake: FakeSibling
 struct Rig {
     dir: std::path::PathBuf,
     dek: Dek,
-    clock: Arc<AtomicI64>,
+    clock: HandClock,
     fake: FakeSibling,
     s3_down: Arc<AtomicBool>,
     app: Option<TestApp>,
@@ -300,7 +291,7 @@ impl Rig {
         let mut rig = Rig {
             dir: ctx.dir(name),
             dek: dek(ctx.rng()),
-            clock: Arc::new(AtomicI64::new(TODAY_S)),
+            clock: HandClock::at(TODAY_S),
             fake,
             s3_down: Arc::new(AtomicBool::new(false)),
             app: None,
@@ -328,7 +319,7 @@ impl Rig {
             &self.dir,
             &self.dek,
             &PEOPLE.join(","),
-            Arc::new(HandClock(self.clock.clone())),
+            Arc::new(self.clock.clone()),
         )
         .expect("memoria wakes")
         .with_siblings(client);
@@ -351,7 +342,7 @@ impl Rig {
 
     /// Sets the clock to `unix_s`.
     fn at(&self, unix_s: i64) {
-        self.clock.store(unix_s, Ordering::SeqCst);
+        self.clock.set(unix_s);
     }
 
     /// Polls Sheets' S1 and fetches through S3: the real sync.
@@ -881,7 +872,7 @@ const S3_CANNOT: &str = "S3 breaker: cannot determine.";
 
 /// Adds a tally to today's S3 counters through the store API `sync` uses.
 fn s3_tally(rig: &mut Rig, fetches: u64, not_found: u64, successes: u64) {
-    let now = rig.clock.load(Ordering::SeqCst);
+    let now = rig.clock.now_unix_s();
     let app = rig.app();
     let instance = app.state().instance();
     let guard = instance.lock().expect("lock");
@@ -1199,7 +1190,7 @@ fn kept_eight_days(ctx: &mut Ctx) -> Result<(), Failure> {
 
 /// Adds one S2 tally for `who` at `app` through the store API the S2 path uses.
 fn s2_tally(rig: &mut Rig, app: &str, who: &str, visible: u64, not_visible: u64) {
-    let now = rig.clock.load(Ordering::SeqCst);
+    let now = rig.clock.now_unix_s();
     let state = rig.app().state();
     let instance = state.instance();
     let guard = instance.lock().expect("lock");
@@ -1218,7 +1209,7 @@ fn s2_tally(rig: &mut Rig, app: &str, who: &str, visible: u64, not_visible: u64)
 }
 
 fn other_app_state(rig: &mut Rig) -> memoria::breaker::BreakerState {
-    let now = rig.clock.load(Ordering::SeqCst);
+    let now = rig.clock.now_unix_s();
     let state = rig.app().state();
     let instance = state.instance();
     let guard = instance.lock().expect("lock");

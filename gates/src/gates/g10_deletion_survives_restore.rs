@@ -14,10 +14,8 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 
 use memoria::admission::Admission;
-use memoria::clock::Clock;
 use memoria::egress::EgressMode;
 use memoria::index::LexicalIndex;
 use memoria::instance::{Instance, InstanceConfig, WakeKind};
@@ -26,6 +24,7 @@ use memoria::snapshot::{self, BACKUP_RETENTION_WINDOW_S};
 use memoria::store::{DB_FILE_NAME, NewDocument};
 use memoria::tombstone::TombstoneLog;
 
+use crate::rigs::clock::HandClock;
 use crate::rigs::support::dek;
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
@@ -92,22 +91,6 @@ pub static GATE: Gate = Gate {
     ],
 };
 
-/// A clock the case moves by hand: no wall clock, no sleeps.
-#[derive(Debug)]
-struct HandClock(AtomicI64);
-
-impl Clock for HandClock {
-    fn now_unix_s(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
-impl HandClock {
-    fn set(&self, unix_s: i64) {
-        self.0.store(unix_s, Ordering::SeqCst);
-    }
-}
-
 struct Setup {
     dir: PathBuf,
     sealer: Sealer,
@@ -153,7 +136,7 @@ fn setup(ctx: &mut Ctx) -> Result<(Setup, Instance), Failure> {
     let kept_word = ctx.canary();
     let dir = ctx.dir("data");
     let sealer = Sealer::new(&dek(ctx.rng()));
-    let clock = Arc::new(HandClock(AtomicI64::new(T0_S)));
+    let clock = Arc::new(HandClock::at(T0_S));
     let mut instance = wake(&dir, &sealer, &clock)?;
     let doomed = instance
         .ingest(&doc(&doomed_word, "doomed"))
