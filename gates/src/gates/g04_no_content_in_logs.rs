@@ -6,12 +6,10 @@
 //! found its passage; the title rendered on a page) and that logging was
 //! live on that path, and only then that the captured logs do not hold it.
 
-use std::sync::Arc;
 
-use memoria::clock::FixedClock;
-use memoria::testkit::TestApp;
 
-use crate::rigs::support::{CapturedLogs, block_on, dek, write_file};
+use crate::rigs::app::app;
+use crate::rigs::support::{CapturedLogs, block_on, write_file};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 const OWNER: &str = "ana@example.org";
@@ -46,19 +44,9 @@ pub static GATE: Gate = Gate {
     ],
 };
 
-fn app(ctx: &mut Ctx) -> TestApp {
-    TestApp::with_clock(
-        &ctx.dir("data"),
-        &dek(ctx.rng()),
-        OWNER,
-        Arc::new(FixedClock(1_790_000_000)),
-    )
-    .expect("app")
-}
-
 fn sign_in_token(ctx: &mut Ctx) -> Result<(), Failure> {
     let logs = CapturedLogs::default();
-    let mut app = app(ctx);
+    let mut app = app(ctx, OWNER)?;
     let link = logs.capture(|| block_on(app.sign_in(OWNER)));
     let token = link
         .split_once("token=")
@@ -97,7 +85,7 @@ fn query_text(ctx: &mut Ctx) -> Result<(), Failure> {
     let a = ctx.canary();
     let b = ctx.canary();
     let logs = CapturedLogs::default();
-    let mut app = app(ctx);
+    let mut app = app(ctx, OWNER)?;
     let (page, fragment) = logs.capture(|| {
         block_on(async {
             app.sign_in(OWNER).await;
@@ -155,7 +143,7 @@ fn titles_passages_paths(ctx: &mut Ctx) -> Result<(), Failure> {
         b"\xff\xfe not utf-8",
     );
     let logs = CapturedLogs::default();
-    let mut app = app(ctx);
+    let mut app = app(ctx, OWNER)?;
     let (doc_page, report) = logs.capture(|| {
         block_on(async {
             app.sign_in(OWNER).await;

@@ -8,15 +8,14 @@
 //! whose page carries the footer. The walk covers every GET route in
 //! `DECLARED_ROUTES`; a GET route the walk does not know fails the gate.
 
-use std::sync::Arc;
 
-use memoria::clock::FixedClock;
 use memoria::egress::EgressMode;
 use memoria::testkit::{TestApp, TestResponse};
 use memoria::web::{DECLARED_ROUTES, FOOTER_EXEMPT, FooterRule};
 
+use crate::rigs::app::app;
 use crate::rigs::page::Page;
-use crate::rigs::support::{block_on, dek};
+use crate::rigs::support::block_on;
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 const OWNER: &str = "ana@example.org";
@@ -92,14 +91,8 @@ struct Walk {
     doc_id: String,
 }
 
-fn walk_app(ctx: &mut Ctx) -> Walk {
-    let mut app = TestApp::with_clock(
-        &ctx.dir("data"),
-        &dek(ctx.rng()),
-        OWNER,
-        Arc::new(FixedClock(1_790_000_000)),
-    )
-    .expect("app");
+fn walk_app(ctx: &mut Ctx) -> Result<Walk, Failure> {
+    let mut app = app(ctx, OWNER)?;
     let doc_id = block_on(async {
         app.sign_in(OWNER).await;
         let up = app
@@ -114,7 +107,7 @@ fn walk_app(ctx: &mut Ctx) -> Walk {
             .trim_start_matches("/documents/")
             .to_string()
     });
-    Walk { app, doc_id }
+    Ok(Walk { app, doc_id })
 }
 
 fn short(uri: &str) -> String {
@@ -182,7 +175,7 @@ fn check(uri: &str, label: &str, r: &TestResponse, problems: &mut Vec<String>) {
 }
 
 fn every_get_route(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut w = walk_app(ctx);
+    let mut w = walk_app(ctx)?;
     ensure(
         w.doc_id.len() == 32,
         "the walk has a real document",
@@ -276,7 +269,7 @@ fn every_get_route(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn error_pages(ctx: &mut Ctx) -> Result<(), Failure> {
-    let w = walk_app(ctx);
+    let w = walk_app(ctx)?;
     let mut problems = Vec::new();
     let mut seen = Vec::new();
     block_on(async {
@@ -345,8 +338,7 @@ fn axum_request(method: &str, uri: &str) -> memoria::testkit::Request {
 }
 
 fn exemptions_verified(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut app = TestApp::new(&ctx.dir("data"), &dek(ctx.rng()), OWNER)
-        .map_err(|e| Failure::new("app wakes", e.to_string()))?;
+    let mut app = app(ctx, OWNER)?;
     ensure(
         !FOOTER_EXEMPT.is_empty(),
         "the exempt list is non-empty, so this case checks something",
@@ -410,7 +402,7 @@ fn exemptions_verified(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn footer_truthful(ctx: &mut Ctx) -> Result<(), Failure> {
-    let w = walk_app(ctx);
+    let w = walk_app(ctx)?;
     let mode = w.app.state().instance().lock().expect("instance").egress();
     ensure(
         mode == EgressMode::AiOff,
@@ -441,7 +433,7 @@ fn footer_truthful(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn server_error_pages(ctx: &mut Ctx) -> Result<(), Failure> {
-    let w = walk_app(ctx);
+    let w = walk_app(ctx)?;
     let db = {
         let instance = w.app.state().instance();
         let guard = instance.lock().expect("instance");
