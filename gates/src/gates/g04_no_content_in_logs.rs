@@ -9,6 +9,7 @@
 
 
 use crate::rigs::app::app;
+use crate::rigs::page::Page;
 use crate::rigs::support::{CapturedLogs, block_on, write_file};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
@@ -110,12 +111,12 @@ fn query_text(ctx: &mut Ctx) -> Result<(), Failure> {
         })
     });
     ensure(
-        page.body.contains(&format!("<mark>{a}</mark>")),
+        Page::of(&page).marks().contains(&a),
         "the page found and highlighted the queried passage",
         format!("status {} without the highlight", page.status),
     )?;
     ensure(
-        fragment.body.contains(&format!("<mark>{a}</mark>")),
+        Page::of(&fragment).marks().contains(&a),
         "the fragment found the queried passage",
         format!("status {}", fragment.status),
     )?;
