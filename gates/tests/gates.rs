@@ -21,7 +21,8 @@
 //! **Seeds.** One seed drives the whole run: `MEMORIA_SEED=N` fixes it,
 //! else it is random. Each case draws its own stream from the seed and its
 //! id, so the subset a filter picks never changes a case's choices. A
-//! failure prints the seed and the exact replay command.
+//! failure prints the seed and the exact replay command, for the CLI and
+//! for this target.
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use memoria_gates::{check_case, filter_picks, registry, seed_from_env};
@@ -52,7 +53,15 @@ fn main() {
     }
     let trials = picked
         .into_iter()
-        .map(|id| Trial::test(id, move || check_case(id, seed).map_err(Failed::from)))
+        .map(|id| {
+            Trial::test(id, move || {
+                check_case(id, seed).map_err(|report| {
+                    Failed::from(format!(
+                        "{report}\n    or: MEMORIA_SEED={seed} cargo test -p memoria-gates --test gates -- --exact {id}"
+                    ))
+                })
+            })
+        })
         .collect();
     libtest_mimic::run(&args, trials).exit();
 }
