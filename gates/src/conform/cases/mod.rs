@@ -80,7 +80,7 @@ const SECTIONS: &[&[ConformCase]] = &[
     tokens::CASES,
 ];
 
-/// Every case, in list order: each section's table in [`SECTIONS`] order.
+/// Every case, in list order: each section's table in turn, `suite2` to `tokens`.
 #[must_use]
 pub fn all() -> &'static [ConformCase] {
     static ALL: OnceLock<Vec<ConformCase>> = OnceLock::new();
