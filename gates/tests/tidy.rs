@@ -1,4 +1,4 @@
-//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every gate has recorded mutations (an adversary's among them), and S2 is called on one path.
+//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every gate has recorded mutations (an adversary's among them), no gate scans HTML or keeps a clock of its own, and S2 is called on one path.
 
 use std::path::Path;
 
@@ -91,6 +91,45 @@ fn every_registered_gate_has_two_recorded_mutations_and_one_by_an_adversary() {
     assert!(
         short.is_empty(),
         "gates short of {MUTATIONS_PER_GATE_MIN} recorded mutations with one `author: adversary`: {short:#?}"
+    );
+}
+
+/// What a gate file must leave to the rigs: markup scanned by hand (the
+/// page reader, `rigs/page.rs`, parses pages) and a clock of its own (the
+/// hand clock is `rigs/clock.rs`).
+const LEFT_TO_THE_RIGS: &[&str] = &[
+    "find(\"<",
+    "split(\"<",
+    "matches(\"<",
+    "\"<p class",
+    "\"<li class",
+    "Clock for ",
+];
+
+#[test]
+fn no_gate_scans_html_by_hand_or_keeps_a_clock_of_its_own() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gates");
+    let mut files = 0;
+    let mut found = vec![];
+    for entry in std::fs::read_dir(&dir).expect("src/gates reads") {
+        let p = entry.expect("an entry").path();
+        if p.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        files += 1;
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        for (n, line) in text.lines().enumerate() {
+            for pat in LEFT_TO_THE_RIGS.iter().filter(|pat| line.contains(*pat)) {
+                let name = p.file_name().unwrap_or_default().to_string_lossy();
+                found.push(format!("{name}:{}: {pat}", n + 1));
+            }
+        }
+    }
+    // The presence that makes the absence meaningful: the walk read the gates.
+    assert!(files >= 17, "read {files} files under {}", dir.display());
+    assert!(
+        found.is_empty(),
+        "gate code the rigs should do (rigs/page.rs, rigs/clock.rs): {found:#?}"
     );
 }
 
