@@ -1,367 +1,67 @@
-//! Every gate case as a `cargo test` test: the same body the `memoria-harness` CLI runs.
+//! Every registered gate case as one `cargo test` trial, read from the registry: the same body the `memoria-harness` CLI runs.
 //!
-//! Set `MEMORIA_SEED=N` to replay a seed; a failure prints the seed and the
-//! exact replay command.
+//! This target has `harness = false`: `libtest-mimic` gives it libtest's
+//! command line and output, and the trials are built from
+//! [`memoria_gates::registry`] at run time, so a case registered in
+//! `src/gates/mod.rs` is a test with no second list to keep in step.
+//!
+//! **Names.** A trial is named by its case id, `6/document-page-values`:
+//! the one name the CLI (`memoria-harness run 6/document-page-values`),
+//! the replay line, JUnit reports and the mutations' `case:` headers already
+//! use, so a name read in one place can be pasted into any other. The id's
+//! slug is a phrase of the claim ("27/docs-fill-the-page"); the sentence is
+//! the case's description, which `memoria-harness list` prints.
+//!
+//! **Filtering.** `cargo test -p memoria-gates --test gates -- 6/` runs gate
+//! 6's cases and not gate 26's: a filter matches where it starts the id or
+//! follows a `/` or `-` in it ([`memoria_gates::filter_picks`]), so
+//! `-- document-page` picks every document-page case. `--exact ID` runs one
+//! case, `--skip` and `--list` behave as libtest's do.
+//!
+//! **Seeds.** One seed drives the whole run: `MEMORIA_SEED=N` fixes it,
+//! else it is random. Each case draws its own stream from the seed and its
+//! id, so the subset a filter picks never changes a case's choices. A
+//! failure prints the seed and the exact replay command, for the CLI and
+//! for this target.
 
-use memoria_gates::{assert_case, registry};
+use libtest_mimic::{Arguments, Failed, Trial};
+use memoria_gates::{check_case, filter_picks, registry, seed_from_env};
 
-macro_rules! case {
-    ($name:ident, $id:literal) => {
-        #[test]
-        fn $name() {
-            assert_case($id);
-        }
-    };
-}
-
-case!(
-    gate_1_a_canary_document_is_ingested_searchable_and_at_rest,
-    "1/presence"
-);
-case!(
-    gate_1_no_canary_reaches_the_database_file_or_its_wal,
-    "1/database-and-wal"
-);
-case!(
-    gate_1_no_canary_reaches_the_sealed_snapshot_blobs,
-    "1/snapshot-blobs"
-);
-case!(
-    gate_1_no_canary_reaches_any_file_at_rest_after_revise_delete_and_wake,
-    "1/every-file-at-rest"
-);
-case!(
-    gate_3_feed_rows_are_exactly_four_fields_with_no_canary,
-    "3/rows-are-four-fields"
-);
-case!(
-    gate_3_memoria_refuses_a_feed_row_with_a_visibility_flag_or_title,
-    "3/memoria-refuses-a-leaky-row"
-);
-case!(
-    gate_5_the_siblings_grants_join_gives_two_people_different_pages,
-    "5/two-people"
-);
-case!(
-    gate_6_every_decoder_table_case_gives_its_listed_verdicts,
-    "6/decoder-table"
-);
-case!(
-    gate_6_each_of_the_five_s2_values_gets_its_treatment_on_one_page,
-    "6/five-values"
-);
-case!(
-    gate_6_each_of_the_five_s2_values_gets_its_treatment_on_a_document_page,
-    "6/document-page-values"
-);
-case!(
-    gate_6_every_malformed_s2_answer_is_withheld_loudly,
-    "6/malformed-answers"
-);
-case!(
-    gate_7_a_complete_enumeration_that_omits_an_item_deletes_it,
-    "7/complete-omission-deletes"
-);
-case!(
-    gate_7_an_authoritative_empty_enumeration_deletes_everything_that_source_held,
-    "7/authoritative-empty-deletes-all"
-);
-case!(
-    gate_7_a_timed_out_enumeration_deletes_nothing_and_is_recorded,
-    "7/timeout-deletes-nothing"
-);
-case!(
-    gate_7_a_rate_limited_enumeration_deletes_nothing_and_is_recorded,
-    "7/rate-limit-deletes-nothing"
-);
-case!(
-    gate_7_a_partial_page_deletes_nothing_and_is_recorded,
-    "7/partial-page-deletes-nothing"
-);
-case!(
-    gate_7_an_expired_credential_deletes_nothing_and_is_recorded,
-    "7/expired-credential-deletes-nothing"
-);
-case!(
-    gate_7_a_permission_error_on_a_sub_collection_deletes_nothing_and_is_recorded,
-    "7/permission-error-on-sub-collection-deletes-nothing"
-);
-case!(
-    gate_7_an_unreadable_subfolder_deletes_nothing_and_is_recorded,
-    "7/unreadable-subfolder-deletes-nothing"
-);
-case!(
-    gate_7_a_listing_past_the_entry_cap_deletes_nothing_and_is_recorded,
-    "7/entry-cap-overrun-deletes-nothing"
-);
-case!(
-    gate_7_a_listing_past_the_page_cap_deletes_nothing_and_is_recorded,
-    "7/page-cap-overrun-deletes-nothing"
-);
-case!(
-    gate_7_a_folder_whose_root_is_gone_deletes_nothing_and_is_recorded,
-    "7/missing-folder-root-deletes-nothing"
-);
-case!(
-    gate_10_a_delete_writes_a_tombstone_to_the_log_and_a_superseding_snapshot,
-    "10/tombstone-logged-and-snapshot-superseded"
-);
-case!(
-    gate_10_a_deletion_is_incomplete_until_a_superseding_snapshot_is_written,
-    "10/incomplete-until-a-superseding-snapshot"
-);
-case!(
-    gate_10_a_database_restored_from_before_the_delete_replays_the_log_and_does_not_serve_it,
-    "10/restored-database-replays-the-log"
-);
-case!(
-    gate_10_a_restore_to_the_prior_snapshot_generation_does_not_serve_the_deleted_passage,
-    "10/prior-generation-does-not-serve-the-deletion"
-);
-case!(
-    gate_10_a_missing_generation_rebuilds_rather_than_serving_an_empty_index,
-    "10/missing-generation-rebuilds"
-);
-case!(
-    gate_10_retention_keeps_a_generation_inside_the_backup_window,
-    "10/retention-keeps-the-backup-window"
-);
-case!(
-    gate_10_a_restore_from_before_a_re_upload_does_not_serve_the_deleted_document,
-    "10/replay-deletes-a-revision-the-backup-predates"
-);
-case!(
-    gate_10_replay_goes_on_past_a_tombstone_that_deletes_nothing,
-    "10/replay-continues-past-a-no-op-tombstone"
-);
-case!(
-    gate_10_a_damaged_snapshot_generation_rebuilds_rather_than_serving_an_empty_index,
-    "10/damaged-generation-rebuilds"
-);
-case!(
-    gate_8_the_refusal_breaker_fires_for_three_refused_baseline_askers_on_the_sources_page_only,
-    "8/fires"
-);
-case!(
-    gate_8_the_refusal_breaker_stays_silent_for_three_docs_only_members,
-    "8/silent-docs-only-members"
-);
-case!(
-    gate_8_the_refusal_breaker_stays_silent_through_a_24_hour_outage,
-    "8/silent-outage"
-);
-case!(
-    gate_8_the_refusal_breaker_stays_silent_below_the_three_asker_floor,
-    "8/silent-below-floor"
-);
-case!(
-    gate_8_the_refusal_breaker_stays_silent_when_baseline_askers_are_also_shown_passages_today,
-    "8/silent-visible-today"
-);
-case!(
-    gate_8_stale_and_ahead_are_not_refusals_and_write_no_counter,
-    "8/silent-stale-or-ahead"
-);
-case!(
-    gate_8_the_baseline_is_the_seven_utc_days_before_today,
-    "8/baseline-is-seven-utc-days"
-);
-case!(
-    gate_8_the_window_is_the_current_utc_day_at_either_side_of_midnight,
-    "8/window-is-the-utc-day"
-);
-case!(
-    gate_8_the_breaker_counters_are_kept_eight_utc_days_and_no_longer,
-    "8/counters-kept-eight-days"
-);
-case!(
-    gate_8_another_siblings_counters_do_not_move_the_sheets_verdict,
-    "8/per-sibling"
-);
-case!(
-    gate_8_the_s3_breaker_stays_silent_through_an_s3_outage_of_failures_not_404s,
-    "8/s3-silent-through-an-s3-outage"
-);
-case!(
-    gate_8_missing_short_or_unreadable_counters_say_cannot_determine_and_name_what_is_lacking,
-    "8/cannot-determine"
-);
-case!(
-    gate_8_the_breaker_counters_survive_a_restart,
-    "8/survives-restart"
-);
-case!(
-    gate_8_the_s3_breaker_fires_at_twenty_fetches_all_404_after_a_restart,
-    "8/s3-fires-and-survives-restart"
-);
-case!(
-    gate_8_the_s3_breaker_stays_silent_with_one_success_or_no_prior_success,
-    "8/s3-silent"
-);
-case!(
-    gate_8_the_s3_breaker_says_cannot_determine_without_a_full_baseline,
-    "8/s3-cannot-determine"
-);
-case!(
-    gate_8_refusals_met_on_document_pages_fire_the_refusal_breaker,
-    "8/fires-from-document-pages"
-);
-case!(
-    gate_11_hostile_sibling_hosts_are_refused_at_configuration,
-    "11/hostile-hosts"
-);
-case!(
-    gate_11_another_teams_sibling_is_never_dialled,
-    "11/other-team-never-dialled"
-);
-case!(
-    gate_11_a_redirect_to_another_team_is_not_followed,
-    "11/redirect-not-followed"
-);
-case!(
-    gate_23_a_sibling_past_its_deadline_does_not_delay_the_page,
-    "23/deadline"
-);
-case!(gate_23_three_siblings_are_asked_at_once, "23/concurrency");
-case!(
-    gate_24_every_sibling_is_polled_on_wake_with_no_query,
-    "24/every-sibling-polled-unprompted"
-);
-case!(
-    gate_25_an_individually_granted_item_is_never_fetched_or_stored,
-    "25/granted-item-never-fetched"
-);
-case!(
-    gate_4_the_sign_in_token_is_delivered_but_never_logged,
-    "4/sign-in-token"
-);
-case!(
-    gate_4_query_text_is_searched_but_never_logged,
-    "4/query-text"
-);
-case!(
-    gate_4_titles_passages_and_paths_are_handled_but_never_logged,
-    "4/titles-passages-paths"
-);
-case!(
-    gate_17_every_route_registration_is_readable,
-    "17/registrations-readable"
-);
-case!(
-    gate_17_no_route_is_registered_without_being_declared,
-    "17/no-undeclared"
-);
-case!(
-    gate_17_no_declared_route_is_left_unregistered,
-    "17/no-unregistered-declaration"
-);
-case!(
-    gate_17_no_nest_merge_or_service_route_and_one_fallback,
-    "17/no-nest-merge-or-service"
-);
-case!(
-    gate_26_the_same_body_gives_the_same_external_id,
-    "26/same-body-same-id"
-);
-case!(
-    gate_26_a_second_dek_gives_a_different_external_id,
-    "26/second-dek-different-id"
-);
-case!(
-    gate_26_sha256_of_the_body_appears_nowhere_at_rest,
-    "26/sha256-absent-at-rest"
-);
-case!(
-    gate_27_a_restored_sibling_answers_ahead_and_an_equal_not_visible_and_nothing_is_deleted,
-    "27/restore-answers-and-nothing-lost"
-);
-case!(
-    gate_27_docs_fill_the_page_while_sheets_is_named_as_reconciling,
-    "27/docs-fill-the-page"
-);
-case!(
-    gate_27_with_docs_removed_the_page_names_sheets_and_never_says_no_results,
-    "27/docs-removed-page-names-sheets"
-);
-case!(
-    gate_27_an_announce_that_fails_midway_retires_nothing,
-    "27/failed-announce-retires-nothing"
-);
-case!(
-    gate_27_the_re_announce_mark_survives_a_restart_and_keeps_sheets_out_of_the_ranking,
-    "27/mark-survives-restart"
-);
-case!(
-    gate_27_an_announce_whose_s3_refetch_fails_is_not_applied_and_the_mark_stands,
-    "27/refetch-failure-keeps-the-mark"
-);
-case!(
-    gate_27_one_complete_announce_replaces_revisions_both_ways_and_fetches_new_items,
-    "27/announce-brings-new-and-newer"
-);
-case!(
-    gate_27_a_completed_announce_retires_the_lost_row_and_refetches_the_older_revision,
-    "27/completed-announce-reconciles"
-);
-case!(
-    gate_27_an_ahead_answer_on_a_document_page_marks_sheets_for_reannounce_and_deletes_nothing,
-    "27/document-page-ahead-marks"
-);
-case!(
-    gate_38_every_declared_get_route_renders_the_footer_at_every_status,
-    "38/every-get-route"
-);
-case!(
-    gate_38_every_error_page_renders_the_footer,
-    "38/error-pages"
-);
-case!(
-    gate_38_every_footer_exemption_is_verified,
-    "38/exemptions-verified"
-);
-case!(
-    gate_38_the_footer_states_the_egress_mode_truthfully,
-    "38/footer-is-truthful"
-);
-
-case!(
-    gate_1_no_canary_reaches_any_file_when_the_index_is_rebuilt,
-    "1/rebuild-path"
-);
-case!(
-    gate_1_no_aes_gcm_nonce_repeats_at_rest,
-    "1/nonces-never-repeat"
-);
-case!(
-    gate_4_nothing_prints_around_the_log_outside_the_cli_and_the_sign_in_delivery,
-    "4/no-stray-prints"
-);
-case!(
-    gate_17_every_undeclared_method_and_path_answers_404_or_405,
-    "17/undeclared-paths-answer-404"
-);
-case!(
-    gate_26_external_id_is_the_hmac_under_the_dek_purpose_key,
-    "26/keyed-under-the-dek"
-);
-case!(
-    gate_38_server_error_pages_render_the_footer,
-    "38/server-error-pages"
-);
-
-case!(
-    gate_1_a_sealed_cell_moved_to_another_row_fails_to_open,
-    "1/cells-bound-to-rows"
-);
-
-#[test]
-fn every_registered_case_has_a_test_in_this_file() {
-    let source = include_str!("gates.rs");
-    let missing: Vec<&str> = registry()
+fn main() {
+    let mut args = Arguments::from_args();
+    // libtest-mimic matches substrings; `--exact` it may keep, the rest is ours.
+    let filter = if args.exact { None } else { args.filter.take() };
+    let seed = seed_from_env();
+    let cases: Vec<&'static str> = registry()
         .iter()
-        .flat_map(|g| g.cases.iter())
-        .map(|c| c.id)
-        .filter(|id| !source.contains(&format!("\"{id}\"")))
+        .flat_map(|g| g.cases.iter().map(|c| c.id))
         .collect();
-    assert!(missing.is_empty(), "cases without a test: {missing:?}");
+    assert!(!cases.is_empty(), "the registry holds no case");
+    let picked: Vec<&'static str> = cases
+        .iter()
+        .copied()
+        .filter(|id| filter.as_deref().is_none_or(|f| filter_picks(f, id)))
+        .collect();
+    if let Some(f) = &filter
+        && !args.list
+    {
+        eprintln!(
+            "filter {f:?} picks {} of {} gate cases",
+            picked.len(),
+            cases.len()
+        );
+    }
+    let trials = picked
+        .into_iter()
+        .map(|id| {
+            Trial::test(id, move || {
+                check_case(id, seed).map_err(|report| {
+                    Failed::from(format!(
+                        "{report}\n    or: MEMORIA_SEED={seed} cargo test -p memoria-gates --test gates -- --exact {id}"
+                    ))
+                })
+            })
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
 }

@@ -1,4 +1,4 @@
-//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line.
+//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every gate has recorded mutations (an adversary's among them), no gate scans HTML or keeps a clock of its own, and S2 is called on one path.
 
 use std::path::Path;
 
@@ -35,29 +35,101 @@ fn every_rust_file_in_the_workspace_starts_with_a_module_doc_comment() {
     );
 }
 
+/// Recorded mutations every registered gate needs at least: a gate is only
+/// a gate once it has been seen to fail, and one mutation can be luck.
+const MUTATIONS_PER_GATE_MIN: usize = 2;
+
 #[test]
-fn every_registered_gate_case_has_its_own_cargo_test_and_every_test_names_a_real_case() {
-    let tests = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gates.rs"),
-    )
-    .expect("tests/gates.rs reads");
-    let mut listed = std::collections::BTreeSet::new();
-    // Every string literal in the file: the odd pieces between quotes.
-    for (i, piece) in tests.split('"').enumerate() {
-        if i % 2 == 1 && piece.contains('/') && !piece.contains(' ') {
-            listed.insert(piece.to_string());
+fn every_registered_gate_has_two_recorded_mutations_and_one_by_an_adversary() {
+    use memoria_gates::mutants::{self, Author};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mutants");
+    let files = mutants::discover(&dir);
+    let mut unparsed = vec![];
+    // gate id -> (mutations, adversary mutations)
+    let mut counts = std::collections::BTreeMap::<String, (usize, usize)>::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        match mutants::parse(f, &text) {
+            Ok(m) => {
+                let c = counts.entry(m.gate).or_default();
+                c.0 += 1;
+                c.1 += usize::from(m.author == Author::Adversary);
+            }
+            Err(e) => unparsed.push(format!("{}: {e}", f.display())),
         }
     }
-    let registered: std::collections::BTreeSet<String> = memoria_gates::registry()
-        .iter()
-        .flat_map(|g| g.cases.iter().map(|c| c.id.to_string()))
-        .collect();
-    assert!(!registered.is_empty(), "the registry holds no case");
-    let untested: Vec<&String> = registered.difference(&listed).collect();
-    let unknown: Vec<&String> = listed.difference(&registered).collect();
+    let registry = memoria_gates::registry();
+    // The presence that makes a shortfall mean something: the registry and
+    // the recorded mutations were both found, and the headers were read.
     assert!(
-        untested.is_empty() && unknown.is_empty(),
-        "cases without a test: {untested:?}; tests naming no case: {unknown:?}"
+        registry.len() >= 16,
+        "the registry holds {} gates",
+        registry.len()
+    );
+    assert!(
+        files.len() >= 50,
+        "found {} mutations in {}",
+        files.len(),
+        dir.display()
+    );
+    assert!(
+        unparsed.is_empty(),
+        "mutation headers that do not parse: {unparsed:#?}"
+    );
+    let short: Vec<String> = registry
+        .iter()
+        .filter_map(|g| {
+            let (all, adversary) = counts.get(g.id).copied().unwrap_or_default();
+            (all < MUTATIONS_PER_GATE_MIN || adversary == 0).then(|| {
+                format!(
+                    "gate {}: {all} mutations, {adversary} by an adversary",
+                    g.id
+                )
+            })
+        })
+        .collect();
+    assert!(
+        short.is_empty(),
+        "gates short of {MUTATIONS_PER_GATE_MIN} recorded mutations with one `author: adversary`: {short:#?}"
+    );
+}
+
+/// What a gate file must leave to the rigs: markup scanned by hand (the
+/// page reader, `rigs/page.rs`, parses pages) and a clock of its own (the
+/// hand clock is `rigs/clock.rs`).
+const LEFT_TO_THE_RIGS: &[&str] = &[
+    "find(\"<",
+    "split(\"<",
+    "matches(\"<",
+    "\"<p class",
+    "\"<li class",
+    "Clock for ",
+];
+
+#[test]
+fn no_gate_scans_html_by_hand_or_keeps_a_clock_of_its_own() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/gates");
+    let mut files = 0;
+    let mut found = vec![];
+    for entry in std::fs::read_dir(&dir).expect("src/gates reads") {
+        let p = entry.expect("an entry").path();
+        if p.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        files += 1;
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        for (n, line) in text.lines().enumerate() {
+            for pat in LEFT_TO_THE_RIGS.iter().filter(|pat| line.contains(*pat)) {
+                let name = p.file_name().unwrap_or_default().to_string_lossy();
+                found.push(format!("{name}:{}: {pat}", n + 1));
+            }
+        }
+    }
+    // The presence that makes the absence meaningful: the walk read the gates.
+    assert!(files >= 17, "read {files} files under {}", dir.display());
+    assert!(
+        found.is_empty(),
+        "gate code the rigs should do (rigs/page.rs, rigs/clock.rs): {found:#?}"
     );
 }
 

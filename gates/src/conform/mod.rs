@@ -79,7 +79,7 @@ impl From<Failure> for NotPassed {
 pub type ConformFn = fn(&mut Ctx<'_>) -> Result<(), NotPassed>;
 
 /// One conformance case.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ConformCase {
     /// Stable id, `<section group>/<slug>`.
     pub id: &'static str,

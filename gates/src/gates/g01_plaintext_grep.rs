@@ -22,7 +22,7 @@ use memoria::Sealer;
 use memoria::{DB_FILE_NAME, NewDocument};
 use memoria::{Instance, InstanceConfig};
 
-use crate::support::{dek, grep_dir, listing};
+use crate::rigs::support::{dek, grep_dir, listing};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Files allowed to hold plaintext content. Starts empty (§10 gate 1) and stays so.

@@ -17,7 +17,7 @@ use memoria_simulator::net::TurmoilDialer;
 use memoria_simulator::world::{OWNERS, SIBLING_PORT, SiblingSpec, World};
 use rand::Rng as _;
 
-use crate::sim::{check, run_world, stock, tagged_body};
+use crate::rigs::sim::{check, run_world, stock, tagged_body};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Gate 3.

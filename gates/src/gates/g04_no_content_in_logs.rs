@@ -6,12 +6,11 @@
 //! found its passage; the title rendered on a page) and that logging was
 //! live on that path, and only then that the captured logs do not hold it.
 
-use std::sync::Arc;
 
-use memoria::FixedClock;
-use memoria::testkit::TestApp;
 
-use crate::support::{CapturedLogs, block_on, dek, write_file};
+use crate::rigs::app::app;
+use crate::rigs::page::Page;
+use crate::rigs::support::{CapturedLogs, block_on, write_file};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 const OWNER: &str = "ana@example.org";
@@ -46,19 +45,9 @@ pub static GATE: Gate = Gate {
     ],
 };
 
-fn app(ctx: &mut Ctx) -> TestApp {
-    TestApp::with_clock(
-        &ctx.dir("data"),
-        &dek(ctx.rng()),
-        OWNER,
-        Arc::new(FixedClock(1_790_000_000)),
-    )
-    .expect("app")
-}
-
 fn sign_in_token(ctx: &mut Ctx) -> Result<(), Failure> {
     let logs = CapturedLogs::default();
-    let mut app = app(ctx);
+    let mut app = app(ctx, OWNER)?;
     let link = logs.capture(|| block_on(app.sign_in(OWNER)));
     let token = link
         .split_once("token=")
@@ -97,7 +86,7 @@ fn query_text(ctx: &mut Ctx) -> Result<(), Failure> {
     let a = ctx.canary();
     let b = ctx.canary();
     let logs = CapturedLogs::default();
-    let mut app = app(ctx);
+    let mut app = app(ctx, OWNER)?;
     let (page, fragment) = logs.capture(|| {
         block_on(async {
             app.sign_in(OWNER).await;
@@ -122,12 +111,12 @@ fn query_text(ctx: &mut Ctx) -> Result<(), Failure> {
         })
     });
     ensure(
-        page.body.contains(&format!("<mark>{a}</mark>")),
+        Page::of(&page).marks().contains(&a),
         "the page found and highlighted the queried passage",
         format!("status {} without the highlight", page.status),
     )?;
     ensure(
-        fragment.body.contains(&format!("<mark>{a}</mark>")),
+        Page::of(&fragment).marks().contains(&a),
         "the fragment found the queried passage",
         format!("status {}", fragment.status),
     )?;
@@ -155,7 +144,7 @@ fn titles_passages_paths(ctx: &mut Ctx) -> Result<(), Failure> {
         b"\xff\xfe not utf-8",
     );
     let logs = CapturedLogs::default();
-    let mut app = app(ctx);
+    let mut app = app(ctx, OWNER)?;
     let (doc_page, report) = logs.capture(|| {
         block_on(async {
             app.sign_in(OWNER).await;

@@ -14,7 +14,8 @@ use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::{CallDetail, CallKind};
 use memoria_simulator::world::{OWNERS, SiblingSpec, World};
 
-use crate::sim::{check, run_world, stock, tagged_body, withheld_lines};
+use crate::rigs::page::Page;
+use crate::rigs::sim::{check, run_world, stock, tagged_body};
 use crate::{Case, Ctx, Failure, Gate};
 
 /// Gate 5.
@@ -65,9 +66,9 @@ fn two_people(ctx: &mut Ctx) -> Result<(), Failure> {
             "it renders it",
         )?;
         check(
-            withheld_lines(&b).is_empty() && b.contains("No passage matched."),
+            Page::parse(&b).withheld().is_empty() && b.contains("No passage matched."),
             "Bea's page is silent: no withheld line, the ordinary no-match sentence",
-            format!("withheld lines {:?}", withheld_lines(&b)),
+            format!("withheld lines {:?}", Page::parse(&b).withheld()),
         )?;
         let asked: Vec<(Option<String>, Vec<String>)> = trace
             .events()
@@ -111,7 +112,7 @@ fn two_people(ctx: &mut Ctx) -> Result<(), Failure> {
             .expect("remove ana");
         let a2 = m.search(ana, &canary).await.response.body;
         check(
-            !a2.contains("tagbudget") && withheld_lines(&a2).is_empty(),
+            !a2.contains("tagbudget") && Page::parse(&a2).withheld().is_empty(),
             "after Sheets removes Ana, her page omits the passage silently: no answer is cached",
             "it still renders, or a count appears",
         )

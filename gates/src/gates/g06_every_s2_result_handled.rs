@@ -17,7 +17,8 @@ use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::{CallDetail, CallKind};
 use memoria_simulator::world::{Memoria, OWNERS, SiblingSpec, World};
 
-use crate::sim::{check, run_world, stock, tagged_body, withheld_lines};
+use crate::rigs::page::Page;
+use crate::rigs::sim::{check, run_world, stock, tagged_body};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Gate 6.
@@ -171,7 +172,7 @@ fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
                 "it renders",
             )?;
         }
-        let lines = withheld_lines(&page);
+        let lines = Page::parse(&page).withheld();
         let want = vec![
             "Docs did not answer; 1 result withheld.".to_string(),
             "Sheets has a newer version of 1 result; withheld while memoria fetches it.".to_string(),
@@ -241,7 +242,7 @@ fn document_id(m: &Memoria, app: &str, item: &str) -> Result<String, String> {
 /// A document page's status, withheld lines and whether it shows `tag`.
 async fn open(m: &mut Memoria, id: &str, tag: &str) -> (u16, Vec<String>, bool, String) {
     let r = m.get(OWNERS[0], &format!("/documents/{id}")).await.response;
-    let lines = withheld_lines(&r.body);
+    let lines = Page::parse(&r.body).withheld();
     let shows = r.body.contains(tag);
     (r.status.as_u16(), lines, shows, r.body)
 }
@@ -483,9 +484,9 @@ fn malformed_answers(ctx: &mut Ctx) -> Result<(), Failure> {
         check(
             clean.contains("tagone")
                 && clean.contains("tagtwo")
-                && withheld_lines(&clean).is_empty(),
+                && Page::parse(&clean).withheld().is_empty(),
             "with no fault both Docs passages render (presence)",
-            format!("withheld {:?}", withheld_lines(&clean)),
+            format!("withheld {:?}", Page::parse(&clean).withheld()),
         )?;
         for (name, malformed, outage, lost) in shapes {
             docs.faults().set_malformed_s2(malformed);
@@ -495,7 +496,7 @@ fn malformed_answers(ctx: &mut Ctx) -> Result<(), Failure> {
             docs.faults().set_outage(None);
             let results = if lost == 1 { "result" } else { "results" };
             let want = vec![format!("Docs did not answer; {lost} {results} withheld.")];
-            let lines = withheld_lines(&page);
+            let lines = Page::parse(&page).withheld();
             let shown = ["tagone", "tagtwo"]
                 .iter()
                 .filter(|t| page.contains(**t))

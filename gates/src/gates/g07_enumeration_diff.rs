@@ -20,7 +20,6 @@ use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use memoria::Admission;
@@ -38,7 +37,8 @@ use memoria_simulator::fake_connector::{
 };
 use memoria_simulator::world::OWNERS;
 
-use crate::sim::{check, fail};
+use crate::rigs::clock::HandClock;
+use crate::rigs::sim::{check, fail};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Gate 7.
@@ -566,16 +566,6 @@ fn page_cap_overrun_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
     )
 }
 
-/// A clock the case moves by hand, in Unix seconds.
-#[derive(Debug, Default)]
-struct StepClock(AtomicI64);
-
-impl Clock for StepClock {
-    fn now_unix_s(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
 const FOLDER_FILES: [&str; 4] = ["a.md", "b.md", "locked/c.md", "locked/d.md"];
 
 fn folder_title(file: &str) -> String {
@@ -605,7 +595,7 @@ fn unreadable_subfolder_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
         )
         .expect("a file");
     }
-    let clock = Arc::new(StepClock(AtomicI64::new(1_796_029_200)));
+    let clock = HandClock::at(1_796_029_200);
     let mut m = Instance::wake(
         InstanceConfig {
             data_dir: ctx.dir("data"),
@@ -613,7 +603,7 @@ fn unreadable_subfolder_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
             egress: EgressMode::AiOff,
         },
         Sealer::new(&Dek::from_bytes([7u8; 32])),
-        clock.clone(),
+        Arc::new(clock.clone()),
     )
     .map_err(|e| Failure::new("memoria wakes", e.to_string()))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -621,7 +611,7 @@ fn unreadable_subfolder_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
         .build()
         .expect("a runtime");
     let run = |m: &mut Instance, source: &FolderSource| {
-        clock.0.fetch_add(60, Ordering::SeqCst);
+        clock.advance(60);
         runtime
             .block_on(sync(m, source))
             .map_err(|e| Failure::new("the sync runs to a report", e.to_string()))
@@ -711,7 +701,7 @@ fn missing_folder_root_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
         )
         .expect("a file");
     }
-    let clock = Arc::new(StepClock(AtomicI64::new(1_796_029_200)));
+    let clock = HandClock::at(1_796_029_200);
     let mut m = Instance::wake(
         InstanceConfig {
             data_dir: ctx.dir("data"),
@@ -719,7 +709,7 @@ fn missing_folder_root_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
             egress: EgressMode::AiOff,
         },
         Sealer::new(&Dek::from_bytes([7u8; 32])),
-        clock.clone(),
+        Arc::new(clock.clone()),
     )
     .map_err(|e| Failure::new("memoria wakes", e.to_string()))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -727,7 +717,7 @@ fn missing_folder_root_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
         .build()
         .expect("a runtime");
     let run = |m: &mut Instance, source: &FolderSource| {
-        clock.0.fetch_add(60, Ordering::SeqCst);
+        clock.advance(60);
         runtime
             .block_on(sync(m, source))
             .map_err(|e| Failure::new("the sync runs to a report", e.to_string()))

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use memoria::Clock as MemoriaClock;
 use memoria::Dek;
@@ -30,8 +30,10 @@ use memoria_simulator::fake::{
     Trace,
 };
 
-use crate::sim::{tagged_body, withheld_lines};
-use crate::support::{block_on, dek};
+use crate::rigs::clock::HandClock;
+use crate::rigs::page::Page;
+use crate::rigs::sim::tagged_body;
+use crate::rigs::support::{block_on, dek};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Gate 8.
@@ -152,19 +154,11 @@ const DAY_S: i64 = 86_400;
 const HOUR_S: i64 = 3_600;
 /// A second sibling's app, with counters of its own (§8.1: per sibling).
 const OTHER_APP: &str = "docs";
+/// The owner's sources page section for Sheets (§8.1).
+const SHEETS_SECTION: &str = "section.source[data-app=\"Sheets\"]";
 const NO_ANOMALY: &str = "Refusal breaker: no refusal anomaly.";
 const FIRED: &str = "Refusal breaker: fired.";
 const CANNOT: &str = "Refusal breaker: cannot determine.";
-
-/// A memoria clock the gate moves by hand, in Unix seconds.
-#[derive(Debug, Clone)]
-struct HandClock(Arc<AtomicI64>);
-
-impl MemoriaClock for HandClock {
-    fn now_unix_s(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 /// Dials a fake's router over an in-memory duplex stream. While `s3_down`
 /// is set, every S3 fetch is answered 503 in front of the fake (an S3-only
@@ -256,7 +250,7 @@ async fn s3_down_in_front(mut server: tokio::io::DuplexStream, fake: FakeSibling
 struct Rig {
     dir: std::path::PathBuf,
     dek: Dek,
-    clock: Arc<AtomicI64>,
+    clock: HandClock,
     fake: FakeSibling,
     s3_down: Arc<AtomicBool>,
     app: Option<TestApp>,
@@ -297,7 +291,7 @@ impl Rig {
         let mut rig = Rig {
             dir: ctx.dir(name),
             dek: dek(ctx.rng()),
-            clock: Arc::new(AtomicI64::new(TODAY_S)),
+            clock: HandClock::at(TODAY_S),
             fake,
             s3_down: Arc::new(AtomicBool::new(false)),
             app: None,
@@ -325,7 +319,7 @@ impl Rig {
             &self.dir,
             &self.dek,
             &PEOPLE.join(","),
-            Arc::new(HandClock(self.clock.clone())),
+            Arc::new(self.clock.clone()),
         )
         .expect("memoria wakes")
         .with_siblings(client);
@@ -348,7 +342,7 @@ impl Rig {
 
     /// Sets the clock to `unix_s`.
     fn at(&self, unix_s: i64) {
-        self.clock.store(unix_s, Ordering::SeqCst);
+        self.clock.set(unix_s);
     }
 
     /// Polls Sheets' S1 and fetches through S3: the real sync.
@@ -448,14 +442,13 @@ impl Rig {
             app.sign_in(PEOPLE[0]).await;
             app.get("/sources").await
         });
+        let section = Page::of(&r).section(SHEETS_SECTION);
         ensure(
-            r.status == 200 && r.body.contains("data-app=\"Sheets\""),
+            r.status == 200 && section.is_some(),
             "GET /sources answers 200 with a Sheets section",
             format!("status {}", r.status),
         )?;
-        let at = r.body.find("data-app=\"Sheets\"").unwrap_or(0);
-        let rest = &r.body[at..];
-        Ok(rest[..rest.find("</section>").unwrap_or(rest.len())].to_string())
+        Ok(section.unwrap_or_default())
     }
 
     fn db(&self) -> rusqlite::Connection {
@@ -500,25 +493,8 @@ fn says(section: &str, want: &str) -> Result<(), Failure> {
     ensure(
         section.contains(want),
         format!("the sources page says {want:?}"),
-        format!("it says {:?}", strip_tags(section)),
+        format!("it says {section:?}"),
     )
-}
-
-fn strip_tags(html: &str) -> String {
-    let mut out = String::new();
-    let mut inside = false;
-    for c in html.chars() {
-        match c {
-            '<' => inside = true,
-            '>' => {
-                inside = false;
-                out.push(' ');
-            }
-            c if !inside => out.push(c),
-            _ => {}
-        }
-    }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn no_breaker_on(page: &str, who: &str) -> Result<(), Failure> {
@@ -532,22 +508,8 @@ fn no_breaker_on(page: &str, who: &str) -> Result<(), Failure> {
 /// A page's shape: its elements in order (name and class, no other
 /// attribute: a form's CSRF token differs per session) and its text.
 fn page_shape(html: &str) -> (Vec<String>, String) {
-    let mut elements = vec![];
-    let mut rest = html;
-    while let Some(at) = rest.find('<') {
-        rest = &rest[at + 1..];
-        let end = rest.find('>').unwrap_or(rest.len());
-        let tag = &rest[..end];
-        let name = tag.split_whitespace().next().unwrap_or("").to_string();
-        let class = tag
-            .split("class=\"")
-            .nth(1)
-            .and_then(|c| c.split('"').next())
-            .unwrap_or("");
-        elements.push(format!("{name}.{class}"));
-        rest = &rest[end..];
-    }
-    (elements, strip_tags(html))
+    let page = Page::parse(html);
+    (page.shape(), page.text())
 }
 
 /// The results page before and after the breaker fired has the same
@@ -586,7 +548,7 @@ fn refuse_now(rig: &mut Rig, who: &[&str]) -> Result<(), Failure> {
         rig.removed(p, true);
         let page = rig.search(p);
         ensure(
-            !page.contains("tagledger") && withheld_lines(&page).is_empty(),
+            !page.contains("tagledger") && Page::parse(&page).withheld().is_empty(),
             format!("{p}'s page omits every Sheets passage silently (NOT_VISIBLE)"),
             "it renders one or carries a withheld line",
         )?;
@@ -683,9 +645,9 @@ fn fires_from_document_pages(ctx: &mut Ctx) -> Result<(), Failure> {
         rig.removed(p, true);
         let (status, body) = rig.open(p, &path);
         ensure(
-            status == 404 && !body.contains("tagledger") && withheld_lines(&body).is_empty(),
+            status == 404 && !body.contains("tagledger") && Page::parse(&body).withheld().is_empty(),
             format!("{p}'s document page is the plain 404 (NOT_VISIBLE)"),
-            format!("status {status}, withheld {:?}", withheld_lines(&body)),
+            format!("status {status}, withheld {:?}", Page::parse(&body).withheld()),
         )?;
     }
     ensure(
@@ -764,11 +726,11 @@ fn silent_outage(ctx: &mut Ctx) -> Result<(), Failure> {
     for p in trio {
         let page = rig.search(p);
         ensure(
-            withheld_lines(&page)
+            Page::parse(&page).withheld()
                 .iter()
                 .any(|l| l.contains("did not answer")),
             format!("{p}'s page says Sheets did not answer (the partial-page notice)"),
-            format!("withheld lines {:?}", withheld_lines(&page)),
+            format!("withheld lines {:?}", Page::parse(&page).withheld()),
         )?;
         no_breaker_on(&page, p)?;
     }
@@ -910,7 +872,7 @@ const S3_CANNOT: &str = "S3 breaker: cannot determine.";
 
 /// Adds a tally to today's S3 counters through the store API `sync` uses.
 fn s3_tally(rig: &mut Rig, fetches: u64, not_found: u64, successes: u64) {
-    let now = rig.clock.load(Ordering::SeqCst);
+    let now = rig.clock.now_unix_s();
     let app = rig.app();
     let instance = app.state().instance();
     let guard = instance.lock().expect("lock");
@@ -1228,7 +1190,7 @@ fn kept_eight_days(ctx: &mut Ctx) -> Result<(), Failure> {
 
 /// Adds one S2 tally for `who` at `app` through the store API the S2 path uses.
 fn s2_tally(rig: &mut Rig, app: &str, who: &str, visible: u64, not_visible: u64) {
-    let now = rig.clock.load(Ordering::SeqCst);
+    let now = rig.clock.now_unix_s();
     let state = rig.app().state();
     let instance = state.instance();
     let guard = instance.lock().expect("lock");
@@ -1247,7 +1209,7 @@ fn s2_tally(rig: &mut Rig, app: &str, who: &str, visible: u64, not_visible: u64)
 }
 
 fn other_app_state(rig: &mut Rig) -> memoria::BreakerState {
-    let now = rig.clock.load(Ordering::SeqCst);
+    let now = rig.clock.now_unix_s();
     let state = rig.app().state();
     let instance = state.instance();
     let guard = instance.lock().expect("lock");

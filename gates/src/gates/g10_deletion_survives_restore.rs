@@ -14,19 +14,17 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 
 use memoria::Admission;
-use memoria::Clock;
 use memoria::EgressMode;
 use memoria::LexicalIndex;
-use memoria::Sealer;
-use memoria::TombstoneLog;
-use memoria::snapshot::{self, BACKUP_RETENTION_WINDOW_S};
-use memoria::{DB_FILE_NAME, NewDocument};
 use memoria::{Instance, InstanceConfig, WakeKind};
+use memoria::Sealer;
+use memoria::snapshot::{self, BACKUP_RETENTION_WINDOW_S};
+use memoria::{DB_FILE_NAME, NewDocument, TombstoneLog};
 
-use crate::support::dek;
+use crate::rigs::clock::HandClock;
+use crate::rigs::support::dek;
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// The one owner every case searches as.
@@ -92,22 +90,6 @@ pub static GATE: Gate = Gate {
     ],
 };
 
-/// A clock the case moves by hand: no wall clock, no sleeps.
-#[derive(Debug)]
-struct HandClock(AtomicI64);
-
-impl Clock for HandClock {
-    fn now_unix_s(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
-impl HandClock {
-    fn set(&self, unix_s: i64) {
-        self.0.store(unix_s, Ordering::SeqCst);
-    }
-}
-
 struct Setup {
     dir: PathBuf,
     sealer: Sealer,
@@ -153,7 +135,7 @@ fn setup(ctx: &mut Ctx) -> Result<(Setup, Instance), Failure> {
     let kept_word = ctx.canary();
     let dir = ctx.dir("data");
     let sealer = Sealer::new(&dek(ctx.rng()));
-    let clock = Arc::new(HandClock(AtomicI64::new(T0_S)));
+    let clock = Arc::new(HandClock::at(T0_S));
     let mut instance = wake(&dir, &sealer, &clock)?;
     let doomed = instance
         .ingest(&doc(&doomed_word, "doomed"))

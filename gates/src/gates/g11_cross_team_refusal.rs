@@ -21,7 +21,8 @@ use memoria_simulator::fake::trace::CallKind;
 use memoria_simulator::net::TurmoilDialer;
 use memoria_simulator::world::{OWNERS, SIBLING_PORT, SiblingSpec, TEAM, World};
 
-use crate::sim::{check, run_world, tagged_body, withheld_lines};
+use crate::rigs::page::Page;
+use crate::rigs::sim::{check, run_world, tagged_body};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Gate 11.
@@ -202,9 +203,9 @@ fn redirect_not_followed(ctx: &mut Ctx) -> Result<(), Failure> {
             "it renders",
         )?;
         check(
-            withheld_lines(&page) == ["Sheets did not answer; 1 result withheld."],
+            Page::parse(&page).withheld() == ["Sheets did not answer; 1 result withheld."],
             "one loud line naming Sheets",
-            format!("{:?}", withheld_lines(&page)),
+            format!("{:?}", Page::parse(&page).withheld()),
         )?;
         let to_beta = trace.events().iter().filter(|e| e.callee == beta).count();
         check(

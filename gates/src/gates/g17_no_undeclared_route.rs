@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use memoria::DECLARED_ROUTES;
 use syn::visit::Visit;
 
-use crate::support::{block_on, dek};
+use crate::rigs::app::app;
+use crate::rigs::support::block_on;
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// The reference crate's source directory, as compiled into this gate.
@@ -342,8 +343,7 @@ fn no_nest_merge(ctx: &mut Ctx) -> Result<(), Failure> {
         "exactly one fallback",
         format!("{fallbacks}"),
     )?;
-    let app = memoria::testkit::TestApp::new(&ctx.dir("data"), &dek(ctx.rng()), "ana@example.org")
-        .map_err(|e| Failure::new("app wakes", e.to_string()))?;
+    let app = app(ctx, "ana@example.org")?;
     let resp = block_on(app.get("/no/such/route"));
     ensure(
         resp.status.as_u16() == 404 && resp.body.contains("There is nothing at this address"),
@@ -378,9 +378,7 @@ const PROBE_METHODS: &[&str] = &["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIO
 
 fn undeclared_paths(ctx: &mut Ctx) -> Result<(), Failure> {
     let declared = declared_pairs();
-    let mut app =
-        memoria::testkit::TestApp::new(&ctx.dir("data"), &dek(ctx.rng()), "ana@example.org")
-            .map_err(|e| Failure::new("app wakes", e.to_string()))?;
+    let mut app = app(ctx, "ana@example.org")?;
     let mut answered = Vec::new();
     let mut probes = 0;
     for signed_in in [false, true] {

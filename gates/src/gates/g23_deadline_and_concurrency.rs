@@ -15,7 +15,8 @@ use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::CallKind;
 use memoria_simulator::world::{OWNERS, SiblingSpec, World};
 
-use crate::sim::{check, run_world, tagged_body, withheld_lines};
+use crate::rigs::page::Page;
+use crate::rigs::sim::{check, run_world, tagged_body};
 use crate::{Case, Ctx, Failure, Gate};
 
 /// The deadline half's bound on rendering the page, in simulated ms (§10 gate 23).
@@ -104,9 +105,9 @@ fn deadline(ctx: &mut Ctx) -> Result<(), Failure> {
             "one is missing",
         )?;
         check(
-            withheld_lines(body) == ["Sheets did not answer; 1 result withheld."],
+            Page::parse(body).withheld() == ["Sheets did not answer; 1 result withheld."],
             "the page names Sheets as not answering",
-            format!("{:?}", withheld_lines(body)),
+            format!("{:?}", Page::parse(body).withheld()),
         )?;
         check(
             page.elapsed < Duration::from_millis(DEADLINE_PAGE_MS_MAX as u64),
@@ -138,9 +139,9 @@ fn concurrency(ctx: &mut Ctx) -> Result<(), Failure> {
         let body = &page.response.body;
         check(
             APPS.iter().all(|a| body.contains(&format!("tag{a}")))
-                && withheld_lines(body).is_empty(),
+                && Page::parse(body).withheld().is_empty(),
             "all three passages render, none withheld (presence: every sibling answered in time)",
-            format!("withheld {:?}", withheld_lines(body)),
+            format!("withheld {:?}", Page::parse(body).withheld()),
         )?;
         check(
             page.elapsed.as_millis() <= CONCURRENT_PAGE_MS_MAX,

@@ -12,7 +12,7 @@ use memoria_simulator::fake::faults::Cold;
 use memoria_simulator::fake::trace::CallKind;
 use memoria_simulator::world::{MEMORIA_CONSUMER, SiblingSpec, World};
 
-use crate::sim::{check, run_world, stock};
+use crate::rigs::sim::{check, run_world, stock};
 use crate::{Case, Ctx, Failure, Gate};
 
 /// Every sibling must have received memoria's S1 poll within this long of

@@ -18,7 +18,8 @@ use memoria_simulator::fake::trace::{CallDetail, CallKind};
 use memoria_simulator::net::TurmoilDialer;
 use memoria_simulator::world::{MEMORIA_CONSUMER, OWNERS, SIBLING_PORT, SiblingSpec, World};
 
-use crate::sim::{check, run_world, tagged_body, withheld_lines};
+use crate::rigs::page::Page;
+use crate::rigs::sim::{check, run_world, tagged_body};
 use crate::{Case, Ctx, Failure, Gate};
 
 /// Gate 25.
@@ -119,9 +120,9 @@ fn granted_item_never_fetched(ctx: &mut Ctx) -> Result<(), Failure> {
         )?;
         let page = m.search(ana, &granted_canary).await.response.body;
         check(
-            !page.contains("taggranted") && withheld_lines(&page).is_empty(),
+            !page.contains("taggranted") && Page::parse(&page).withheld().is_empty(),
             "the granted item is on no page, not even as a withheld count",
-            format!("withheld {:?}", withheld_lines(&page)),
+            format!("withheld {:?}", Page::parse(&page).withheld()),
         )?;
         let team_page = m.search(ana, &team_canary).await.response.body;
         check(

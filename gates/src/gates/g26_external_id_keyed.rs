@@ -17,7 +17,7 @@ use memoria::{DB_FILE_NAME, NewDocument};
 use memoria::{Instance, InstanceConfig};
 use sha2::{Digest, Sha256};
 
-use crate::support::{dek, digest_forms, grep_dir};
+use crate::rigs::support::{dek, digest_forms, grep_dir};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Bytes of a digest prefix the grep also hunts: a truncated hash is still an oracle.

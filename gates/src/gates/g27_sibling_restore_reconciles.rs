@@ -27,7 +27,8 @@ use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::{CallDetail, CallKind, Trace};
 use memoria_simulator::world::{Memoria, OWNERS, SiblingSpec, World};
 
-use crate::sim::{check, run_world, withheld_lines};
+use crate::rigs::page::Page;
+use crate::rigs::sim::{check, run_world};
 use crate::{Case, Ctx, Failure, Gate};
 
 /// Sheets chunks in the fixture (§10 gate 27), one per item.
@@ -292,23 +293,8 @@ fn sent_values(trace: &Trace, from: usize) -> Vec<String> {
 
 /// Results on a page, and how many came from `app`.
 fn results_from(body: &str, app: &str) -> (usize, usize) {
-    (
-        body.matches("<li class=\"result\">").count(),
-        body.matches(&format!("<span class=\"app\">{app}</span>"))
-            .count(),
-    )
-}
-
-/// The reconciling lines on a results page, in order.
-fn reconciling_lines(body: &str) -> Vec<String> {
-    body.split("<p class=\"reconciling\"")
-        .skip(1)
-        .filter_map(|rest| {
-            let open_end = rest.find('>')?;
-            let close = rest.find("</p>")?;
-            Some(rest[open_end + 1..close].to_string())
-        })
-        .collect()
+    let page = Page::parse(body);
+    (page.results().len(), page.results_from(app))
 }
 
 const SHEETS_RECONCILING: &str = "Sheets is reconciling after a restore; its results are out of the search until it re-announces.";
@@ -331,7 +317,8 @@ fn docs_fill_the_page(ctx: &mut Ctx) -> Result<(), Failure> {
                 .await
                 .response
                 .body;
-            let (results, docs) = results_from(&body, "docs");
+            let read = Page::parse(&body);
+            let (results, docs) = (read.results().len(), read.results_from("docs"));
             let want = if page <= 2 { PAGE_SIZE_RESULTS } else { 0 };
             check(
                 results == want && docs == want,
@@ -339,13 +326,13 @@ fn docs_fill_the_page(ctx: &mut Ctx) -> Result<(), Failure> {
                 format!("{results} results, {docs} from Docs"),
             )?;
             docs_seen += docs;
-            let lines = reconciling_lines(&body);
+            let lines = read.reconciling();
             check(
                 lines == [SHEETS_RECONCILING],
                 format!("page {page} carries exactly one line naming Sheets as reconciling"),
                 format!("{lines:?}"),
             )?;
-            let withheld = withheld_lines(&body);
+            let withheld = read.withheld();
             check(
                 withheld.is_empty(),
                 format!("page {page} withholds nothing: Sheets was never ranked"),
@@ -371,7 +358,7 @@ fn docs_removed(ctx: &mut Ctx) -> Result<(), Failure> {
     run_world(&world, move |mut m| async move {
         restored_and_marked(&mut m, &sheets, &canary, SHEETS_CHUNKS).await?;
         let body = m.search(OWNERS[0], &canary).await.response.body;
-        let lines = reconciling_lines(&body);
+        let lines = Page::parse(&body).reconciling();
         check(
             lines == [SHEETS_RECONCILING],
             "the page names Sheets as reconciling, once",
@@ -486,9 +473,9 @@ fn completed_announce(ctx: &mut Ctx) -> Result<(), Failure> {
             "it does not",
         )?;
         check(
-            reconciling_lines(&body).is_empty() && results_from(&body, "sheets").1 > 0,
+            Page::parse(&body).reconciling().is_empty() && results_from(&body, "sheets").1 > 0,
             "Sheets ranks again, with no reconciling line",
-            format!("{:?}", reconciling_lines(&body)),
+            format!("{:?}", Page::parse(&body).reconciling()),
         )
     })
 }
@@ -497,7 +484,7 @@ fn completed_announce(ctx: &mut Ctx) -> Result<(), Failure> {
 async fn page_one(m: &mut Memoria, canary: &str) -> (usize, usize, Vec<String>) {
     let body = m.search(OWNERS[0], canary).await.response.body;
     let (results, docs) = results_from(&body, "docs");
-    (results, docs, reconciling_lines(&body))
+    (results, docs, Page::parse(&body).reconciling())
 }
 
 fn mark_survives_restart(ctx: &mut Ctx) -> Result<(), Failure> {
@@ -697,12 +684,12 @@ fn document_page_ahead_marks(ctx: &mut Ctx) -> Result<(), Failure> {
         check(
             page.status == 503
                 && !page.body.contains("tagrev")
-                && withheld_lines(&page.body) == [SHEETS_AHEAD_ONE],
+                && Page::parse(&page.body).withheld() == [SHEETS_AHEAD_ONE],
             format!("(a)'s page is withheld (503) with exactly {SHEETS_AHEAD_ONE:?}"),
             format!(
                 "status {}, lines {:?}",
                 page.status,
-                withheld_lines(&page.body)
+                Page::parse(&page.body).withheld()
             ),
         )?;
         let (chunks, tombstones, marked, a, b) = held(&m)?;
@@ -721,9 +708,9 @@ fn document_page_ahead_marks(ctx: &mut Ctx) -> Result<(), Failure> {
         )?;
         let results = m.search(OWNERS[0], &canary).await.response.body;
         check(
-            reconciling_lines(&results) == [SHEETS_RECONCILING],
+            Page::parse(&results).reconciling() == [SHEETS_RECONCILING],
             "the next results page names Sheets as reconciling",
-            format!("{:?}", reconciling_lines(&results)),
+            format!("{:?}", Page::parse(&results).reconciling()),
         )
     })
 }

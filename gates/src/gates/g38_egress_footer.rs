@@ -8,14 +8,14 @@
 //! whose page carries the footer. The walk covers every GET route in
 //! `DECLARED_ROUTES`; a GET route the walk does not know fails the gate.
 
-use std::sync::Arc;
 
 use memoria::EgressMode;
-use memoria::FixedClock;
 use memoria::testkit::{TestApp, TestResponse};
 use memoria::{DECLARED_ROUTES, FOOTER_EXEMPT, FooterRule};
 
-use crate::support::{block_on, dek};
+use crate::rigs::app::app;
+use crate::rigs::page::Page;
+use crate::rigs::support::block_on;
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 const OWNER: &str = "ana@example.org";
@@ -91,14 +91,8 @@ struct Walk {
     doc_id: String,
 }
 
-fn walk_app(ctx: &mut Ctx) -> Walk {
-    let mut app = TestApp::with_clock(
-        &ctx.dir("data"),
-        &dek(ctx.rng()),
-        OWNER,
-        Arc::new(FixedClock(1_790_000_000)),
-    )
-    .expect("app");
+fn walk_app(ctx: &mut Ctx) -> Result<Walk, Failure> {
+    let mut app = app(ctx, OWNER)?;
     let doc_id = block_on(async {
         app.sign_in(OWNER).await;
         let up = app
@@ -113,7 +107,7 @@ fn walk_app(ctx: &mut Ctx) -> Walk {
             .trim_start_matches("/documents/")
             .to_string()
     });
-    Walk { app, doc_id }
+    Ok(Walk { app, doc_id })
 }
 
 fn short(uri: &str) -> String {
@@ -134,12 +128,9 @@ fn squash(s: &str) -> String {
 /// Why the footer would not be seen, if it would not: a stylesheet rule or an
 /// inline style hiding `footer` or `.egress`, or a `hidden` attribute.
 fn hidden_by_style(body: &str) -> Option<String> {
-    let mut rest = body;
-    while let Some(at) = rest.find("<style") {
-        let after = &rest[at..];
-        let Some(open) = after.find('>') else { break };
-        let end = after.find("</style>").unwrap_or(after.len());
-        for rule in after[open + 1..end].split('}') {
+    let page = Page::parse(body);
+    for sheet in page.styles() {
+        for rule in sheet.split('}') {
             let Some((selector, decls)) = rule.split_once('{') else {
                 continue;
             };
@@ -150,19 +141,16 @@ fn hidden_by_style(body: &str) -> Option<String> {
                 return Some(format!("the rule `{}` sets {h}", selector.trim()));
             }
         }
-        if end == after.len() {
-            break;
-        }
-        rest = &after[end..];
     }
-    for tag in ["<footer", "<p class=\"egress\""] {
-        if let Some(at) = body.find(tag) {
-            let t = &body[at..];
-            let t = &t[..t.find('>').unwrap_or(t.len())];
-            let st = squash(t);
-            if t.contains(" hidden") || HIDING.iter().any(|h| st.contains(h)) {
-                return Some(format!("the tag `{t}>` hides itself"));
-            }
+    for tag in page.tags("footer, p.egress") {
+        // A `hidden` attribute, a `hidden` word in a value (a class), or an inline style.
+        let hides_itself = tag.attrs.iter().any(|(name, value)| {
+            name == "hidden"
+                || value.split_whitespace().any(|w| w == "hidden")
+                || HIDING.iter().any(|h| squash(value).contains(h))
+        });
+        if hides_itself {
+            return Some(format!("the tag `{tag}` hides itself"));
         }
     }
     None
@@ -187,7 +175,7 @@ fn check(uri: &str, label: &str, r: &TestResponse, problems: &mut Vec<String>) {
 }
 
 fn every_get_route(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut w = walk_app(ctx);
+    let mut w = walk_app(ctx)?;
     ensure(
         w.doc_id.len() == 32,
         "the walk has a real document",
@@ -281,7 +269,7 @@ fn every_get_route(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn error_pages(ctx: &mut Ctx) -> Result<(), Failure> {
-    let w = walk_app(ctx);
+    let w = walk_app(ctx)?;
     let mut problems = Vec::new();
     let mut seen = Vec::new();
     block_on(async {
@@ -346,8 +334,7 @@ fn axum_request(method: &str, uri: &str) -> memoria::testkit::Request {
 }
 
 fn exemptions_verified(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut app = TestApp::new(&ctx.dir("data"), &dek(ctx.rng()), OWNER)
-        .map_err(|e| Failure::new("app wakes", e.to_string()))?;
+    let mut app = app(ctx, OWNER)?;
     ensure(
         !FOOTER_EXEMPT.is_empty(),
         "the exempt list is non-empty, so this case checks something",
@@ -411,7 +398,7 @@ fn exemptions_verified(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn footer_truthful(ctx: &mut Ctx) -> Result<(), Failure> {
-    let w = walk_app(ctx);
+    let w = walk_app(ctx)?;
     let mode = w.app.state().instance().lock().expect("instance").egress();
     ensure(
         mode == EgressMode::AiOff,
@@ -442,7 +429,7 @@ fn footer_truthful(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn server_error_pages(ctx: &mut Ctx) -> Result<(), Failure> {
-    let w = walk_app(ctx);
+    let w = walk_app(ctx)?;
     let db = {
         let instance = w.app.state().instance();
         let guard = instance.lock().expect("instance");

@@ -1,40 +1,78 @@
-//! The registry: one module per gate, named after its number and subject.
-
-pub mod g01_plaintext_grep;
-pub mod g03_feed_rows_carry_no_content;
-pub mod g04_no_content_in_logs;
-pub mod g05_grants_join_decides;
-pub mod g06_every_s2_result_handled;
-pub mod g07_enumeration_diff;
-pub mod g08_refusal_breaker;
-pub mod g10_deletion_survives_restore;
-pub mod g11_cross_team_refusal;
-pub mod g17_no_undeclared_route;
-pub mod g23_deadline_and_concurrency;
-pub mod g24_wake_warm_up;
-pub mod g25_s3_carries_no_person;
-pub mod g26_external_id_keyed;
-pub mod g27_sibling_restore_reconciles;
-pub mod g38_egress_footer;
+//! The registry: one module per gate, named after its number and subject, declared and registered in one list.
+//!
+//! **Adding a gate** is the gate's file (`gNN_subject.rs`, exporting a
+//! `pub static GATE: Gate`) and one line in the `register!` list below,
+//! in id order. That line declares the module and puts its `GATE` in
+//! [`ALL`]; `memoria-harness run`, `list`, `sweep`, the mutation runner and
+//! `cargo test --test gates` (one trial per case) all read [`ALL`], so
+//! nothing else names the gate. The tests below hold the list in id order
+//! with well-formed, unique case ids.
 
 use crate::Gate;
 
-/// Every registered gate, in id order.
-pub static ALL: &[&Gate] = &[
-    &g01_plaintext_grep::GATE,
-    &g03_feed_rows_carry_no_content::GATE,
-    &g04_no_content_in_logs::GATE,
-    &g05_grants_join_decides::GATE,
-    &g06_every_s2_result_handled::GATE,
-    &g07_enumeration_diff::GATE,
-    &g10_deletion_survives_restore::GATE,
-    &g08_refusal_breaker::GATE,
-    &g11_cross_team_refusal::GATE,
-    &g17_no_undeclared_route::GATE,
-    &g23_deadline_and_concurrency::GATE,
-    &g24_wake_warm_up::GATE,
-    &g25_s3_carries_no_person::GATE,
-    &g26_external_id_keyed::GATE,
-    &g27_sibling_restore_reconciles::GATE,
-    &g38_egress_footer::GATE,
-];
+/// Declares each gate module and lists its `GATE` in [`ALL`], in the order given.
+macro_rules! register {
+    ($($module:ident),+ $(,)?) => {
+        $(pub mod $module;)+
+
+        /// Every registered gate, in id order.
+        pub static ALL: &[&Gate] = &[$(&$module::GATE),+];
+    };
+}
+
+register! {
+    g01_plaintext_grep,
+    g03_feed_rows_carry_no_content,
+    g04_no_content_in_logs,
+    g05_grants_join_decides,
+    g06_every_s2_result_handled,
+    g07_enumeration_diff,
+    g08_refusal_breaker,
+    g10_deletion_survives_restore,
+    g11_cross_team_refusal,
+    g17_no_undeclared_route,
+    g23_deadline_and_concurrency,
+    g24_wake_warm_up,
+    g25_s3_carries_no_person,
+    g26_external_id_keyed,
+    g27_sibling_restore_reconciles,
+    g38_egress_footer,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ALL;
+
+    #[test]
+    fn the_registry_lists_gates_in_ascending_id_order_without_repeats() {
+        assert!(ALL.len() >= 16, "the registry holds {} gates", ALL.len());
+        let ids: Vec<u32> = ALL
+            .iter()
+            .map(|g| g.id.parse().expect("a gate id is a number"))
+            .collect();
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "gate ids out of order or repeated: {ids:?}"
+        );
+    }
+
+    #[test]
+    fn every_case_id_is_its_gates_id_a_slash_and_a_slug_and_no_id_repeats() {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut bad = vec![];
+        for g in ALL {
+            assert!(!g.cases.is_empty(), "gate {} has no case", g.id);
+            for c in g.cases {
+                let slug = c.id.strip_prefix(&format!("{}/", g.id)).unwrap_or("");
+                let well_formed = !slug.is_empty()
+                    && slug
+                        .chars()
+                        .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-');
+                if !well_formed || !seen.insert(c.id) {
+                    bad.push(c.id);
+                }
+            }
+        }
+        assert!(bad.is_empty(), "malformed or repeated case ids: {bad:?}");
+    }
+}

@@ -1,4 +1,4 @@
-//! What the simulated gates share: stocking fakes with text, running a world, and reading pages.
+//! What the simulated gates share: stocking fakes with text and running a world (pages are read with [`super::page::Page`]).
 //!
 //! A scenario reports a failed claim as [`fail`]'s string, which
 //! [`run_world`] turns back into a [`Failure`] carrying the seed, so every
@@ -74,22 +74,4 @@ pub fn stock(world: &World, app: &str, n: usize) -> usize {
 /// a snippet around the canary shows the tag.
 pub fn tagged_body(canary: &str, tag: &str) -> String {
     format!("# Notes {tag}\n\nThe {canary} figure is {tag} this quarter.\n")
-}
-
-/// The withheld lines on a results page, in order.
-pub fn withheld_lines(body: &str) -> Vec<String> {
-    let mut out = vec![];
-    let mut rest = body;
-    while let Some(at) = rest.find("<p class=\"withheld\"") {
-        rest = &rest[at..];
-        let Some(open_end) = rest.find('>') else {
-            break;
-        };
-        let Some(close) = rest.find("</p>") else {
-            break;
-        };
-        out.push(rest[open_end + 1..close].to_string());
-        rest = &rest[close..];
-    }
-    out
 }

@@ -1,0 +1,267 @@
+//! S1 (§6.1, gate 3): four-field rows and their schema, never-team items absent, paging that loses no row, leaving team read as gone, and 410 for a rewound cursor.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use super::wire::{Outcome, body_text, call_failed, fail, feed_all, pages_match_schema};
+use super::{PAGES_MAX, S1_PAGE_PROBE_BUMPS, S1_ROW_FIELDS};
+use crate::conform::client::{Auth, encode_query};
+use crate::conform::{ConformCase, Ctx, NotPassed};
+
+fn s1_four_fields(ctx: &mut Ctx<'_>) -> Outcome {
+    let (rows, _) = feed_all(ctx, ctx.token, None)?;
+    if rows.is_empty() {
+        return Err(fail(
+            "at least one row from the start of the feed (the seeded team items)",
+            "no rows",
+        ));
+    }
+    for (n, row) in rows.iter().enumerate() {
+        let keys: Vec<&str> = row
+            .as_object()
+            .map(|o| {
+                let mut k: Vec<&str> = o.keys().map(String::as_str).collect();
+                k.sort_unstable();
+                k
+            })
+            .unwrap_or_default();
+        let typed = row["item_id"].is_string()
+            && row["revision"].is_string()
+            && row["gone"].is_boolean()
+            && row["touched_at"].is_string();
+        if keys != S1_ROW_FIELDS || !typed {
+            return Err(fail(
+                format!("every row exactly {S1_ROW_FIELDS:?}, typed string, string, bool, string"),
+                format!("row {n} has fields {keys:?}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn s1_leaving_is_gone(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let (down, del) = (m.item("team_to_downgrade"), m.item("team_to_delete"));
+    let (_, head) = feed_all(ctx, ctx.token, None)?;
+    ctx.control(
+        "downgrade-to-granted",
+        &[&down.item_id, &m.person("member_a").address],
+    )?;
+    ctx.control("delete", &[&del.item_id])?;
+    let (rows, _) = feed_all(ctx, ctx.token, Some(&head))?;
+    let last = |id: &str| {
+        rows.iter()
+            .rev()
+            .find(|r| r["item_id"] == json!(id))
+            .cloned()
+    };
+    let (Some(d), Some(x)) = (last(&down.item_id), last(&del.item_id)) else {
+        return Err(fail(
+            "a row for the downgraded item and one for the deleted item",
+            format!("{} rows after the cursor", rows.len()),
+        ));
+    };
+    let keys = |r: &Value| {
+        r.as_object()
+            .map(|o| o.keys().cloned().collect::<BTreeSet<_>>())
+            .unwrap_or_default()
+    };
+    if d["gone"] != json!(true) || x["gone"] != json!(true) || keys(&d) != keys(&x) {
+        return Err(fail(
+            "both rows gone: true, with the same fields (leaving team reads as deletion)",
+            format!(
+                "downgraded gone {} fields {:?}; deleted gone {} fields {:?}",
+                d["gone"],
+                keys(&d),
+                x["gone"],
+                keys(&x)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn s1_rewound_cursor(ctx: &mut Ctx<'_>) -> Outcome {
+    let t = ctx.manifest.item("team");
+    let (_, c0) = feed_all(ctx, ctx.token, None)?;
+    ctx.control("bump-revision", &[&t.item_id])?;
+    let (_, c1) = feed_all(ctx, ctx.token, Some(&c0))?;
+    ctx.control("whole-log-restore", &[])?;
+    let r = ctx
+        .client
+        .get(
+            &format!("/s1/feed?cursor={}", encode_query(&c1)),
+            Auth::Bearer(ctx.token),
+        )
+        .map_err(|e| call_failed("GET /s1/feed", &e))?;
+    let body: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+    if r.status == 410 && body == json!({"error": "reannounce_required"}) {
+        Ok(())
+    } else {
+        Err(fail(
+            "410 {\"error\":\"reannounce_required\"} for a cursor a whole-log restore rewound",
+            format!("status {} body {}", r.status, body_text(&r)),
+        ))
+    }
+}
+
+fn s1_pages_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
+    pages_match_schema(ctx, "/s1/feed", "s1-response", "the S1 feed", |v| {
+        (v["more"] == json!(true))
+            .then(|| v["cursor"].as_str())
+            .flatten()
+            .map(|c| format!("/s1/feed?cursor={}", encode_query(c)))
+    })
+}
+
+fn s1_never_team_absent(ctx: &mut Ctx<'_>) -> Outcome {
+    let (rows, _) = feed_all(ctx, ctx.token, None)?;
+    let m = ctx.manifest;
+    let team_ids: BTreeSet<&str> = m
+        .items
+        .iter()
+        .filter(|i| i.team_visible())
+        .map(|i| i.item_id.as_str())
+        .collect();
+    let seen: BTreeSet<&str> = rows.iter().filter_map(|r| r["item_id"].as_str()).collect();
+    if let Some(missing) = team_ids.iter().find(|i| !seen.contains(*i)) {
+        return Err(fail(
+            "a row for every team-visible item from the start of the feed",
+            format!("none for {missing}"),
+        ));
+    }
+    let never: Vec<(&str, &str)> = ["private", "granted", "guest_only", "link_shared"]
+        .iter()
+        .map(|k| (*k, m.item(k).item_id.as_str()))
+        .chain([("no_row", m.no_row.item_id.as_str())])
+        .collect();
+    let leaked: Vec<String> = never
+        .iter()
+        .filter(|(_, id)| seen.contains(id))
+        .map(|(k, id)| format!("{k} ({id})"))
+        .collect();
+    if leaked.is_empty() {
+        Ok(())
+    } else {
+        Err(fail(
+            "no row, gone or not, for an item that was never team-visible",
+            format!("rows for {}", leaked.join(", ")),
+        ))
+    }
+}
+
+fn s1_pages_lose_no_row(ctx: &mut Ctx<'_>) -> Outcome {
+    let t = ctx.manifest.item("team");
+    let (_, head) = feed_all(ctx, ctx.token, None)?;
+    let mut made = Vec::with_capacity(S1_PAGE_PROBE_BUMPS);
+    for _ in 0..S1_PAGE_PROBE_BUMPS {
+        let rev = ctx
+            .control("bump-revision", &[&t.item_id])?
+            .ok_or_else(|| {
+                fail(
+                    "bump-revision prints the new revision",
+                    "it printed nothing",
+                )
+            })?;
+        made.push(rev);
+    }
+    let mut rows = Vec::new();
+    let mut cursor = head;
+    let mut pages = 0;
+    for _ in 0..PAGES_MAX {
+        let r = ctx
+            .client
+            .get(
+                &format!("/s1/feed?cursor={}", encode_query(&cursor)),
+                Auth::Bearer(ctx.token),
+            )
+            .map_err(|e| call_failed("GET /s1/feed", &e))?;
+        if r.status != 200 {
+            return Err(fail(
+                "GET /s1/feed answers 200",
+                format!("status {}", r.status),
+            ));
+        }
+        pages += 1;
+        let v: Value = serde_json::from_slice(&r.body)
+            .map_err(|_| fail("an s1-response JSON body", "not JSON"))?;
+        rows.extend(v["rows"].as_array().cloned().unwrap_or_default());
+        cursor = v["cursor"].as_str().unwrap_or_default().to_owned();
+        if v["more"] != json!(true) {
+            break;
+        }
+    }
+    let seen: BTreeSet<&str> = rows
+        .iter()
+        .filter(|r| r["item_id"] == json!(t.item_id))
+        .filter_map(|r| r["revision"].as_str())
+        .collect();
+    let lost: Vec<&String> = made.iter().filter(|r| !seen.contains(r.as_str())).collect();
+    if !lost.is_empty() {
+        return Err(fail(
+            format!(
+                "a row for each of the {S1_PAGE_PROBE_BUMPS} new revisions, over {pages} pages"
+            ),
+            format!("{} never arrived, e.g. {:?}", lost.len(), lost.first()),
+        ));
+    }
+    if pages < 2 {
+        return Err(NotPassed::Skip(format!(
+            "the feed after {S1_PAGE_PROBE_BUMPS} new revisions fit in one page, so no page boundary was crossed"
+        )));
+    }
+    Ok(())
+}
+
+/// The s1 cases, in list order.
+pub(super) static CASES: &[ConformCase] = &[
+    case!(
+        "s1/four-fields",
+        Must,
+        "§6.1, gate 3",
+        Nothing,
+        "Every S1 row is exactly item_id, revision, gone, touched_at: no title, content or visibility flag.",
+        s1_four_fields
+    ),
+    case!(
+        "s1/pages-match-schema",
+        Must,
+        "§6.1, gate 3, contract S1",
+        Nothing,
+        "Every S1 page from the start is valid against s1-response.schema.json: four-field rows, tokens of 1 to 256 bytes, times in UTC ending in Z.",
+        s1_pages_match_schema
+    ),
+    case!(
+        "s1/never-team-items-absent",
+        Must,
+        "§6.1, gate 3",
+        Nothing,
+        "The feed from the start holds a row for every team-visible item and none, gone or not, for an item that was never team-visible or has no row.",
+        s1_never_team_absent
+    ),
+    case!(
+        "s1/pages-lose-no-row",
+        Must,
+        "§6.1",
+        Control,
+        "After 150 new revisions of one item, reading the feed page by page from the earlier head delivers a row for every one of them (skipped if the feed never needs a second page).",
+        s1_pages_lose_no_row
+    ),
+    case!(
+        "s1/leaving-team-reads-as-gone",
+        Must,
+        "§6.1, §4.2",
+        Control,
+        "Leaving team-visibility (team → granted) reads as gone: true, the same row shape as a deletion.",
+        s1_leaving_is_gone
+    ),
+    case!(
+        "s1/rewound-cursor-410",
+        Must,
+        "§6.1",
+        Control,
+        "A cursor rewound by a whole-log restore gets 410 {\"error\":\"reannounce_required\"}.",
+        s1_rewound_cursor
+    ),
+];

@@ -1,0 +1,83 @@
+//! What a gate is: a numbered claim with its spec sections, a requirement and cases, each case one body that ends in a verdict.
+
+use super::ctx::Ctx;
+
+/// A case's body: `Ok(())` when the claim holds, a [`Failure`] saying what was
+/// expected and what was seen when it does not.
+pub type CaseFn = fn(&mut Ctx) -> Result<(), Failure>;
+
+/// One numbered gate.
+#[derive(Debug)]
+pub struct Gate {
+    /// The gate's number as GATES.md gives it, e.g. `"17"`.
+    pub id: &'static str,
+    /// A short title.
+    pub title: &'static str,
+    /// The spec sections it holds, e.g. `["§10", "§9.1"]`.
+    pub sections: &'static [&'static str],
+    /// What MUST hold, in one paragraph.
+    pub requirement: &'static str,
+    /// Its cases.
+    pub cases: &'static [Case],
+}
+
+/// One case of a gate.
+#[derive(Debug)]
+pub struct Case {
+    /// Stable id: `<gate>/<slug>`.
+    pub id: &'static str,
+    /// What the harness does.
+    pub desc: &'static str,
+    /// The one body.
+    pub run: CaseFn,
+}
+
+/// Why a case failed: what it expected and what it saw. Never content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// What the claim required.
+    pub expected: String,
+    /// What the harness observed.
+    pub actual: String,
+}
+
+impl Failure {
+    /// Builds a failure.
+    pub fn new(expected: impl Into<String>, actual: impl Into<String>) -> Failure {
+        Failure {
+            expected: expected.into(),
+            actual: actual.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "expected: {}\n  actual: {}", self.expected, self.actual)
+    }
+}
+
+/// Fails with `expected`/`actual` unless `cond` holds.
+///
+/// # Errors
+/// The [`Failure`] when `cond` is false.
+pub fn ensure(
+    cond: bool,
+    expected: impl Into<String>,
+    actual: impl Into<String>,
+) -> Result<(), Failure> {
+    if cond {
+        Ok(())
+    } else {
+        Err(Failure::new(expected, actual))
+    }
+}
+
+/// The outcome of one case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// The claim held.
+    Pass,
+    /// The claim did not hold.
+    Fail(Failure),
+}

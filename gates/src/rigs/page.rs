@@ -1,0 +1,274 @@
+//! The one reader of the pages memoria renders: an HTML parser with CSS selectors (`scraper`), and typed accessors for what gates assert on (§8.1, §8.9, gates 6, 8, 27 and 38).
+//!
+//! Gates never scan markup by hand: a results page's withheld and
+//! reconciling lines, its results and the app each came from, the egress
+//! footer, refusal text, the sources page's sections and a page's whole
+//! shape all come from here, read the way a browser parses the page. Text
+//! is the page's text as a reader sees it (entities decoded), trimmed;
+//! [`Page::text`] also folds runs of whitespace into one space.
+//!
+//! ```
+//! use memoria_gates::Page;
+//! let page = Page::parse(
+//!     "<p class=\"withheld\" data-app=\"Sheets\">Sheets did not answer; 1 result withheld.</p>\
+//!      <ol><li class=\"result\"><div class=\"meta\"><span class=\"app\">Docs</span></div></li></ol>\
+//!      <footer><p class=\"egress\">AI is off.</p></footer>",
+//! );
+//! assert_eq!(page.withheld(), ["Sheets did not answer; 1 result withheld."]);
+//! assert_eq!(page.results_from("Docs"), 1);
+//! assert_eq!(page.footer().as_deref(), Some("AI is off."));
+//! ```
+
+use memoria::testkit::TestResponse;
+use scraper::{ElementRef, Html, Selector};
+
+/// A parsed page, and the status it was served with when read from a response.
+#[derive(Debug)]
+pub struct Page {
+    status: Option<u16>,
+    html: Html,
+}
+
+/// One result on a results page: an `li.result`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultItem {
+    /// The app it came from: the text of its `span.app` (empty if it has none).
+    pub app: String,
+    /// Its text, whitespace folded.
+    pub text: String,
+}
+
+/// One element's name and attributes, in document order, for checks on
+/// the tag itself (a `hidden` attribute, an inline style).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tag {
+    /// The element's name, e.g. `footer`.
+    pub name: String,
+    /// Its attributes as (name, value), in source order.
+    pub attrs: Vec<(String, String)>,
+}
+
+impl std::fmt::Display for Tag {
+    /// The tag as `<name a="v" b="w">`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<{}", self.name)?;
+        for (k, v) in &self.attrs {
+            write!(f, " {k}=\"{v}\"")?;
+        }
+        write!(f, ">")
+    }
+}
+
+/// A selector from a constant in this file or a gate.
+///
+/// # Panics
+/// If `css` is not a valid selector: a bug in the caller, not in the page.
+fn selector(css: &str) -> Selector {
+    Selector::parse(css).unwrap_or_else(|e| panic!("CSS selector {css:?}: {e}"))
+}
+
+/// An element's text, trimmed, as one string.
+fn text_of(el: ElementRef<'_>) -> String {
+    el.text().collect::<String>().trim().to_string()
+}
+
+/// An element's text with every run of whitespace folded into one space.
+fn folded(el: ElementRef<'_>) -> String {
+    el.text()
+        .flat_map(str::split_whitespace)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl Page {
+    /// Parses a page's body (a whole document or a fragment).
+    pub fn parse(body: &str) -> Page {
+        Page {
+            status: None,
+            html: Html::parse_document(body),
+        }
+    }
+
+    /// Parses a response's body and keeps its status.
+    pub fn of(response: &TestResponse) -> Page {
+        Page {
+            status: Some(response.status.as_u16()),
+            ..Page::parse(&response.body)
+        }
+    }
+
+    /// The status the page was served with, if it was read with [`Page::of`].
+    pub fn status(&self) -> Option<u16> {
+        self.status
+    }
+
+    /// The text of every element `css` selects, in document order, trimmed.
+    ///
+    /// # Panics
+    /// If `css` is not a valid selector.
+    pub fn texts(&self, css: &str) -> Vec<String> {
+        self.html.select(&selector(css)).map(text_of).collect()
+    }
+
+    /// The withheld lines, `p.withheld`, in order: one per app whose answers
+    /// were withheld, e.g. "Sheets did not answer; 7 results withheld." (§8.1).
+    pub fn withheld(&self) -> Vec<String> {
+        self.texts("p.withheld")
+    }
+
+    /// The reconciling lines, `p.reconciling`, in order: one per source
+    /// marked for re-announce (§4.1 rule 1, gate 27).
+    pub fn reconciling(&self) -> Vec<String> {
+        self.texts("p.reconciling")
+    }
+
+    /// The results, `li.result`, in rank order, each with its app.
+    pub fn results(&self) -> Vec<ResultItem> {
+        let app = selector("span.app");
+        self.html
+            .select(&selector("li.result"))
+            .map(|li| ResultItem {
+                app: li.select(&app).next().map(text_of).unwrap_or_default(),
+                text: folded(li),
+            })
+            .collect()
+    }
+
+    /// How many results came from `app` (its name as the page shows it, e.g. `docs`).
+    pub fn results_from(&self, app: &str) -> usize {
+        self.results().iter().filter(|r| r.app == app).count()
+    }
+
+    /// The egress sentence in the page's footer, `footer p.egress` (§3.6, gate 38).
+    pub fn footer(&self) -> Option<String> {
+        self.texts("footer p.egress").into_iter().next()
+    }
+
+    /// Every egress line, `p.egress`, footer or not: a fragment states the
+    /// mode without the layout's `footer` (gate 38).
+    pub fn egress(&self) -> Vec<String> {
+        self.texts("p.egress")
+    }
+
+    /// The refusal text, `p.refusal`, of an error or refused-search page.
+    pub fn refusals(&self) -> Vec<String> {
+        self.texts("p.refusal")
+    }
+
+    /// The highlighted words of every snippet, `mark`, in order.
+    pub fn marks(&self) -> Vec<String> {
+        self.texts("mark")
+    }
+
+    /// The text of the first element `css` selects, whitespace folded, or
+    /// `None` if it selects nothing: one section of a page.
+    ///
+    /// # Panics
+    /// If `css` is not a valid selector.
+    pub fn section(&self, css: &str) -> Option<String> {
+        self.html.select(&selector(css)).next().map(folded)
+    }
+
+    /// The contents of every `style` element: the page's stylesheets.
+    pub fn styles(&self) -> Vec<String> {
+        self.html
+            .select(&selector("style"))
+            .map(|s| s.text().collect())
+            .collect()
+    }
+
+    /// Every element `css` selects, as its name and attributes.
+    ///
+    /// # Panics
+    /// If `css` is not a valid selector.
+    pub fn tags(&self, css: &str) -> Vec<Tag> {
+        self.html
+            .select(&selector(css))
+            .map(|el| Tag {
+                name: el.value().name().to_string(),
+                attrs: el
+                    .value()
+                    .attrs()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            })
+            .collect()
+    }
+
+    /// The page's shape: every element in document order as `name.class`
+    /// (its whole class attribute, empty if none) and no other attribute, so
+    /// two renderings that differ only in a per-session token compare equal.
+    pub fn shape(&self) -> Vec<String> {
+        self.html
+            .root_element()
+            .descendent_elements()
+            .map(|el| {
+                format!(
+                    "{}.{}",
+                    el.value().name(),
+                    el.value().attr("class").unwrap_or("")
+                )
+            })
+            .collect()
+    }
+
+    /// The page's whole text, every run of whitespace folded into one space.
+    pub fn text(&self) -> String {
+        folded(self.html.root_element())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RESULTS: &str = "<!DOCTYPE html><html><head><style>footer{color:#444}</style></head><body>\
+        <main><section id=\"results\">\
+        <p class=\"reconciling\" data-app=\"Sheets\">Sheets is reconciling after a restore.</p>\
+        <p class=\"withheld\" data-app=\"Docs\">Docs did not answer; 2 results withheld.</p>\
+        <p class=\"withheld\" data-app=\"Calendar\">Calendar's answer was STALE; 1 result withheld.</p>\
+        <ol><li class=\"result\"><div>a</div><div class=\"meta\"><span class=\"app\">docs</span> · passage 1</div>\
+        <p class=\"snippet\">The <mark>qzv</mark> figure &amp; more</p></li>\
+        <li class=\"result\"><div class=\"meta\"><span class=\"app\">sheets</span></div></li></ol>\
+        </section></main><footer hidden><p class=\"egress\">AI is off.</p></footer></body></html>";
+
+    #[test]
+    fn a_results_page_yields_its_lines_results_and_footer_in_order() {
+        let p = Page::parse(RESULTS);
+        assert_eq!(p.reconciling(), ["Sheets is reconciling after a restore."]);
+        assert_eq!(
+            p.withheld(),
+            [
+                "Docs did not answer; 2 results withheld.",
+                "Calendar's answer was STALE; 1 result withheld."
+            ]
+        );
+        let apps: Vec<String> = p.results().into_iter().map(|r| r.app).collect();
+        assert_eq!(apps, ["docs", "sheets"]);
+        assert_eq!((p.results_from("docs"), p.results_from("calendar")), (1, 0));
+        assert_eq!(p.marks(), ["qzv"]);
+        assert_eq!(p.footer().as_deref(), Some("AI is off."));
+        assert_eq!(p.styles(), ["footer{color:#444}"]);
+        assert_eq!(p.tags("footer")[0].to_string(), "<footer hidden=\"\">");
+        assert!(p.text().contains("The qzv figure & more"), "{}", p.text());
+    }
+
+    #[test]
+    fn a_page_without_the_lines_yields_none_rather_than_guessing() {
+        let p = Page::parse(
+            "<p class=\"notice\">withheld</p><p class=\"refusal\">Sign in to search.</p>",
+        );
+        assert!(p.withheld().is_empty() && p.reconciling().is_empty() && p.results().is_empty());
+        assert_eq!(p.footer(), None);
+        assert_eq!(p.refusals(), ["Sign in to search."]);
+        assert_eq!(p.status(), None);
+    }
+
+    #[test]
+    fn the_shape_names_every_element_and_its_class_and_no_other_attribute() {
+        let a = Page::parse("<form><input type=\"hidden\" name=\"csrf\" value=\"one\"></form>");
+        let b = Page::parse("<form><input type=\"hidden\" name=\"csrf\" value=\"two\"></form>");
+        assert_eq!(a.shape(), b.shape());
+        assert!(a.shape().contains(&"input.".to_string()), "{:?}", a.shape());
+    }
+}
