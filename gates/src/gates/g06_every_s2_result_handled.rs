@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use memoria::wire::{self, Pair, S2Answer, SubjectKind, Verdict};
-use memoria_simulator::fake::faults::{MalformedS2, Outage, TruncateAnnounce};
+use memoria_simulator::fake::faults::{MalformedS2, Outage, Slow, TruncateAnnounce};
 use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::{CallDetail, CallKind};
 use memoria_simulator::world::{Memoria, OWNERS, SiblingSpec, World};
@@ -247,6 +247,40 @@ async fn open(m: &mut Memoria, id: &str, tag: &str) -> (u16, Vec<String>, bool, 
     (r.status.as_u16(), lines, shows, r.body)
 }
 
+/// The title every sibling item of the document-page case carries: content
+/// a withheld page must not show.
+const TITLE_TAG: &str = "Ledger tagtitle";
+
+/// The refetch's S3 latency while a second page is ruled, in ms: longer
+/// than a page, shorter than the sync's S3 deadline (`INGEST_CALL_DEADLINE_MS`).
+const SLOW_S3_MS: u64 = 3_000;
+
+/// A body of three sections long enough that none is folded into another:
+/// a document of three passages.
+fn three_passages(canary: &str, tag: &str) -> String {
+    let filler = "words that only pad this section past the runt limit ".repeat(12);
+    format!(
+        "# Part one\n\n{} {filler}\n\n# Part two\n\nThe second part. {filler}\n\n# Part three\n\nThe third part. {filler}\n",
+        tagged_body(canary, tag)
+    )
+}
+
+/// Headers that differ between any two responses (the time they were sent,
+/// and a length that follows the body, compared on its own).
+const HEADERS_THAT_VARY: &[&str] = &["date", "content-length"];
+
+/// A response's headers, minus [`HEADERS_THAT_VARY`], as sorted pairs.
+fn stable_headers(r: &memoria::testkit::TestResponse) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = r
+        .headers
+        .iter()
+        .filter(|(k, _)| !HEADERS_THAT_VARY.contains(&k.as_str()))
+        .map(|(k, v)| (k.to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .collect();
+    v.sort();
+    v
+}
+
 fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
     let ana = OWNERS[0];
     let canary = ctx.canary();
@@ -262,14 +296,14 @@ fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
             ("sh-s", "tagstale"),
             ("sh-a", "tagahead"),
         ] {
-            m.add_item(id, Rung::Team, "Q", &tagged_body(&canary, tag))
+            m.add_item(id, Rung::Team, TITLE_TAG, &tagged_body(&canary, tag))
                 .expect("item");
         }
-        m.revise("sh-a", "Q", &tagged_body(&canary, "tagahead"))
+        m.revise("sh-a", TITLE_TAG, &tagged_body(&canary, "tagahead"))
             .expect("revise");
     });
     docs.model().with(|m| {
-        m.add_item("dc-u", Rung::Team, "D", &tagged_body(&canary, "tagunknown"))
+        m.add_item("dc-u", Rung::Team, TITLE_TAG, &three_passages(&canary, "tagunknown"))
             .expect("item");
     });
     let trace = world.trace().clone();
@@ -301,6 +335,16 @@ fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
                 format!("status {status}, shows {shows}, lines {lines:?}"),
             )?;
         }
+        let (_, _, shows_title, _) = open(&mut m, &v, "tagtitle").await;
+        let passages = {
+            let r = m.get(ana, &format!("/documents/{un}")).await.response;
+            Page::parse(&r.body).tags("section.passage").len()
+        };
+        check(
+            shows_title && passages == 3,
+            "before any change a document page shows its title, and the Docs document holds three passages",
+            format!("title shown {shows_title}, {passages} passages"),
+        )?;
         let first_ahead_rev = sheets
             .model()
             .with(|mm| mm.item("sh-a").map(|i| i.log[0].revision.clone()))
@@ -325,34 +369,55 @@ fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("status {status}, shows {shows}, lines {lines:?}"),
         )?;
         // NOT_VISIBLE is the same 404 as an id memoria never held.
-        let (status, lines, shows, body) = open(&mut m, &nv, "tagnotvisible").await;
+        let refused = m.get(ana, &format!("/documents/{nv}")).await.response;
+        let (status, lines) = (refused.status.as_u16(), Page::parse(&refused.body).withheld());
+        let (shows, body) = (refused.body.contains("tagnotvisible"), refused.body.clone());
         let never = m
             .get(ana, &format!("/documents/{}", "0".repeat(v.len())))
             .await
             .response;
+        let same_headers = stable_headers(&refused) == stable_headers(&never);
         check(
             status == 404
                 && !shows
+                && !body.contains("tagtitle")
                 && lines.is_empty()
                 && never.status == 404
-                && body == never.body,
-            "NOT_VISIBLE: the same 404 page, byte for byte, as an id never held",
+                && body == never.body
+                && same_headers,
+            "NOT_VISIBLE: the same 404 as an id never held, body byte for byte and every header but the date",
             format!(
-                "status {status} (never held: {}), shows {shows}, lines {lines:?}, same body {}",
+                "status {status} (never held: {}), shows {shows}, lines {lines:?}, same body {}, same headers {same_headers}",
                 never.status,
                 body == never.body
             ),
         )?;
-        // STALE: withheld with the search page's words, then refetched.
+        // STALE: withheld with the search page's words, then refetched. The
+        // refetch's S3 is slow, and another page is ruled while it runs:
+        // settling must still wait for it.
+        sheets.faults().set_slow(Some(Slow {
+            latency_ms: SLOW_S3_MS,
+            only: Some(CallKind::S3),
+        }));
         let before = trace.events().len();
-        let (status, lines, shows, _) = open(&mut m, &st, "tagstale").await;
+        let (status, lines, shows, body) = open(&mut m, &st, "tagstale").await;
         let want = "Sheets has a newer version of 1 result; withheld while memoria fetches it.";
         check(
-            status == 503 && !shows && lines == [want],
-            format!("STALE: withheld (503) with exactly {want:?}"),
+            status == 503 && !shows && !body.contains("tagtitle") && lines == [want],
+            format!("STALE: withheld (503) with exactly {want:?}, and no title"),
             format!("status {status}, shows {shows}, lines {lines:?}"),
         )?;
-        m.settle_follow_ups().await;
+        let (status, _, _, _) = open(&mut m, &v, "tagvisible").await;
+        let settled = m.settle_follow_ups().await;
+        sheets.faults().set_slow(None);
+        check(
+            status == 200 && settled.iter().any(|r| r.app == "sheets" && r.fetched >= 1),
+            "a second page ruled while the refetch runs does not drop it: settling waits for Sheets' refetch",
+            format!(
+                "second page {status}, settled {:?}",
+                settled.iter().map(|r| (&r.app, r.fetched)).collect::<Vec<_>>()
+            ),
+        )?;
         let fetched = trace.events()[before..].iter().any(|e| {
             e.call == CallKind::S3
                 && matches!(&e.detail, CallDetail::S3 { item_id: Some(i), served: true, .. } if i == "sh-s")
@@ -376,10 +441,10 @@ fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
         sheets
             .faults()
             .set_truncate_announce(Some(TruncateAnnounce::NoClose));
-        let (status, lines, shows, _) = open(&mut m, &ah, "tagahead").await;
+        let (status, lines, shows, body) = open(&mut m, &ah, "tagahead").await;
         let want = "Sheets is behind the version memoria holds of 1 result, as after a restore; withheld until Sheets re-announces. Nothing was deleted.";
         check(
-            status == 503 && !shows && lines == [want],
+            status == 503 && !shows && !body.contains("tagtitle") && lines == [want],
             format!("AHEAD: withheld (503) with exactly {want:?}"),
             format!("status {status}, shows {shows}, lines {lines:?}"),
         )?;
@@ -407,11 +472,11 @@ fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
             )?;
         }
         // UNKNOWN: withheld, naming the app as the search page does.
-        let (status, lines, shows, _) = open(&mut m, &un, "tagunknown").await;
+        let (status, lines, shows, body) = open(&mut m, &un, "tagunknown").await;
         let want = "Docs did not answer; 1 result withheld.";
         check(
-            status == 503 && !shows && lines == [want],
-            format!("UNKNOWN: withheld (503) with exactly {want:?}"),
+            status == 503 && !shows && !body.contains("tagtitle") && lines == [want],
+            format!("UNKNOWN: withheld (503) with exactly {want:?} for a document of three passages, and no title"),
             format!("status {status}, shows {shows}, lines {lines:?}"),
         )
     })

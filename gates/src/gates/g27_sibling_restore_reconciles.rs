@@ -91,6 +91,11 @@ pub static GATE: Gate = Gate {
             run: document_page_ahead_marks,
         },
         Case {
+            id: "27/document-page-ahead-reannounces",
+            desc: "After the restore, with Sheets' announce intact, Ana opens (a)'s document page: the AHEAD it meets starts the re-announce itself; once the page's follow-ups settle, Sheets was read through S1a, (a) is held at r5, and the next results page ranks Sheets again with no reconciling line, with no other sync in between.",
+            run: document_page_ahead_reannounces,
+        },
+        Case {
             id: "27/completed-announce-reconciles",
             desc: "With Sheets marked, a complete announce retires (b) through a tombstone, refetches (a) through S3 at r5 and replaces its chunks (the older body is now the one held), clears the mark, and Sheets ranks again with no reconciling line.",
             run: completed_announce,
@@ -711,6 +716,48 @@ fn document_page_ahead_marks(ctx: &mut Ctx) -> Result<(), Failure> {
             Page::parse(&results).reconciling() == [SHEETS_RECONCILING],
             "the next results page names Sheets as reconciling",
             format!("{:?}", Page::parse(&results).reconciling()),
+        )
+    })
+}
+
+fn document_page_ahead_reannounces(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let sheets = world.fake("sheets").clone();
+    let trace = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let id = sheets_document_id(&m, ITEM_AHEAD)?;
+        restore_sheets(&sheets);
+        let before = trace.events().len();
+        let page = m.get(OWNERS[0], &format!("/documents/{id}")).await.response;
+        check(
+            page.status == 503 && Page::parse(&page.body).withheld() == [SHEETS_AHEAD_ONE],
+            "(a)'s page is withheld with the AHEAD line",
+            format!("status {}, lines {:?}", page.status, Page::parse(&page.body).withheld()),
+        )?;
+        let settled = m.settle_follow_ups().await;
+        let announced = trace.events()[before..]
+            .iter()
+            .any(|e| e.call == CallKind::S1a);
+        check(
+            announced && settled.iter().any(|r| r.app == "sheets"),
+            "the document page's AHEAD starts Sheets' re-announce, and settling waits for it",
+            format!(
+                "S1a called: {announced}, settled apps {:?}",
+                settled.iter().map(|r| &r.app).collect::<Vec<_>>()
+            ),
+        )?;
+        let (_, _, marked, a, _) = held(&m)?;
+        check(
+            !marked && a.as_deref() == Some("r5"),
+            "the completed announce cleared the mark and (a) is held at r5",
+            format!("marked {marked}, (a) at {a:?}"),
+        )?;
+        let body = m.search(OWNERS[0], &canary).await.response.body;
+        check(
+            Page::parse(&body).reconciling().is_empty() && results_from(&body, "sheets").1 > 0,
+            "the next results page ranks Sheets again, with no reconciling line",
+            format!("reconciling {:?}", Page::parse(&body).reconciling()),
         )
     })
 }
