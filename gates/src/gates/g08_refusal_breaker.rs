@@ -14,6 +14,11 @@
 //! product's function, and moves the clock across midnight where the day
 //! boundary matters. A second sibling's counters are written through the
 //! store API the S2 path calls.
+//!
+//! Size: over 700 lines because gate 8's 18 cases share one rig (a hand clock
+//! across UTC days, a fake Sheets behind an in-memory dialer, the
+//! sources-page reader); split, a case would sit apart from the fixture it
+//! asserts about.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

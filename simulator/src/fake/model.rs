@@ -5,6 +5,10 @@
 //! guest-only. S3 and S1a serve only team-visible items; S1 emits a row only
 //! when an item's team-visible state or its revision changes; S2 answers
 //! `VISIBLE` only for the intersection of custody and the grants join.
+//!
+//! Size: over 700 lines because it is one state model (rungs, grants,
+//! revision log, event log, restores) whose rules refer to each other; 33
+//! recorded mutations of the fake sibling target it by its current layout.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
