@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use memoria::wire::{self, Pair, S2Answer, SubjectKind, Verdict};
 use memoria_simulator::fake::faults::{MalformedS2, Outage, Slow, TruncateAnnounce};
+use memoria_simulator::fake::FakeSibling;
 use memoria_simulator::fake::model::Rung;
 use memoria_simulator::fake::trace::{CallDetail, CallKind};
 use memoria_simulator::world::{Memoria, OWNERS, SiblingSpec, World};
@@ -97,6 +98,36 @@ fn decoder_table(_ctx: &mut Ctx) -> Result<(), Failure> {
     )
 }
 
+/// The items both five-value cases meet: Sheets' `sh-v`, `sh-nv`, `sh-s`
+/// and `sh-a` (held at its second revision, so a restore can put it behind
+/// memoria), each tagged in its body, and Docs' `dc-u` with `unknown_body`.
+/// Every item is titled `title`.
+fn five_items(
+    sheets: &FakeSibling,
+    docs: &FakeSibling,
+    title: &str,
+    unknown_body: &str,
+    canary: &str,
+) {
+    sheets.model().with(|m| {
+        for (id, tag) in [
+            ("sh-v", "tagvisible"),
+            ("sh-nv", "tagnotvisible"),
+            ("sh-s", "tagstale"),
+            ("sh-a", "tagahead"),
+        ] {
+            m.add_item(id, Rung::Team, title, &tagged_body(canary, tag))
+                .expect("item");
+        }
+        m.revise("sh-a", title, &tagged_body(canary, "tagahead"))
+            .expect("revise");
+    });
+    docs.model().with(|m| {
+        m.add_item("dc-u", Rung::Team, title, unknown_body)
+            .expect("item");
+    });
+}
+
 fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
     let ana = OWNERS[0];
     let canary = ctx.canary();
@@ -106,24 +137,7 @@ fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
     );
     stock(&world, "sheets", 8);
     let (sheets, docs) = (world.fake("sheets").clone(), world.fake("docs").clone());
-    sheets.model().with(|m| {
-        for (id, tag) in [
-            ("sh-v", "tagvisible"),
-            ("sh-nv", "tagnotvisible"),
-            ("sh-s", "tagstale"),
-            ("sh-a", "tagahead"),
-        ] {
-            m.add_item(id, Rung::Team, "Q", &tagged_body(&canary, tag))
-                .expect("item");
-        }
-        // memoria will hold sh-a at its second revision.
-        m.revise("sh-a", "Q", &tagged_body(&canary, "tagahead"))
-            .expect("revise");
-    });
-    docs.model().with(|m| {
-        m.add_item("dc-u", Rung::Team, "D", &tagged_body(&canary, "tagunknown"))
-            .expect("item");
-    });
+    five_items(&sheets, &docs, "Q", &tagged_body(&canary, "tagunknown"), &canary);
     let trace = world.trace().clone();
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
@@ -289,23 +303,13 @@ fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
         vec![SiblingSpec::own("sheets"), SiblingSpec::own("docs")],
     );
     let (sheets, docs) = (world.fake("sheets").clone(), world.fake("docs").clone());
-    sheets.model().with(|m| {
-        for (id, tag) in [
-            ("sh-v", "tagvisible"),
-            ("sh-nv", "tagnotvisible"),
-            ("sh-s", "tagstale"),
-            ("sh-a", "tagahead"),
-        ] {
-            m.add_item(id, Rung::Team, TITLE_TAG, &tagged_body(&canary, tag))
-                .expect("item");
-        }
-        m.revise("sh-a", TITLE_TAG, &tagged_body(&canary, "tagahead"))
-            .expect("revise");
-    });
-    docs.model().with(|m| {
-        m.add_item("dc-u", Rung::Team, TITLE_TAG, &three_passages(&canary, "tagunknown"))
-            .expect("item");
-    });
+    five_items(
+        &sheets,
+        &docs,
+        TITLE_TAG,
+        &three_passages(&canary, "tagunknown"),
+        &canary,
+    );
     let trace = world.trace().clone();
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
