@@ -60,6 +60,10 @@ enum Cmd {
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+        /// Also write the JSON report to this file (one run, two renderings:
+        /// CI keeps JUnit for its test view and JSON for the record).
+        #[arg(long, value_name = "FILE")]
+        json_report: Option<PathBuf>,
     },
     /// List every gate and case with its requirement and spec sections.
     List {
@@ -132,6 +136,10 @@ enum Cmd {
         /// Per-run timeout in seconds.
         #[arg(long, default_value_t = mutants::MUTANT_RUN_TIMEOUT_S)]
         timeout: u64,
+        /// Workers building side by side, each in its own scratch copy
+        /// (default: one per core, at most 4).
+        #[arg(long)]
+        jobs: Option<usize>,
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
@@ -192,7 +200,14 @@ fn main() -> ExitCode {
             skip,
             seed,
             format,
-        } => run(&selectors, &skip, seed.unwrap_or_else(rand::random), format),
+            json_report,
+        } => run(
+            &selectors,
+            &skip,
+            seed.unwrap_or_else(rand::random),
+            format,
+            json_report.as_deref(),
+        ),
         Cmd::List { format } => list(format),
         Cmd::Replay {
             files,
@@ -212,6 +227,7 @@ fn main() -> ExitCode {
             workspace,
             seed,
             timeout,
+            jobs,
             format,
         } => run_mutants(
             gate,
@@ -219,6 +235,7 @@ fn main() -> ExitCode {
             workspace,
             seed.unwrap_or_else(rand::random),
             timeout,
+            jobs,
             format,
         ),
     }
@@ -405,7 +422,13 @@ fn sweep(selectors: &[String], skip: &[String], from: u64, seeds: u64) -> ExitCo
     }
 }
 
-fn run(selectors: &[String], skip: &[String], seed: u64, format: Format) -> ExitCode {
+fn run(
+    selectors: &[String],
+    skip: &[String],
+    seed: u64,
+    format: Format,
+    json_report: Option<&std::path::Path>,
+) -> ExitCode {
     let chosen = match select::select(selectors, skip) {
         Ok(c) => c,
         Err(e) => {
@@ -449,6 +472,12 @@ fn run(selectors: &[String], skip: &[String], seed: u64, format: Format) -> Exit
         });
     }
     let report = RunReport::new(seed, gates);
+    if let Some(path) = json_report
+        && let Err(e) = std::fs::write(path, report.to_json() + "\n")
+    {
+        eprintln!("memoria-harness: writing {}: {e}", path.display());
+        return ExitCode::from(EXIT_USAGE);
+    }
     match format {
         Format::Text => print!("{}", report.to_text()),
         Format::Json => println!("{}", report.to_json()),
@@ -508,8 +537,13 @@ fn run_mutants(
     workspace: Option<PathBuf>,
     seed: u64,
     timeout: u64,
+    jobs: Option<usize>,
     format: Format,
 ) -> ExitCode {
+    if jobs == Some(0) {
+        eprintln!("memoria-harness: --jobs 0 runs nothing; give at least 1");
+        return ExitCode::from(EXIT_USAGE);
+    }
     let workspace =
         workspace.unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/..")));
     let workspace = match workspace.canonicalize() {
@@ -546,6 +580,7 @@ fn run_mutants(
         seed,
         run_timeout: Duration::from_secs(timeout),
         progress: true,
+        jobs: jobs.unwrap_or_else(mutants::default_jobs),
     };
     let run = match mutants::run(&opts) {
         Ok(r) => r,

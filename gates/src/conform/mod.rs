@@ -29,7 +29,7 @@ use manifest::Manifest;
 use report::{CaseResult, ConformReport};
 
 /// MUST cases always run; SHOULD cases only with `--strict`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Level {
     /// Required for conformance.

@@ -5,14 +5,14 @@
 //! run), `fixed` (listed and passed: fails the run, so the list cannot go
 //! stale quietly).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::report::{JunitCase, JunitSuite, junit};
 
 use super::{ConformCase, Level, NotPassed};
 
 /// One case's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     /// The requirement held.
@@ -28,7 +28,7 @@ pub enum Status {
 }
 
 /// One case's result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CaseResult {
     /// Stable id.
     pub id: String,
@@ -105,7 +105,7 @@ impl CaseResult {
 }
 
 /// Counts over a run.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Summary {
     /// Cases run or skipped.
     pub cases: usize,
@@ -122,7 +122,7 @@ pub struct Summary {
 }
 
 /// A whole conformance run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConformReport {
     /// Every selected case, in list order.
     pub cases: Vec<CaseResult>,

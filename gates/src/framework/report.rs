@@ -9,10 +9,10 @@ use std::io::Cursor;
 
 use quick_xml::Writer;
 use quick_xml::events::{BytesCData, BytesDecl, BytesEnd, BytesStart, Event};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Pass or fail, as the JSON and text renderings spell it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// The claim held.
@@ -22,7 +22,7 @@ pub enum Verdict {
 }
 
 /// One case's result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CaseReport {
     /// Stable case id.
     pub id: String,
@@ -41,7 +41,7 @@ pub struct CaseReport {
 }
 
 /// One gate's result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GateReport {
     /// Gate id.
     pub id: String,
@@ -58,7 +58,7 @@ pub struct GateReport {
 }
 
 /// Counts over a run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
     /// Cases run.
     pub cases: usize,
@@ -69,7 +69,7 @@ pub struct Summary {
 }
 
 /// A whole run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunReport {
     /// The seed that drove every random choice.
     pub seed: u64,

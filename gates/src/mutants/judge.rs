@@ -1,0 +1,246 @@
+//! Reading back what a mutated harness reported, typed, and judging it: killed, survived, or a harness error.
+//!
+//! The harness writes its reports as JSON on standard output (`run`,
+//! `conform`, `replay` with `--format json`). The runner reads them back
+//! into the same types the harness wrote them from ([`RunReport`],
+//! [`ConformReport`]); for a replay, whose report embeds the simulator's
+//! timeline, into a view of the fields it reads ([`ReplayFile`]), which serde
+//! fills while ignoring the rest. A report that does not parse is said so,
+//! never read as "nothing failed".
+
+use serde::Deserialize;
+
+use super::parse::Mutation;
+use super::report::Outcome;
+use super::scratch::{Ended, Ran};
+use crate::conform::report::{ConformReport, Status};
+use crate::report::{RunReport, Verdict};
+
+/// One file of `replay --format json`'s array: the fields judged here.
+#[derive(Debug, Deserialize)]
+pub(super) struct ReplayFile {
+    replay: ReplayBody,
+}
+
+/// The replay of one scenario: its error, if the simulation failed, and its
+/// timeline's entries.
+#[derive(Debug, Deserialize)]
+struct ReplayBody {
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    entries: Vec<ReplayEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ReplayEntry {
+    index: usize,
+    #[serde(default)]
+    checks: Vec<ReplayCheck>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ReplayCheck {
+    ok: bool,
+    expected: String,
+    actual: String,
+}
+
+/// Parses a report from a harness run's standard output.
+fn report<T: serde::de::DeserializeOwned>(stdout: &str) -> Result<T, String> {
+    serde_json::from_str(stdout.trim()).map_err(|e| format!("its report does not parse: {e}"))
+}
+
+/// The failed checks a `replay --format json` run reported, one line; or why
+/// there was nothing to read.
+fn failed_checks(stdout: &str) -> String {
+    let files: Vec<ReplayFile> = match report(stdout) {
+        Ok(v) => v,
+        Err(e) => return format!("the replay printed no report: {e}"),
+    };
+    let mut red = Vec::new();
+    for f in &files {
+        if let Some(e) = &f.replay.error {
+            red.push(format!("the simulation failed: {e}"));
+        }
+        for entry in &f.replay.entries {
+            for c in entry.checks.iter().filter(|c| !c.ok) {
+                red.push(format!(
+                    "event #{} expected {}, saw {}",
+                    entry.index, c.expected, c.actual
+                ));
+            }
+        }
+    }
+    if red.is_empty() {
+        "the replay failed without a failed check".into()
+    } else {
+        format!("scenario red: {}", red.join("; "))
+    }
+}
+
+/// A scenario mutation's verdict: killed if one of `file`'s checks failed.
+pub(super) fn judge_scenario(file: &str, ran: &Ran) -> (Outcome, String) {
+    match ran.ended {
+        Ended::TimedOut => (Outcome::Timeout, format!("replay of {file} timed out")),
+        Ended::Code(1) => (Outcome::Killed, failed_checks(&ran.stdout)),
+        Ended::Code(0) => (Outcome::Survived, format!("every check of {file} held")),
+        Ended::Signal => (
+            Outcome::Killed,
+            format!("replay of {file} crashed (killed by a signal)"),
+        ),
+        Ended::Code(c) => (
+            Outcome::Invalid,
+            format!("replay of {file} exited {c}, a harness error rather than a verdict"),
+        ),
+    }
+}
+
+/// The conformance case ids a `conform --format json` run failed (or
+/// listed as known-failing and passed), sorted.
+///
+/// # Errors
+/// The run printed no report that parses.
+pub(super) fn conform_failures(stdout: &str) -> Result<Vec<String>, String> {
+    let r: ConformReport = report(stdout)?;
+    let mut ids: Vec<String> = r
+        .cases
+        .into_iter()
+        .filter(|c| matches!(c.status, Status::Fail | Status::Fixed))
+        .map(|c| c.id)
+        .collect();
+    ids.sort();
+    Ok(ids)
+}
+
+/// A conformance mutation's verdict: killed only if exactly its named cases failed.
+pub(super) fn judge_conform(m: &Mutation, ran: &Ran) -> (Outcome, String) {
+    let mut want = m.conform.clone();
+    want.sort();
+    let got = conform_failures(&ran.stdout);
+    match (ran.ended, got) {
+        (Ended::TimedOut, _) => (Outcome::Timeout, "the conformance run timed out".into()),
+        (Ended::Code(1), Ok(got)) if got == want => (
+            Outcome::Killed,
+            format!("conform red: exactly {}", got.join(" ")),
+        ),
+        (Ended::Code(1), Ok(got)) => (
+            Outcome::Imprecise,
+            format!("conform failed {got:?}, not exactly {want:?}"),
+        ),
+        (Ended::Code(1), Err(e)) => (
+            Outcome::Invalid,
+            format!("conform exited 1 but {e}: a harness error rather than a verdict"),
+        ),
+        (Ended::Code(0), _) => (
+            Outcome::Survived,
+            "every conformance case stayed green".into(),
+        ),
+        (Ended::Signal, _) => (Outcome::Invalid, "the conformance run crashed".into()),
+        (Ended::Code(c), _) => (
+            Outcome::Invalid,
+            format!("conform exited {c}, a harness error rather than a verdict"),
+        ),
+    }
+}
+
+/// The cases a `run --format json` run failed, with what each saw, one line.
+pub(super) fn failed_cases(stdout: &str) -> String {
+    let r: RunReport = match report(stdout) {
+        Ok(r) => r,
+        Err(e) => return format!("the gate run printed no report: {e}"),
+    };
+    let red: Vec<String> = r
+        .gates
+        .iter()
+        .flat_map(|g| &g.cases)
+        .filter(|c| c.status == Verdict::Fail)
+        .map(|c| format!("{} red: {}", c.id, c.actual.as_deref().unwrap_or("")))
+        .collect();
+    if red.is_empty() {
+        "every selected case stayed green".into()
+    } else {
+        red.join("; ")
+    }
+}
+
+/// A gate mutation's verdict: killed if the selected gate or case `sel`
+/// went red (or crashed).
+pub(super) fn judge_gate(sel: &str, ran: &Ran, limit: std::time::Duration) -> (Outcome, String) {
+    match ran.ended {
+        Ended::TimedOut => (Outcome::Timeout, format!("gate {sel} ran past {limit:?}")),
+        Ended::Code(1) => (Outcome::Killed, failed_cases(&ran.stdout)),
+        Ended::Signal => (
+            Outcome::Killed,
+            format!("gate {sel} crashed (killed by a signal)"),
+        ),
+        Ended::Code(0) => (Outcome::Survived, format!("gate {sel} stayed green")),
+        Ended::Code(c) => (
+            Outcome::Invalid,
+            format!(
+                "gate {sel} exited {c}, a harness error rather than a verdict: {}",
+                failed_cases(&ran.stdout)
+            ),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(code: i32, stdout: &str) -> Ran {
+        Ran {
+            ended: Ended::Code(code),
+            stdout: stdout.into(),
+            stderr: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_failed_gate_case_is_read_back_from_the_typed_report() {
+        let json = r#"{"seed":7,"gates":[{"id":"6","title":"t","sections":["§4.1"],"requirement":"r","status":"fail",
+            "cases":[{"id":"6/a","desc":"d","status":"pass","time_ms":1},
+                     {"id":"6/b","desc":"d","status":"fail","expected":"x","actual":"the title leaked","time_ms":2}]}],
+            "summary":{"cases":2,"passed":1,"failed":1}}"#;
+        let (outcome, detail) = judge_gate("6", &ran(1, json), std::time::Duration::from_secs(1));
+        assert_eq!(outcome, Outcome::Killed);
+        assert_eq!(detail, "6/b red: the title leaked");
+    }
+
+    #[test]
+    fn a_report_that_does_not_parse_is_said_so_and_never_read_as_green() {
+        let detail = failed_cases("memoria-harness: seed 7\nthread panicked");
+        assert!(
+            detail.starts_with("the gate run printed no report"),
+            "{detail}"
+        );
+        let m = Mutation {
+            file: "m.diff".into(),
+            gate: super::super::CONFORM_GATE.into(),
+            case: None,
+            conform: vec!["a-case".into()],
+            scenario: None,
+            author: super::super::Author::Author,
+            breaks: "x".into(),
+            diff: String::new(),
+            touches: vec![],
+        };
+        let (outcome, detail) = judge_conform(&m, &ran(1, "not json"));
+        assert_eq!(outcome, Outcome::Invalid, "{detail}");
+    }
+
+    #[test]
+    fn a_scenario_check_that_failed_is_named_with_its_event() {
+        let json = r#"[{"file":"scenarios/a.toml","passed":false,"replay":{"title":"t","seed":3,"settings":[],
+            "entries":[{"index":2,"at_ms":0,"event":"e","calls":[],"page":null,
+                        "checks":[{"expected":"withheld","actual":"shown","ok":false},{"expected":"a","actual":"a","ok":true}]}],
+            "error":null},"minimal":null}]"#;
+        let (outcome, detail) = judge_scenario("scenarios/a.toml", &ran(1, json));
+        assert_eq!(outcome, Outcome::Killed);
+        assert_eq!(
+            detail,
+            "scenario red: event #2 expected withheld, saw shown"
+        );
+    }
+}

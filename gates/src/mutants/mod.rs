@@ -1,0 +1,603 @@
+//! Recorded mutations: unified diffs under `mutants/` that a named gate must turn red.
+//!
+//! A recorded mutation is a real change to the code under test, never to a
+//! gate. Each file is a header of `key: value` lines, then a unified diff in
+//! `git diff` form (`--- a/path`, `+++ b/path`), so a reviewer can write one
+//! by hand and cargo-mutants' `diff/` output has the same shape:
+//!
+//! ```text
+//! gate: 26
+//! case: 26/second-dek-different-id
+//! author: adversary
+//! breaks: external_id reverts to a bare SHA-256 of the body
+//!
+//! --- a/reference/src/store.rs
+//! +++ b/reference/src/store.rs
+//! @@ ...
+//! ```
+//!
+//! A mutation of the conformance kit's fake sibling says `gate: conform`
+//! and names, on a `conform:` line, the case ids that must fail (space
+//! separated). The runner then runs `memoria-harness conform --fake
+//! --strict` against the mutated fake and requires EXACTLY those cases to
+//! fail: more or fewer is `imprecise`.
+//!
+//! A mutation that an incident scenario must catch says `gate: scenario`
+//! and names the file on a `scenario:` line (`scenarios/<name>.toml`). The
+//! runner replays that scenario (`memoria-harness replay FILE`, at the seed
+//! the file records) against the mutated build and requires one of its
+//! checks to fail.
+//!
+//! [`run`] makes one scratch copy of the workspace per worker
+//! (`target/mutants/work`, `work-2`, …, each with its own target directory
+//! `target/mutants/target`, `target-2`, …), checks that the selected gates
+//! pass unmutated there (a gate already red kills nothing), then hands the
+//! mutations out to the workers one at a time: a worker applies the diff in
+//! its copy, builds the harness, runs the named gate or case, and reverses
+//! the diff.
+//!
+//! One mutation costs one rebuild of the crates it touches and of those
+//! above them, a link, and a gate run. A rebuild is mostly one crate after
+//! another (`memoria`, `memoria-simulator`, `memoria-gates`, the binary),
+//! about one core's work, so on a machine of N cores N workers build side by
+//! side ([`default_jobs`]). The runner keeps each build small: the scratch
+//! build is always incremental and carries no debug info
+//! ([`SCRATCH_BUILD_ENV`]), whatever the caller exported (CI exports
+//! `CARGO_INCREMENTAL=0`, which made every mutation a full rebuild of
+//! `memoria`, `memoria-simulator` and `memoria-gates`); mutations are handed
+//! out grouped by the crates and files they touch, so a worker's consecutive
+//! ones rebuild the same crates; and gate runs keep their temporary
+//! directories on tmpfs ([`GATE_TMP_PARENT`]), where the reference's fsyncs
+//! cost nothing. A cold scratch target directory is first seeded with the
+//! dependency units the caller's own target directory holds for the
+//! harness, so the cold build compiles only the workspace's crates.
+//! `benches/RESULTS.md` records what each of these saved.
+//!
+//! Outcomes: `killed` (required), `survived`, `stale` (the diff no longer
+//! applies), `unviable` (it does not compile), `timeout`, `imprecise` (a
+//! conformance mutation failed other cases than the named ones), or
+//! `invalid` (the header is incomplete, the diff touches a gate or a
+//! mutation file, or the harness errored instead of giving a verdict).
+//!
+//! The parts: [`parse`] reads a file, `scratch` makes and drives the copies,
+//! `judge` reads a run's typed report back and gives the verdict, and
+//! [`report`] renders the run.
+
+mod judge;
+pub mod parse;
+pub mod report;
+mod scratch;
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+pub use parse::{Author, Mutation, discover, parse};
+pub use report::{MutantReport, MutantsRun, Outcome};
+
+use judge::{conform_failures, failed_cases, judge_conform, judge_gate, judge_scenario};
+use report::{median_ms, secs};
+use scratch::{
+    Ended, Scratch, caller_target_dir, copy_workspace, dependency_units, gate_tmp_parent,
+    git_apply, seed_units,
+};
+
+/// Wall-time limit for one gate run inside a mutation, in seconds.
+pub const MUTANT_RUN_TIMEOUT_S: u64 = 300;
+/// Wall-time limit for one build, in seconds (the first, cold build included).
+pub const MUTANT_BUILD_TIMEOUT_S: u64 = 1800;
+/// Environment of every scratch build, over the caller's. Incremental
+/// compilation, because each mutation rebuilds the same few workspace crates
+/// again (CI's `CARGO_INCREMENTAL=0` made that a full rebuild: 36 s against
+/// 7 s, `benches/RESULTS.md`); no debug info in the workspace's crates (the
+/// dependencies have none in the dev profile already), because nothing reads
+/// a mutant's backtrace and it halves the binary the linker writes.
+pub const SCRATCH_BUILD_ENV: &[(&str, &str)] =
+    &[("CARGO_INCREMENTAL", "1"), ("CARGO_PROFILE_DEV_DEBUG", "0")];
+/// The most workers [`default_jobs`] picks, whatever the core count: each
+/// holds a scratch target directory of about 2 GB and a rustc of up to
+/// about 1.5 GB resident.
+pub const MUTANT_JOBS_MAX: usize = 4;
+/// Hex digits of the metadata hash cargo appends to a unit's file and
+/// directory names (`libtokio-c457ceb72c8bfb5d.rlib`): 64 bits.
+pub(crate) const UNIT_HASH_HEX_LEN: usize = 16;
+/// Where gate runs inside a mutation keep their temporary directories:
+/// Linux's tmpfs, so the reference's fsyncs return at once. On this VM's disk
+/// they made gates 7, 8 and 27 take 4 to 6 s against under 0.5 s here
+/// (`benches/RESULTS.md`). If it is not a writable directory, the system's
+/// temporary directory is used and the runner says so.
+pub const GATE_TMP_PARENT: &str = "/dev/shm";
+/// The `gate:` value of a conformance-kit mutation: it runs `conform --fake --strict`.
+pub const CONFORM_GATE: &str = "conform";
+/// The `gate:` value of a scenario mutation: it replays the `scenario:` file.
+pub const SCENARIO_GATE: &str = "scenario";
+/// Paths a mutation may never touch: the gates, the incident scenarios (which
+/// are gates too) and the recorded set.
+pub const FORBIDDEN_PREFIXES: &[&str] = &["gates/", "mutants/", "scenarios/"];
+
+/// Options for [`run`].
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The workspace root.
+    pub workspace: PathBuf,
+    /// Mutation files to run.
+    pub files: Vec<PathBuf>,
+    /// Seed passed to every gate run.
+    pub seed: u64,
+    /// Per-run timeout.
+    pub run_timeout: Duration,
+    /// Print progress lines to stderr.
+    pub progress: bool,
+    /// Workers, each with its own scratch copy, building side by side (at
+    /// least one; never more than there are mutations).
+    pub jobs: usize,
+}
+
+/// Workers for a machine: one per core the process may use, at most
+/// [`MUTANT_JOBS_MAX`]; one if the count cannot be read.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(MUTANT_JOBS_MAX)
+}
+
+/// Groups mutations so that consecutive ones rebuild the same crates: by the
+/// top-level folders (crates) they touch, then by the files, then by name.
+/// A restored file is newer than the last build, so the build after a
+/// mutation of `simulator/` that follows one of `reference/` rebuilds
+/// `memoria` too.
+fn run_order(parsed: &[(String, Result<Mutation, String>)]) -> Vec<usize> {
+    let key = |i: usize| {
+        let touches = parsed[i]
+            .1
+            .as_ref()
+            .map(|m| m.touches.clone())
+            .unwrap_or_default();
+        let mut crates: Vec<String> = touches
+            .iter()
+            .map(|t| t.split('/').next().unwrap_or_default().to_string())
+            .collect();
+        crates.sort();
+        crates.dedup();
+        let mut files = touches;
+        files.sort();
+        (crates, files, parsed[i].0.clone())
+    };
+    let mut order: Vec<usize> = (0..parsed.len()).collect();
+    order.sort_by_cached_key(|&i| key(i));
+    order
+}
+
+/// The scratch directory name of worker `k` (0-based): `work`, `work-2`, …
+fn worker_dir(base: &str, k: usize) -> String {
+    if k == 0 {
+        base.to_string()
+    } else {
+        format!("{base}-{}", k + 1)
+    }
+}
+
+/// Runs every mutation in `opts.files` on [`Options::jobs`] workers, handed
+/// out in [`run_order`]; the report lists them in the order given.
+///
+/// # Errors
+/// A message if a scratch copy cannot be made, the unmutated build fails,
+/// a selected gate is already red without any mutation, or a diff cannot
+/// be reversed in its scratch copy (every later mutation there would meet
+/// a mixed tree).
+pub fn run(opts: &Options) -> Result<MutantsRun, String> {
+    let began = Instant::now();
+    let root = opts.workspace.join("target").join("mutants");
+    let tmp = gate_tmp_parent();
+    let jobs = opts.jobs.clamp(1, opts.files.len().max(1));
+    let scratches: Vec<Scratch> = (0..jobs)
+        .map(|k| Scratch {
+            work: root.join(worker_dir("work", k)),
+            target: root.join(worker_dir("target", k)),
+            tmp: tmp.clone(),
+        })
+        .collect();
+    let say = |s: String| {
+        if opts.progress {
+            eprintln!("mutants: {s}");
+        }
+    };
+    let caller_target = caller_target_dir(&opts.workspace);
+    say(format!(
+        "{jobs} worker{}, scratch copies {} (each with its own target directory beside it, never the caller's {}: a mutant must not land there)",
+        if jobs == 1 { "" } else { "s" },
+        scratches
+            .iter()
+            .map(|s| s.work.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        caller_target.display()
+    ));
+    say(match &tmp {
+        Some(t) => format!(
+            "gate runs keep their temporary directories in {}",
+            t.display()
+        ),
+        None => format!(
+            "{GATE_TMP_PARENT} is not writable: gate runs use the system's temporary directory, and every fsync reaches the disk"
+        ),
+    });
+    for s in &scratches {
+        copy_workspace(&opts.workspace, &s.work)?;
+    }
+    let mut parsed = Vec::new();
+    for f in &opts.files {
+        let rel = f
+            .strip_prefix(&opts.workspace)
+            .unwrap_or(f)
+            .display()
+            .to_string();
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        parsed.push((rel, parse(f, &text)));
+    }
+    if scratches
+        .iter()
+        .any(|s| !s.target.join("debug").join(".fingerprint").is_dir())
+    {
+        let t_seed = Instant::now();
+        let units = dependency_units(&opts.workspace, &caller_target)?;
+        for s in &scratches {
+            match seed_units(&caller_target, &s.target, &units) {
+                Ok(0) => {}
+                Ok(bytes) => say(format!(
+                    "seeded {} with {} dependency units ({} MB) from {} in {}",
+                    s.target.display(),
+                    units.len(),
+                    bytes / 1_000_000,
+                    caller_target.join("debug").display(),
+                    secs(t_seed.elapsed().as_millis() as u64)
+                )),
+                Err(e) => {
+                    // A half-copied unit could look fresh: start this scratch cold instead.
+                    let _ = std::fs::remove_dir_all(s.target.join("debug"));
+                    say(format!(
+                        "seeding {} failed ({e}); its cold build compiles everything",
+                        s.target.display()
+                    ));
+                }
+            }
+        }
+    }
+    say(format!(
+        "building the unmutated workspace in {jobs} scratch cop{} side by side (a cold build takes several minutes)",
+        if jobs == 1 { "y" } else { "ies" }
+    ));
+    let t_build = Instant::now();
+    let built: Vec<Result<(), String>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = scratches.iter().map(|s| sc.spawn(|| s.build())).collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("the build thread panicked".into()))
+            })
+            .collect()
+    });
+    for (s, b) in scratches.iter().zip(built) {
+        b.map_err(|e| {
+            format!(
+                "the unmutated workspace does not build in {}: {e}",
+                s.work.display()
+            )
+        })?;
+    }
+    say(format!(
+        "built in {}",
+        secs(t_build.elapsed().as_millis() as u64)
+    ));
+    baselines(&scratches[0], &parsed, opts, &say)?;
+
+    let order = run_order(&parsed);
+    let total = order.len();
+    let queue = Mutex::new(VecDeque::from(order));
+    let started = AtomicUsize::new(0);
+    let reports: Mutex<Vec<(usize, MutantReport)>> = Mutex::new(Vec::new());
+    let fatal: Mutex<Option<String>> = Mutex::new(None);
+    let t_mutants = Instant::now();
+    std::thread::scope(|sc| {
+        for s in &scratches {
+            let (queue, started, reports, fatal, parsed) =
+                (&queue, &started, &reports, &fatal, &parsed);
+            sc.spawn(move || {
+                loop {
+                    if fatal.lock().is_ok_and(|f| f.is_some()) {
+                        return;
+                    }
+                    let Some(i) = queue.lock().ok().and_then(|mut q| q.pop_front()) else {
+                        return;
+                    };
+                    let n = started.fetch_add(1, Ordering::SeqCst) + 1;
+                    let (rel, m) = &parsed[i];
+                    match run_one(s, rel, m, opts, (n, total)) {
+                        Ok(r) => {
+                            if let Ok(mut v) = reports.lock() {
+                                v.push((i, r));
+                            }
+                        }
+                        Err(e) => {
+                            if let Ok(mut f) = fatal.lock() {
+                                f.get_or_insert(e);
+                            }
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = fatal.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    let mutation_wall_ms = t_mutants.elapsed().as_millis() as u64;
+    let mut reports = reports.into_inner().unwrap_or_else(|p| p.into_inner());
+    reports.sort_by_key(|(i, _)| *i);
+    let reports: Vec<MutantReport> = reports.into_iter().map(|(_, r)| r).collect();
+    let mut summary = std::collections::BTreeMap::new();
+    for r in &reports {
+        *summary
+            .entry(format!("{:?}", r.status).to_lowercase())
+            .or_insert(0) += 1;
+    }
+    let ran: Vec<&MutantReport> = reports.iter().filter(|r| r.build_ms > 0).collect();
+    let median = median_ms(ran.iter().map(|r| r.time_ms).collect());
+    let throughput_ms = mutation_wall_ms
+        .checked_div(ran.len() as u64)
+        .unwrap_or_default();
+    say(format!(
+        "{} mutations in {} s on {jobs} workers; per mutation median {} (build {}, run {}), {} of the run's wall time each",
+        reports.len(),
+        began.elapsed().as_secs(),
+        secs(median),
+        secs(median_ms(ran.iter().map(|r| r.build_ms).collect())),
+        secs(median_ms(ran.iter().map(|r| r.run_ms).collect())),
+        secs(throughput_ms),
+    ));
+    Ok(MutantsRun {
+        seed: opts.seed,
+        mutants: reports,
+        summary,
+        wall_s: began.elapsed().as_secs(),
+        median_ms: median,
+        jobs,
+        throughput_ms,
+    })
+}
+
+/// Runs, unmutated in `scratch`, every gate, case, conformance run and
+/// scenario the mutations name, once each.
+///
+/// # Errors
+/// One of them is already red: it would kill nothing.
+fn baselines(
+    scratch: &Scratch,
+    parsed: &[(String, Result<Mutation, String>)],
+    opts: &Options,
+    say: &dyn Fn(String),
+) -> Result<(), String> {
+    let mut baseline: Vec<String> = parsed
+        .iter()
+        .filter_map(|(_, m)| m.as_ref().ok())
+        .map(|m| m.case.clone().unwrap_or_else(|| m.gate.clone()))
+        .collect();
+    baseline.sort();
+    baseline.dedup();
+    // A case whose whole gate is in the baseline already ran there.
+    let whole: std::collections::BTreeSet<String> = baseline
+        .iter()
+        .filter(|s| !s.contains('/'))
+        .cloned()
+        .collect();
+    baseline.retain(|s| {
+        s.split_once('/')
+            .is_none_or(|(gate, _)| !whole.contains(gate))
+    });
+    if baseline.iter().any(|s| s == CONFORM_GATE) {
+        let ran = scratch.conform(opts.run_timeout)?;
+        match ran.ended {
+            Ended::Code(0) => say("baseline conform passes against the unmutated fake".into()),
+            code => {
+                return Err(format!(
+                    "conform fails against the unmutated fake (exit {code:?}): {:?}; a red kit kills nothing",
+                    conform_failures(&ran.stdout)
+                ));
+            }
+        }
+    }
+    let mut scenarios: Vec<String> = parsed
+        .iter()
+        .filter_map(|(_, m)| m.as_ref().ok())
+        .filter_map(|m| m.scenario.clone())
+        .collect();
+    scenarios.sort();
+    scenarios.dedup();
+    for file in &scenarios {
+        if !scratch.work.join(file).is_file() {
+            return Err(format!("{file}: no such scenario in the workspace"));
+        }
+        let ran = scratch.replay(file, opts.run_timeout)?;
+        match ran.ended {
+            Ended::Code(0) => say(format!("baseline {file} replays green unmutated")),
+            code => {
+                return Err(format!(
+                    "scenario {file} fails without any mutation (exit {code:?}): {}; a red scenario kills nothing",
+                    judge_scenario(file, &ran).1
+                ));
+            }
+        }
+    }
+    for sel in baseline
+        .iter()
+        .filter(|s| *s != CONFORM_GATE && *s != SCENARIO_GATE)
+    {
+        let ran = scratch.gate(sel, opts.seed, opts.run_timeout)?;
+        match ran.ended {
+            Ended::Code(0) => say(format!("baseline {sel} passes unmutated")),
+            code => {
+                return Err(format!(
+                    "gate {sel} fails without any mutation (exit {code:?}): {}; a red gate kills nothing",
+                    failed_cases(&ran.stdout)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One mutation in `scratch`: apply, build, run, judge, reverse. `n` of
+/// `total` is its place in the run, for the progress lines.
+///
+/// # Errors
+/// The diff cannot be applied after its check passed, or cannot be
+/// reversed: the scratch copy is no longer the workspace.
+fn run_one(
+    scratch: &Scratch,
+    rel: &str,
+    m: &Result<Mutation, String>,
+    opts: &Options,
+    (n, total): (usize, usize),
+) -> Result<MutantReport, String> {
+    let t0 = Instant::now();
+    let m = match m {
+        Ok(m) => m,
+        Err(why) => {
+            if opts.progress {
+                eprintln!("[{n}/{total}] {rel}: invalid: {why}");
+            }
+            return Ok(MutantReport {
+                file: rel.to_string(),
+                gate: String::new(),
+                case: None,
+                author: None,
+                breaks: String::new(),
+                status: Outcome::Invalid,
+                detail: why.clone(),
+                time_ms: 0,
+                build_ms: 0,
+                run_ms: 0,
+            });
+        }
+    };
+    if opts.progress {
+        eprintln!("[{n}/{total}] {rel}: {}", m.breaks);
+    }
+    let mut build_ms = 0;
+    let mut run_ms = 0;
+    let (status, detail) = if let Err(e) = git_apply(&scratch.work, &m.diff, &["--check"]) {
+        (Outcome::Stale, format!("the diff no longer applies: {e}"))
+    } else {
+        git_apply(&scratch.work, &m.diff, &[])?;
+        let t_build = Instant::now();
+        let built = scratch.build();
+        build_ms = t_build.elapsed().as_millis() as u64;
+        let t_run = Instant::now();
+        let verdict = match built {
+            Err(e) => Ok((Outcome::Unviable, e)),
+            Ok(()) if m.gate == CONFORM_GATE => scratch
+                .conform(opts.run_timeout)
+                .map(|ran| judge_conform(m, &ran)),
+            Ok(()) if m.gate == SCENARIO_GATE => {
+                let file = m.scenario.as_deref().unwrap_or_default();
+                scratch
+                    .replay(file, opts.run_timeout)
+                    .map(|ran| judge_scenario(file, &ran))
+            }
+            Ok(()) => {
+                let sel = m.case.clone().unwrap_or_else(|| m.gate.clone());
+                scratch
+                    .gate(&sel, opts.seed, opts.run_timeout)
+                    .map(|ran| judge_gate(&sel, &ran, opts.run_timeout))
+            }
+        };
+        let verdict =
+            verdict.unwrap_or_else(|e| (Outcome::Invalid, format!("the harness did not run: {e}")));
+        if status_ran(&verdict.0) {
+            run_ms = t_run.elapsed().as_millis() as u64;
+        }
+        // Undo the diff in the scratch, whatever happened. Never copy
+        // back from the workspace: it may have changed since the
+        // scratch was made (an engineer editing while the run goes on),
+        // and every later mutation would then meet a mixed tree.
+        git_apply(&scratch.work, &m.diff, &["-R"])
+            .map_err(|e| format!("undoing {rel} in the scratch copy: {e}"))?;
+        verdict
+    };
+    let time_ms = t0.elapsed().as_millis() as u64;
+    if opts.progress {
+        eprintln!(
+            "[{n}/{total}] {}: {} in {} (build {}, run {})",
+            rel,
+            format!("{status:?}").to_lowercase(),
+            secs(time_ms),
+            secs(build_ms),
+            secs(run_ms)
+        );
+    }
+    Ok(MutantReport {
+        file: rel.to_string(),
+        gate: m.gate.clone(),
+        case: m
+            .case
+            .clone()
+            .or_else(|| (!m.conform.is_empty()).then(|| m.conform.join(" ")))
+            .or_else(|| m.scenario.clone()),
+        author: Some(m.author),
+        breaks: m.breaks.clone(),
+        status,
+        detail,
+        time_ms,
+        build_ms,
+        run_ms,
+    })
+}
+
+/// False for the outcomes that ran no gate (the build failed).
+fn status_ran(o: &Outcome) -> bool {
+    *o != Outcome::Unviable
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    const GOOD: &str = "gate: 26\ncase: 26/second-dek-different-id\nauthor: adversary\nbreaks: bare sha\n\n--- a/reference/src/store.rs\n+++ b/reference/src/store.rs\n@@ -1 +1 @@\n-a\n+b\n";
+
+    #[test]
+    fn mutations_of_the_same_crate_run_one_after_another() {
+        let touching = |name: &str, path: &str| {
+            let text = GOOD.replace("reference/src/store.rs", path);
+            (name.to_string(), parse(Path::new(name), &text))
+        };
+        let parsed = vec![
+            touching("g01-a.diff", "reference/src/store.rs"),
+            touching("g02-b.diff", "simulator/src/fake/model.rs"),
+            touching("g03-c.diff", "reference/src/seal.rs"),
+            (
+                "g04-bad.diff".to_string(),
+                Err("no `gate:` line".to_string()),
+            ),
+            touching("g05-d.diff", "reference/src/store.rs"),
+        ];
+        let names: Vec<&str> = run_order(&parsed)
+            .into_iter()
+            .map(|i| parsed[i].0.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "g04-bad.diff",
+                "g03-c.diff",
+                "g01-a.diff",
+                "g05-d.diff",
+                "g02-b.diff"
+            ]
+        );
+    }
+}
