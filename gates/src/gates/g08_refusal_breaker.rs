@@ -130,7 +130,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "8/fires-from-document-pages",
-            desc: "Ana, Bea and Cai are shown Sheets passages on two baseline days; today Sheets removes them and each opens a Sheets document page once, searching nothing: each page is the plain 404, three window counter rows are written on that path, and the sources page says the refusal breaker fired for 3 people.",
+            desc: "Ana, Bea and Cai are shown Sheets passages on two baseline days; today Sheets removes them and each opens a Sheets document page once, searching nothing: each page is the plain 404 while Dee, never removed, opening it just after, is shown it, four window counter rows (the three refused readers' and Dee's) are written on that path, and the sources page says the refusal breaker fired for 3 people.",
             run: fires_from_document_pages,
         },
     ],
@@ -646,6 +646,7 @@ fn fires_from_document_pages(ctx: &mut Ctx) -> Result<(), Failure> {
         "no counter row for today before anyone opens a page today",
         format!("{} rows", rig.s2_rows(0)),
     )?;
+    let bystander = PEOPLE[3];
     for p in trio {
         rig.removed(p, true);
         let (status, body) = rig.open(p, &path);
@@ -654,10 +655,19 @@ fn fires_from_document_pages(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{p}'s document page is the plain 404 (NOT_VISIBLE)"),
             format!("status {status}, withheld {:?}", Page::parse(&body).withheld()),
         )?;
+        // The ruling is this reader's: Dee, never removed, opens the same
+        // page just after and is shown it (a page that asked S2 as anyone
+        // else would refuse her too, or show the removed reader the page).
+        let (status, body) = rig.open(bystander, &path);
+        ensure(
+            status == 200 && body.contains("tagledger0"),
+            format!("{bystander}, never removed, is shown the page {p} was just refused"),
+            format!("status {status}"),
+        )?;
     }
     ensure(
-        rig.s2_rows(0) == 3,
-        "the three document pages wrote today's counter rows on the S2 path",
+        rig.s2_rows(0) == 4,
+        "the document pages wrote today's counter rows on the S2 path: the three refused readers' and Dee's",
         format!("{} rows", rig.s2_rows(0)),
     )?;
     let s = rig.sources()?;

@@ -351,9 +351,10 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
         .checked_div(ran.len() as u64)
         .unwrap_or_default();
     say(format!(
-        "{} mutations in {} s on {jobs} workers; per mutation median {} (build {}, run {}), {} of the run's wall time each",
+        "{} mutations in {} s on {jobs} worker{}; per mutation median {} (build {}, run {}), {} of the run's wall time each",
         reports.len(),
         began.elapsed().as_secs(),
+        if jobs == 1 { "" } else { "s" },
         secs(median),
         secs(median_ms(ran.iter().map(|r| r.build_ms).collect())),
         secs(median_ms(ran.iter().map(|r| r.run_ms).collect())),

@@ -110,10 +110,11 @@ impl MutantsRun {
             .map(|(k, v)| format!("{v} {k}"))
             .collect();
         s.push_str(&format!(
-            "\n{} in {} s ({} workers; per mutation median {}, {} of the run's wall time each)\n",
+            "\n{} in {} s ({} worker{}; per mutation median {}, {} of the run's wall time each)\n",
             counts.join(", "),
             self.wall_s,
             self.jobs,
+            if self.jobs == 1 { "" } else { "s" },
             secs(self.median_ms),
             secs(self.throughput_ms)
         ));
