@@ -3,12 +3,19 @@
 //! A [`Check`] holds what was expected, what was seen and whether it held.
 //! A page is summarised ([`summarise_page`]) without its content: results
 //! per app, withheld and reconciling lines, "No passage matched.".
+//! [`page_checks`] judges a query's page against its `expect`; [`expect`]
+//! judges the `expect-*` events: calls in the trace, items held, the
+//! re-announce mark, the owner's sources page.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::parse::PageExpect;
+use super::parse::{Event, PageExpect};
+use super::replay::address;
+use super::validate::call_kind;
+use crate::fake::trace::Trace;
+use crate::world::{Memoria, TEAM};
 
 /// A page, by counts and notice lines only.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -40,7 +47,7 @@ pub struct Check {
     pub ok: bool,
 }
 
-pub(super) fn lines_with_class(body: &str, class: &str) -> Vec<String> {
+fn lines_with_class(body: &str, class: &str) -> Vec<String> {
     let needle = format!("<p class=\"{class}\"");
     let mut out = vec![];
     let mut rest = body;
@@ -81,7 +88,7 @@ pub fn summarise_page(status: u16, elapsed_ms: u64, body: &str) -> PageSummary {
     }
 }
 
-pub(super) fn check(expected: String, actual: String, ok: bool) -> Check {
+fn check(expected: String, actual: String, ok: bool) -> Check {
     Check {
         expected,
         actual,
@@ -148,4 +155,124 @@ pub(super) fn page_checks(p: &PageSummary, e: &PageExpect) -> Vec<Check> {
         ));
     }
     out
+}
+
+/// Checks an `expect-*` event against the run as it stands: the calls a
+/// sibling received since `since` (an index into `trace`, or the start),
+/// what memoria's store holds, what the owner's sources page says. Any
+/// other event checks nothing here.
+///
+/// # Errors
+/// A message if memoria's state cannot be read.
+pub(super) async fn expect(
+    m: &mut Memoria,
+    event: &Event,
+    trace: &Trace,
+    since: usize,
+) -> Result<Vec<Check>, String> {
+    let mut checks = vec![];
+    match event {
+        Event::ExpectCalls {
+            app,
+            call,
+            min,
+            max,
+            since_start,
+            ..
+        } => {
+            let kind = call_kind(call).ok_or("unknown call")?;
+            let host = format!("{TEAM}.{app}.oficina.works");
+            let from = if *since_start { 0 } else { since };
+            let n = trace.events()[from..]
+                .iter()
+                .filter(|e| e.callee == host && e.call == kind)
+                .count();
+            if let Some(lo) = min {
+                checks.push(check(
+                    format!("at least {lo} {call} calls at {app}"),
+                    n.to_string(),
+                    n >= *lo,
+                ));
+            }
+            if let Some(hi) = max {
+                checks.push(check(
+                    format!("at most {hi} {call} calls at {app}"),
+                    n.to_string(),
+                    n <= *hi,
+                ));
+            }
+        }
+        Event::ExpectHeld {
+            app, item, held, ..
+        } => {
+            let got = m
+                .state()
+                .instance()
+                .lock()
+                .map_err(|_| "instance lock")?
+                .store()
+                .sibling_document(app, item)
+                .map_err(|e| e.to_string())?
+                .is_some();
+            checks.push(check(
+                format!("{app}:{item} {}", if *held { "held" } else { "not held" }),
+                (if got { "held" } else { "not held" }).to_string(),
+                got == *held,
+            ));
+        }
+        Event::ExpectSources {
+            app,
+            refusal,
+            s3,
+            reader,
+            ..
+        } => {
+            let page = m.get(&address(reader), "/sources").await;
+            let body = &page.response.body;
+            let name = memoria::app_display_name(app);
+            let section = body
+                .find(&format!("data-app=\"{name}\""))
+                .map(|at| &body[at..])
+                .map(|rest| &rest[..rest.find("</section>").unwrap_or(rest.len())])
+                .unwrap_or("");
+            let line =
+                |class: &str| lines_with_class(section, &format!("breaker {class}")).join(" ");
+            for (class, want) in [("refusal-breaker", refusal), ("s3-breaker", s3)] {
+                if let Some(want) = want {
+                    let got = line(class);
+                    checks.push(check(
+                        format!("{app}'s {class} line says \"{want}\""),
+                        if got.is_empty() {
+                            "no such line".to_string()
+                        } else {
+                            got.clone()
+                        },
+                        got.contains(want.as_str()),
+                    ));
+                }
+            }
+        }
+        Event::ExpectReannounce { app, marked, .. } => {
+            let got = m
+                .state()
+                .instance()
+                .lock()
+                .map_err(|_| "instance lock")?
+                .store()
+                .sibling_state(app)
+                .map_err(|e| e.to_string())?
+                .reannounce;
+            checks.push(check(
+                format!(
+                    "{app} {}marked for re-announce",
+                    if *marked { "" } else { "not " }
+                ),
+                (if got { "marked" } else { "not marked" }).to_string(),
+                got == *marked,
+            ));
+        }
+        // Actions and queries: a query's page is checked by `page_checks`.
+        _ => {}
+    }
+    Ok(checks)
 }

@@ -12,13 +12,13 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::checks::{Check, PageSummary, check, lines_with_class, page_checks, summarise_page};
+use super::checks::{Check, PageSummary, expect, page_checks, summarise_page};
 use super::parse::{Event, RungDecl, Scenario, ScenarioError};
-use super::validate::{FaultSetter, call_kind, fault_knob};
+use super::validate::{FaultSetter, fault_knob};
 use crate::corpus;
 use crate::fake::model::{Rung, Snapshot};
 use crate::fake::trace::{CallDetail, TraceEvent};
-use crate::world::{Memoria, SiblingSpec, TEAM, World};
+use crate::world::{Memoria, SiblingSpec, World};
 
 /// The domain a reader's name is turned into an address under: `ana` → `ana@acme.test`.
 pub const READER_DOMAIN: &str = "acme.test";
@@ -427,104 +427,11 @@ async fn apply(
         }
         Event::Restart { .. } => m.restart().await,
         Event::AdvanceDays { days, .. } => m.advance_days(*days),
-        Event::ExpectCalls {
-            app,
-            call,
-            min,
-            max,
-            since_start,
-            ..
-        } => {
-            let kind = call_kind(call).ok_or("unknown call")?;
-            let host = format!("{TEAM}.{app}.oficina.works");
-            let from = if *since_start { 0 } else { since };
-            let n = trace.events()[from..]
-                .iter()
-                .filter(|e| e.callee == host && e.call == kind)
-                .count();
-            if let Some(lo) = min {
-                entry.checks.push(check(
-                    format!("at least {lo} {call} calls at {app}"),
-                    n.to_string(),
-                    n >= *lo,
-                ));
-            }
-            if let Some(hi) = max {
-                entry.checks.push(check(
-                    format!("at most {hi} {call} calls at {app}"),
-                    n.to_string(),
-                    n <= *hi,
-                ));
-            }
-        }
-        Event::ExpectHeld {
-            app, item, held, ..
-        } => {
-            let got = m
-                .state()
-                .instance()
-                .lock()
-                .map_err(|_| "instance lock")?
-                .store()
-                .sibling_document(app, item)
-                .map_err(|e| e.to_string())?
-                .is_some();
-            entry.checks.push(check(
-                format!("{app}:{item} {}", if *held { "held" } else { "not held" }),
-                (if got { "held" } else { "not held" }).to_string(),
-                got == *held,
-            ));
-        }
-        Event::ExpectSources {
-            app,
-            refusal,
-            s3,
-            reader,
-            ..
-        } => {
-            let page = m.get(&address(reader), "/sources").await;
-            let body = &page.response.body;
-            let name = memoria::app_display_name(app);
-            let section = body
-                .find(&format!("data-app=\"{name}\""))
-                .map(|at| &body[at..])
-                .map(|rest| &rest[..rest.find("</section>").unwrap_or(rest.len())])
-                .unwrap_or("");
-            let line =
-                |class: &str| lines_with_class(section, &format!("breaker {class}")).join(" ");
-            for (class, want) in [("refusal-breaker", refusal), ("s3-breaker", s3)] {
-                if let Some(want) = want {
-                    let got = line(class);
-                    entry.checks.push(check(
-                        format!("{app}'s {class} line says \"{want}\""),
-                        if got.is_empty() {
-                            "no such line".to_string()
-                        } else {
-                            got.clone()
-                        },
-                        got.contains(want.as_str()),
-                    ));
-                }
-            }
-        }
-        Event::ExpectReannounce { app, marked, .. } => {
-            let got = m
-                .state()
-                .instance()
-                .lock()
-                .map_err(|_| "instance lock")?
-                .store()
-                .sibling_state(app)
-                .map_err(|e| e.to_string())?
-                .reannounce;
-            entry.checks.push(check(
-                format!(
-                    "{app} {}marked for re-announce",
-                    if *marked { "" } else { "not " }
-                ),
-                (if got { "marked" } else { "not marked" }).to_string(),
-                got == *marked,
-            ));
+        Event::ExpectCalls { .. }
+        | Event::ExpectHeld { .. }
+        | Event::ExpectSources { .. }
+        | Event::ExpectReannounce { .. } => {
+            entry.checks = expect(m, event, trace, since).await?;
         }
     }
     Ok(())
