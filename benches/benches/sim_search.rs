@@ -5,8 +5,7 @@
 //! read here, outside the simulation; nothing inside it reads the wall clock.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use memoria_simulator::tour::{TOUR_QUERY, tour_world};
-use memoria_simulator::world::OWNERS;
+use memoria_simulator::{OWNERS, TOUR_QUERY, tour_world};
 
 /// Searches per run in the second benchmark.
 const SEARCHES_PER_RUN: usize = 10;

@@ -816,7 +816,7 @@ fn fake_control(url: &str, action: &[String]) -> ExitCode {
         .expect("JSON serialises");
     let client = conform::client::Client::new(target, false);
     match client.post(
-        memoria_simulator::fake::CONTROL_PATH,
+        memoria_simulator::CONTROL_PATH,
         body,
         conform::client::Auth::Missing,
     ) {

@@ -268,7 +268,7 @@ fn no_scenario_word_occurs_in_any_corpus_the_fakes_may_read() {
         team_files > 0,
         "fixtures/team holds no Markdown to check against"
     );
-    let present = memoria_simulator::corpus::load_items(usize::MAX);
+    let present = memoria_simulator::load_corpus(usize::MAX);
     assert!(
         !present.items.is_empty(),
         "the present corpus loaded no items"

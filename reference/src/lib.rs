@@ -150,7 +150,7 @@ pub use sibling::ruled::{
 // Policy (§3.6, §8.1).
 pub use policy::breaker::{
     BASELINE_DAYS, BREAKER_COUNTERS_RETAINED_DAYS, BreakerState, Lacking,
-    REFUSAL_BREAKER_ASKERS_MIN, S2Tally, S3_BREAKER_FETCHES_MIN, S3Tally,
+    REFUSAL_BREAKER_ASKERS_MIN, S2Tally, S3_BREAKER_FETCHES_MIN, S3Tally, Undetermined,
 };
 pub use policy::egress::EgressMode;
 

@@ -5,7 +5,7 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(42);
-    match memoria_simulator::tour::tour(seed) {
+    match memoria_simulator::tour(seed) {
         Ok(t) => print!("{t}"),
         Err(e) => {
             eprintln!("{e}\nreplay: cargo run -p memoria-simulator --example tour -- {seed}");

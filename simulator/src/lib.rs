@@ -3,11 +3,96 @@
 //! Nothing inside a simulated run reads the wall clock or opens a real socket:
 //! every host is a turmoil host, every connection a turmoil connection, and
 //! every timer tokio's paused clock, which turmoil advances.
+//!
+//! # A world (§6.5, §10)
+//!
+//! A [`World`] is memoria and its siblings as turmoil hosts, every setting
+//! drawn from one seed. [`World::run`] wakes memoria on its own host and
+//! hands the run a [`Memoria`], a browser that speaks HTTP to it; the
+//! siblings' [`Trace`] records every S-call without content.
+//!
+//! ```
+//! use memoria_simulator::{SiblingSpec, World};
+//! let world = World::new(7, vec![SiblingSpec::own("sheets")]);
+//! assert!(world.settings().contains("seed=7"));
+//! ```
+//!
+//! # Fake siblings (§4.1, §6)
+//!
+//! A [`FakeSibling`] is a real implementation of the wire contract over a
+//! state model ([`Model`], items on a [`Rung`]), with fault knobs switched
+//! through [`FaultsHandle`] ([`Cold`], [`Slow`], [`Outage`], [`Lie`],
+//! [`MalformedS2`], [`TruncateAnnounce`], [`Redirect`]). Its own serde view
+//! of `fixtures/contract/` is the [`wire`] namespace. [`serve_turmoil`]
+//! and [`serve_loopback`] serve a fake; [`TurmoilDialer`] is the
+//! reference's way out in a run. The conformance kit's `/_control` hook is
+//! [`Controller`], on loopback only.
+//!
+//! # Other fakes and runs
+//!
+//! [`connector`] is a paginated external source for the reference's
+//! connector (§5.1, gate 7). [`scenario`] reads and replays incident
+//! scenarios (`scenarios/*.toml`). [`tour`] is a representative
+//! three-sibling run: the determinism check and the bench. [`load_corpus`]
+//! gives fakes real text.
+//!
+//! # The facade
+//!
+//! Every module is private; this file is the crate's whole public surface,
+//! grouped by concern, so the tree under `src/` can move without the other
+//! crates noticing. The fake's wire types ([`wire`]), the fake connector
+//! ([`connector`]) and incident replay ([`scenario`]) are namespaces of
+//! their own.
 
-pub mod corpus;
-pub mod fake;
-pub mod fake_connector;
-pub mod net;
+mod corpus;
+mod fake;
+mod fake_connector;
+mod net;
 pub mod scenario;
-pub mod tour;
-pub mod world;
+mod tour;
+mod world;
+
+// The world: memoria and its siblings on turmoil hosts, one seed (§6.5, §10).
+pub use world::{
+    BROWSER_HOST, EPOCH_UNIX_S, LINK_LATENCY_MS, MEMORIA_CONSUMER, MEMORIA_HOST, MEMORIA_PORT,
+    Memoria, OTHER_TEAM, OWNERS, Page, SECONDS_PER_DAY, SIBLING_PORT, SIM_DEK_BYTES,
+    SIMULATION_DURATION_S, SiblingSpec, SimClock, SimFailure, TEAM, TICK_MS, World,
+};
+
+// The network: serving a router, dialing out (§6.1, §6.3).
+pub use net::{TurmoilDialer, TurmoilListener, serve_connection, serve_loopback, serve_turmoil};
+
+// Fake siblings: the model, the server, the knobs, the trace (§4.1, §6).
+pub use fake::model::{
+    EPOCH_UNIX_SECONDS, Event as S1Event, FeedError, Item, Person, Revision, S1_ROWS_PER_PAGE,
+    S1A_RECORDS_PER_PAGE, rfc3339,
+};
+pub use fake::server::TOKENS_PER_CONSUMER_MAX;
+pub use fake::trace::{TracedPair, TracedRow};
+pub use fake::{
+    CONTROL_PATH, CallDetail, CallKind, Clock, Cold, Controller, FakeConfig, FakeSibling, Faults,
+    FaultsHandle, Lie, MalformedS2, ManualClock, Model, ModelError, ModelHandle, Outage, Redirect,
+    RefuseConnection, Role, Rung, S2_PAIRS_PER_CALL_MAX, Slow, Snapshot, SubjectKind, Trace,
+    TraceEvent, TruncateAnnounce,
+};
+
+// Real text for fakes (§7).
+pub use corpus::{Corpus, CorpusSource, load_items as load_corpus};
+
+// A representative run.
+pub use tour::{
+    TOUR_APPS, TOUR_ITEMS_PER_SIBLING, TOUR_LATENCY_MS_MAX, TOUR_QUERY, tour, tour_world,
+};
+
+/// The fake sibling's own serde view of the wire contract
+/// (`fixtures/contract/`), independent of the reference's types.
+pub mod wire {
+    pub use crate::fake::wire::*;
+}
+
+/// A paginated fake connector: an external source with page tokens and
+/// fault knobs, for the reference's connector in simulated time (§5.1,
+/// gate 7).
+pub mod connector {
+    pub use crate::fake_connector::*;
+}

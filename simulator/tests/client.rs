@@ -2,10 +2,9 @@
 
 use memoria::wire::{AnnounceFailure, Pair, S2_PAIRS_PER_CALL_MAX, Subject};
 use memoria::{SIBLING_DEADLINE_MS, Verdict};
-use memoria_simulator::fake::faults::{Slow, TruncateAnnounce};
-use memoria_simulator::fake::model::Rung;
-use memoria_simulator::fake::trace::{CallDetail, CallKind};
-use memoria_simulator::world::{OWNERS, SiblingSpec, World};
+use memoria_simulator::{
+    CallDetail, CallKind, OWNERS, Rung, SiblingSpec, Slow, TruncateAnnounce, World,
+};
 
 fn pairs(n: usize) -> Vec<Pair> {
     (0..n)

@@ -1,6 +1,6 @@
 //! The determinism self-check: one seed, run twice, prints the same transcript byte for byte.
 
-use memoria_simulator::tour::tour;
+use memoria_simulator::tour;
 
 fn seed() -> u64 {
     std::env::var("MEMORIA_SEED")
@@ -40,7 +40,7 @@ fn one_seed_run_twice_prints_the_same_transcript_byte_for_byte() {
 
 #[test]
 fn two_seeds_choose_different_settings() {
-    let a = memoria_simulator::tour::tour_world(1).settings();
-    let b = memoria_simulator::tour::tour_world(2).settings();
+    let a = memoria_simulator::tour_world(1).settings();
+    let b = memoria_simulator::tour_world(2).settings();
     assert_ne!(a, b, "the seed drives nothing");
 }

@@ -7,14 +7,13 @@ use std::time::Duration;
 use axum::body::Body;
 use bytes::Bytes;
 use http::{Request, StatusCode, header};
-use memoria_simulator::fake::model::rfc3339;
-use memoria_simulator::fake::wire::{
+use memoria_simulator::wire::{
     ErrorBody, S1Response, S1aPage, S1aRecord, S2Request, S2Response, S3Request, S3Response,
     to_compact,
 };
-use memoria_simulator::fake::{
+use memoria_simulator::{
     CallDetail, CallKind, Clock, Cold, FakeConfig, FakeSibling, Lie, MalformedS2, ModelHandle,
-    Outage, Redirect, RefuseConnection, Rung, Slow, SubjectKind, Trace, TruncateAnnounce,
+    Outage, Redirect, RefuseConnection, Rung, Slow, SubjectKind, Trace, TruncateAnnounce, rfc3339,
 };
 use serde_json::Value;
 use tower::ServiceExt as _;
@@ -711,7 +710,7 @@ fn touched_at_is_rfc3339_utc_from_the_fixed_epoch_plus_simulated_milliseconds() 
 
 #[test]
 fn the_corpus_loader_reports_its_source_and_returns_titled_items_in_a_stable_order() {
-    let corpus = memoria_simulator::corpus::load_items(5);
+    let corpus = memoria_simulator::load_corpus(5);
     assert!(!corpus.items.is_empty());
     assert!(corpus.items.len() <= 5);
     assert!(
@@ -720,7 +719,7 @@ fn the_corpus_loader_reports_its_source_and_returns_titled_items_in_a_stable_ord
             .iter()
             .all(|(title, body)| !title.is_empty() && !body.is_empty())
     );
-    assert_eq!(memoria_simulator::corpus::load_items(5), corpus);
+    assert_eq!(memoria_simulator::load_corpus(5), corpus);
 }
 
 // ---- fault knobs ----
@@ -946,7 +945,7 @@ async fn the_redirect_knob_answers_every_call_307_with_the_location() {
 fn a_turmoil_client_dialing_a_fake_sibling_host_with_the_reference_transport_gets_an_s1_answer() {
     use http_body_util::Full;
     use memoria::exchange;
-    use memoria_simulator::net::{TurmoilDialer, serve_turmoil};
+    use memoria_simulator::{TurmoilDialer, serve_turmoil};
 
     const HOST: &str = "acme.sheets.oficina.works";
     const PORT: u16 = 443;
@@ -1002,7 +1001,7 @@ async fn a_fake_served_on_loopback_answers_the_reference_transport_over_real_tcp
 
     let fake = fake();
     fake.model().add_item("sh-1", Rung::Team, "T", "B").unwrap();
-    let (addr, server) = memoria_simulator::net::serve_loopback(
+    let (addr, server) = memoria_simulator::serve_loopback(
         fake.router(),
         std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
     )

@@ -2,8 +2,7 @@
 
 use memoria::Verdict;
 use memoria::wire::{Pair, Subject};
-use memoria_simulator::fake::model::Rung;
-use memoria_simulator::world::{OWNERS, SiblingSpec, World};
+use memoria_simulator::{OWNERS, Rung, SiblingSpec, World};
 
 #[test]
 fn memoria_restarts_mid_run_keeps_what_it_held_and_answers_again() {
@@ -16,7 +15,7 @@ fn memoria_restarts_mid_run_keeps_what_it_held_and_answers_again() {
         .run(move |mut m| async move {
             m.warmed_up().await?;
             let before = m.state().instance();
-            let held = |m: &memoria_simulator::world::Memoria| {
+            let held = |m: &memoria_simulator::Memoria| {
                 let i = m.state().instance();
                 let g = i.lock().expect("instance");
                 g.store()
@@ -50,7 +49,7 @@ fn memoria_restarts_mid_run_keeps_what_it_held_and_answers_again() {
 #[test]
 fn a_world_configured_with_another_team_s_host_fails_with_a_typed_refusal_not_only_a_message() {
     use memoria::HostRefusal;
-    use memoria_simulator::world::SIBLING_PORT;
+    use memoria_simulator::SIBLING_PORT;
     let foreign = SiblingSpec::foreign("sheets").host();
     let mut world = World::new(5, vec![SiblingSpec::own("sheets")]);
     world.configure_extra_url(&format!("http://{foreign}:{SIBLING_PORT}"));

@@ -7,10 +7,10 @@
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
-use memoria_simulator::fake::{
+use memoria_simulator::{
     Clock, Controller, FakeConfig, FakeSibling, ModelHandle, Rung, SubjectKind, Trace,
+    serve_loopback,
 };
-use memoria_simulator::net::serve_loopback;
 use tokio::task::JoinHandle;
 
 use super::manifest::{self, Manifest};
@@ -89,7 +89,7 @@ pub fn seed(m: &Manifest, model: &ModelHandle) -> Result<(), String> {
                 item.key
             ));
         }
-        let err = |e: memoria_simulator::fake::ModelError| format!("{}: {e}", item.key);
+        let err = |e: memoria_simulator::ModelError| format!("{}: {e}", item.key);
         for k in &item.removed {
             model
                 .set_removed(&item.item_id, &address(k), true)

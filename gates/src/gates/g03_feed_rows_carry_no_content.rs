@@ -12,9 +12,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 use memoria::exchange;
 use memoria::wire::{self, FeedError};
-use memoria_simulator::fake::model::Rung;
-use memoria_simulator::net::TurmoilDialer;
-use memoria_simulator::world::{OWNERS, SIBLING_PORT, SiblingSpec, World};
+use memoria_simulator::{OWNERS, Rung, SIBLING_PORT, SiblingSpec, TurmoilDialer, World};
 use rand::Rng as _;
 
 use crate::rigs::sim::{check, run_world, stock, tagged_body};

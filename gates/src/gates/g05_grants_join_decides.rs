@@ -10,9 +10,7 @@
 //! that an authorization call happened, so it stayed green with a constant
 //! VISIBLE, with the wrong person, or with authorization after disclosure.
 
-use memoria_simulator::fake::model::Rung;
-use memoria_simulator::fake::trace::{CallDetail, CallKind};
-use memoria_simulator::world::{OWNERS, SiblingSpec, World};
+use memoria_simulator::{CallDetail, CallKind, OWNERS, Rung, SiblingSpec, World};
 
 use crate::rigs::page::Page;
 use crate::rigs::sim::{check, run_world, stock, tagged_body};

@@ -12,11 +12,10 @@
 use std::path::PathBuf;
 
 use memoria::wire::{self, Pair, S2Answer, SubjectKind, Verdict};
-use memoria_simulator::fake::faults::{MalformedS2, Outage, Slow, TruncateAnnounce};
-use memoria_simulator::fake::FakeSibling;
-use memoria_simulator::fake::model::Rung;
-use memoria_simulator::fake::trace::{CallDetail, CallKind};
-use memoria_simulator::world::{Memoria, OWNERS, SiblingSpec, World};
+use memoria_simulator::{
+    CallDetail, CallKind, FakeSibling, MalformedS2, Memoria, OWNERS, Outage, Rung, SiblingSpec,
+    Slow, TruncateAnnounce, World,
+};
 
 use crate::rigs::page::Page;
 use crate::rigs::sim::{check, run_world, stock, tagged_body};

@@ -2,7 +2,7 @@
 //!
 //! The reference's connector ([`memoria::connector::sync`]) is driven by the
 //! simulator's paginated fake connector
-//! ([`memoria_simulator::fake_connector`]) in simulated time, and by the real
+//! ([`memoria_simulator::connector`]) in simulated time, and by the real
 //! folder connector on a real directory. Every case first shows the items
 //! ingested and searchable (presence), then asserts what a sync deleted. Each
 //! failure case also removes one item from the source before the failing
@@ -36,10 +36,10 @@ use memoria::connector::{
 };
 use memoria::{Dek, Sealer};
 use memoria::{Instance, InstanceConfig};
-use memoria_simulator::fake_connector::{
+use memoria_simulator::OWNERS;
+use memoria_simulator::connector::{
     ConnectorFaults, FAKE_CONNECTOR_NAME, FakeConnector, simulate, wake_memoria,
 };
-use memoria_simulator::world::OWNERS;
 
 use crate::rigs::clock::HandClock;
 use crate::rigs::sim::{check, fail};

@@ -30,7 +30,7 @@ use memoria::testkit::TestApp;
 use memoria::{Connection, DialFuture, Dialer};
 use memoria::{S2Tally, S3_BREAKER_FETCHES_MIN, S3Tally};
 use memoria::{SiblingClient, SiblingConfig};
-use memoria_simulator::fake::{
+use memoria_simulator::{
     CallDetail, CallKind, Clock, FakeConfig, FakeSibling, ModelHandle, Outage, Rung, SubjectKind,
     Trace,
 };
@@ -188,10 +188,7 @@ impl Dialer for DuplexDialer {
             if self.s3_down.load(Ordering::SeqCst) {
                 tokio::spawn(s3_down_in_front(server, fake));
             } else {
-                tokio::spawn(memoria_simulator::net::serve_connection(
-                    server,
-                    fake.router(),
-                ));
+                tokio::spawn(memoria_simulator::serve_connection(server, fake.router()));
             }
             Ok(Box::new(client) as Box<dyn Connection>)
         })
@@ -241,7 +238,7 @@ async fn s3_down_in_front(mut server: tokio::io::DuplexStream, fake: FakeSibling
         return;
     }
     let (mut to_fake, fake_side) = tokio::io::duplex(DUPLEX_BYTES);
-    tokio::spawn(memoria_simulator::net::serve_connection(
+    tokio::spawn(memoria_simulator::serve_connection(
         fake_side,
         fake.router(),
     ));

@@ -15,11 +15,9 @@ use bytes::Bytes;
 use http_body_util::Full;
 use memoria::exchange;
 use memoria::{SiblingClient, SiblingConfig};
-use memoria_simulator::fake::faults::Redirect;
-use memoria_simulator::fake::model::Rung;
-use memoria_simulator::fake::trace::CallKind;
-use memoria_simulator::net::TurmoilDialer;
-use memoria_simulator::world::{OWNERS, SIBLING_PORT, SiblingSpec, TEAM, World};
+use memoria_simulator::{
+    CallKind, OWNERS, Redirect, Rung, SIBLING_PORT, SiblingSpec, TEAM, TurmoilDialer, World,
+};
 
 use crate::rigs::page::Page;
 use crate::rigs::sim::{check, run_world, tagged_body};

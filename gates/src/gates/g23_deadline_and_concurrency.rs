@@ -10,10 +10,7 @@
 
 use std::time::Duration;
 
-use memoria_simulator::fake::faults::Slow;
-use memoria_simulator::fake::model::Rung;
-use memoria_simulator::fake::trace::CallKind;
-use memoria_simulator::world::{OWNERS, SiblingSpec, World};
+use memoria_simulator::{CallKind, OWNERS, Rung, SiblingSpec, Slow, World};
 
 use crate::rigs::page::Page;
 use crate::rigs::sim::{check, run_world, tagged_body};

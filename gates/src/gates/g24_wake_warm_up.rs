@@ -8,9 +8,7 @@
 
 use std::time::Duration;
 
-use memoria_simulator::fake::faults::Cold;
-use memoria_simulator::fake::trace::CallKind;
-use memoria_simulator::world::{MEMORIA_CONSUMER, SiblingSpec, World};
+use memoria_simulator::{CallKind, Cold, MEMORIA_CONSUMER, SiblingSpec, World};
 
 use crate::rigs::sim::{check, run_world, stock};
 use crate::{Case, Ctx, Failure, Gate};

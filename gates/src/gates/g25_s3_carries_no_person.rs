@@ -13,10 +13,10 @@
 use bytes::Bytes;
 use http_body_util::Full;
 use memoria::exchange;
-use memoria_simulator::fake::model::Rung;
-use memoria_simulator::fake::trace::{CallDetail, CallKind};
-use memoria_simulator::net::TurmoilDialer;
-use memoria_simulator::world::{MEMORIA_CONSUMER, OWNERS, SIBLING_PORT, SiblingSpec, World};
+use memoria_simulator::{
+    CallDetail, CallKind, MEMORIA_CONSUMER, OWNERS, Rung, SIBLING_PORT, SiblingSpec, TurmoilDialer,
+    World,
+};
 
 use crate::rigs::page::Page;
 use crate::rigs::sim::{check, run_world, tagged_body};

@@ -3,8 +3,8 @@
 //! The spec's fixture: memoria holds 60 chunks from Sheets and 40 from Docs
 //! (one chunk per item). Sheets is then restored behind memoria: (a) item
 //! `sh-a` is back at `r5` while memoria holds `r7` (a partial restore,
-//! [`memoria_simulator::fake::model::Model::restore_item_to`]); (b) item
-//! `sh-b` has no row at all ([`memoria_simulator::fake::model::Model::forget_item`]);
+//! [`memoria_simulator::Model::restore_item_to`]); (b) item
+//! `sh-b` has no row at all ([`memoria_simulator::Model::forget_item`]);
 //! (c) the rest answer normally. Ana's first search meets (a)'s AHEAD, which
 //! marks Sheets for re-announce; from then on Sheets is out of the ranking
 //! until a re-announce completes (§4.1 rules 1–4).
@@ -25,11 +25,10 @@
 use memoria::PAGE_SIZE_RESULTS;
 use memoria::wire::{Pair, Subject, Verdict};
 use memoria::{ReannounceStatus, SyncReport};
-use memoria_simulator::fake::FakeSibling;
-use memoria_simulator::fake::faults::{Outage, TruncateAnnounce};
-use memoria_simulator::fake::model::Rung;
-use memoria_simulator::fake::trace::{CallDetail, CallKind, Trace};
-use memoria_simulator::world::{Memoria, OWNERS, SiblingSpec, World};
+use memoria_simulator::{
+    CallDetail, CallKind, FakeSibling, Memoria, OWNERS, Outage, Rung, SiblingSpec, Trace,
+    TruncateAnnounce, World,
+};
 
 use crate::rigs::page::Page;
 use crate::rigs::sim::{check, run_world};

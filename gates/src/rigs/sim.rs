@@ -6,9 +6,7 @@
 
 use std::future::Future;
 
-use memoria_simulator::corpus;
-use memoria_simulator::fake::model::Rung;
-use memoria_simulator::world::{Memoria, World};
+use memoria_simulator::{Memoria, Rung, World, load_corpus};
 
 use crate::Failure;
 
@@ -59,7 +57,7 @@ where
 /// # Panics
 /// If the fake refuses an item: a scenario bug.
 pub fn stock(world: &World, app: &str, n: usize) -> usize {
-    let items = corpus::load_items(n).items;
+    let items = load_corpus(n).items;
     let fake = world.fake(app);
     fake.model().with(|m| {
         for (i, (title, body)) in items.iter().enumerate() {

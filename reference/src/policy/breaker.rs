@@ -1,19 +1,14 @@
-//! The refusal and S3 circuit breakers over durable, sealed per-day counters (§8.1, gate 8).
+//! When a breaker fires: the refusal and S3 breakers' predicates over per-day tallies, and "cannot determine" (§8.1, gate 8).
 //!
-//! **Counters.** Per (sibling, asker, UTC day) two integers, VISIBLE and
-//! NOT_VISIBLE, written on the S2 call path after the verdicts are in
-//! ([`crate::sibling::ruled`]) and never read at query time. The asker is
-//! stored only as an HMAC fingerprint under [`Purpose::BreakerAsker`]; the
-//! two integers are sealed under [`Purpose::BreakerCounters`] with AAD naming
-//! the row, so a row moved to another day or asker fails to open. UNKNOWN,
-//! STALE and AHEAD write nothing. Per (sibling, UTC day) the S3 counters hold
-//! fetches, 404s and successes, written by [`crate::sibling::sync`]. Rows
-//! older than [`BREAKER_COUNTERS_RETAINED_DAYS`] are pruned on every write.
-//! This is a per-person record, and §3.2's leak list carries it.
+//! Everything here is a pure function over UTC days and tallies. The
+//! counters themselves (sealed per-day rows, pruned on write) are
+//! `storage/store/breaker.rs`'s, which reads them and hands the rows here;
+//! the owner's sentence for a state is `web/sentences.rs`'s.
 //!
 //! **History.** Each sibling has a plaintext `since` day per counter kind:
 //! the first UTC day memoria counted for it (a day number, no person). It
-//! is what tells a quiet day (counted, zero) from a day nobody counted.
+//! is what tells a quiet day (counted, zero) from a day nobody counted
+//! ([`history`]).
 //!
 //! **Refusal breaker.** The window is the current UTC day W, the baseline
 //! the [`BASELINE_DAYS`] UTC days `[W-7, W)`, disjoint from it. The
@@ -37,11 +32,9 @@
 //! It never reports "no anomaly" in any of these: a count that fails is not
 //! a count of zero.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::BTreeMap;
 
-use crate::clock::iso_date;
-use crate::error::{Error, ErrorKind};
-use crate::storage::seal::{Purpose, Sealer};
+use crate::error::ErrorKind;
 
 /// How long counters are kept, in UTC days: the window plus the baseline
 /// (§3.2: "Retained 8 days"; `limits.rs` checks the sum).
@@ -104,17 +97,6 @@ impl Lacking {
             _ => Lacking::WindowAndBaseline,
         }
     }
-
-    /// The words naming what is lacking.
-    pub fn words(self) -> &'static str {
-        match self {
-            Lacking::Window => "the window (today)",
-            Lacking::Baseline => "the baseline (the 7 UTC days before today)",
-            Lacking::WindowAndBaseline => {
-                "both the window (today) and the baseline (the 7 UTC days before today)"
-            }
-        }
-    }
 }
 
 /// One breaker's state for one sibling.
@@ -132,218 +114,85 @@ pub enum BreakerState {
     CannotDetermine {
         /// What the breaker lacks.
         lacking: Lacking,
-        /// Why, in words: no content, no person.
-        why: String,
+        /// Why: no content, no person (`web/sentences.rs` says it).
+        why: Undetermined,
     },
 }
 
-fn since_day(conn: &Connection, app: &str, kind: &str) -> Result<Option<i64>, Error> {
-    Ok(conn
-        .query_row(
-            "SELECT day FROM breaker_since WHERE app = ?1 AND kind = ?2",
-            params![app, kind],
-            |r| r.get(0),
-        )
-        .optional()?)
+/// Why a breaker cannot determine its state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Undetermined {
+    /// No `since` day: the source was never counted, or its counters were deleted.
+    NoCounters,
+    /// Counting began on UTC day `since` (a day number), later than `W-7`.
+    CountingBegan {
+        /// The first UTC day counted.
+        since: i64,
+    },
+    /// A counter row failed to open (a seal failure).
+    Unopenable,
+    /// The counters could not be read at all: a storage error of this kind.
+    Unreadable(ErrorKind),
 }
 
-fn mark_since(conn: &Connection, app: &str, kind: &str, day: i64) -> Result<(), Error> {
-    conn.execute(
-        "INSERT OR IGNORE INTO breaker_since(app, kind, day) VALUES (?1, ?2, ?3)",
-        params![app, kind, day],
-    )?;
-    Ok(())
+/// One S2 counter row as the store read it: an asker's tallies on one UTC
+/// day, `None` if the sealed cell failed to open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct S2Row {
+    /// The asker's fingerprint (never the address).
+    pub asker_fp: Vec<u8>,
+    /// The UTC day number.
+    pub day: i64,
+    /// VISIBLE and NOT_VISIBLE that day, or `None` if unreadable.
+    pub counts: Option<S2Tally>,
 }
 
-fn prune(conn: &Connection, today: i64) -> Result<(), Error> {
-    let oldest = today - (BREAKER_COUNTERS_RETAINED_DAYS - 1);
-    conn.execute("DELETE FROM breaker_s2 WHERE day < ?1", params![oldest])?;
-    conn.execute("DELETE FROM breaker_s3 WHERE day < ?1", params![oldest])?;
-    Ok(())
+/// One S3 counter row as the store read it: a sibling's tallies on one
+/// UTC day, `None` if the sealed cell failed to open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct S3Row {
+    /// The UTC day number.
+    pub day: i64,
+    /// Fetches, 404s and successes that day, or `None` if unreadable.
+    pub counts: Option<S3Tally>,
 }
 
-fn s2_row(app: &str, fp: &[u8], day: i64) -> String {
-    format!("breaker_s2/{app}/{}/{day}", hex::encode(fp))
-}
-
-fn s3_row(app: &str, day: i64) -> String {
-    format!("breaker_s3/{app}/{day}")
-}
-
-fn open_ints<const N: usize>(sealer: &Sealer, row: &str, sealed: &[u8]) -> Result<[u64; N], Error> {
-    let text = sealer.open_string(Purpose::BreakerCounters, row, sealed)?;
-    let mut out = [0u64; N];
-    let mut parts = text.split(',');
-    for slot in &mut out {
-        *slot = parts
-            .next()
-            .and_then(|p| p.parse().ok())
-            .ok_or_else(|| Error::new(ErrorKind::Seal, "a breaker counter cell is malformed"))?;
-    }
-    if parts.next().is_some() {
-        return Err(Error::new(
-            ErrorKind::Seal,
-            "a breaker counter cell is malformed",
-        ));
-    }
-    Ok(out)
-}
-
-fn seal_ints(sealer: &Sealer, row: &str, ints: &[u64]) -> Vec<u8> {
-    let text = ints
-        .iter()
-        .map(u64::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
-    sealer.seal(Purpose::BreakerCounters, row, text.as_bytes())
-}
-
-/// Adds one S2 call's tally for `asker` at `app` to the counters for the
-/// UTC day of `now_unix_s`. A tally of zero (UNKNOWN, STALE, AHEAD only)
-/// writes nothing. Prunes rows older than [`BREAKER_COUNTERS_RETAINED_DAYS`].
-///
-/// # Errors
-/// [`ErrorKind::Storage`] on a SQLite failure; [`ErrorKind::Seal`] if the
-/// day's existing row cannot be opened (it is then left as it is).
-pub fn record_s2(
-    conn: &Connection,
-    sealer: &Sealer,
-    app: &str,
-    asker: &str,
-    tally: S2Tally,
-    now_unix_s: i64,
-) -> Result<(), Error> {
-    if tally == S2Tally::default() {
-        return Ok(());
-    }
-    let day = utc_day(now_unix_s);
-    let fp = sealer.fingerprint(Purpose::BreakerAsker, asker.as_bytes());
-    let row = s2_row(app, &fp, day);
-    let held: Option<Vec<u8>> = conn
-        .query_row(
-            "SELECT counts FROM breaker_s2 WHERE app = ?1 AND asker_fp = ?2 AND day = ?3",
-            params![app, &fp[..], day],
-            |r| r.get(0),
-        )
-        .optional()?;
-    let [v, nv] = match held {
-        Some(sealed) => open_ints::<2>(sealer, &row, &sealed)?,
-        None => [0, 0],
-    };
-    let sealed = seal_ints(sealer, &row, &[v + tally.visible, nv + tally.not_visible]);
-    conn.execute(
-        "INSERT INTO breaker_s2(app, asker_fp, day, counts) VALUES (?1, ?2, ?3, ?4) \
-         ON CONFLICT(app, asker_fp, day) DO UPDATE SET counts = excluded.counts",
-        params![app, &fp[..], day, sealed],
-    )?;
-    mark_since(conn, app, "s2", day)?;
-    prune(conn, day)
-}
-
-/// Adds one sync's S3 tally for `app` to the counters for the UTC day of
-/// `now_unix_s`. A sync that fetched nothing writes nothing.
-///
-/// # Errors
-/// As [`record_s2`].
-pub fn record_s3(
-    conn: &Connection,
-    sealer: &Sealer,
-    app: &str,
-    tally: S3Tally,
-    now_unix_s: i64,
-) -> Result<(), Error> {
-    if tally.fetches == 0 {
-        return Ok(());
-    }
-    let day = utc_day(now_unix_s);
-    let row = s3_row(app, day);
-    let held: Option<Vec<u8>> = conn
-        .query_row(
-            "SELECT counts FROM breaker_s3 WHERE app = ?1 AND day = ?2",
-            params![app, day],
-            |r| r.get(0),
-        )
-        .optional()?;
-    let [f, nf, ok] = match held {
-        Some(sealed) => open_ints::<3>(sealer, &row, &sealed)?,
-        None => [0, 0, 0],
-    };
-    let sealed = seal_ints(
-        sealer,
-        &row,
-        &[
-            f + tally.fetches,
-            nf + tally.not_found,
-            ok + tally.successes,
-        ],
-    );
-    conn.execute(
-        "INSERT INTO breaker_s3(app, day, counts) VALUES (?1, ?2, ?3) \
-         ON CONFLICT(app, day) DO UPDATE SET counts = excluded.counts",
-        params![app, day, sealed],
-    )?;
-    mark_since(conn, app, "s3", day)?;
-    prune(conn, day)
-}
-
-/// Whether the history behind `kind` covers a full baseline before `today`.
-fn history(
-    conn: &Connection,
-    app: &str,
-    kind: &str,
-    today: i64,
-) -> Result<Option<BreakerState>, Error> {
-    match since_day(conn, app, kind)? {
-        None => Ok(Some(BreakerState::CannotDetermine {
+/// Whether the history behind a breaker covers a full baseline before
+/// `today`: `since` is the first UTC day counted for it, if any. `None`
+/// when it does; otherwise the state the breaker is in for want of it.
+pub fn history(since: Option<i64>, today: i64) -> Option<BreakerState> {
+    match since {
+        None => Some(BreakerState::CannotDetermine {
             lacking: Lacking::WindowAndBaseline,
-            why: "no counters are held for this source".into(),
-        })),
-        Some(since) if since > today - BASELINE_DAYS => Ok(Some(BreakerState::CannotDetermine {
+            why: Undetermined::NoCounters,
+        }),
+        Some(since) if since > today - BASELINE_DAYS => Some(BreakerState::CannotDetermine {
             lacking: Lacking::Baseline,
-            why: format!(
-                "counting began on {}, and a full baseline needs the 7 UTC days before today",
-                iso_date(since * SECONDS_PER_DAY)
-            ),
-        })),
-        Some(_) => Ok(None),
+            why: Undetermined::CountingBegan { since },
+        }),
+        Some(_) => None,
     }
 }
 
-/// The refusal breaker's state for `app` at `now_unix_s` (§8.1). Read only
-/// when the owner's sources page is rendered.
-///
-/// # Errors
-/// [`ErrorKind::Storage`] on a SQLite failure. A row that fails to open is
-/// not an error: it makes the state [`BreakerState::CannotDetermine`].
-pub fn refusal_state(
-    conn: &Connection,
-    sealer: &Sealer,
-    app: &str,
-    now_unix_s: i64,
-) -> Result<BreakerState, Error> {
-    let today = utc_day(now_unix_s);
-    if let Some(state) = history(conn, app, "s2", today)? {
-        return Ok(state);
-    }
-    let baseline_start = today - BASELINE_DAYS;
-    let mut stmt = conn.prepare(
-        "SELECT asker_fp, day, counts FROM breaker_s2 WHERE app = ?1 AND day >= ?2 AND day <= ?3",
-    )?;
-    let rows = stmt
-        .query_map(params![app, baseline_start, today], |r| {
-            Ok((
-                r.get::<_, Vec<u8>>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, Vec<u8>>(2)?,
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+/// The refusal breaker's state on UTC day `today` over `rows`, every S2
+/// counter row of one sibling from the baseline's first day to `today`
+/// (§8.1). Call it only when [`history`] is `None`. A row that failed to
+/// open makes the state [`BreakerState::CannotDetermine`].
+pub fn refusal_state(today: i64, rows: impl IntoIterator<Item = S2Row>) -> BreakerState {
     // asker fingerprint -> (baseline VISIBLE, window VISIBLE, window NOT_VISIBLE)
-    let mut per_asker: std::collections::BTreeMap<Vec<u8>, (u64, u64, u64)> =
-        std::collections::BTreeMap::new();
+    let mut per_asker: BTreeMap<Vec<u8>, (u64, u64, u64)> = BTreeMap::new();
     let mut lacking = None;
-    for (fp, day, sealed) in rows {
-        let Ok([v, nv]) = open_ints::<2>(sealer, &s2_row(app, &fp, day), &sealed) else {
+    for S2Row {
+        asker_fp: fp,
+        day,
+        counts,
+    } in rows
+    {
+        let Some(S2Tally {
+            visible: v,
+            not_visible: nv,
+        }) = counts
+        else {
             let part = if day == today {
                 Lacking::Window
             } else {
@@ -361,10 +210,10 @@ pub fn refusal_state(
         }
     }
     if let Some(lacking) = lacking {
-        return Ok(BreakerState::CannotDetermine {
+        return BreakerState::CannotDetermine {
             lacking,
-            why: "a counter could not be opened".into(),
-        });
+            why: Undetermined::Unopenable,
+        };
     }
     let refused = per_asker
         .values()
@@ -372,41 +221,28 @@ pub fn refusal_state(
             *baseline_v >= 1 && *window_v == 0 && *window_nv >= 1
         })
         .count();
-    Ok(if refused >= REFUSAL_BREAKER_ASKERS_MIN {
+    if refused >= REFUSAL_BREAKER_ASKERS_MIN {
         BreakerState::Fires {
             count: refused as u64,
         }
     } else {
         BreakerState::Silent
-    })
+    }
 }
 
-/// The S3 breaker's state for `app` at `now_unix_s` (§8.1).
-///
-/// # Errors
-/// As [`refusal_state`].
-pub fn s3_state(
-    conn: &Connection,
-    sealer: &Sealer,
-    app: &str,
-    now_unix_s: i64,
-) -> Result<BreakerState, Error> {
-    let today = utc_day(now_unix_s);
-    if let Some(state) = history(conn, app, "s3", today)? {
-        return Ok(state);
-    }
-    let baseline_start = today - BASELINE_DAYS;
-    let mut stmt = conn
-        .prepare("SELECT day, counts FROM breaker_s3 WHERE app = ?1 AND day >= ?2 AND day <= ?3")?;
-    let rows = stmt
-        .query_map(params![app, baseline_start, today], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+/// The S3 breaker's state on UTC day `today` over `rows`, every S3 counter
+/// row of one sibling from the baseline's first day to `today` (§8.1).
+/// Call it only when [`history`] is `None`.
+pub fn s3_state(today: i64, rows: impl IntoIterator<Item = S3Row>) -> BreakerState {
     let (mut window_fetches, mut window_404, mut baseline_ok) = (0u64, 0u64, 0u64);
     let mut lacking = None;
-    for (day, sealed) in rows {
-        let Ok([f, nf, ok]) = open_ints::<3>(sealer, &s3_row(app, day), &sealed) else {
+    for S3Row { day, counts } in rows {
+        let Some(S3Tally {
+            fetches: f,
+            not_found: nf,
+            successes: ok,
+        }) = counts
+        else {
             let part = if day == today {
                 Lacking::Window
             } else {
@@ -423,103 +259,17 @@ pub fn s3_state(
         }
     }
     if let Some(lacking) = lacking {
-        return Ok(BreakerState::CannotDetermine {
+        return BreakerState::CannotDetermine {
             lacking,
-            why: "a counter could not be opened".into(),
-        });
-    }
-    Ok(
-        if window_fetches >= S3_BREAKER_FETCHES_MIN
-            && window_404 == window_fetches
-            && baseline_ok >= 1
-        {
-            BreakerState::Fires {
-                count: window_fetches,
-            }
-        } else {
-            BreakerState::Silent
-        },
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::storage::seal::Dek;
-
-    fn setup() -> (Connection, Sealer) {
-        let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(crate::storage::schema::BREAKER_SCHEMA)
-            .unwrap();
-        (conn, Sealer::new(&Dek::from_bytes([3u8; 32])))
-    }
-
-    const DAY: i64 = 20_000 * SECONDS_PER_DAY;
-
-    #[test]
-    fn counters_are_sealed_and_keyed_by_a_fingerprint_not_the_address() {
-        let (conn, sealer) = setup();
-        let tally = S2Tally {
-            visible: 2,
-            not_visible: 1,
+            why: Undetermined::Unopenable,
         };
-        record_s2(&conn, &sealer, "sheets", "ana@acme.test", tally, DAY).unwrap();
-        record_s2(&conn, &sealer, "sheets", "ana@acme.test", tally, DAY + 60).unwrap();
-        let (fp, counts): (Vec<u8>, Vec<u8>) = conn
-            .query_row("SELECT asker_fp, counts FROM breaker_s2", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .unwrap();
-        assert!(!String::from_utf8_lossy(&fp).contains("ana"));
-        let row = s2_row("sheets", &fp, utc_day(DAY));
-        assert_eq!(open_ints::<2>(&sealer, &row, &counts).unwrap(), [4, 2]);
     }
-
-    #[test]
-    fn an_unknown_only_call_writes_nothing() {
-        let (conn, sealer) = setup();
-        record_s2(
-            &conn,
-            &sealer,
-            "sheets",
-            "ana@acme.test",
-            S2Tally::default(),
-            DAY,
-        )
-        .unwrap();
-        let n: i64 = conn
-            .query_row("SELECT count(*) FROM breaker_s2", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(n, 0);
-        assert!(matches!(
-            refusal_state(&conn, &sealer, "sheets", DAY).unwrap(),
-            BreakerState::CannotDetermine {
-                lacking: Lacking::WindowAndBaseline,
-                ..
-            }
-        ));
-    }
-
-    #[test]
-    fn rows_older_than_the_retention_are_pruned_on_write() {
-        let (conn, sealer) = setup();
-        let t = S2Tally {
-            visible: 1,
-            not_visible: 0,
-        };
-        record_s2(&conn, &sealer, "sheets", "a", t, DAY).unwrap();
-        record_s2(
-            &conn,
-            &sealer,
-            "sheets",
-            "a",
-            t,
-            DAY + BREAKER_COUNTERS_RETAINED_DAYS * SECONDS_PER_DAY,
-        )
-        .unwrap();
-        let n: i64 = conn
-            .query_row("SELECT count(*) FROM breaker_s2", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(n, 1);
+    if window_fetches >= S3_BREAKER_FETCHES_MIN && window_404 == window_fetches && baseline_ok >= 1
+    {
+        BreakerState::Fires {
+            count: window_fetches,
+        }
+    } else {
+        BreakerState::Silent
     }
 }

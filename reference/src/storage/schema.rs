@@ -68,7 +68,7 @@ CREATE TABLE IF NOT EXISTS connector_sources (
 );
 "#;
 
-/// The breaker counters' tables (§8.1; `policy/breaker.rs` reads and writes them).
+/// The breaker counters' tables (§8.1; `store/breaker.rs` reads and writes them).
 pub(crate) const BREAKER_SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS breaker_s2 (
     app      TEXT NOT NULL,

@@ -25,7 +25,7 @@ pub(crate) async fn sources_page(
     let store = instance.store();
     let cannot_read = |e: Error| crate::policy::breaker::BreakerState::CannotDetermine {
         lacking: crate::policy::breaker::Lacking::WindowAndBaseline,
-        why: format!("the counters could not be read ({:?})", e.kind()),
+        why: crate::policy::breaker::Undetermined::Unreadable(e.kind()),
     };
     let rows: Vec<(String, String, String, String)> = apps
         .iter()

@@ -1,4 +1,4 @@
-//! What memoria remembers about each sibling between polls: the cursor, the re-announce mark and the breaker counters (§4.1, §6.5, §8.1).
+//! What memoria remembers about each sibling between polls: the cursor and the re-announce mark (§4.1, §6.5); its breaker counters are `breaker.rs`'s.
 
 use rusqlite::{OptionalExtension, params};
 
@@ -140,57 +140,5 @@ impl Store {
             .into_iter()
             .filter(|d| d.provenance.as_ref().is_some_and(|p| p.app == app))
             .collect())
-    }
-
-    /// Adds one S2 call's tally for `asker` at `app` to today's breaker
-    /// counters (§8.1). Called on the S2 path only.
-    ///
-    /// # Errors
-    /// As [`crate::policy::breaker::record_s2`].
-    pub fn record_s2_tally(
-        &self,
-        app: &str,
-        asker: &str,
-        tally: crate::policy::breaker::S2Tally,
-        now: i64,
-    ) -> Result<(), Error> {
-        crate::policy::breaker::record_s2(&self.conn, &self.sealer, app, asker, tally, now)
-    }
-
-    /// Adds one sync's S3 tally for `app` to today's breaker counters (§8.1).
-    ///
-    /// # Errors
-    /// As [`crate::policy::breaker::record_s3`].
-    pub fn record_s3_tally(
-        &self,
-        app: &str,
-        tally: crate::policy::breaker::S3Tally,
-        now: i64,
-    ) -> Result<(), Error> {
-        crate::policy::breaker::record_s3(&self.conn, &self.sealer, app, tally, now)
-    }
-
-    /// The refusal breaker's state for `app` at `now` (§8.1).
-    ///
-    /// # Errors
-    /// As [`crate::policy::breaker::refusal_state`].
-    pub fn refusal_breaker(
-        &self,
-        app: &str,
-        now: i64,
-    ) -> Result<crate::policy::breaker::BreakerState, Error> {
-        crate::policy::breaker::refusal_state(&self.conn, &self.sealer, app, now)
-    }
-
-    /// The S3 breaker's state for `app` at `now` (§8.1).
-    ///
-    /// # Errors
-    /// As [`crate::policy::breaker::s3_state`].
-    pub fn s3_breaker(
-        &self,
-        app: &str,
-        now: i64,
-    ) -> Result<crate::policy::breaker::BreakerState, Error> {
-        crate::policy::breaker::s3_state(&self.conn, &self.sealer, app, now)
     }
 }

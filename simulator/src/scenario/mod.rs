@@ -1,0 +1,35 @@
+//! Incident replay: a TOML scenario declares siblings, readers and a timeline in simulated time, with expectations (§4.1, §6.5, §8.1).
+//!
+//! A scenario file (`scenarios/*.toml`, taught in `scenarios/README.md`)
+//! declares the siblings and their items, the readers, and a timeline of
+//! events: faults switched on and off, restores, revisions, ingest ticks,
+//! memoria restarts, skipped days, and queries by a named reader, each with
+//! optional expectations about the page, the trace or memoria's store.
+//! [`replay`] runs it in a [`World`](crate::World) under one seed and
+//! returns a [`Replay`]: the timeline as it happened, with every
+//! expectation checked. Content never reaches the timeline: queries are
+//! shown by reader and word count, pages by counts and notice lines, calls
+//! by ids and statuses.
+//!
+//! One job per file, each private; this file is the namespace's surface:
+//!
+//! - `parse.rs`: the file format's types and [`parse`] (line and column on
+//!   every error);
+//! - `validate.rs`: what parsing cannot check (every name resolves, the
+//!   timeline checks something);
+//! - `replay.rs`: [`world`] and [`replay`], driving the world;
+//! - `checks.rs`: the assertions a scenario states, as [`Check`]s;
+//! - `shrink.rs`: [`shrink`], the smallest timeline that still fails.
+
+mod checks;
+mod parse;
+mod replay;
+mod shrink;
+mod validate;
+
+pub use checks::{Check, PageSummary, summarise_page};
+pub use parse::{
+    Event, FaultDecl, ItemDecl, PageExpect, RungDecl, Scenario, ScenarioError, SiblingDecl, parse,
+};
+pub use replay::{Entry, READER_DOMAIN, Replay, SCENARIO_SEED_DEFAULT, address, replay, world};
+pub use shrink::{Shrunk, shrink};

@@ -1,0 +1,591 @@
+//! Parsing: a scenario file's TOML becomes a typed [`Scenario`], and a misspelt key, kind or value is reported at its own line and column.
+//!
+//! The types here are the file format (`scenarios/README.md` teaches it):
+//! the siblings and their items, the readers, the timeline's [`Event`]s and
+//! a query's [`PageExpect`]. Unknown fields are refused. [`parse`] reads the
+//! text with its spans, turns each event's `do` and each fault's `kind` into
+//! serde's external tag, deserializes, and hands the result to
+//! `validate.rs`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::validate::validate;
+
+/// A scenario file, as written.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// One line naming the incident.
+    pub title: String,
+    /// What happened and what the expectations hold, in prose.
+    #[serde(default)]
+    pub about: String,
+    /// The seed, unless `--seed` overrides it.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Reader names; each is an owner of memoria and a member at every sibling.
+    #[serde(default)]
+    pub readers: Vec<String>,
+    /// The siblings.
+    #[serde(rename = "sibling", default)]
+    pub siblings: Vec<SiblingDecl>,
+    /// The timeline, in order.
+    #[serde(rename = "event", default)]
+    pub events: Vec<Event>,
+}
+
+/// One sibling and what it holds at the start.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SiblingDecl {
+    /// App label: `sheets`, `docs`, `calendar`.
+    pub app: String,
+    /// Items of real text from the public corpus (or the fixtures), team-visible.
+    #[serde(default)]
+    pub corpus: usize,
+    /// Items of the scenario's own text.
+    #[serde(rename = "item", default)]
+    pub items: Vec<ItemDecl>,
+}
+
+/// One item the scenario writes itself.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ItemDecl {
+    /// The sibling's item id.
+    pub id: String,
+    /// Words the body holds, e.g. `quarterly budget`; queries find it by them.
+    pub words: String,
+    /// How many revisions to create (`r1` … `rN`); default 1.
+    #[serde(default = "one")]
+    pub revisions: usize,
+    /// `team` (default), `private` (owned by the first reader) or `granted`.
+    #[serde(default)]
+    pub rung: RungDecl,
+    /// Readers an item is granted to (with `rung = "granted"`).
+    #[serde(default)]
+    pub granted_to: Vec<String>,
+    /// Readers removed from a team item ("minus rows I have been removed from").
+    #[serde(default)]
+    pub removed: Vec<String>,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// An item's rung (§4.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RungDecl {
+    /// Every team member.
+    #[default]
+    Team,
+    /// The first reader only.
+    Private,
+    /// `granted_to` only.
+    Granted,
+}
+
+/// A fault knob as a scenario switches it on (`simulator/src/fake/faults.rs`).
+///
+/// The file names the knob with `kind = "…"` inside the fault's table;
+/// [`parse`] turns that into serde's external tag before deserializing, so
+/// an error keeps the span of the key it is about. (De)serialized directly,
+/// the form is externally tagged: `{ cold = { idle_ms = …, … } }`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub enum FaultDecl {
+    /// The first call after `idle_ms` waits `wake_ms`.
+    Cold {
+        /// Quiet period, ms.
+        idle_ms: u64,
+        /// Wake time, ms.
+        wake_ms: u64,
+    },
+    /// Added latency on S2 (or every call with `all = true`).
+    Slow {
+        /// Added latency, ms.
+        latency_ms: u64,
+        /// Every call, not only S2.
+        #[serde(default)]
+        all: bool,
+    },
+    /// Down: `hang`, `refuse`, or a status such as 503.
+    Outage {
+        /// `hang`, `refuse` or a status code as text, e.g. `"503"`.
+        mode: String,
+    },
+    /// S2 says VISIBLE for everyone.
+    LieVisible,
+    /// A malformed S2 answer: `not-json`, `missing-item`, `unknown-value`, …
+    MalformedS2 {
+        /// The shape, kebab-case of `MalformedS2`'s variants.
+        shape: String,
+    },
+    /// An announce without its close marker.
+    AnnounceNoClose,
+    /// An announce whose close count is off by `delta`.
+    AnnounceWrongCount {
+        /// Added to the true count.
+        delta: i64,
+    },
+    /// Every call answers 307 to `location`.
+    Redirect {
+        /// The `Location`.
+        location: String,
+    },
+}
+
+/// What a reader's page must show. Every field is optional; each one given is checked.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageExpect {
+    /// Exactly this many results on the page.
+    pub results: Option<usize>,
+    /// Exactly this many results per app, e.g. `{ docs = 50, sheets = 0 }`.
+    pub results_by_app: Option<BTreeMap<String, usize>>,
+    /// Exactly these withheld lines, in order.
+    pub withheld: Option<Vec<String>>,
+    /// Exactly these reconciling lines, in order.
+    pub reconciling: Option<Vec<String>>,
+    /// Whether the page says "No passage matched.".
+    pub says_no_match: Option<bool>,
+    /// Simulated milliseconds the page may take at most.
+    pub within_ms: Option<u64>,
+}
+
+/// One timeline event. `at_ms` waits until that simulated time first.
+///
+/// The file names the event with `do = "…"` inside its `[[event]]` table;
+/// [`parse`] turns that into serde's external tag before deserializing, so
+/// an error points at the key it is about, not at the first `[[event]]`.
+/// (De)serialized directly, the form is externally tagged:
+/// `{ query = { reader = …, … } }`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Event {
+    /// Wait until memoria's wake warm-up has finished.
+    WarmedUp {
+        /// When.
+        at_ms: Option<u64>,
+    },
+    /// A reader searches.
+    Query {
+        /// When.
+        at_ms: Option<u64>,
+        /// The reader's name.
+        reader: String,
+        /// The query text (never printed).
+        q: String,
+        /// What the page must show.
+        expect: Option<PageExpect>,
+    },
+    /// A fault knob switched on at a sibling.
+    Fault {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// Which knob.
+        fault: FaultDecl,
+    },
+    /// Every fault at a sibling switched off.
+    Clear {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+    },
+    /// The sibling revises an item (a new revision).
+    Revise {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// Which item.
+        item: String,
+    },
+    /// The sibling creates a new team-visible item at `r1` holding `words`.
+    Create {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// The new item's id.
+        item: String,
+        /// Words its body holds; queries find it by them.
+        words: String,
+    },
+    /// The sibling deletes an item.
+    Delete {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// Which item.
+        item: String,
+    },
+    /// The sibling downgrades a team item to granted (grants to `to`).
+    Downgrade {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// Which item.
+        item: String,
+        /// Readers who keep a grant.
+        #[serde(default)]
+        to: Vec<String>,
+    },
+    /// A partial restore: the item's content rewinds to `to`, its event log does not.
+    PartialRestore {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// Which item.
+        item: String,
+        /// The revision it is restored to, e.g. `r1`.
+        to: String,
+    },
+    /// The sibling records a backup point named `name`.
+    Backup {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// The backup's name.
+        name: String,
+    },
+    /// A whole-log restore to the backup `name`: cursors rewind, S1 answers 410.
+    WholeRestore {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// The backup's name.
+        name: String,
+    },
+    /// An ingest tick: memoria polls every sibling's S1 now.
+    Sync {
+        /// When.
+        at_ms: Option<u64>,
+    },
+    /// memoria restarts from its data directory.
+    Restart {
+        /// When.
+        at_ms: Option<u64>,
+    },
+    /// memoria's calendar skips whole UTC days.
+    AdvanceDays {
+        /// When.
+        at_ms: Option<u64>,
+        /// How many days.
+        days: i64,
+    },
+    /// Calls a sibling received since the last event that was not an
+    /// expectation began (or since the start of the run).
+    ExpectCalls {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// `S1`, `S1a`, `S2` or `S3`.
+        call: String,
+        /// At least this many.
+        min: Option<usize>,
+        /// At most this many.
+        max: Option<usize>,
+        /// Count from the start of the run, not the previous event.
+        #[serde(default)]
+        since_start: bool,
+    },
+    /// Whether memoria holds a sibling item (live, not deleted).
+    ExpectHeld {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// Which item.
+        item: String,
+        /// Held or not.
+        held: bool,
+    },
+    /// What the owner-only sources page says about a sibling's breakers
+    /// (§8.1): each given phrase must appear in that breaker's line.
+    ExpectSources {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// A phrase of the refusal breaker's line, e.g. `no refusal anomaly`.
+        refusal: Option<String>,
+        /// A phrase of the S3 breaker's line.
+        s3: Option<String>,
+        /// The reader who opens the page (an owner).
+        reader: String,
+    },
+    /// Whether memoria has a sibling marked for re-announce.
+    ExpectReannounce {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// Marked or not.
+        marked: bool,
+    },
+}
+
+impl Event {
+    pub(super) fn at_ms(&self) -> Option<u64> {
+        match self {
+            Event::WarmedUp { at_ms }
+            | Event::Query { at_ms, .. }
+            | Event::Fault { at_ms, .. }
+            | Event::Clear { at_ms, .. }
+            | Event::Revise { at_ms, .. }
+            | Event::Create { at_ms, .. }
+            | Event::Delete { at_ms, .. }
+            | Event::Downgrade { at_ms, .. }
+            | Event::PartialRestore { at_ms, .. }
+            | Event::Backup { at_ms, .. }
+            | Event::WholeRestore { at_ms, .. }
+            | Event::Sync { at_ms }
+            | Event::Restart { at_ms }
+            | Event::AdvanceDays { at_ms, .. }
+            | Event::ExpectCalls { at_ms, .. }
+            | Event::ExpectHeld { at_ms, .. }
+            | Event::ExpectSources { at_ms, .. }
+            | Event::ExpectReannounce { at_ms, .. } => *at_ms,
+        }
+    }
+
+    /// True for an event that only checks, and changes nothing.
+    pub fn is_expectation(&self) -> bool {
+        matches!(
+            self,
+            Event::ExpectCalls { .. }
+                | Event::ExpectHeld { .. }
+                | Event::ExpectReannounce { .. }
+                | Event::ExpectSources { .. }
+        )
+    }
+
+    /// Every parameter of the event on one line, in the file's own TOML
+    /// words and content-free: the kind (`do`), then each given field as
+    /// `key = value` in key order (a fault as `{ kind = …, … }`), with a
+    /// query's text and a created item's words shown as word counts only.
+    pub fn details(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or_default();
+        let Some((kind, fields)) = value.as_object().and_then(|o| o.iter().next()) else {
+            return self.describe();
+        };
+        let mut out = format!("do = {kind:?}");
+        for (key, v) in fields.as_object().into_iter().flatten() {
+            let shown = match (key.as_str(), v) {
+                (_, serde_json::Value::Null) => continue,
+                ("q" | "words", serde_json::Value::String(text)) => {
+                    format!("({} words)", text.split_whitespace().count())
+                }
+                ("fault", serde_json::Value::String(kind)) => format!("{{ kind = {kind:?} }}"),
+                ("fault", serde_json::Value::Object(o)) if o.len() == 1 => {
+                    let (kind, knob) = o.iter().next().expect("one entry");
+                    let knob = toml_inline(knob);
+                    let rest = knob
+                        .strip_prefix("{ ")
+                        .and_then(|k| k.strip_suffix(" }"))
+                        .map_or(String::new(), |k| format!(", {k}"));
+                    format!("{{ kind = {kind:?}{rest} }}")
+                }
+                _ => toml_inline(v),
+            };
+            out.push_str(&format!(", {key} = {shown}"));
+        }
+        out
+    }
+
+    /// A content-free one-line description.
+    pub fn describe(&self) -> String {
+        match self {
+            Event::WarmedUp { .. } => "memoria's warm-up finishes".into(),
+            Event::Query { reader, q, .. } => {
+                format!("{reader} searches ({} words)", q.split_whitespace().count())
+            }
+            Event::Fault { app, fault, .. } => format!("{app}: fault {}", fault_name(fault)),
+            Event::Clear { app, .. } => format!("{app}: every fault off"),
+            Event::Revise { app, item, .. } => format!("{app}: {item} revised"),
+            Event::Create { app, item, .. } => format!("{app}: {item} created"),
+            Event::Delete { app, item, .. } => format!("{app}: {item} deleted"),
+            Event::Downgrade { app, item, to, .. } => {
+                format!(
+                    "{app}: {item} downgraded to granted ({} grantees)",
+                    to.len()
+                )
+            }
+            Event::PartialRestore { app, item, to, .. } => {
+                format!("{app}: partial restore of {item} to {to}")
+            }
+            Event::Backup { app, name, .. } => format!("{app}: backup {name}"),
+            Event::WholeRestore { app, name, .. } => format!("{app}: whole-log restore to {name}"),
+            Event::Sync { .. } => "memoria polls every sibling".into(),
+            Event::Restart { .. } => "memoria restarts".into(),
+            Event::AdvanceDays { days, .. } => format!("memoria's calendar skips {days} days"),
+            Event::ExpectCalls { app, call, .. } => format!("expect {call} calls at {app}"),
+            Event::ExpectHeld {
+                app, item, held, ..
+            } => {
+                format!(
+                    "expect {app}:{item} {}",
+                    if *held { "held" } else { "not held" }
+                )
+            }
+            Event::ExpectSources { app, .. } => format!("expect the sources page on {app}"),
+            Event::ExpectReannounce { app, marked, .. } => format!(
+                "expect {app} {}marked for re-announce",
+                if *marked { "" } else { "not " }
+            ),
+        }
+    }
+}
+
+/// `v` as a TOML inline value, leaving out null (absent) fields.
+fn toml_inline(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Object(o) => {
+            let fields: Vec<String> = o
+                .iter()
+                .filter(|(_, x)| !x.is_null())
+                .map(|(k, x)| format!("{k} = {}", toml_inline(x)))
+                .collect();
+            if fields.is_empty() {
+                "{}".into()
+            } else {
+                format!("{{ {} }}", fields.join(", "))
+            }
+        }
+        serde_json::Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(toml_inline).collect::<Vec<_>>().join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+fn fault_name(f: &FaultDecl) -> String {
+    match f {
+        FaultDecl::Cold { wake_ms, .. } => format!("cold (wake {wake_ms} ms)"),
+        FaultDecl::Slow { latency_ms, .. } => format!("slow ({latency_ms} ms)"),
+        FaultDecl::Outage { mode } => format!("outage ({mode})"),
+        FaultDecl::LieVisible => "lie (VISIBLE for anyone)".into(),
+        FaultDecl::MalformedS2 { shape } => format!("malformed S2 ({shape})"),
+        FaultDecl::AnnounceNoClose => "announce without close".into(),
+        FaultDecl::AnnounceWrongCount { delta } => format!("announce count off by {delta}"),
+        FaultDecl::Redirect { .. } => "redirect".into(),
+    }
+}
+
+/// Why a scenario could not be read or set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScenarioError {
+    /// Not TOML, or not this format.
+    #[error("the scenario does not parse: {0}")]
+    Parse(String),
+    /// It parses, and names something that does not exist.
+    #[error("the scenario is inconsistent: {0}")]
+    Invalid(String),
+}
+
+/// Parses a scenario file's text.
+///
+/// The file is read with its spans (`toml::de::DeTable`); each event's `do`
+/// and each fault's `kind` become serde's external tag, keeping their
+/// spans, so a misspelt key, kind or value is reported at its own line and
+/// column rather than at the first `[[event]]`.
+///
+/// # Errors
+/// [`ScenarioError::Parse`] with the parser's message, line and column, or
+/// [`ScenarioError::Invalid`] for a reader, app or item the file never
+/// declared, or for a timeline that checks nothing.
+pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+    let located = |mut e: toml::de::Error| {
+        e.set_input(Some(text));
+        ScenarioError::Parse(e.to_string())
+    };
+    let mut doc = toml::de::DeTable::parse(text).map_err(located)?;
+    let event_spans = retag_events(doc.get_mut()).map_err(|(span, what)| {
+        let (line, column) = line_column(text, span.start);
+        ScenarioError::Parse(format!("line {line}, column {column}: {what}"))
+    })?;
+    let s = Scenario::deserialize(toml::de::Deserializer::from(doc)).map_err(located)?;
+    let event_lines: Vec<usize> = event_spans
+        .iter()
+        .map(|span| line_column(text, span.start).0)
+        .collect();
+    validate(&s, &event_lines)?;
+    Ok(s)
+}
+
+/// Line and column (both from 1, the column in characters) of byte `offset`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
+}
+
+type Span = std::ops::Range<usize>;
+
+/// Rewrites every `[[event]]` table's `do = "x"` (and its `fault`'s
+/// `kind = "y"`) into serde's external tag, `{ x = { … } }`, keeping spans.
+/// Returns each event's span, in file order.
+fn retag_events(doc: &mut toml::de::DeTable<'_>) -> Result<Vec<Span>, (Span, String)> {
+    let Some(events) = doc.get_mut("event") else {
+        return Ok(vec![]);
+    };
+    let toml::de::DeValue::Array(events) = events.get_mut() else {
+        return Ok(vec![]);
+    };
+    let spans = events.iter().map(toml::Spanned::span).collect();
+    for event in events.iter_mut() {
+        if let toml::de::DeValue::Table(t) = event.get_mut()
+            && let Some(fault) = t.get_mut("fault")
+        {
+            retag(fault, "kind", "a fault")?;
+        }
+        retag(event, "do", "an event")?;
+    }
+    Ok(spans)
+}
+
+fn retag(
+    value: &mut toml::Spanned<toml::de::DeValue<'_>>,
+    tag: &str,
+    what: &str,
+) -> Result<(), (Span, String)> {
+    use toml::de::{DeTable, DeValue};
+    let span = value.span();
+    let DeValue::Table(table) = value.get_mut() else {
+        // Not a table: deserializing reports it at its own span.
+        return Ok(());
+    };
+    let Some((_, name)) = table.remove_entry(tag) else {
+        return Err((span, format!("{what} has no `{tag}`")));
+    };
+    let name_span = name.span();
+    let DeValue::String(name) = name.into_inner() else {
+        return Err((name_span, format!("{what}'s `{tag}` is not a string")));
+    };
+    let fields = std::mem::take(table);
+    let mut tagged = DeTable::new();
+    tagged.insert(
+        toml::Spanned::new(name_span, name),
+        toml::Spanned::new(span, DeValue::Table(fields)),
+    );
+    *table = tagged;
+    Ok(())
+}

@@ -1,0 +1,438 @@
+//! Replay: a scenario's world is built under one seed and its timeline driven event by event, each entry recorded content-free with its checks.
+//!
+//! [`world`] builds the fakes, readers and items a file declares;
+//! [`replay`] runs the timeline in it, waiting for each event's `at_ms`,
+//! applying actions to the fakes and memoria, and checking expectations
+//! where they stand, so one run shows every failure. [`Replay`] renders the
+//! result as text.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::checks::{Check, PageSummary, expect, page_checks, summarise_page};
+use super::parse::{Event, RungDecl, Scenario, ScenarioError};
+use super::validate::{FaultSetter, fault_knob};
+use crate::corpus;
+use crate::fake::model::{Rung, Snapshot};
+use crate::fake::trace::{CallDetail, TraceEvent};
+use crate::world::{Memoria, SiblingSpec, World};
+
+/// The domain a reader's name is turned into an address under: `ana` → `ana@acme.test`.
+pub const READER_DOMAIN: &str = "acme.test";
+/// The seed a scenario runs under when neither the file nor the command gives one.
+pub const SCENARIO_SEED_DEFAULT: u64 = 1;
+
+/// A reader's address.
+pub fn address(reader: &str) -> String {
+    format!("{reader}@{READER_DOMAIN}")
+}
+
+/// One entry of a replayed timeline.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    /// The event's index in the file, from 0.
+    pub index: usize,
+    /// Simulated ms when it ran.
+    pub at_ms: u64,
+    /// What happened (content-free).
+    pub event: String,
+    /// S-calls the siblings received since the previous entry, summarised.
+    pub calls: Vec<String>,
+    /// For a query: the page as the reader saw it.
+    pub page: Option<PageSummary>,
+    /// Expectations checked at this event.
+    pub checks: Vec<Check>,
+}
+
+/// A replayed scenario.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Replay {
+    /// The title.
+    pub title: String,
+    /// The seed it ran under.
+    pub seed: u64,
+    /// Every seed-derived setting.
+    pub settings: Vec<String>,
+    /// The timeline.
+    pub entries: Vec<Entry>,
+    /// Set when the simulation itself failed (not an expectation).
+    pub error: Option<String>,
+}
+
+impl Replay {
+    /// Every failed check, as (event index, check).
+    pub fn failures(&self) -> Vec<(usize, &Check)> {
+        self.entries
+            .iter()
+            .flat_map(|e| e.checks.iter().filter(|c| !c.ok).map(move |c| (e.index, c)))
+            .collect()
+    }
+
+    /// True when every expectation held and the run completed.
+    pub fn passed(&self) -> bool {
+        self.error.is_none() && self.failures().is_empty()
+    }
+
+    /// The timeline as text, under a `scenario: <title>  (seed N)` header.
+    pub fn render_text(&self) -> String {
+        format!(
+            "scenario: {}  (seed {})\n{}",
+            self.title,
+            self.seed,
+            self.render_timeline()
+        )
+    }
+
+    /// The timeline as text without the header: settings, entries, checks.
+    pub fn render_timeline(&self) -> String {
+        let mut out = String::new();
+        for s in &self.settings {
+            out.push_str(&format!("  setting {s}\n"));
+        }
+        for e in &self.entries {
+            out.push_str(&format!(
+                "t={:>8} ms  #{:<3} {}\n",
+                e.at_ms, e.index, e.event
+            ));
+            for c in &e.calls {
+                out.push_str(&format!("                    call  {c}\n"));
+            }
+            if let Some(p) = &e.page {
+                out.push_str(&format!(
+                    "                    page  {} results {:?} in {} ms, status {}{}\n",
+                    p.results,
+                    p.by_app,
+                    p.elapsed_ms,
+                    p.status,
+                    if p.says_no_match {
+                        ", says no passage matched"
+                    } else {
+                        ""
+                    }
+                ));
+                for w in &p.withheld {
+                    out.push_str(&format!("                    withheld  {w}\n"));
+                }
+                for r in &p.reconciling {
+                    out.push_str(&format!("                    reconciling  {r}\n"));
+                }
+            }
+            for c in &e.checks {
+                out.push_str(&format!(
+                    "                    {}  {}{}\n",
+                    if c.ok { "ok  " } else { "FAIL" },
+                    c.expected,
+                    if c.ok {
+                        String::new()
+                    } else {
+                        format!(" — saw {}", c.actual)
+                    }
+                ));
+            }
+        }
+        if let Some(err) = &self.error {
+            out.push_str(&format!("the simulation failed: {err}\n"));
+        }
+        let failed = self.failures().len();
+        let checks: usize = self.entries.iter().map(|e| e.checks.len()).sum();
+        out.push_str(&format!(
+            "{} checks, {} failed{}\n",
+            checks,
+            failed,
+            if self.error.is_some() {
+                ", run incomplete"
+            } else {
+                ""
+            }
+        ));
+        out
+    }
+}
+
+/// (app, call, status) of a group of calls in a timeline entry.
+type CallGroup = (String, String, String);
+
+fn summarise_calls(events: &[TraceEvent]) -> Vec<String> {
+    let mut groups: BTreeMap<CallGroup, (usize, BTreeMap<String, usize>)> = BTreeMap::new();
+    for e in events {
+        let app = e.callee.split('.').nth(1).unwrap_or(&e.callee).to_string();
+        let status = e.status.map_or("no answer".to_string(), |s| s.to_string());
+        let g = groups
+            .entry((app, format!("{:?}", e.call), status))
+            .or_default();
+        g.0 += 1;
+        match &e.detail {
+            CallDetail::S2 { pairs, .. } => {
+                for p in pairs {
+                    *g.1.entry(p.result.clone()).or_default() += 1;
+                }
+            }
+            CallDetail::S1 { rows, .. } => *g.1.entry("rows".into()).or_default() += rows.len(),
+            CallDetail::S1a { items, .. } => *g.1.entry("items".into()).or_default() += items.len(),
+            _ => {}
+        }
+    }
+    groups
+        .into_iter()
+        .map(|((app, call, status), (n, detail))| {
+            let detail: Vec<String> = detail.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            format!(
+                "{app} {call} x{n} → {status}{}",
+                if detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", detail.join(", "))
+                }
+            )
+        })
+        .collect()
+}
+
+/// Builds the world a scenario declares, under `seed`.
+///
+/// # Errors
+/// [`ScenarioError::Invalid`] if an item cannot be created as declared.
+pub fn world(s: &Scenario, seed: u64) -> Result<World, ScenarioError> {
+    let mut world = World::new(
+        seed,
+        s.siblings
+            .iter()
+            .map(|x| SiblingSpec::own(&x.app))
+            .collect(),
+    );
+    let readers: Vec<String> = s.readers.iter().map(|r| address(r)).collect();
+    world.set_owners(&readers);
+    world.set("readers", readers.len());
+    let corpus = corpus::load_items(s.siblings.iter().map(|x| x.corpus).sum());
+    world.set("corpus", format!("{:?}", corpus.source));
+    let mut offset = 0;
+    for x in &s.siblings {
+        let fake = world.fake(&x.app).clone();
+        let result: Result<(), String> = fake.model().with(|m| {
+            for (i, (title, body)) in corpus.items.iter().skip(offset).take(x.corpus).enumerate() {
+                m.add_item(&format!("{}-c{i}", x.app), Rung::Team, title, body)
+                    .map_err(|e| format!("{e:?}"))?;
+            }
+            for item in &x.items {
+                let body = |n: usize| {
+                    format!(
+                        "# {} {}\n\nThe {} notes, revision {n}.\n",
+                        item.words, item.id, item.words
+                    )
+                };
+                let rung = match item.rung {
+                    RungDecl::Team => Rung::Team,
+                    RungDecl::Private => Rung::Private {
+                        owner: readers[0].clone(),
+                    },
+                    RungDecl::Granted => Rung::Granted {
+                        to: item.granted_to.iter().map(|r| address(r)).collect(),
+                    },
+                };
+                m.add_item(&item.id, rung, &item.words, &body(1))
+                    .map_err(|e| format!("{}: {e:?}", item.id))?;
+                for n in 2..=item.revisions {
+                    m.revise(&item.id, &item.words, &body(n))
+                        .map_err(|e| format!("{}: {e:?}", item.id))?;
+                }
+                for r in &item.removed {
+                    m.set_removed(&item.id, &address(r), true)
+                        .map_err(|e| format!("{}: {e:?}", item.id))?;
+                }
+            }
+            Ok(())
+        });
+        result.map_err(ScenarioError::Invalid)?;
+        offset += x.corpus;
+    }
+    Ok(world)
+}
+
+/// Replays `s` under `seed` (the file's seed, or [`SCENARIO_SEED_DEFAULT`],
+/// when `None`). Every event runs in order; expectations are checked where
+/// they stand and the run goes on, so one replay shows every failure.
+///
+/// # Errors
+/// [`ScenarioError`] if the world cannot be built; a failed simulation is
+/// reported in [`Replay::error`], not here.
+pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> {
+    let seed = seed.or(s.seed).unwrap_or(SCENARIO_SEED_DEFAULT);
+    let world = world(s, seed)?;
+    let entries: Arc<Mutex<Vec<Entry>>> = Arc::default();
+    let out = entries.clone();
+    let events = s.events.clone();
+    let fakes: BTreeMap<String, crate::fake::server::FakeSibling> = s
+        .siblings
+        .iter()
+        .map(|x| (x.app.clone(), world.fake(&x.app).clone()))
+        .collect();
+    let trace = world.trace().clone();
+    let run = world.run(move |mut m| async move {
+        let mut backups: BTreeMap<(String, String), Snapshot> = BTreeMap::new();
+        let mut seen = 0usize;
+        let mut action_start = 0usize;
+        for (index, event) in events.iter().enumerate() {
+            if let Some(at) = event.at_ms() {
+                let now = turmoil::sim_elapsed().unwrap_or_default();
+                let at = Duration::from_millis(at);
+                if at > now {
+                    tokio::time::sleep(at - now).await;
+                }
+            }
+            let at_ms = turmoil::sim_elapsed().unwrap_or_default().as_millis() as u64;
+            let mut entry = Entry {
+                index,
+                at_ms,
+                event: event.describe(),
+                ..Entry::default()
+            };
+            if !event.is_expectation() {
+                action_start = seen;
+            }
+            apply(
+                &mut m,
+                &fakes,
+                &mut backups,
+                event,
+                &mut entry,
+                &trace,
+                action_start,
+            )
+            .await?;
+            let all = trace.events();
+            entry.calls = summarise_calls(&all[seen.min(all.len())..]);
+            seen = all.len();
+            out.lock().map_err(|_| "timeline lock")?.push(entry);
+        }
+        Ok(())
+    });
+    let entries = entries.lock().map(|e| e.clone()).unwrap_or_default();
+    Ok(Replay {
+        title: s.title.clone(),
+        seed,
+        settings: world.settings().lines().map(String::from).collect(),
+        entries,
+        error: run.err().map(|e| e.message),
+    })
+}
+
+async fn apply(
+    m: &mut Memoria,
+    fakes: &BTreeMap<String, crate::fake::server::FakeSibling>,
+    backups: &mut BTreeMap<(String, String), Snapshot>,
+    event: &Event,
+    entry: &mut Entry,
+    trace: &crate::fake::trace::Trace,
+    since: usize,
+) -> Result<(), String> {
+    let fake = |app: &str| fakes.get(app).cloned().ok_or(format!("no sibling {app}"));
+    match event {
+        Event::WarmedUp { .. } => {
+            m.warmed_up().await?;
+        }
+        Event::Query {
+            reader, q, expect, ..
+        } => {
+            let page = m.search(&address(reader), q).await;
+            let summary = summarise_page(
+                page.response.status.as_u16(),
+                page.elapsed.as_millis() as u64,
+                &page.response.body,
+            );
+            if let Some(e) = expect {
+                entry.checks = page_checks(&summary, e);
+            }
+            entry.page = Some(summary);
+        }
+        Event::Fault { app, fault, .. } => {
+            let f = fake(app)?.faults();
+            match fault_knob(fault)? {
+                FaultSetter::Cold(c) => f.set_cold(Some(c)),
+                FaultSetter::Slow(s) => f.set_slow(Some(s)),
+                FaultSetter::Outage(o) => f.set_outage(Some(o)),
+                FaultSetter::LieVisible => {
+                    f.set_lie(Some(crate::fake::faults::Lie::VisibleForAnyone))
+                }
+                FaultSetter::Malformed(x) => f.set_malformed_s2(Some(x)),
+                FaultSetter::Announce(t) => f.set_truncate_announce(Some(t)),
+                FaultSetter::Redirect(r) => f.set_redirect(Some(r)),
+            }
+        }
+        Event::Clear { app, .. } => fake(app)?.faults().clear(),
+        Event::Revise { app, item, .. } => {
+            fake(app)?
+                .model()
+                .with(|mm| {
+                    let title = mm
+                        .item(item)
+                        .map(|i| i.current().title.clone())
+                        .unwrap_or_default();
+                    mm.revise(
+                        item,
+                        &title,
+                        &format!("# {title}\n\nThe {title} notes, revised.\n"),
+                    )
+                })
+                .map_err(|e| format!("{item}: {e:?}"))?;
+        }
+        Event::Create {
+            app, item, words, ..
+        } => {
+            fake(app)?
+                .model()
+                .with(|mm| {
+                    mm.add_item(
+                        item,
+                        Rung::Team,
+                        words,
+                        &format!("# {words} {item}\n\nThe {words} notes, revision 1.\n"),
+                    )
+                })
+                .map_err(|e| format!("{item}: {e:?}"))?;
+        }
+        Event::Delete { app, item, .. } => {
+            fake(app)?
+                .model()
+                .with(|mm| mm.delete(item))
+                .map_err(|e| format!("{item}: {e:?}"))?;
+        }
+        Event::Downgrade { app, item, to, .. } => {
+            let to = to.iter().map(|r| address(r)).collect();
+            fake(app)?
+                .model()
+                .with(|mm| mm.set_rung(item, Rung::Granted { to }))
+                .map_err(|e| format!("{item}: {e:?}"))?;
+        }
+        Event::PartialRestore { app, item, to, .. } => {
+            fake(app)?
+                .model()
+                .with(|mm| mm.restore_item_to(item, to))
+                .map_err(|e| format!("{item}: {e:?}"))?;
+        }
+        Event::Backup { app, name, .. } => {
+            let snap = fake(app)?.model().with(|mm| mm.snapshot());
+            backups.insert((app.clone(), name.clone()), snap);
+        }
+        Event::WholeRestore { app, name, .. } => {
+            let snap = backups
+                .get(&(app.clone(), name.clone()))
+                .ok_or(format!("no backup {name} of {app}"))?;
+            fake(app)?.model().with(|mm| mm.restore_whole(snap));
+        }
+        Event::Sync { .. } => {
+            m.sync().await;
+        }
+        Event::Restart { .. } => m.restart().await,
+        Event::AdvanceDays { days, .. } => m.advance_days(*days),
+        Event::ExpectCalls { .. }
+        | Event::ExpectHeld { .. }
+        | Event::ExpectSources { .. }
+        | Event::ExpectReannounce { .. } => {
+            entry.checks = expect(m, event, trace, since).await?;
+        }
+    }
+    Ok(())
+}

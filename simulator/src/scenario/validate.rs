@@ -1,0 +1,149 @@
+//! Validation: what parsing cannot check, that every reader, app, call and fault a scenario names exists and that its timeline checks something.
+//!
+//! The names a timeline uses resolve here too, once: a call's name to the
+//! trace's [`CallKind`], a fault to the fake's knob ([`FaultSetter`]). The
+//! replay uses the same resolutions, so a file that validates replays.
+
+use super::parse::{Event, FaultDecl, Scenario, ScenarioError};
+use crate::fake::faults::{Cold, MalformedS2, Outage, Redirect, Slow, TruncateAnnounce};
+use crate::fake::trace::CallKind;
+
+/// Checks what parsing cannot: every reader, app, call and fault an event
+/// names exists. `event_lines` is each event's line in the file, for the
+/// message.
+pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), ScenarioError> {
+    let apps: Vec<&str> = s.siblings.iter().map(|x| x.app.as_str()).collect();
+    let bad = |m: String| Err(ScenarioError::Invalid(m));
+    if s.readers.is_empty() {
+        return bad("no readers".into());
+    }
+    for x in &s.siblings {
+        for i in &x.items {
+            for r in i.granted_to.iter().chain(&i.removed) {
+                if !s.readers.contains(r) {
+                    return bad(format!(
+                        "item {} names reader {r}, who is not declared",
+                        i.id
+                    ));
+                }
+            }
+        }
+    }
+    for (i, e) in s.events.iter().enumerate() {
+        let at = |m: String| {
+            let line = event_lines
+                .get(i)
+                .map_or(String::new(), |l| format!(" (line {l})"));
+            Err(ScenarioError::Invalid(format!("event #{i}{line}: {m}")))
+        };
+        let app = match e {
+            Event::Fault { app, .. }
+            | Event::Clear { app, .. }
+            | Event::Revise { app, .. }
+            | Event::Create { app, .. }
+            | Event::Delete { app, .. }
+            | Event::Downgrade { app, .. }
+            | Event::PartialRestore { app, .. }
+            | Event::Backup { app, .. }
+            | Event::WholeRestore { app, .. }
+            | Event::ExpectCalls { app, .. }
+            | Event::ExpectHeld { app, .. }
+            | Event::ExpectSources { app, .. }
+            | Event::ExpectReannounce { app, .. } => Some(app),
+            _ => None,
+        };
+        if let Some(app) = app
+            && !apps.contains(&app.as_str())
+        {
+            return at(format!("it names app {app}, which is not declared"));
+        }
+        if let Event::Query { reader, .. } | Event::ExpectSources { reader, .. } = e
+            && !s.readers.contains(reader)
+        {
+            return at(format!("it names reader {reader}, who is not declared"));
+        }
+        if let Event::ExpectCalls { call, .. } = e
+            && call_kind(call).is_none()
+        {
+            return at(format!("unknown call {call}: S1, S1a, S2 or S3"));
+        }
+        if let Event::Fault { fault, .. } = e
+            && let Err(m) = fault_knob(fault)
+        {
+            return at(m);
+        }
+    }
+    let checks = |e: &Event| {
+        e.is_expectation()
+            || matches!(
+                e,
+                Event::Query {
+                    expect: Some(_),
+                    ..
+                }
+            )
+    };
+    if !s.events.iter().any(checks) {
+        return bad(
+            "the timeline checks nothing (no expect-* event and no query with an expect), so a replay could only pass vacuously".into(),
+        );
+    }
+    Ok(())
+}
+
+pub(super) fn call_kind(s: &str) -> Option<CallKind> {
+    match s {
+        "S1" => Some(CallKind::S1),
+        "S1a" => Some(CallKind::S1a),
+        "S2" => Some(CallKind::S2),
+        "S3" => Some(CallKind::S3),
+        _ => None,
+    }
+}
+
+pub(super) fn fault_knob(f: &FaultDecl) -> Result<FaultSetter, String> {
+    Ok(match f.clone() {
+        FaultDecl::Cold { idle_ms, wake_ms } => FaultSetter::Cold(Cold { idle_ms, wake_ms }),
+        FaultDecl::Slow { latency_ms, all } => FaultSetter::Slow(Slow {
+            latency_ms,
+            only: if all { None } else { Some(CallKind::S2) },
+        }),
+        FaultDecl::Outage { mode } => FaultSetter::Outage(match mode.as_str() {
+            "hang" => Outage::Hang,
+            "refuse" => Outage::Refuse,
+            s => Outage::Status(
+                s.parse()
+                    .map_err(|_| format!("outage mode {s}: hang, refuse or a status"))?,
+            ),
+        }),
+        FaultDecl::LieVisible => FaultSetter::LieVisible,
+        FaultDecl::MalformedS2 { shape } => FaultSetter::Malformed(match shape.as_str() {
+            "not-json" => MalformedS2::NotJson,
+            "empty" => MalformedS2::Empty,
+            "truncated" => MalformedS2::Truncated,
+            "trailing-bytes" => MalformedS2::TrailingBytes,
+            "missing-item" => MalformedS2::MissingItem,
+            "short-response" => MalformedS2::ShortResponse,
+            "duplicate-item" => MalformedS2::DuplicateItem,
+            "unknown-value" => MalformedS2::UnknownValue,
+            "kind-mismatch" => MalformedS2::KindMismatch,
+            "extra-field" => MalformedS2::ExtraField,
+            s => return Err(format!("malformed S2 shape {s} is not one the fake knows")),
+        }),
+        FaultDecl::AnnounceNoClose => FaultSetter::Announce(TruncateAnnounce::NoClose),
+        FaultDecl::AnnounceWrongCount { delta } => {
+            FaultSetter::Announce(TruncateAnnounce::WrongCount(delta))
+        }
+        FaultDecl::Redirect { location } => FaultSetter::Redirect(Redirect { location }),
+    })
+}
+
+pub(super) enum FaultSetter {
+    Cold(Cold),
+    Slow(Slow),
+    Outage(Outage),
+    LieVisible,
+    Malformed(MalformedS2),
+    Announce(TruncateAnnounce),
+    Redirect(Redirect),
+}
