@@ -6,8 +6,6 @@
 //! found its passage; the title rendered on a page) and that logging was
 //! live on that path, and only then that the captured logs do not hold it.
 
-
-
 use crate::rigs::app::app;
 use crate::rigs::page::Page;
 use crate::rigs::support::{CapturedLogs, block_on, write_file};

@@ -136,7 +136,13 @@ fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
     );
     stock(&world, "sheets", 8);
     let (sheets, docs) = (world.fake("sheets").clone(), world.fake("docs").clone());
-    five_items(&sheets, &docs, "Q", &tagged_body(&canary, "tagunknown"), &canary);
+    five_items(
+        &sheets,
+        &docs,
+        "Q",
+        &tagged_body(&canary, "tagunknown"),
+        &canary,
+    );
     let trace = world.trace().clone();
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
@@ -288,7 +294,12 @@ fn stable_headers(r: &memoria::testkit::TestResponse) -> Vec<(String, String)> {
         .headers
         .iter()
         .filter(|(k, _)| !HEADERS_THAT_VARY.contains(&k.as_str()))
-        .map(|(k, v)| (k.to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
         .collect();
     v.sort();
     v
@@ -373,7 +384,10 @@ fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
         )?;
         // NOT_VISIBLE is the same 404 as an id memoria never held.
         let refused = m.get(ana, &format!("/documents/{nv}")).await.response;
-        let (status, lines) = (refused.status.as_u16(), Page::parse(&refused.body).withheld());
+        let (status, lines) = (
+            refused.status.as_u16(),
+            Page::parse(&refused.body).withheld(),
+        );
         let (shows, body) = (refused.body.contains("tagnotvisible"), refused.body.clone());
         let never = m
             .get(ana, &format!("/documents/{}", "0".repeat(v.len())))
@@ -418,7 +432,10 @@ fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
             "a second page ruled while the refetch runs does not drop it: settling waits for Sheets' refetch",
             format!(
                 "second page {status}, settled {:?}",
-                settled.iter().map(|r| (&r.app, r.fetched)).collect::<Vec<_>>()
+                settled
+                    .iter()
+                    .map(|r| (&r.app, r.fetched))
+                    .collect::<Vec<_>>()
             ),
         )?;
         let fetched = trace.events()[before..].iter().any(|e| {
@@ -479,7 +496,9 @@ fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
         let want = "Docs did not answer; 1 result withheld.";
         check(
             status == 503 && !shows && !body.contains("tagtitle") && lines == [want],
-            format!("UNKNOWN: withheld (503) with exactly {want:?} for a document of three passages, and no title"),
+            format!(
+                "UNKNOWN: withheld (503) with exactly {want:?} for a document of three passages, and no title"
+            ),
             format!("status {status}, shows {shows}, lines {lines:?}"),
         )
     })

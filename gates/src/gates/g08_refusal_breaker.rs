@@ -648,9 +648,14 @@ fn fires_from_document_pages(ctx: &mut Ctx) -> Result<(), Failure> {
         rig.removed(p, true);
         let (status, body) = rig.open(p, &path);
         ensure(
-            status == 404 && !body.contains("tagledger") && Page::parse(&body).withheld().is_empty(),
+            status == 404
+                && !body.contains("tagledger")
+                && Page::parse(&body).withheld().is_empty(),
             format!("{p}'s document page is the plain 404 (NOT_VISIBLE)"),
-            format!("status {status}, withheld {:?}", Page::parse(&body).withheld()),
+            format!(
+                "status {status}, withheld {:?}",
+                Page::parse(&body).withheld()
+            ),
         )?;
         // The ruling is this reader's: Dee, never removed, opens the same
         // page just after and is shown it (a page that asked S2 as anyone
@@ -738,7 +743,8 @@ fn silent_outage(ctx: &mut Ctx) -> Result<(), Failure> {
     for p in trio {
         let page = rig.search(p);
         ensure(
-            Page::parse(&page).withheld()
+            Page::parse(&page)
+                .withheld()
                 .iter()
                 .any(|l| l.contains("did not answer")),
             format!("{p}'s page says Sheets did not answer (the partial-page notice)"),

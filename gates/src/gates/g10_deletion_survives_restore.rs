@@ -18,10 +18,10 @@ use std::sync::Arc;
 use memoria::Admission;
 use memoria::EgressMode;
 use memoria::LexicalIndex;
-use memoria::{Instance, InstanceConfig, WakeKind};
 use memoria::Sealer;
 use memoria::snapshot::{self, BACKUP_RETENTION_WINDOW_S};
 use memoria::{DB_FILE_NAME, NewDocument, TombstoneLog};
+use memoria::{Instance, InstanceConfig, WakeKind};
 
 use crate::rigs::clock::HandClock;
 use crate::rigs::support::dek;

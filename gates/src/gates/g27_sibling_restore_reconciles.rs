@@ -736,7 +736,11 @@ fn document_page_ahead_reannounces(ctx: &mut Ctx) -> Result<(), Failure> {
         check(
             page.status == 503 && Page::parse(&page.body).withheld() == [SHEETS_AHEAD_ONE],
             "(a)'s page is withheld with the AHEAD line",
-            format!("status {}, lines {:?}", page.status, Page::parse(&page.body).withheld()),
+            format!(
+                "status {}, lines {:?}",
+                page.status,
+                Page::parse(&page.body).withheld()
+            ),
         )?;
         let settled = m.settle_follow_ups().await;
         let announced = trace.events()[before..]

@@ -8,7 +8,6 @@
 //! whose page carries the footer. The walk covers every GET route in
 //! `DECLARED_ROUTES`; a GET route the walk does not know fails the gate.
 
-
 use memoria::EgressMode;
 use memoria::testkit::{TestApp, TestResponse};
 use memoria::{DECLARED_ROUTES, FOOTER_EXEMPT, FooterRule};

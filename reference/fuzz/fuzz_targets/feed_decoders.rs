@@ -12,6 +12,9 @@ fuzz_target!(|data: &[u8]| {
             let _ = a.finish();
         }
     }
-    let asked = Pair { item_id: "a".into(), revision: "1".into() };
+    let asked = Pair {
+        item_id: "a".into(),
+        revision: "1".into(),
+    };
     let _ = decode_s3(&asked, 200, data);
 });

@@ -20,7 +20,14 @@ fuzz_target!(|data: &[u8]| {
         })
         .collect();
     for status in [status, 200] {
-        let d = decode_s2(&pairs, kind, &S2Answer::Http { status, body: body.to_vec() });
+        let d = decode_s2(
+            &pairs,
+            kind,
+            &S2Answer::Http {
+                status,
+                body: body.to_vec(),
+            },
+        );
         assert_eq!(d.verdicts.len(), n);
         if status != 200 {
             assert!(d.verdicts.iter().all(|v| *v == Verdict::Unknown));
