@@ -287,8 +287,16 @@ fn rotation_retired_refused(ctx: &mut Ctx<'_>) -> Outcome {
             .filter(|(_, r)| r.status != 200)
             .map(|(name, r)| format!("new token: {name} -> {}", r.status)),
     );
+    if let Some(second) = ctx.second_token {
+        wrong.extend(
+            every_call(ctx, Auth::Bearer(second))?
+                .into_iter()
+                .filter(|(_, r)| r.status != 200)
+                .map(|(name, r)| format!("the other consumer's token: {name} -> {}", r.status)),
+        );
+    }
     none_wrong(
-        "once rotation phase 3 retires the old token, 401 on every call with it and 200 with the new one",
+        "once rotation phase 3 retires the old token, 401 on every call with it, 200 with the new one and with the other consumer's (gate 13)",
         &wrong,
     )
 }
@@ -354,9 +362,9 @@ pub(super) static CASES: &[ConformCase] = &[
     case!(
         "tokens/rotation-retired-token-refused",
         Must,
-        "§6.2 (rotation phase 3)",
+        "§6.2 (rotation phase 3), gate 13",
         Control,
-        "Once rotation phase 3 retires the old token, every call with it is refused with 401 and every call with the new one answers 200.",
+        "Once rotation phase 3 retires the old token, every call with it is refused with 401; every call with the new one, and with the other consumer's token, answers 200.",
         rotation_retired_refused
     ),
 ];
