@@ -1,12 +1,16 @@
 //! The control hook: an executable the kit runs as `CMD <action> <args...>` to move the server between the manifest's states (§4.1, §6.2).
 //!
 //! Exit 0 means done (stdout's first line, if any, is the action's value:
-//! the new revision for `bump-revision`, the new token for `rotate-begin`);
-//! exit [`CONTROL_EXIT_CANNOT`] means "this server cannot be driven that
-//! way", and every case needing the action is skipped, never passed; any
-//! other exit fails the case. Actions: `reset`, `downgrade-to-granted ITEM
-//! ADDRESS`, `bump-revision ITEM`, `delete ITEM`, `partial-restore ITEM
-//! REVISION`, `whole-log-restore`, `rotate-begin`.
+//! the new revision for `bump-revision`, the new token for `rotate-begin`;
+//! `bump-revisions` prints one new revision a line); exit
+//! [`CONTROL_EXIT_CANNOT`] means "this server cannot be driven that way",
+//! and every case needing the action is skipped, never passed; any other
+//! exit fails the case. Actions: `reset`, `downgrade-to-granted ITEM
+//! ADDRESS`, `bump-revision ITEM`, `bump-revisions ITEM N` (optional: the
+//! kit falls back to N `bump-revision` calls on exit 3), `delete ITEM`,
+//! `set-link-shared ITEM`, `set-guest-only ITEM`, `empty-team-set`,
+//! `partial-restore ITEM REVISION`, `whole-log-restore`, `rotate-begin`,
+//! `rotate-retire`. `fixtures/conformance/README.md` says what each must do.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -60,11 +64,22 @@ impl Hook {
         !self.argv.is_empty()
     }
 
-    /// Runs `CMD action args...`.
+    /// Runs `CMD action args...`; the value is stdout's first line.
     #[must_use]
     pub fn call(&self, action: &str, args: &[&str]) -> Controlled {
+        match self.call_lines(action, args) {
+            Ok(lines) => Controlled::Done(lines.into_iter().next()),
+            Err(c) => c,
+        }
+    }
+
+    /// Runs `CMD action args...`; every non-empty line of stdout, trimmed.
+    ///
+    /// # Errors
+    /// [`Controlled::Cannot`] or [`Controlled::Failed`], as for [`Hook::call`].
+    pub fn call_lines(&self, action: &str, args: &[&str]) -> Result<Vec<String>, Controlled> {
         let Some((program, prefix)) = self.argv.split_first() else {
-            return Controlled::Cannot("no --control hook was given".into());
+            return Err(Controlled::Cannot("no --control hook was given".into()));
         };
         let child = Command::new(program)
             .args(prefix)
@@ -76,7 +91,7 @@ impl Hook {
             .spawn();
         let mut child = match child {
             Ok(c) => c,
-            Err(e) => return Controlled::Failed(format!("the hook did not start: {e}")),
+            Err(e) => return Err(Controlled::Failed(format!("the hook did not start: {e}"))),
         };
         let stdout = child.stdout.take().expect("piped");
         let reader =
@@ -86,26 +101,29 @@ impl Hook {
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Controlled::Failed(format!(
+                return Err(Controlled::Failed(format!(
                     "the hook ran past {CONTROL_TIMEOUT_S} s on {action}"
-                ));
+                )));
             }
-            Err(e) => return Controlled::Failed(format!("waiting for the hook: {e}")),
+            Err(e) => return Err(Controlled::Failed(format!("waiting for the hook: {e}"))),
         };
         let out = reader.join().unwrap_or_default();
         match status.code() {
-            Some(0) => Controlled::Done(
-                out.lines()
-                    .next()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty())
-                    .map(str::to_owned),
-            ),
-            Some(CONTROL_EXIT_CANNOT) => {
-                Controlled::Cannot(format!("the hook cannot drive {action} (exit 3)"))
-            }
-            Some(c) => Controlled::Failed(format!("the hook exited {c} on {action}")),
-            None => Controlled::Failed(format!("the hook was killed by a signal on {action}")),
+            Some(0) => Ok(out
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect()),
+            Some(CONTROL_EXIT_CANNOT) => Err(Controlled::Cannot(format!(
+                "the hook cannot drive {action} (exit 3)"
+            ))),
+            Some(c) => Err(Controlled::Failed(format!(
+                "the hook exited {c} on {action}"
+            ))),
+            None => Err(Controlled::Failed(format!(
+                "the hook was killed by a signal on {action}"
+            ))),
         }
     }
 }

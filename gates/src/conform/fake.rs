@@ -20,6 +20,12 @@ pub const FAKE_TOKEN: &str = "conform-token-1";
 /// The second consumer's token on the served fake.
 pub const FAKE_SECOND_TOKEN: &str = "conform-token-2";
 
+/// Records per S1a page on the served fake: few, so that the shipped
+/// manifest's announce (open, five items, close) spans three pages and the
+/// kit's paging cases (`s1a/change-mid-announce-skips-nothing`,
+/// `s1a/page-token-is-not-a-cursor`) run rather than skip (§6.1).
+pub const FAKE_ANNOUNCE_PAGE_RECORDS: usize = 3;
+
 /// A fake serving on loopback.
 #[derive(Debug)]
 pub struct ServedFake {
@@ -116,6 +122,7 @@ pub fn seed(m: &Manifest, model: &ModelHandle) -> Result<(), String> {
 pub async fn serve(m: &Manifest, addr: SocketAddr) -> Result<ServedFake, String> {
     let clock = Clock::tokio();
     let model = ModelHandle::new(clock.clone());
+    model.with(|m| m.set_announce_page_records(FAKE_ANNOUNCE_PAGE_RECORDS));
     seed(m, &model)?;
     let keys_on = if m.keys_on == "address" {
         SubjectKind::Address

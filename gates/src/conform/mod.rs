@@ -128,6 +128,49 @@ impl Ctx<'_> {
     }
 }
 
+impl Ctx<'_> {
+    /// `n` new revisions of `item`, oldest first: one `bump-revisions ITEM
+    /// N` call, or, when the hook cannot drive that (exit 3), `n`
+    /// `bump-revision ITEM` calls (§6.1; the kit's hook contract).
+    ///
+    /// # Errors
+    /// As [`Ctx::control`]; a failure when the hook prints a different
+    /// number of revisions than asked.
+    pub fn bump_revisions(&self, item: &str, n: usize) -> Result<Vec<String>, NotPassed> {
+        let count = n.to_string();
+        let made = match self.hook.call_lines("bump-revisions", &[item, &count]) {
+            Ok(lines) => lines,
+            Err(Controlled::Cannot(_)) => {
+                let mut made = Vec::with_capacity(n);
+                for _ in 0..n {
+                    made.push(self.control("bump-revision", &[item])?.ok_or_else(|| {
+                        NotPassed::Fail(Failure::new(
+                            "bump-revision prints the new revision",
+                            "it printed nothing",
+                        ))
+                    })?);
+                }
+                made
+            }
+            Err(Controlled::Failed(why) | Controlled::Done(Some(why))) => {
+                return Err(NotPassed::Fail(Failure::new(
+                    "the control hook performs bump-revisions and exits 0",
+                    why,
+                )));
+            }
+            Err(Controlled::Done(None)) => Vec::new(),
+        };
+        if made.len() == n {
+            Ok(made)
+        } else {
+            Err(NotPassed::Fail(Failure::new(
+                format!("bump-revisions {n} prints {n} revisions, one a line"),
+                format!("{} lines", made.len()),
+            )))
+        }
+    }
+}
+
 /// Everything one run needs.
 #[derive(Debug)]
 pub struct Options {

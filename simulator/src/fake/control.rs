@@ -8,11 +8,16 @@
 //! model refuses (an unknown item or revision).
 //!
 //! Actions: `reset`, `downgrade-to-granted ITEM ADDRESS`, `bump-revision
-//! ITEM` (value: the new revision), `delete ITEM`, `partial-restore ITEM
-//! REVISION`, `whole-log-restore`, `rotate-begin` (value: a second token
-//! accepted beside the first consumer's own, §6.2 phase 1). `reset` and
-//! `whole-log-restore` both return to the state the controller was made
-//! with, in a new log epoch; `reset` also drops a rotated token.
+//! ITEM` (value: the new revision), `bump-revisions ITEM N` (value: the N
+//! new revisions, one a line), `delete ITEM`, `set-link-shared ITEM`,
+//! `set-guest-only ITEM` (an item made link-shared-not-team or guest-only
+//! after ingest), `empty-team-set` (every team-visible item deleted),
+//! `partial-restore ITEM REVISION`, `whole-log-restore`, `rotate-begin`
+//! (value: a second token accepted beside the first consumer's own, §6.2
+//! phase 1), `rotate-retire` (phase 3: the first consumer's original token
+//! retired, the rotated one kept). `reset` and `whole-log-restore` both
+//! return to the state the controller was made with, in a new log epoch;
+//! `reset` also restores the tokens the controller was made with.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -32,6 +37,10 @@ pub const CONTROL_PATH: &str = "/_control";
 
 /// The token [`Controller`] adds on `rotate-begin`'s first call (§6.2).
 pub const ROTATED_TOKEN: &str = "rotated-token-2";
+
+/// Most revisions one `bump-revisions` call may add: a bound on one
+/// control request's work (the kit asks for 150, `S1_PAGE_PROBE_BUMPS`).
+pub const BUMPS_PER_CALL_MAX: usize = 1000;
 
 /// One control request.
 #[derive(Debug, Clone, Deserialize)]
@@ -108,7 +117,38 @@ impl Controller {
                 .revise(item, "Bumped", "A bumped revision.")
                 .map(Some)
                 .map_err(refused),
+            ("bump-revisions", [item, n]) => {
+                let n: usize = n
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=BUMPS_PER_CALL_MAX).contains(n))
+                    .ok_or((409, format!("a count from 1 to {BUMPS_PER_CALL_MAX}")))?;
+                let mut made = Vec::with_capacity(n);
+                for _ in 0..n {
+                    made.push(
+                        model
+                            .revise(item, "Bumped", "A bumped revision.")
+                            .map_err(refused)?,
+                    );
+                }
+                Ok(Some(made.join("\n")))
+            }
             ("delete", [item]) => model.delete(item).map(|()| None).map_err(refused),
+            ("set-link-shared", [item]) => model
+                .set_link_shared(item, true)
+                .map(|()| None)
+                .map_err(refused),
+            ("set-guest-only", [item]) => model
+                .set_guest_only(item, true)
+                .map(|()| None)
+                .map_err(refused),
+            ("empty-team-set", []) => {
+                let team: Vec<String> = model.with(|m| m.team_visible_ids());
+                for item in &team {
+                    model.delete(item).map_err(refused)?;
+                }
+                Ok(None)
+            }
             ("partial-restore", [item, revision]) => model
                 .restore_item_to(item, revision)
                 .map(|()| None)
@@ -127,6 +167,23 @@ impl Controller {
                 tokens.push((consumer.clone(), ROTATED_TOKEN.to_owned()));
                 self.0.fake.set_tokens(tokens);
                 Ok(Some(ROTATED_TOKEN.to_owned()))
+            }
+            ("rotate-retire", []) => {
+                // Phase 3 (§6.2): the consumer's original token is retired;
+                // the rotated one and every other consumer's stay.
+                let Some((consumer, original)) = self.0.tokens.first() else {
+                    return Err((409, "no consumer to rotate".to_owned()));
+                };
+                let mut tokens: Vec<(String, String)> = self
+                    .0
+                    .tokens
+                    .iter()
+                    .filter(|(_, t)| t != original)
+                    .cloned()
+                    .collect();
+                tokens.push((consumer.clone(), ROTATED_TOKEN.to_owned()));
+                self.0.fake.set_tokens(tokens);
+                Ok(None)
             }
             _ => Err((
                 404,

@@ -24,7 +24,8 @@ use crate::fake::wire::{
 /// `more` easy to exercise.
 pub const S1_ROWS_PER_PAGE: usize = 100;
 
-/// Records per S1a page (`s1a-page.schema.json` allows up to 500; §6.1).
+/// Records per S1a page unless [`Model::set_announce_page_records`] says
+/// otherwise (`s1a-page.schema.json` allows up to 500; §6.1).
 pub const S1A_RECORDS_PER_PAGE: usize = 50;
 
 /// The instant simulated millisecond 0 stands for, as Unix seconds:
@@ -206,6 +207,7 @@ pub struct Model {
     clock: Clock,
     state: State,
     epoch: u64,
+    announce_page_records: usize,
     announces: Vec<Vec<S1aRecord>>,
     guests: u64,
     members: u64,
@@ -226,6 +228,7 @@ impl Model {
             clock,
             state: State::default(),
             epoch: 1,
+            announce_page_records: S1A_RECORDS_PER_PAGE,
             announces: Vec::new(),
             guests: 0,
             members: 0,
@@ -531,6 +534,23 @@ impl Model {
         &self.state.events
     }
 
+    /// The ids of every team-visible item, in id order.
+    #[must_use]
+    pub fn team_visible_ids(&self) -> Vec<String> {
+        self.state
+            .items
+            .values()
+            .filter(|i| i.team_visible())
+            .map(|i| i.item_id.clone())
+            .collect()
+    }
+
+    /// Sets how many records one S1a page holds (at least 1; the
+    /// conformance kit's fake uses a few, so an announce spans pages).
+    pub fn set_announce_page_records(&mut self, records: usize) {
+        self.announce_page_records = records.max(1);
+    }
+
     fn cursor(&self, position: usize) -> String {
         format!("c{}-{position:04}", self.epoch)
     }
@@ -577,7 +597,8 @@ impl Model {
 
     /// S1a (§6.1, §4.1 rule 2): `None` opens an announce of every
     /// team-visible item as of now (close cursor = log head now); a page
-    /// token continues it. Pages hold [`S1A_RECORDS_PER_PAGE`] records.
+    /// token continues it. Pages hold [`S1A_RECORDS_PER_PAGE`] records, or
+    /// what [`Model::set_announce_page_records`] set.
     ///
     /// # Errors
     /// [`FeedError::ReannounceRequired`] for a page token this sibling did not issue.
@@ -610,11 +631,12 @@ impl Model {
             .announces
             .get(announce)
             .ok_or(FeedError::ReannounceRequired)?;
-        let start = index * S1A_RECORDS_PER_PAGE;
+        let per_page = self.announce_page_records;
+        let start = index * per_page;
         if start >= records.len() {
             return Err(FeedError::ReannounceRequired);
         }
-        let end = records.len().min(start + S1A_RECORDS_PER_PAGE);
+        let end = records.len().min(start + per_page);
         Ok(S1aPage {
             records: records[start..end].to_vec(),
             next_page: (end < records.len()).then(|| format!("p{announce}.{}", index + 1)),

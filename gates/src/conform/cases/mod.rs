@@ -29,6 +29,13 @@ pub const S1_ROW_FIELDS: [&str; 4] = ["gone", "item_id", "revision", "touched_at
 /// A revision no sibling has issued for the team item, for S3's 404 case.
 pub const NEVER_ISSUED_REVISION: &str = "conform-never-issued-revision";
 
+/// Two revisions no sibling has issued for the team item, one sorting
+/// before any `r…` token and one after, for `s2/never-issued-revision-ahead`:
+/// a sibling that orders revisions instead of looking them up in its log
+/// answers one of them STALE (§4.1: revisions are compared for equality
+/// only, never ordered).
+pub const NEVER_ISSUED_BOTH_SIDES: [&str; 2] = ["0-conform-never-issued", "~-conform-never-issued"];
+
 /// The local part of an address (and the person ref) nobody at the sibling
 /// holds: the stranger of `s2/stranger-not-visible`. The address takes
 /// member_a's domain, so it looks like a colleague who is not on the roster

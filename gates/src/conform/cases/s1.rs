@@ -1,10 +1,21 @@
-//! S1 (§6.1, gate 3): four-field rows and their schema, never-team items absent, paging that loses no row, leaving team read as gone, and 410 for a rewound cursor.
+//! S1 (§6.1, gate 3): four-field rows and their schema (from the start and for rows written during the run), never-team items absent and their edits unfed, one row per change with paging that loses none, leaving team read as gone, and 410 for a rewound cursor.
+//!
+//! One row per change: §6.1 makes the cursor a position in the sibling's
+//! event log, so "rows since the cursor" are that log's events, one per new
+//! revision of a team-visible item and one per entry into or departure
+//! from team-visibility. A feed that keeps only the latest row per item on
+//! a page is not conformant, because from outside it cannot be told apart
+//! from one that drops rows at page boundaries, and a dropped row can be an
+//! item's only one (its `gone`). `fixtures/conformance/README.md` records
+//! the decision.
 
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::wire::{Outcome, body_text, call_failed, fail, feed_all, pages_match_schema};
+use super::wire::{
+    Outcome, body_text, call_failed, fail, feed_all, none_wrong, pages_match_schema,
+};
 use super::{PAGES_MAX, S1_PAGE_PROBE_BUMPS, S1_ROW_FIELDS};
 use crate::conform::client::{Auth, encode_query};
 use crate::conform::{ConformCase, Ctx, NotPassed};
@@ -154,18 +165,7 @@ fn s1_never_team_absent(ctx: &mut Ctx<'_>) -> Outcome {
 fn s1_pages_lose_no_row(ctx: &mut Ctx<'_>) -> Outcome {
     let t = ctx.manifest.item("team");
     let (_, head) = feed_all(ctx, ctx.token, None)?;
-    let mut made = Vec::with_capacity(S1_PAGE_PROBE_BUMPS);
-    for _ in 0..S1_PAGE_PROBE_BUMPS {
-        let rev = ctx
-            .control("bump-revision", &[&t.item_id])?
-            .ok_or_else(|| {
-                fail(
-                    "bump-revision prints the new revision",
-                    "it printed nothing",
-                )
-            })?;
-        made.push(rev);
-    }
+    let made = ctx.bump_revisions(&t.item_id, S1_PAGE_PROBE_BUMPS)?;
     let mut rows = Vec::new();
     let mut cursor = head;
     let mut pages = 0;
@@ -199,11 +199,22 @@ fn s1_pages_lose_no_row(ctx: &mut Ctx<'_>) -> Outcome {
         .collect();
     let lost: Vec<&String> = made.iter().filter(|r| !seen.contains(r.as_str())).collect();
     if !lost.is_empty() {
+        let compacting =
+            seen.len() <= pages && made.last().is_some_and(|l| seen.contains(l.as_str()));
+        let hint = if compacting {
+            " (at most one row per page and the last revision arrived: a feed that keeps only the latest row per item; the contract asks one row per change, §6.1)"
+        } else {
+            ""
+        };
         return Err(fail(
             format!(
                 "a row for each of the {S1_PAGE_PROBE_BUMPS} new revisions, over {pages} pages"
             ),
-            format!("{} never arrived, e.g. {:?}", lost.len(), lost.first()),
+            format!(
+                "{} never arrived, e.g. {:?}{hint}",
+                lost.len(),
+                lost.first()
+            ),
         ));
     }
     if pages < 2 {
@@ -212,6 +223,57 @@ fn s1_pages_lose_no_row(ctx: &mut Ctx<'_>) -> Outcome {
         )));
     }
     Ok(())
+}
+
+fn s1_run_rows_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let (t, down, del) = (
+        m.item("team"),
+        m.item("team_to_downgrade"),
+        m.item("team_to_delete"),
+    );
+    let (_, head) = feed_all(ctx, ctx.token, None)?;
+    ctx.control("bump-revision", &[&t.item_id])?;
+    ctx.control(
+        "downgrade-to-granted",
+        &[&down.item_id, &m.person("member_a").address],
+    )?;
+    ctx.control("delete", &[&del.item_id])?;
+    let first = format!("/s1/feed?cursor={}", encode_query(&head));
+    pages_match_schema(
+        ctx,
+        &first,
+        "s1-response",
+        "the S1 feed after a revision, a downgrade and a deletion",
+        |v| {
+            (v["more"] == json!(true))
+                .then(|| v["cursor"].as_str())
+                .flatten()
+                .map(|c| format!("/s1/feed?cursor={}", encode_query(c)))
+        },
+    )
+}
+
+fn s1_non_team_edits_unfed(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let (_, head) = feed_all(ctx, ctx.token, None)?;
+    let keys = ["private", "granted", "link_shared", "guest_only"];
+    for k in keys {
+        ctx.control("bump-revision", &[&m.item(k).item_id])?;
+    }
+    let (rows, _) = feed_all(ctx, ctx.token, Some(&head))?;
+    let fed: Vec<String> = keys
+        .iter()
+        .filter(|k| {
+            rows.iter()
+                .any(|r| r["item_id"] == json!(m.item(k).item_id))
+        })
+        .map(|k| format!("{k} ({})", m.item(k).item_id))
+        .collect();
+    none_wrong(
+        "no row for a new revision of an item that is not team-visible (private, granted, link-shared, guest-only)",
+        &fed,
+    )
 }
 
 /// The s1 cases, in list order.
@@ -233,6 +295,14 @@ pub(super) static CASES: &[ConformCase] = &[
         s1_pages_match_schema
     ),
     case!(
+        "s1/rows-written-during-the-run-match-schema",
+        Must,
+        "§6.1, gate 3, contract S1",
+        Control,
+        "Every S1 page after a new revision, a downgrade and a deletion is valid against s1-response.schema.json, read from the earlier head: rows written during the run, not only the seeded ones.",
+        s1_run_rows_match_schema
+    ),
+    case!(
         "s1/never-team-items-absent",
         Must,
         "§6.1, gate 3",
@@ -241,11 +311,19 @@ pub(super) static CASES: &[ConformCase] = &[
         s1_never_team_absent
     ),
     case!(
+        "s1/non-team-edits-add-no-row",
+        Must,
+        "§6.1, §4.1 (custody), gate 3",
+        Control,
+        "A new revision of an item that is not team-visible (private, granted, link-shared, guest-only) adds no row to the feed.",
+        s1_non_team_edits_unfed
+    ),
+    case!(
         "s1/pages-lose-no-row",
         Must,
         "§6.1",
         Control,
-        "After 150 new revisions of one item, reading the feed page by page from the earlier head delivers a row for every one of them (skipped if the feed never needs a second page).",
+        "After 150 new revisions of one item, reading the feed page by page from the earlier head delivers a row for every one of them, one row per change (skipped if the feed never needs a second page).",
         s1_pages_lose_no_row
     ),
     case!(

@@ -1,43 +1,96 @@
-//! S1a (§6.1, §4.1 rule 2): an announce opens first, carries every team-visible item once, closes with its count and the new cursor, and matches its schema.
+//! S1a (§6.1, §4.1 rule 2): an announce opens first, carries every team-visible item once at its current revision (after a partial restore, a change mid-announce, or with no team item at all), closes with its count and the new cursor, keeps its page tokens apart from S1 cursors, and matches its schema.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
 use super::PAGES_MAX;
-use super::wire::{Outcome, body_text, call_failed, fail, pages_match_schema};
+use super::wire::{Outcome, body_text, call_failed, fail, none_wrong, pages_match_schema};
 use crate::conform::client::{Auth, encode_query};
 use crate::conform::{ConformCase, Ctx, NotPassed};
 
-/// Reads one whole announce: every page's records, in order.
-fn announce_all(ctx: &Ctx<'_>) -> Result<Vec<Vec<Value>>, NotPassed> {
+/// One announce page: its records and its `next_page` token, if any.
+fn announce_page(
+    ctx: &Ctx<'_>,
+    page: Option<&str>,
+) -> Result<(Vec<Value>, Option<String>), NotPassed> {
+    let path = match page {
+        Some(p) => format!("/s1a/announce?page={}", encode_query(p)),
+        None => "/s1a/announce".to_owned(),
+    };
+    let r = ctx
+        .client
+        .get(&path, Auth::Bearer(ctx.token))
+        .map_err(|e| call_failed("GET /s1a/announce", &e))?;
+    if r.status != 200 {
+        return Err(fail(
+            "GET /s1a/announce answers 200",
+            format!("status {} body {}", r.status, body_text(&r)),
+        ));
+    }
+    let v: Value = serde_json::from_slice(&r.body)
+        .map_err(|_| fail("an s1a-page JSON body", body_text(&r)))?;
+    Ok((
+        v["records"].as_array().cloned().unwrap_or_default(),
+        v["next_page"].as_str().map(str::to_owned),
+    ))
+}
+
+/// Reads the rest of an announce from `page` (the first page when
+/// `None`): every page's records, in order, and every `next_page` token.
+fn announce_from(
+    ctx: &Ctx<'_>,
+    mut page: Option<String>,
+) -> Result<(Vec<Vec<Value>>, Vec<String>), NotPassed> {
     let mut pages = Vec::new();
-    let mut page: Option<String> = None;
+    let mut tokens = Vec::new();
     for _ in 0..PAGES_MAX {
-        let path = match &page {
-            Some(p) => format!("/s1a/announce?page={}", encode_query(p)),
-            None => "/s1a/announce".to_owned(),
-        };
-        let r = ctx
-            .client
-            .get(&path, Auth::Bearer(ctx.token))
-            .map_err(|e| call_failed("GET /s1a/announce", &e))?;
-        if r.status != 200 {
-            return Err(fail(
-                "GET /s1a/announce answers 200",
-                format!("status {} body {}", r.status, body_text(&r)),
-            ));
-        }
-        let v: Value = serde_json::from_slice(&r.body)
-            .map_err(|_| fail("an s1a-page JSON body", body_text(&r)))?;
-        pages.push(v["records"].as_array().cloned().unwrap_or_default());
-        match v["next_page"].as_str() {
-            Some(p) => page = Some(p.to_owned()),
-            None => return Ok(pages),
+        let (records, next) = announce_page(ctx, page.as_deref())?;
+        pages.push(records);
+        match next {
+            Some(p) => {
+                tokens.push(p.clone());
+                page = Some(p);
+            }
+            None => return Ok((pages, tokens)),
         }
     }
     Err(fail(
         format!("the announce ends within {PAGES_MAX} pages"),
         "it did not",
     ))
+}
+
+/// Reads one whole announce: every page's records, in order.
+fn announce_all(ctx: &Ctx<'_>) -> Result<Vec<Vec<Value>>, NotPassed> {
+    announce_from(ctx, None).map(|(pages, _)| pages)
+}
+
+/// The item records' (item_id, revision) pairs, in the order received.
+fn items_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Vec<(String, String)> {
+    records
+        .into_iter()
+        .filter(|r| record_type(r) == "item")
+        .map(|r| {
+            (
+                r["item_id"].as_str().unwrap_or("").to_owned(),
+                r["revision"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The close records' counts, and whether the last record is a close.
+fn closes(all: &[&Value]) -> (Vec<Option<u64>>, bool) {
+    let counts = all
+        .iter()
+        .filter(|r| record_type(r) == "close")
+        .map(|r| r["count"].as_u64())
+        .collect();
+    (
+        counts,
+        all.last().is_some_and(|r| record_type(r) == "close"),
+    )
 }
 
 fn record_type(r: &Value) -> &str {
@@ -164,6 +217,159 @@ fn s1a_pages_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
     })
 }
 
+fn s1a_after_partial_restore(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let h = m.item("team_history");
+    let n = h.revisions.len();
+    if n < 2 {
+        return Err(fail(
+            "team_history has two revisions or more",
+            format!("{n}"),
+        ));
+    }
+    let back_to = h.revisions[n - 2].as_str();
+    ctx.control("partial-restore", &[&h.item_id, back_to])?;
+    let pages = announce_all(ctx)?;
+    let got = items_of(pages.iter().flatten());
+    let history: Vec<&String> = got
+        .iter()
+        .filter(|(i, _)| *i == h.item_id)
+        .map(|(_, r)| r)
+        .collect();
+    if history == [back_to] {
+        Ok(())
+    } else {
+        Err(fail(
+            format!(
+                "one item record for {} at {back_to}, the revision a partial restore made current ({} was dropped)",
+                h.item_id,
+                h.current()
+            ),
+            format!("its item records' revisions: {history:?}"),
+        ))
+    }
+}
+
+fn s1a_page_token_not_cursor(ctx: &mut Ctx<'_>) -> Outcome {
+    let (_, tokens) = announce_from(ctx, None)?;
+    if tokens.is_empty() {
+        return Err(NotPassed::Skip(
+            "the announce fits in one page, so it issued no page token".into(),
+        ));
+    }
+    let mut wrong = Vec::new();
+    for (n, token) in tokens.iter().enumerate() {
+        let r = ctx
+            .client
+            .get(
+                &format!("/s1/feed?cursor={}", encode_query(token)),
+                Auth::Bearer(ctx.token),
+            )
+            .map_err(|e| call_failed("GET /s1/feed", &e))?;
+        if r.status == 200 {
+            wrong.push(format!("page token {} -> 200", n + 1));
+        }
+    }
+    none_wrong(
+        "no S1 read accepted from an announce's page token: the close record is the only place an S1 cursor appears",
+        &wrong,
+    )
+}
+
+fn s1a_change_mid_announce(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let (first, next) = announce_page(ctx, None)?;
+    let Some(next) = next else {
+        return Err(NotPassed::Skip(
+            "the announce fits in one page, so nothing can change mid-announce".into(),
+        ));
+    };
+    let seen: BTreeSet<String> = items_of(&first).into_iter().map(|(i, _)| i).collect();
+    let Some(changed) = m
+        .items
+        .iter()
+        .find(|i| i.team_visible() && !seen.contains(&i.item_id))
+    else {
+        return Err(NotPassed::Skip(
+            "every team-visible item came on the first page".into(),
+        ));
+    };
+    let new = ctx
+        .control("bump-revision", &[&changed.item_id])?
+        .ok_or_else(|| {
+            fail(
+                "bump-revision prints the new revision",
+                "it printed nothing",
+            )
+        })?;
+    let (rest, _) = announce_from(ctx, Some(next))?;
+    let all: Vec<&Value> = first.iter().chain(rest.iter().flatten()).collect();
+    let got = items_of(all.iter().copied());
+    let mut per_item: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (i, r) in &got {
+        per_item.entry(i.as_str()).or_default().push(r.as_str());
+    }
+    let mut wrong = Vec::new();
+    for i in m.items.iter().filter(|i| i.team_visible()) {
+        let allowed: Vec<&str> = if i.item_id == changed.item_id {
+            vec![i.current(), new.as_str()]
+        } else {
+            vec![i.current()]
+        };
+        match per_item.get(i.item_id.as_str()).map(Vec::as_slice) {
+            Some([one]) if allowed.contains(one) => {}
+            other => wrong.push(format!("{}: {other:?}", i.item_id)),
+        }
+    }
+    let (counts, last_is_close) = closes(&all);
+    if counts != [u64::try_from(got.len()).ok()] || !last_is_close {
+        wrong.push(format!(
+            "close counts {counts:?} for {} item records, last record a close: {last_is_close}",
+            got.len()
+        ));
+    }
+    none_wrong(
+        format!(
+            "with {} changed after the first page, every team-visible item exactly once (at its revision at open, or the new one for {}), and a close counting the item records",
+            changed.item_id, changed.item_id
+        ),
+        &wrong,
+    )
+}
+
+fn s1a_empty_team_set(ctx: &mut Ctx<'_>) -> Outcome {
+    ctx.control("empty-team-set", &[])?;
+    let pages = announce_all(ctx)?;
+    let all: Vec<&Value> = pages.iter().flatten().collect();
+    let types: Vec<&str> = all.iter().map(|r| record_type(r)).collect();
+    let (counts, _) = closes(&all);
+    if types != ["open", "close"] || counts != [Some(0)] {
+        return Err(fail(
+            "an announce of an empty team set is an open record and a close record with count 0",
+            format!("records {types:?}, close counts {counts:?}"),
+        ));
+    }
+    let cursor = all
+        .last()
+        .and_then(|r| r["cursor"].as_str())
+        .ok_or_else(|| fail("a cursor in the close record", "none"))?;
+    let r = ctx
+        .client
+        .get(
+            &format!("/s1/feed?cursor={}", encode_query(cursor)),
+            Auth::Bearer(ctx.token),
+        )
+        .map_err(|e| call_failed("GET /s1/feed", &e))?;
+    if r.status == 200 {
+        Ok(())
+    } else {
+        Err(fail(
+            "200 on S1 from the empty announce's close cursor",
+            format!("status {}", r.status),
+        ))
+    }
+}
+
 /// The s1a cases, in list order.
 pub(super) static CASES: &[ConformCase] = &[
     case!(
@@ -205,5 +411,37 @@ pub(super) static CASES: &[ConformCase] = &[
         Nothing,
         "The new S1 cursor appears only in the close record, and S1 accepts it.",
         s1a_cursor_in_close
+    ),
+    case!(
+        "s1a/partial-restore-announces-restored-revision",
+        Must,
+        "§6.1, §4.1 (AHEAD, rule 4)",
+        Control,
+        "After a partial restore rewinds a team item's log, the announce carries the item at the revision the restore made current, never the dropped one.",
+        s1a_after_partial_restore
+    ),
+    case!(
+        "s1a/page-token-is-not-a-cursor",
+        Must,
+        "§6.1, contract S1a",
+        Nothing,
+        "No announce page token is accepted by S1 as a cursor: the close record is the only place the new cursor appears (skipped if the announce fits in one page).",
+        s1a_page_token_not_cursor
+    ),
+    case!(
+        "s1a/change-mid-announce-skips-nothing",
+        Must,
+        "§6.1, §4.1 rule 2",
+        Control,
+        "An item changed after the announce's first page was read is still announced exactly once, every other team-visible item too, and the close counts the item records (skipped if the announce fits in one page).",
+        s1a_change_mid_announce
+    ),
+    case!(
+        "s1a/empty-team-set-closes-with-zero",
+        Must,
+        "§6.1, §4.1 rule 2",
+        Control,
+        "With no team-visible item, an announce is an open record and a close record with count 0 whose cursor S1 accepts.",
+        s1a_empty_team_set
     ),
 ];

@@ -8,7 +8,9 @@ use super::wire::{
     Outcome, body_text, expect_value, fail, none_wrong, normalised_s2, parse_s2, post_s2, s3,
     schema_failure, values,
 };
-use super::{NEVER_ISSUED_REVISION, S2_PAIRS_PER_CALL_MAX, STRANGER_LOCAL_PART};
+use super::{
+    NEVER_ISSUED_BOTH_SIDES, NEVER_ISSUED_REVISION, S2_PAIRS_PER_CALL_MAX, STRANGER_LOCAL_PART,
+};
 use crate::conform::{ConformCase, Ctx, NotPassed};
 
 /// What `person` must be answered for `(item_id, rev)` by the manifest's
@@ -111,6 +113,26 @@ fn ahead_after_partial_restore(ctx: &mut Ctx<'_>) -> Outcome {
     } else {
         Err(fail(
             format!("AHEAD for {lost} (beyond the restored log), VISIBLE for {back_to}"),
+            format!("{got:?}"),
+        ))
+    }
+}
+
+fn never_issued_ahead(ctx: &mut Ctx<'_>) -> Outcome {
+    let t = ctx.manifest.item("team");
+    let pairs: Vec<(&str, &str)> = NEVER_ISSUED_BOTH_SIDES
+        .iter()
+        .map(|r| (t.item_id.as_str(), *r))
+        .collect();
+    let got = values(ctx, "member_a", &pairs)?;
+    if got.iter().all(|v| v == "AHEAD") {
+        Ok(())
+    } else {
+        Err(fail(
+            format!(
+                "AHEAD for member_a on the team item at {NEVER_ISSUED_BOTH_SIDES:?}, revisions its log never held (looked up, never ordered against {})",
+                t.current()
+            ),
             format!("{got:?}"),
         ))
     }
@@ -497,6 +519,14 @@ pub(super) static CASES: &[ConformCase] = &[
         Control,
         "After a partial restore rewinds an admitted item's log, a revision beyond it answers AHEAD.",
         ahead_after_partial_restore
+    ),
+    case!(
+        "s2/never-issued-revision-ahead",
+        Must,
+        "§4.1 (AHEAD, opaque revisions)",
+        Nothing,
+        "A revision the admitted item's log never held answers AHEAD, whether it sorts before or after the current one: revisions are looked up in the log, never ordered.",
+        never_issued_ahead
     ),
     case!(
         "s2/no-row-not-visible-never-ahead",

@@ -200,6 +200,35 @@ fn s3_404_after_leaving_team(ctx: &mut Ctx<'_>) -> Outcome {
     )
 }
 
+fn s3_404_after_partial_restore(ctx: &mut Ctx<'_>) -> Outcome {
+    let h = ctx.manifest.item("team_history");
+    let n = h.revisions.len();
+    if n < 2 {
+        return Err(fail(
+            "team_history has two revisions or more",
+            format!("{n}"),
+        ));
+    }
+    let (back_to, dropped) = (h.revisions[n - 2].as_str(), h.current());
+    ctx.control("partial-restore", &[&h.item_id, back_to])?;
+    let mut wrong = Vec::new();
+    for (rev, want) in h.revisions.iter().map(|r| {
+        let want = if r == dropped { 404 } else { 200 };
+        (r, want)
+    }) {
+        let r = s3(ctx, &json!({"item_id": h.item_id, "revision": rev}))?;
+        if r.status != want {
+            wrong.push(format!("({}, {rev}) -> {} not {want}", h.item_id, r.status));
+        }
+    }
+    none_wrong(
+        format!(
+            "after a partial restore to {back_to}, 404 for {dropped} (dropped from the log) and 200 for every revision still in it"
+        ),
+        &wrong,
+    )
+}
+
 fn s3_404_identical(ctx: &mut Ctx<'_>) -> Outcome {
     let m = ctx.manifest;
     let mut asks: Vec<(String, String, String)> =
@@ -289,6 +318,14 @@ pub(super) static CASES: &[ConformCase] = &[
         Control,
         "Once an item leaves team-visibility (team → granted, or deleted), S3 answers 404 at every revision of it.",
         s3_404_after_leaving_team
+    ),
+    case!(
+        "s3/404-for-revision-a-partial-restore-dropped",
+        Must,
+        "§6.1, §4.1 (AHEAD)",
+        Control,
+        "After a partial restore rewinds a team item's log, S3 answers 404 for a revision the restore dropped and 200 for every revision still in the log.",
+        s3_404_after_partial_restore
     ),
     case!(
         "s3/404-byte-identical",

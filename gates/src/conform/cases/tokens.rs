@@ -1,7 +1,8 @@
-//! Tokens (§6.2): every call refused without a token or with a near miss, the 401 body, consumers' cursors isolated, and both tokens accepted during a rotation.
+//! Tokens (§6.2): every call refused without a token or with a near miss (S3 before it looks the pair up), the 401 body, consumers' cursors isolated (one consumer's reads never prune another's), both tokens accepted during a rotation and the old one refused once retired.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
+use super::NEVER_ISSUED_REVISION;
 use super::wire::{Outcome, body_text, call_failed, fail, feed_all, none_wrong, s2_body};
 use crate::conform::client::{Auth, Response, encode_query};
 use crate::conform::{ConformCase, Ctx, NotPassed};
@@ -179,6 +180,127 @@ fn rotation_both_accepted(ctx: &mut Ctx<'_>) -> Outcome {
     Ok(())
 }
 
+fn s3_refused_before_lookup(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let mut asks: Vec<(String, String, String)> =
+        ["private", "granted", "guest_only", "link_shared", "deleted"]
+            .iter()
+            .map(|k| {
+                let i = m.item(k);
+                ((*k).to_owned(), i.item_id.clone(), i.current().to_owned())
+            })
+            .collect();
+    asks.push((
+        "no_row".into(),
+        m.no_row.item_id.clone(),
+        m.no_row.revision.clone(),
+    ));
+    let t = m.item("team");
+    asks.push((
+        "team at a revision never issued".into(),
+        t.item_id.clone(),
+        NEVER_ISSUED_REVISION.into(),
+    ));
+    let not_issued = format!("{}-not-issued", ctx.token);
+    let mut wrong = Vec::new();
+    for (how, auth) in [
+        ("without a token", Auth::Missing),
+        ("with a token nobody was issued", Auth::Bearer(&not_issued)),
+    ] {
+        for (state, id, rev) in &asks {
+            let body = serde_json::to_vec(&json!({"item_id": id, "revision": rev})).expect("JSON");
+            let r = ctx
+                .client
+                .post("/s3/fetch", body, auth)
+                .map_err(|e| call_failed("POST /s3/fetch", &e))?;
+            if r.status != 401 {
+                wrong.push(format!("{state} {how} -> {}", r.status));
+            }
+        }
+    }
+    none_wrong(
+        "401 for every S3 request without a valid token, whatever the pair (non-team, no-row, never-issued): the token is checked before the pair is looked up",
+        &wrong,
+    )
+}
+
+fn reads_prune_nothing(ctx: &mut Ctx<'_>) -> Outcome {
+    let second = ctx
+        .second_token
+        .ok_or_else(|| NotPassed::Skip("needs --second-token".into()))?;
+    let t = ctx.manifest.item("team");
+    let (_, first_cursor) = feed_all(ctx, ctx.token, None)?;
+    let new = ctx
+        .control("bump-revision", &[&t.item_id])?
+        .ok_or_else(|| {
+            fail(
+                "bump-revision prints the new revision",
+                "it printed nothing",
+            )
+        })?;
+    let (_, second_head) = feed_all(ctx, second, None)?;
+    feed_all(ctx, second, Some(&second_head))?;
+    let r = ctx
+        .client
+        .get(
+            &format!("/s1/feed?cursor={}", encode_query(&first_cursor)),
+            Auth::Bearer(ctx.token),
+        )
+        .map_err(|e| call_failed("GET /s1/feed", &e))?;
+    if r.status != 200 {
+        return Err(fail(
+            "200 for the first consumer's older cursor after the second consumer read to the head and polled from it",
+            format!("status {}", r.status),
+        ));
+    }
+    let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+    let rows = v["rows"].as_array().cloned().unwrap_or_default();
+    if rows
+        .iter()
+        .any(|r| r["item_id"] == json!(t.item_id) && r["revision"] == json!(new))
+    {
+        Ok(())
+    } else {
+        Err(fail(
+            format!(
+                "the first consumer still reads the row for ({}, {new}) made before the second consumer's reads",
+                t.item_id
+            ),
+            format!("{} rows, none for it", rows.len()),
+        ))
+    }
+}
+
+fn rotation_retired_refused(ctx: &mut Ctx<'_>) -> Outcome {
+    let new = ctx
+        .control("rotate-begin", &[])?
+        .ok_or_else(|| fail("rotate-begin prints the new token", "it printed nothing"))?;
+    ctx.control("rotate-retire", &[])?;
+    let mut wrong: Vec<String> = every_call_and_continuation(ctx, Auth::Bearer(ctx.token))?
+        .into_iter()
+        .filter(|(_, r)| r.status != 401)
+        .map(|(name, r)| format!("retired token: {name} -> {}", r.status))
+        .collect();
+    wrong.extend(
+        every_call(ctx, Auth::Bearer(&new))?
+            .into_iter()
+            .filter(|(_, r)| r.status != 200)
+            .map(|(name, r)| format!("new token: {name} -> {}", r.status)),
+    );
+    if let Some(second) = ctx.second_token {
+        wrong.extend(
+            every_call(ctx, Auth::Bearer(second))?
+                .into_iter()
+                .filter(|(_, r)| r.status != 200)
+                .map(|(name, r)| format!("the other consumer's token: {name} -> {}", r.status)),
+        );
+    }
+    none_wrong(
+        "once rotation phase 3 retires the old token, 401 on every call with it, 200 with the new one and with the other consumer's (gate 13)",
+        &wrong,
+    )
+}
+
 /// The tokens cases, in list order.
 pub(super) static CASES: &[ConformCase] = &[
     case!(
@@ -220,5 +342,29 @@ pub(super) static CASES: &[ConformCase] = &[
         Control,
         "While a rotation has added a second token, old and new are both accepted on every call.",
         rotation_both_accepted
+    ),
+    case!(
+        "tokens/s3-refused-before-lookup",
+        Must,
+        "§6.2, §6.1 (S3 404s, never 403s)",
+        Nothing,
+        "S3 without a token, or with one nobody was issued, answers 401 for every pair, non-team, no-row and never-issued ones included: the token is checked before the pair is looked up.",
+        s3_refused_before_lookup
+    ),
+    case!(
+        "tokens/other-consumer-reads-prune-nothing",
+        Must,
+        "§6.1 (cursor stored per consumer), §6.2, gate 13",
+        Control,
+        "A second consumer reading to the head and polling from it never prunes the first consumer's older cursor: it still answers 200 with the rows after it.",
+        reads_prune_nothing
+    ),
+    case!(
+        "tokens/rotation-retired-token-refused",
+        Must,
+        "§6.2 (rotation phase 3), gate 13",
+        Control,
+        "Once rotation phase 3 retires the old token, every call with it is refused with 401; every call with the new one, and with the other consumer's token, answers 200.",
+        rotation_retired_refused
     ),
 ];
