@@ -633,13 +633,15 @@ async fn a_missing_or_wrong_token_is_401_and_both_tokens_of_a_rotation_are_accep
         ("memoria".to_owned(), TOKEN.to_owned()),
         ("memoria".to_owned(), "tok-memoria-2".to_owned()),
     ]);
-    for token in [TOKEN, "tok-memoria-2", "wrong"] {
+    // Wrong: another word, a prefix, an extension, another case.
+    let wrong = ["wrong", "tok-memoria-", "tok-memoria-10", "TOK-MEMORIA-1"];
+    for token in [TOKEN, "tok-memoria-2"].into_iter().chain(wrong) {
         let request = Request::get("/s1/feed")
             .header(header::AUTHORIZATION, format!("Bearer {token}"))
             .body(Body::empty())
             .unwrap();
-        let expected = if token == "wrong" { 401 } else { 200 };
-        assert_eq!(send(&fake, request).await.status.as_u16(), expected);
+        let expected = if wrong.contains(&token) { 401 } else { 200 };
+        assert_eq!(send(&fake, request).await.status.as_u16(), expected, "{token}");
     }
     let callers: Vec<String> = fake
         .trace()
@@ -649,7 +651,15 @@ async fn a_missing_or_wrong_token_is_401_and_both_tokens_of_a_rotation_are_accep
         .collect();
     assert_eq!(
         callers,
-        ["unauthenticated", "memoria", "memoria", "unauthenticated"]
+        [
+            "unauthenticated",
+            "memoria",
+            "memoria",
+            "unauthenticated",
+            "unauthenticated",
+            "unauthenticated",
+            "unauthenticated"
+        ]
     );
 }
 
@@ -707,6 +717,7 @@ fn touched_at_is_rfc3339_utc_from_the_fixed_epoch_plus_simulated_milliseconds() 
     assert_eq!(rfc3339(312_999), "2026-11-30T09:05:12Z");
     assert_eq!(rfc3339(15 * 3_600_000), "2026-12-01T00:00:00Z");
     assert_eq!(rfc3339(32 * 86_400_000), "2027-01-01T09:00:00Z");
+    assert_eq!(rfc3339(u64::MAX), "9999-12-31T23:59:59Z", "clamped, never garbage");
 }
 
 #[test]
