@@ -1,7 +1,5 @@
 //! The fake sibling against `fixtures/contract/`: every response it sends validates, every request example decodes, and each state and fault knob shows on the wire (§4.1, §6.1, §6.2, §6.5).
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -29,53 +27,6 @@ fn contract_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/contract")
 }
 
-fn read_contract(path: &str) -> String {
-    std::fs::read_to_string(contract_dir().join(path)).expect("contract fixture exists")
-}
-
-struct Defs(Value);
-
-impl jsonschema::Retrieve for Defs {
-    fn retrieve(
-        &self,
-        uri: &jsonschema::Uri<String>,
-    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
-        if uri.as_str().ends_with("/defs.schema.json") {
-            Ok(self.0.clone())
-        } else {
-            Err(format!("no such schema: {}", uri.as_str()).into())
-        }
-    }
-}
-
-fn validators() -> &'static BTreeMap<&'static str, jsonschema::Validator> {
-    static VALIDATORS: OnceLock<BTreeMap<&'static str, jsonschema::Validator>> = OnceLock::new();
-    VALIDATORS.get_or_init(|| {
-        let defs: Value = serde_json::from_str(&read_contract("schema/defs.schema.json")).unwrap();
-        [
-            "error",
-            "s1-response",
-            "s1a-page",
-            "s2-request",
-            "s2-response",
-            "s3-request",
-            "s3-response",
-        ]
-        .into_iter()
-        .map(|name| {
-            let schema: Value =
-                serde_json::from_str(&read_contract(&format!("schema/{name}.schema.json")))
-                    .unwrap();
-            let validator = jsonschema::options()
-                .with_retriever(Defs(defs.clone()))
-                .build(&schema)
-                .unwrap_or_else(|e| panic!("{name} schema builds: {e}"));
-            (name, validator)
-        })
-        .collect()
-    })
-}
-
 fn assert_valid(schema: &str, body: &[u8]) {
     let value: Value = serde_json::from_slice(body).unwrap_or_else(|e| {
         panic!(
@@ -83,7 +34,8 @@ fn assert_valid(schema: &str, body: &[u8]) {
             String::from_utf8_lossy(body)
         )
     });
-    let errors: Vec<String> = validators()[schema]
+    let errors: Vec<String> = memoria_contract::validator(schema)
+        .unwrap_or_else(|| panic!("{schema} is not a contract schema"))
         .iter_errors(&value)
         .map(|e| e.to_string())
         .collect();
