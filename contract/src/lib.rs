@@ -113,8 +113,8 @@ mod tests {
 
     #[test]
     fn every_schema_in_the_folder_is_compiled_in_and_builds() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../fixtures/contract/schema");
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/contract/schema");
         let mut on_disk: Vec<String> = std::fs::read_dir(dir)
             .expect("the schema folder")
             .filter_map(|e| {
@@ -140,7 +140,10 @@ mod tests {
             ]})
         };
         assert!(v.is_valid(&row("2026-11-30T09:00:00Z")));
-        assert!(!v.is_valid(&row("2026-11-30T09:00:00+00:00")), "defs' time pattern");
+        assert!(
+            !v.is_valid(&row("2026-11-30T09:00:00+00:00")),
+            "defs' time pattern"
+        );
         let empty_cursor = serde_json::json!({"cursor": "", "more": false, "rows": []});
         assert!(!v.is_valid(&empty_cursor), "defs' token is 1 to 256 bytes");
     }

@@ -593,7 +593,11 @@ async fn a_missing_or_wrong_token_is_401_and_both_tokens_of_a_rotation_are_accep
             .body(Body::empty())
             .unwrap();
         let expected = if wrong.contains(&token) { 401 } else { 200 };
-        assert_eq!(send(&fake, request).await.status.as_u16(), expected, "{token}");
+        assert_eq!(
+            send(&fake, request).await.status.as_u16(),
+            expected,
+            "{token}"
+        );
     }
     let callers: Vec<String> = fake
         .trace()
@@ -669,7 +673,11 @@ fn touched_at_is_rfc3339_utc_from_the_fixed_epoch_plus_simulated_milliseconds() 
     assert_eq!(rfc3339(312_999), "2026-11-30T09:05:12Z");
     assert_eq!(rfc3339(15 * 3_600_000), "2026-12-01T00:00:00Z");
     assert_eq!(rfc3339(32 * 86_400_000), "2027-01-01T09:00:00Z");
-    assert_eq!(rfc3339(u64::MAX), "9999-12-31T23:59:59Z", "clamped, never garbage");
+    assert_eq!(
+        rfc3339(u64::MAX),
+        "9999-12-31T23:59:59Z",
+        "clamped, never garbage"
+    );
 }
 
 #[test]

@@ -387,6 +387,9 @@ mod tests {
     #[test]
     fn a_query_token_keeps_only_the_unreserved_characters() {
         assert_eq!(encode_query("AZaz09-_.~"), "AZaz09-_.~");
-        assert_eq!(encode_query("a b+c&d=e#f%/é"), "a%20b%2Bc%26d%3De%23f%25%2F%C3%A9");
+        assert_eq!(
+            encode_query("a b+c&d=e#f%/é"),
+            "a%20b%2Bc%26d%3De%23f%25%2F%C3%A9"
+        );
     }
 }

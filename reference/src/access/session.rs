@@ -197,14 +197,21 @@ mod tests {
         let two = headers(&[b"theme=dark", b"memoria_session=xyz"]);
         assert_eq!(cookie(&two, "memoria_session").as_deref(), Some("xyz"));
         let first_wins = headers(&[b"memoria_session=one; memoria_session=two"]);
-        assert_eq!(cookie(&first_wins, "memoria_session").as_deref(), Some("one"));
+        assert_eq!(
+            cookie(&first_wins, "memoria_session").as_deref(),
+            Some("one")
+        );
     }
 
     #[test]
     fn a_cookie_name_matches_whole_and_case_sensitively() {
         let h = headers(&[b"xmemoria_session=a; Memoria_session=b; memoria_sessionx=c"]);
         assert_eq!(cookie(&h, "memoria_session"), None);
-        assert_eq!(cookie(&h, "").as_deref(), None, "no cookie has an empty name");
+        assert_eq!(
+            cookie(&h, "").as_deref(),
+            None,
+            "no cookie has an empty name"
+        );
     }
 
     #[test]
@@ -212,7 +219,11 @@ mod tests {
         let h = headers(&[b"a=\"quoted\"; b=; c==x="]);
         assert_eq!(cookie(&h, "a").as_deref(), Some("\"quoted\""));
         assert_eq!(cookie(&h, "b").as_deref(), Some(""));
-        assert_eq!(cookie(&h, "c").as_deref(), Some("=x="), "only the first = splits");
+        assert_eq!(
+            cookie(&h, "c").as_deref(),
+            Some("=x="),
+            "only the first = splits"
+        );
     }
 
     #[test]
@@ -249,7 +260,10 @@ mod tests {
     fn a_secret_matches_only_itself_whatever_its_length() {
         assert!(same_secret("tok-123", "tok-123"));
         assert!(!same_secret("tok-124", "tok-123"));
-        assert!(!same_secret("tok-12", "tok-123"), "a prefix is not the secret");
+        assert!(
+            !same_secret("tok-12", "tok-123"),
+            "a prefix is not the secret"
+        );
         assert!(!same_secret("tok-1234", "tok-123"), "nor is an extension");
         assert!(!same_secret("", "tok-123"));
         assert!(same_secret("", ""));

@@ -364,7 +364,10 @@ mod tests {
     #[test]
     fn a_query_token_keeps_only_the_unreserved_characters_and_decodes_back() {
         assert_eq!(percent_encode("AZaz09-_.~"), "AZaz09-_.~");
-        assert_eq!(percent_encode("a b+c&d=e#f%/é"), "a%20b%2Bc%26d%3De%23f%25%2F%C3%A9");
+        assert_eq!(
+            percent_encode("a b+c&d=e#f%/é"),
+            "a%20b%2Bc%26d%3De%23f%25%2F%C3%A9"
+        );
         for token in ["c 1+2", "p&q=r", "100%", "日本"] {
             let sent = percent_encode(token);
             let back = percent_encoding::percent_decode_str(&sent).decode_utf8();
