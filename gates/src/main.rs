@@ -241,15 +241,12 @@ fn main() -> ExitCode {
     }
 }
 
+/// `s` as one POSIX shell word (`shlex`), for the replay commands a failure
+/// prints: a glob (`g05/*`), a space or a quote comes back quoted. A NUL,
+/// which no argument or path can hold, is the one thing shlex refuses; such
+/// a string is printed as it is.
 fn shell_quote(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/-_.*?".contains(c))
-        && !s.contains('*')
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
+    shlex::try_quote(s).map_or_else(|_| s.to_owned(), std::borrow::Cow::into_owned)
 }
 
 fn replay(files: &[PathBuf], seed: Option<u64>, format: Format, shrink: bool) -> ExitCode {
@@ -361,7 +358,7 @@ fn replay(files: &[PathBuf], seed: Option<u64>, format: Format, shrink: bool) ->
                 "memoria-harness: {} failed at seed {}; replay with:\n  cargo run -p memoria-gates --bin memoria-harness -- replay {} --seed {}",
                 file.display(),
                 r.seed,
-                file.display(),
+                shell_quote(&file.to_string_lossy()),
                 r.seed
             );
         }
@@ -607,7 +604,9 @@ fn run_mutants(
         {
             eprintln!(
                 "memoria-harness: {} was {:?}; replay with:\n  cargo run -p memoria-gates --bin memoria-harness -- mutants {} --seed {seed}",
-                m.file, m.status, m.file
+                m.file,
+                m.status,
+                shell_quote(&m.file)
             );
         }
         ExitCode::from(EXIT_FAIL)
@@ -842,5 +841,22 @@ fn fake_control(url: &str, action: &[String]) -> ExitCode {
             eprintln!("memoria-harness fake-control: {e}");
             ExitCode::from(EXIT_FAIL)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replay_selector_is_quoted_only_when_the_shell_would_change_it() {
+        assert_eq!(shell_quote("g05"), "g05");
+        assert_eq!(shell_quote("mutants/g05-a.diff"), "mutants/g05-a.diff");
+        assert_eq!(shell_quote("g05/*"), "'g05/*'");
+        assert_eq!(shell_quote("g05/?"), "'g05/?'", "? globs too");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote(""), "''");
+        let quoted = shell_quote("it's $HOME");
+        assert_eq!(shlex::split(&quoted), Some(vec!["it's $HOME".to_owned()]));
     }
 }

@@ -19,20 +19,9 @@ fn read_json(rel: &str) -> Value {
     serde_json::from_str(&text).expect("fixture is JSON")
 }
 
-fn validator(schema: &str) -> jsonschema::Validator {
-    let defs = read_json("schema/defs.schema.json");
-    let registry = jsonschema::Registry::new()
-        .add(
-            "https://memoria-harness.invalid/contract/defs.schema.json",
-            defs,
-        )
-        .expect("defs registers")
-        .prepare()
-        .expect("registry prepares");
-    jsonschema::options()
-        .with_registry(&registry)
-        .build(&read_json(&format!("schema/{schema}.schema.json")))
-        .expect("schema builds")
+fn validator(schema: &str) -> &'static jsonschema::Validator {
+    memoria_contract::validator(schema)
+        .unwrap_or_else(|| panic!("{schema} is not a contract schema"))
 }
 
 fn examples(schema: &str) -> Vec<(String, Vec<u8>)> {

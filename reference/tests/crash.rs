@@ -225,7 +225,7 @@ fn plaintext_under(dir: &Path, canaries: &[String]) -> Vec<(PathBuf, String)> {
     for (path, bytes) in files_under(dir) {
         let lower = bytes.to_ascii_lowercase();
         for c in canaries {
-            if lower.windows(c.len()).any(|w| w == c.as_bytes()) {
+            if memchr::memmem::find(&lower, c.as_bytes()).is_some() {
                 found.push((path.clone(), c.clone()));
             }
         }

@@ -1,7 +1,5 @@
 //! The fake sibling against `fixtures/contract/`: every response it sends validates, every request example decodes, and each state and fault knob shows on the wire (§4.1, §6.1, §6.2, §6.5).
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -28,53 +26,6 @@ fn contract_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/contract")
 }
 
-fn read_contract(path: &str) -> String {
-    std::fs::read_to_string(contract_dir().join(path)).expect("contract fixture exists")
-}
-
-struct Defs(Value);
-
-impl jsonschema::Retrieve for Defs {
-    fn retrieve(
-        &self,
-        uri: &jsonschema::Uri<String>,
-    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
-        if uri.as_str().ends_with("/defs.schema.json") {
-            Ok(self.0.clone())
-        } else {
-            Err(format!("no such schema: {}", uri.as_str()).into())
-        }
-    }
-}
-
-fn validators() -> &'static BTreeMap<&'static str, jsonschema::Validator> {
-    static VALIDATORS: OnceLock<BTreeMap<&'static str, jsonschema::Validator>> = OnceLock::new();
-    VALIDATORS.get_or_init(|| {
-        let defs: Value = serde_json::from_str(&read_contract("schema/defs.schema.json")).unwrap();
-        [
-            "error",
-            "s1-response",
-            "s1a-page",
-            "s2-request",
-            "s2-response",
-            "s3-request",
-            "s3-response",
-        ]
-        .into_iter()
-        .map(|name| {
-            let schema: Value =
-                serde_json::from_str(&read_contract(&format!("schema/{name}.schema.json")))
-                    .unwrap();
-            let validator = jsonschema::options()
-                .with_retriever(Defs(defs.clone()))
-                .build(&schema)
-                .unwrap_or_else(|e| panic!("{name} schema builds: {e}"));
-            (name, validator)
-        })
-        .collect()
-    })
-}
-
 fn assert_valid(schema: &str, body: &[u8]) {
     let value: Value = serde_json::from_slice(body).unwrap_or_else(|e| {
         panic!(
@@ -82,7 +33,8 @@ fn assert_valid(schema: &str, body: &[u8]) {
             String::from_utf8_lossy(body)
         )
     });
-    let errors: Vec<String> = validators()[schema]
+    let errors: Vec<String> = memoria_contract::validator(schema)
+        .unwrap_or_else(|| panic!("{schema} is not a contract schema"))
         .iter_errors(&value)
         .map(|e| e.to_string())
         .collect();
@@ -632,13 +584,19 @@ async fn a_missing_or_wrong_token_is_401_and_both_tokens_of_a_rotation_are_accep
         ("memoria".to_owned(), TOKEN.to_owned()),
         ("memoria".to_owned(), "tok-memoria-2".to_owned()),
     ]);
-    for token in [TOKEN, "tok-memoria-2", "wrong"] {
+    // Wrong: another word, a prefix, an extension, another case.
+    let wrong = ["wrong", "tok-memoria-", "tok-memoria-10", "TOK-MEMORIA-1"];
+    for token in [TOKEN, "tok-memoria-2"].into_iter().chain(wrong) {
         let request = Request::get("/s1/feed")
             .header(header::AUTHORIZATION, format!("Bearer {token}"))
             .body(Body::empty())
             .unwrap();
-        let expected = if token == "wrong" { 401 } else { 200 };
-        assert_eq!(send(&fake, request).await.status.as_u16(), expected);
+        let expected = if wrong.contains(&token) { 401 } else { 200 };
+        assert_eq!(
+            send(&fake, request).await.status.as_u16(),
+            expected,
+            "{token}"
+        );
     }
     let callers: Vec<String> = fake
         .trace()
@@ -648,7 +606,15 @@ async fn a_missing_or_wrong_token_is_401_and_both_tokens_of_a_rotation_are_accep
         .collect();
     assert_eq!(
         callers,
-        ["unauthenticated", "memoria", "memoria", "unauthenticated"]
+        [
+            "unauthenticated",
+            "memoria",
+            "memoria",
+            "unauthenticated",
+            "unauthenticated",
+            "unauthenticated",
+            "unauthenticated"
+        ]
     );
 }
 
@@ -706,6 +672,11 @@ fn touched_at_is_rfc3339_utc_from_the_fixed_epoch_plus_simulated_milliseconds() 
     assert_eq!(rfc3339(312_999), "2026-11-30T09:05:12Z");
     assert_eq!(rfc3339(15 * 3_600_000), "2026-12-01T00:00:00Z");
     assert_eq!(rfc3339(32 * 86_400_000), "2027-01-01T09:00:00Z");
+    assert_eq!(
+        rfc3339(u64::MAX),
+        "9999-12-31T23:59:59Z",
+        "clamped, never garbage"
+    );
 }
 
 #[test]

@@ -164,9 +164,7 @@ fn files_under(dir: &Path) -> Vec<(String, PathBuf)> {
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty()
-        && hay.len() >= needle.len()
-        && hay.windows(needle.len()).any(|w| w == needle)
+    !needle.is_empty() && memchr::memmem::find(hay, needle).is_some()
 }
 
 /// Greps every file of the data directory for each needle; prints one line

@@ -344,18 +344,19 @@ fn redact(bytes: &[u8]) -> String {
 /// The longest body the trace prints, in characters; longer ones are cut.
 pub const TRACE_BODY_CHARS_MAX: usize = 600;
 
+/// What a query-string token keeps unescaped: RFC 3986's unreserved
+/// characters (§2.3), so the target reads the token back as it issued it
+/// whichever percent-decoder it uses (a space is `%20`, never `+`).
+const TOKEN_KEPT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
 /// Percent-encodes an opaque token for a query string (RFC 3986 unreserved kept).
 #[must_use]
 pub fn encode_query(token: &str) -> String {
-    let mut out = String::with_capacity(token.len());
-    for b in token.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(token, TOKEN_KEPT).to_string()
 }
 
 #[cfg(test)]
@@ -381,5 +382,14 @@ mod tests {
         );
         assert!(Target::parse("https://x.test").is_err());
         assert!(Target::parse("nonsense").is_err());
+    }
+
+    #[test]
+    fn a_query_token_keeps_only_the_unreserved_characters() {
+        assert_eq!(encode_query("AZaz09-_.~"), "AZaz09-_.~");
+        assert_eq!(
+            encode_query("a b+c&d=e#f%/é"),
+            "a%20b%2Bc%26d%3De%23f%25%2F%C3%A9"
+        );
     }
 }

@@ -202,7 +202,7 @@ async fn s3_down_in_front(mut server: tokio::io::DuplexStream, fake: FakeSibling
     let mut read = Vec::new();
     let mut buf = [0u8; 4096];
     let head_end = loop {
-        if let Some(at) = read.windows(4).position(|w| w == b"\r\n\r\n") {
+        if let Some(at) = memchr::memmem::find(&read, b"\r\n\r\n") {
             break at + 4;
         }
         match server.read(&mut buf).await {

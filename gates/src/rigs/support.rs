@@ -69,12 +69,13 @@ pub fn grep_dir(dir: &Path, needle: &[u8]) -> Vec<(String, usize)> {
     hits
 }
 
-/// The first offset of `needle` in `hay`.
+/// The first offset of `needle` in `hay` (`memchr::memmem`); `None` for an
+/// empty needle, which would otherwise be found at 0 in every file.
 pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() || hay.len() < needle.len() {
+    if needle.is_empty() {
         return None;
     }
-    hay.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(hay, needle)
 }
 
 /// The file names of every file under `dir`, relative, for reports.
@@ -177,4 +178,19 @@ pub fn write_file(path: &Path, bytes: &[u8]) {
     }
     let mut f = std::fs::File::create(path).expect("create file");
     f.write_all(bytes).expect("write file");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn find_gives_the_first_offset_and_never_finds_an_empty_needle() {
+        assert_eq!(find(b"abcabc", b"bc"), Some(1));
+        assert_eq!(find(b"abc", b"abc"), Some(0));
+        assert_eq!(find(b"ab", b"abc"), None, "a needle longer than the file");
+        assert_eq!(find(b"abc", b"x"), None);
+        assert_eq!(find(b"abc", b""), None);
+        assert_eq!(find(b"", b""), None);
+    }
 }

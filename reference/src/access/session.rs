@@ -12,10 +12,12 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use axum::http::{HeaderMap, header};
+use cookie::{Cookie, SameSite};
 use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq as _;
 
 use crate::access::admission::Owner;
-use crate::web::{SESSIONS_MAX, TOKEN_BYTES};
+use crate::web::{SESSION_COOKIE, SESSIONS_MAX, TOKEN_BYTES};
 
 /// Where one-time sign-in links go. Production prints them on the terminal;
 /// tests capture them. Never the log (gate 4).
@@ -95,18 +97,38 @@ pub(crate) fn prune<V>(map: &mut HashMap<[u8; 32], V>, now: i64, expiry: impl Fn
     }
 }
 
+/// The value of the cookie `name` in the request's `Cookie` headers (RFC 6265
+/// §5.4), as sent: the first pair with that name wins. A header that is not
+/// visible ASCII, or a piece without `=` or without a name, is skipped; no
+/// header yields `None`, never a panic.
 pub(crate) fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    for value in headers.get_all(header::COOKIE) {
-        let Ok(text) = value.to_str() else { continue };
-        for part in text.split(';') {
-            if let Some((k, v)) = part.trim().split_once('=')
-                && k == name
-            {
-                return Some(v.to_string());
-            }
-        }
-    }
-    None
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|c| c.name() == name)
+        .map(|c| c.value().to_owned())
+}
+
+/// The `Set-Cookie` value that gives the browser session `sid` for
+/// `max_age_s` seconds: `HttpOnly`, `SameSite=Strict`, `Path=/` (§4.3).
+/// An empty `sid` with `max_age_s` 0 is the one that signs out.
+pub(crate) fn session_set_cookie(sid: &str, max_age_s: i64) -> String {
+    Cookie::build((SESSION_COOKIE, sid))
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .path("/")
+        .max_age(time::Duration::seconds(max_age_s))
+        .build()
+        .to_string()
+}
+
+/// Whether a presented secret equals the one issued, in time that depends
+/// only on their lengths (`subtle`), never on a shared prefix.
+pub(crate) fn same_secret(presented: &str, issued: &str) -> bool {
+    presented.as_bytes().ct_eq(issued.as_bytes()).into()
 }
 
 /// Checks the CSRF token and, if the browser sent one, the Origin.
@@ -122,8 +144,7 @@ pub(crate) fn csrf_ok(headers: &HeaderMap, session: &Session, token: Option<&str
         }
     }
     let Some(token) = token else { return false };
-    // Compare digests so the comparison time does not depend on a shared prefix.
-    token_hash(token) == token_hash(&session.csrf)
+    same_secret(token, &session.csrf)
 }
 
 #[cfg(test)]
@@ -155,5 +176,96 @@ mod tests {
             m.values().all(|e| *e > 1000),
             "the soonest-expiring entry went"
         );
+    }
+
+    fn headers(cookies: &[&[u8]]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for c in cookies {
+            h.append(
+                header::COOKIE,
+                axum::http::HeaderValue::from_bytes(c).expect("a header value"),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn a_cookie_is_found_among_several_in_one_header_or_across_headers() {
+        let one = headers(&[b"theme=dark; memoria_session=abc-_1; lang=pt"]);
+        assert_eq!(cookie(&one, "memoria_session").as_deref(), Some("abc-_1"));
+        assert_eq!(cookie(&one, "lang").as_deref(), Some("pt"));
+        let two = headers(&[b"theme=dark", b"memoria_session=xyz"]);
+        assert_eq!(cookie(&two, "memoria_session").as_deref(), Some("xyz"));
+        let first_wins = headers(&[b"memoria_session=one; memoria_session=two"]);
+        assert_eq!(
+            cookie(&first_wins, "memoria_session").as_deref(),
+            Some("one")
+        );
+    }
+
+    #[test]
+    fn a_cookie_name_matches_whole_and_case_sensitively() {
+        let h = headers(&[b"xmemoria_session=a; Memoria_session=b; memoria_sessionx=c"]);
+        assert_eq!(cookie(&h, "memoria_session"), None);
+        assert_eq!(
+            cookie(&h, "").as_deref(),
+            None,
+            "no cookie has an empty name"
+        );
+    }
+
+    #[test]
+    fn a_quoted_or_empty_cookie_value_comes_back_as_sent() {
+        let h = headers(&[b"a=\"quoted\"; b=; c==x="]);
+        assert_eq!(cookie(&h, "a").as_deref(), Some("\"quoted\""));
+        assert_eq!(cookie(&h, "b").as_deref(), Some(""));
+        assert_eq!(
+            cookie(&h, "c").as_deref(),
+            Some("=x="),
+            "only the first = splits"
+        );
+    }
+
+    #[test]
+    fn a_malformed_cookie_header_yields_none_or_the_well_formed_pairs_never_a_panic() {
+        for bad in [
+            &b""[..],
+            b";;;",
+            b"novalue",
+            b"=orphan",
+            b" ; = ; ",
+            b"\xff\xfe=\x80",
+            b"memoria_session",
+        ] {
+            assert_eq!(cookie(&headers(&[bad]), "memoria_session"), None, "{bad:?}");
+        }
+        let mixed = headers(&[b"\xffbad", b"junk; =x; memoria_session=ok"]);
+        assert_eq!(cookie(&mixed, "memoria_session").as_deref(), Some("ok"));
+        assert_eq!(cookie(&HeaderMap::new(), "memoria_session"), None);
+    }
+
+    #[test]
+    fn the_session_cookie_is_http_only_same_site_strict_for_the_whole_site() {
+        assert_eq!(
+            session_set_cookie("abc", 43_200),
+            "memoria_session=abc; HttpOnly; SameSite=Strict; Path=/; Max-Age=43200"
+        );
+        assert_eq!(
+            session_set_cookie("", 0),
+            "memoria_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
+        );
+    }
+
+    #[test]
+    fn a_secret_matches_only_itself_whatever_its_length() {
+        assert!(same_secret("tok-123", "tok-123"));
+        assert!(!same_secret("tok-124", "tok-123"));
+        assert!(
+            !same_secret("tok-12", "tok-123"),
+            "a prefix is not the secret"
+        );
+        assert!(!same_secret("tok-1234", "tok-123"), "nor is an extension");
+        assert!(!same_secret("", "tok-123"));
+        assert!(same_secret("", ""));
     }
 }

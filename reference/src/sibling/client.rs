@@ -335,17 +335,18 @@ impl TapFaults for S2Decoded {
     }
 }
 
+/// What a query-string token keeps unescaped: RFC 3986's unreserved
+/// characters (§2.3), so a sibling's plain percent-decoder, form-aware or not,
+/// reads the token back as it was sent (a space is `%20`, never `+`).
+const TOKEN_KEPT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
 /// Percent-encodes an opaque token for a query string (RFC 3986 unreserved kept).
 fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(s, TOKEN_KEPT).to_string()
 }
 
 /// Every pair UNKNOWN with one fault: for callers that never reached a sibling.
@@ -353,5 +354,24 @@ pub fn unknown_for(pairs: &[Pair], fault: S2Fault) -> S2Decoded {
     S2Decoded {
         verdicts: vec![super::wire::Verdict::Unknown; pairs.len()],
         faults: BTreeMap::from([(fault, pairs.len())]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_token_keeps_only_the_unreserved_characters_and_decodes_back() {
+        assert_eq!(percent_encode("AZaz09-_.~"), "AZaz09-_.~");
+        assert_eq!(
+            percent_encode("a b+c&d=e#f%/é"),
+            "a%20b%2Bc%26d%3De%23f%25%2F%C3%A9"
+        );
+        for token in ["c 1+2", "p&q=r", "100%", "日本"] {
+            let sent = percent_encode(token);
+            let back = percent_encoding::percent_decode_str(&sent).decode_utf8();
+            assert_eq!(back.as_deref(), Ok(token), "{sent}");
+        }
     }
 }

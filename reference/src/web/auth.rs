@@ -9,7 +9,9 @@ use maud::html;
 use super::envelope::{error_page, forbidden_csrf, layout, page};
 use super::extract::SignedIn;
 use super::{AppState, CsrfForm, SESSION_COOKIE, SESSION_TTL_S};
-use crate::access::session::{Session, cookie, csrf_ok, prune, random_token, token_hash};
+use crate::access::session::{
+    Session, cookie, csrf_ok, prune, random_token, session_set_cookie, token_hash,
+};
 
 #[derive(Debug, serde::Deserialize)]
 pub(crate) struct LoginParams {
@@ -60,10 +62,8 @@ pub(crate) async fn login(
         .expect("static response");
     resp.headers_mut().insert(
         header::SET_COOKIE,
-        HeaderValue::from_str(&format!(
-            "{SESSION_COOKIE}={sid}; HttpOnly; SameSite=Strict; Path=/; Max-Age={SESSION_TTL_S}"
-        ))
-        .expect("token is URL-safe base64"),
+        HeaderValue::from_str(&session_set_cookie(&sid, SESSION_TTL_S))
+            .expect("token is URL-safe base64"),
     );
     resp
 }
@@ -95,7 +95,7 @@ pub(crate) async fn logout(
     );
     resp.headers_mut().insert(
         header::SET_COOKIE,
-        HeaderValue::from_static("memoria_session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"),
+        HeaderValue::from_str(&session_set_cookie("", 0)).expect("a cookie without a value"),
     );
     resp
 }

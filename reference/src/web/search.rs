@@ -96,10 +96,10 @@ pub(crate) fn results_region(
                 }
                 nav.pages {
                     @if p.page > 1 {
-                        a href=(format!("/?q={}&page={}", urlencode(q), p.page - 1)) { "‹ Previous" } " "
+                        a href=(page_link(q, p.page - 1)) { "‹ Previous" } " "
                     }
                     @if p.has_next {
-                        a href=(format!("/?q={}&page={}", urlencode(q), p.page + 1)) { "Next ›" }
+                        a href=(page_link(q, p.page + 1)) { "Next ›" }
                     }
                 }
             } },
@@ -107,18 +107,15 @@ pub(crate) fn results_region(
     }
 }
 
-pub(crate) fn urlencode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(b as char)
-            }
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
+/// The link to page `page` of the search for `q`: `/?q=…&page=N`, the query
+/// form-encoded (`application/x-www-form-urlencoded`, what the `Query`
+/// extractor decodes) so that any `q` comes back byte for byte.
+fn page_link(q: &str, page: u32) -> String {
+    let query = form_urlencoded::Serializer::new(String::new())
+        .append_pair("q", q)
+        .append_pair("page", &page.to_string())
+        .finish();
+    format!("/?{query}")
 }
 
 pub(crate) async fn search_page(
@@ -186,4 +183,37 @@ pub(crate) async fn search_fragment(
         .await;
     let (status, region) = results_region(&q, &outcome);
     page(status, html! { (region) p.egress { (footer) } })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_link_gives_the_query_back_byte_for_byte_through_the_query_extractor() {
+        for q in [
+            "plain",
+            "a&b=c",
+            "1+1 = 2",
+            "#fragment?no",
+            "100% sure",
+            "~tilde*star",
+            "café ünïcode 日本",
+            "  spaced  ",
+            "",
+        ] {
+            let link = page_link(q, 3);
+            let uri: axum::http::Uri = link.parse().expect("the link is a URI");
+            let Query(params) =
+                Query::<SearchParams>::try_from_uri(&uri).expect("the link decodes");
+            assert_eq!(params.q.as_deref(), Some(q), "{link}");
+            assert_eq!(params.page.as_deref(), Some("3"), "{link}");
+        }
+    }
+
+    #[test]
+    fn a_page_link_escapes_every_character_that_would_end_the_value() {
+        let link = page_link("a&page=9#x y", 2);
+        assert_eq!(link, "/?q=a%26page%3D9%23x+y&page=2");
+    }
 }

@@ -32,29 +32,21 @@ pub const S1A_RECORDS_PER_PAGE: usize = 50;
 /// 2026-11-30T09:00:00Z (the contract examples' first `touched_at`).
 pub const EPOCH_UNIX_SECONDS: i64 = 1_796_029_200;
 
+/// The contract's time shape: RFC 3339 in UTC, whole seconds, `Z`
+/// (`defs.schema.json#/$defs/time`).
+const CONTRACT_TIME: &[time::format_description::BorrowedFormatItem<'_>] =
+    time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
+
 /// RFC 3339 UTC (`YYYY-MM-DDTHH:MM:SSZ`) for `ms` simulated milliseconds
 /// after [`EPOCH_UNIX_SECONDS`], whole seconds only (`defs.schema.json#/$defs/time`).
+/// Past year 9999 it reads 9999-12-31T23:59:59Z, the latest the shape can say.
 #[must_use]
 pub fn rfc3339(ms: u64) -> String {
-    let secs = EPOCH_UNIX_SECONDS + i64::try_from(ms / 1000).unwrap_or(i64::MAX / 2);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let secs = EPOCH_UNIX_SECONDS.saturating_add(i64::try_from(ms / 1000).unwrap_or(i64::MAX));
+    time::OffsetDateTime::from_unix_timestamp(secs)
+        .unwrap_or(time::PrimitiveDateTime::MAX.assume_utc())
+        .format(CONTRACT_TIME)
+        .expect("a UTC date-time of year 0..=9999 fills every component")
 }
 
 /// Whether a person is a team member or a guest.

@@ -13,6 +13,7 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
+use subtle::ConstantTimeEq as _;
 
 use crate::fake::faults::{
     Faults, FaultsHandle, Lie, MalformedS2, Outage, RefuseConnection, TruncateAnnounce,
@@ -147,6 +148,8 @@ impl FakeSibling {
         *self.0.tokens.lock().unwrap_or_else(PoisonError::into_inner) = tokens;
     }
 
+    /// The consumer whose bearer token `headers` carry, the token compared
+    /// in constant time (`subtle`); `None` for a missing or wrong one.
     fn caller(&self, headers: &HeaderMap) -> Option<String> {
         let token = headers
             .get(header::AUTHORIZATION)?
@@ -158,7 +161,7 @@ impl FakeSibling {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .find(|(_, t)| t == token)
+            .find(|(_, t)| bool::from(t.as_bytes().ct_eq(token.as_bytes())))
             .map(|(name, _)| name.clone())
     }
 
@@ -583,42 +586,12 @@ fn error(status: u16, code: ErrorCode) -> Response {
     )
 }
 
-/// The percent-decoded value of `name` in a query string, if present.
+/// The decoded value of the first `name` in a query string, if present:
+/// `+` is a space, `%XX` a byte, invalid UTF-8 replaced (`form_urlencoded`).
 fn query_param(query: Option<&str>, name: &str) -> Option<String> {
-    query?.split('&').find_map(|kv| {
-        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-        (k == name).then(|| percent_decode(v))
-    })
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| char::from(b).to_digit(16);
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push(u8::try_from(h * 16 + l).unwrap_or(b'?'));
-                    i += 3;
-                }
-                _ => {
-                    out.push(b'%');
-                    i += 1;
-                }
-            },
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    form_urlencoded::parse(query?.as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
 }
 
 async fn s1(
@@ -651,4 +624,21 @@ async fn s3(
 ) -> Response {
     fake.serve(CallKind::S3, &headers, q.as_deref(), &body)
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_value_is_form_decoded_and_the_first_of_a_repeated_name_wins() {
+        let q = Some("cursor=c%201+2%2B&page=p&page=q&bad=%zz&lossy=%FF");
+        assert_eq!(query_param(q, "cursor").as_deref(), Some("c 1 2+"));
+        assert_eq!(query_param(q, "page").as_deref(), Some("p"));
+        assert_eq!(query_param(q, "bad").as_deref(), Some("%zz"));
+        assert_eq!(query_param(q, "lossy").as_deref(), Some("\u{FFFD}"));
+        assert_eq!(query_param(q, "person"), None);
+        assert_eq!(query_param(Some("person"), "person").as_deref(), Some(""));
+        assert_eq!(query_param(None, "cursor"), None);
+    }
 }
