@@ -49,6 +49,10 @@ pub enum ErrorKind {
     Usage,
     /// An operating-system I/O failure.
     Io,
+    /// Store work handed to [`crate::SharedInstance::run`] did not return:
+    /// it panicked (caught; the server serves on), or the runtime shut down
+    /// before it ran. The instance is as its last committed transaction left it.
+    Abandoned,
 }
 
 /// Why bytes are not text, for a caller that must tell the person which

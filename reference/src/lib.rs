@@ -84,6 +84,7 @@ mod error;
 mod ingest;
 mod instance;
 mod limits;
+mod offload;
 mod policy;
 mod search;
 mod sibling;
@@ -105,6 +106,7 @@ pub use config::{
     resolve as resolve_config,
 };
 pub use instance::{Instance, InstanceConfig, WakeKind, WakeReport};
+pub use offload::{Offload, SharedInstance};
 
 // At rest (§3, §3.2, §7.4).
 pub use storage::seal::{

@@ -301,7 +301,8 @@ fn run(cli: Cli) -> Result<u8, Exit> {
                     anyhow::anyhow!("{asker} is not an owner of this memoria (MEMORIA_OWNERS)"),
                 ));
             }
-            let instance = Arc::new(std::sync::Mutex::new(wake(&config)?));
+            // Store work runs off the runtime's thread, as `serve`'s does.
+            let instance = memoria::SharedInstance::new(wake(&config)?, memoria::Offload::Pool);
             let client = sibling_client_from_env()?;
             // The one S2 path (§8.1): the CLI rules sibling passages as the page does.
             let runtime = tokio::runtime::Builder::new_current_thread()
@@ -459,6 +460,8 @@ fn sibling_client_from_env() -> Result<Option<memoria::SiblingClient>, Exit> {
 }
 
 fn serve(instance: Instance, addr: SocketAddr) -> Result<u8, Exit> {
+    // Counted before the runtime starts: no SQLite on an async worker thread.
+    let (documents, chunks) = instance.store().counts().context("counting the store")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -468,11 +471,12 @@ fn serve(instance: Instance, addr: SocketAddr) -> Result<u8, Exit> {
             .await
             .with_context(|| format!("binding {addr}"))?;
         let local = listener.local_addr().context("reading the bound address")?;
-        let (documents, chunks) = instance.store().counts().context("counting the store")?;
+        // Store work runs on the blocking pool, off the worker threads (issue 10).
         let mut state = AppState::new(
             instance,
             Arc::new(TerminalDelivery),
             format!("http://{local}"),
+            memoria::Offload::Pool,
         );
         if let Some(client) = sibling_client_from_env()? {
             println!("memoria: siblings: {}", client.apps().join(", "));

@@ -19,6 +19,7 @@ use crate::access::admission::Admission;
 use crate::clock::{Clock, SystemClock};
 use crate::error::Error;
 use crate::instance::{Instance, InstanceConfig};
+use crate::offload::Offload;
 use crate::policy::egress::EgressMode;
 use crate::storage::seal::{Dek, Sealer};
 use crate::web::{self, AppState};
@@ -113,10 +114,17 @@ impl TestApp {
         Ok(TestApp::from_instance(instance))
     }
 
-    /// Wraps an already-awake instance.
+    /// Wraps an already-awake instance. Store work runs inline
+    /// ([`Offload::Inline`]), on the test's own thread, as in a simulation.
     pub fn from_instance(instance: Instance) -> TestApp {
+        TestApp::from_instance_with(instance, Offload::Inline)
+    }
+
+    /// As [`TestApp::from_instance`], with store work run where `offload`
+    /// says ([`Offload::Pool`] is `memoria serve`'s mode).
+    pub fn from_instance_with(instance: Instance, offload: Offload) -> TestApp {
         let delivery = Arc::new(CapturedDelivery::default());
-        let state = AppState::new(instance, delivery.clone(), "http://memoria.test");
+        let state = AppState::new(instance, delivery.clone(), "http://memoria.test", offload);
         let router = web::router(state.clone());
         TestApp {
             state,

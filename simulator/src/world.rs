@@ -435,10 +435,13 @@ impl Boot {
             Sealer::new(&Dek::from_bytes(SIM_DEK_BYTES)),
             Arc::new(self.clock.clone()),
         )?;
+        // Inline: a real thread pool would finish store work at wall-clock
+        // moments and break the seed's replay.
         Ok(AppState::new(
             instance,
             self.delivery.clone(),
             format!("http://{MEMORIA_HOST}"),
+            memoria::Offload::Inline,
         )
         .with_siblings(self.client.clone()))
     }

@@ -1,4 +1,4 @@
-//! The determinism self-check: one seed, run twice, prints the same transcript byte for byte.
+//! The determinism self-check: one seed, run twice, prints the same transcript byte for byte, with memoria's store work run inline.
 
 use memoria_simulator::tour;
 
@@ -43,4 +43,24 @@ fn two_seeds_choose_different_settings() {
     let a = memoria_simulator::tour_world(1).settings();
     let b = memoria_simulator::tour_world(2).settings();
     assert_ne!(a, b, "the seed drives nothing");
+}
+
+#[test]
+fn a_simulated_memoria_runs_its_store_work_inline_on_the_simulation_s_thread() {
+    // What keeps the transcript above a function of the seed: no store work
+    // finishes on a real thread pool at a wall-clock moment (issue 10).
+    let world = memoria_simulator::tour_world(seed());
+    world
+        .run(|m| async move {
+            let state = m.state();
+            assert_eq!(state.offload(), memoria::Offload::Inline);
+            let here = std::thread::current().id();
+            let ran_on = state
+                .blocking(|_| std::thread::current().id())
+                .await
+                .map_err(|e| e.to_string())?;
+            assert_eq!(ran_on, here, "store work ran on the simulation's thread");
+            Ok(())
+        })
+        .unwrap();
 }

@@ -16,19 +16,20 @@
 //!
 //! The instance lock is never held across a sibling call: candidates are
 //! taken under it, the siblings are asked without it, and the tallies and
-//! AHEAD's mark are written under it again.
+//! AHEAD's mark are written under it again. Each of those store steps goes
+//! through [`SharedInstance::run`], off the async worker threads in
+//! production (issue 10).
 //!
 //! Architecture Invariant: outside this file and `client.rs`, nothing in the
 //! crate calls `SiblingClient::check` or `SiblingClient::check_all`
 //! (`gates/tests/tidy.rs` fails the build of any other call site).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
 
 use super::client::{SiblingClient, unknown_for};
 use super::wire::{Pair, S2Decoded, S2Fault, Subject, Verdict};
 use crate::error::Error;
-use crate::instance::Instance;
+use crate::offload::SharedInstance;
 use crate::policy::breaker::S2Tally;
 use crate::search::page::{SearchError, SearchPage, Verdicts, Withheld, WithheldReason};
 use crate::storage::store::{DocumentSummary, Passage, Provenance};
@@ -95,30 +96,39 @@ pub struct RuledDocument {
     pub follow_ups: FollowUps,
 }
 
-fn lock(instance: &Mutex<Instance>) -> std::sync::MutexGuard<'_, Instance> {
-    instance.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Adds this call's VISIBLE and NOT_VISIBLE counts per app to the refusal
 /// breaker's durable counters (§8.1), after the verdicts are in. Written
 /// here, on the path that made the call, and never read at query time. An
 /// app that answered neither (an outage's UNKNOWNs) writes nothing.
-fn record_breaker_counters(
-    instance: &Mutex<Instance>,
+async fn record_breaker_counters(
+    instance: &SharedInstance,
     asker: &str,
     decoded: &BTreeMap<String, S2Decoded>,
 ) {
-    let guard = lock(instance);
-    let now = guard.clock().now_unix_s();
-    for (app, d) in decoded {
-        let count = |want: Verdict| d.verdicts.iter().filter(|v| **v == want).count() as u64;
-        let tally = S2Tally {
-            visible: count(Verdict::Visible),
-            not_visible: count(Verdict::NotVisible),
-        };
-        if let Err(e) = guard.store().record_s2_tally(app, asker, tally, now) {
-            tracing::error!(app, error = %e, "could not write the refusal breaker's counters");
-        }
+    let tallies: Vec<(String, S2Tally)> = decoded
+        .iter()
+        .map(|(app, d)| {
+            let count = |want: Verdict| d.verdicts.iter().filter(|v| **v == want).count() as u64;
+            let tally = S2Tally {
+                visible: count(Verdict::Visible),
+                not_visible: count(Verdict::NotVisible),
+            };
+            (app.clone(), tally)
+        })
+        .collect();
+    let asker = asker.to_string();
+    let written = instance
+        .run(move |guard| {
+            let now = guard.clock().now_unix_s();
+            for (app, tally) in tallies {
+                if let Err(e) = guard.store().record_s2_tally(&app, &asker, tally, now) {
+                    tracing::error!(app, error = %e, "could not write the refusal breaker's counters");
+                }
+            }
+        })
+        .await;
+    if let Err(e) = written {
+        tracing::error!(error = %e, "could not write the refusal breaker's counters");
     }
 }
 
@@ -130,7 +140,7 @@ fn record_breaker_counters(
 /// This is the crate's one S2 call site (§8.1). `by_app` holds each app's
 /// pairs in first-ranked order, deduplicated; an empty map asks nobody.
 pub async fn rule(
-    instance: &Mutex<Instance>,
+    instance: &SharedInstance,
     client: Option<&SiblingClient>,
     asker: &str,
     by_app: &BTreeMap<String, Vec<Pair>>,
@@ -150,19 +160,26 @@ pub async fn rule(
     for (app, d) in &decoded {
         ruling.verdicts.record(app, &by_app[app], &d.verdicts);
     }
-    record_breaker_counters(instance, asker, &decoded);
+    record_breaker_counters(instance, asker, &decoded).await;
     ruling.follow_ups = FollowUps {
         refetch: ruling.verdicts.apps_with(Verdict::Stale),
         reannounce: ruling.verdicts.apps_with(Verdict::Ahead),
     };
     if !ruling.follow_ups.reannounce.is_empty() {
-        let guard = lock(instance);
-        for app in &ruling.follow_ups.reannounce {
-            if let Err(e) = guard.store().mark_reannounce(app) {
-                tracing::error!(app, error = %e, "could not mark a sibling for re-announce");
-            } else {
-                tracing::warn!(app, "sibling answered AHEAD: marked for re-announce");
-            }
+        let reannounce = ruling.follow_ups.reannounce.clone();
+        let marked = instance
+            .run(move |guard| {
+                for app in &reannounce {
+                    if let Err(e) = guard.store().mark_reannounce(app) {
+                        tracing::error!(app, error = %e, "could not mark a sibling for re-announce");
+                    } else {
+                        tracing::warn!(app, "sibling answered AHEAD: marked for re-announce");
+                    }
+                }
+            })
+            .await;
+        if let Err(e) = marked {
+            tracing::error!(error = %e, "could not mark a sibling for re-announce");
         }
     }
     ruling
@@ -172,15 +189,20 @@ pub async fn rule(
 /// request (§8.1). Without a client, every sibling passage is UNKNOWN.
 ///
 /// # Errors
-/// As [`Instance::candidates`].
+/// As [`crate::Instance::candidates`]; [`SearchError::Store`] with
+/// [`crate::ErrorKind::Abandoned`] if the store work panicked.
 pub async fn ruled_search(
-    instance: &Arc<Mutex<Instance>>,
+    instance: &SharedInstance,
     client: Option<&SiblingClient>,
     asker: &str,
     text: &str,
     page: u32,
 ) -> Result<RuledSearch, SearchError> {
-    let candidates = lock(instance).candidates(asker, text, page)?;
+    let (who, text) = (asker.to_string(), text.to_string());
+    let candidates = instance
+        .run(move |i| i.candidates(&who, &text, page))
+        .await
+        .map_err(SearchError::Store)??;
     let ruling = rule(instance, client, asker, &candidates.pairs_by_app()).await;
     Ok(RuledSearch {
         page: candidates.rule(&ruling.verdicts),
@@ -207,15 +229,18 @@ fn pair_of(p: &Provenance) -> BTreeMap<String, Vec<Pair>> {
 /// on §4.2's two facts alone.
 ///
 /// # Errors
-/// As [`Instance::document`]: [`crate::ErrorKind::NotAdmitted`] for an
-/// asker not admitted, a store error otherwise. No sibling is asked then.
+/// As [`crate::Instance::document`]: [`crate::ErrorKind::NotAdmitted`] for
+/// an asker not admitted, a store error otherwise
+/// ([`crate::ErrorKind::Abandoned`] if the store work panicked). No sibling
+/// is asked then.
 pub async fn ruled_document(
-    instance: &Arc<Mutex<Instance>>,
+    instance: &SharedInstance,
     client: Option<&SiblingClient>,
     asker: &str,
     id: &str,
 ) -> Result<RuledDocument, Error> {
-    let found = lock(instance).document(asker, id)?;
+    let (who, id) = (asker.to_string(), id.to_string());
+    let found = instance.run(move |i| i.document(&who, &id)).await??;
     let Some((doc, passages)) = found else {
         return Ok(RuledDocument {
             ruling: DocumentRuling::Absent,

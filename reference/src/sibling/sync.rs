@@ -8,12 +8,17 @@
 //! A sibling marked for re-announce (a `410` feed, or AHEAD on a page) is
 //! reconciled first, by [`reannounce`]: only a complete announce retires
 //! anything, and it is the only thing that ever does (§4.1 rules 2–4).
-
-use std::sync::{Arc, Mutex};
+//!
+//! Every store step (a read of the cursor, an ingest, a delete with its
+//! fsynced tombstone, the snapshot) goes through [`SharedInstance::run`],
+//! off the async worker threads in production (issue 10); no lock is held
+//! across a sibling call.
 
 use super::client::SiblingClient;
 use super::wire::{Announce, FeedError, FetchError, Pair};
+use crate::error::Error;
 use crate::instance::Instance;
+use crate::offload::SharedInstance;
 use crate::policy::breaker::S3Tally;
 use crate::storage::store::{NewDocument, Provenance};
 
@@ -60,19 +65,21 @@ pub enum ReannounceStatus {
     Unapplied(String),
 }
 
-fn lock(instance: &Mutex<Instance>) -> std::sync::MutexGuard<'_, Instance> {
-    instance.lock().unwrap_or_else(|p| p.into_inner())
+/// One store step of a sync, run where the instance's offload says; a
+/// step that panicked is that step's error ([`crate::ErrorKind::Abandoned`]).
+async fn step<T, F>(instance: &SharedInstance, work: F) -> Result<T, Error>
+where
+    F: FnOnce(&mut Instance) -> Result<T, Error> + Send + 'static,
+    T: Send + 'static,
+{
+    instance.run(work).await?
 }
 
 /// Polls `app`'s S1 feed from the stored cursor and applies every row:
 /// `gone` deletes, a new revision is fetched through S3 and ingested.
 /// A `410` marks the app for re-announce and changes nothing else.
 /// Writes a snapshot if anything changed.
-pub async fn sync(
-    instance: &Arc<Mutex<Instance>>,
-    client: &SiblingClient,
-    app: &str,
-) -> SyncReport {
+pub async fn sync(instance: &SharedInstance, client: &SiblingClient, app: &str) -> SyncReport {
     let mut report = SyncReport {
         app: app.to_string(),
         ..SyncReport::default()
@@ -81,9 +88,9 @@ pub async fn sync(
     // Bodies S3 returned that memoria then failed to ingest: a fetch that
     // succeeded, counted in `fetch_failed` by the report.
     let mut ingest_failed = 0usize;
-    let marked = lock(instance)
-        .store()
-        .sibling_state(app)
+    let a = app.to_string();
+    let marked = step(instance, move |i| i.store().sibling_state(&a))
+        .await
         .is_ok_and(|s| s.reannounce);
     if marked {
         let (status, did_change) = reannounce(instance, client, app, &mut report).await;
@@ -91,7 +98,8 @@ pub async fn sync(
         report.reannounce = Some(status);
     }
     for _ in 0..S1_PAGES_PER_SYNC_MAX {
-        let cursor = match lock(instance).store().sibling_state(app) {
+        let a = app.to_string();
+        let cursor = match step(instance, move |i| i.store().sibling_state(&a)).await {
             Ok(s) => s.cursor,
             Err(e) => {
                 report.feed_error = Some(e.to_string());
@@ -101,8 +109,9 @@ pub async fn sync(
         let page = match client.feed(app, cursor.as_deref()).await {
             Ok(p) => p,
             Err(e) => {
+                let a = app.to_string();
                 if e == FeedError::ReannounceRequired
-                    && let Err(e) = lock(instance).store().mark_reannounce(app)
+                    && let Err(e) = step(instance, move |i| i.store().mark_reannounce(&a)).await
                 {
                     tracing::error!(app, error = %e, "could not mark a sibling for re-announce");
                 }
@@ -114,7 +123,8 @@ pub async fn sync(
         report.rows += page.rows.len();
         let mut page_complete = true;
         for row in &page.rows {
-            let held = lock(instance).store().sibling_document(app, &row.item_id);
+            let (a, item) = (app.to_string(), row.item_id.clone());
+            let held = step(instance, move |i| i.store().sibling_document(&a, &item)).await;
             let held = match held {
                 Ok(h) => h,
                 Err(e) => {
@@ -125,7 +135,7 @@ pub async fn sync(
             };
             if row.gone {
                 if let Some(doc) = held {
-                    if lock(instance).delete(&doc.id).is_ok() {
+                    if step(instance, move |i| i.delete(&doc.id)).await.is_ok() {
                         report.deleted += 1;
                         changed = true;
                     } else {
@@ -159,7 +169,7 @@ pub async fn sync(
                         item_id: row.item_id.clone(),
                         revision: row.revision.clone(),
                     };
-                    match lock(instance).ingest_sibling(&doc, &provenance) {
+                    match step(instance, move |i| i.ingest_sibling(&doc, &provenance)).await {
                         Ok(_) => {
                             report.fetched += 1;
                             changed = true;
@@ -182,10 +192,12 @@ pub async fn sync(
         if !page_complete {
             break;
         }
-        let now = lock(instance).clock().now_unix_s();
-        if let Err(e) = lock(instance)
-            .store()
-            .set_sibling_cursor(app, &page.cursor, now)
+        let (a, cursor) = (app.to_string(), page.cursor.clone());
+        if let Err(e) = step(instance, move |i| {
+            let now = i.clock().now_unix_s();
+            i.store().set_sibling_cursor(&a, &cursor, now)
+        })
+        .await
         {
             report.feed_error = Some(e.to_string());
             break;
@@ -201,14 +213,16 @@ pub async fn sync(
         not_found: report.not_found as u64,
         successes: (report.fetched + ingest_failed) as u64,
     };
-    {
-        let guard = lock(instance);
+    let a = app.to_string();
+    if let Err(e) = step(instance, move |guard| {
         let now = guard.clock().now_unix_s();
-        if let Err(e) = guard.store().record_s3_tally(app, tally, now) {
-            tracing::error!(app, error = %e, "could not write the S3 breaker's counters");
-        }
+        guard.store().record_s3_tally(&a, tally, now)
+    })
+    .await
+    {
+        tracing::error!(app, error = %e, "could not write the S3 breaker's counters");
     }
-    if changed && let Err(e) = lock(instance).write_snapshot() {
+    if changed && let Err(e) = step(instance, |i| i.write_snapshot()).await {
         tracing::error!(app, error = %e, "snapshot after a sibling sync failed");
     }
     tracing::info!(
@@ -233,7 +247,7 @@ pub async fn sync(
 /// cursor and clears the mark. Nothing here reads an S2 answer. Returns the
 /// status and whether the store changed; counts go into `report`.
 pub async fn reannounce(
-    instance: &Arc<Mutex<Instance>>,
+    instance: &SharedInstance,
     client: &SiblingClient,
     app: &str,
     report: &mut SyncReport,
@@ -245,7 +259,8 @@ pub async fn reannounce(
             return (ReannounceStatus::Failed(e.to_string()), false);
         }
     };
-    let held = match lock(instance).store().sibling_documents(app) {
+    let a = app.to_string();
+    let held = match step(instance, move |i| i.store().sibling_documents(&a)).await {
         Ok(h) => h,
         Err(e) => return (ReannounceStatus::Unapplied(e.to_string()), false),
     };
@@ -259,7 +274,7 @@ pub async fn reannounce(
             held_revisions.insert(p.item_id, p.revision);
             continue;
         }
-        match lock(instance).delete(&doc.id) {
+        match step(instance, move |i| i.delete(&doc.id)).await {
             Ok(_) => {
                 report.retired += 1;
                 changed = true;
@@ -290,7 +305,7 @@ pub async fn reannounce(
                     item_id: item_id.clone(),
                     revision: revision.clone(),
                 };
-                match lock(instance).ingest_sibling(&doc, &provenance) {
+                match step(instance, move |i| i.ingest_sibling(&doc, &provenance)).await {
                     Ok(_) => {
                         report.fetched += 1;
                         changed = true;
@@ -313,10 +328,12 @@ pub async fn reannounce(
         tracing::warn!(app, "re-announce not fully applied: the mark stands");
         return (ReannounceStatus::Unapplied(reason), changed);
     }
-    let now = lock(instance).clock().now_unix_s();
-    if let Err(e) = lock(instance)
-        .store()
-        .complete_reannounce(app, &announce.cursor, now)
+    let (a, cursor) = (app.to_string(), announce.cursor.clone());
+    if let Err(e) = step(instance, move |i| {
+        let now = i.clock().now_unix_s();
+        i.store().complete_reannounce(&a, &cursor, now)
+    })
+    .await
     {
         return (ReannounceStatus::Unapplied(e.to_string()), changed);
     }
@@ -332,7 +349,7 @@ pub async fn reannounce(
 /// The wake warm-up (§6.5): polls every configured sibling's S1 at once,
 /// with no query and no asker. Spend the siblings' wake latency where
 /// nobody is waiting.
-pub async fn warm_up(instance: &Arc<Mutex<Instance>>, client: &SiblingClient) -> Vec<SyncReport> {
+pub async fn warm_up(instance: &SharedInstance, client: &SiblingClient) -> Vec<SyncReport> {
     let apps = client.apps();
     futures::future::join_all(apps.iter().map(|app| sync(instance, client, app))).await
 }

@@ -30,8 +30,8 @@ pub(crate) async fn login(
             _ => None,
         }
     });
-    let Some(owner) = claimed.filter(|o| state.lock_instance().admit(o.address()).is_some()) else {
-        let footer = state.lock_instance().egress().footer();
+    let Some(owner) = claimed.filter(|o| state.admit(o.address()).is_some()) else {
+        let footer = state.egress().footer();
         return error_page(
             StatusCode::BAD_REQUEST,
             "This sign-in link is not valid: it was used already, it expired, or it was mistyped. memoria serve prints a fresh one after each sign-in.",
@@ -81,7 +81,7 @@ pub(crate) async fn logout(
     if let Some(id) = cookie(&headers, SESSION_COOKIE) {
         state.lock_auth().sessions.remove(&token_hash(&id));
     }
-    let footer = state.lock_instance().egress().footer();
+    let footer = state.egress().footer();
     let mut resp = page(
         StatusCode::OK,
         layout(

@@ -20,13 +20,12 @@ pub(crate) async fn delete_confirm(
     if !is_document_id(&id) {
         return not_found_page(&state, true);
     }
-    let instance = state.lock_instance();
-    let footer = instance.egress().footer();
-    let Ok(Some((doc, _))) = instance.document(session.owner.address(), &id) else {
-        drop(instance);
+    let footer = state.egress().footer();
+    let asker = session.owner.address().to_string();
+    let found = state.blocking(move |i| i.document(&asker, &id)).await;
+    let Ok(Ok(Some((doc, _)))) = found else {
         return not_found_page(&state, true);
     };
-    drop(instance);
     let body = html! {
         h1 { "Delete “" (doc.title) "”?" }
         p { "This removes the document and its " (doc.chunk_count) " passages from memoria for everyone. It cannot be undone here." }
@@ -56,13 +55,15 @@ pub(crate) async fn delete_document(
     if !is_document_id(&id) {
         return not_found_page(&state, true);
     }
-    let result = state.lock_instance().delete(&id);
+    // The tombstone's fsync and the database delete run off the async
+    // worker threads (`AppState::blocking`, issue 10).
+    let result = state.blocking(move |i| i.delete(&id)).await.flatten();
     match result {
         Ok(_) => Redirect::to("/?deleted=1").into_response(),
         Err(e) if e.kind() == ErrorKind::NotFound => not_found_page(&state, true),
         Err(e) => {
             tracing::error!(kind = ?e.kind(), "delete failed");
-            let footer = state.lock_instance().egress().footer();
+            let footer = state.egress().footer();
             error_page(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "The document could not be deleted.",

@@ -19,7 +19,7 @@ pub(crate) async fn document_page(
     if !is_document_id(&id) {
         return not_found_page(&state, true);
     }
-    let footer = state.lock_instance().egress().footer();
+    let footer = state.egress().footer();
     // The one S2 path (§8.1): a sibling's document is spoken only on
     // VISIBLE, asked now; the rest is withheld with the search page's words.
     let found = state.ruled_document(session.owner.address(), &id).await;

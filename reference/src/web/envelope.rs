@@ -32,7 +32,7 @@ pub(crate) async fn envelope(State(state): State<AppState>, req: Request, next: 
             StatusCode::PAYLOAD_TOO_LARGE => "That request is larger than memoria accepts.",
             _ => "memoria could not make sense of that request.",
         };
-        let egress = state.lock_instance().egress();
+        let egress = state.egress();
         let mut page = error_page(status, message, egress.footer(), signed_in);
         for (k, v) in resp.headers() {
             if k == header::ALLOW {
@@ -162,7 +162,7 @@ pub(crate) fn withheld_page(w: &crate::search::page::Withheld, footer: &str) -> 
 }
 
 pub(crate) fn sign_in_required(state: &AppState) -> Response {
-    let footer = state.lock_instance().egress().footer();
+    let footer = state.egress().footer();
     page(
         StatusCode::UNAUTHORIZED,
         layout(
@@ -181,7 +181,7 @@ pub(crate) fn sign_in_required(state: &AppState) -> Response {
 }
 
 pub(crate) fn not_found_page(state: &AppState, signed_in: bool) -> Response {
-    let footer = state.lock_instance().egress().footer();
+    let footer = state.egress().footer();
     error_page(
         StatusCode::NOT_FOUND,
         "There is nothing at this address.",
@@ -196,7 +196,7 @@ pub(crate) async fn not_found(State(state): State<AppState>, headers: HeaderMap)
 }
 
 pub(crate) fn forbidden_csrf(state: &AppState) -> Response {
-    let footer = state.lock_instance().egress().footer();
+    let footer = state.egress().footer();
     error_page(
         StatusCode::FORBIDDEN,
         "This form is stale or did not come from this memoria (CSRF check failed). Reload the page and try again.",

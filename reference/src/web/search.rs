@@ -125,7 +125,7 @@ pub(crate) async fn search_page(
 ) -> Response {
     let q = params.q.clone().unwrap_or_default();
     if params.q.is_some() {
-        let footer = state.lock_instance().egress().footer();
+        let footer = state.egress().footer();
         let outcome = state
             .ruled_search(session.owner.address(), &q, parse_page(&params.page))
             .await;
@@ -135,10 +135,12 @@ pub(crate) async fn search_page(
             layout("Results", footer, true, Some(&session.csrf), &q, region),
         );
     }
-    let instance = state.lock_instance();
-    let footer = instance.egress().footer();
-    let docs = instance
-        .documents(session.owner.address())
+    let footer = state.egress().footer();
+    let asker = session.owner.address().to_string();
+    let docs = state
+        .blocking(move |i| i.documents(&asker))
+        .await
+        .flatten()
         .unwrap_or_default();
     let body = html! {
         h1 { "Search your team's documents" }
@@ -170,7 +172,7 @@ pub(crate) async fn search_fragment(
     headers: HeaderMap,
     Query(params): Query<SearchParams>,
 ) -> Response {
-    let footer = state.lock_instance().egress().footer();
+    let footer = state.egress().footer();
     let Some(session) = state.session(&headers) else {
         return page(
             StatusCode::UNAUTHORIZED,

@@ -6,7 +6,7 @@ use axum::response::Response;
 use maud::html;
 
 use super::AppState;
-use super::envelope::{layout, page};
+use super::envelope::{error_page, layout, page};
 use super::extract::SignedIn;
 use crate::error::Error;
 
@@ -19,33 +19,45 @@ pub(crate) async fn sources_page(
     SignedIn(session): SignedIn,
 ) -> Response {
     let apps = state.siblings().map(|c| c.apps()).unwrap_or_default();
-    let instance = state.lock_instance();
-    let footer = instance.egress().footer();
-    let now = instance.clock().now_unix_s();
-    let store = instance.store();
-    let cannot_read = |e: Error| crate::policy::breaker::BreakerState::CannotDetermine {
-        lacking: crate::policy::breaker::Lacking::WindowAndBaseline,
-        why: crate::policy::breaker::Undetermined::Unreadable(e.kind()),
+    let footer = state.egress().footer();
+    // The counters' reads run off the async worker threads (issue 10).
+    let rows = state.blocking(move |instance| {
+        let now = instance.clock().now_unix_s();
+        let store = instance.store();
+        let cannot_read = |e: Error| crate::policy::breaker::BreakerState::CannotDetermine {
+            lacking: crate::policy::breaker::Lacking::WindowAndBaseline,
+            why: crate::policy::breaker::Undetermined::Unreadable(e.kind()),
+        };
+        apps.iter()
+            .map(|app| {
+                let name = crate::search::page::app_display_name(app);
+                let refusal = store.refusal_breaker(app, now).unwrap_or_else(cannot_read);
+                let s3 = store.s3_breaker(app, now).unwrap_or_else(cannot_read);
+                let polled = match store.sibling_state(app).ok().and_then(|s| s.polled_at) {
+                    Some(t) => format!("Last polled {} UTC.", crate::clock::iso_date_time(t)),
+                    None => "Never polled.".to_string(),
+                };
+                (
+                    name.clone(),
+                    super::sentences::refusal_sentence(&name, &refusal),
+                    super::sentences::s3_sentence(&name, &s3),
+                    polled,
+                )
+            })
+            .collect::<Vec<(String, String, String, String)>>()
+    });
+    let rows = match rows.await {
+        Ok(rows) => rows,
+        Err(e) => {
+            tracing::error!(kind = ?e.kind(), "sources page failed");
+            return error_page(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The sources could not be read.",
+                footer,
+                true,
+            );
+        }
     };
-    let rows: Vec<(String, String, String, String)> = apps
-        .iter()
-        .map(|app| {
-            let name = crate::search::page::app_display_name(app);
-            let refusal = store.refusal_breaker(app, now).unwrap_or_else(cannot_read);
-            let s3 = store.s3_breaker(app, now).unwrap_or_else(cannot_read);
-            let polled = match store.sibling_state(app).ok().and_then(|s| s.polled_at) {
-                Some(t) => format!("Last polled {} UTC.", crate::clock::iso_date_time(t)),
-                None => "Never polled.".to_string(),
-            };
-            (
-                name.clone(),
-                super::sentences::refusal_sentence(&name, &refusal),
-                super::sentences::s3_sentence(&name, &s3),
-                polled,
-            )
-        })
-        .collect();
-    drop(instance);
     let body = html! {
         h1 { "Sources" }
         @if rows.is_empty() { p { "No sibling is configured." } }

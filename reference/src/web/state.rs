@@ -1,16 +1,26 @@
 //! The state behind the router: the instance, sessions, the sibling client and the follow-up syncs a ruling started (§8.1, §6.5).
+//!
+//! A handler never locks the instance: store work goes through
+//! [`AppState::blocking`], which runs it where the state's [`Offload`] says
+//! (off the async worker threads in production, issue 10). What a request
+//! needs before it reaches the store (the clock, the owners list, the
+//! egress mode) is fixed when the instance wakes, and is copied here so the
+//! session check and every footer read no lock at all.
 
 use std::sync::{Arc, Mutex};
 
 use axum::http::HeaderMap;
 
 use super::SIGN_IN_LINK_TTL_S;
-use crate::access::admission::Owner;
+use crate::access::admission::{Admission, Owner};
 use crate::access::session::{
     Auth, Session, SignInDelivery, cookie, prune, random_token, token_hash,
 };
+use crate::clock::Clock;
 use crate::error::Error;
 use crate::instance::Instance;
+use crate::offload::{Offload, SharedInstance};
+use crate::policy::egress::EgressMode;
 use crate::search::page::{SearchError, SearchPage};
 use crate::sibling::SiblingClient;
 use crate::sibling::sync::SyncReport;
@@ -19,7 +29,11 @@ use crate::web::SESSION_COOKIE;
 /// Shared state behind the router.
 #[derive(Clone)]
 pub struct AppState {
-    pub(crate) instance: Arc<Mutex<Instance>>,
+    pub(crate) instance: SharedInstance,
+    /// The instance's clock, owners list and egress mode, fixed at wake.
+    clock: Arc<dyn Clock>,
+    admission: Arc<Admission>,
+    egress: EgressMode,
     pub(crate) auth: Arc<Mutex<Auth>>,
     pub(crate) delivery: Arc<dyn SignInDelivery>,
     pub(crate) base_url: String,
@@ -38,14 +52,20 @@ impl std::fmt::Debug for AppState {
 
 impl AppState {
     /// State for an instance; `base_url` is what sign-in links start with,
-    /// e.g. `http://127.0.0.1:7878`.
+    /// e.g. `http://127.0.0.1:7878`. `offload` is where store work runs:
+    /// [`Offload::Pool`] for `memoria serve`, [`Offload::Inline`] inside a
+    /// simulation.
     pub fn new(
         instance: Instance,
         delivery: Arc<dyn SignInDelivery>,
         base_url: impl Into<String>,
+        offload: Offload,
     ) -> AppState {
         AppState {
-            instance: Arc::new(Mutex::new(instance)),
+            clock: instance.clock().clone(),
+            admission: Arc::new(instance.admission().clone()),
+            egress: instance.egress(),
+            instance: SharedInstance::new(instance, offload),
             auth: Arc::new(Mutex::new(Auth::default())),
             delivery,
             base_url: base_url.into(),
@@ -75,6 +95,29 @@ impl AppState {
             Some(client) => crate::sibling::sync::warm_up(&self.instance, client).await,
             None => vec![],
         }
+    }
+
+    /// Runs `work` on the instance where this state's [`Offload`] says, and
+    /// returns its result: the one way a handler reaches the store.
+    ///
+    /// # Errors
+    /// As [`SharedInstance::run`]: [`crate::ErrorKind::Abandoned`] if `work` panicked.
+    pub async fn blocking<T, F>(&self, work: F) -> Result<T, Error>
+    where
+        F: FnOnce(&mut Instance) -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.instance.run(work).await
+    }
+
+    /// Where this state runs store work.
+    pub fn offload(&self) -> Offload {
+        self.instance.offload()
+    }
+
+    /// The egress mode every page's footer states (§3.6).
+    pub(crate) fn egress(&self) -> EgressMode {
+        self.egress
     }
 
     /// Starts the wake warm-up beside the server (§6.5): every configured
@@ -171,19 +214,20 @@ impl AppState {
         }
     }
 
-    /// The instance, shared with the router.
+    /// The instance, shared with the router, for tests and gates that
+    /// inspect it from their own thread; handlers use [`AppState::blocking`].
     pub fn instance(&self) -> Arc<Mutex<Instance>> {
-        self.instance.clone()
+        self.instance.instance()
     }
 
     pub(crate) fn now(&self) -> i64 {
-        self.lock_instance().clock().now_unix_s()
+        self.clock.now_unix_s()
     }
 
-    pub(crate) fn lock_instance(&self) -> std::sync::MutexGuard<'_, Instance> {
-        // A panic while holding the lock leaves the instance as the last
-        // committed transaction left it; serving on is safe.
-        self.instance.lock().unwrap_or_else(|p| p.into_inner())
+    /// The admitted owner for `address`, or `None`: the owners list, read on
+    /// every request (§4.3), as [`Instance::admit`] reads it.
+    pub(crate) fn admit(&self, address: &str) -> Option<&Owner> {
+        self.admission.admit(address)
     }
 
     pub(crate) fn lock_auth(&self) -> std::sync::MutexGuard<'_, Auth> {
@@ -192,7 +236,7 @@ impl AppState {
 
     /// Mints a one-time sign-in link for every owner and delivers each.
     pub fn deliver_sign_in_links(&self) {
-        let owners: Vec<Owner> = self.lock_instance().admission().owners().to_vec();
+        let owners: Vec<Owner> = self.admission.owners().to_vec();
         for owner in owners {
             self.deliver_sign_in_link(&owner);
         }
@@ -224,7 +268,7 @@ impl AppState {
             return None;
         }
         // Admission is read, not held: a session whose owner left the list is refused.
-        self.lock_instance().admit(s.owner.address())?;
+        self.admit(s.owner.address())?;
         Some(s.clone())
     }
 }

@@ -18,7 +18,7 @@ pub(crate) async fn upload(
     headers: HeaderMap,
     mut multipart: Multipart,
 ) -> Response {
-    let footer = state.lock_instance().egress().footer();
+    let footer = state.egress().footer();
     let too_large = || {
         error_page(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -84,16 +84,20 @@ pub(crate) async fn upload(
     if bytes.len() > UPLOAD_BYTES_MAX {
         return too_large();
     }
-    let result = {
-        let mut instance = state.lock_instance();
-        let key = format!("upload:{name}");
-        import::ingest_bytes(&mut instance, &key, &name, &bytes).and_then(|(o, _)| {
-            if o.status != IngestStatus::Unchanged {
-                instance.write_snapshot()?;
-            }
-            Ok(o)
+    // Chunking, sealing, the transaction and the snapshot run off the
+    // async worker threads (`AppState::blocking`, issue 10).
+    let result = state
+        .blocking(move |instance| {
+            let key = format!("upload:{name}");
+            import::ingest_bytes(instance, &key, &name, &bytes).and_then(|(o, _)| {
+                if o.status != IngestStatus::Unchanged {
+                    instance.write_snapshot()?;
+                }
+                Ok(o)
+            })
         })
-    };
+        .await
+        .flatten();
     match result {
         Ok(o) => Redirect::to(&format!("/documents/{}", o.id)).into_response(),
         Err(e) => upload_refusal(&e, footer),
