@@ -196,18 +196,8 @@ impl Scratch {
     /// # Errors
     /// The build's first `error` line, or that it timed out.
     pub fn build(&self) -> Result<(), String> {
-        let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        cmd.args([
-            "build",
-            "--quiet",
-            "-p",
-            "memoria-gates",
-            "--bin",
-            "memoria-harness",
-        ])
-        .current_dir(&self.work)
-        .env("CARGO_TARGET_DIR", &self.target)
-        .envs(SCRATCH_BUILD_ENV.iter().copied());
+        let mut cmd = harness_build(&self.work, &self.target);
+        cmd.envs(SCRATCH_BUILD_ENV.iter().copied());
         let ran = run_with_timeout(cmd, Duration::from_secs(MUTANT_BUILD_TIMEOUT_S))?;
         match ran.ended {
             Ended::Code(0) => Ok(()),
@@ -263,6 +253,24 @@ impl Scratch {
     pub fn replay(&self, file: &str, limit: Duration) -> Result<Ran, String> {
         self.harness(&["replay", file, "--format", "json"], limit)
     }
+}
+
+/// `cargo build --quiet -p memoria-gates --bin memoria-harness` in the
+/// workspace `dir`, into the target directory `target`: the one build both
+/// the scratch copies and the seeding read.
+fn harness_build(dir: &Path, target: &Path) -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args([
+        "build",
+        "--quiet",
+        "-p",
+        "memoria-gates",
+        "--bin",
+        "memoria-harness",
+    ])
+    .current_dir(dir)
+    .env("CARGO_TARGET_DIR", target);
+    cmd
 }
 
 /// The caller's own target directory: `CARGO_TARGET_DIR` (or
@@ -347,18 +355,8 @@ pub(super) fn dependency_units(
     if !src.is_dir() {
         return Ok(hashes);
     }
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.args([
-        "build",
-        "--quiet",
-        "-p",
-        "memoria-gates",
-        "--bin",
-        "memoria-harness",
-        "--message-format=json",
-    ])
-    .current_dir(workspace)
-    .env("CARGO_TARGET_DIR", from);
+    let mut cmd = harness_build(workspace, from);
+    cmd.arg("--message-format=json");
     let ran = run_with_timeout(cmd, Duration::from_secs(MUTANT_BUILD_TIMEOUT_S))?;
     if !matches!(ran.ended, Ended::Code(0)) {
         return Ok(hashes);
