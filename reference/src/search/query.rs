@@ -1,18 +1,48 @@
-//! Turning what a person typed into words, and words into an FTS5 expression (§8.1, §9.1).
+//! Turning what a person typed into words, and words into the FTS5 expressions of a ranked search (§8.1, §9.1).
 //!
 //! Whatever a person types is searched as words, never as FTS5 syntax. The
 //! text is split the way FTS5's `unicode61` tokenizer splits it (runs of
-//! letters and digits), each word is wrapped in double quotes so that `AND`,
-//! `OR`, `NOT`, `NEAR`, `*`, `+`, `:` and `-` are plain words or plain
-//! separators, and the words are joined with `OR` so BM25 ranks passages by
-//! how many of them they hold. Text with no word in it is [`Query::Empty`],
-//! which searches nothing: it never errors and never shows everything.
+//! letters and digits), and each word is wrapped in double quotes, so that
+//! `AND`, `OR`, `NOT`, `NEAR`, `*`, `+`, `:` and `-` are plain words or plain
+//! separators. Text with no word in it is [`Query::Empty`], which searches
+//! nothing: it never errors and never shows everything. A query of more than
+//! [`QUERY_WORDS_MAX`] different words is refused with that number, never
+//! cut short in silence.
+//!
+//! **How words combine** ([`Plan`]), chosen for issue 11 and measured at
+//! §7.2's 90,000 chunks. Results come in three tiers, each ranked by BM25
+//! within itself, and a tier is only run while the page is not yet full:
+//!
+//! 1. **The words adjacent, in the order typed** (an FTS5 phrase), when the
+//!    query has two or more words: `2026-03-14` finds the passage holding that
+//!    date before one holding "14 sets, 03 reps, in 2026", and `multi-agent`
+//!    finds "multi-agent" before "Multi purpose agent".
+//! 2. **Every content word**, anywhere in the passage (`AND`).
+//! 3. **Any content word** (`OR`), to fill the page when the tiers above do
+//!    not; only with two or more content words, since with one it is tier 2.
+//!
+//! A content word is a word not in [`STOP_WORDS`]: very common words ("the",
+//! "with", "on") match most of a corpus, so in tiers 2 and 3 they would cost
+//! the most and say the least. They still count in the phrase of tier 1, and
+//! a query made only of stop words ("to be or not to be") uses them all as
+//! its content words, with no tier 3.
 
 /// The most bytes of query text memoria accepts (§9.1: "q capped at 1 KiB").
 pub const QUERY_BYTES_MAX: usize = 1024;
-/// The most words of one query passed to FTS5; the rest are ignored.
-/// 1 KiB of one-letter words is 512 words; 64 keeps a query's cost bounded.
+/// The most different words one query may hold; a query with more is
+/// refused ([`QueryRefusal::TooManyWords`]), never cut short. 1 KiB of
+/// one-letter words is 512 words; 64 keeps a query's cost bounded.
 pub const QUERY_WORDS_MAX: usize = 64;
+
+/// Words too common to rank on their own: left out of the all-words and
+/// any-word tiers ([`Plan`]), kept in the phrase. The English stop set of
+/// Lucene's `EnglishAnalyzer` (`ENGLISH_STOP_WORDS_SET`), lowercased: a small,
+/// widely used list, so no ordinary content word is in it.
+pub const STOP_WORDS: [&str; 33] = [
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+    "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
+    "they", "this", "to", "was", "will", "with",
+];
 
 /// A parsed query.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +58,79 @@ pub enum Query {
 pub enum QueryRefusal {
     /// Longer than [`QUERY_BYTES_MAX`].
     TooLong,
+    /// More than [`QUERY_WORDS_MAX`] different words.
+    TooManyWords {
+        /// How many different words the query held.
+        words: usize,
+    },
+}
+
+/// The FTS5 expressions of one search, tier by tier (see the module's
+/// "How words combine"). Every word in them is quoted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Tier 1: every word adjacent, in the order typed; `None` for one word.
+    pub phrase: Option<String>,
+    /// Tier 2: every content word (`AND`).
+    pub all: String,
+    /// Tier 3: any content word (`OR`); `None` with fewer than two content words.
+    pub any: Option<String>,
+}
+
+impl Plan {
+    /// The tiers' expressions, best first.
+    pub fn tiers(&self) -> impl Iterator<Item = &str> {
+        self.phrase
+            .as_deref()
+            .into_iter()
+            .chain(std::iter::once(self.all.as_str()))
+            .chain(self.any.as_deref())
+    }
+}
+
+/// True if `word` (lowercased) is in [`STOP_WORDS`].
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word)
+}
+
+/// The tiers for `text` ([`Plan`]), or `None` if it holds no word. Call
+/// [`parse`] first: a text it refuses is not planned differently here, but
+/// only [`parse`] refuses.
+pub fn plan(text: &str) -> Option<Plan> {
+    let sequence: Vec<String> = words(text).map(|(_, w)| w.to_lowercase()).collect();
+    let mut distinct: Vec<&str> = Vec::new();
+    for w in &sequence {
+        if !distinct.contains(&w.as_str()) {
+            distinct.push(w);
+        }
+    }
+    if distinct.is_empty() {
+        return None;
+    }
+    let mut content: Vec<&str> = distinct
+        .iter()
+        .copied()
+        .filter(|w| !is_stop_word(w))
+        .collect();
+    let only_stop_words = content.is_empty();
+    if only_stop_words {
+        content = distinct.clone();
+    }
+    let quoted = |ws: &[&str], join: &str| {
+        ws.iter()
+            .map(|w| format!("\"{w}\""))
+            .collect::<Vec<_>>()
+            .join(join)
+    };
+    // A longer run of words (one word typed a hundred times) is not tried as a phrase.
+    let phrase = (sequence.len() > 1 && sequence.len() <= QUERY_WORDS_MAX)
+        .then(|| format!("\"{}\"", sequence.join(" ")));
+    let any = (content.len() > 1 && !only_stop_words).then(|| quoted(&content, " OR "));
+    Some(Plan {
+        phrase,
+        all: quoted(&content, " AND "),
+        any,
+    })
 }
 
 /// Splits `text` into words the way `unicode61` does: maximal runs of
@@ -62,7 +165,9 @@ pub fn is_word_char(c: char) -> bool {
 /// Parses what a person typed.
 ///
 /// # Errors
-/// [`QueryRefusal::TooLong`] if `text` is longer than [`QUERY_BYTES_MAX`] bytes.
+/// [`QueryRefusal::TooLong`] if `text` is longer than [`QUERY_BYTES_MAX`]
+/// bytes; [`QueryRefusal::TooManyWords`] if it holds more than
+/// [`QUERY_WORDS_MAX`] different words.
 pub fn parse(text: &str) -> Result<Query, QueryRefusal> {
     if text.len() > QUERY_BYTES_MAX {
         return Err(QueryRefusal::TooLong);
@@ -73,9 +178,9 @@ pub fn parse(text: &str) -> Result<Query, QueryRefusal> {
         if !out.contains(&w) {
             out.push(w);
         }
-        if out.len() == QUERY_WORDS_MAX {
-            break;
-        }
+    }
+    if out.len() > QUERY_WORDS_MAX {
+        return Err(QueryRefusal::TooManyWords { words: out.len() });
     }
     if out.is_empty() {
         Ok(Query::Empty)
@@ -85,7 +190,9 @@ pub fn parse(text: &str) -> Result<Query, QueryRefusal> {
 }
 
 impl Query {
-    /// The FTS5 `MATCH` expression, or `None` for [`Query::Empty`].
+    /// Every word ORed: one FTS5 `MATCH` expression, or `None` for
+    /// [`Query::Empty`]. The search itself runs [`plan`]'s tiers; this is
+    /// the any-word expression peers and benches compare against.
     ///
     /// Every word is a quoted string; a word never contains `"` because
     /// [`words`] keeps only alphanumerics, so no quoting can be escaped.
@@ -153,6 +260,90 @@ mod tests {
     }
 
     #[test]
+    fn a_query_of_more_than_sixty_four_different_words_is_refused_with_its_count() {
+        let words: Vec<String> = (0..QUERY_WORDS_MAX + 1).map(|i| format!("w{i}")).collect();
+        assert_eq!(
+            parse(&words.join(" ")),
+            Err(QueryRefusal::TooManyWords {
+                words: QUERY_WORDS_MAX + 1
+            })
+        );
+    }
+
+    #[test]
+    fn the_sixty_fourth_word_is_searched_like_the_first() {
+        let words: Vec<String> = (0..QUERY_WORDS_MAX).map(|i| format!("w{i}")).collect();
+        let q = parse(&words.join(" ")).unwrap();
+        assert_eq!(q.word_count(), QUERY_WORDS_MAX);
+        let p = plan(&words.join(" ")).unwrap();
+        assert!(p.all.ends_with(&format!("\"w{}\"", QUERY_WORDS_MAX - 1)));
+        assert!(
+            p.any
+                .unwrap()
+                .ends_with(&format!("\"w{}\"", QUERY_WORDS_MAX - 1))
+        );
+    }
+
+    #[test]
+    fn a_repeated_word_is_counted_once_so_a_long_repetition_is_not_refused() {
+        let q = parse(&"kettle ".repeat(100)).unwrap();
+        assert_eq!(q.word_count(), 1);
+        assert_eq!(plan(&"kettle ".repeat(100)).unwrap().phrase, None);
+    }
+
+    #[test]
+    fn a_hyphenated_or_dated_query_is_tried_first_as_its_words_adjacent() {
+        let p = plan("multi-agent").unwrap();
+        assert_eq!(p.phrase.as_deref(), Some("\"multi agent\""));
+        assert_eq!(p.all, "\"multi\" AND \"agent\"");
+        assert_eq!(p.any.as_deref(), Some("\"multi\" OR \"agent\""));
+        let p = plan("2026-03-14").unwrap();
+        assert_eq!(p.phrase.as_deref(), Some("\"2026 03 14\""));
+        assert_eq!(
+            p.tiers().collect::<Vec<_>>(),
+            [
+                "\"2026 03 14\"",
+                "\"2026\" AND \"03\" AND \"14\"",
+                "\"2026\" OR \"03\" OR \"14\""
+            ]
+        );
+    }
+
+    #[test]
+    fn stop_words_stay_in_the_phrase_and_leave_the_other_tiers() {
+        let p = plan("Errors with the Result").unwrap();
+        assert_eq!(p.phrase.as_deref(), Some("\"errors with the result\""));
+        assert_eq!(p.all, "\"errors\" AND \"result\"");
+        assert_eq!(p.any.as_deref(), Some("\"errors\" OR \"result\""));
+    }
+
+    #[test]
+    fn one_content_word_has_no_any_word_tier() {
+        let p = plan("is the kettle on").unwrap();
+        assert_eq!(p.phrase.as_deref(), Some("\"is the kettle on\""));
+        assert_eq!(p.all, "\"kettle\"");
+        assert_eq!(p.any, None);
+        let p = plan("kettle").unwrap();
+        assert_eq!(
+            (p.phrase, p.all.as_str(), p.any),
+            (None, "\"kettle\"", None)
+        );
+    }
+
+    #[test]
+    fn a_query_of_only_stop_words_searches_them_all_and_fills_with_nothing() {
+        let p = plan("to be or not to be").unwrap();
+        assert_eq!(p.phrase.as_deref(), Some("\"to be or not to be\""));
+        assert_eq!(p.all, "\"to\" AND \"be\" AND \"or\" AND \"not\"");
+        assert_eq!(p.any, None);
+    }
+
+    #[test]
+    fn a_text_with_no_word_has_no_plan() {
+        assert_eq!(plan(" - ... "), None);
+    }
+
+    #[test]
     fn multibyte_words_survive() {
         let q = parse("café Zürich 東京").unwrap();
         assert_eq!(q.word_count(), 3);
@@ -165,6 +356,11 @@ mod tests {
                 && let Some(fts) = q.to_fts()
             {
                 proptest::prop_assert_eq!(fts.matches('"').count() % 2, 0);
+            }
+            if let Some(p) = plan(&s) {
+                for t in p.tiers() {
+                    proptest::prop_assert_eq!(t.matches('"').count() % 2, 0);
+                }
             }
         }
     }
