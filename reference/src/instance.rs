@@ -408,14 +408,17 @@ impl Instance {
         &self.tombstones
     }
 
-    /// Seals the index as the next generation and records it in the store.
-    /// The generation is above both the one the database records and every
+    /// Seals the index as the next generation and records it in the store,
+    /// after settling it ([`LexicalIndex::settle`]: the open batch committed,
+    /// and merged into one segment after a bulk load). The generation is above both the one the database records and every
     /// one on disk (a restored database can record an older one). Then
     /// retires what §7.4's backup window allows ([`snapshot::retire`]).
     ///
     /// # Errors
     /// [`ErrorKind::Snapshot`] or [`ErrorKind::Io`] if the blob cannot be written.
     pub fn write_snapshot(&mut self) -> Result<SnapshotHeader, Error> {
+        // A bulk load (an import, a sync) is merged before it is sealed.
+        self.index.settle()?;
         let recorded = self.store.snapshot_generation()?;
         let header = SnapshotHeader {
             generation: recorded.max(snapshot::latest_generation(&self.data_dir)?) + 1,

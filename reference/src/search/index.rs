@@ -18,6 +18,10 @@
 //! per chunk (issue 11 measured the per-chunk commits at 40% of an import and
 //! 65% of a rebuild). Searches on the same connection see the pending rows.
 //! [`LexicalIndex::ranked`] runs a [`Plan`]'s tiers (`search/query.rs`).
+//!
+//! This file is over 700 lines because its tests are half of it: the
+//! ranking cases (adjacency, tiers, fills, pages across tiers) pin the
+//! query semantics next to the code that runs them.
 
 use std::ops::Range;
 use std::ptr::NonNull;
@@ -25,7 +29,7 @@ use std::ptr::NonNull;
 use rusqlite::{Connection, MAIN_DB, ffi, params};
 
 use crate::error::{Error, ErrorKind};
-use crate::search::query::Plan;
+use crate::search::query::{FILL_ROWS_MAX, Plan};
 
 /// BM25 column weights: title, heading trail, body. A word in a title or a
 /// heading says more about a passage than the same word in its body.
@@ -118,6 +122,18 @@ impl Drop for ImageBuffer {
 // SAFETY: the buffer is plain bytes owned by this value alone.
 unsafe impl Send for ImageBuffer {}
 
+/// A query's failure, without SQLite's message: for an FTS5 parse error it
+/// quotes the query (§3.2). Its error code is content-free.
+fn query_error(e: rusqlite::Error) -> Error {
+    let code = e
+        .sqlite_error_code()
+        .map_or_else(|| "no SQLite code".to_string(), |c| format!("{c:?}"));
+    Error::new(
+        ErrorKind::Query,
+        format!("the search engine could not run this query ({code})"),
+    )
+}
+
 /// An sqlite3_malloc64 allocation on its way to `sqlite3_deserialize`.
 struct RawImage {
     ptr: NonNull<u8>,
@@ -144,7 +160,17 @@ impl RawImage {
 pub struct LexicalIndex {
     conn: Connection,
     mapped: bool,
+    /// Rows inserted or deleted since the index was last merged into one segment.
+    writes_since_optimize: usize,
 }
+
+/// How many rows written since the last merge make [`LexicalIndex::settle`]
+/// merge the index into one segment (FTS5 `optimize`): a bulk load (an
+/// import, a rebuild, a sibling's first sync) leaves it in many segments,
+/// each of which a search must read, while an upload or a deletion writes a
+/// few rows and is not worth rewriting the index for. Measured at 90,000
+/// chunks (issue 11): a merge costs about a second of CPU there.
+pub const OPTIMIZE_AFTER_WRITES: usize = 1_000;
 
 impl std::fmt::Debug for LexicalIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -165,6 +191,7 @@ impl LexicalIndex {
         Ok(LexicalIndex {
             conn,
             mapped: false,
+            writes_since_optimize: 0,
         })
     }
 
@@ -239,7 +266,11 @@ impl LexicalIndex {
                 "index image holds no FTS table",
             ));
         }
-        Ok(LexicalIndex { conn, mapped })
+        Ok(LexicalIndex {
+            conn,
+            mapped,
+            writes_since_optimize: 0,
+        })
     }
 
     /// The whole index as one SQLite database image, for sealing.
@@ -330,6 +361,7 @@ impl LexicalIndex {
         self.conn
             .prepare_cached("INSERT INTO fts(rowid, title, trail, body) VALUES (?1, ?2, ?3, ?4)")?
             .execute(params![chunk_id, title, trail, body])?;
+        self.writes_since_optimize += 1;
         Ok(())
     }
 
@@ -342,6 +374,7 @@ impl LexicalIndex {
         self.conn
             .prepare_cached("DELETE FROM fts WHERE rowid = ?1")?
             .execute(params![chunk_id])?;
+        self.writes_since_optimize += 1;
         Ok(())
     }
 
@@ -357,14 +390,30 @@ impl LexicalIndex {
         self.commit()?;
         self.conn
             .execute_batch("INSERT INTO fts(fts) VALUES('optimize')")?;
+        self.writes_since_optimize = 0;
         Ok(())
+    }
+
+    /// Commits the open batch, and merges the index into one segment if at
+    /// least [`OPTIMIZE_AFTER_WRITES`] rows were written since the last
+    /// merge. What a snapshot write calls first.
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::optimize`].
+    pub fn settle(&mut self) -> Result<(), Error> {
+        if self.writes_since_optimize >= OPTIMIZE_AFTER_WRITES {
+            self.optimize()
+        } else {
+            self.commit()
+        }
     }
 
     /// Runs a [`Plan`]'s tiers in order: one ranked page of at most `limit`
     /// hits after skipping `offset`, best first, with the chunks in
     /// `excluded` left out before ranking is cut (§4.1 rule 1). Each tier
     /// leaves out what the tiers above returned, and a tier runs only while
-    /// `offset + limit` hits are not yet found.
+    /// `offset + limit` hits are not yet found. The fill tiers score at most
+    /// [`FILL_ROWS_MAX`] passages each (see `search/query.rs`).
     ///
     /// # Errors
     /// As [`LexicalIndex::search`].
@@ -378,15 +427,61 @@ impl LexicalIndex {
         let wanted = offset + limit;
         let mut hits: Vec<Hit> = Vec::with_capacity(wanted);
         let mut skip = excluded.to_vec();
+        let run = |expr: &str, hits: &mut Vec<Hit>, skip: &mut Vec<i64>| -> Result<(), Error> {
+            let found = self.search_excluding(expr, wanted - hits.len(), 0, skip)?;
+            skip.extend(found.iter().map(|h| h.chunk_id));
+            hits.extend(found);
+            Ok(())
+        };
         for tier in plan.tiers() {
             if hits.len() >= wanted {
                 break;
             }
-            let found = self.search_excluding(tier, wanted - hits.len(), 0, &skip)?;
-            skip.extend(found.iter().map(|h| h.chunk_id));
-            hits.extend(found);
+            run(tier, &mut hits, &mut skip)?;
+        }
+        if hits.len() < wanted
+            && let Some(most) = &plan.most
+            && self.matches_at_most(most, FILL_ROWS_MAX)?.is_some()
+        {
+            run(most, &mut hits, &mut skip)?;
+        }
+        if hits.len() < wanted && !plan.any.is_empty() {
+            let mut counted: Vec<(usize, &str)> = Vec::with_capacity(plan.any.len());
+            for w in &plan.any {
+                if let Some(n) = self.matches_at_most(w, FILL_ROWS_MAX)? {
+                    counted.push((n, w));
+                }
+            }
+            counted.sort_unstable();
+            let mut total = 0;
+            let mut chosen: Vec<&str> = Vec::new();
+            for (n, w) in counted {
+                if total + n > FILL_ROWS_MAX {
+                    break;
+                }
+                total += n;
+                chosen.push(w);
+            }
+            if !chosen.is_empty() {
+                run(&chosen.join(" OR "), &mut hits, &mut skip)?;
+            }
         }
         Ok(hits.into_iter().skip(offset).take(limit).collect())
+    }
+
+    /// How many chunks `fts_query` matches, if at most `cap`; `None` if more.
+    /// Costs at most `cap + 1` rows, and no scoring.
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::search`].
+    pub fn matches_at_most(&self, fts_query: &str, cap: usize) -> Result<Option<usize>, Error> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ?1 LIMIT ?2)",
+        )?;
+        let n: i64 = stmt
+            .query_row(params![fts_query, cap as i64 + 1], |r| r.get(0))
+            .map_err(query_error)?;
+        Ok((n as usize <= cap).then_some(n as usize))
     }
 
     /// Runs an already-sanitised FTS5 `MATCH` expression (see [`crate::search::query`]).
@@ -437,17 +532,7 @@ impl LexicalIndex {
                 },
             )
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
-        // The cause is not kept: SQLite's message for an FTS5 parse error
-        // quotes the query (§3.2). Its error code is content-free.
-        rows.map_err(|e| {
-            let code = e
-                .sqlite_error_code()
-                .map_or_else(|| "no SQLite code".to_string(), |c| format!("{c:?}"));
-            Error::new(
-                ErrorKind::Query,
-                format!("the search engine could not run this query ({code})"),
-            )
-        })
+        rows.map_err(query_error)
     }
 
     /// How many chunks the index holds.
@@ -644,6 +729,38 @@ mod tests {
     }
 
     #[test]
+    fn passages_missing_one_word_come_before_those_holding_one() {
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(1, "t", "", "alpha alpha alpha alpha")
+            .unwrap();
+        idx.insert_new(2, "t", "", "alpha and gamma").unwrap();
+        idx.insert_new(3, "t", "", "gamma beta and alpha").unwrap();
+        assert_eq!(ranked_ids(&idx, "alpha beta gamma", 10, 0), [3, 2, 1]);
+    }
+
+    #[test]
+    fn a_word_in_more_passages_than_a_fill_may_score_does_not_fill_the_page() {
+        let mut idx = LexicalIndex::new().unwrap();
+        for id in 1..=(FILL_ROWS_MAX as i64 + 1) {
+            idx.insert_new(id, "t", "", "common").unwrap();
+        }
+        let rare = FILL_ROWS_MAX as i64 + 2;
+        idx.insert_new(rare, "t", "", "rare").unwrap();
+        // No passage holds both: the fill takes the rare word and never the common one.
+        assert_eq!(ranked_ids(&idx, "common rare", 10, 0), [rare]);
+        // Alone, the common word is every word of the query: all its passages rank.
+        assert_eq!(ranked_ids(&idx, "common", 10, 0).len(), 10);
+        assert_eq!(
+            idx.matches_at_most("\"common\"", FILL_ROWS_MAX).unwrap(),
+            None
+        );
+        assert_eq!(
+            idx.matches_at_most("\"rare\"", FILL_ROWS_MAX).unwrap(),
+            Some(1)
+        );
+    }
+
+    #[test]
     fn excluded_chunks_take_no_slot_in_any_tier() {
         let mut idx = LexicalIndex::new().unwrap();
         idx.insert_new(1, "t", "", "alpha beta").unwrap();
@@ -707,6 +824,26 @@ mod tests {
         ids.sort_unstable();
         assert_eq!(ids, [1, 3]);
         assert_eq!(back.chunk_ids().unwrap(), [1, 3]);
+    }
+
+    #[test]
+    fn a_bulk_load_is_merged_when_it_settles_and_a_small_write_is_not() {
+        let mut idx = LexicalIndex::new().unwrap();
+        for id in 1..OPTIMIZE_AFTER_WRITES as i64 {
+            idx.insert_new(id, "t", "", "bulk").unwrap();
+        }
+        idx.settle().unwrap();
+        assert_eq!(
+            idx.writes_since_optimize,
+            OPTIMIZE_AFTER_WRITES - 1,
+            "committed, not merged"
+        );
+        idx.insert_new(OPTIMIZE_AFTER_WRITES as i64, "t", "", "bulk")
+            .unwrap();
+        idx.settle().unwrap();
+        assert_eq!(idx.writes_since_optimize, 0, "merged");
+        assert!(idx.conn.is_autocommit());
+        assert_eq!(idx.len().unwrap(), OPTIMIZE_AFTER_WRITES as u64);
     }
 
     #[test]

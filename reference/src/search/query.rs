@@ -10,25 +10,42 @@
 //! cut short in silence.
 //!
 //! **How words combine** ([`Plan`]), chosen for issue 11 and measured at
-//! §7.2's 90,000 chunks. Results come in three tiers, each ranked by BM25
-//! within itself, and a tier is only run while the page is not yet full:
+//! §7.2's 90,000 chunks. Results come in tiers, each ranked by BM25 within
+//! itself, and a tier is only run while the page is not yet full:
 //!
 //! 1. **The words adjacent, in the order typed** (an FTS5 phrase), when the
 //!    query has two or more words: `2026-03-14` finds the passage holding that
 //!    date before one holding "14 sets, 03 reps, in 2026", and `multi-agent`
 //!    finds "multi-agent" before "Multi purpose agent".
 //! 2. **Every content word**, anywhere in the passage (`AND`).
-//! 3. **Any content word** (`OR`), to fill the page when the tiers above do
-//!    not; only with two or more content words, since with one it is tier 2.
+//! 3. **All content words but one** (three to [`MOST_WORDS_MAX`] content
+//!    words): the passages missing just one of them.
+//! 4. **Any content word** (`OR`), to fill the page, from the rarest word up.
+//!
+//! Tiers 3 and 4 only fill a page the tiers above left short, and a fill
+//! never scores more than [`FILL_ROWS_MAX`] passages: tier 3 is skipped if it
+//! matches more, and tier 4 takes words rarest first while their passages
+//! add up to at most that, leaving out any word found in more (such a word
+//! cannot rank a page by itself, and scoring it is what made a search slow).
 //!
 //! A content word is a word not in [`STOP_WORDS`]: very common words ("the",
-//! "with", "on") match most of a corpus, so in tiers 2 and 3 they would cost
+//! "with", "on") match most of a corpus, so in tiers 2 to 4 they would cost
 //! the most and say the least. They still count in the phrase of tier 1, and
 //! a query made only of stop words ("to be or not to be") uses them all as
-//! its content words, with no tier 3.
+//! its content words, with no fill.
 
 /// The most bytes of query text memoria accepts (§9.1: "q capped at 1 KiB").
 pub const QUERY_BYTES_MAX: usize = 1024;
+/// The most content words for which tier 3 ("all but one", [`Plan`]) is
+/// built: its expression holds n × (n − 1) words, so it stays small.
+pub const MOST_WORDS_MAX: usize = 8;
+
+/// The most passages a fill tier (3 or 4, [`Plan`]) may score: a fill that
+/// would match more is skipped (tier 3) or built from rarer words only
+/// (tier 4). BM25 costs about a microsecond a passage at 90,000 chunks
+/// (issue 11), so this keeps a fill well under a millisecond.
+pub const FILL_ROWS_MAX: usize = 500;
+
 /// The most different words one query may hold; a query with more is
 /// refused ([`QueryRefusal::TooManyWords`]), never cut short. 1 KiB of
 /// one-letter words is 512 words; 64 keeps a query's cost bounded.
@@ -73,18 +90,22 @@ pub struct Plan {
     pub phrase: Option<String>,
     /// Tier 2: every content word (`AND`).
     pub all: String,
-    /// Tier 3: any content word (`OR`); `None` with fewer than two content words.
-    pub any: Option<String>,
+    /// Tier 3: all content words but one, each way (`OR` of `AND`s); `None`
+    /// outside three to [`MOST_WORDS_MAX`] content words.
+    pub most: Option<String>,
+    /// Tier 4's candidates: each content word, quoted; empty with fewer than
+    /// two content words, or only stop words. Which of them fill the page is
+    /// decided against the index ([`FILL_ROWS_MAX`]).
+    pub any: Vec<String>,
 }
 
 impl Plan {
-    /// The tiers' expressions, best first.
+    /// Tiers 1 and 2, best first: the tiers always run while the page is short.
     pub fn tiers(&self) -> impl Iterator<Item = &str> {
         self.phrase
             .as_deref()
             .into_iter()
             .chain(std::iter::once(self.all.as_str()))
-            .chain(self.any.as_deref())
     }
 }
 
@@ -125,10 +146,29 @@ pub fn plan(text: &str) -> Option<Plan> {
     // A longer run of words (one word typed a hundred times) is not tried as a phrase.
     let phrase = (sequence.len() > 1 && sequence.len() <= QUERY_WORDS_MAX)
         .then(|| format!("\"{}\"", sequence.join(" ")));
-    let any = (content.len() > 1 && !only_stop_words).then(|| quoted(&content, " OR "));
+    let most = (!only_stop_words && (3..=MOST_WORDS_MAX).contains(&content.len())).then(|| {
+        (0..content.len())
+            .map(|left_out| {
+                let rest: Vec<&str> = content
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != left_out)
+                    .map(|(_, w)| *w)
+                    .collect();
+                format!("({})", quoted(&rest, " AND "))
+            })
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    });
+    let any = if content.len() > 1 && !only_stop_words {
+        content.iter().map(|w| format!("\"{w}\"")).collect()
+    } else {
+        Vec::new()
+    };
     Some(Plan {
         phrase,
         all: quoted(&content, " AND "),
+        most,
         any,
     })
 }
@@ -276,12 +316,10 @@ mod tests {
         let q = parse(&words.join(" ")).unwrap();
         assert_eq!(q.word_count(), QUERY_WORDS_MAX);
         let p = plan(&words.join(" ")).unwrap();
-        assert!(p.all.ends_with(&format!("\"w{}\"", QUERY_WORDS_MAX - 1)));
-        assert!(
-            p.any
-                .unwrap()
-                .ends_with(&format!("\"w{}\"", QUERY_WORDS_MAX - 1))
-        );
+        let last = format!("\"w{}\"", QUERY_WORDS_MAX - 1);
+        assert!(p.all.ends_with(&last));
+        assert_eq!(p.any.last(), Some(&last));
+        assert_eq!(p.any.len(), QUERY_WORDS_MAX);
     }
 
     #[test]
@@ -296,16 +334,16 @@ mod tests {
         let p = plan("multi-agent").unwrap();
         assert_eq!(p.phrase.as_deref(), Some("\"multi agent\""));
         assert_eq!(p.all, "\"multi\" AND \"agent\"");
-        assert_eq!(p.any.as_deref(), Some("\"multi\" OR \"agent\""));
+        assert_eq!(p.most, None, "two words: all but one is any");
+        assert_eq!(p.any, ["\"multi\"", "\"agent\""]);
         let p = plan("2026-03-14").unwrap();
-        assert_eq!(p.phrase.as_deref(), Some("\"2026 03 14\""));
         assert_eq!(
             p.tiers().collect::<Vec<_>>(),
-            [
-                "\"2026 03 14\"",
-                "\"2026\" AND \"03\" AND \"14\"",
-                "\"2026\" OR \"03\" OR \"14\""
-            ]
+            ["\"2026 03 14\"", "\"2026\" AND \"03\" AND \"14\""]
+        );
+        assert_eq!(
+            p.most.as_deref(),
+            Some("(\"03\" AND \"14\") OR (\"2026\" AND \"14\") OR (\"2026\" AND \"03\")")
         );
     }
 
@@ -314,20 +352,21 @@ mod tests {
         let p = plan("Errors with the Result").unwrap();
         assert_eq!(p.phrase.as_deref(), Some("\"errors with the result\""));
         assert_eq!(p.all, "\"errors\" AND \"result\"");
-        assert_eq!(p.any.as_deref(), Some("\"errors\" OR \"result\""));
+        assert_eq!(p.any, ["\"errors\"", "\"result\""]);
     }
 
     #[test]
-    fn one_content_word_has_no_any_word_tier() {
+    fn one_content_word_has_no_fill_tier() {
         let p = plan("is the kettle on").unwrap();
         assert_eq!(p.phrase.as_deref(), Some("\"is the kettle on\""));
         assert_eq!(p.all, "\"kettle\"");
-        assert_eq!(p.any, None);
+        assert!(p.any.is_empty());
         let p = plan("kettle").unwrap();
         assert_eq!(
-            (p.phrase, p.all.as_str(), p.any),
+            (p.phrase, p.all.as_str(), p.most),
             (None, "\"kettle\"", None)
         );
+        assert!(p.any.is_empty());
     }
 
     #[test]
@@ -335,7 +374,7 @@ mod tests {
         let p = plan("to be or not to be").unwrap();
         assert_eq!(p.phrase.as_deref(), Some("\"to be or not to be\""));
         assert_eq!(p.all, "\"to\" AND \"be\" AND \"or\" AND \"not\"");
-        assert_eq!(p.any, None);
+        assert_eq!((p.most, p.any.len()), (None, 0));
     }
 
     #[test]
@@ -358,7 +397,7 @@ mod tests {
                 proptest::prop_assert_eq!(fts.matches('"').count() % 2, 0);
             }
             if let Some(p) = plan(&s) {
-                for t in p.tiers() {
+                for t in p.tiers().chain(p.most.as_deref()).chain(p.any.iter().map(String::as_str)) {
                     proptest::prop_assert_eq!(t.matches('"').count() % 2, 0);
                 }
             }
