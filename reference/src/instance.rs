@@ -474,7 +474,7 @@ impl Instance {
             return Err(SearchError::NotAdmitted);
         }
         let q = query::parse(text).map_err(|r| match r {
-            QueryRefusal::TooLong => SearchError::TooLong,
+            QueryRefusal::TooLong { bytes, chars } => SearchError::TooLong { bytes, chars },
             QueryRefusal::TooManyWords { words } => SearchError::TooManyWords { words },
         })?;
         let page = page.clamp(1, PAGE_MAX + 1);

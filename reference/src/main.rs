@@ -321,14 +321,8 @@ fn run(cli: Cli) -> Result<u8, Exit> {
                 Err(SearchError::NotAdmitted) => {
                     return Err(Exit(EXIT_NOT_ADMITTED, anyhow::anyhow!("not admitted")));
                 }
-                Err(SearchError::TooLong) => {
-                    return Err(Exit(
-                        EXIT_USAGE,
-                        anyhow::anyhow!(
-                            "the query is longer than {} bytes",
-                            memoria::QUERY_BYTES_MAX
-                        ),
-                    ));
+                Err(e @ SearchError::TooLong { .. }) => {
+                    return Err(Exit(EXIT_USAGE, anyhow::anyhow!("{e}")));
                 }
                 Err(e @ SearchError::TooManyWords { .. }) => {
                     return Err(Exit(EXIT_USAGE, anyhow::anyhow!("{e}")));

@@ -724,10 +724,60 @@ async fn a_query_over_one_kibibyte_is_400_with_a_refusal_and_the_footer() {
             assert_eq!(resp.status, StatusCode::BAD_REQUEST, "{route}");
             assert_footer(route, &resp);
             let sentence = refusal(&resp.body).expect("a refusal");
-            assert!(sentence.contains("longer than 1024 bytes"), "{sentence}");
+            let figures = format!(
+                "{} characters, {} bytes; memoria searches at most 1024 bytes",
+                q.chars().count(),
+                q.len()
+            );
+            assert!(sentence.contains(&figures), "{sentence}");
             assert_eq!(result_count(&resp.body), 0);
         }
     }
+}
+
+#[tokio::test]
+async fn japanese_and_accent_folded_words_are_found_and_marked_on_the_page() {
+    let (_dir, app) = signed_in_app().await;
+    upload_ok(
+        &app,
+        "notes.md",
+        "# 議事録\n\n東京で会議を開きました。\n\n## Wyjazd\n\nSpotkanie w Polską stolicą.\n"
+            .as_bytes(),
+    )
+    .await;
+    for (q, marked) in [("東京", "東京"), ("polska", "Polską"), ("会議", "会議")] {
+        let resp = app.get(&format!("/?q={}", form_encode(q))).await;
+        assert_eq!(resp.status, StatusCode::OK, "{q}");
+        assert!(result_count(&resp.body) > 0, "{q} finds the passage");
+        assert_eq!(marks(&resp.body), vec![marked], "{q}");
+    }
+}
+
+#[tokio::test]
+async fn the_search_form_cuts_nothing_a_person_types_and_the_server_counts_once() {
+    let (_dir, app) = signed_in_app().await;
+    let home = app.get("/").await;
+    assert_eq!(home.status, StatusCode::OK);
+    // Presence: the form and its query field are on the page.
+    assert!(
+        home.body.contains("name=\"q\""),
+        "the search field is on the page"
+    );
+    // A browser cuts a paste at `maxlength` without a word, and counts it in
+    // UTF-16 units where the limit is bytes: the field carries none, and a
+    // query of 4 KiB reaches the server's refusal, not a transport error.
+    assert!(
+        !home.body.contains("maxlength"),
+        "the search field has no maxlength"
+    );
+    let long = "ż".repeat(2 * QUERY_BYTES_MAX);
+    let resp = app.get(&format!("/?q={}", form_encode(&long))).await;
+    assert_eq!(resp.status, StatusCode::BAD_REQUEST);
+    let sentence = refusal(&resp.body).expect("a refusal");
+    assert!(
+        sentence.contains("2048 characters, 4096 bytes"),
+        "{sentence}"
+    );
 }
 
 #[tokio::test]

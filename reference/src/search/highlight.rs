@@ -2,14 +2,20 @@
 //!
 //! A word of the chunk is a hit when it equals a query word, or when both stem
 //! to the same English stem (the index uses the Porter stemmer; this uses its
-//! Snowball successor, which agrees on the common cases). Snippets are cut at
+//! Snowball successor, which agrees on the common cases), both compared with
+//! their accents folded as the index folds them ([`crate::search::text::fold`]),
+//! so `polska` marks `Polską`. Inside a run of Chinese or Japanese the
+//! query's run is marked wherever it stands, character by character
+//! ([`crate::search::text`]). Stop words are not marked unless the query is
+//! nothing else. Snippets are cut at
 //! word boundaries found by [`crate::search::query::words`], so a highlight never
 //! splits a multi-byte character. The output is plain text segments; the page
 //! escapes them (§8.1).
 
 use rust_stemmers::{Algorithm, Stemmer};
 
-use crate::search::query::words;
+use crate::search::query::{is_stop_word, words};
+use crate::search::text::{fold, is_unspaced};
 
 /// How many words a snippet shows around its best cluster of hits.
 pub const SNIPPET_WORDS_MAX: usize = 36;
@@ -60,47 +66,101 @@ impl Snippet {
 /// Matches chunk words against a query's words.
 pub struct Highlighter {
     stemmer: Stemmer,
+    /// Folded words of spaced scripts ([`fold`]).
     terms: Vec<String>,
     stems: Vec<String>,
+    /// Unspaced runs ([`is_unspaced`]), marked wherever they stand inside a run.
+    runs: Vec<String>,
 }
 
 impl std::fmt::Debug for Highlighter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Highlighter")
-            .field("terms", &self.terms.len())
+            .field("terms", &(self.terms.len() + self.runs.len()))
             .finish()
     }
 }
 
 impl Highlighter {
-    /// A highlighter for lowercased query words.
+    /// A highlighter for a query's terms (lowercased, as
+    /// [`crate::search::query::terms`] gives them). Stop words are not
+    /// marked, unless the query holds nothing else: they are left out of
+    /// the ranking ([`crate::search::query::Plan`]), so marking "on" would
+    /// claim a match the ranking did not make.
     pub fn new(query_words: &[String]) -> Highlighter {
         let stemmer = Stemmer::create(Algorithm::English);
-        let stems = query_words
-            .iter()
-            .map(|w| stemmer.stem(w).into_owned())
-            .collect();
+        let content: Vec<&String> = query_words.iter().filter(|w| !is_stop_word(w)).collect();
+        let chosen: Vec<&String> = if content.is_empty() {
+            query_words.iter().collect()
+        } else {
+            content
+        };
+        let (runs, words): (Vec<&String>, Vec<&String>) = chosen
+            .into_iter()
+            .partition(|w| w.chars().next().is_some_and(is_unspaced));
+        let terms: Vec<String> = words.iter().map(|w| fold(w)).collect();
+        let stems = terms.iter().map(|w| stemmer.stem(w).into_owned()).collect();
         Highlighter {
             stemmer,
-            terms: query_words.to_vec(),
+            terms,
             stems,
+            runs: runs.into_iter().cloned().collect(),
         }
     }
 
     fn is_hit(&self, word: &str) -> bool {
-        let lower = word.to_lowercase();
-        if self.terms.contains(&lower) {
+        let folded = fold(word);
+        if self.terms.contains(&folded) {
             return true;
         }
-        let stem = self.stemmer.stem(&lower);
+        let stem = self.stemmer.stem(&folded);
         self.stems.iter().any(|s| *s == stem)
+    }
+
+    /// The spans of `text` a snippet is cut from: `(start, end, hit)` byte
+    /// ranges, one per word, and inside an unspaced run (which has no words
+    /// to cut at) one per character, or one per place a query run stands.
+    fn spans(&self, text: &str) -> Vec<(usize, usize, bool)> {
+        let mut spans = Vec::new();
+        for (start, w) in words(text) {
+            let mut at = start;
+            let mut rest = w;
+            while let Some(first) = rest.chars().next() {
+                let unspaced = is_unspaced(first);
+                let end = rest
+                    .char_indices()
+                    .find(|(_, c)| is_unspaced(*c) != unspaced)
+                    .map_or(rest.len(), |(i, _)| i);
+                let segment = &rest[..end];
+                if unspaced {
+                    let mut marked = vec![false; segment.len()];
+                    for run in &self.runs {
+                        for (i, _) in segment.match_indices(run.as_str()) {
+                            marked[i..i + run.len()].fill(true);
+                        }
+                    }
+                    // Marked characters that touch are one span, so a
+                    // window never cuts a matched run in two.
+                    for (i, c) in segment.char_indices() {
+                        let end = at + i + c.len_utf8();
+                        match spans.last_mut() {
+                            Some((_, e, true)) if marked[i] && *e == at + i => *e = end,
+                            _ => spans.push((at + i, end, marked[i])),
+                        }
+                    }
+                } else {
+                    spans.push((at, at + end, self.is_hit(segment)));
+                }
+                at += end;
+                rest = &rest[end..];
+            }
+        }
+        spans
     }
 
     /// The best window of `text` with hits marked. Total over any `&str`.
     pub fn snippet(&self, text: &str) -> Snippet {
-        let spans: Vec<(usize, usize, bool)> = words(text)
-            .map(|(start, w)| (start, start + w.len(), self.is_hit(w)))
-            .collect();
+        let spans = self.spans(text);
         if spans.is_empty() {
             return Snippet {
                 cut_before: false,
@@ -140,7 +200,9 @@ impl Highlighter {
             }
             let s = s.replace(['\n', '\r'], " ");
             match segments.last_mut() {
-                Some(prev) if prev.hit == hit && !hit => prev.text.push_str(&s),
+                // Plain text joins plain text; a hit joins a hit it touches
+                // (the characters of one matched run).
+                Some(prev) if prev.hit == hit => prev.text.push_str(&s),
                 _ => segments.push(Segment { text: s, hit }),
             }
         };
@@ -192,6 +254,44 @@ mod tests {
         assert_eq!(
             s.to_marked_text(),
             "Le [café] à Zürich — naïve 東京 [café]!"
+        );
+    }
+
+    #[test]
+    fn an_accent_folded_match_is_marked() {
+        assert_eq!(
+            hl(&["polska"])
+                .snippet("Spotkanie w Polską stolicą")
+                .to_marked_text(),
+            "Spotkanie w [Polską] stolicą"
+        );
+        assert_eq!(
+            hl(&["café"]).snippet("a cafe\u{301} here").to_marked_text(),
+            "a [cafe\u{301}] here"
+        );
+    }
+
+    #[test]
+    fn a_japanese_word_is_marked_inside_its_sentence() {
+        assert_eq!(
+            hl(&["東京"])
+                .snippet("東京で会議を開きました。")
+                .to_marked_text(),
+            "[東京]で会議を開きました。"
+        );
+    }
+
+    #[test]
+    fn a_stop_word_is_not_marked_beside_a_content_word() {
+        assert_eq!(
+            hl(&["kettle", "on"])
+                .snippet("put the kettle on")
+                .to_marked_text(),
+            "put the [kettle] on"
+        );
+        assert_eq!(
+            hl(&["to", "be"]).snippet("to be or not").to_marked_text(),
+            "[to] [be] or not"
         );
     }
 

@@ -30,16 +30,19 @@ use rusqlite::{Connection, MAIN_DB, ffi, params};
 
 use crate::error::{Error, ErrorKind};
 use crate::search::query::{FILL_ROWS_MAX, Plan};
+use crate::search::text;
 
 /// BM25 column weights: title, heading trail, body. A word in a title or a
 /// heading says more about a passage than the same word in its body.
 pub const BM25_WEIGHTS: (f64, f64, f64) = (4.0, 2.0, 1.0);
 
 /// The FTS5 schema: contentless, porter over unicode61, deletable (§7.2).
+/// `remove_diacritics 2` folds every accent `unicode61` knows, so `polska`
+/// finds `Polską`; the text it sees is [`text::index_form`]'s.
 const SCHEMA: &str = "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(\
     title, trail, body, \
     content='', contentless_delete=1, \
-    tokenize='porter unicode61')";
+    tokenize='porter unicode61 remove_diacritics 2')";
 
 /// One hit: a chunk row id and its BM25 score (lower is better, as FTS5 reports it).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -360,7 +363,12 @@ impl LexicalIndex {
         self.begin()?;
         self.conn
             .prepare_cached("INSERT INTO fts(rowid, title, trail, body) VALUES (?1, ?2, ?3, ?4)")?
-            .execute(params![chunk_id, title, trail, body])?;
+            .execute(params![
+                chunk_id,
+                text::index_form(title),
+                text::index_form(trail),
+                text::index_form(body)
+            ])?;
         self.writes_since_optimize += 1;
         Ok(())
     }
@@ -639,6 +647,82 @@ mod tests {
             .iter()
             .map(|h| h.chunk_id)
             .collect()
+    }
+
+    #[test]
+    fn the_decomposed_form_of_a_word_finds_its_composed_form_and_back() {
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(1, "Menu", "", "the café opens at nine")
+            .unwrap();
+        idx.insert_new(2, "Menu", "", "crème bru\u{302}le\u{301}e for two")
+            .unwrap();
+        assert_eq!(ranked_ids(&idx, "cafe\u{301}", 10, 0), vec![1]);
+        assert_eq!(ranked_ids(&idx, "brûlée", 10, 0), vec![2]);
+    }
+
+    #[test]
+    fn a_hangul_word_typed_as_jamo_finds_its_syllables_and_back() {
+        use unicode_normalization::UnicodeNormalization as _;
+        // Hangul syllables decompose into jamo, which are letters, not marks:
+        // the tokenizer cannot fold them, so only normalising both sides
+        // makes the two spellings one word.
+        let composed = "한국어";
+        let jamo: String = composed.nfd().collect();
+        assert_ne!(composed, jamo);
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(1, "Notes", "", &format!("{composed} 수업"))
+            .unwrap();
+        idx.insert_new(2, "Notes", "", &format!("{jamo} 시험"))
+            .unwrap();
+        let mut both = ranked_ids(&idx, &jamo, 10, 0);
+        both.sort_unstable();
+        assert_eq!(both, vec![1, 2]);
+        let mut both = ranked_ids(&idx, composed, 10, 0);
+        both.sort_unstable();
+        assert_eq!(both, vec![1, 2]);
+    }
+
+    #[test]
+    fn an_unaccented_query_finds_the_accented_word() {
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(1, "Trip", "", "Spotkanie w Polską stolicą")
+            .unwrap();
+        idx.insert_new(2, "Trip", "", "Gdańsk and Łódź in one day")
+            .unwrap();
+        assert_eq!(ranked_ids(&idx, "polska", 10, 0), vec![1]);
+        assert_eq!(ranked_ids(&idx, "gdansk", 10, 0), vec![2]);
+        // Ł is a letter of its own, not L with a mark: Unicode gives it no
+        // decomposition, so only its marked neighbours fold.
+        assert_eq!(ranked_ids(&idx, "łodz", 10, 0), vec![2]);
+    }
+
+    #[test]
+    fn a_japanese_word_finds_the_sentence_that_holds_it() {
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(1, "議事録", "", "東京で会議を開きました。")
+            .unwrap();
+        idx.insert_new(2, "議事録", "", "京都で食事をしました。")
+            .unwrap();
+        idx.insert_new(3, "Notes", "", "Meeting in Tokyo").unwrap();
+        assert_eq!(ranked_ids(&idx, "東京", 10, 0), vec![1]);
+        assert_eq!(ranked_ids(&idx, "会議", 10, 0), vec![1]);
+        assert_eq!(ranked_ids(&idx, "京都", 10, 0), vec![2]);
+        // One character finds the pairs it starts: 京 begins 京で and 京都.
+        let mut one = ranked_ids(&idx, "京", 10, 0);
+        one.sort_unstable();
+        assert_eq!(one, vec![1, 2]);
+        // A run needs its pairs adjacent: 東京都 is not in either passage.
+        assert!(ranked_ids(&idx, "東京都", 10, 0).is_empty());
+    }
+
+    #[test]
+    fn a_chinese_word_beside_a_latin_one_finds_the_passage_holding_both() {
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(1, "报告", "", "我们在北京开会，讨论API设计。")
+            .unwrap();
+        idx.insert_new(2, "报告", "", "我们在上海开会。").unwrap();
+        assert_eq!(ranked_ids(&idx, "北京 api", 10, 0), vec![1]);
+        assert_eq!(ranked_ids(&idx, "开会", 10, 0).len(), 2);
     }
 
     #[test]

@@ -7,3 +7,4 @@ pub mod highlight;
 pub mod index;
 pub mod page;
 pub mod query;
+pub mod text;

@@ -294,7 +294,12 @@ pub enum SearchError {
     /// The asker is not admitted (§4.3).
     NotAdmitted,
     /// The query text is over [`query::QUERY_BYTES_MAX`].
-    TooLong,
+    TooLong {
+        /// Its size in bytes of UTF-8, the unit of the limit (§9.1).
+        bytes: usize,
+        /// Its size in characters, the unit a person counts in.
+        chars: usize,
+    },
     /// The query holds more than [`query::QUERY_WORDS_MAX`] different words:
     /// refused whole, never searched with the rest cut off.
     TooManyWords {
@@ -311,9 +316,9 @@ impl std::fmt::Display for SearchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SearchError::NotAdmitted => f.write_str("not admitted"),
-            SearchError::TooLong => write!(
+            SearchError::TooLong { bytes, chars } => write!(
                 f,
-                "the query is longer than {} bytes",
+                "the query is {bytes} bytes ({chars} characters); memoria searches at most {} bytes",
                 query::QUERY_BYTES_MAX
             ),
             SearchError::TooManyWords { words } => write!(

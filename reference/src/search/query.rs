@@ -1,8 +1,10 @@
 //! Turning what a person typed into words, and words into the FTS5 expressions of a ranked search (§8.1, §9.1).
 //!
 //! Whatever a person types is searched as words, never as FTS5 syntax. The
-//! text is split the way FTS5's `unicode61` tokenizer splits it (runs of
-//! letters and digits), and each word is wrapped in double quotes, so that
+//! text is normalised as the index's text is ([`crate::search::text`]),
+//! split the way FTS5's `unicode61` tokenizer splits it (runs of letters
+//! and digits) into [`terms`] (a word, or a run of Chinese or Japanese,
+//! searched as the phrase of its pairs), and each is wrapped in double quotes, so that
 //! `AND`, `OR`, `NOT`, `NEAR`, `*`, `+`, `:` and `-` are plain words or plain
 //! separators. Text with no word in it is [`Query::Empty`], which searches
 //! nothing: it never errors and never shows everything. A query of more than
@@ -33,6 +35,8 @@
 //! the most and say the least. They still count in the phrase of tier 1, and
 //! a query made only of stop words ("to be or not to be") uses them all as
 //! its content words, with no fill.
+
+use crate::search::text;
 
 /// The most bytes of query text memoria accepts (§9.1: "q capped at 1 KiB").
 pub const QUERY_BYTES_MAX: usize = 1024;
@@ -74,7 +78,12 @@ pub enum Query {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueryRefusal {
     /// Longer than [`QUERY_BYTES_MAX`].
-    TooLong,
+    TooLong {
+        /// How many bytes of UTF-8 the query held.
+        bytes: usize,
+        /// How many characters (Unicode scalar values) it held.
+        chars: usize,
+    },
     /// More than [`QUERY_WORDS_MAX`] different words.
     TooManyWords {
         /// How many different words the query held.
@@ -118,7 +127,7 @@ pub fn is_stop_word(word: &str) -> bool {
 /// [`parse`] first: a text it refuses is not planned differently here, but
 /// only [`parse`] refuses.
 pub fn plan(text: &str) -> Option<Plan> {
-    let sequence: Vec<String> = words(text).map(|(_, w)| w.to_lowercase()).collect();
+    let sequence = terms(text);
     let mut distinct: Vec<&str> = Vec::new();
     for w in &sequence {
         if !distinct.contains(&w.as_str()) {
@@ -139,13 +148,14 @@ pub fn plan(text: &str) -> Option<Plan> {
     }
     let quoted = |ws: &[&str], join: &str| {
         ws.iter()
-            .map(|w| format!("\"{w}\""))
+            .map(|w| fts_term(w))
             .collect::<Vec<_>>()
             .join(join)
     };
     // A longer run of words (one word typed a hundred times) is not tried as a phrase.
     let phrase = (sequence.len() > 1 && sequence.len() <= QUERY_WORDS_MAX)
-        .then(|| format!("\"{}\"", sequence.join(" ")));
+        .then(|| phrase_of(&sequence))
+        .flatten();
     let most = (!only_stop_words && (3..=MOST_WORDS_MAX).contains(&content.len())).then(|| {
         (0..content.len())
             .map(|left_out| {
@@ -161,7 +171,7 @@ pub fn plan(text: &str) -> Option<Plan> {
             .join(" OR ")
     });
     let any = if content.len() > 1 && !only_stop_words {
-        content.iter().map(|w| format!("\"{w}\"")).collect()
+        content.iter().map(|w| fts_term(w)).collect()
     } else {
         Vec::new()
     };
@@ -171,6 +181,68 @@ pub fn plan(text: &str) -> Option<Plan> {
         most,
         any,
     })
+}
+
+/// The query's terms in the order typed, lowercased, not deduplicated: the
+/// [`words`] of its [`text::nfc`] form, with a word that mixes letters of
+/// a spaced script and an unspaced one ([`text::is_unspaced`]) cut where
+/// the script changes, so each term is either a word or one unspaced run.
+pub fn terms(text: &str) -> Vec<String> {
+    let normal = text::nfc(text);
+    let mut out = Vec::new();
+    for (_, w) in words(&normal) {
+        let mut rest = w;
+        while let Some(first) = rest.chars().next() {
+            let unspaced = text::is_unspaced(first);
+            let end = rest
+                .char_indices()
+                .find(|(_, c)| text::is_unspaced(*c) != unspaced)
+                .map_or(rest.len(), |(i, _)| i);
+            out.push(rest[..end].to_lowercase());
+            rest = &rest[end..];
+        }
+    }
+    out
+}
+
+/// One term as an FTS5 string: a word quoted (`"kettle"`); an unspaced run
+/// as the phrase of its pairs (`"東京 京都"`, [`text::pairs`]); a lone
+/// unspaced character as the prefix of the pairs it starts (`"京"*`). A
+/// term never holds `"`: [`terms`] keeps only letters and digits.
+pub fn fts_term(term: &str) -> String {
+    if term.chars().next().is_some_and(text::is_unspaced) {
+        let pairs = text::pairs(term);
+        if pairs.len() == 1 && term.chars().count() == 1 {
+            return format!("\"{term}\"*");
+        }
+        return format!("\"{}\"", pairs.join(" "));
+    }
+    format!("\"{term}\"")
+}
+
+/// Every term adjacent, in order, as one FTS5 phrase; `None` when a lone
+/// unspaced character stands before the last term (it matches only as a
+/// prefix, and FTS5 allows a prefix only at a phrase's end).
+fn phrase_of(sequence: &[String]) -> Option<String> {
+    let mut tokens: Vec<String> = Vec::new();
+    let mut prefix_last = false;
+    for (i, t) in sequence.iter().enumerate() {
+        let lone = t.chars().count() == 1 && t.chars().next().is_some_and(text::is_unspaced);
+        if lone && i + 1 < sequence.len() {
+            return None;
+        }
+        prefix_last = lone;
+        if t.chars().next().is_some_and(text::is_unspaced) {
+            tokens.extend(text::pairs(t));
+        } else {
+            tokens.push(t.clone());
+        }
+    }
+    Some(format!(
+        "\"{}\"{}",
+        tokens.join(" "),
+        if prefix_last { "*" } else { "" }
+    ))
 }
 
 /// Splits `text` into words the way `unicode61` does: maximal runs of
@@ -197,9 +269,11 @@ pub fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
-/// True for the characters `unicode61` keeps inside a token.
+/// True for the characters kept inside a word: letters and digits, as
+/// `unicode61` keeps them, and combining marks, which its
+/// `remove_diacritics` drops from inside a token rather than splitting it.
 pub fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric()
+    c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c)
 }
 
 /// Parses what a person typed.
@@ -210,11 +284,13 @@ pub fn is_word_char(c: char) -> bool {
 /// [`QUERY_WORDS_MAX`] different words.
 pub fn parse(text: &str) -> Result<Query, QueryRefusal> {
     if text.len() > QUERY_BYTES_MAX {
-        return Err(QueryRefusal::TooLong);
+        return Err(QueryRefusal::TooLong {
+            bytes: text.len(),
+            chars: text.chars().count(),
+        });
     }
     let mut out: Vec<String> = Vec::new();
-    for (_, w) in words(text) {
-        let w = w.to_lowercase();
+    for w in terms(text) {
         if !out.contains(&w) {
             out.push(w);
         }
@@ -241,7 +317,7 @@ impl Query {
             Query::Empty => None,
             Query::Words(ws) => Some(
                 ws.iter()
-                    .map(|w| format!("\"{w}\""))
+                    .map(|w| fts_term(w))
                     .collect::<Vec<_>>()
                     .join(" OR "),
             ),
@@ -295,7 +371,13 @@ mod tests {
     #[test]
     fn a_query_over_one_kibibyte_is_refused() {
         let long = "a".repeat(QUERY_BYTES_MAX + 1);
-        assert_eq!(parse(&long), Err(QueryRefusal::TooLong));
+        assert_eq!(
+            parse(&long),
+            Err(QueryRefusal::TooLong {
+                bytes: QUERY_BYTES_MAX + 1,
+                chars: QUERY_BYTES_MAX + 1
+            })
+        );
         assert!(parse(&"a".repeat(QUERY_BYTES_MAX)).is_ok());
     }
 
@@ -386,6 +468,23 @@ mod tests {
     fn multibyte_words_survive() {
         let q = parse("café Zürich 東京").unwrap();
         assert_eq!(q.word_count(), 3);
+    }
+
+    #[test]
+    fn a_japanese_run_is_one_term_searched_as_the_phrase_of_its_pairs() {
+        assert_eq!(parse("東京都 会議").unwrap().word_count(), 2);
+        let p = plan("東京都").unwrap();
+        assert_eq!(p.all, "\"東京 京都\"");
+        let p = plan("京").unwrap();
+        assert_eq!(p.all, "\"京\"*");
+        let p = plan("北京api").unwrap();
+        assert_eq!(p.phrase.as_deref(), Some("\"北京 api\""));
+        assert_eq!(p.all, "\"北京\" AND \"api\"");
+    }
+
+    #[test]
+    fn a_decomposed_query_is_the_same_query_as_its_composed_form() {
+        assert_eq!(parse("cafe\u{301}").unwrap(), parse("café").unwrap());
     }
 
     proptest::proptest! {

@@ -39,7 +39,10 @@ pub const SNAPSHOT_DIR_NAME: &str = "snapshots";
 /// point at a retired generation (which then rebuilds, never serves empty).
 pub const BACKUP_RETENTION_WINDOW_S: i64 = 35 * 24 * 60 * 60;
 const MAGIC: &[u8; 4] = b"MIDX";
-const FORMAT_VERSION: u32 = 1;
+/// 2: the index holds [`crate::search::text::index_form`] text under
+/// `remove_diacritics 2` (issue 11); a version-1 image is rebuilt from the
+/// sealed chunks at wake, as any image that does not load is.
+const FORMAT_VERSION: u32 = 2;
 const HEADER_BYTES: usize = 4 + 4 + 8 + 8 + 8;
 
 /// What a snapshot records besides the index image.

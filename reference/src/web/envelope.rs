@@ -7,7 +7,6 @@ use axum::response::{Html, IntoResponse, Response};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::AppState;
-use crate::search::query::QUERY_BYTES_MAX;
 
 /// Wraps every response: security headers, a footer page for any bodiless
 /// or non-HTML error, and a content-free request log line.
@@ -89,7 +88,11 @@ pub(crate) fn layout(
                 header {
                     @if signed_in {
                         form method="get" action="/" role="search" {
-                            input type="search" name="q" value=(q) maxlength=(QUERY_BYTES_MAX) aria-label="Search" autofocus;
+                            // No `maxlength`: a browser counts it in UTF-16
+                            // units and cuts a longer paste in silence, while
+                            // the limit is bytes (§9.1). The server counts,
+                            // once, and refuses aloud with both figures.
+                            input type="search" name="q" value=(q) aria-label="Search" autofocus;
                             button type="submit" { "Search" }
                         }
                     } @else {

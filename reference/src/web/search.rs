@@ -30,10 +30,11 @@ pub(crate) fn results_region(
     outcome: &Result<SearchPage, SearchError>,
 ) -> (StatusCode, Markup) {
     match outcome {
-        Err(SearchError::TooLong) => (
+        Err(SearchError::TooLong { bytes, chars }) => (
             StatusCode::BAD_REQUEST,
             html! { section #results { p.refusal {
-                "Your search is longer than " (QUERY_BYTES_MAX) " bytes (1 KiB), so it was not run. Shorten it and search again."
+                "Your search is " (chars) " characters, " (bytes) " bytes; memoria searches at most "
+                (QUERY_BYTES_MAX) " bytes (1 KiB), so it was not run. A plain letter is one byte, an accented letter two, a Chinese or Japanese character three. Shorten it and search again."
             } } },
         ),
         Err(SearchError::TooManyWords { words }) => (

@@ -1,0 +1,174 @@
+//! The one form text is indexed and searched in: Unicode NFC, and the scripts written without spaces cut into overlapping pairs (issue 11, §7.2).
+//!
+//! Two things make the same word look different to a tokenizer:
+//!
+//! - **Normalisation.** "café" can be written as one code point (`é`,
+//!   U+00E9) or two (`e` + U+0301). Everything the index holds and every
+//!   query goes through [`nfc`] first, so the decomposed form of a word finds
+//!   its composed form. Accents are then folded by the index's tokenizer
+//!   (`unicode61 remove_diacritics 2`), so `polska` finds `Polską`; the
+//!   highlighter folds the same way ([`fold`]) so that match is marked.
+//! - **Text without spaces.** Chinese and Japanese write a sentence as one
+//!   run of letters: to `unicode61` `東京で会議を開きました` is one token, so
+//!   `東京` would find nothing. A run of such characters ([`is_unspaced`]) is
+//!   indexed as its overlapping pairs, `東京 京で で会 会議 …` (the bigram
+//!   indexing of Lucene's `CJKBigramFilter`), and a query run becomes the
+//!   phrase of its own pairs, so `東京` finds the sentence and `東京都` needs
+//!   `東京` and `京都` adjacent. A query of one such character matches the
+//!   pairs it starts (an FTS5 prefix): it finds every place the character
+//!   stands except the last of a run, which is this scheme's stated gap.
+//!
+//! Korean is written with spaces between words and is left to `unicode61`.
+//! No dictionary is used: pairs find every word a dictionary would, and
+//! some that are not words, which ranking then weighs.
+
+use std::borrow::Cow;
+
+use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
+use unicode_script::{Script, UnicodeScript};
+
+/// `text` in Unicode Normalization Form C; borrowed when it already is.
+pub fn nfc(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() {
+        return Cow::Borrowed(text);
+    }
+    match is_nfc_quick(text.chars()) {
+        IsNormalized::Yes => Cow::Borrowed(text),
+        _ => Cow::Owned(text.nfc().collect()),
+    }
+}
+
+/// The smallest UTF-8 lead byte of an [`is_unspaced`] character: the
+/// lowest of them, U+2E80 (the first CJK radical), encodes as `E2 BA 80`.
+const UNSPACED_LEAD_BYTE_MIN: u8 = 0xE2;
+
+/// True for a character of a script written without spaces between words:
+/// Han, Hiragana and Katakana (Chinese and Japanese).
+pub fn is_unspaced(c: char) -> bool {
+    matches!(c.script(), Script::Han | Script::Hiragana | Script::Katakana)
+        // The prolonged sound mark and the iteration marks are Common but
+        // stand inside Japanese words.
+        || matches!(c, '\u{30FC}' | '\u{3005}' | '\u{309D}' | '\u{309E}' | '\u{30FD}' | '\u{30FE}')
+}
+
+/// `text` as the index holds it: [`nfc`], then every run of [`is_unspaced`]
+/// characters as its overlapping pairs, space-separated, with a space
+/// either side so the run never joins a neighbouring word. A run of one
+/// character stays one character. Borrowed when nothing changes.
+pub fn index_form(text: &str) -> Cow<'_, str> {
+    let normal = nfc(text);
+    // Every unspaced character is U+2E80 or above, so its UTF-8 lead byte
+    // is at least 0xE2: most text is passed over by one byte scan.
+    if !normal.bytes().any(|b| b >= UNSPACED_LEAD_BYTE_MIN) || !normal.chars().any(is_unspaced) {
+        return normal;
+    }
+    let mut out = String::with_capacity(normal.len() * 2);
+    let mut run: Vec<char> = Vec::new();
+    for c in normal.chars() {
+        if is_unspaced(c) {
+            run.push(c);
+        } else {
+            push_pairs(&mut out, &run);
+            run.clear();
+            out.push(c);
+        }
+    }
+    push_pairs(&mut out, &run);
+    Cow::Owned(out)
+}
+
+/// The index tokens of one run of [`is_unspaced`] characters: its pairs, or
+/// the character itself for a run of one.
+pub fn pairs(run: &str) -> Vec<String> {
+    let chars: Vec<char> = run.chars().collect();
+    match chars.len() {
+        0 => vec![],
+        1 => vec![chars[0].to_string()],
+        _ => chars.windows(2).map(|w| w.iter().collect()).collect(),
+    }
+}
+
+fn push_pairs(out: &mut String, run: &[char]) {
+    if run.is_empty() {
+        return;
+    }
+    out.push(' ');
+    if run.len() == 1 {
+        out.push(run[0]);
+    } else {
+        for (i, w) in run.windows(2).enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            out.push(w[0]);
+            out.push(w[1]);
+        }
+    }
+    out.push(' ');
+}
+
+/// `word` lowercased with its accents removed (NFD, combining marks
+/// dropped): the comparison the highlighter makes, matching what the
+/// index's `remove_diacritics` folds.
+pub fn fold(word: &str) -> String {
+    word.nfd()
+        .filter(|c| !is_combining_mark(*c))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decomposed_word_normalises_to_its_composed_form() {
+        assert_eq!(nfc("cafe\u{301}"), "café");
+        assert!(matches!(nfc("café"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_japanese_sentence_is_indexed_as_overlapping_pairs() {
+        assert_eq!(
+            index_form("東京で会議を開きました。"),
+            " 東京 京で で会 会議 議を を開 開き きま まし した 。"
+        );
+    }
+
+    #[test]
+    fn no_unspaced_character_is_below_the_lead_byte_the_scan_looks_for() {
+        let lowest = (0..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .find(|c| is_unspaced(*c))
+            .unwrap();
+        let mut buf = [0u8; 4];
+        assert!(
+            lowest.encode_utf8(&mut buf).as_bytes()[0] >= UNSPACED_LEAD_BYTE_MIN,
+            "{lowest:?}"
+        );
+    }
+
+    #[test]
+    fn latin_text_is_left_as_it_is() {
+        assert!(matches!(index_form("plain words"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_lone_unspaced_character_stays_one_token_apart_from_its_neighbours() {
+        assert_eq!(index_form("abc京def"), "abc 京 def");
+    }
+
+    #[test]
+    fn folding_removes_accents_and_case() {
+        assert_eq!(fold("Polską"), "polska");
+        assert_eq!(fold("Cafe\u{301}"), "cafe");
+    }
+
+    #[test]
+    fn a_run_of_one_is_its_own_token_and_a_longer_run_its_pairs() {
+        assert_eq!(pairs("京"), vec!["京"]);
+        assert_eq!(pairs("東京都"), vec!["東京", "京都"]);
+        assert!(pairs("").is_empty());
+    }
+}
