@@ -36,6 +36,10 @@ register! {
     g25_s3_carries_no_person,
     g26_external_id_keyed,
     g27_sibling_restore_reconciles,
+    g34_fact_candidates_ruled,
+    g35_fact_recognisers,
+    g36_fact_labels,
+    g37_fact_cap_collision_narrowing,
     g38_egress_footer,
 }
 
