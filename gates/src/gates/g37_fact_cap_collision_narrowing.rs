@@ -208,6 +208,24 @@ fn narrowing_matching(ctx: &mut Ctx) -> Result<(), Failure> {
     let trail_only = "# Office\n\n## Office Address\n\n- +353 1 547 7854\n- +353 1 598 1234\n- +353 1 547 7860\n- +353 87 120 4455\n";
     let b = boxes_for(ctx, &[("Office", trail_only)], "office phone")?;
     ensure(b.is_empty(), "trail labels never match a qualifier", shown(&b))?;
+    // One trail label holds the qualifier and no own label does: a match on
+    // the trail would be exactly one, and it must not count.
+    let one_trail = "# Phones
+
+## Office
+
+Phone 01 547 7854 today.
+
+## Warehouse
+
+A: 01 598 1234
+
+B: 01 547 7860
+
+C: +353 87 120 4455
+";
+    let b = boxes_for(ctx, &[("Phones", one_trail)], "office phone")?;
+    ensure(b.is_empty(), "the one trail label holding office does not match", shown(&b))?;
     let tokens = "# Phones\n\nOffices: 01 547 7854\n\nBackoffice: 01 598 1234\n\nOffice phone: 01 547 7860\n\nDublin: +353 87 120 4455\n";
     let b = boxes_for(ctx, &[("Phones", tokens)], "office phone")?;
     ensure(
