@@ -761,3 +761,62 @@ fn the_narrowed_line_names_every_qualifier() {
 fn the_routing_key_table_holds_139_keys() {
     assert_eq!(eircode::ROUTING_KEYS.len(), 139);
 }
+
+// ---- differential: libphonenumber's published example numbers --------------
+
+#[test]
+fn phone_agrees_with_libphonenumbers_published_example_numbers_or_refuses_by_a_stated_rule() {
+    // libphonenumber publishes an example fixed-line and mobile number per
+    // region (its metadata's exampleNumber, shipped in the `phonenumber`
+    // crate and not copied here). Written in libphonenumber's international
+    // format, each must canonicalise to libphonenumber's own E.164, or be
+    // refused by one of §8.8's stated rules and by nothing else: the group
+    // count ("Germany and France genuinely write more groups than this and
+    // their numbers are refused"), one separator style (NANP writes
+    // +1 650-253-0000), or the ten-digit floor.
+    use phonenumber::metadata::DATABASE;
+    use phonenumber::{Mode, is_valid, parse};
+    let mut checked = 0;
+    let mut accepted = 0;
+    let mut refused: std::collections::BTreeMap<String, usize> = Default::default();
+    for meta in DATABASE.iter() {
+        let d = meta.descriptors();
+        for desc in [d.fixed_line(), d.mobile()].into_iter().flatten() {
+            let Some(example) = desc.example() else {
+                continue;
+            };
+            let Ok(n) = parse(None, format!("+{}{example}", meta.country_code())) else {
+                continue;
+            };
+            if !is_valid(&n) {
+                continue;
+            }
+            checked += 1;
+            let written = n.format().mode(Mode::International).to_string();
+            let e164 = n.format().mode(Mode::E164).to_string();
+            match phone::check(&written) {
+                Ok(c) => {
+                    assert_eq!(c, e164, "{written}");
+                    accepted += 1;
+                }
+                Err(r) => {
+                    assert!(
+                        matches!(
+                            r,
+                            phone::Refusal::GroupCount
+                                | phone::Refusal::MixedSeparators
+                                | phone::Refusal::InternationalDigits
+                        ),
+                        "{written}: refused by {r:?}, which is no stated rule for a valid number"
+                    );
+                    *refused.entry(format!("{r:?}")).or_default() += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 300, "{checked} published examples checked");
+    assert!(accepted * 2 > checked, "{accepted} of {checked} accepted");
+    eprintln!(
+        "libphonenumber examples: {checked} checked, {accepted} accepted, refused {refused:?}"
+    );
+}
