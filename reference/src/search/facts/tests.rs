@@ -1,4 +1,9 @@
 //! One test per rule of §8.8's deterministic layer, each quoting the sentence it holds, plus the bad input.
+//!
+//! Over 700 lines on purpose: one short test per §8.8 rule, in the spec's
+//! order (phone, eircode, IBAN, VAT, email, bad input, labels, lexicon, the
+//! box, the differential check), so the rules read as one list; splitting
+//! it would split the list.
 
 use super::lexicon::FactQuery;
 use super::{Kind, boxes, eircode, email, iban, phone, scan, spans, vat};
