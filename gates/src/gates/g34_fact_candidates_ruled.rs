@@ -13,10 +13,7 @@
 //! `memoria::ruled_search`, the one S2 path) and the page itself.
 
 use memoria::facts::FactBox;
-use memoria_simulator::fake::faults::Outage;
-use memoria_simulator::fake::model::Rung;
-use memoria_simulator::fake::trace::CallKind;
-use memoria_simulator::world::{Memoria, OWNERS, SiblingSpec, World};
+use memoria_simulator::{CallKind, Memoria, OWNERS, Outage, Rung, SiblingSpec, World};
 
 use crate::rigs::facts::rows;
 use crate::rigs::page::Page;
@@ -51,7 +48,7 @@ pub static GATE: Gate = Gate {
 /// Ana's ruled page for `q`, through the one S2 path, and the boxes on it.
 async fn ruled_boxes(m: &Memoria, asker: &str, q: &str) -> Result<Vec<FactBox>, String> {
     let state = m.state();
-    let ruled = memoria::ruled_search(&state.instance(), state.siblings().as_deref(), asker, q, 1)
+    let ruled = memoria::ruled_search(state.shared_instance(), state.siblings().as_deref(), asker, q, 1)
         .await
         .map_err(|e| crate::rigs::sim::fail("the ruled search runs", e.to_string()))?;
     Ok(ruled.page.facts)
