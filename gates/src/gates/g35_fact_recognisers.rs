@@ -15,6 +15,7 @@
 
 use memoria::facts::{self, Incomplete, Kind, eircode, email, iban, phone, vat};
 
+use crate::rigs::facts::{boxes_for, instance_with, rows, search};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Gate 35.
@@ -41,7 +42,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "35/international-floor",
-            desc: "\"The international floor is ten digits, not E.164's eight.\" Growth of +10 000 000 users yields nothing.",
+            desc: "\"The international floor is ten digits, not E.164's eight.\" Growth of +10 000 000 users yields nothing; so does a nine-digit number libphonenumber calls valid, +298 201234 (Faroe), refused by the floor itself; +354 410 1234 (Iceland, ten digits) is a phone.",
             run: international_floor,
         },
         Case {
@@ -51,7 +52,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "35/no-break-space-separates",
-            desc: "\"Separators inside a span include U+00A0\": 01<NBSP>547<NBSP>7854 is found, its span keeping the no-break spaces.",
+            desc: "\"Separators inside a span include U+00A0\" and \"The span is what the document wrote, byte for byte … It is what the box displays\": 01<NBSP>547<NBSP>7854 is found, its span keeping the no-break spaces, and the box on a real search shows those bytes, not a plain-space copy.",
             run: no_break_space,
         },
         Case {
@@ -91,7 +92,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "35/work-is-bounded",
-            desc: "A passage of a million digits is refused by FACT_PASSAGE_BYTES_MAX; a passage of 64 KiB of digits scans in well under a search's budget; a passage with more candidates than FACT_SPANS_PER_PASSAGE_MAX is refused whole, never cut.",
+            desc: "A passage of a million digits is refused by FACT_PASSAGE_BYTES_MAX; a passage of 64 KiB of digits scans in well under a search's budget; a passage with more candidates than FACT_SPANS_PER_PASSAGE_MAX is refused whole, never cut; and on a real search such a passage empties the box rather than being skipped, since \"Capped at three inclusive: three renders, four renders nothing\" counts every candidate in the results, and the numbers it holds are candidates the box could not see.",
             run: bounded,
         },
     ],
@@ -121,7 +122,11 @@ fn expect(text: &str, kind: Kind, want: &[&str]) -> Result<(), Failure> {
 fn bare_digits(_: &mut Ctx) -> Result<(), Failure> {
     expect("DUNS/D-U-N-S number is 985632364", Kind::Phone, &[])?;
     expect("Call 0871234567 today", Kind::Phone, &[])?;
-    expect("Without spaces: +35315477854.", Kind::Phone, &["+35315477854"])
+    expect(
+        "Without spaces: +35315477854.",
+        Kind::Phone,
+        &["+35315477854"],
+    )
 }
 
 fn one_style(_: &mut Ctx) -> Result<(), Failure> {
@@ -135,7 +140,11 @@ fn group_count(_: &mut Ctx) -> Result<(), Failure> {
     expect("Numbers drawn: 01 05 12 23 34", Kind::Phone, &[])?;
     expect("Berlin: +49 30 12 34 56 78", Kind::Phone, &[])?;
     expect("Mobile: +353 87 1234567", Kind::Phone, &["+353 87 1234567"])?;
-    expect("Office: +353 (0)1 547 7854", Kind::Phone, &["+353 (0)1 547 7854"])?;
+    expect(
+        "Office: +353 (0)1 547 7854",
+        Kind::Phone,
+        &["+353 (0)1 547 7854"],
+    )?;
     ensure(
         phone::check("+49 30 12 34 56 78") == Err(phone::Refusal::GroupCount),
         "six groups with a country code are refused by count",
@@ -145,7 +154,21 @@ fn group_count(_: &mut Ctx) -> Result<(), Failure> {
 
 fn international_floor(_: &mut Ctx) -> Result<(), Failure> {
     expect("Growth of +10 000 000 users", Kind::Phone, &[])?;
-    expect("Growth of +353 1 547 7854 users", Kind::Phone, &["+353 1 547 7854"])
+    expect(
+        "Growth of +353 1 547 7854 users",
+        Kind::Phone,
+        &["+353 1 547 7854"],
+    )?;
+    // Ten digits is the floor inclusive: Iceland's seven-digit numbers reach it.
+    expect("Reykjavik: +354 410 1234", Kind::Phone, &["+354 410 1234"])?;
+    // Nine digits that libphonenumber accepts (a Faroese fixed line): only
+    // the floor refuses it, so the refusal must be the floor's.
+    ensure(
+        phone::check("+298 201234") == Err(phone::Refusal::InternationalDigits),
+        "nine digits with a country code are refused by the ten-digit floor",
+        format!("{:?}", phone::check("+298 201234")),
+    )?;
+    expect("Tórshavn: +298 201234", Kind::Phone, &[])
 }
 
 fn one_identity(_: &mut Ctx) -> Result<(), Failure> {
@@ -169,11 +192,16 @@ fn one_identity(_: &mut Ctx) -> Result<(), Failure> {
     expect(text, Kind::Phone, &["+353 (0)1 547 7854", "(01) 547 7854"])
 }
 
-fn no_break_space(_: &mut Ctx) -> Result<(), Failure> {
-    expect(
-        "Reception: 01\u{a0}547\u{a0}7854",
-        Kind::Phone,
-        &["01\u{a0}547\u{a0}7854"],
+fn no_break_space(ctx: &mut Ctx) -> Result<(), Failure> {
+    let pasted = "01\u{a0}547\u{a0}7854";
+    expect(&format!("Reception: {pasted}"), Kind::Phone, &[pasted])?;
+    let doc = format!("# Office\n\nReception phone: {pasted}\n");
+    let b = boxes_for(ctx, &[("Office", &doc)], "phone")?;
+    let got: Vec<_> = b.iter().map(rows).collect();
+    ensure(
+        got == [vec![("Reception phone".to_string(), pasted.to_string())]],
+        "the box shows the pasted number byte for byte, its no-break spaces kept",
+        format!("{got:?}"),
     )
 }
 
@@ -246,7 +274,11 @@ fn iban_rules(_: &mut Ctx) -> Result<(), Failure> {
     let good = "IE29AIBK93115212345678";
     for s in ["IE29 AIBK 9311 5212 3456 78", good] {
         let got = iban::check(s);
-        ensure(got.as_deref() == Ok(good), format!("{s} is an IBAN"), format!("{got:?}"))?;
+        ensure(
+            got.as_deref() == Ok(good),
+            format!("{s} is an IBAN"),
+            format!("{got:?}"),
+        )?;
     }
     expect(
         "Pay to IE29 AIBK 9311 5212 3456 78.",
@@ -270,7 +302,11 @@ fn iban_rules(_: &mut Ctx) -> Result<(), Failure> {
 fn vat_rules(_: &mut Ctx) -> Result<(), Failure> {
     for s in ["IE6433435F", "IE3628739UA", "IE 6433435F"] {
         let got = vat::check(s);
-        ensure(got.is_ok(), format!("{s} is a VAT number"), format!("{got:?}"))?;
+        ensure(
+            got.is_ok(),
+            format!("{s} is a VAT number"),
+            format!("{got:?}"),
+        )?;
     }
     for s in ["IE6433435E", "IE3628739UB", "IE8Z49289F"] {
         let got = vat::check(s);
@@ -316,12 +352,16 @@ fn look_alikes(_: &mut Ctx) -> Result<(), Failure> {
     ];
     for t in cases {
         let got = facts::spans(t).map(|s| s.len());
-        ensure(got == Ok(0), format!("{t:?} yields no candidate"), format!("{got:?}"))?;
+        ensure(
+            got == Ok(0),
+            format!("{t:?} yields no candidate"),
+            format!("{got:?}"),
+        )?;
     }
     Ok(())
 }
 
-fn bounded(_: &mut Ctx) -> Result<(), Failure> {
+fn bounded(ctx: &mut Ctx) -> Result<(), Failure> {
     let million = "7".repeat(1_000_000);
     ensure(
         facts::spans(&million) == Err(Incomplete::TooLong),
@@ -332,7 +372,11 @@ fn bounded(_: &mut Ctx) -> Result<(), Failure> {
     let t = std::time::Instant::now();
     let got = facts::spans(&within).map(|s| s.len());
     let took = t.elapsed();
-    ensure(got == Ok(0), "64 KiB of digits yields nothing", format!("{got:?}"))?;
+    ensure(
+        got == Ok(0),
+        "64 KiB of digits yields nothing",
+        format!("{got:?}"),
+    )?;
     ensure(
         took < std::time::Duration::from_millis(100),
         "64 KiB of digits scans in under 100 ms (debug build)",
@@ -345,5 +389,39 @@ fn bounded(_: &mut Ctx) -> Result<(), Failure> {
         facts::spans(&many) == Err(Incomplete::TooManySpans),
         "a passage over the span bound is refused whole",
         format!("{:?}", facts::spans(&many).map(|s| s.len())),
+    )?;
+    over_bound_passage_empties_the_box(ctx)
+}
+
+/// On a real search: one passage holding a reception number renders it
+/// (presence), and beside a passage over the span bound nothing renders.
+fn over_bound_passage_empties_the_box(ctx: &mut Ctx) -> Result<(), Failure> {
+    let reception = ("Reception", "# Reception\n\nReception phone: 01 547 7854\n");
+    let b = boxes_for(ctx, &[reception], "phone")?;
+    ensure(
+        b.len() == 1 && b[0].rows.len() == 1,
+        "the reception number alone renders (presence)",
+        format!("{:?}", b.iter().map(rows).collect::<Vec<_>>()),
+    )?;
+    let lines: String = (0..=facts::FACT_SPANS_PER_PASSAGE_MAX)
+        .map(|i| format!("Desk {i} phone: 01 547 {:04}\n", 2000 + i))
+        .collect();
+    let export = format!("# Export\n\n{lines}");
+    let docs = [reception, ("Export", export.as_str())];
+    let m = instance_with(ctx, &docs)?;
+    let page = search(&m, "phone")?;
+    let export_passages = page.results.iter().filter(|r| r.title == "Export").count();
+    ensure(
+        page.results.len() == 2 && export_passages == 1,
+        "both documents are results, the export one passage over the span bound",
+        format!(
+            "{} results, {export_passages} from the export",
+            page.results.len()
+        ),
+    )?;
+    ensure(
+        page.facts.is_empty(),
+        "a passage the box could not read whole empties the box; the reception number is not a confident single answer",
+        format!("{:?}", page.facts.iter().map(rows).collect::<Vec<_>>()),
     )
 }
