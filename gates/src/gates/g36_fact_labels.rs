@@ -44,7 +44,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "36/over-sixty-silences-the-kind",
-            desc: "\"Longer than 60 → no box for that kind. Not the trail instead.\" The CEO's line with a 61-character label beside Reception renders no phone box; the same line at 60 characters renders both rows, the long label verbatim.",
+            desc: "\"Longer than 60 → no box for that kind. Not the trail instead.\" The CEO's line with a 61-character label beside Reception renders no phone box; the same line at 60 characters renders both rows, the long label verbatim; and the limit is in characters, so a 60-character label written with fadas (more than 60 bytes) is not over-long.",
             run: over_sixty,
         },
         Case {
@@ -54,7 +54,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "36/abbreviations-do-not-end-a-sentence",
-            desc: "\"Dr. Smith's direct line: 01 … yields Smith's direct line … A short fixed exception list — Dr. Mr. Mrs. Ms. St. No. ext. Ltd. Co.\" The labels keep Dr. and St.",
+            desc: "\"Dr. Smith's direct line: 01 … yields Smith's direct line … A short fixed exception list — Dr. Mr. Mrs. Ms. St. No. ext. Ltd. Co.\" The labels keep Dr. and St., and each of the nine keeps its full stop inside the label; and \"Take the run back to the start of the enclosing sentence\": a sentence ended by ? or ! ends the run as a full stop does.",
             run: abbreviations,
         },
         Case {
@@ -71,7 +71,11 @@ pub static GATE: Gate = Gate {
 };
 
 /// Every fact in `text` as (span, label, own, over-long).
-fn labels(text: &str, trail: &[&str], title: &str) -> Result<Vec<(String, String, bool, bool)>, Failure> {
+fn labels(
+    text: &str,
+    trail: &[&str],
+    title: &str,
+) -> Result<Vec<(String, String, bool, bool)>, Failure> {
     let trail: Vec<String> = trail.iter().map(|s| s.to_string()).collect();
     let found = facts::scan(text, &trail, title)
         .map_err(|e| Failure::new("the passage is within the bounds", format!("{e:?}")))?;
@@ -82,7 +86,14 @@ fn labels(text: &str, trail: &[&str], title: &str) -> Result<Vec<(String, String
 }
 
 /// Requires the `i`th fact of `text` to be labelled `want`, own or not.
-fn label_is(text: &str, trail: &[&str], title: &str, i: usize, want: &str, own: bool) -> Result<(), Failure> {
+fn label_is(
+    text: &str,
+    trail: &[&str],
+    title: &str,
+    i: usize,
+    want: &str,
+    own: bool,
+) -> Result<(), Failure> {
     let l = labels(text, trail, title)?;
     let got = l.get(i).map(|(_, t, o, _)| (t.as_str(), *o));
     ensure(
@@ -94,8 +105,22 @@ fn label_is(text: &str, trail: &[&str], title: &str, i: usize, want: &str, own: 
 
 fn earlier_span(_: &mut Ctx) -> Result<(), Failure> {
     let text = "Phone: 01 547 7854 - 01 598 1234";
-    label_is(text, &["Office", "Phone numbers"], "Office", 0, "Phone", true)?;
-    label_is(text, &["Office", "Phone numbers"], "Office", 1, "Phone numbers", false)
+    label_is(
+        text,
+        &["Office", "Phone numbers"],
+        "Office",
+        0,
+        "Phone",
+        true,
+    )?;
+    label_is(
+        text,
+        &["Office", "Phone numbers"],
+        "Office",
+        1,
+        "Phone numbers",
+        false,
+    )
 }
 
 fn every_kind(_: &mut Ctx) -> Result<(), Failure> {
@@ -114,14 +139,28 @@ fn separators(_: &mut Ctx) -> Result<(), Failure> {
         let text = format!("Reception{sep} +353 1 547 7854");
         label_is(&text, &[], "T", 0, "Reception", true)?;
     }
-    label_is("Call Reception on +353 1 547 7854", &["Desk"], "T", 0, "Desk", false)
+    label_is(
+        "Call Reception on +353 1 547 7854",
+        &["Desk"],
+        "T",
+        0,
+        "Desk",
+        false,
+    )
 }
 
 fn empty_falls_through(_: &mut Ctx) -> Result<(), Failure> {
     let text = "- +353 1 547 7854\n- +353 1 598 1234";
     label_is(text, &["Contacts"], "Office", 0, "Contacts", false)?;
     label_is(text, &["Contacts"], "Office", 1, "Contacts", false)?;
-    label_is("  -  01 547 7854", &["Contacts"], "Office", 0, "Contacts", false)
+    label_is(
+        "  -  01 547 7854",
+        &["Contacts"],
+        "Office",
+        0,
+        "Contacts",
+        false,
+    )
 }
 
 fn over_sixty(ctx: &mut Ctx) -> Result<(), Failure> {
@@ -131,11 +170,14 @@ fn over_sixty(ctx: &mut Ctx) -> Result<(), Failure> {
         "the fixture's label is 61 characters",
         format!("{}", label61.chars().count()),
     )?;
-    let body = |label: &str| format!("# Contacts\n\nPhone list.\n\nReception: 01 547 7854\n\n{label}: 01 598 1234\n");
+    let body = |label: &str| {
+        format!("# Contacts\n\nPhone list.\n\nReception: 01 547 7854\n\n{label}: 01 598 1234\n")
+    };
     let long = body(label61);
     let l = labels(&long, &["Contacts"], "Contacts")?;
     ensure(
-        l.iter().any(|(_, t, own, over)| t == label61 && *own && *over),
+        l.iter()
+            .any(|(_, t, own, over)| t == label61 && *own && *over),
         "the 61-character label is kept, marked over-long",
         format!("{l:?}"),
     )?;
@@ -145,6 +187,28 @@ fn over_sixty(ctx: &mut Ctx) -> Result<(), Failure> {
         "a 61-character label silences the phone box (not the trail instead, and not one row)",
         format!("{:?}", b.iter().map(rows).collect::<Vec<_>>()),
     )?;
+    // Characters, not bytes: 60 characters with fadas are not over-long.
+    let fada60: String = "Uimhir fóin na fáiltithe in oifig Bhaile Átha Cliath, Éire"
+        .chars()
+        .chain(std::iter::repeat('á'))
+        .take(LABEL_CHARS_MAX)
+        .collect();
+    ensure(
+        fada60.chars().count() == LABEL_CHARS_MAX && fada60.len() > LABEL_CHARS_MAX,
+        "the fada fixture is 60 characters and more than 60 bytes",
+        format!(
+            "{} characters, {} bytes",
+            fada60.chars().count(),
+            fada60.len()
+        ),
+    )?;
+    let l = labels(&body(&fada60), &["Contacts"], "Contacts")?;
+    ensure(
+        l.iter()
+            .any(|(_, t, own, over)| t == &fada60 && *own && !*over),
+        "the 60-character label with fadas is the document's own and not over-long",
+        format!("{l:?}"),
+    )?;
     let label60: String = label61.chars().take(LABEL_CHARS_MAX).collect();
     let ok = body(&label60);
     let b = boxes_for(ctx, &[("Contacts", &ok)], "phone")?;
@@ -152,7 +216,9 @@ fn over_sixty(ctx: &mut Ctx) -> Result<(), Failure> {
     ensure(
         b.len() == 1
             && b[0].kind == Kind::Phone
-            && rows(&b[0]).iter().any(|(l, v)| l == &label60 && v == "01 598 1234")
+            && rows(&b[0])
+                .iter()
+                .any(|(l, v)| l == &label60 && v == "01 598 1234")
             && b[0].rows.len() == 2,
         "a 60-character label renders, verbatim, beside Reception",
         format!("{got:?}"),
@@ -176,9 +242,52 @@ fn list_marker(_: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn abbreviations(_: &mut Ctx) -> Result<(), Failure> {
-    label_is("Dr. Smith's direct line: 01 547 7854", &[], "T", 0, "Dr. Smith's direct line", true)?;
-    label_is("St. Stephen's Green office: 01 547 7854", &[], "T", 0, "St. Stephen's Green office", true)?;
-    label_is("Closed. Front desk: 01 547 7854", &[], "T", 0, "Front desk", true)
+    label_is(
+        "Dr. Smith's direct line: 01 547 7854",
+        &[],
+        "T",
+        0,
+        "Dr. Smith's direct line",
+        true,
+    )?;
+    label_is(
+        "St. Stephen's Green office: 01 547 7854",
+        &[],
+        "T",
+        0,
+        "St. Stephen's Green office",
+        true,
+    )?;
+    label_is(
+        "Closed. Front desk: 01 547 7854",
+        &[],
+        "T",
+        0,
+        "Front desk",
+        true,
+    )?;
+    // Every entry of §8.8's list, not only the ones its examples name.
+    for abbr in ["Dr", "Mr", "Mrs", "Ms", "St", "No", "ext", "Ltd", "Co"] {
+        let want = format!("Almendra {abbr}. front desk");
+        label_is(&format!("{want}: 01 547 7854"), &[], "T", 0, &want, true)?;
+    }
+    // The presence that makes the list mean something: a sentence does end.
+    label_is(
+        "Any questions? Front desk: 01 547 7854",
+        &[],
+        "T",
+        0,
+        "Front desk",
+        true,
+    )?;
+    label_is(
+        "Welcome! Front desk: 01 547 7854",
+        &[],
+        "T",
+        0,
+        "Front desk",
+        true,
+    )
 }
 
 fn trail_then_title(_: &mut Ctx) -> Result<(), Failure> {
@@ -195,16 +304,34 @@ fn trail_then_title(_: &mut Ctx) -> Result<(), Failure> {
 
 fn two_office_numbers(ctx: &mut Ctx) -> Result<(), Failure> {
     let chunk = "Turn the knob. The office phone number is: +353 (0)1 547 7854. We also have the following unused phone numbers: +353 (0)1 598 1234.";
-    label_is(chunk, &["Office Address"], "Office", 0, "The office phone number is", true)?;
+    label_is(
+        chunk,
+        &["Office Address"],
+        "Office",
+        0,
+        "The office phone number is",
+        true,
+    )?;
     let second = "We also have the following unused phone numbers";
-    ensure(second.chars().count() == 47, "the longer label is 47", "it is not")?;
+    ensure(
+        second.chars().count() == 47,
+        "the longer label is 47",
+        "it is not",
+    )?;
     label_is(chunk, &["Office Address"], "Office", 1, second, true)?;
     let body = format!("# Office\n\n## Office Address\n\n{chunk}\n");
-    let b = boxes_for(ctx, &[("Office", &body)], "what is the office phone number?")?;
+    let b = boxes_for(
+        ctx,
+        &[("Office", &body)],
+        "what is the office phone number?",
+    )?;
     let got: Vec<_> = b.iter().map(rows).collect();
     ensure(
         got == [vec![
-            ("The office phone number is".to_string(), "+353 (0)1 547 7854".to_string()),
+            (
+                "The office phone number is".to_string(),
+                "+353 (0)1 547 7854".to_string(),
+            ),
             (second.to_string(), "+353 (0)1 598 1234".to_string()),
         ]],
         "one phone box with both numbers, each in the document's words",
