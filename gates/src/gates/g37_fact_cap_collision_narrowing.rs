@@ -12,7 +12,7 @@
 
 use memoria::facts::{FactQuery, Kind};
 
-use crate::rigs::facts::{boxes_for, instance_with, rows, search};
+use crate::rigs::facts::{boxes_for, instance_with, page_for, rows, search};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Gate 37.
@@ -34,7 +34,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "37/colliding-line-renders-nothing",
-            desc: "\"Two candidates whose whole citation line collides — same title, same trail, same label — render no box.\" Two trail-labelled numbers under one heading render nothing; the same under two titles render both.",
+            desc: "\"Two candidates whose whole citation line collides — same title, same trail, same label — render no box.\" Two trail-labelled numbers under one heading render nothing; the same under two titles render both; one title's Dublin and Cork sections, each labelling its number Reception phone, render both, the trail telling them apart.",
             run: collision,
         },
         Case {
@@ -74,8 +74,13 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "37/qualifiers-as-pinned",
-            desc: "The pinned examples: \"what is the office phone number?\" → {office}; \"office phone\" → {office}; \"office mobile\" → {office}; \"what's Tito's phone number\" → {tito}; \"phone number for the Dublin office\" → {dublin, office}; \"support email\" → {support}; \"phone number\" → none.",
+            desc: "The pinned examples: \"what is the office phone number?\" → {office}; \"office phone\" → {office}; \"office mobile\" → {office}; \"what's Tito's phone number\" → {tito}; \"phone number for the Dublin office\" → {dublin, office}; \"support email\" → {support}; \"phone number\" → none; and \"every token of every lexicon phrase, for every kind\" is removed even where the phrase did not match: \"post office phone\" → {office}, \"phone details\" → none.",
             run: qualifiers,
+        },
+        Case {
+            id: "37/box-is-text-its-only-links-citations",
+            desc: "\"Nothing in the box is ever an anchor. The value is text; the only link the box carries is its citation, to /documents/{id}#p{n}. No mailto:, no href built from a document's bytes.\" On the rendered page, a phone and an email box each hold their value as text, a label holding a literal <a href=…> shows as those characters, and every href in the box is a citation.",
+            run: box_is_text,
         },
     ],
 };
@@ -93,11 +98,18 @@ fn shown(b: &[memoria::facts::FactBox]) -> String {
 fn one_per_value(ctx: &mut Ctx) -> Result<(), Failure> {
     let docs = [
         ("Signature", "# Signature\n\nAna, phone: 01 547 7854\n"),
-        ("Office", "# Office\n\nReception phone: +353 (0)1 547 7854\n"),
+        (
+            "Office",
+            "# Office\n\nReception phone: +353 (0)1 547 7854\n",
+        ),
     ];
     let m = instance_with(ctx, &docs)?;
     let page = search(&m, "phone")?;
-    ensure(page.results.len() == 2, "both documents are results", format!("{}", page.results.len()))?;
+    ensure(
+        page.results.len() == 2,
+        "both documents are results",
+        format!("{}", page.results.len()),
+    )?;
     let b = &page.facts;
     ensure(
         b.len() == 1 && b[0].rows.len() == 1,
@@ -109,7 +121,10 @@ fn one_per_value(ctx: &mut Ctx) -> Result<(), Failure> {
     ensure(
         row.link == first.link && first.text.contains(&row.value),
         "the row cites the best-ranked passage, in its spelling",
-        format!("row {} {:?}, first result {}", row.link, row.value, first.link),
+        format!(
+            "row {} {:?}, first result {}",
+            row.link, row.value, first.link
+        ),
     )
 }
 
@@ -120,7 +135,11 @@ fn four_numbers() -> &'static str {
 fn cap_of_three(ctx: &mut Ctx) -> Result<(), Failure> {
     let three = "# Office\n\nPhone list.\n\nA: 01 547 7854\nB: 01 598 1234\nC: 01 547 7860\n";
     let b = boxes_for(ctx, &[("Office", three)], "phone")?;
-    ensure(b.len() == 1 && b[0].rows.len() == 3, "three candidates render", shown(&b))?;
+    ensure(
+        b.len() == 1 && b[0].rows.len() == 3,
+        "three candidates render",
+        shown(&b),
+    )?;
     let b = boxes_for(ctx, &[("Office", four_numbers())], "phone")?;
     ensure(b.is_empty(), "four candidates render nothing", shown(&b))
 }
@@ -128,16 +147,37 @@ fn cap_of_three(ctx: &mut Ctx) -> Result<(), Failure> {
 fn collision(ctx: &mut Ctx) -> Result<(), Failure> {
     let one = "# Office\n\n## Contact\n\nPhone 01 547 7854 or 01 598 1234 today.\n";
     let b = boxes_for(ctx, &[("Office", one)], "phone")?;
-    ensure(b.is_empty(), "two rows with one citation line render nothing", shown(&b))?;
+    ensure(
+        b.is_empty(),
+        "two rows with one citation line render nothing",
+        shown(&b),
+    )?;
     let docs = [
-        ("Office", "# Office\n\n## Contact\n\nPhone 01 547 7854 today.\n"),
-        ("Supplier", "# Supplier\n\n## Contact\n\nPhone 01 598 1234 today.\n"),
+        (
+            "Office",
+            "# Office\n\n## Contact\n\nPhone 01 547 7854 today.\n",
+        ),
+        (
+            "Supplier",
+            "# Supplier\n\n## Contact\n\nPhone 01 598 1234 today.\n",
+        ),
     ];
     let b = boxes_for(ctx, &docs, "phone")?;
     ensure(
         b.len() == 1 && b[0].rows.len() == 2,
         "the same trail and label under two titles render both",
         shown(&b),
+    )?;
+    let sections = "# Office\n\n## Dublin\n\nReception phone: 01 547 7854\n\n## Cork\n\nReception phone: 021 427 1234\n";
+    let b = boxes_for(ctx, &[("Office", sections)], "phone")?;
+    let trails: Vec<Vec<String>> = b
+        .iter()
+        .flat_map(|x| x.rows.iter().map(|r| r.trail.clone()))
+        .collect();
+    ensure(
+        b.len() == 1 && b[0].rows.len() == 2 && trails[0] != trails[1],
+        "one title, one label, two trails: both render",
+        format!("{} {trails:?}", shown(&b)),
     )
 }
 
@@ -165,7 +205,11 @@ fn office_page() -> &'static str {
 }
 
 fn narrowing_exactly_one(ctx: &mut Ctx) -> Result<(), Failure> {
-    let b = boxes_for(ctx, &[("Office", office_page())], "what is the office phone number?")?;
+    let b = boxes_for(
+        ctx,
+        &[("Office", office_page())],
+        "what is the office phone number?",
+    )?;
     let line = b
         .first()
         .and_then(|x| x.narrowed.as_ref().map(|n| n.sentence(x.kind)));
@@ -207,7 +251,11 @@ fn narrowing_only_over_cap(ctx: &mut Ctx) -> Result<(), Failure> {
 fn narrowing_matching(ctx: &mut Ctx) -> Result<(), Failure> {
     let trail_only = "# Office\n\n## Office Address\n\n- +353 1 547 7854\n- +353 1 598 1234\n- +353 1 547 7860\n- +353 87 120 4455\n";
     let b = boxes_for(ctx, &[("Office", trail_only)], "office phone")?;
-    ensure(b.is_empty(), "trail labels never match a qualifier", shown(&b))?;
+    ensure(
+        b.is_empty(),
+        "trail labels never match a qualifier",
+        shown(&b),
+    )?;
     // One trail label holds the qualifier and no own label does: a match on
     // the trail would be exactly one, and it must not count.
     let one_trail = "# Phones
@@ -225,7 +273,11 @@ B: 01 547 7860
 C: +353 87 120 4455
 ";
     let b = boxes_for(ctx, &[("Phones", one_trail)], "office phone")?;
-    ensure(b.is_empty(), "the one trail label holding office does not match", shown(&b))?;
+    ensure(
+        b.is_empty(),
+        "the one trail label holding office does not match",
+        shown(&b),
+    )?;
     let tokens = "# Phones\n\nOffices: 01 547 7854\n\nBackoffice: 01 598 1234\n\nOffice phone: 01 547 7860\n\nCork: +353 87 120 4455\n";
     let b = boxes_for(ctx, &[("Phones", tokens)], "office phone")?;
     ensure(
@@ -236,12 +288,18 @@ C: +353 87 120 4455
     // Office phone holds office and not dublin: with "any" it would be the
     // one match.
     let b = boxes_for(ctx, &[("Phones", tokens)], "phone for the dublin office")?;
-    ensure(b.is_empty(), "every qualifier must match, not any", shown(&b))
+    ensure(
+        b.is_empty(),
+        "every qualifier must match, not any",
+        shown(&b),
+    )
 }
 
 fn narrowed_over_long(ctx: &mut Ctx) -> Result<(), Failure> {
     let long = "The office number you must never give out as it rings the CEO";
-    let doc = format!("# Office\n\n{long}: 01 547 7854\n\nA: 01 598 1234\n\nB: 01 547 7860\n\nC: +353 87 120 4455\n");
+    let doc = format!(
+        "# Office\n\n{long}: 01 547 7854\n\nA: 01 598 1234\n\nB: 01 547 7860\n\nC: +353 87 120 4455\n"
+    );
     let b = boxes_for(ctx, &[("Office", &doc)], "office phone")?;
     ensure(
         b.is_empty(),
@@ -266,7 +324,11 @@ fn lexicon(_: &mut Ctx) -> Result<(), Failure> {
         ("phone and IBAN", vec![Kind::Phone, Kind::Iban]),
     ] {
         let got = FactQuery::parse(q).kinds;
-        ensure(got == want, format!("{q:?} primes {want:?}"), format!("{got:?}"))?;
+        ensure(
+            got == want,
+            format!("{q:?} primes {want:?}"),
+            format!("{got:?}"),
+        )?;
     }
     Ok(())
 }
@@ -277,12 +339,78 @@ fn qualifiers(_: &mut Ctx) -> Result<(), Failure> {
         ("office phone", vec!["office"]),
         ("office mobile", vec!["office"]),
         ("what's Tito's phone number", vec!["tito"]),
-        ("phone number for the Dublin office", vec!["dublin", "office"]),
+        (
+            "phone number for the Dublin office",
+            vec!["dublin", "office"],
+        ),
         ("support email", vec!["support"]),
         ("phone number", vec![]),
+        ("post office phone", vec!["office"]),
+        ("phone details", vec![]),
     ] {
         let got = FactQuery::parse(q).qualifiers;
         ensure(got == want, format!("{q:?} → {want:?}"), format!("{got:?}"))?;
     }
     Ok(())
+}
+
+fn box_is_text(ctx: &mut Ctx) -> Result<(), Failure> {
+    let anchor = "<a href=\"https://evil.example/x\">Support</a> email";
+    let doc =
+        format!("# Help\n\n{anchor}: support@almendra.example\n\nSupport phone: 01 547 7854\n");
+    let q = "support email phone";
+    let b = boxes_for(ctx, &[("Help", &doc)], q)?;
+    ensure(
+        b.iter().map(|x| (x.kind, x.rows.len())).collect::<Vec<_>>()
+            == [(Kind::Email, 1), (Kind::Phone, 1)],
+        "an email box and a phone box, one row each (presence)",
+        shown(&b),
+    )?;
+    let page = page_for(ctx, &[("Help", &doc)], q)?;
+    let values = page.texts("section.facts .fact-value");
+    ensure(
+        values == ["support@almendra.example", "01 547 7854"],
+        "the page's boxes show both values as text",
+        format!("{values:?}"),
+    )?;
+    let labels = page.texts("section.facts .fact-label");
+    ensure(
+        labels.first().map(String::as_str) == Some(anchor),
+        "the label holding <a href=…> reads as those characters: text, not markup",
+        format!("{labels:?}"),
+    )?;
+    let links: Vec<String> = page
+        .tags("section.facts [href], section.facts [src], section.facts [action]")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let citation = |t: &crate::Tag| {
+        t.name == "a"
+            && t.attrs.len() == 2
+            && t.attrs.iter().any(|(k, v)| {
+                k == "href"
+                    && v.strip_prefix("/documents/")
+                        .and_then(|rest| rest.split_once("#p"))
+                        .is_some_and(|(id, n)| {
+                            !id.is_empty() && !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit())
+                        })
+            })
+    };
+    let tags = page.tags("section.facts [href], section.facts [src], section.facts [action]");
+    ensure(
+        tags.len() == 2 && tags.iter().all(citation),
+        "the box's only links are its two citations, to /documents/{id}#p{n}",
+        format!("{links:?}"),
+    )?;
+    let active = page.tags(
+        "section.facts script, section.facts form, section.facts input, section.facts button",
+    );
+    ensure(
+        active.is_empty(),
+        "the box is scriptless and holds no form",
+        format!(
+            "{:?}",
+            active.iter().map(ToString::to_string).collect::<Vec<_>>()
+        ),
+    )
 }

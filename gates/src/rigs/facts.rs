@@ -2,16 +2,21 @@
 //!
 //! The gates assert the struct the page renders from ([`SearchPage`]'s
 //! `facts`), not the markup: the boxes come from `Instance::search`, which
-//! rules through the same `Candidates::rule` as every surface.
+//! rules through the same `Candidates::rule` as every surface. The one
+//! exception is what the box looks like to a reader (text, and no link but
+//! its citations), which only the rendered page can show: [`page_for`]
+//! serves it through memoria's web app and reads it with [`Page`].
 
 use std::sync::Arc;
 
 use memoria::facts::FactBox;
+use memoria::testkit::{TestApp, form_encode};
 use memoria::{Admission, EgressMode, Instance, InstanceConfig, NewDocument, Sealer, SearchPage};
 
 use super::app::APP_T0_S;
 use super::clock::HandClock;
-use super::support::dek;
+use super::page::Page;
+use super::support::{block_on, dek};
 use crate::{Ctx, Failure};
 
 /// The one owner the rig's instance admits.
@@ -89,4 +94,26 @@ pub fn rows(b: &FactBox) -> Vec<(String, String)> {
         .iter()
         .map(|r| (r.label.clone(), r.value.clone()))
         .collect()
+}
+
+/// The results page (`GET /?q=`) an instance holding `docs` serves its one
+/// owner for `q`, signed in, parsed.
+///
+/// # Errors
+/// As [`instance_with`], and a [`Failure`] when the page is not a 200.
+pub fn page_for(ctx: &mut Ctx, docs: &[(&str, &str)], q: &str) -> Result<Page, Failure> {
+    let m = instance_with(ctx, docs)?;
+    let mut app = TestApp::from_instance(m);
+    let resp = block_on(async {
+        app.sign_in(FACTS_OWNER).await;
+        app.get(&format!("/?q={}", form_encode(q))).await
+    });
+    let page = Page::of(&resp);
+    if page.status() != Some(200) {
+        return Err(Failure::new(
+            format!("the results page for {q:?} is served"),
+            format!("status {:?}", page.status()),
+        ));
+    }
+    Ok(page)
 }
