@@ -14,13 +14,15 @@
 //! provider's host named in particular. The last case reads the reference's
 //! code to hold that the dialer is memoria's only way to the network, so
 //! the guard hears everything memoria could send.
+//!
+//! Over 700 lines because it is nine cases over one world and one guard
+//! verdict (`no_egress`) they all end on; split, each half would re-export
+//! the other's helpers.
 
 use std::collections::BTreeSet;
 
 use memoria::{MARKER_PERSON, PAGE_SIZE_RESULTS};
-use memoria_simulator::{
-    CallKind, Memoria, Outage, Rung, SIBLING_PORT, SiblingSpec, TEAM, World,
-};
+use memoria_simulator::{CallKind, Memoria, Outage, Rung, SIBLING_PORT, SiblingSpec, TEAM, World};
 use syn::visit::Visit;
 
 use super::g38_egress_footer::AI_OFF_FOOTER;
@@ -124,7 +126,10 @@ fn sibling_host(app: &str) -> String {
 
 /// A world of memoria's own siblings `apps`, and no provider.
 fn world(ctx: &Ctx, apps: &[&str]) -> World {
-    World::new(ctx.seed(), apps.iter().map(|a| SiblingSpec::own(a)).collect())
+    World::new(
+        ctx.seed(),
+        apps.iter().map(|a| SiblingSpec::own(a)).collect(),
+    )
 }
 
 /// Reads a page the browser got: it must carry no script and the AI-off
@@ -213,8 +218,13 @@ fn form_is_a_get(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
     let w = world(ctx, &["sheets"]);
     w.fake("sheets").model().with(|m| {
-        m.add_item("sh-1", Rung::Team, "Budget", &body("Budget", &canary, "figure rose"))
-            .expect("item");
+        m.add_item(
+            "sh-1",
+            Rung::Team,
+            "Budget",
+            &body("Budget", &canary, "figure rose"),
+        )
+        .expect("item");
     });
     floor(&w, &["sheets"], move |mut m| async move {
         m.warmed_up().await?;
@@ -223,16 +233,29 @@ fn form_is_a_get(ctx: &mut Ctx) -> Result<(), Failure> {
             .forms()
             .into_iter()
             .find(|f| f.input_type("q").is_some())
-            .ok_or_else(|| fail("a search form with an input named q", format!("{:?}", home.forms())))?;
+            .ok_or_else(|| {
+                fail(
+                    "a search form with an input named q",
+                    format!("{:?}", home.forms()),
+                )
+            })?;
         check(
             form.method == "get" && form.action == "/",
             "the search form is method GET to /",
             format!("{form:?}"),
         )?;
         // What a browser submits for that form: the action, ?q=.
-        let uri = format!("{}?q={}", form.action, memoria::testkit::form_encode(&canary));
+        let uri = format!(
+            "{}?q={}",
+            form.action,
+            memoria::testkit::form_encode(&canary)
+        );
         let got = m.get(ANA, &uri).await;
-        check(got.response.status == 200, "the form's GET answers 200", got.response.status.to_string())?;
+        check(
+            got.response.status == 200,
+            "the form's GET answers 200",
+            got.response.status.to_string(),
+        )?;
         let page = read(&got, "the results page")?;
         check(
             page.results().len() == 1 && page.marks().iter().any(|k| k == &canary),
@@ -256,7 +279,9 @@ fn is_iso_date(s: &str) -> bool {
 fn is_deep_link(link: &str) -> bool {
     link.strip_prefix("/documents/")
         .and_then(|rest| rest.split_once("#p"))
-        .is_some_and(|(id, n)| !id.is_empty() && !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+        .is_some_and(|(id, n)| {
+            !id.is_empty() && !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit())
+        })
 }
 
 const TITLES: [&str; 5] = ["Budget", "Roadmap", "Minutes", "Hiring", "Offsite"];
@@ -266,17 +291,35 @@ fn every_passage_cited(ctx: &mut Ctx) -> Result<(), Failure> {
     let apps = ["sheets", "docs"];
     let w = world(ctx, &apps);
     w.fake("sheets").model().with(|m| {
-        m.add_item("sh-0", Rung::Team, TITLES[0], &format!("# {}\n\nThe {canary} figure, the {canary} total and the {canary} line.\n", TITLES[0]))
-            .expect("item");
+        m.add_item(
+            "sh-0",
+            Rung::Team,
+            TITLES[0],
+            &format!(
+                "# {}\n\nThe {canary} figure, the {canary} total and the {canary} line.\n",
+                TITLES[0]
+            ),
+        )
+        .expect("item");
         for (i, t) in TITLES[1..3].iter().enumerate() {
-            m.add_item(&format!("sh-{}", i + 1), Rung::Team, t, &body(t, &canary, "is mentioned once among many other words here"))
-                .expect("item");
+            m.add_item(
+                &format!("sh-{}", i + 1),
+                Rung::Team,
+                t,
+                &body(t, &canary, "is mentioned once among many other words here"),
+            )
+            .expect("item");
         }
     });
     w.fake("docs").model().with(|m| {
         for (i, t) in TITLES[3..].iter().enumerate() {
-            m.add_item(&format!("dc-{i}"), Rung::Team, t, &body(t, &canary, "is mentioned once among many other words here"))
-                .expect("item");
+            m.add_item(
+                &format!("dc-{i}"),
+                Rung::Team,
+                t,
+                &body(t, &canary, "is mentioned once among many other words here"),
+            )
+            .expect("item");
         }
     });
     floor(&w, &apps, move |mut m| async move {
@@ -297,7 +340,10 @@ fn every_passage_cited(ctx: &mut Ctx) -> Result<(), Failure> {
             let tokens: Vec<&str> = c.meta.split(" · ").collect();
             let ok = ["sheets", "docs"].contains(&c.app.as_str())
                 && TITLES.contains(&c.title.as_str())
-                && tokens.iter().any(|t| t.strip_prefix("passage ").is_some_and(|n| n.parse::<u32>().is_ok()))
+                && tokens.iter().any(|t| {
+                    t.strip_prefix("passage ")
+                        .is_some_and(|n| n.parse::<u32>().is_ok())
+                })
                 && tokens.contains(&MARKER_PERSON)
                 && tokens.iter().any(|t| is_iso_date(t))
                 && is_deep_link(&c.link);
@@ -315,8 +361,15 @@ fn deep_link_opens_document(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
     let w = world(ctx, &["sheets"]);
     w.fake("sheets").model().with(|m| {
-        m.add_item("sh-1", Rung::Team, "Roadmap", &format!("# Roadmap\n\nAn opening passage.\n\n## Later\n\nThe {canary} milestone moved.\n"))
-            .expect("item");
+        m.add_item(
+            "sh-1",
+            Rung::Team,
+            "Roadmap",
+            &format!(
+                "# Roadmap\n\nAn opening passage.\n\n## Later\n\nThe {canary} milestone moved.\n"
+            ),
+        )
+        .expect("item");
     });
     floor(&w, &["sheets"], move |mut m| async move {
         m.warmed_up().await?;
@@ -331,14 +384,20 @@ fn deep_link_opens_document(ctx: &mut Ctx) -> Result<(), Failure> {
             .split_once('#')
             .ok_or_else(|| fail("a deep link with a fragment", &first.link))?;
         let got = m.get(ANA, path).await;
-        check(got.response.status == 200, "the deep link's page answers 200", got.response.status.to_string())?;
+        check(
+            got.response.status == 200,
+            "the deep link's page answers 200",
+            got.response.status.to_string(),
+        )?;
         let doc = read(&got, "the document page")?;
         check(
             doc.texts("h1") == ["Roadmap"],
             "the document page is titled as the result was",
             format!("{:?}", doc.texts("h1")),
         )?;
-        let passage = doc.section(&format!("section.passage#{fragment}")).unwrap_or_default();
+        let passage = doc
+            .section(&format!("section.passage#{fragment}"))
+            .unwrap_or_default();
         check(
             passage.contains(&canary),
             format!("the passage #{fragment} is on the page, holding the matched words"),
@@ -355,8 +414,13 @@ fn pagination_is_plain_links(ctx: &mut Ctx) -> Result<(), Failure> {
     w.fake("sheets").model().with(|m| {
         for i in 0..total {
             let t = format!("Note {i}");
-            m.add_item(&format!("sh-{i}"), Rung::Team, &t, &body(&t, &canary, "is on this note"))
-                .expect("item");
+            m.add_item(
+                &format!("sh-{i}"),
+                Rung::Team,
+                &t,
+                &body(&t, &canary, "is on this note"),
+            )
+            .expect("item");
         }
     });
     floor(&w, &["sheets"], move |mut m| async move {
@@ -374,14 +438,23 @@ fn pagination_is_plain_links(ctx: &mut Ctx) -> Result<(), Failure> {
         check(
             two.results().len() == MORE && two.hrefs("nav.pages a") == [back.clone()],
             format!("page 2 holds the other {MORE} and a plain link back, to {back}"),
-            format!("{} passages, links {:?}", two.results().len(), two.hrefs("nav.pages a")),
+            format!(
+                "{} passages, links {:?}",
+                two.results().len(),
+                two.hrefs("nav.pages a")
+            ),
         )?;
         let firsts: BTreeSet<String> = one.citations().into_iter().map(|c| c.link).collect();
         let seconds: BTreeSet<String> = two.citations().into_iter().map(|c| c.link).collect();
         check(
             firsts.is_disjoint(&seconds) && firsts.len() + seconds.len() == total,
             format!("{total} different passages across the two pages"),
-            format!("{} and {}, {} on both", firsts.len(), seconds.len(), firsts.intersection(&seconds).count()),
+            format!(
+                "{} and {}, {} on both",
+                firsts.len(),
+                seconds.len(),
+                firsts.intersection(&seconds).count()
+            ),
         )
     })
 }
@@ -392,15 +465,25 @@ fn withholding_is_loud(ctx: &mut Ctx) -> Result<(), Failure> {
     let w = world(ctx, &apps);
     w.fake("sheets").model().with(|m| {
         for (i, t) in TITLES[..2].iter().enumerate() {
-            m.add_item(&format!("sh-{i}"), Rung::Team, t, &body(t, &canary, "is in a sheet"))
-                .expect("item");
+            m.add_item(
+                &format!("sh-{i}"),
+                Rung::Team,
+                t,
+                &body(t, &canary, "is in a sheet"),
+            )
+            .expect("item");
         }
     });
     let docs = w.fake("docs").clone();
     docs.model().with(|m| {
         for (i, t) in TITLES[2..].iter().enumerate() {
-            m.add_item(&format!("dc-{i}"), Rung::Team, t, &body(t, &canary, "is in a doc"))
-                .expect("item");
+            m.add_item(
+                &format!("dc-{i}"),
+                Rung::Team,
+                t,
+                &body(t, &canary, "is in a doc"),
+            )
+            .expect("item");
         }
     });
     floor(&w, &apps, move |mut m| async move {
@@ -426,12 +509,20 @@ fn fact_box_on_the_floor(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
     let w = world(ctx, &["sheets"]);
     w.fake("sheets").model().with(|m| {
-        m.add_item("sh-office", Rung::Team, "Office", &format!("# Office\n\nThe {canary} office phone: {NUMBER}\n"))
-            .expect("item");
+        m.add_item(
+            "sh-office",
+            Rung::Team,
+            "Office",
+            &format!("# Office\n\nThe {canary} office phone: {NUMBER}\n"),
+        )
+        .expect("item");
     });
     floor(&w, &["sheets"], move |mut m| async move {
         m.warmed_up().await?;
-        let page = read(&m.search(ANA, &format!("{canary} office phone")).await, "the results page")?;
+        let page = read(
+            &m.search(ANA, &format!("{canary} office phone")).await,
+            "the results page",
+        )?;
         check(
             page.texts("section#results section.facts strong.fact-value") == [NUMBER],
             "the box, inside the results region, holds the office number",
@@ -459,9 +550,16 @@ fn upload_is_a_form_post(ctx: &mut Ctx) -> Result<(), Failure> {
             .forms()
             .into_iter()
             .find(|f| f.input_type("file").is_some())
-            .ok_or_else(|| fail("an upload form with a file input", format!("{:?}", home.forms())))?;
+            .ok_or_else(|| {
+                fail(
+                    "an upload form with a file input",
+                    format!("{:?}", home.forms()),
+                )
+            })?;
         check(
-            form.method == "post" && form.action == "/documents" && form.enctype == "multipart/form-data",
+            form.method == "post"
+                && form.action == "/documents"
+                && form.enctype == "multipart/form-data",
             "the upload form is a multipart POST to /documents",
             format!("{form:?}"),
         )?;
@@ -477,14 +575,20 @@ fn upload_is_a_form_post(ctx: &mut Ctx) -> Result<(), Failure> {
             .find(|(_, t, _)| t == "file")
             .map(|(n, _, _)| n.clone())
             .unwrap_or_default();
-        let (content_type, bytes) = multipart(&[(&token.0, &token.2)], &file_field, name, file.as_bytes());
+        let (content_type, bytes) =
+            multipart(&[(&token.0, &token.2)], &file_field, name, file.as_bytes());
         let posted = m.post(ANA, &form.action, &content_type, bytes).await;
         let location = posted
             .response
             .location()
             .map(str::to_string)
             .filter(|l| l.starts_with("/documents/"))
-            .ok_or_else(|| fail("the POST redirects to the stored document", posted.response.status.to_string()))?;
+            .ok_or_else(|| {
+                fail(
+                    "the POST redirects to the stored document",
+                    posted.response.status.to_string(),
+                )
+            })?;
         let doc = read(&m.get(ANA, &location).await, "the uploaded document's page")?;
         check(
             doc.texts("h1") == ["Field notes"],
@@ -503,12 +607,18 @@ fn upload_is_a_form_post(ctx: &mut Ctx) -> Result<(), Failure> {
 
 /// A `multipart/form-data` body as a browser builds it from a form's
 /// `fields` and one file: (content type, body).
-fn multipart(fields: &[(&str, &str)], file_field: &str, name: &str, bytes: &[u8]) -> (String, Vec<u8>) {
+fn multipart(
+    fields: &[(&str, &str)],
+    file_field: &str,
+    name: &str,
+    bytes: &[u8],
+) -> (String, Vec<u8>) {
     let boundary = "gate15-boundary-0b4f";
     let mut body = Vec::new();
     for (k, v) in fields {
         body.extend_from_slice(
-            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n").as_bytes(),
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n")
+                .as_bytes(),
         );
     }
     body.extend_from_slice(
@@ -524,20 +634,31 @@ fn guard_hears_memoria(ctx: &mut Ctx) -> Result<(), Failure> {
     let apps = ["sheets", "docs"];
     let w = world(ctx, &apps);
     w.fake("docs").model().with(|m| {
-        m.add_item("dc-1", Rung::Team, "Minutes", &body("Minutes", &canary, "was agreed"))
-            .expect("item");
+        m.add_item(
+            "dc-1",
+            Rung::Team,
+            "Minutes",
+            &body("Minutes", &canary, "was agreed"),
+        )
+        .expect("item");
     });
     let guard = w.net_guard().clone();
     run_world(&w, move |mut m| async move {
         m.warmed_up().await?;
         let page = read(&m.search(ANA, &canary).await, "the results page")?;
-        check(page.results_from("docs") == 1, "the search finds the Docs passage", format!("{:?}", page.results()))?;
+        check(
+            page.results_from("docs") == 1,
+            "the search finds the Docs passage",
+            format!("{:?}", page.results()),
+        )?;
         let before = guard.events().len();
         // The browser, not memoria: the world holds no provider host.
         let dialled = turmoil::net::TcpStream::connect((PROVIDER_HOST, 443)).await;
         check(
             dialled.as_ref().err().map(std::io::Error::kind) == Some(std::io::ErrorKind::NotFound),
-            format!("{PROVIDER_HOST} resolves to nothing in the world: the provider is unreachable"),
+            format!(
+                "{PROVIDER_HOST} resolves to nothing in the world: the provider is unreachable"
+            ),
             format!("{:?}", dialled.map(|_| "connected")),
         )?;
         check(
@@ -550,7 +671,10 @@ fn guard_hears_memoria(ctx: &mut Ctx) -> Result<(), Failure> {
     let hosts = w.net_guard().hosts();
     let want: BTreeSet<String> = apps.iter().map(|a| sibling_host(a)).collect();
     if hosts != want || !want.iter().all(|h| h.starts_with(&format!("{TEAM}."))) {
-        return Err(Failure::new(format!("memoria reached exactly {want:?}"), format!("{hosts:?}")));
+        return Err(Failure::new(
+            format!("memoria reached exactly {want:?}"),
+            format!("{hosts:?}"),
+        ));
     }
     Ok(())
 }
@@ -565,7 +689,8 @@ impl NetNames {
     fn note(&mut self, ident: &proc_macro2::Ident) {
         let name = ident.to_string();
         if NET_NAMES.contains(&name.as_str()) {
-            self.found.push((self.file.clone(), name, ident.span().start().line));
+            self.found
+                .push((self.file.clone(), name, ident.span().start().line));
         }
     }
 }
@@ -615,8 +740,15 @@ fn dialer_is_the_only_way_out(_ctx: &mut Ctx) -> Result<(), Failure> {
             .replace('\\', "/");
         v.visit_file(&file);
     }
-    let allowed = |(f, n, _): &&(String, String, usize)| NET_ALLOWED.iter().any(|(af, an)| af == f && an == n);
-    let seen: BTreeSet<(&str, &str)> = v.found.iter().filter(allowed).map(|(f, n, _)| (f.as_str(), n.as_str())).collect();
+    let allowed = |(f, n, _): &&(String, String, usize)| {
+        NET_ALLOWED.iter().any(|(af, an)| af == f && an == n)
+    };
+    let seen: BTreeSet<(&str, &str)> = v
+        .found
+        .iter()
+        .filter(allowed)
+        .map(|(f, n, _)| (f.as_str(), n.as_str()))
+        .collect();
     let want: BTreeSet<(&str, &str)> = NET_ALLOWED.iter().copied().collect();
     if seen != want {
         return Err(Failure::new(
