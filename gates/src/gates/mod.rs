@@ -30,6 +30,7 @@ register! {
     g08_refusal_breaker,
     g10_deletion_survives_restore,
     g11_cross_team_refusal,
+    g15_ai_off_floor,
     g17_no_undeclared_route,
     g23_deadline_and_concurrency,
     g24_wake_warm_up,
