@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use memoria::Instance;
 
+use crate::throwaway::BENCH_QUERIES;
+
 /// Where `fixtures/corpus/fetch` puts the fetched sources, relative to the workspace root.
 pub const CORPUS_DIR_RELATIVE: &str = "fixtures/corpus";
 /// The fetched sources the benches use, in load order.
@@ -24,6 +26,40 @@ pub const CORPUS_SOURCES: [&str; 2] = ["nodejs-doc", "rust-book"];
 pub const SOURCE_FILE_NAME: &str = "SOURCE";
 /// Set to `embedded` to bench the embedded fixtures even when the fetched corpora are present.
 pub const CORPUS_ENV: &str = "MEMORIA_BENCH_CORPUS";
+
+/// Where `fixtures/corpus/fetch-debian-docs` puts the 90k corpus, relative to the workspace root.
+pub const DEBIAN_DOCS_DIR_RELATIVE: &str = "fixtures/corpus/debian-docs";
+/// The file that script writes last into a complete 90k corpus.
+pub const DEBIAN_DOCS_MANIFEST: &str = "MANIFEST";
+/// The [`CORPUS_ENV`] value that makes the criterion benches load the 90k corpus.
+pub const CORPUS_ENV_DEBIAN_DOCS: &str = "debian-docs";
+
+/// Fifteen fixed queries over the 90k corpus (issue 11 timed fifteen): one
+/// to four words, aimed at its packages' subjects, a few with stop words
+/// and a few that are common across all of them.
+pub const QUERIES_90K: [&str; 15] = [
+    "git rebase interactive",
+    "python asyncio event loop",
+    "postgresql vacuum analyze",
+    "perl regular expression lookahead",
+    "kernel module parameters",
+    "debian package maintainer scripts",
+    "readable stream backpressure",
+    "rust borrow checker lifetimes",
+    "how to configure a proxy server",
+    "file system permissions",
+    "network interface",
+    "memory allocation",
+    "error handling",
+    "write ahead log",
+    "unicode",
+];
+
+/// The 90k corpus directory, if `fixtures/corpus/fetch-debian-docs` has completed it.
+pub fn debian_docs_dir() -> Option<PathBuf> {
+    let dir = workspace_root().join(DEBIAN_DOCS_DIR_RELATIVE);
+    dir.join(DEBIAN_DOCS_MANIFEST).is_file().then_some(dir)
+}
 
 /// One fetched source found on disk.
 #[derive(Debug, Clone)]
@@ -128,7 +164,23 @@ impl Corpus {
     /// # Errors
     /// If a fetched source is present but a file in it cannot be listed or read.
     pub fn load_quietly() -> anyhow::Result<Corpus> {
-        let forced = std::env::var(CORPUS_ENV).is_ok_and(|v| v == "embedded");
+        let wanted = std::env::var(CORPUS_ENV).unwrap_or_default();
+        if wanted == CORPUS_ENV_DEBIAN_DOCS {
+            let dir = debian_docs_dir().with_context(|| {
+                format!("{CORPUS_ENV}={CORPUS_ENV_DEBIAN_DOCS}, but {DEBIAN_DOCS_DIR_RELATIVE}/{DEBIAN_DOCS_MANIFEST} is missing; run fixtures/corpus/fetch-debian-docs")
+            })?;
+            let version = std::fs::read_to_string(dir.join(DEBIAN_DOCS_MANIFEST))?
+                .lines()
+                .find_map(|l| l.strip_prefix("chunks: "))
+                .map_or("unknown".to_string(), |c| format!("{c} chunks"));
+            let sources = vec![SourceInfo {
+                name: CORPUS_ENV_DEBIAN_DOCS.to_string(),
+                version,
+                dir,
+            }];
+            return Corpus::read_sources(sources);
+        }
+        let forced = wanted == "embedded";
         let sources = if forced { vec![] } else { fetched_sources() };
         if sources.is_empty() {
             let reason = if forced {
@@ -152,6 +204,11 @@ impl Corpus {
                 files,
             });
         }
+        Corpus::read_sources(sources)
+    }
+
+    /// Reads every importable file of `sources`.
+    fn read_sources(sources: Vec<SourceInfo>) -> anyhow::Result<Corpus> {
         let mut files = Vec::new();
         for s in &sources {
             let (paths, _skipped) = memoria::collect_import_paths(std::slice::from_ref(&s.dir))
@@ -197,6 +254,17 @@ impl Corpus {
             self.raw_bytes()
         );
         out
+    }
+
+    /// The queries the benches time over this corpus: [`QUERIES_90K`] for
+    /// the 90k corpus, [`BENCH_QUERIES`] otherwise.
+    pub fn queries(&self) -> &'static [&'static str] {
+        match &self.origin {
+            Origin::Fetched(s) if s.iter().any(|s| s.name == CORPUS_ENV_DEBIAN_DOCS) => {
+                &QUERIES_90K
+            }
+            _ => &BENCH_QUERIES,
+        }
     }
 
     /// Total raw bytes of every file.

@@ -5,7 +5,8 @@
 //!
 //! - [`Corpus`]: the fetched public corpora if present, else the embedded
 //!   fixtures, and always saying which ([`Corpus::load`] prints it), so a
-//!   number is never read against the wrong corpus (`corpus.rs`);
+//!   number is never read against the wrong corpus; or the 90k Debian
+//!   documentation corpus when [`CORPUS_ENV`] asks for it (`corpus.rs`);
 //! - [`imported`]: the corpus in a throwaway instance woken with a fresh
 //!   DEK ([`wake_throwaway`]), admitting [`BENCH_OWNER`], and
 //!   [`BENCH_QUERIES`] to ask it (`throwaway.rs`).
@@ -16,7 +17,8 @@ mod corpus;
 mod throwaway;
 
 pub use corpus::{
-    CORPUS_DIR_RELATIVE, CORPUS_ENV, CORPUS_SOURCES, Corpus, CorpusFile, DecodedFile, Origin,
-    SOURCE_FILE_NAME, SourceInfo, fetched_sources, source_version, workspace_root,
+    CORPUS_DIR_RELATIVE, CORPUS_ENV, CORPUS_ENV_DEBIAN_DOCS, CORPUS_SOURCES, Corpus, CorpusFile,
+    DEBIAN_DOCS_DIR_RELATIVE, DEBIAN_DOCS_MANIFEST, DecodedFile, Origin, QUERIES_90K,
+    SOURCE_FILE_NAME, SourceInfo, debian_docs_dir, fetched_sources, source_version, workspace_root,
 };
 pub use throwaway::{BENCH_OWNER, BENCH_QUERIES, imported, wake_throwaway};

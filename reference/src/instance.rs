@@ -150,13 +150,15 @@ impl Instance {
         }
         let generation = store.snapshot_generation()?;
         let store_seq = store.store_seq()?;
-        let live = store.live_chunk_ids()?;
+        // One pass over the documents, chunks read from a covering index: no
+        // sealed body is read to learn what the index must hold (issue 11).
+        let (live, docs) = store.live_chunk_listing()?;
 
         let mut rebuild_reason: Option<String> = None;
         let mut index: Option<LexicalIndex> = None;
         let mut snapshot_tombstone_seq = 0;
         if generation > 0 {
-            match snapshot::read(&data_dir, store.sealer(), generation) {
+            match snapshot::read_image(&data_dir, store.sealer(), generation) {
                 Ok(Some(loaded))
                     if loaded.header.store_seq != store_seq
                         && loaded.header.store_seq != seq_before_replay =>
@@ -166,8 +168,8 @@ impl Instance {
                         loaded.header.store_seq
                     ));
                 }
-                Ok(Some(loaded)) => match LexicalIndex::deserialize(&loaded.image) {
-                    Ok(idx) => {
+                Ok(Some(mut loaded)) => match loaded.take_index() {
+                    Ok(mut idx) => {
                         // A snapshot current up to the replay: apply the replayed deletions.
                         let adjusted = if loaded.header.store_seq == store_seq {
                             Ok(())
@@ -203,7 +205,7 @@ impl Instance {
             rebuild_reason = Some("no snapshot has been recorded".to_string());
         }
 
-        let (docs, chunks) = store.counts()?;
+        let chunks = live.len() as u64;
         let mut instance = Instance {
             data_dir,
             store,
@@ -227,11 +229,13 @@ impl Instance {
         };
         if let Some(reason) = rebuild_reason {
             tracing::warn!(reason = %reason, chunks, "rebuilding the index from sealed chunks");
+            // One index transaction and one merge for the whole rebuild (issue 11).
             for c in instance.store.live_chunks()? {
                 instance
                     .index
-                    .insert(c.chunk_id, &c.title, &c.trail, &c.body)?;
+                    .insert_new(c.chunk_id, &c.title, &c.trail, &c.body)?;
             }
+            instance.index.optimize()?;
             let header = instance.write_snapshot()?;
             instance.wake.kind = WakeKind::Rebuilt { reason };
             instance.wake.generation = header.generation;
@@ -301,8 +305,11 @@ impl Instance {
         for id in &outcome.removed {
             self.index.delete(*id)?;
         }
+        // Chunk ids are never reused, so nothing is deleted first; the rows
+        // join the index's open batch, committed with the next snapshot.
         for c in &outcome.added {
-            self.index.insert(c.chunk_id, &c.title, &c.trail, &c.body)?;
+            self.index
+                .insert_new(c.chunk_id, &c.title, &c.trail, &c.body)?;
         }
         tracing::info!(
             document = %outcome.id,
@@ -330,8 +337,11 @@ impl Instance {
         for id in &outcome.removed {
             self.index.delete(*id)?;
         }
+        // Chunk ids are never reused, so nothing is deleted first; the rows
+        // join the index's open batch, committed with the next snapshot.
         for c in &outcome.added {
-            self.index.insert(c.chunk_id, &c.title, &c.trail, &c.body)?;
+            self.index
+                .insert_new(c.chunk_id, &c.title, &c.trail, &c.body)?;
         }
         tracing::info!(
             app = %provenance.app,
@@ -399,14 +409,17 @@ impl Instance {
         &self.tombstones
     }
 
-    /// Seals the index as the next generation and records it in the store.
-    /// The generation is above both the one the database records and every
+    /// Seals the index as the next generation and records it in the store,
+    /// after settling it ([`LexicalIndex::settle`]: the open batch committed,
+    /// and merged into one segment after a bulk load). The generation is above both the one the database records and every
     /// one on disk (a restored database can record an older one). Then
     /// retires what §7.4's backup window allows ([`snapshot::retire`]).
     ///
     /// # Errors
     /// [`ErrorKind::Snapshot`] or [`ErrorKind::Io`] if the blob cannot be written.
     pub fn write_snapshot(&mut self) -> Result<SnapshotHeader, Error> {
+        // A bulk load (an import, a sync) is merged before it is sealed.
+        self.index.settle()?;
         let recorded = self.store.snapshot_generation()?;
         let header = SnapshotHeader {
             generation: recorded.max(snapshot::latest_generation(&self.data_dir)?) + 1,
@@ -463,6 +476,7 @@ impl Instance {
         }
         let q = query::parse(text).map_err(|r| match r {
             QueryRefusal::TooLong => SearchError::TooLong,
+            QueryRefusal::TooManyWords { words } => SearchError::TooManyWords { words },
         })?;
         let page = page.clamp(1, PAGE_MAX + 1);
         // §4.1 rule 1: a source marked for re-announce leaves the ranking.
@@ -475,7 +489,7 @@ impl Instance {
             reconciling: reconciling.clone(),
             facts: FactQuery::default(),
         };
-        let (Some(fts), Query::Words(words)) = (q.to_fts(), &q) else {
+        let (Some(plan), Query::Words(words)) = (query::plan(text), &q) else {
             return Ok(empty);
         };
         if page > PAGE_MAX {
@@ -492,7 +506,7 @@ impl Instance {
         }
         let hits = self
             .index
-            .search_excluding(&fts, PAGE_SIZE_RESULTS + 1, offset, &excluded)
+            .ranked(&plan, PAGE_SIZE_RESULTS + 1, offset, &excluded)
             .map_err(SearchError::Engine)?;
         let has_next = hits.len() > PAGE_SIZE_RESULTS && page < PAGE_MAX;
         let highlighter = Highlighter::new(words);

@@ -142,7 +142,8 @@ pub use search::page::{
     SearchResult, Verdicts, Withheld, WithheldReason, app_display_name,
 };
 pub use search::query::{
-    QUERY_BYTES_MAX, QUERY_WORDS_MAX, Query, QueryRefusal, parse as parse_query,
+    Plan, QUERY_BYTES_MAX, QUERY_WORDS_MAX, Query, QueryRefusal, STOP_WORDS, is_stop_word,
+    parse as parse_query, plan as plan_query,
 };
 pub use sibling::ruled::{
     DocumentRuling, FollowUps, RuledDocument, RuledSearch, Ruling, rule, ruled_document,
@@ -180,8 +181,9 @@ pub mod wire {
 /// The sealed index snapshot: one blob per generation (§3.1, §7.3, §7.4).
 pub mod snapshot {
     pub use crate::storage::snapshot::{
-        BACKUP_RETENTION_WINDOW_S, LoadedSnapshot, SNAPSHOT_DIR_NAME, SnapshotHeader, blob_path,
-        dir, generations, latest_generation, open, read, retirable, retire, seal, write, write_at,
+        BACKUP_RETENTION_WINDOW_S, LoadedSnapshot, SNAPSHOT_DIR_NAME, SnapshotHeader,
+        SnapshotImage, blob_path, dir, generations, latest_generation, open, read, read_image,
+        retirable, retire, seal, write, write_at,
     };
 }
 

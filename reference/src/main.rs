@@ -330,6 +330,9 @@ fn run(cli: Cli) -> Result<u8, Exit> {
                         ),
                     ));
                 }
+                Err(e @ SearchError::TooManyWords { .. }) => {
+                    return Err(Exit(EXIT_USAGE, anyhow::anyhow!("{e}")));
+                }
                 Err(SearchError::Engine(e) | SearchError::Store(e)) => {
                     return Err(Exit(
                         EXIT_FAILURE,

@@ -16,12 +16,12 @@ use tempfile::TempDir;
 use memoria::Admission;
 use memoria::EgressMode;
 use memoria::NewDocument;
-use memoria::QUERY_BYTES_MAX;
 use memoria::snapshot;
 use memoria::testkit::{TestApp, TestResponse, form_encode};
 use memoria::{Clock, FixedClock};
 use memoria::{Dek, Sealer};
 use memoria::{Instance, InstanceConfig, SearchError, WakeKind};
+use memoria::{QUERY_BYTES_MAX, QUERY_WORDS_MAX};
 use memoria::{SESSION_TTL_S, SIGN_IN_LINK_TTL_S, UPLOAD_BYTES_MAX};
 
 /// The one owner every test signs in as.
@@ -603,7 +603,8 @@ async fn whatever_a_person_types_is_searched_as_words_and_never_errors() {
         ("nOt", Results),
         ("NEAR", Searched),
         ("near", Searched),
-        ("AND OR NOT NEAR", Results),
+        // Three stop words and "near": searched for "near" (the fixtures lack it).
+        ("AND OR NOT NEAR", Searched),
         ("'); DROP TABLE chunks; --", Results),
         ("coffee\0machine", Results),
         ("café", Results),
@@ -726,6 +727,34 @@ async fn a_query_over_one_kibibyte_is_400_with_a_refusal_and_the_footer() {
             assert!(sentence.contains("longer than 1024 bytes"), "{sentence}");
             assert_eq!(result_count(&resp.body), 0);
         }
+    }
+}
+
+#[tokio::test]
+async fn a_query_of_more_than_sixty_four_words_is_refused_naming_the_limit_never_cut_short() {
+    let (_dir, app) = signed_in_app().await;
+    seed_corpus(&app);
+    // 64 different words, the last one the only word the fixtures hold:
+    // searched whole, so the 64th word still finds its passage.
+    let mut words: Vec<String> = (1..QUERY_WORDS_MAX).map(|i| format!("zq{i}")).collect();
+    words.push("coffee".to_string());
+    let resp = app
+        .get(&format!("/?q={}", form_encode(&words.join(" "))))
+        .await;
+    assert_eq!(resp.status, StatusCode::OK);
+    assert!(result_count(&resp.body) > 0, "the 64th word is searched");
+    // One more different word: refused, with both numbers, on both routes.
+    words.insert(0, "zq0".to_string());
+    for route in ["/", "/search"] {
+        let resp = app
+            .get(&format!("{route}?q={}", form_encode(&words.join(" "))))
+            .await;
+        assert_eq!(resp.status, StatusCode::BAD_REQUEST, "{route}");
+        assert_footer(route, &resp);
+        let sentence = refusal(&resp.body).expect("a refusal");
+        assert!(sentence.contains("65 different words"), "{sentence}");
+        assert!(sentence.contains("at most 64"), "{sentence}");
+        assert_eq!(result_count(&resp.body), 0);
     }
 }
 

@@ -11,10 +11,25 @@
 //!
 //! Rows are keyed by the chunk's row id in the store. Three columns are
 //! indexed: the document title, the chunk's heading trail, and its body.
+//!
+//! Writes are batched: the first insert or delete opens a transaction that
+//! stays open until [`LexicalIndex::commit`] (which [`LexicalIndex::serialize`]
+//! calls first), so an import or a rebuild is one FTS5 transaction, not one
+//! per chunk (issue 11 measured the per-chunk commits at 40% of an import and
+//! 65% of a rebuild). Searches on the same connection see the pending rows.
+//! [`LexicalIndex::ranked`] runs a [`Plan`]'s tiers (`search/query.rs`).
+//!
+//! This file is over 700 lines because its tests are half of it: the
+//! ranking cases (adjacency, tiers, fills, pages across tiers) pin the
+//! query semantics next to the code that runs them.
 
-use rusqlite::{Connection, MAIN_DB, params};
+use std::ops::Range;
+use std::ptr::NonNull;
+
+use rusqlite::{Connection, MAIN_DB, ffi, params};
 
 use crate::error::{Error, ErrorKind};
+use crate::search::query::{FILL_ROWS_MAX, Plan};
 
 /// BM25 column weights: title, heading trail, body. A word in a title or a
 /// heading says more about a passage than the same word in its body.
@@ -35,10 +50,127 @@ pub struct Hit {
     pub score: f64,
 }
 
+/// A buffer SQLite allocated, for reading a sealed snapshot into and
+/// opening it in place (see [`LexicalIndex::from_image`]): at wake the
+/// index image then exists once in memory, not three times (the sealed
+/// bytes, the opened bytes, SQLite's copy; issue 11's peak-memory target).
+pub struct ImageBuffer {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+impl std::fmt::Debug for ImageBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImageBuffer")
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl ImageBuffer {
+    /// `len` zeroed bytes from `sqlite3_malloc64`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Snapshot`] if SQLite cannot allocate them.
+    pub fn zeroed(len: usize) -> Result<ImageBuffer, Error> {
+        // SAFETY: sqlite3_malloc64 has no preconditions; it returns NULL or
+        // an allocation of at least the requested size (never 0 bytes: a
+        // request of 0 is NULL, so at least 1 is asked for).
+        let raw = unsafe { ffi::sqlite3_malloc64(len.max(1) as u64) }.cast::<u8>();
+        let Some(ptr) = NonNull::new(raw) else {
+            return Err(Error::new(
+                ErrorKind::Snapshot,
+                format!("SQLite could not allocate {len} bytes for the index image"),
+            ));
+        };
+        // SAFETY: `ptr` points to at least `len.max(1)` writable bytes.
+        unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, len) };
+        Ok(ImageBuffer { ptr, len })
+    }
+
+    /// The whole buffer.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: `ptr` holds `len` initialised bytes (zeroed in `zeroed`),
+        // owned by this value, and `&mut self` makes this borrow unique.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The whole buffer.
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: as in `as_mut_slice`, shared.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// Gives up the allocation: its pointer and the first `len` bytes' count,
+    /// for SQLite to take over (the caller must see it freed).
+    fn into_owned(self, len: usize) -> RawImage {
+        assert!(len <= self.len, "an image fits inside its buffer");
+        let ptr = self.ptr;
+        std::mem::forget(self);
+        RawImage { ptr, len }
+    }
+}
+
+impl Drop for ImageBuffer {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(self.as_mut_slice());
+        // SAFETY: `ptr` came from sqlite3_malloc64 and is freed once, here.
+        unsafe { ffi::sqlite3_free(self.ptr.as_ptr().cast()) };
+    }
+}
+
+// SAFETY: the buffer is plain bytes owned by this value alone.
+unsafe impl Send for ImageBuffer {}
+
+/// A query's failure, without SQLite's message: for an FTS5 parse error it
+/// quotes the query (§3.2). Its error code is content-free.
+fn query_error(e: rusqlite::Error) -> Error {
+    let code = e
+        .sqlite_error_code()
+        .map_or_else(|| "no SQLite code".to_string(), |c| format!("{c:?}"));
+    Error::new(
+        ErrorKind::Query,
+        format!("the search engine could not run this query ({code})"),
+    )
+}
+
+/// An sqlite3_malloc64 allocation on its way to `sqlite3_deserialize`.
+struct RawImage {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+impl RawImage {
+    fn into_raw(self) -> (*mut u8, usize) {
+        (self.ptr.as_ptr(), self.len)
+    }
+}
+
 /// The in-memory FTS5 index.
+///
+/// Two shapes, one behaviour. A new or rebuilt index is an ordinary
+/// in-memory database (its pages are SQLite's page cache). An index loaded
+/// from an image ([`LexicalIndex::deserialize`], [`LexicalIndex::from_image`])
+/// is *mapped*: SQLite reads the image's pages where they lie (a fixed-size
+/// `memdb` with `mmap_size` over it), with no copy per page read, so a woken
+/// index costs the image once and searches it at full speed. A mapped image
+/// cannot grow, so the first write copies it into an ordinary in-memory
+/// database page by page (the backup API) and frees it: the one moment the
+/// image is in memory twice, after waking, not during it.
 pub struct LexicalIndex {
     conn: Connection,
+    mapped: bool,
+    /// Rows inserted or deleted since the index was last merged into one segment.
+    writes_since_optimize: usize,
 }
+
+/// How many rows written since the last merge make [`LexicalIndex::settle`]
+/// merge the index into one segment (FTS5 `optimize`): a bulk load (an
+/// import, a rebuild, a sibling's first sync) leaves it in many segments,
+/// each of which a search must read, while an upload or a deletion writes a
+/// few rows and is not worth rewriting the index for. Measured at 90,000
+/// chunks (issue 11): a merge costs about a second of CPU there.
+pub const OPTIMIZE_AFTER_WRITES: usize = 1_000;
 
 impl std::fmt::Debug for LexicalIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -56,7 +188,11 @@ impl LexicalIndex {
         let conn = Connection::open_in_memory()?;
         conn.execute_batch("PRAGMA temp_store = MEMORY;")?;
         conn.execute_batch(SCHEMA)?;
-        Ok(LexicalIndex { conn })
+        Ok(LexicalIndex {
+            conn,
+            mapped: false,
+            writes_since_optimize: 0,
+        })
     }
 
     /// Loads an index from bytes produced by [`LexicalIndex::serialize`].
@@ -64,9 +200,58 @@ impl LexicalIndex {
     /// # Errors
     /// [`ErrorKind::Snapshot`] if the bytes are not a SQLite database holding the FTS table.
     pub fn deserialize(bytes: &[u8]) -> Result<LexicalIndex, Error> {
-        let mut conn = Connection::open_in_memory()?;
-        conn.deserialize_read_exact(MAIN_DB, bytes, bytes.len(), false)
-            .map_err(|e| Error::new(ErrorKind::Snapshot, format!("index image: {e}")))?;
+        let mut buffer = ImageBuffer::zeroed(bytes.len())?;
+        buffer.as_mut_slice().copy_from_slice(bytes);
+        LexicalIndex::from_image(buffer, 0..bytes.len())
+    }
+
+    /// Loads an index from the bytes `image` of `buffer`, in place: the image
+    /// is moved to the buffer's start and SQLite takes the buffer over, so no
+    /// copy is made (see [`ImageBuffer`]).
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::deserialize`].
+    ///
+    /// # Panics
+    /// If `image` is not inside `buffer`.
+    pub fn from_image(mut buffer: ImageBuffer, image: Range<usize>) -> Result<LexicalIndex, Error> {
+        assert!(image.end <= buffer.len, "the image lies inside its buffer");
+        let len = image.len();
+        buffer.as_mut_slice().copy_within(image, 0);
+        let conn = Connection::open_in_memory()?;
+        let snapshot_error =
+            |e: rusqlite::Error| Error::new(ErrorKind::Snapshot, format!("index image: {e}"));
+        let schema = c"main";
+        let data = buffer.into_owned(len);
+        let (ptr, len) = data.into_raw();
+        // SAFETY: `ptr` holds `len` initialised bytes from sqlite3_malloc64,
+        // owned by nobody now; FREEONCLOSE hands them to SQLite, which frees
+        // them when the connection closes, or at once if this call fails.
+        // Without RESIZEABLE the image keeps its address, which is what lets
+        // `mmap_size` below read its pages where they lie.
+        let rc = unsafe {
+            ffi::sqlite3_deserialize(
+                conn.handle(),
+                schema.as_ptr(),
+                ptr,
+                len as ffi::sqlite3_int64,
+                len as ffi::sqlite3_int64,
+                ffi::SQLITE_DESERIALIZE_FREEONCLOSE,
+            )
+        };
+        if rc != ffi::SQLITE_OK {
+            return Err(snapshot_error(rusqlite::Error::SqliteFailure(
+                ffi::Error::new(rc),
+                None,
+            )));
+        }
+        conn.execute_batch(&format!("PRAGMA mmap_size = {len};"))
+            .map_err(snapshot_error)?;
+        LexicalIndex::checked(conn, true)
+    }
+
+    /// The index over `conn`, if it holds the FTS table.
+    fn checked(conn: Connection, mapped: bool) -> Result<LexicalIndex, Error> {
         conn.execute_batch("PRAGMA temp_store = MEMORY;")?;
         let ok: i64 = conn
             .query_row(
@@ -81,7 +266,11 @@ impl LexicalIndex {
                 "index image holds no FTS table",
             ));
         }
-        Ok(LexicalIndex { conn })
+        Ok(LexicalIndex {
+            conn,
+            mapped,
+            writes_since_optimize: 0,
+        })
     }
 
     /// The whole index as one SQLite database image, for sealing.
@@ -89,6 +278,7 @@ impl LexicalIndex {
     /// # Errors
     /// [`ErrorKind::Snapshot`] if SQLite cannot serialise the database.
     pub fn serialize(&self) -> Result<Vec<u8>, Error> {
+        self.commit()?;
         let data = self
             .conn
             .serialize(MAIN_DB)
@@ -96,17 +286,82 @@ impl LexicalIndex {
         Ok(data.to_vec())
     }
 
+    /// Makes a mapped index writable: copies it page by page into an
+    /// ordinary in-memory database and drops the image.
+    fn unmap(&mut self) -> Result<(), Error> {
+        if !self.mapped {
+            return Ok(());
+        }
+        let mut copy = Connection::open_in_memory()?;
+        copy.execute_batch("PRAGMA temp_store = MEMORY;")?;
+        {
+            let backup = rusqlite::backup::Backup::new(&self.conn, &mut copy)?;
+            backup.run_to_completion(i32::MAX, std::time::Duration::ZERO, None)?;
+        }
+        self.conn = copy;
+        self.mapped = false;
+        Ok(())
+    }
+
+    /// Opens the batch transaction if none is open (unmapping first).
+    fn begin(&mut self) -> Result<(), Error> {
+        self.unmap()?;
+        if self.conn.is_autocommit() {
+            self.conn.execute_batch("BEGIN")?;
+        }
+        Ok(())
+    }
+
+    /// True while the index reads a loaded image in place (see [`LexicalIndex`]).
+    pub fn is_mapped(&self) -> bool {
+        self.mapped
+    }
+
+    /// Commits the open batch, if any: the rows written since become part
+    /// of the database image.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] if SQLite cannot commit.
+    pub fn commit(&self) -> Result<(), Error> {
+        if !self.conn.is_autocommit() {
+            self.conn.execute_batch("COMMIT")?;
+        }
+        Ok(())
+    }
+
     /// Indexes one chunk under its row id, replacing any row with that id.
     ///
     /// # Errors
     /// [`ErrorKind::Storage`] if SQLite refuses the insert.
-    pub fn insert(&self, chunk_id: i64, title: &str, trail: &str, body: &str) -> Result<(), Error> {
+    pub fn insert(
+        &mut self,
+        chunk_id: i64,
+        title: &str,
+        trail: &str,
+        body: &str,
+    ) -> Result<(), Error> {
+        self.delete(chunk_id)?;
+        self.insert_new(chunk_id, title, trail, body)
+    }
+
+    /// Indexes one chunk whose row id the index has never held, as every
+    /// chunk the store writes is (its ids are never reused): no delete is
+    /// tried first. Inserting an id already held leaves two rows under it.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] if SQLite refuses the insert.
+    pub fn insert_new(
+        &mut self,
+        chunk_id: i64,
+        title: &str,
+        trail: &str,
+        body: &str,
+    ) -> Result<(), Error> {
+        self.begin()?;
         self.conn
-            .execute("DELETE FROM fts WHERE rowid = ?1", params![chunk_id])?;
-        self.conn.execute(
-            "INSERT INTO fts(rowid, title, trail, body) VALUES (?1, ?2, ?3, ?4)",
-            params![chunk_id, title, trail, body],
-        )?;
+            .prepare_cached("INSERT INTO fts(rowid, title, trail, body) VALUES (?1, ?2, ?3, ?4)")?
+            .execute(params![chunk_id, title, trail, body])?;
+        self.writes_since_optimize += 1;
         Ok(())
     }
 
@@ -114,10 +369,119 @@ impl LexicalIndex {
     ///
     /// # Errors
     /// [`ErrorKind::Storage`] if SQLite refuses the delete.
-    pub fn delete(&self, chunk_id: i64) -> Result<(), Error> {
+    pub fn delete(&mut self, chunk_id: i64) -> Result<(), Error> {
+        self.begin()?;
         self.conn
-            .execute("DELETE FROM fts WHERE rowid = ?1", params![chunk_id])?;
+            .prepare_cached("DELETE FROM fts WHERE rowid = ?1")?
+            .execute(params![chunk_id])?;
+        self.writes_since_optimize += 1;
         Ok(())
+    }
+
+    /// Commits, then merges the whole index into one segment (FTS5's
+    /// `optimize`), so a search reads each word's postings once instead of
+    /// once per segment. Worth its cost after a bulk load (a rebuild, an
+    /// import); not after every small change.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] if SQLite refuses the merge.
+    pub fn optimize(&mut self) -> Result<(), Error> {
+        self.unmap()?;
+        self.commit()?;
+        self.conn
+            .execute_batch("INSERT INTO fts(fts) VALUES('optimize')")?;
+        self.writes_since_optimize = 0;
+        Ok(())
+    }
+
+    /// Commits the open batch, and merges the index into one segment if at
+    /// least [`OPTIMIZE_AFTER_WRITES`] rows were written since the last
+    /// merge. What a snapshot write calls first.
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::optimize`].
+    pub fn settle(&mut self) -> Result<(), Error> {
+        if self.writes_since_optimize >= OPTIMIZE_AFTER_WRITES {
+            self.optimize()
+        } else {
+            self.commit()
+        }
+    }
+
+    /// Runs a [`Plan`]'s tiers in order: one ranked page of at most `limit`
+    /// hits after skipping `offset`, best first, with the chunks in
+    /// `excluded` left out before ranking is cut (§4.1 rule 1). Each tier
+    /// leaves out what the tiers above returned, and a tier runs only while
+    /// `offset + limit` hits are not yet found. The fill tiers score at most
+    /// [`FILL_ROWS_MAX`] passages each (see `search/query.rs`).
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::search`].
+    pub fn ranked(
+        &self,
+        plan: &Plan,
+        limit: usize,
+        offset: usize,
+        excluded: &[i64],
+    ) -> Result<Vec<Hit>, Error> {
+        let wanted = offset + limit;
+        let mut hits: Vec<Hit> = Vec::with_capacity(wanted);
+        let mut skip = excluded.to_vec();
+        let run = |expr: &str, hits: &mut Vec<Hit>, skip: &mut Vec<i64>| -> Result<(), Error> {
+            let found = self.search_excluding(expr, wanted - hits.len(), 0, skip)?;
+            skip.extend(found.iter().map(|h| h.chunk_id));
+            hits.extend(found);
+            Ok(())
+        };
+        for tier in plan.tiers() {
+            if hits.len() >= wanted {
+                break;
+            }
+            run(tier, &mut hits, &mut skip)?;
+        }
+        if hits.len() < wanted
+            && let Some(most) = &plan.most
+            && self.matches_at_most(most, FILL_ROWS_MAX)?.is_some()
+        {
+            run(most, &mut hits, &mut skip)?;
+        }
+        if hits.len() < wanted && !plan.any.is_empty() {
+            let mut counted: Vec<(usize, &str)> = Vec::with_capacity(plan.any.len());
+            for w in &plan.any {
+                if let Some(n) = self.matches_at_most(w, FILL_ROWS_MAX)? {
+                    counted.push((n, w));
+                }
+            }
+            counted.sort_unstable();
+            let mut total = 0;
+            let mut chosen: Vec<&str> = Vec::new();
+            for (n, w) in counted {
+                if total + n > FILL_ROWS_MAX {
+                    break;
+                }
+                total += n;
+                chosen.push(w);
+            }
+            if !chosen.is_empty() {
+                run(&chosen.join(" OR "), &mut hits, &mut skip)?;
+            }
+        }
+        Ok(hits.into_iter().skip(offset).take(limit).collect())
+    }
+
+    /// How many chunks `fts_query` matches, if at most `cap`; `None` if more.
+    /// Costs at most `cap + 1` rows, and no scoring.
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::search`].
+    pub fn matches_at_most(&self, fts_query: &str, cap: usize) -> Result<Option<usize>, Error> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ?1 LIMIT ?2)",
+        )?;
+        let n: i64 = stmt
+            .query_row(params![fts_query, cap as i64 + 1], |r| r.get(0))
+            .map_err(query_error)?;
+        Ok((n as usize <= cap).then_some(n as usize))
     }
 
     /// Runs an already-sanitised FTS5 `MATCH` expression (see [`crate::search::query`]).
@@ -151,7 +515,11 @@ impl LexicalIndex {
              WHERE fts MATCH ?1 AND rowid NOT IN (SELECT value FROM json_each(?4)) \
              ORDER BY score, rowid LIMIT ?2 OFFSET ?3"
         );
-        let excluded = serde_json::to_string(excluded).expect("ids serialise");
+        let excluded = if excluded.is_empty() {
+            "[]".to_string()
+        } else {
+            serde_json::to_string(excluded).expect("ids serialise")
+        };
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt
             .query_map(
@@ -164,17 +532,7 @@ impl LexicalIndex {
                 },
             )
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>());
-        // The cause is not kept: SQLite's message for an FTS5 parse error
-        // quotes the query (§3.2). Its error code is content-free.
-        rows.map_err(|e| {
-            let code = e
-                .sqlite_error_code()
-                .map_or_else(|| "no SQLite code".to_string(), |c| format!("{c:?}"));
-            Error::new(
-                ErrorKind::Query,
-                format!("the search engine could not run this query ({code})"),
-            )
-        })
+        rows.map_err(query_error)
     }
 
     /// How many chunks the index holds.
@@ -219,7 +577,7 @@ mod tests {
 
     #[test]
     fn an_indexed_chunk_is_found_by_a_stemmed_word() {
-        let idx = LexicalIndex::new().unwrap();
+        let mut idx = LexicalIndex::new().unwrap();
         idx.insert(7, "Office", "Phones", "Reception answers calls")
             .unwrap();
         let hits = idx.search("\"calling\"", 10, 0).unwrap();
@@ -229,7 +587,7 @@ mod tests {
 
     #[test]
     fn excluded_chunks_take_no_slot_so_the_rest_fill_the_page() {
-        let idx = LexicalIndex::new().unwrap();
+        let mut idx = LexicalIndex::new().unwrap();
         for id in 1..=6 {
             let body = if id <= 3 {
                 "kettle kettle kettle"
@@ -256,7 +614,7 @@ mod tests {
 
     #[test]
     fn a_deleted_chunk_is_not_found() {
-        let idx = LexicalIndex::new().unwrap();
+        let mut idx = LexicalIndex::new().unwrap();
         idx.insert(1, "t", "", "descaling the coffee machine")
             .unwrap();
         idx.delete(1).unwrap();
@@ -266,12 +624,233 @@ mod tests {
 
     #[test]
     fn the_index_survives_serialise_and_deserialise() {
-        let idx = LexicalIndex::new().unwrap();
+        let mut idx = LexicalIndex::new().unwrap();
         idx.insert(3, "Budget", "Q3", "travel line item").unwrap();
         let bytes = idx.serialize().unwrap();
         let back = LexicalIndex::deserialize(&bytes).unwrap();
         assert_eq!(back.chunk_ids().unwrap(), vec![3]);
         assert_eq!(back.search("\"travel\"", 10, 0).unwrap()[0].chunk_id, 3);
+    }
+
+    fn ranked_ids(idx: &LexicalIndex, text: &str, limit: usize, offset: usize) -> Vec<i64> {
+        let plan = crate::search::query::plan(text).unwrap();
+        idx.ranked(&plan, limit, offset, &[])
+            .unwrap()
+            .iter()
+            .map(|h| h.chunk_id)
+            .collect()
+    }
+
+    #[test]
+    fn a_date_ranks_the_passage_holding_it_above_one_holding_its_numbers_apart() {
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(
+            1,
+            "Training log",
+            "",
+            "14 sets, 03 reps, in 2026. 14 sets again, 03 reps, 2026 goals",
+        )
+        .unwrap();
+        idx.insert_new(
+            2,
+            "Minutes",
+            "",
+            "The board met on 2026-03-14 and approved the budget for the coming year",
+        )
+        .unwrap();
+        assert_eq!(ranked_ids(&idx, "2026-03-14", 10, 0), [2, 1]);
+    }
+
+    #[test]
+    fn a_hyphenated_word_ranks_its_exact_form_above_its_parts_apart() {
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(
+            1,
+            "Multi purpose agent",
+            "Agent",
+            "A multi purpose agent for agent work",
+        )
+        .unwrap();
+        idx.insert_new(
+            2,
+            "Design",
+            "",
+            "We chose a multi-agent design with one planner and many workers",
+        )
+        .unwrap();
+        assert_eq!(ranked_ids(&idx, "multi-agent", 10, 0), [2, 1]);
+    }
+
+    #[test]
+    fn passages_holding_every_word_come_before_those_holding_any() {
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(1, "t", "", "kettle kettle kettle kettle kettle")
+            .unwrap();
+        idx.insert_new(
+            2,
+            "t",
+            "",
+            "descaling the kettle is a monthly chore and the machine descaling too",
+        )
+        .unwrap();
+        idx.insert_new(3, "t", "", "unrelated text about nothing")
+            .unwrap();
+        assert_eq!(ranked_ids(&idx, "kettle descaling", 10, 0), [2, 1]);
+    }
+
+    #[test]
+    fn a_stop_word_does_not_lift_a_passage_that_lacks_the_content_words() {
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(1, "t", "", "on on on on on and on, the word on")
+            .unwrap();
+        idx.insert_new(2, "t", "", "the printer is broken").unwrap();
+        assert_eq!(ranked_ids(&idx, "printer on", 10, 0), [2]);
+    }
+
+    #[test]
+    fn pages_cut_across_the_tiers_repeat_no_passage_and_skip_none() {
+        let mut idx = LexicalIndex::new().unwrap();
+        for id in 1..=9 {
+            let body = match id % 3 {
+                0 => "alpha beta",
+                1 => "alpha gamma beta",
+                _ => "alpha only",
+            };
+            idx.insert_new(id, "t", "", body).unwrap();
+        }
+        let all = ranked_ids(&idx, "alpha beta", 100, 0);
+        assert_eq!(all.len(), 9);
+        let mut paged = Vec::new();
+        for page in 0..5 {
+            paged.extend(ranked_ids(&idx, "alpha beta", 2, page * 2));
+        }
+        assert_eq!(paged, all);
+        assert_eq!(&all[..3], [3, 6, 9], "the phrase tier first");
+    }
+
+    #[test]
+    fn passages_missing_one_word_come_before_those_holding_one() {
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(1, "t", "", "alpha alpha alpha alpha")
+            .unwrap();
+        idx.insert_new(2, "t", "", "alpha and gamma").unwrap();
+        idx.insert_new(3, "t", "", "gamma beta and alpha").unwrap();
+        assert_eq!(ranked_ids(&idx, "alpha beta gamma", 10, 0), [3, 2, 1]);
+    }
+
+    #[test]
+    fn a_word_in_more_passages_than_a_fill_may_score_does_not_fill_the_page() {
+        let mut idx = LexicalIndex::new().unwrap();
+        for id in 1..=(FILL_ROWS_MAX as i64 + 1) {
+            idx.insert_new(id, "t", "", "common").unwrap();
+        }
+        let rare = FILL_ROWS_MAX as i64 + 2;
+        idx.insert_new(rare, "t", "", "rare").unwrap();
+        // No passage holds both: the fill takes the rare word and never the common one.
+        assert_eq!(ranked_ids(&idx, "common rare", 10, 0), [rare]);
+        // Alone, the common word is every word of the query: all its passages rank.
+        assert_eq!(ranked_ids(&idx, "common", 10, 0).len(), 10);
+        assert_eq!(
+            idx.matches_at_most("\"common\"", FILL_ROWS_MAX).unwrap(),
+            None
+        );
+        assert_eq!(
+            idx.matches_at_most("\"rare\"", FILL_ROWS_MAX).unwrap(),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn excluded_chunks_take_no_slot_in_any_tier() {
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(1, "t", "", "alpha beta").unwrap();
+        idx.insert_new(2, "t", "", "beta then alpha").unwrap();
+        idx.insert_new(3, "t", "", "alpha").unwrap();
+        let plan = crate::search::query::plan("alpha beta").unwrap();
+        let ids: Vec<i64> = idx
+            .ranked(&plan, 10, 0, &[1, 2])
+            .unwrap()
+            .iter()
+            .map(|h| h.chunk_id)
+            .collect();
+        assert_eq!(ids, [3]);
+    }
+
+    #[test]
+    fn a_search_sees_rows_written_in_the_open_batch_and_a_commit_keeps_them() {
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(1, "t", "", "pending words").unwrap();
+        assert!(!idx.conn.is_autocommit(), "the batch is open");
+        assert_eq!(idx.search("\"pending\"", 10, 0).unwrap().len(), 1);
+        idx.optimize().unwrap();
+        assert!(idx.conn.is_autocommit());
+        assert_eq!(idx.search("\"pending\"", 10, 0).unwrap().len(), 1);
+        assert_eq!(idx.chunk_ids().unwrap(), [1]);
+    }
+
+    #[test]
+    fn an_image_loaded_in_place_is_the_index_that_was_serialised() {
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(3, "Budget", "Q3", "travel line item")
+            .unwrap();
+        let bytes = idx.serialize().unwrap();
+        let mut buffer = ImageBuffer::zeroed(bytes.len() + 7).unwrap();
+        buffer.as_mut_slice()[5..5 + bytes.len()].copy_from_slice(&bytes);
+        let mut back = LexicalIndex::from_image(buffer, 5..5 + bytes.len()).unwrap();
+        assert_eq!(back.chunk_ids().unwrap(), vec![3]);
+        assert_eq!(back.search("\"travel\"", 10, 0).unwrap()[0].chunk_id, 3);
+        back.insert_new(4, "t", "", "grows after loading").unwrap();
+        assert_eq!(back.len().unwrap(), 2);
+    }
+
+    #[test]
+    fn a_loaded_index_reads_in_place_until_its_first_write_and_keeps_every_row() {
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(1, "t", "", "kettle descaling").unwrap();
+        idx.insert_new(2, "t", "", "kettle").unwrap();
+        let mut back = LexicalIndex::deserialize(&idx.serialize().unwrap()).unwrap();
+        assert!(back.is_mapped());
+        assert_eq!(back.search("\"kettle\"", 10, 0).unwrap().len(), 2);
+        back.delete(2).unwrap();
+        assert!(!back.is_mapped(), "a write copies the image out first");
+        back.insert_new(3, "t", "", "kettle again").unwrap();
+        back.commit().unwrap();
+        let mut ids: Vec<i64> = back
+            .search("\"kettle\"", 10, 0)
+            .unwrap()
+            .iter()
+            .map(|h| h.chunk_id)
+            .collect();
+        ids.sort_unstable();
+        assert_eq!(ids, [1, 3]);
+        assert_eq!(back.chunk_ids().unwrap(), [1, 3]);
+    }
+
+    #[test]
+    fn a_bulk_load_is_merged_when_it_settles_and_a_small_write_is_not() {
+        let mut idx = LexicalIndex::new().unwrap();
+        for id in 1..OPTIMIZE_AFTER_WRITES as i64 {
+            idx.insert_new(id, "t", "", "bulk").unwrap();
+        }
+        idx.settle().unwrap();
+        assert_eq!(
+            idx.writes_since_optimize,
+            OPTIMIZE_AFTER_WRITES - 1,
+            "committed, not merged"
+        );
+        idx.insert_new(OPTIMIZE_AFTER_WRITES as i64, "t", "", "bulk")
+            .unwrap();
+        idx.settle().unwrap();
+        assert_eq!(idx.writes_since_optimize, 0, "merged");
+        assert!(idx.conn.is_autocommit());
+        assert_eq!(idx.len().unwrap(), OPTIMIZE_AFTER_WRITES as u64);
+    }
+
+    #[test]
+    fn garbage_in_place_is_not_an_index_image() {
+        let mut buffer = ImageBuffer::zeroed(64).unwrap();
+        buffer.as_mut_slice().copy_from_slice(&[7u8; 64]);
+        assert!(LexicalIndex::from_image(buffer, 0..64).is_err());
     }
 
     #[test]
@@ -282,7 +861,7 @@ mod tests {
 
     #[test]
     fn the_contentless_table_keeps_no_copy_of_the_text() {
-        let idx = LexicalIndex::new().unwrap();
+        let mut idx = LexicalIndex::new().unwrap();
         idx.insert(1, "t", "", "zebraquokka sentence here").unwrap();
         let n: i64 = idx
             .conn

@@ -310,6 +310,12 @@ pub enum SearchError {
     NotAdmitted,
     /// The query text is over [`query::QUERY_BYTES_MAX`].
     TooLong,
+    /// The query holds more than [`query::QUERY_WORDS_MAX`] different words:
+    /// refused whole, never searched with the rest cut off.
+    TooManyWords {
+        /// How many different words it held.
+        words: usize,
+    },
     /// The engine rejected the query: reported, never shown as "no results".
     Engine(Error),
     /// The store failed.
@@ -324,6 +330,11 @@ impl std::fmt::Display for SearchError {
                 f,
                 "the query is longer than {} bytes",
                 query::QUERY_BYTES_MAX
+            ),
+            SearchError::TooManyWords { words } => write!(
+                f,
+                "the query holds {words} different words; memoria searches at most {}",
+                query::QUERY_WORDS_MAX
             ),
             SearchError::Engine(e) => write!(f, "the search engine failed: {e}"),
             SearchError::Store(e) => write!(f, "the store failed: {e}"),

@@ -39,7 +39,11 @@ CREATE TABLE IF NOT EXISTS chunks (
     body     BLOB NOT NULL,            -- sealed
     trail    BLOB NOT NULL             -- sealed
 );
-CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks(doc_id, ordinal);
+-- Covers the live-chunk listing (doc_id, revision, and the rowid id), so a
+-- wake lists the live chunks without reading one sealed body (issue 11);
+-- ordinal orders a document's passages. It replaces chunks_by_doc.
+CREATE INDEX IF NOT EXISTS chunks_by_doc_revision ON chunks(doc_id, revision, ordinal);
+DROP INDEX IF EXISTS chunks_by_doc;
 CREATE TABLE IF NOT EXISTS tombstones (
     seq      INTEGER PRIMARY KEY AUTOINCREMENT,
     doc_id   TEXT NOT NULL,

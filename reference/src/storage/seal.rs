@@ -14,7 +14,7 @@
 //!
 //! Sealed layout: `[SEAL_VERSION][nonce: 12][ciphertext ‖ tag: 16]`.
 
-use aes_gcm::aead::{Aead, KeyInit, OsRng, Payload};
+use aes_gcm::aead::{Aead, AeadInPlace, KeyInit, OsRng, Payload};
 use aes_gcm::{AeadCore, Aes256Gcm, Nonce};
 use hkdf::Hkdf;
 use hmac::{Hmac, Mac};
@@ -260,6 +260,46 @@ impl Sealer {
             })
     }
 
+    /// As [`Sealer::open`], in place: `sealed` is opened where it lies and
+    /// the plaintext is the returned range of it. Used for the index
+    /// snapshot, so a wake holds one copy of the image, not two (issue 11).
+    ///
+    /// # Errors
+    /// As [`Sealer::open`]; the buffer's contents are then unspecified.
+    pub fn open_in_place(
+        &self,
+        purpose: Purpose,
+        row: &str,
+        sealed: &mut [u8],
+    ) -> Result<std::ops::Range<usize>, Error> {
+        if sealed.len() < SEALED_OVERHEAD_BYTES {
+            return Err(Error::new(ErrorKind::Seal, "sealed value is truncated"));
+        }
+        if sealed[0] != SEAL_VERSION {
+            return Err(Error::new(
+                ErrorKind::Seal,
+                format!("sealed value has unknown version {}", sealed[0]),
+            ));
+        }
+        let (head, rest) = sealed.split_at_mut(1 + NONCE_BYTES);
+        let (body, tag) = rest.split_at_mut(rest.len() - TAG_BYTES);
+        let nonce = Nonce::from_slice(&head[1..]);
+        let cipher = Aes256Gcm::new_from_slice(self.key(purpose)).expect("key is 32 bytes");
+        let aad = Sealer::aad(purpose, row);
+        cipher
+            .decrypt_in_place_detached(nonce, &aad, body, aes_gcm::Tag::from_slice(tag))
+            .map_err(|_| {
+                Error::new(
+                    ErrorKind::Seal,
+                    format!(
+                        "sealed {} cell failed to open (wrong key, row or purpose, or tampered)",
+                        purpose.label()
+                    ),
+                )
+            })?;
+        Ok(1 + NONCE_BYTES..sealed.len() - TAG_BYTES)
+    }
+
     /// Opens a cell and decodes it as UTF-8.
     ///
     /// # Errors
@@ -297,6 +337,29 @@ mod tests {
         assert_eq!(sealed.len(), 16 + SEALED_OVERHEAD_BYTES);
         let opened = s.open(Purpose::Chunk, "chunks/1/body", &sealed).unwrap();
         assert_eq!(opened, b"the office phone");
+    }
+
+    #[test]
+    fn a_cell_opened_in_place_is_its_plaintext_and_a_moved_one_fails() {
+        let s = sealer();
+        let mut sealed = s.seal(Purpose::IndexSnapshot, "snapshots/2", b"index image");
+        let mut copy = sealed.clone();
+        let range = s
+            .open_in_place(Purpose::IndexSnapshot, "snapshots/2", &mut sealed)
+            .unwrap();
+        assert_eq!(&sealed[range], b"index image");
+        assert!(
+            s.open_in_place(Purpose::IndexSnapshot, "snapshots/3", &mut copy)
+                .is_err()
+        );
+        assert!(
+            s.open_in_place(
+                Purpose::IndexSnapshot,
+                "snapshots/2",
+                &mut [SEAL_VERSION; 8]
+            )
+            .is_err()
+        );
     }
 
     #[test]

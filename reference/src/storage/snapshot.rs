@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use crate::crashpoint::crashpoint;
 use crate::error::{Error, ErrorKind};
+use crate::search::index::{ImageBuffer, LexicalIndex};
 use crate::storage::seal::{Purpose, Sealer};
 
 /// The bucket subdirectory holding snapshot blobs.
@@ -63,6 +64,34 @@ pub struct LoadedSnapshot {
     pub sealed_bytes: u64,
 }
 
+/// A snapshot read and opened in place, ready to become the index without a
+/// copy ([`read_image`]): what a wake loads.
+#[derive(Debug)]
+pub struct SnapshotImage {
+    /// Its header.
+    pub header: SnapshotHeader,
+    /// Size of the sealed blob on disk, in bytes.
+    pub sealed_bytes: u64,
+    buffer: Option<ImageBuffer>,
+    image: std::ops::Range<usize>,
+}
+
+impl SnapshotImage {
+    /// The index, loaded from this image in place; the image is handed over,
+    /// so a second call finds none.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Snapshot`] if the image is not an FTS5 index database,
+    /// or was already taken.
+    pub fn take_index(&mut self) -> Result<LexicalIndex, Error> {
+        let buffer = self
+            .buffer
+            .take()
+            .ok_or_else(|| Error::new(ErrorKind::Snapshot, "the index image was already taken"))?;
+        LexicalIndex::from_image(buffer, self.image.clone())
+    }
+}
+
 /// The snapshot directory under a data directory.
 pub fn dir(data_dir: &Path) -> PathBuf {
     data_dir.join(SNAPSHOT_DIR_NAME)
@@ -98,6 +127,16 @@ pub fn seal(sealer: &Sealer, header: SnapshotHeader, image: &[u8]) -> Vec<u8> {
 /// [`ErrorKind::Snapshot`] if its header is malformed.
 pub fn open(sealer: &Sealer, generation: i64, sealed: &[u8]) -> Result<LoadedSnapshot, Error> {
     let plain = sealer.open(Purpose::IndexSnapshot, &row(generation), sealed)?;
+    let header = parse_header(&plain, generation)?;
+    Ok(LoadedSnapshot {
+        header,
+        image: plain[HEADER_BYTES..].to_vec(),
+        sealed_bytes: sealed.len() as u64,
+    })
+}
+
+/// The header at the start of an opened snapshot, checked against `generation`.
+fn parse_header(plain: &[u8], generation: i64) -> Result<SnapshotHeader, Error> {
     if plain.len() < HEADER_BYTES || &plain[0..4] != MAGIC {
         return Err(Error::new(
             ErrorKind::Snapshot,
@@ -123,11 +162,7 @@ pub fn open(sealer: &Sealer, generation: i64, sealed: &[u8]) -> Result<LoadedSna
             "snapshot header names another generation",
         ));
     }
-    Ok(LoadedSnapshot {
-        header,
-        image: plain[HEADER_BYTES..].to_vec(),
-        sealed_bytes: sealed.len() as u64,
-    })
+    Ok(header)
 }
 
 /// Writes one generation atomically: temporary file, fsync, rename, fsync the directory.
@@ -207,6 +242,43 @@ pub fn read(
         Err(e) => return Err(e.into()),
     };
     open(sealer, generation, &sealed).map(Some)
+}
+
+/// As [`read`], for waking: the blob is read into one buffer SQLite
+/// allocated and opened there ([`Sealer::open_in_place`]), so the image is
+/// never copied (issue 11: peak memory at wake at most 1.5 times the
+/// snapshot). `Ok(None)` if the blob is missing.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_image(
+    data_dir: &Path,
+    sealer: &Sealer,
+    generation: i64,
+) -> Result<Option<SnapshotImage>, Error> {
+    use std::io::Read as _;
+    let path = blob_path(data_dir, generation);
+    let mut file = match fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let len = usize::try_from(file.metadata()?.len())
+        .map_err(|_| Error::new(ErrorKind::Snapshot, "snapshot blob is too large to load"))?;
+    let mut buffer = ImageBuffer::zeroed(len)?;
+    file.read_exact(buffer.as_mut_slice())?;
+    let plain = sealer.open_in_place(
+        Purpose::IndexSnapshot,
+        &row(generation),
+        buffer.as_mut_slice(),
+    )?;
+    let header = parse_header(&buffer.as_slice()[plain.clone()], generation)?;
+    Ok(Some(SnapshotImage {
+        header,
+        sealed_bytes: len as u64,
+        buffer: Some(buffer),
+        image: plain.start + HEADER_BYTES..plain.end,
+    }))
 }
 
 /// The generation of a blob file name, `index-<generation>.sealed`.
@@ -321,6 +393,26 @@ mod tests {
     fn a_missing_generation_reads_as_none() {
         let dir = tempfile::tempdir().unwrap();
         assert!(read(dir.path(), &sealer(), 1).unwrap().is_none());
+        assert!(read_image(dir.path(), &sealer(), 1).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_snapshot_read_in_place_is_the_index_that_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut idx = LexicalIndex::new().unwrap();
+        idx.insert_new(9, "Budget", "", "travel line item").unwrap();
+        let h = SnapshotHeader {
+            generation: 5,
+            store_seq: 3,
+            tombstone_seq: 1,
+        };
+        write(dir.path(), &sealer(), h, &idx.serialize().unwrap()).unwrap();
+        let mut image = read_image(dir.path(), &sealer(), 5).unwrap().unwrap();
+        assert_eq!(image.header, h);
+        assert_eq!(image.take_index().unwrap().chunk_ids().unwrap(), [9]);
+        assert!(image.take_index().is_err(), "the image is handed over once");
+        fs::rename(blob_path(dir.path(), 5), blob_path(dir.path(), 6)).unwrap();
+        assert!(read_image(dir.path(), &sealer(), 6).is_err());
     }
 
     #[test]

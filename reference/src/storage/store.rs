@@ -441,13 +441,8 @@ impl Store {
     /// # Errors
     /// [`ErrorKind::Storage`] on a read failure.
     pub fn counts(&self) -> Result<(u64, u64), Error> {
-        let docs: i64 = self.conn.query_row(
-            "SELECT count(*) FROM documents WHERE deleted_at IS NULL",
-            [],
-            |r| r.get(0),
-        )?;
-        let chunks = self.live_chunk_ids()?.len() as u64;
-        Ok((docs as u64, chunks))
+        let (ids, docs) = self.live_chunk_listing()?;
+        Ok((docs, ids.len() as u64))
     }
 
     /// Checkpoints the WAL into the main file, so its bytes can be inspected or copied.

@@ -9,7 +9,7 @@ use super::AppState;
 use super::envelope::{layout, page};
 use super::extract::SignedIn;
 use crate::search::page::{SearchError, SearchPage};
-use crate::search::query::QUERY_BYTES_MAX;
+use crate::search::query::{QUERY_BYTES_MAX, QUERY_WORDS_MAX};
 
 #[derive(Debug, serde::Deserialize)]
 pub(crate) struct SearchParams {
@@ -34,6 +34,12 @@ pub(crate) fn results_region(
             StatusCode::BAD_REQUEST,
             html! { section #results { p.refusal {
                 "Your search is longer than " (QUERY_BYTES_MAX) " bytes (1 KiB), so it was not run. Shorten it and search again."
+            } } },
+        ),
+        Err(SearchError::TooManyWords { words }) => (
+            StatusCode::BAD_REQUEST,
+            html! { section #results { p.refusal {
+                "Your search holds " (words) " different words; memoria searches at most " (QUERY_WORDS_MAX) ", so it was not run. Remove some words and search again."
             } } },
         ),
         Err(SearchError::Engine(_)) => (

@@ -7,6 +7,13 @@ use crate::crashpoint::crashpoint;
 use crate::ingest::chunk;
 use crate::storage::tombstone::Tombstone;
 
+/// The live-chunk listing ([`Store::live_chunk_listing`]): documents scanned
+/// once (`CROSS JOIN` keeps them the outer loop whatever the statistics),
+/// each one's chunks found in the covering index.
+const LIVE_CHUNK_LISTING_SQL: &str = "SELECT d.rowid, c.id FROM documents d \
+     CROSS JOIN chunks c INDEXED BY chunks_by_doc_revision \
+     WHERE c.doc_id = d.id AND c.revision = d.revision AND d.deleted_at IS NULL";
+
 impl Store {
     /// Ingests one document (§5.2): creates it, revises it, or leaves it as is.
     ///
@@ -448,14 +455,31 @@ impl Store {
     /// # Errors
     /// [`ErrorKind::Storage`] on a read failure.
     pub fn live_chunk_ids(&self) -> Result<Vec<i64>, Error> {
-        let mut stmt = self.conn.prepare(
-            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.doc_id \
-             WHERE d.deleted_at IS NULL AND c.revision = d.revision ORDER BY c.id",
-        )?;
-        let ids = stmt
-            .query_map([], |r| r.get(0))?
-            .collect::<Result<Vec<i64>, _>>()?;
-        Ok(ids)
+        Ok(self.live_chunk_listing()?.0)
+    }
+
+    /// Ids of every live chunk, ascending, and how many live documents hold
+    /// them, in one pass: the documents table is scanned once and each
+    /// document's chunks are read from the `chunks_by_doc_revision` index,
+    /// which covers the query, so no chunk row (no sealed body) is read.
+    /// What a wake needs (issue 11). A live document always has a chunk
+    /// (an ingest with none is refused), so the document count is exact.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn live_chunk_listing(&self) -> Result<(Vec<i64>, u64), Error> {
+        let mut stmt = self.conn.prepare(LIVE_CHUNK_LISTING_SQL)?;
+        let mut ids = Vec::new();
+        let mut documents: Vec<i64> = Vec::new();
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            documents.push(r.get(0)?);
+            ids.push(r.get(1)?);
+        }
+        ids.sort_unstable();
+        documents.sort_unstable();
+        documents.dedup();
+        Ok((ids, documents.len() as u64))
     }
 
     /// The keyed fingerprint a source key is stored under (`documents.source_fp`).
@@ -488,5 +512,92 @@ impl Store {
                 |r| r.get(0),
             )
             .optional()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::seal::Dek;
+
+    fn store(dir: &std::path::Path) -> Store {
+        Store::open(dir, Sealer::new(&Dek::from_bytes([5; 32]))).unwrap()
+    }
+
+    fn doc(key: &str, body: &str) -> NewDocument {
+        NewDocument {
+            source_key: key.to_string(),
+            title: "t".to_string(),
+            path: key.to_string(),
+            body: body.to_string(),
+        }
+    }
+
+    #[test]
+    fn the_live_chunk_listing_reads_the_documents_once_and_no_chunk_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(dir.path());
+        let mut stmt = s
+            .conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {LIVE_CHUNK_LISTING_SQL}"))
+            .unwrap();
+        let plan: Vec<String> = stmt
+            .query_map([], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(plan.len(), 2, "{plan:?}");
+        assert_eq!(plan[0], "SCAN d", "{plan:?}");
+        assert!(
+            plan[1].starts_with("SEARCH c USING COVERING INDEX chunks_by_doc_revision"),
+            "the chunks come from the index, never their rows (sealed bodies): {plan:?}"
+        );
+    }
+
+    #[test]
+    fn the_live_chunk_listing_counts_live_documents_and_their_current_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        let a = s.ingest(&doc("a", "# A\n\none\n\n# B\n\ntwo"), 1).unwrap();
+        let b = s.ingest(&doc("b", "three"), 1).unwrap();
+        let b2 = s.ingest(&doc("b", "three, revised"), 2).unwrap();
+        let (ids, docs) = s.live_chunk_listing().unwrap();
+        let mut want: Vec<i64> = a
+            .added
+            .iter()
+            .chain(&b2.added)
+            .map(|c| c.chunk_id)
+            .collect();
+        want.sort_unstable();
+        assert_eq!((ids.clone(), docs), (want, 2));
+        assert!(
+            !ids.contains(&b.added[0].chunk_id),
+            "the old revision's chunk is gone"
+        );
+        assert_eq!(s.counts().unwrap(), (2, 3));
+    }
+
+    #[test]
+    fn a_store_with_the_old_chunk_index_is_given_the_covering_one_on_open() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let s = store(dir.path());
+            s.conn
+                .execute_batch(
+                    "DROP INDEX chunks_by_doc_revision; \
+                     CREATE INDEX chunks_by_doc ON chunks(doc_id, ordinal);",
+                )
+                .unwrap();
+        }
+        let s = store(dir.path());
+        let names: Vec<String> = s
+            .conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'chunks'")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(names, ["chunks_by_doc_revision"]);
     }
 }
