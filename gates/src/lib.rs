@@ -46,5 +46,5 @@ pub use framework::{
     canary_tail, case, check_case, ensure, filter_picks, gate, registry, replay_command, report,
     run_case, select,
 };
-pub use rigs::page::{Page, ResultItem, Tag};
+pub use rigs::page::{Citation, Form, Page, ResultItem, Tag};
 pub use rigs::support::{SEED_ENV, seed_from_env};

@@ -28,6 +28,7 @@ use crate::clock::{Clock, iso_date};
 use crate::crashpoint::crashpoint;
 use crate::error::{Error, ErrorKind};
 use crate::policy::egress::EgressMode;
+use crate::search::facts::FactQuery;
 use crate::search::highlight::Highlighter;
 use crate::search::index::LexicalIndex;
 use crate::search::page::{
@@ -486,6 +487,7 @@ impl Instance {
             results: vec![],
             has_next: false,
             reconciling: reconciling.clone(),
+            facts: FactQuery::default(),
         };
         let (Some(plan), Query::Words(words)) = (query::plan(text), &q) else {
             return Ok(empty);
@@ -531,6 +533,7 @@ impl Instance {
                 date: iso_date(ph.document.updated_at),
                 snippet: highlighter.snippet(&ph.passage.body),
                 provenance: ph.document.provenance,
+                text: ph.passage.body,
             });
         }
         tracing::info!(
@@ -545,6 +548,7 @@ impl Instance {
             results,
             has_next,
             reconciling,
+            facts: FactQuery::parse(text),
         })
     }
 

@@ -68,7 +68,7 @@
 //! grouped by concern, so the tree under `src/` can move without the other
 //! crates noticing. The sibling wire format is a namespace of its own
 //! ([`wire`]), as are the few groups whose names would collide at the root
-//! ([`snapshot`], [`connector`], [`demo`]). Test scaffolding ([`testkit`],
+//! ([`snapshot`], [`connector`], [`demo`], [`facts`]). Test scaffolding ([`testkit`],
 //! crash points) exists only with the `testkit` feature, which release
 //! builds do not turn on.
 
@@ -185,6 +185,17 @@ pub mod snapshot {
         SnapshotImage, blob_path, dir, generations, latest_generation, open, read, read_image,
         retirable, retire, seal, write, write_at,
     };
+}
+
+/// The fact box's deterministic layer (§8.8): the kinds, their recognisers
+/// and validators, the label, and the boxes built from a ruled page.
+pub mod facts {
+    pub use crate::search::facts::{
+        Budget, FACT_PASSAGE_BYTES_MAX, FACT_ROWS_MAX, FACT_SPANS_PER_PASSAGE_MAX, FactBox,
+        FactQuery, FactRow, Found, Incomplete, Kind, LABEL_CHARS_MAX, Label, Narrowed, Span, boxes,
+        scan, spans, tokens,
+    };
+    pub use crate::search::facts::{eircode, email, iban, label, lexicon, phone, vat};
 }
 
 /// Connectors for memoria-owned content: enumerate, diff, never read a

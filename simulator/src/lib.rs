@@ -25,7 +25,8 @@
 //! [`MalformedS2`], [`TruncateAnnounce`], [`Redirect`]). Its own serde view
 //! of `fixtures/contract/` is the [`wire`] namespace. [`serve_turmoil`]
 //! and [`serve_loopback`] serve a fake; [`TurmoilDialer`] is the
-//! reference's way out in a run. The conformance kit's `/_control` hook is
+//! reference's way out in a run, behind a [`GuardedDialer`] that records
+//! every lookup and connection memoria makes in a [`NetGuard`] (gate 15). The conformance kit's `/_control` hook is
 //! [`Controller`], on loopback only.
 //!
 //! # Other fakes and runs
@@ -47,6 +48,7 @@
 mod corpus;
 mod fake;
 mod fake_connector;
+mod guard;
 mod net;
 pub mod scenario;
 mod tour;
@@ -61,6 +63,9 @@ pub use world::{
 
 // The network: serving a router, dialing out (§6.1, §6.3).
 pub use net::{TurmoilDialer, TurmoilListener, serve_connection, serve_loopback, serve_turmoil};
+
+// The network guard: every lookup and connection memoria makes in a run (§3.2, gate 15).
+pub use guard::{DialOutcome, GuardedDialer, NetEvent, NetGuard};
 
 // Fake siblings: the model, the server, the knobs, the trace (§4.1, §6).
 pub use fake::model::{

@@ -28,6 +28,7 @@ use crate::fake::SubjectKind;
 use crate::fake::model::ModelHandle;
 use crate::fake::server::{FakeConfig, FakeSibling};
 use crate::fake::trace::{Clock, Trace};
+use crate::guard::{GuardedDialer, NetGuard};
 use crate::net::{TurmoilDialer, TurmoilListener, serve_turmoil};
 
 /// memoria's team label (§6.3).
@@ -147,6 +148,7 @@ pub struct World {
     tokens: BTreeMap<String, String>,
     extra_urls: Vec<String>,
     owners: Vec<String>,
+    guard: NetGuard,
 }
 
 impl std::fmt::Debug for World {
@@ -207,6 +209,7 @@ impl World {
             tokens,
             extra_urls: vec![],
             owners: OWNERS.iter().map(|o| o.to_string()).collect(),
+            guard: NetGuard::default(),
         }
     }
 
@@ -255,6 +258,12 @@ impl World {
     /// If the world has no such host.
     pub fn token(&self, host: &str) -> &str {
         &self.tokens[host]
+    }
+
+    /// The network guard: every name lookup and connection memoria made in
+    /// this world's runs, by host name and port (gate 15).
+    pub fn net_guard(&self) -> &NetGuard {
+        &self.guard
     }
 
     /// The shared trace of every S-call every fake received.
@@ -307,7 +316,8 @@ impl World {
     /// Runs `scenario` against memoria in this world, in simulated time.
     ///
     /// memoria wakes on its own host with a fresh data directory, its
-    /// sibling client dialling through turmoil, and starts its warm-up.
+    /// sibling client dialling through turmoil behind the world's
+    /// [`NetGuard`], and starts its warm-up.
     ///
     /// # Errors
     /// A [`SimFailure`] carrying the seed if memoria cannot be configured
@@ -349,10 +359,14 @@ impl World {
                 }
             });
         }
-        let client = SiblingClient::new(TEAM, &self.sibling_configs(), Arc::new(TurmoilDialer))
-            .map_err(|e| SimFailure {
-                refused: Some(e.clone()),
-                ..fail(e.to_string())
+        // memoria's one way out, behind the guard (gate 15).
+        let dialer = GuardedDialer::new(TurmoilDialer, self.guard.clone());
+        let client =
+            SiblingClient::new(TEAM, &self.sibling_configs(), Arc::new(dialer)).map_err(|e| {
+                SimFailure {
+                    refused: Some(e.clone()),
+                    ..fail(e.to_string())
+                }
             })?;
         let data = tempfile::Builder::new()
             .prefix("memoria-sim-")
@@ -538,14 +552,33 @@ impl Memoria {
     }
 
     async fn http_get(&self, path: &str, cookie: Option<&str>) -> Result<TestResponse, String> {
+        self.http_send(http::Method::GET, path, cookie, None).await
+    }
+
+    /// One exchange from the browser host; `body` is (content type, bytes).
+    async fn http_send(
+        &self,
+        method: http::Method,
+        path: &str,
+        cookie: Option<&str>,
+        body: Option<(&str, Vec<u8>)>,
+    ) -> Result<TestResponse, String> {
         let mut req = http::Request::builder()
+            .method(method)
             .uri(path)
             .header(http::header::HOST, MEMORIA_HOST);
         if let Some(c) = cookie {
             req = req.header(http::header::COOKIE, c);
         }
+        let bytes = match body {
+            Some((content_type, bytes)) => {
+                req = req.header(http::header::CONTENT_TYPE, content_type);
+                bytes::Bytes::from(bytes)
+            }
+            None => bytes::Bytes::new(),
+        };
         let req = req
-            .body(http_body_util::Full::new(bytes::Bytes::new()))
+            .body(http_body_util::Full::new(bytes))
             .map_err(|e| e.to_string())?;
         let r = memoria::exchange(&TurmoilDialer, MEMORIA_HOST, MEMORIA_PORT, req)
             .await
@@ -602,6 +635,36 @@ impl Memoria {
     pub async fn search(&mut self, owner: &str, q: &str) -> Page {
         let uri = format!("/?q={}", memoria::testkit::form_encode(q));
         self.get(owner, &uri).await
+    }
+
+    /// POSTs `body` of `content_type` to `uri` as `owner` over HTTP, as a
+    /// browser submits a form (a scriptless upload, gate 15), timing it in
+    /// simulated time; the response is not followed.
+    ///
+    /// # Panics
+    /// As [`Memoria::search`].
+    pub async fn post(
+        &mut self,
+        owner: &str,
+        uri: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Page {
+        let cookie = self.cookie(owner).await.expect("signed in");
+        let start = tokio::time::Instant::now();
+        let response = self
+            .http_send(
+                http::Method::POST,
+                uri,
+                Some(&cookie),
+                Some((content_type, body)),
+            )
+            .await
+            .expect("memoria answers");
+        Page {
+            response,
+            elapsed: start.elapsed(),
+        }
     }
 
     /// GETs `uri` as `owner` over HTTP, timing it in simulated time.

@@ -30,12 +30,17 @@ register! {
     g08_refusal_breaker,
     g10_deletion_survives_restore,
     g11_cross_team_refusal,
+    g15_ai_off_floor,
     g17_no_undeclared_route,
     g23_deadline_and_concurrency,
     g24_wake_warm_up,
     g25_s3_carries_no_person,
     g26_external_id_keyed,
     g27_sibling_restore_reconciles,
+    g34_fact_candidates_ruled,
+    g35_fact_recognisers,
+    g36_fact_labels,
+    g37_fact_cap_collision_narrowing,
     g38_egress_footer,
 }
 

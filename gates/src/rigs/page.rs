@@ -1,9 +1,9 @@
-//! The one reader of the pages memoria renders: an HTML parser with CSS selectors (`scraper`), and typed accessors for what gates assert on (§8.1, §8.9, gates 6, 8, 27 and 38).
+//! The one reader of the pages memoria renders: an HTML parser with CSS selectors (`scraper`), and typed accessors for what gates assert on (§8.1, §8.9, gates 6, 8, 15, 27 and 38).
 //!
 //! Gates never scan markup by hand: a results page's withheld and
 //! reconciling lines, its results and the app each came from, the egress
-//! footer, refusal text, the sources page's sections and a page's whole
-//! shape all come from here, read the way a browser parses the page. Text
+//! footer, refusal text, the sources page's sections, citations, forms,
+//! every use of script and a page's whole shape all come from here, read the way a browser parses the page. Text
 //! is the page's text as a reader sees it (entities decoded), trimmed;
 //! [`Page::text`] also folds runs of whitespace into one space.
 //!
@@ -36,6 +36,52 @@ pub struct ResultItem {
     pub app: String,
     /// Its text, whitespace folded.
     pub text: String,
+}
+
+/// One result's citation, read the way a reader sees it (§8.1: app,
+/// title, locator, marker, date and deep link).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Citation {
+    /// The text of its `span.app`.
+    pub app: String,
+    /// The text of the title its first link carries.
+    pub title: String,
+    /// That link's `href`: the deep link.
+    pub link: String,
+    /// The text of its `div.meta`, whitespace folded: the locator, the
+    /// marker, the date and the revision.
+    pub meta: String,
+}
+
+/// One form on a page, as a browser would submit it without script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Form {
+    /// Its `method`, lowercased (a form with none submits `get`).
+    pub method: String,
+    /// Its `action` (empty if none).
+    pub action: String,
+    /// Its `enctype` (empty if none).
+    pub enctype: String,
+    /// Its `input` elements as (name, type, value), in order.
+    pub inputs: Vec<(String, String, String)>,
+}
+
+impl Form {
+    /// The value of the input named `name`, if the form has one.
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.inputs
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, _, v)| v.as_str())
+    }
+
+    /// The type of the input named `name`, if the form has one.
+    pub fn input_type(&self, name: &str) -> Option<&str> {
+        self.inputs
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, t, _)| t.as_str())
+    }
 }
 
 /// One element's name and attributes, in document order, for checks on
@@ -132,6 +178,96 @@ impl Page {
                 text: folded(li),
             })
             .collect()
+    }
+
+    /// Each result's citation, `li.result`, in rank order.
+    pub fn citations(&self) -> Vec<Citation> {
+        let (app, link, meta) = (
+            selector("span.app"),
+            selector("a[href]"),
+            selector("div.meta"),
+        );
+        self.html
+            .select(&selector("li.result"))
+            .map(|li| {
+                let first = li.select(&link).next();
+                Citation {
+                    app: li.select(&app).next().map(text_of).unwrap_or_default(),
+                    title: first.map(folded).unwrap_or_default(),
+                    link: first
+                        .and_then(|a| a.value().attr("href"))
+                        .unwrap_or_default()
+                        .to_string(),
+                    meta: li.select(&meta).next().map(folded).unwrap_or_default(),
+                }
+            })
+            .collect()
+    }
+
+    /// The `href` of every element `css` selects that has one, in order.
+    ///
+    /// # Panics
+    /// If `css` is not a valid selector.
+    pub fn hrefs(&self, css: &str) -> Vec<String> {
+        self.html
+            .select(&selector(css))
+            .filter_map(|el| el.value().attr("href").map(str::to_string))
+            .collect()
+    }
+
+    /// Every `form`, in document order.
+    pub fn forms(&self) -> Vec<Form> {
+        let input = selector("input");
+        self.html
+            .select(&selector("form"))
+            .map(|f| {
+                let attr = |k: &str| f.value().attr(k).unwrap_or_default().to_string();
+                Form {
+                    method: f
+                        .value()
+                        .attr("method")
+                        .unwrap_or("get")
+                        .to_ascii_lowercase(),
+                    action: attr("action"),
+                    enctype: attr("enctype"),
+                    inputs: f
+                        .select(&input)
+                        .map(|i| {
+                            let a = |k: &str| i.value().attr(k).unwrap_or_default().to_string();
+                            (a("name"), a("type"), a("value"))
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// Every use of script on the page, described: a `script` element, an
+    /// event-handler attribute (`on…`), or a `javascript:` URL in an
+    /// `href`, `src`, `action` or `formaction`. Empty for a scriptless page
+    /// (§8.1, gate 15).
+    pub fn scripts(&self) -> Vec<String> {
+        let mut out = vec![];
+        for el in self.html.root_element().descendent_elements() {
+            let v = el.value();
+            if v.name() == "script" {
+                out.push("a <script> element".to_string());
+            }
+            for (k, val) in v.attrs() {
+                let url = matches!(k, "href" | "src" | "action" | "formaction");
+                if k.to_ascii_lowercase().starts_with("on") {
+                    out.push(format!("<{} {k}>", v.name()));
+                } else if url
+                    && val
+                        .trim_start()
+                        .to_ascii_lowercase()
+                        .starts_with("javascript:")
+                {
+                    out.push(format!("<{} {k}=\"javascript:…\">", v.name()));
+                }
+            }
+        }
+        out
     }
 
     /// How many results came from `app` (its name as the page shows it, e.g. `docs`).
@@ -262,6 +398,25 @@ mod tests {
         assert_eq!(p.footer(), None);
         assert_eq!(p.refusals(), ["Sign in to search."]);
         assert_eq!(p.status(), None);
+    }
+
+    #[test]
+    fn a_page_yields_its_citations_forms_and_every_use_of_script() {
+        let p = Page::parse(RESULTS);
+        let c = &p.citations()[0];
+        assert_eq!(
+            (c.app.as_str(), c.title.as_str(), c.link.as_str()),
+            ("docs", "", "")
+        );
+        assert_eq!(c.meta, "docs · passage 1");
+        assert!(p.scripts().is_empty(), "{:?}", p.scripts());
+        let f = Page::parse(
+            "<form action=\"/\"><input name=\"q\" type=\"search\"></form>\
+             <a href=\"javascript:go()\" onclick=\"go()\">x</a><script>go()</script>",
+        );
+        assert_eq!(f.forms()[0].method, "get");
+        assert_eq!(f.forms()[0].input_type("q"), Some("search"));
+        assert_eq!(f.scripts().len(), 3, "{:?}", f.scripts());
     }
 
     #[test]

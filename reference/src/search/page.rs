@@ -6,6 +6,7 @@
 //! AHEAD and UNKNOWN are [`Withheld`] with one line per app and reason.
 
 use crate::error::Error;
+use crate::search::facts::{FactBox, FactQuery, boxes};
 use crate::search::highlight::Snippet;
 use crate::search::query;
 use crate::sibling::{Pair, Verdict};
@@ -45,6 +46,10 @@ pub struct SearchResult {
     pub snippet: Snippet,
     /// For a sibling's passage, the item and revision held; `None` if memoria-owned.
     pub provenance: Option<Provenance>,
+    /// The passage's opened text, which the fact box reads after the ruling
+    /// (§8.8). Never serialised: a page shows its snippet, not the passage.
+    #[serde(skip)]
+    pub text: String,
 }
 
 impl SearchResult {
@@ -75,6 +80,9 @@ pub struct SearchPage {
     /// Sources out of the ranking while they reconcile after a restore, one
     /// line each (§4.1 rule 1, §8.1): the results page names them.
     pub reconciling: Vec<Reconciling>,
+    /// The fact boxes, one per kind the query named that has something to
+    /// show, read from `results` and nothing else (§8.8).
+    pub facts: Vec<FactBox>,
 }
 
 /// One source out of the search until its re-announce completes (§4.1 rule 1).
@@ -174,6 +182,9 @@ pub struct Candidates {
     pub has_next: bool,
     /// Apps marked for re-announce, left out of the ranking (§4.1 rule 1).
     pub reconciling: Vec<String>,
+    /// What the query asks of the fact box (§8.8): the kinds it names and
+    /// the reader's qualifiers. Applied in [`Candidates::rule`], after S2.
+    pub facts: FactQuery,
 }
 
 impl Candidates {
@@ -200,7 +211,9 @@ impl Candidates {
     /// authority is §4.2, already applied); a sibling passage renders only
     /// on VISIBLE for its exact (item, revision) in `verdicts`; NOT_VISIBLE
     /// is omitted silently; STALE, AHEAD and UNKNOWN, and a pair missing
-    /// from `verdicts`, are withheld and counted per app and reason.
+    /// from `verdicts`, are withheld and counted per app and reason. The
+    /// fact box is read from what renders, after the ruling, and from
+    /// nothing else (§8.8, gate 34).
     pub fn rule(self, verdicts: &Verdicts) -> SearchPage {
         let mut results = Vec::with_capacity(self.results.len());
         let mut withheld: std::collections::BTreeMap<(String, WithheldReason), usize> =
@@ -227,9 +240,11 @@ impl Candidates {
                 }
             }
         }
+        let facts = boxes(&self.facts, &results);
         SearchPage {
             query_words: self.query_words,
             page: self.page,
+            facts,
             results,
             has_next: self.has_next,
             withheld: withheld

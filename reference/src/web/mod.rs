@@ -29,6 +29,7 @@ mod delete;
 mod document;
 mod envelope;
 mod extract;
+mod facts;
 mod search;
 mod sentences;
 mod sources;

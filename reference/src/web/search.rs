@@ -80,6 +80,8 @@ pub(crate) fn results_region(
                     @if !p.withheld.is_empty() { p { "No passage can be shown." } }
                     @else if p.page > 1 { p { "No more results." } } @else { p { "No passage matched." } }
                 }
+                // The fact box: below the notices and above the list (§8.8).
+                (super::facts::fact_boxes(&p.facts))
                 ol start=(p.results.first().map(|r| r.rank).unwrap_or(1)) {
                     @for r in &p.results {
                         li.result {

@@ -220,6 +220,12 @@ impl AppState {
         self.instance.instance()
     }
 
+    /// The instance as handlers reach it, for gates and tools that rule a
+    /// search through the one S2 path themselves ([`crate::ruled_search`]).
+    pub fn shared_instance(&self) -> &SharedInstance {
+        &self.instance
+    }
+
     pub(crate) fn now(&self) -> i64 {
         self.clock.now_unix_s()
     }

@@ -1,0 +1,192 @@
+//! The box: candidates from the ruled results only, one per value, and per kind the cap, the collision and narrowing (§8.8, "Candidates, ambiguity, the cap, and one box per kind").
+//!
+//! A candidate is one canonical value, cited to the best-ranked passage
+//! carrying it: its first occurrence, in rank order, is its candidate, and
+//! that occurrence's label is its label ("identity comes before matching").
+//! Every rule below is applied per kind, and a multi-kind query renders one
+//! box per kind, in the order the query named them.
+//!
+//! Never by picking: rank order sorts the rows and carries no claim about
+//! which is the answer. A kind with at most [`FACT_ROWS_MAX`] candidates
+//! renders them all, unless one's own label is over-long (rule 4 silences
+//! the kind) or two share their whole citation line (title, trail, label),
+//! which would be a contradiction the reader cannot resolve. Over the cap
+//! the kind renders nothing, unless narrowing by the reader's own words
+//! (Paul, 2026-09-29) leaves exactly one candidate whose own label holds
+//! every qualifier as a whole token; then that one renders, alone, with a
+//! line counting the others. Counts are taken after the §4.1 ruling, so a
+//! withheld document neither adds to them nor is revealed by them.
+
+use std::collections::BTreeSet;
+
+use super::{Found, Incomplete, Kind, lexicon::FactQuery, scan, tokens};
+use crate::search::page::SearchResult;
+
+/// The cap, inclusive: three renders, four renders nothing (§8.8).
+pub const FACT_ROWS_MAX: usize = 3;
+
+/// One row of a box: a value, its label and its citation.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FactRow {
+    /// The value as the document wrote it, byte for byte.
+    pub value: String,
+    /// The label (the document's own words, or the trail or title).
+    pub label: String,
+    /// The document's title.
+    pub title: String,
+    /// The passage's heading trail, without a first entry repeating the title.
+    pub trail: Vec<String>,
+    /// The cited passage's rank on the page.
+    pub rank: usize,
+    /// The citation: `/documents/{id}#p{ordinal}`, the only link the box carries.
+    pub link: String,
+}
+
+/// What narrowing did, for the line under the row (§8.8).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Narrowed {
+    /// The qualifiers the row's label matched, as the reader typed them (lowercased).
+    pub matched: Vec<String>,
+    /// How many other candidates of this kind are in these results (at least three).
+    pub others: usize,
+}
+
+/// One kind's box.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FactBox {
+    /// The kind.
+    pub kind: Kind,
+    /// Its rows, best-ranked first; never empty, at most [`FACT_ROWS_MAX`].
+    pub rows: Vec<FactRow>,
+    /// Set when narrowing chose the one row.
+    pub narrowed: Option<Narrowed>,
+}
+
+impl Narrowed {
+    /// The line under a narrowed row, e.g. "Matched “office”. 3 other phone
+    /// numbers are in these results."
+    pub fn sentence(&self, kind: Kind) -> String {
+        let quoted: Vec<String> = self.matched.iter().map(|q| format!("“{q}”")).collect();
+        let matched = match quoted.as_slice() {
+            [] => String::new(),
+            [one] => one.clone(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        };
+        format!(
+            "Matched {matched}. {} other {} are in these results.",
+            self.others,
+            kind.plural()
+        )
+    }
+}
+
+/// One candidate: a value's first occurrence and where it was found.
+struct Candidate<'r> {
+    found: Found,
+    result: &'r SearchResult,
+}
+
+impl Candidate<'_> {
+    /// The whole citation line: title, trail and label (§8.8's collision key).
+    fn line(&self) -> (String, Vec<String>, String) {
+        (
+            self.result.title.clone(),
+            self.result.trail_below_title().to_vec(),
+            self.found.label.text.clone(),
+        )
+    }
+
+    fn row(&self) -> FactRow {
+        FactRow {
+            value: self.found.span.clone(),
+            label: self.found.label.text.clone(),
+            title: self.result.title.clone(),
+            trail: self.result.trail_below_title().to_vec(),
+            rank: self.result.rank,
+            link: self.result.link.clone(),
+        }
+    }
+
+    /// True if the label is the document's own and holds every qualifier
+    /// as a whole token (no stemming: `office` is not `offices`).
+    fn matches(&self, qualifiers: &[String]) -> bool {
+        let own = &self.found.label;
+        let words: BTreeSet<String> = tokens(&own.text).into_iter().collect();
+        own.own && qualifiers.iter().all(|q| words.contains(q))
+    }
+}
+
+/// The boxes for `query` over `results`, which must be the ruled results of
+/// this request and nothing else (§8.8, gate 34): one per kind named, in
+/// the order named, each present only when its rules let it render.
+pub fn boxes(query: &FactQuery, results: &[SearchResult]) -> Vec<FactBox> {
+    if query.is_empty() || results.is_empty() {
+        return vec![];
+    }
+    let mut found: Vec<(Found, &SearchResult)> = Vec::new();
+    for r in results {
+        match scan(&r.text, &r.trail, &r.title) {
+            Ok(fs) => found.extend(fs.into_iter().map(|f| (f, r))),
+            // A passage the box could not read whole may hold the candidate
+            // that makes another ambiguous: no box at all, never a partial one.
+            Err(Incomplete::TooLong | Incomplete::TooManySpans) => return vec![],
+        }
+    }
+    query
+        .kinds
+        .iter()
+        .filter_map(|kind| kind_box(*kind, query, &found))
+        .collect()
+}
+
+/// One kind's box, or `None` when its rules render nothing.
+fn kind_box(kind: Kind, query: &FactQuery, found: &[(Found, &SearchResult)]) -> Option<FactBox> {
+    let mut seen = BTreeSet::new();
+    let candidates: Vec<Candidate<'_>> = found
+        .iter()
+        .filter(|(f, _)| f.kind == kind && seen.insert(f.canonical.clone()))
+        .map(|(f, r)| Candidate {
+            found: f.clone(),
+            result: r,
+        })
+        .collect();
+    if candidates.is_empty() {
+        return None;
+    }
+    if candidates.len() <= FACT_ROWS_MAX {
+        if candidates.iter().any(|c| c.found.label.over_long) {
+            return None;
+        }
+        let lines: BTreeSet<_> = candidates.iter().map(Candidate::line).collect();
+        if lines.len() != candidates.len() {
+            return None;
+        }
+        return Some(FactBox {
+            kind,
+            rows: candidates.iter().map(Candidate::row).collect(),
+            narrowed: None,
+        });
+    }
+    // Over the cap: narrowing by the reader's own words, or nothing.
+    if query.qualifiers.is_empty() {
+        return None;
+    }
+    let matching: Vec<&Candidate<'_>> = candidates
+        .iter()
+        .filter(|c| c.matches(&query.qualifiers))
+        .collect();
+    let [one] = matching.as_slice() else {
+        return None;
+    };
+    if one.found.label.over_long {
+        return None;
+    }
+    Some(FactBox {
+        kind,
+        rows: vec![one.row()],
+        narrowed: Some(Narrowed {
+            matched: query.qualifiers.clone(),
+            others: candidates.len() - 1,
+        }),
+    })
+}
