@@ -126,6 +126,31 @@ fn folded(el: ElementRef<'_>) -> String {
         .join(" ")
 }
 
+/// Whether `el` is shown as the page opens: see [`Page::shown_texts`].
+fn shown(el: ElementRef<'_>) -> bool {
+    let mut in_summary = false;
+    for node in std::iter::once(el).chain(el.ancestors().filter_map(ElementRef::wrap)) {
+        let v = node.value();
+        let style: String = v
+            .attr("style")
+            .unwrap_or_default()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if v.attr("hidden").is_some()
+            || style.contains("display:none")
+            || style.contains("visibility:hidden")
+            || v.name() == "template"
+            || (v.name() == "details" && v.attr("open").is_none() && !in_summary)
+        {
+            return false;
+        }
+        in_summary = v.name() == "summary";
+    }
+    true
+}
+
 impl Page {
     /// Parses a page's body (a whole document or a fragment).
     pub fn parse(body: &str) -> Page {
@@ -268,6 +293,23 @@ impl Page {
             }
         }
         out
+    }
+
+    /// The text of every element `css` selects that a reader sees without
+    /// script, in document order, trimmed: not itself or inside an element
+    /// that is `hidden`, styled `display:none` or `visibility:hidden`
+    /// inline, a `template`, or a closed `details` (its `summary` aside). A
+    /// loud line must be on the page as it opens, not one click away
+    /// (§8.1, gate 15).
+    ///
+    /// # Panics
+    /// If `css` is not a valid selector.
+    pub fn shown_texts(&self, css: &str) -> Vec<String> {
+        self.html
+            .select(&selector(css))
+            .filter(|el| shown(*el))
+            .map(text_of)
+            .collect()
     }
 
     /// How many results came from `app` (its name as the page shows it, e.g. `docs`).
@@ -417,6 +459,19 @@ mod tests {
         assert_eq!(f.forms()[0].method, "get");
         assert_eq!(f.forms()[0].input_type("q"), Some("search"));
         assert_eq!(f.scripts().len(), 3, "{:?}", f.scripts());
+    }
+
+    #[test]
+    fn a_line_folded_away_hidden_or_styled_out_is_not_shown() {
+        let p = Page::parse(
+            "<p class=\"l\">open</p>\
+             <details><summary><p class=\"l\">summary</p></summary><p class=\"l\">folded</p></details>\
+             <details open><p class=\"l\">unfolded</p></details>\
+             <div hidden><p class=\"l\">hidden</p></div>\
+             <p class=\"l\" style=\"display: none\">styled</p>",
+        );
+        assert_eq!(p.texts("p.l").len(), 6);
+        assert_eq!(p.shown_texts("p.l"), ["open", "summary", "unfolded"]);
     }
 
     #[test]
