@@ -8,6 +8,12 @@
 //! ISO 13616 computes check digits as 98 minus a remainder, so they lie in
 //! 02..=98, and a `99` that passes mod-97 is a `02` spelt wrongly.
 //!
+//! The crate's registry (iban_validate 5.0.1) lacks two countries the SWIFT
+//! registry lists, Pakistan and Honduras, so their IBANs were refused as an
+//! unknown country; the differential test against python-stdnum's vectors
+//! (`vectors.rs`) found Pakistan's registry example refused.
+//! [`REGISTRY_ADDITIONS`] holds those two entries and checks them here.
+//!
 //! Mod-97 is arithmetic, and decision 10 says memoria never does any. It is
 //! a predicate deciding whether a string is an IBAN at all, never a number
 //! memoria reports (§8.8, filed in §13 beside decision 15).
@@ -20,6 +26,14 @@ use super::{Budget, Kind, Span, char_before, closes_before, opens_after};
 pub const IBAN_CHARS_MAX: usize = 34;
 /// Characters per group in the paper form.
 pub const IBAN_GROUP_CHARS: usize = 4;
+
+/// SWIFT IBAN registry entries the `iban_validate` crate lacks, as
+/// (country, IBAN length, leading BBAN letters, then the rest of the BBAN
+/// digits only (`true`) or letters and digits (`false`)). From the
+/// registry's BBAN structures, as python-stdnum 2.2's `iban.dat` gives
+/// them: Honduras `4!a20!n`, Pakistan `4!a16!c`.
+pub const REGISTRY_ADDITIONS: [(&str, usize, usize, bool); 2] =
+    [("HN", 28, 4, true), ("PK", 24, 4, false)];
 
 /// Why a string is not an IBAN.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +107,36 @@ fn validate(electronic: &str) -> Result<String, Refusal> {
     electronic
         .parse::<iban::Iban>()
         .map(|i| i.electronic_str().to_string())
-        .map_err(|_| Refusal::Invalid)
+        .or_else(registry_addition)
+}
+
+/// The crate's unknown country, if it is one of [`REGISTRY_ADDITIONS`] and
+/// its length and BBAN follow that entry (mod-97 has passed already).
+fn registry_addition(e: iban::ParseIbanError) -> Result<String, Refusal> {
+    let iban::ParseIbanError::UnknownCountry(base) = e else {
+        return Err(Refusal::Invalid);
+    };
+    let s = base.electronic_str();
+    let (_, len, letters, digits_only) = REGISTRY_ADDITIONS
+        .into_iter()
+        .find(|(country, ..)| s.starts_with(country))
+        .ok_or(Refusal::Invalid)?;
+    let bban = s.as_bytes().get(4..).unwrap_or_default();
+    let fits = s.len() == len
+        && bban.iter().enumerate().all(|(i, c)| {
+            if i < letters {
+                c.is_ascii_uppercase()
+            } else if digits_only {
+                c.is_ascii_digit()
+            } else {
+                alnum(*c)
+            }
+        });
+    if fits {
+        Ok(s.to_string())
+    } else {
+        Err(Refusal::Invalid)
+    }
 }
 
 /// Checks one candidate string as a whole: the electronic form, or why not.

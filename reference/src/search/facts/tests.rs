@@ -287,6 +287,30 @@ fn an_iban_is_checked_by_mod_97_and_the_registry_per_country() {
     );
 }
 
+#[test]
+fn an_iban_of_a_registry_country_the_crate_lacks_is_checked_by_the_registrys_structure() {
+    // "country prefix, length by country, mod-97": Pakistan and Honduras are
+    // in the SWIFT registry and not in iban_validate 5.0.1's. The
+    // differential test against python-stdnum found Pakistan's refused.
+    assert_eq!(
+        iban::check("PK36 SCBL 0000 0011 2345 6702").as_deref(),
+        Ok("PK36SCBL0000001123456702")
+    );
+    assert_eq!(
+        iban::check("HN88CABF00000000000250005469").as_deref(),
+        Ok("HN88CABF00000000000250005469")
+    );
+    // Mod-97 passes; the BBAN's four letters, its digits, or the length do not.
+    for s in [
+        "PK09SCB10000001123456702",
+        "HN82CABF0000000000025000546A",
+        "PK67SCBL00000011234567",
+        "PK36SCBL0000001123456703",
+    ] {
+        assert_eq!(iban::check(s), Err(iban::Refusal::Invalid), "{s}");
+    }
+}
+
 /// An IBAN of `country` with check digits `check` whose mod-97 passes.
 fn mod97_passing(country: &str, check: &str, bban_prefix: &str, digits: usize) -> String {
     for n in 0u64.. {
