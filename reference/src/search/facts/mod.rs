@@ -262,3 +262,5 @@ pub(crate) fn char_before(text: &str, at: usize) -> Option<char> {
 }
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod vectors;
