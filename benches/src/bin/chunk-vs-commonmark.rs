@@ -10,7 +10,9 @@
 //! ([`ORACLE_OPTIONS`]), read here, not through the chunker. Its headings are
 //! replayed as §7.2's trail rule says (a level-n heading drops the entries of
 //! level n or deeper; one with empty text only drops), giving each heading
-//! its *path*: the trail as it stands once the heading is pushed. Two checks
+//! its *path*: the trail as it stands once the heading is pushed. A heading's
+//! text is written again here by the chunker's documented rule (text, code
+//! and inline HTML; breaks as spaces; white space collapsed). Two checks
 //! per file, both on the chunker's public output alone:
 //!
 //! - **missing**: a heading whose path is the start of no passage's trail.
@@ -191,7 +193,7 @@ fn heading_paths(text: &str) -> Vec<Vec<String>> {
             Event::Start(Tag::Heading { level, .. }) => {
                 open = Some((level as usize, String::new()))
             }
-            Event::Text(t) | Event::Code(t) => {
+            Event::Text(t) | Event::Code(t) | Event::InlineHtml(t) => {
                 if let Some((_, s)) = open.as_mut() {
                     s.push_str(&t);
                 }

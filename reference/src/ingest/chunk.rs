@@ -32,8 +32,9 @@
 //!   list item. Nothing inside a code block, an HTML block or front matter is
 //!   a heading. A heading's lines (its container markers, such as `> `,
 //!   included) are not body. Its trail text is its inline content as plain
-//!   text: emphasis, link and inline-HTML markup, escapes and the closing
-//!   `#` run are dropped, and runs of white space become one space.
+//!   text: emphasis and link markup, escapes and the closing `#` run are
+//!   dropped, and runs of white space become one space. Inline HTML is kept
+//!   as written: it is the document's own text, and every page escapes it.
 //! - **Raw blocks.** A fenced or indented code block, an HTML block (a comment,
 //!   `<pre>`, `<script>`, `<div>`, ...) and YAML (`---`) or TOML (`+++`) front
 //!   matter are body, kept whole: a blank line inside one does not end the
@@ -190,7 +191,7 @@ fn blocks(text: &str) -> Vec<Block> {
                     });
                 }
             }
-            Event::Text(t) | Event::Code(t) => {
+            Event::Text(t) | Event::Code(t) | Event::InlineHtml(t) => {
                 if let Some((_, _, text)) = title.as_mut() {
                     text.push_str(&t);
                 }

@@ -361,6 +361,9 @@ fn a_setext_heading_may_span_several_lines() {
 fn a_heading_s_trail_text_is_its_plain_text_without_markup() {
     let chunks = chunk("## The *new* [office](https://example.org) `phone` &amp; fax\nx\n");
     assert_eq!(trails(&chunks), ["The new office phone & fax"]);
+    // Inline HTML is the document's own text; the pages escape it.
+    let chunks = chunk("# <b>Quokka</b> plan\nx\n");
+    assert_eq!(trails(&chunks), ["<b>Quokka</b> plan"]);
 }
 
 #[test]
