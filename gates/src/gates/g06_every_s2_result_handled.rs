@@ -275,11 +275,13 @@ const TITLE_TAG: &str = "Ledger tagtitle";
 const SLOW_S3_MS: u64 = 3_000;
 
 /// A body of three sections long enough that none is folded into another:
-/// a document of three passages.
+/// a document of three passages. The first section is `tagged_body`'s own
+/// `# Notes` heading: a `# Part one` straight above it would be a heading
+/// with no body, which §7.2's chunker makes a passage of its own (issue 11).
 fn three_passages(canary: &str, tag: &str) -> String {
     let filler = "words that only pad this section past the runt limit ".repeat(12);
     format!(
-        "# Part one\n\n{} {filler}\n\n# Part two\n\nThe second part. {filler}\n\n# Part three\n\nThe third part. {filler}\n",
+        "{} {filler}\n\n# Part two\n\nThe second part. {filler}\n\n# Part three\n\nThe third part. {filler}\n",
         tagged_body(canary, tag)
     )
 }

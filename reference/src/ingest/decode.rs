@@ -278,6 +278,28 @@ mod tests {
         assert_eq!(d.title, "Real");
     }
 
+    #[test]
+    fn a_comment_in_front_matter_or_an_html_comment_is_not_the_title() {
+        let d = decode(
+            "r.md",
+            b"---\n# generated, do not edit\n---\n<!--\n# Draft title\n-->\n# Real\nbody text\n",
+        )
+        .unwrap();
+        assert_eq!(d.title, "Real");
+    }
+
+    #[test]
+    fn a_heading_with_no_body_above_another_is_the_title() {
+        let d = decode(
+            "CHANGELOG.md",
+            b"# Changelog\n## 1.2.1\n## 1.2.0\n- a fix\n",
+        )
+        .unwrap();
+        assert_eq!(d.title, "Changelog");
+        let d = decode("r.md", b"## Unreleased\n## 1.2.0\n- a fix\n").unwrap();
+        assert_eq!(d.title, "Unreleased");
+    }
+
     proptest::proptest! {
         #[test]
         fn any_bytes_decode_or_refuse_without_panicking(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400), html in proptest::bool::ANY) {
