@@ -1,10 +1,9 @@
 //! The chunker beside CommonMark over the crates' own Markdown (issue 11): runs the `chunk-vs-commonmark` binary over `fixtures/corpus/crate-docs` and fails on any disagreement.
 //!
 //! The corpus is fetched, never committed (`fixtures/corpus/fetch
-//! crate-docs`), so the test is ignored without it and `.ci/run` fetches it
-//! and runs this test with `--ignored`. Without the corpus, run with
-//! `--ignored`, it fails naming the script: a differential over nothing
-//! proves nothing. Being a test, it is built by `cargo test --workspace`
+//! crate-docs`); the README's test command and `.ci/run` fetch it first.
+//! Without it the test fails naming the script: a differential over
+//! nothing proves nothing. Being a test, it is built by `cargo test --workspace`
 //! with everything else, so CI compiles nothing extra for it.
 
 use std::path::PathBuf;
@@ -14,7 +13,6 @@ use std::process::Command;
 const CRATE_DOCS_RELATIVE: &str = "fixtures/corpus/crate-docs";
 
 #[test]
-#[ignore = "needs fixtures/corpus/fetch crate-docs; .ci/run fetches it and runs this with --ignored"]
 fn every_heading_commonmark_reads_in_the_crates_markdown_starts_a_passage_trail() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let docs = root.join(CRATE_DOCS_RELATIVE);
