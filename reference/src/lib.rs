@@ -124,7 +124,8 @@ pub use storage::tombstone::{
 
 // Ingest (§5, §7.2).
 pub use ingest::chunk::{
-    CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, Chunk, HEADING_LEVEL_MAX, RUNT_WORDS_MAX, chunk,
+    CHUNK_BYTES_MAX, CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, Chunk, HEADING_LEVEL_MAX, RUNT_WORDS_MAX,
+    WORD_BYTES_MAX, chunk, word_spans,
 };
 pub use ingest::decode::{
     CONTROL_CHARS_PER_MILLE_MAX, Decoded, IMPORT_FILE_BYTES_MAX, SourceKind, TITLE_CHARS_MAX,

@@ -4,13 +4,16 @@
 //! last and its source. What one limit promises about another lives here,
 //! once, as a `const` assertion, so it cannot drift into a comment.
 
-use crate::ingest::chunk::{CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, RUNT_WORDS_MAX};
+use crate::ingest::chunk::{
+    CHUNK_BYTES_MAX, CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, RUNT_WORDS_MAX, WORD_BYTES_MAX,
+};
 use crate::ingest::connector::{CONNECTOR_CALL_DEADLINE_MS, CONNECTOR_ENTRIES_MAX};
 use crate::ingest::decode::IMPORT_FILE_BYTES_MAX;
 use crate::ingest::import::IMPORT_FILES_MAX;
 use crate::policy::breaker::{
     BASELINE_DAYS, BREAKER_COUNTERS_RETAINED_DAYS, REFUSAL_BREAKER_ASKERS_MIN, WINDOW_DAYS,
 };
+use crate::search::facts::FACT_PASSAGE_BYTES_MAX;
 use crate::search::page::{PAGE_MAX, PAGE_SIZE_RESULTS};
 use crate::search::query::{QUERY_BYTES_MAX, QUERY_WORDS_MAX};
 use crate::sibling::client::{INGEST_CALL_DEADLINE_MS, SIBLING_DEADLINE_MS};
@@ -53,6 +56,11 @@ const _: () = assert!(SESSIONS_MAX > 0);
 // may grow past the target but never past the cap.
 const _: () = assert!(RUNT_WORDS_MAX < CHUNK_WORDS_TARGET);
 const _: () = assert!(CHUNK_WORDS_TARGET < CHUNK_WORDS_MAX);
+// The byte ceiling is a last resort: a passage of counted words at the word
+// ceiling, each a full WORD_BYTES_MAX with one space after it, fits under it;
+// and every passage is small enough for the fact box to read (§8.8).
+const _: () = assert!(CHUNK_WORDS_MAX * (WORD_BYTES_MAX + 1) < CHUNK_BYTES_MAX);
+const _: () = assert!(CHUNK_BYTES_MAX <= FACT_PASSAGE_BYTES_MAX);
 // A query holds at most as many words as bytes.
 const _: () = assert!(QUERY_WORDS_MAX <= QUERY_BYTES_MAX);
 

@@ -25,8 +25,19 @@
 //!   spaces, tabs, and Unicode white space such as a trailing no-break space)
 //!   and is otherwise kept verbatim: leading indentation and interior white
 //!   space, no-break spaces included, are never touched (§8.8). A line with
-//!   nothing left is blank. A word is a whitespace-separated token, as
-//!   [`str::split_whitespace`] counts them.
+//!   nothing left is blank.
+//! - **Counted words.** Packing and the ceiling count words as
+//!   [`word_spans`] cuts them: a whitespace-separated token is one word,
+//!   except that each Chinese or Japanese character
+//!   ([`is_unspaced`](crate::search::text::is_unspaced)) is a word of its own
+//!   (those scripts put no spaces between words), and a run of other
+//!   characters longer than [`WORD_BYTES_MAX`] counts one word per
+//!   [`WORD_BYTES_MAX`] bytes. So a passage is bounded in characters and
+//!   bytes as well as in words: text without spaces (Japanese prose, a 300 KB
+//!   base64 line, minified code) is cut like any long paragraph, and
+//!   [`CHUNK_BYTES_MAX`] is a last ceiling that white space alone can reach.
+//!   [`Chunk::words`] stays the plain whitespace-token count (§7.2's
+//!   measured 202 words), never more than the counted words.
 //! - **Headings** are CommonMark's: ATX (`## Revenue`) and setext (one or more
 //!   lines over `===` or `---`), at the top level or inside a block quote or a
 //!   list item. Nothing inside a code block, an HTML block or front matter is
@@ -62,9 +73,15 @@
 //!   hard-wrapped prose) is cut into the fewest near-equal pieces the ceiling
 //!   allows, at line boundaries, never inside a raw block that itself fits
 //!   under the ceiling. A raw block over the ceiling is cut between its lines,
-//!   and a single line over the ceiling is cut between words (whole words, so
-//!   never inside a UTF-8 character). No chunk ever exceeds
-//!   [`CHUNK_WORDS_MAX`] words.
+//!   and a single line over the ceiling is cut between counted words (so never
+//!   inside a UTF-8 character; inside a token only when the token itself is
+//!   several counted words). No chunk ever exceeds [`CHUNK_WORDS_MAX`]
+//!   counted words.
+//! - **The byte ceiling.** A chunk still over [`CHUNK_BYTES_MAX`] bytes (only
+//!   white space can take it there: a fence of blank lines, a line padded
+//!   with spaces) is cut at the last line break, else the last white space,
+//!   else the last character boundary under the ceiling, and the white space
+//!   at each cut is dropped.
 //! - **Runts.** A chunk of at most [`RUNT_WORDS_MAX`] words is folded into the
 //!   previous chunk of the same heading section, or, when it comes first (or
 //!   the previous one is too full), into the next one, provided the fold stays
@@ -82,6 +99,8 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
+use crate::search::text::is_unspaced;
+
 /// The word count a chunk grows toward before it closes (§7.2).
 pub const CHUNK_WORDS_TARGET: usize = 400;
 
@@ -96,6 +115,24 @@ pub const CHUNK_WORDS_MAX: usize = 1000;
 /// a tail is a poor passage on its own, and folding it costs little (a chunk
 /// packed to the target grows to at most 450 words); anything longer stands.
 pub const RUNT_WORDS_MAX: usize = 50;
+
+/// The longest run of spaced-script characters that counts as one word, in
+/// bytes: a longer run (a URL, a hash, a base64 line) counts one word per
+/// this many bytes, so a passage's bytes are bounded by its counted words.
+///
+/// 16 bytes is longer than 99% of the words in English prose and in the
+/// 90k-chunk corpus the benches measure, so ordinary text counts as before;
+/// at the ceiling a passage holds at most 16,000 bytes of non-space text.
+pub const WORD_BYTES_MAX: usize = 16;
+
+/// The last ceiling on a chunk's text, in bytes (and so in characters):
+/// counted words bound everything but white space, and this bounds that.
+///
+/// Twice the 16,000 bytes of non-space text [`CHUNK_WORDS_MAX`] counted words
+/// can hold, and under the fact box's per-passage bound (§8.8,
+/// `FACT_PASSAGE_BYTES_MAX`), so every passage the chunker makes is read by
+/// the fact box.
+pub const CHUNK_BYTES_MAX: usize = 32 * 1024;
 
 /// The deepest heading: `######` (CommonMark's six levels).
 pub const HEADING_LEVEL_MAX: usize = 6;
@@ -117,7 +154,9 @@ pub struct Chunk {
     pub trail: Vec<String>,
     /// The passage text: source lines verbatim, joined by '\n' (never "\r\n").
     pub text: String,
-    /// Word count of `text` (whitespace-separated tokens).
+    /// Word count of `text`: whitespace-separated tokens, as
+    /// [`str::split_whitespace`] counts them. At most the counted words the
+    /// ceiling bounds (module documentation), so at most [`CHUNK_WORDS_MAX`].
     pub words: u32,
 }
 
@@ -249,10 +288,59 @@ fn normalize_line_endings(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Words in a line: whitespace-separated tokens.
+/// Counted words in a line: [`word_spans`] without building them.
 fn count_words(line: &str) -> usize {
-    line.split_whitespace().count()
+    line.split_whitespace()
+        .map(|token| {
+            if token.is_ascii() {
+                token.len().div_ceil(WORD_BYTES_MAX)
+            } else {
+                let mut n = 0;
+                for_each_span(token, |_| n += 1);
+                n
+            }
+        })
+        .sum()
 }
+
+/// The counted words of `line`, in order, as subslices of it: each
+/// whitespace-separated token, cut into its Chinese and Japanese characters
+/// (one word each) and its runs of other characters, each run cut from its
+/// start into pieces of at most [`WORD_BYTES_MAX`] bytes (never inside a
+/// character). Cutting a line between two of its spans and reading each part
+/// again gives the same spans (the pieces are taken from a run's start).
+pub fn word_spans(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for token in line.split_whitespace() {
+        for_each_span(token, |span| out.push(span));
+    }
+    out
+}
+
+/// Calls `f` with each counted word of one whitespace-free `token`.
+fn for_each_span<'t>(token: &'t str, mut f: impl FnMut(&'t str)) {
+    let mut start = 0;
+    for (i, c) in token.char_indices() {
+        let unspaced = u32::from(c) >= UNSPACED_CHAR_MIN && is_unspaced(c);
+        if unspaced || i + c.len_utf8() - start > WORD_BYTES_MAX {
+            if start < i {
+                f(&token[start..i]);
+            }
+            start = i;
+        }
+        if unspaced {
+            f(&token[i..i + c.len_utf8()]);
+            start = i + c.len_utf8();
+        }
+    }
+    if start < token.len() {
+        f(&token[start..]);
+    }
+}
+
+/// The lowest code point [`is_unspaced`] can accept (U+2E80, the first CJK
+/// radical): below it the script lookup is skipped.
+const UNSPACED_CHAR_MIN: u32 = 0x2E80;
 
 /// How a draft or piece attaches to the one before it, which decides the
 /// separator when two of them are joined.
@@ -264,6 +352,8 @@ enum Join {
     Line,
     /// It continues a line cut between words.
     Word,
+    /// It continues a token cut between two of its counted words.
+    Glued,
 }
 
 impl Join {
@@ -272,6 +362,7 @@ impl Join {
             Join::Paragraph => "\n\n",
             Join::Line => "\n",
             Join::Word => " ",
+            Join::Glued => "",
         }
     }
 }
@@ -518,12 +609,15 @@ impl<'a> Document<'a> {
             folded.push(draft);
         }
         for draft in folded {
-            self.chunks.push(Chunk {
-                ordinal: u32::try_from(self.chunks.len()).unwrap_or(u32::MAX),
-                trail: trail.clone(),
-                text: draft.text,
-                words: u32::try_from(draft.words).unwrap_or(u32::MAX),
-            });
+            for text in cut_at_byte_ceiling(draft.text) {
+                let words = text.split_whitespace().count();
+                self.chunks.push(Chunk {
+                    ordinal: u32::try_from(self.chunks.len()).unwrap_or(u32::MAX),
+                    trail: trail.clone(),
+                    text,
+                    words: u32::try_from(words).unwrap_or(u32::MAX),
+                });
+            }
         }
     }
 
@@ -584,28 +678,69 @@ impl Cutter<'_> {
     }
 }
 
-/// Cuts a line of `words` words (more than the ceiling) into the fewest
-/// near-equal parts the ceiling allows, at word boundaries. The first part
-/// keeps the line's indentation; the white space at each cut is dropped.
+/// Cuts a line of `words` counted words (more than the ceiling) into the
+/// fewest near-equal parts the ceiling allows, between counted words. The
+/// first part keeps the line's indentation; the white space at each cut is
+/// dropped, and a part that starts inside a token joins its predecessor
+/// with nothing between ([`Join::Glued`]).
 fn split_line_between_words(line: &str, words: usize, mut part: impl FnMut(Join, &str, usize)) {
     let parts = words.div_ceil(CHUNK_WORDS_MAX);
     let (base, extra) = (words / parts, words % parts);
     let size_of = |index: usize| base + usize::from(index < extra);
-    let (mut index, mut taken, mut start) = (0, 0, 0);
-    for word in line.split_whitespace() {
+    let (mut index, mut taken, mut start, mut join) = (0, 0, 0, Join::Line);
+    for word in word_spans(line) {
         // `word` is a subslice of `line`: its offset is a char boundary.
         let offset = word.as_ptr() as usize - line.as_ptr() as usize;
         if taken == 0 && index > 0 {
             start = offset;
+            let glued = line[..offset]
+                .chars()
+                .next_back()
+                .is_some_and(|c| !c.is_whitespace());
+            join = if glued { Join::Glued } else { Join::Word };
         }
         taken += 1;
         if taken == size_of(index) {
-            let join = if index == 0 { Join::Line } else { Join::Word };
             part(join, &line[start..offset + word.len()], taken);
             index += 1;
             taken = 0;
         }
     }
+}
+
+/// `text` cut into pieces of at most [`CHUNK_BYTES_MAX`] bytes: each cut at
+/// the last line break in the piece's second half, else its last white
+/// space there, else the last character boundary under the ceiling; white
+/// space either side of a cut is dropped, and so is a piece of nothing else.
+/// A text within the ceiling comes back whole.
+fn cut_at_byte_ceiling(text: String) -> Vec<String> {
+    if text.len() <= CHUNK_BYTES_MAX {
+        return vec![text];
+    }
+    let mut out = Vec::new();
+    let mut rest = text.as_str();
+    while rest.len() > CHUNK_BYTES_MAX {
+        let mut limit = CHUNK_BYTES_MAX;
+        while !rest.is_char_boundary(limit) {
+            limit -= 1;
+        }
+        let window = &rest[..limit];
+        let half = CHUNK_BYTES_MAX / 2;
+        let cut = window
+            .rfind('\n')
+            .filter(|&i| i >= half)
+            .or_else(|| window.rfind(char::is_whitespace).filter(|&i| i >= half))
+            .unwrap_or(limit);
+        let piece = rest[..cut].trim_end();
+        if !piece.is_empty() {
+            out.push(piece.to_owned());
+        }
+        rest = rest[cut..].trim_start();
+    }
+    if !rest.is_empty() {
+        out.push(rest.to_owned());
+    }
+    out
 }
 
 #[cfg(test)]

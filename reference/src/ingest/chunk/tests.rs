@@ -36,8 +36,11 @@ fn words(prefix: &str, n: usize) -> String {
         .join(" ")
 }
 
+/// The counted words of `text` ([`word_spans`]): cutting a passage between
+/// them and reading the parts again gives the same list, so "no word lost"
+/// is checked on these.
 fn tokens(text: &str) -> Vec<&str> {
-    text.split_whitespace().collect()
+    word_spans(text)
 }
 
 fn trails(chunks: &[Chunk]) -> Vec<String> {
@@ -415,6 +418,80 @@ fn byte_order_mark_does_not_hide_the_first_heading() {
 }
 
 #[test]
+fn japanese_prose_without_spaces_is_cut_into_passages_of_at_most_the_ceiling_in_characters() {
+    // 40,000 characters of Japanese in one paragraph, no space and no line
+    // break: one passage of 40,000 characters before counted words.
+    let sentence = "東京で会議を開きました。来週は大阪に行きます。";
+    let text = sentence.repeat(40_000 / sentence.chars().count());
+    let chunks = chunk(&text);
+    assert!(chunks.len() >= 40, "{} passages", chunks.len());
+    for c in &chunks {
+        assert!(
+            c.text.chars().count() <= CHUNK_WORDS_MAX,
+            "{} chars",
+            c.text.chars().count()
+        );
+    }
+    let rejoined: String = chunks.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(rejoined, text);
+}
+
+#[test]
+fn a_300_kb_token_is_cut_into_passages_bounded_in_bytes() {
+    let token: String = (0..300 * 1024)
+        .map(|i| char::from(b'A' + (i % 26) as u8))
+        .collect();
+    let text = format!("before\n\n{token}\n\nafter");
+    let chunks = chunk(&text);
+    assert!(chunks.len() >= 300 * 1024 / (CHUNK_WORDS_MAX * WORD_BYTES_MAX));
+    for c in &chunks {
+        assert!(c.text.len() <= CHUNK_WORDS_MAX * WORD_BYTES_MAX + "before\n\n".len());
+    }
+    let rejoined: String = chunks
+        .iter()
+        .flat_map(|c| c.text.split_whitespace())
+        .collect();
+    assert_eq!(rejoined, format!("before{token}after"));
+}
+
+#[test]
+fn a_cut_inside_a_token_folds_back_without_a_space() {
+    // Just over the ceiling in one token: the last piece is a runt that
+    // folds into its predecessor, joined with nothing between.
+    let token = "x".repeat((CHUNK_WORDS_MAX + 10) * WORD_BYTES_MAX);
+    let chunks = chunk(&token);
+    let rejoined: String = chunks.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(rejoined, token);
+    assert!(chunks.iter().all(|c| !c.text.contains(' ')));
+}
+
+#[test]
+fn white_space_alone_cannot_take_a_passage_past_the_byte_ceiling() {
+    let padded = format!("a{}b", " ".repeat(3 * CHUNK_BYTES_MAX));
+    let fence = format!("```\nx{}y\n```", "\n".repeat(3 * CHUNK_BYTES_MAX));
+    for text in [padded, fence] {
+        let chunks = chunk(&text);
+        assert!(chunks.iter().all(|c| c.text.len() <= CHUNK_BYTES_MAX));
+        let rejoined: Vec<&str> = chunks.iter().flat_map(|c| tokens(&c.text)).collect();
+        assert_eq!(rejoined, tokens(&text));
+    }
+}
+
+#[test]
+fn counted_words_are_tokens_chinese_and_japanese_characters_and_pieces_of_long_runs() {
+    assert_eq!(word_spans("plain words here"), ["plain", "words", "here"]);
+    assert_eq!(word_spans("東京で会議"), ["東", "京", "で", "会", "議"]);
+    assert_eq!(word_spans("Tokyo東京。"), ["Tokyo", "東", "京", "。"]);
+    assert_eq!(
+        word_spans("0123456789abcdefXYZ"),
+        ["0123456789abcdef", "XYZ"]
+    );
+    // Never inside a character: 5 × 4-byte emoji is 20 bytes, cut at 16.
+    assert_eq!(word_spans("😀😀😀😀😀"), ["😀😀😀😀", "😀"]);
+    assert_eq!(count_words("plain 東京 0123456789abcdefXYZ"), 5);
+}
+
+#[test]
 fn multibyte_text_is_never_split_inside_a_character() {
     // 2100 words of 3- and 4-byte characters, no blank line and no newline.
     let line = (0..2100)
@@ -535,7 +612,7 @@ fn input_lines(text: &str) -> Vec<(Vec<String>, bool)> {
     text.split('\n')
         .zip(heading)
         .map(|(line, may_vanish)| {
-            let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+            let words: Vec<String> = word_spans(line).into_iter().map(str::to_owned).collect();
             (words, may_vanish)
         })
         .filter(|(words, _)| !words.is_empty())
@@ -591,6 +668,7 @@ fn soup() -> impl Strategy<Value = String> {
         2 => "(===|---|- |> |1. )",
         1 => "[\t\u{a0}\u{3000} ]{1,3}",
         2 => "[é€中😀\u{301}]{1,4}",
+        1 => "[a-z東京]{17,60}",
     ];
     prop::collection::vec(piece, 0..400).prop_map(|v| v.concat())
 }
@@ -616,6 +694,8 @@ fn assert_invariants(input: &str, chunks: &[Chunk]) -> Result<(), TestCaseError>
         prop_assert_eq!(c.ordinal as usize, i);
         prop_assert!(c.words > 0);
         prop_assert!(c.words as usize <= CHUNK_WORDS_MAX);
+        prop_assert!(count_words(&c.text) <= CHUNK_WORDS_MAX);
+        prop_assert!(c.text.len() <= CHUNK_BYTES_MAX);
         prop_assert_eq!(c.words as usize, c.text.split_whitespace().count());
         prop_assert!(!c.text.contains('\r'));
         prop_assert!(!c.text.starts_with('\n'));
@@ -625,10 +705,7 @@ fn assert_invariants(input: &str, chunks: &[Chunk]) -> Result<(), TestCaseError>
     }
     // No word is lost or invented: the chunks' words, in order, are the
     // input's words less some whole lines that could be headings.
-    let got: Vec<&str> = chunks
-        .iter()
-        .flat_map(|c| c.text.split_whitespace())
-        .collect();
+    let got: Vec<&str> = chunks.iter().flat_map(|c| tokens(&c.text)).collect();
     prop_assert!(is_input_less_heading_lines(&input_lines(input), &got));
     Ok(())
 }
@@ -746,7 +823,7 @@ fn render_doc(blocks: &[Block], gaps: &[bool], eol: &str) -> (String, Vec<(Strin
                 entry.2 = true;
             }
             for l in &lines {
-                expected.extend(l.split_whitespace().map(|w| (w.to_owned(), names.clone())));
+                expected.extend(tokens(l).into_iter().map(|w| (w.to_owned(), names.clone())));
             }
         }
         for l in lines {
@@ -773,7 +850,7 @@ proptest! {
         assert_invariants(&text, &chunks)?;
         let got: Vec<(String, Vec<String>)> = chunks
             .iter()
-            .flat_map(|c| c.text.split_whitespace().map(|w| (w.to_owned(), c.trail.clone())))
+            .flat_map(|c| tokens(&c.text).into_iter().map(|w| (w.to_owned(), c.trail.clone())))
             .collect();
         prop_assert_eq!(got, expected);
         for eol in ["\r\n", "\r"] {
