@@ -96,6 +96,14 @@ pub const MUTANT_BUILD_TIMEOUT_S: u64 = 1800;
 /// a mutant's backtrace and it halves the binary the linker writes.
 pub const SCRATCH_BUILD_ENV: &[(&str, &str)] =
     &[("CARGO_INCREMENTAL", "1"), ("CARGO_PROFILE_DEV_DEBUG", "0")];
+/// Variables every scratch build runs without, whatever the caller
+/// exported: a rustc wrapper for the workspace's crates. CI builds the
+/// workspace once with `clippy-driver` as that wrapper, so the lints and the
+/// test build are one compile (`.ci/run`); a mutation is not linted, and a
+/// lint (an unreachable line after an early `return`) must not make it
+/// `unviable`. The dependencies' units do not see the wrapper, so seeding
+/// from the caller's target directory still matches them.
+pub const SCRATCH_BUILD_ENV_REMOVED: &[&str] = &["RUSTC_WORKSPACE_WRAPPER", "CLIPPY_ARGS"];
 /// The most workers [`default_jobs`] picks, whatever the core count: each
 /// holds a scratch target directory of about 2 GB and a rustc of up to
 /// about 1.5 GB resident.

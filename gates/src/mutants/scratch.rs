@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use wait_timeout::ChildExt as _;
 
-use super::{GATE_TMP_PARENT, MUTANT_BUILD_TIMEOUT_S, SCRATCH_BUILD_ENV, UNIT_HASH_HEX_LEN};
+use super::{
+    GATE_TMP_PARENT, MUTANT_BUILD_TIMEOUT_S, SCRATCH_BUILD_ENV, SCRATCH_BUILD_ENV_REMOVED,
+    UNIT_HASH_HEX_LEN,
+};
 
 /// Copies the workspace's tracked and untracked-but-not-ignored files into
 /// `dst` (only those that differ), and removes what the workspace no longer has.
@@ -198,6 +201,9 @@ impl Scratch {
     pub fn build(&self) -> Result<(), String> {
         let mut cmd = harness_build(&self.work, &self.target);
         cmd.envs(SCRATCH_BUILD_ENV.iter().copied());
+        for var in SCRATCH_BUILD_ENV_REMOVED {
+            cmd.env_remove(var);
+        }
         let ran = run_with_timeout(cmd, Duration::from_secs(MUTANT_BUILD_TIMEOUT_S))?;
         match ran.ended {
             Ended::Code(0) => Ok(()),
