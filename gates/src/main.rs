@@ -6,7 +6,8 @@
 //! run of nothing (`sweep --seeds 0`, a selection every case of which is
 //! skipped). `conform` (the sibling conformance kit) adds exit 3: the target
 //! cannot be reached, printed with its URL and the cause; `fake-control`
-//! exits 3 when the fake cannot drive the action. Every run prints its seed;
+//! exits 3 when the fake cannot drive the action; `serve-fake` and `demo`
+//! exit 0 on Ctrl-C and 2 when they cannot serve. Every run prints its seed;
 //! a failure prints the exact command that replays it.
 //!
 //! Size: over 700 lines: the CLI's subcommands, each with its arguments and
