@@ -20,8 +20,9 @@
 //!   (`support`), simulated siblings (`sim`), and the page reader (`page`);
 //! - `gates/`: the registry and one file per gate.
 //!
-//! Beside them, [`conform`] is the conformance kit and [`mutants`] runs the
-//! recorded mutations; both are used by the CLI as modules.
+//! Beside them, [`conform`] is the conformance kit, [`mutants`] runs the
+//! recorded mutations and [`demo`] serves memoria beside fake siblings left
+//! in faults for a person to look at; the CLI uses all three as modules.
 //!
 //! Ids follow `shared/spec/GATES.md` and are never reused. A gate that
 //! asserts an absence first asserts the presence that makes it meaningful,
@@ -39,6 +40,7 @@ mod gates;
 mod rigs;
 
 pub mod conform;
+pub mod demo;
 pub mod mutants;
 
 pub use framework::{

@@ -6,7 +6,8 @@
 //! run of nothing (`sweep --seeds 0`, a selection every case of which is
 //! skipped). `conform` (the sibling conformance kit) adds exit 3: the target
 //! cannot be reached, printed with its URL and the cause; `fake-control`
-//! exits 3 when the fake cannot drive the action. Every run prints its seed;
+//! exits 3 when the fake cannot drive the action; `serve-fake` and `demo`
+//! exit 0 on Ctrl-C and 2 when they cannot serve. Every run prints its seed;
 //! a failure prints the exact command that replays it.
 //!
 //! Size: over 700 lines: the CLI's subcommands, each with its arguments and
@@ -111,7 +112,13 @@ enum Cmd {
         #[arg(long, default_value = "127.0.0.1:0")]
         addr: std::net::SocketAddr,
     },
-    /// The control hook for a fake served by `serve-fake`: `fake-control --url URL <action> [args...]`.
+    /// Serve memoria with the embedded corpus beside four fake siblings on loopback, left in faults so the page shows every withheld line; prints the URL, the sign-in link and the `fake-control` commands.
+    Demo {
+        /// Where memoria listens (loopback).
+        #[arg(long, default_value = "127.0.0.1:7878")]
+        addr: std::net::SocketAddr,
+    },
+    /// The control hook for a fake served by `serve-fake` or `demo`: `fake-control --url URL <action> [args...]`.
     FakeControl {
         /// The fake's URL, as `serve-fake` printed it.
         #[arg(long)]
@@ -195,6 +202,7 @@ fn main() -> ExitCode {
         Cmd::Conform(args) => conform(*args),
         Cmd::ServeFake { manifest, addr } => serve_fake(manifest.as_deref(), addr),
         Cmd::FakeControl { url, action } => fake_control(&url, &action),
+        Cmd::Demo { addr } => demo(addr),
         Cmd::Run {
             selectors,
             skip,
@@ -796,6 +804,41 @@ fn serve_fake(manifest: Option<&std::path::Path>, addr: std::net::SocketAddr) ->
         println!("token {}", conform::fake::FAKE_TOKEN);
         println!("second-token {}", conform::fake::FAKE_SECOND_TOKEN);
         println!("control {exe} fake-control --url {}", served.url);
+        let _ = tokio::signal::ctrl_c().await;
+        ExitCode::SUCCESS
+    })
+}
+
+fn demo(addr: std::net::SocketAddr) -> ExitCode {
+    let usage = |msg: String| {
+        eprintln!("memoria-harness demo: {msg}");
+        ExitCode::from(EXIT_USAGE)
+    };
+    if !addr.ip().is_loopback() {
+        return usage(format!(
+            "{addr} is not a loopback address; the demo binds loopback only"
+        ));
+    }
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => return usage(format!("a runtime: {e}")),
+    };
+    rt.block_on(async move {
+        let demo = match memoria_gates::demo::start(addr, true).await {
+            Ok(d) => d,
+            Err(e) => return usage(e),
+        };
+        let exe = std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "memoria-harness".into());
+        println!(
+            "demo: memoria with the embedded Almendra Studio corpus and {} fake siblings, on {}",
+            demo.siblings.len(),
+            demo.url
+        );
+        println!("demo: egress: {}", memoria::EgressMode::AiOff.footer());
+        demo.deliver_sign_in_links();
+        print!("{}", demo.instructions(&exe));
         let _ = tokio::signal::ctrl_c().await;
         ExitCode::SUCCESS
     })

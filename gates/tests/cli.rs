@@ -1,6 +1,9 @@
-//! The `memoria-harness` command as a newcomer meets it: a run of nothing is a usage error, an unreachable target names its URL and cause, and `replay --shrink` on a passing scenario says there is nothing to shrink.
+//! The `memoria-harness` command as a newcomer meets it: a run of nothing is a usage error, an unreachable target names its URL and cause, `replay --shrink` on a passing scenario says there is nothing to shrink, and `demo` prints fake-control commands that run.
 
+use std::io::BufRead as _;
 use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 /// `memoria-harness`'s exit code for a usage or harness error (see `main.rs`).
 const EXIT_USAGE: i32 = 2;
@@ -106,4 +109,89 @@ fn a_scenario_with_a_typo_is_a_usage_error_pointing_at_the_typo_s_line() {
     assert_eq!(out.status.code(), Some(EXIT_USAGE), "{stderr}");
     assert!(stderr.contains("line 10, column 1"), "{stderr}");
     assert!(stderr.contains("qq"), "{stderr}");
+}
+
+/// How long `memoria-harness demo` may take to print its instructions: it
+/// starts four fakes, wakes memoria and arranges the faults; this bounds
+/// the polling of its stdout, it is not a sleep.
+const DEMO_DEADLINE: Duration = Duration::from_secs(60);
+
+/// A child process killed when the test ends, passing or failing.
+struct KilledOnDrop(std::process::Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_harness_demo_prints_its_sign_in_link_and_fake_control_commands_that_run() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memoria-harness"))
+        .args(["demo", "--addr", "127.0.0.1:0"])
+        .env("MEMORIA_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map(KilledOnDrop)
+        .expect("memoria-harness demo starts");
+    let stdout = child.0.stdout.take().expect("stdout is piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + DEMO_DEADLINE;
+    let mut lines = vec![];
+    while !lines
+        .iter()
+        .any(|l: &String| l.starts_with("every sibling's control takes"))
+    {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) => lines.push(line),
+            Err(_) => panic!(
+                "memoria-harness demo --addr 127.0.0.1:0 printed no instructions within {DEMO_DEADLINE:?}:\n{}",
+                lines.join("\n")
+            ),
+        }
+    }
+    let printed = lines.join("\n");
+    assert!(
+        lines.iter().any(|l| l.contains("/auth/login?token=")),
+        "a sign-in link: {printed}"
+    );
+    let command = |action: &str| {
+        lines
+            .iter()
+            .map(|l| l.trim())
+            .find(|l| l.contains(" fake-control --url ") && l.ends_with(action))
+            .unwrap_or_else(|| panic!("no printed `{action}` command: {printed}"))
+            .to_owned()
+    };
+    for action in ["outage off", "sync"] {
+        let line = command(action);
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let out = Command::new(words[0])
+            .args(&words[1..])
+            .stdin(Stdio::null())
+            .output()
+            .expect("the printed command runs");
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{line}: {} {said} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if action == "sync" {
+            assert!(
+                said.contains("calendar: "),
+                "{line}: one line per sibling: {said}"
+            );
+        }
+    }
 }

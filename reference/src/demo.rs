@@ -1,13 +1,25 @@
-//! The embedded default corpus: the fictional Almendra Studio's wiki, compiled in so `memoria demo` works with no set-up.
+//! The embedded default corpus: the fictional Almendra Studio's wiki, compiled in so `memoria demo` works with no set-up; and the demo's import of extra files one at a time, beside a serving page.
 //!
 //! The files live in `fixtures/team/` and were written for this project
 //! (see its README). They exercise the chunker's cases (headings without
 //! blank lines, fences holding `#`, a file with no blank lines over the word
 //! ceiling, CRLF line endings), multi-byte highlighting and HTML escaping.
+//!
+//! Seeding is idempotent: each fixture is keyed `fixture:<name>`, and the
+//! store leaves a document whose keyed body is unchanged as it is (§5.2), so
+//! a demo on a reused data directory imports nothing twice and writes no
+//! snapshot.
+//!
+//! `memoria demo PATH…` serves while it imports: it reads each file with no
+//! lock held and ingests it with [`ingest_file`] in a store step of its own,
+//! so a page request waits for at most one document's transaction.
 
-use crate::error::Error;
+use std::path::Path;
+
+use crate::error::{Error, ErrorKind};
 use crate::ingest::import::{FileOutcome, ImportReport, ingest_bytes};
 use crate::instance::Instance;
+use crate::storage::store::IngestStatus;
 
 /// Every embedded fixture document: (file name, bytes).
 pub const FIXTURE_CORPUS: &[(&str, &[u8])] = &[
@@ -58,7 +70,9 @@ pub const FIXTURE_CORPUS: &[(&str, &[u8])] = &[
     ),
 ];
 
-/// Ingests the embedded corpus and writes one snapshot.
+/// Ingests the embedded corpus and, if anything changed, writes one snapshot.
+/// On a store that already holds it, every fixture is
+/// [`IngestStatus::Unchanged`] and nothing is written.
 ///
 /// # Errors
 /// Storage or snapshot errors. A fixture that fails to decode is a bug in the
@@ -86,6 +100,57 @@ pub fn seed(instance: &mut Instance) -> Result<ImportReport, Error> {
             }),
         }
     }
-    report.snapshot_generation = Some(instance.write_snapshot()?.generation);
+    if report
+        .files
+        .iter()
+        .any(|f| f.status.is_some_and(|s| s != IngestStatus::Unchanged))
+    {
+        report.snapshot_generation = Some(instance.write_snapshot()?.generation);
+    }
     Ok(report)
+}
+
+/// The source key `memoria import` files `path` under: its canonical path,
+/// so the demo's import of a file and `memoria import` of the same file are
+/// one document (§5.2). Mirrors `ingest::import`'s keying.
+pub fn import_source_key(path: &Path) -> String {
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    format!("import:{}", canonical.display())
+}
+
+/// Ingests one file `memoria demo` read beside the serving page: `bytes` is
+/// what reading `path` gave, read with no lock held. Writes no snapshot; the
+/// caller writes one when the whole import is done (`memoria import` does
+/// the same). A file that cannot be read or decoded is refused in the
+/// outcome, as `memoria import` refuses it.
+pub fn ingest_file(
+    instance: &mut Instance,
+    path: &Path,
+    bytes: std::io::Result<Vec<u8>>,
+) -> FileOutcome {
+    let shown = path.display().to_string();
+    let ingested = bytes
+        .map_err(|e| Error::with_source(ErrorKind::Io, format!("cannot read ({})", e.kind()), e))
+        .and_then(|bytes| ingest_bytes(instance, &import_source_key(path), &shown, &bytes));
+    match ingested {
+        Ok((o, kind)) => FileOutcome {
+            path: shown,
+            status: Some(o.status),
+            kind: Some(kind),
+            refused: None,
+            document_id: Some(o.id),
+            chunks: o.added.len(),
+        },
+        Err(e) => {
+            tracing::warn!(kind = ?e.kind(), "a file was refused");
+            FileOutcome {
+                path: shown,
+                status: None,
+                kind: None,
+                refused: Some(e.message().to_string()),
+                document_id: None,
+                chunks: 0,
+            }
+        }
+    }
 }

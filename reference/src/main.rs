@@ -21,7 +21,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::parser::ValueSource;
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand, ValueEnum};
 
 use memoria::Admission;
 use memoria::EgressMode;
@@ -73,9 +74,14 @@ enum Command {
         #[arg(long)]
         allow_remote: bool,
     },
-    /// Serve the embedded Almendra Studio corpus (plus any PATHs) from a throwaway data directory.
+    /// Serve the embedded Almendra Studio corpus, then import any PATHs while serving.
+    ///
+    /// The data directory is a throwaway one, removed on Ctrl-C, unless
+    /// --data names one on the command line (MEMORIA_DATA is not read):
+    /// then it is created if absent and reused by the next run, which
+    /// imports nothing twice.
     Demo {
-        /// Extra files or directories to import, e.g. a fetched public corpus.
+        /// Extra files or directories to import beside the serving page, e.g. a fetched public corpus.
         paths: Vec<PathBuf>,
         /// Address to bind (loopback).
         #[arg(long, default_value = ADDR_DEFAULT)]
@@ -156,9 +162,13 @@ impl<E: Into<anyhow::Error>> From<E> for Exit {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    // `demo` uses a data directory only when one is named on its command
+    // line; MEMORIA_DATA (set for `serve`) never receives the fixtures.
+    let data_given = matches.value_source("data") == Some(ValueSource::CommandLine);
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     init_logging();
-    match run(cli) {
+    match run(cli, data_given) {
         Ok(code) => ExitCode::from(code),
         Err(Exit(code, err)) => {
             eprintln!("memoria: {err:#}");
@@ -192,7 +202,7 @@ fn wake(config: &Config) -> Result<Instance, Exit> {
     Ok(instance)
 }
 
-fn run(cli: Cli) -> Result<u8, Exit> {
+fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
     match cli.command {
         Command::Serve { addr, allow_remote } => {
             if !addr.ip().is_loopback() && !allow_remote {
@@ -205,40 +215,64 @@ fn run(cli: Cli) -> Result<u8, Exit> {
             }
             let config = load_config(&cli.data)?;
             let instance = wake(&config)?;
-            serve(instance, addr)
+            serve(addr, move || Ok((instance, vec![])))
         }
         Command::Demo { paths, addr } => {
             memoria::check_import_paths(&paths)?;
-            let dir = tempfile::Builder::new()
-                .prefix("memoria-demo-")
-                .tempdir()
-                .context("creating the demo data directory")?;
-            let mut instance = Instance::wake(
-                InstanceConfig {
-                    data_dir: dir.path().to_path_buf(),
-                    admission: Admission::dev_default(),
-                    egress: EgressMode::AiOff,
-                },
-                Sealer::new(&Dek::generate()),
-                Arc::new(SystemClock),
-            )
-            .context("waking the demo store")?;
-            eprintln!(
-                "demo: a throwaway data directory under {} with a random DEK; the one owner is {}",
-                std::env::temp_dir().display(),
-                memoria::DEV_OWNER
-            );
-            let seeded = memoria::demo::seed(&mut instance)?;
-            println!(
-                "demo: {} fixture documents from the embedded Almendra Studio corpus",
-                seeded.files.len() - seeded.refused()
-            );
-            if !paths.is_empty() {
-                let report = memoria::import(&mut instance, &paths)?;
-                print_import_text(&report);
-            }
-            let code = serve(instance, addr);
-            drop(dir);
+            let throwaway = if data_given {
+                None
+            } else {
+                Some(
+                    tempfile::Builder::new()
+                        .prefix("memoria-demo-")
+                        .tempdir()
+                        .context("creating the demo data directory")?,
+                )
+            };
+            let throwaway_dir = throwaway.as_ref().map(|d| d.path().to_path_buf());
+            // `serve` binds first and only then wakes and seeds: a person who
+            // opens the address early is queued by the kernel, never refused.
+            let code = serve(addr, move || {
+                let mut instance = match throwaway_dir {
+                    None => {
+                        std::fs::create_dir_all(&cli.data).with_context(|| {
+                            format!("creating the data directory {}", cli.data.display())
+                        })?;
+                        let config = load_config(&cli.data)?;
+                        eprintln!(
+                            "demo: the data directory {}; a second run reuses it",
+                            cli.data.display()
+                        );
+                        wake(&config)?
+                    }
+                    Some(dir) => {
+                        let instance = Instance::wake(
+                            InstanceConfig {
+                                data_dir: dir.clone(),
+                                admission: Admission::dev_default(),
+                                egress: EgressMode::AiOff,
+                            },
+                            Sealer::new(&Dek::generate()),
+                            Arc::new(SystemClock),
+                        )
+                        .context("waking the demo store")?;
+                        eprintln!(
+                            "demo: a throwaway data directory {} with a random DEK, removed on Ctrl-C; the one owner is {}",
+                            dir.display(),
+                            memoria::DEV_OWNER
+                        );
+                        instance
+                    }
+                };
+                let seeded = memoria::demo::seed(&mut instance)?;
+                println!(
+                    "demo: the embedded Almendra Studio corpus: {} created, {} unchanged",
+                    seeded.count(IngestStatus::Created) + seeded.count(IngestStatus::Restored),
+                    seeded.count(IngestStatus::Unchanged)
+                );
+                Ok((instance, paths))
+            });
+            drop(throwaway);
             code
         }
         Command::Import { paths, format } => {
@@ -397,7 +431,13 @@ fn run(cli: Cli) -> Result<u8, Exit> {
 }
 
 fn print_import_text(report: &memoria::ImportReport) {
-    for f in &report.files {
+    print_import_files(report, true);
+    println!("{}", import_summary(report));
+}
+
+/// One line per file (`all`), or only the refused ones.
+fn print_import_files(report: &memoria::ImportReport, all: bool) {
+    for f in report.files.iter().filter(|f| all || f.refused.is_some()) {
         match (&f.status, &f.refused) {
             (_, Some(why)) => println!("refused    {}: {why}", f.path),
             (Some(s), None) => {
@@ -412,14 +452,17 @@ fn print_import_text(report: &memoria::ImportReport) {
             (None, None) => {}
         }
     }
-    println!(
+}
+
+fn import_summary(report: &memoria::ImportReport) -> String {
+    format!(
         "{} created, {} revised, {} unchanged, {} refused, {} skipped by extension",
         report.count(IngestStatus::Created),
         report.count(IngestStatus::Revised) + report.count(IngestStatus::Restored),
         report.count(IngestStatus::Unchanged),
         report.refused(),
         report.skipped_by_extension
-    );
+    )
 }
 
 /// Sibling configuration (§6): `MEMORIA_TEAM` is memoria's team label;
@@ -456,7 +499,19 @@ fn sibling_client_from_env() -> Result<Option<memoria::SiblingClient>, Exit> {
         .map_err(|e| Exit(EXIT_USAGE, anyhow::anyhow!("{e}")))
 }
 
-fn serve(instance: Instance, addr: SocketAddr) -> Result<u8, Exit> {
+/// Binds `addr`, then takes the instance to serve and the PATHs to import
+/// from `prepare` (the demo wakes and seeds there, after the bind), and
+/// serves until Ctrl-C; the PATHs are imported beside the serving page,
+/// after the address and the sign-in links are printed.
+fn serve(
+    addr: SocketAddr,
+    prepare: impl FnOnce() -> Result<(Instance, Vec<PathBuf>), Exit>,
+) -> Result<u8, Exit> {
+    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("binding {addr}"))?;
+    listener
+        .set_nonblocking(true)
+        .with_context(|| format!("binding {addr}"))?;
+    let (instance, import) = prepare()?;
     // Counted before the runtime starts: no SQLite on an async worker thread.
     let (documents, chunks) = instance.store().counts().context("counting the store")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -464,9 +519,8 @@ fn serve(instance: Instance, addr: SocketAddr) -> Result<u8, Exit> {
         .build()
         .context("starting the runtime")?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("binding {addr}"))?;
+        let listener =
+            tokio::net::TcpListener::from_std(listener).context("serving the bound address")?;
         let local = listener.local_addr().context("reading the bound address")?;
         // Store work runs on the blocking pool, off the worker threads (issue 10).
         let mut state = AppState::new(
@@ -485,6 +539,9 @@ fn serve(instance: Instance, addr: SocketAddr) -> Result<u8, Exit> {
         );
         println!("memoria: egress: {}", EgressMode::AiOff.footer());
         state.deliver_sign_in_links();
+        if !import.is_empty() {
+            tokio::spawn(import_while_serving(state.clone(), import));
+        }
         // §6.5: `web::serve` polls every sibling's S1 before the first request.
         memoria::serve(listener, state, async {
             let _ = tokio::signal::ctrl_c().await;
@@ -493,4 +550,62 @@ fn serve(instance: Instance, addr: SocketAddr) -> Result<u8, Exit> {
         .context("serving")?;
         Ok::<u8, Exit>(0)
     })
+}
+
+/// The most progress lines one import beside the page prints: one per tenth
+/// of its files.
+const IMPORT_PROGRESS_LINES: usize = 10;
+
+/// The demo's import of `paths` beside the serving page, reported on stdout:
+/// the file count first, progress by tenths, then what `memoria import`
+/// would print for the whole run (refused files named).
+async fn import_while_serving(state: AppState, paths: Vec<PathBuf>) {
+    match import_beside(&state, paths).await {
+        Ok(report) => {
+            print_import_files(&report, false);
+            println!("demo: import done: {}", import_summary(&report));
+        }
+        Err(e) => eprintln!("memoria: the demo's import stopped: {e:#}"),
+    }
+}
+
+/// Reads each file with no lock held and ingests it in a store step of its
+/// own, so a page waits for one document at most; one snapshot at the end.
+async fn import_beside(
+    state: &AppState,
+    paths: Vec<PathBuf>,
+) -> anyhow::Result<memoria::ImportReport> {
+    let (files, skipped) =
+        tokio::task::spawn_blocking(move || memoria::collect_import_paths(&paths))
+            .await
+            .context("listing the files to import")??;
+    let total = files.len();
+    println!("demo: importing {total} files while serving; a search finds what is in so far");
+    let mut report = memoria::ImportReport {
+        skipped_by_extension: skipped,
+        ..memoria::ImportReport::default()
+    };
+    let mut reported_tenths = 0;
+    for (n, file) in files.into_iter().enumerate() {
+        let bytes = tokio::fs::read(&file).await;
+        let outcome = state
+            .blocking(move |i| memoria::demo::ingest_file(i, &file, bytes))
+            .await?;
+        report.files.push(outcome);
+        let done = n + 1;
+        let tenths = done * IMPORT_PROGRESS_LINES / total;
+        if tenths > reported_tenths && done < total {
+            reported_tenths = tenths;
+            println!("demo: imported {done} of {total} files");
+        }
+    }
+    if report
+        .files
+        .iter()
+        .any(|f| f.status.is_some_and(|s| s != IngestStatus::Unchanged))
+    {
+        let header = state.blocking(|i| i.write_snapshot()).await??;
+        report.snapshot_generation = Some(header.generation);
+    }
+    Ok(report)
 }

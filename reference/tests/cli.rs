@@ -1,8 +1,15 @@
-//! The `memoria` command as a newcomer meets it: bad input is a usage or configuration error (exit 2) with its cause printed, and a wrong DEK changes nothing on disk.
+//! The `memoria` command as a newcomer meets it: bad input is a usage or configuration error (exit 2) with its cause printed, a wrong DEK changes nothing on disk, and `demo` answers its sign-in link before its import is done and keeps a named data directory.
+//!
+//! The demo tests run the real binary on a loopback port the kernel picks
+//! (`--addr 127.0.0.1:0`) and read the address it prints. A failure names
+//! the command line and the port.
 
 use std::collections::BTreeMap;
+use std::io::{BufRead as _, Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use memoria::Dek;
 
@@ -121,4 +128,327 @@ fn a_wrong_dek_on_an_existing_store_is_refused_with_exit_2_and_leaves_every_file
         "the right DEK still opens it: {stderr}"
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("Kettle"));
+}
+
+// ---------------------------------------------------------------------------
+// `memoria demo`: a real process on a loopback port.
+
+/// How long a demo process may take to print a line the test waits for: a
+/// debug build waking and seeding on a busy 2-core machine takes a few
+/// seconds; this bounds the polling, it is not a sleep.
+const DEMO_LINE_DEADLINE: Duration = Duration::from_secs(60);
+
+/// How often the test looks whether a demo sent Ctrl-C has exited (bounded
+/// by [`DEMO_LINE_DEADLINE`]).
+const EXIT_POLL_INTERVAL: Duration = Duration::from_millis(10);
+
+/// The `memoria` binary as a person runs `demo` for the first time: the
+/// development default (no DEK, no owners), nothing else inherited.
+fn demo_command(args: &[&std::ffi::OsStr]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memoria"));
+    cmd.arg("demo")
+        .args(["--addr", "127.0.0.1:0"])
+        .args(args)
+        .env("MEMORIA_LOG", "warn")
+        .env_remove("MEMORIA_DEK")
+        .env_remove("MEMORIA_DEK_FILE")
+        .env_remove("MEMORIA_OWNERS")
+        .env_remove("MEMORIA_DATA")
+        .env_remove("MEMORIA_SIBLINGS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    cmd
+}
+
+/// A running `memoria demo`, its stdout read line by line; killed on drop.
+struct Demo {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+    /// The command line, for failure messages.
+    shown: String,
+}
+
+impl Demo {
+    fn start(mut cmd: Command) -> Demo {
+        let shown = format!("{cmd:?}");
+        let mut child = cmd.spawn().expect("memoria demo starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Demo {
+            child,
+            lines,
+            seen: vec![],
+            shown,
+        }
+    }
+
+    /// The first line printed that satisfies `want`, already read or
+    /// printed within [`DEMO_LINE_DEADLINE`].
+    fn line(&mut self, what: &str, want: impl Fn(&str) -> bool) -> String {
+        if let Some(line) = self.seen.iter().find(|l| want(l)) {
+            return line.clone();
+        }
+        let deadline = Instant::now() + DEMO_LINE_DEADLINE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if want(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!(
+                    "{} printed no {what} within {DEMO_LINE_DEADLINE:?}; stdout so far:\n{}",
+                    self.shown,
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// The sign-in link it printed next, as (address, path).
+    fn sign_in_link(&mut self) -> (String, String) {
+        let line = self.line("sign-in link", |l| l.contains("/auth/login?token="));
+        let url = &line[line.find("http://").expect("the link is a URL")..];
+        let rest = &url["http://".len()..];
+        let slash = rest.find('/').expect("the link has a path");
+        (rest[..slash].to_string(), rest[slash..].to_string())
+    }
+
+    /// Every line read so far.
+    fn stdout(&self) -> String {
+        self.seen.join("\n")
+    }
+}
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP/1.1 GET to `addr` (`127.0.0.1:PORT`): status, headers, body.
+fn get(addr: &str, path: &str, cookie: Option<&str>) -> (u16, String, String) {
+    let mut stream = std::net::TcpStream::connect(addr)
+        .unwrap_or_else(|e| panic!("connecting to the demo on {addr}: {e}"));
+    stream
+        .set_read_timeout(Some(DEMO_LINE_DEADLINE))
+        .expect("a read timeout");
+    let cookie = cookie
+        .map(|c| format!("Cookie: {c}\r\n"))
+        .unwrap_or_default();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{cookie}Connection: close\r\n\r\n"
+    )
+    .expect("the request is sent");
+    let mut raw = Vec::new();
+    stream
+        .read_to_end(&mut raw)
+        .unwrap_or_else(|e| panic!("reading the answer from {addr}{path}: {e}"));
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{addr}{path} answered no status line: {head}"));
+    (status, head.to_string(), body.to_string())
+}
+
+/// Follows a sign-in link; returns the session cookie (`name=value`).
+fn sign_in(addr: &str, path: &str) -> String {
+    let (status, head, _) = get(addr, path, None);
+    assert_eq!(
+        status, 303,
+        "the sign-in link on {addr} answers 303: {head}"
+    );
+    let set = head
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("set-cookie: ")
+                .or(l.strip_prefix("Set-Cookie: "))
+        })
+        .unwrap_or_else(|| panic!("the sign-in on {addr} sets no cookie: {head}"));
+    set.split(';').next().expect("a cookie pair").to_string()
+}
+
+const EGRESS_FOOTER: &str = "No document leaves this instance";
+
+#[test]
+fn the_demo_answers_its_sign_in_link_while_its_import_is_still_reading_a_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A named pipe: reading it blocks until the test writes, so the import
+    // is provably still running while the page is asked for.
+    let fifo = dir.path().join("slow-notes.md");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo {}", fifo.display());
+    let data = dir.path().join("data");
+    let mut demo = Demo::start(demo_command(&[
+        "--data".as_ref(),
+        data.as_os_str(),
+        fifo.as_os_str(),
+    ]));
+    let (addr, link) = demo.sign_in_link();
+    let cookie = sign_in(&addr, &link);
+    let (status, _, body) = get(&addr, "/", Some(&cookie));
+    assert_eq!(status, 200, "{} on {addr}: the home page", demo.shown);
+    assert!(
+        body.contains(EGRESS_FOOTER),
+        "the page has its footer: {body}"
+    );
+    demo.line("line saying the import is running", |l| {
+        l.starts_with("demo: importing 1 files")
+    });
+    assert!(
+        !demo.stdout().contains("import done"),
+        "the import cannot be done while its file is unread:\n{}",
+        demo.stdout()
+    );
+
+    let writer = std::thread::spawn(move || {
+        std::fs::write(
+            &fifo,
+            "# Slow notes\n\nThe zebra crossing outside the studio was repainted.\n",
+        )
+    });
+    let done = demo.line("import-done line", |l| l.starts_with("demo: import done"));
+    writer
+        .join()
+        .expect("the writer ends")
+        .expect("the pipe takes the text");
+    assert!(done.contains("1 created"), "{done}");
+    let (status, _, body) = get(&addr, "/?q=zebra", Some(&cookie));
+    assert_eq!(status, 200, "{} on {addr}: a search", demo.shown);
+    assert!(
+        body.contains("Slow notes"),
+        "the imported file is found: {body}"
+    );
+}
+
+#[test]
+fn a_demo_on_a_named_data_directory_creates_it_and_a_second_run_imports_nothing_twice() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let notes = dir.path().join("notes");
+    std::fs::create_dir(&notes).expect("mkdir");
+    std::fs::write(
+        notes.join("kettle.md"),
+        "# Kettle\n\nDescale the office kettle every month.\n",
+    )
+    .expect("writes");
+    let data = dir.path().join("absent").join("data");
+    let args = ["--data".as_ref(), data.as_os_str(), notes.as_os_str()];
+
+    let mut first = Demo::start(demo_command(&args));
+    let seeded = first.line("seeding line", |l| l.contains("Almendra Studio corpus"));
+    assert!(seeded.contains("12 created, 0 unchanged"), "{seeded}");
+    let done = first.line("import-done line", |l| l.starts_with("demo: import done"));
+    assert!(done.contains("1 created, 0 revised, 0 unchanged"), "{done}");
+    drop(first);
+    assert!(
+        data.join("memoria.sqlite3").exists(),
+        "the store is in --data"
+    );
+
+    let mut second = Demo::start(demo_command(&args));
+    let seeded = second.line("seeding line", |l| l.contains("Almendra Studio corpus"));
+    assert!(seeded.contains("0 created, 12 unchanged"), "{seeded}");
+    let done = second.line("import-done line", |l| l.starts_with("demo: import done"));
+    assert!(done.contains("0 created, 0 revised, 1 unchanged"), "{done}");
+    drop(second);
+
+    // The same store under the development default, as `memoria` reads it.
+    let on_data = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_memoria"))
+            .arg("--data")
+            .arg(&data)
+            .args(args)
+            .env("MEMORIA_LOG", "warn")
+            .env_remove("MEMORIA_DEK")
+            .env_remove("MEMORIA_DEK_FILE")
+            .env_remove("MEMORIA_OWNERS")
+            .output()
+            .expect("memoria runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let listed = on_data(&["list"]);
+    assert!(
+        listed.contains("13 documents"),
+        "twelve fixtures and one note, once each: {listed}"
+    );
+    // The demo keyed the note as `memoria import` keys it: one document.
+    let imported = on_data(&["import", notes.to_str().expect("a UTF-8 path")]);
+    assert!(
+        imported.contains("0 created, 0 revised, 1 unchanged"),
+        "memoria import after the demo: {imported}"
+    );
+}
+
+#[test]
+fn a_demo_without_a_data_directory_keeps_its_store_in_a_throwaway_one_removed_on_ctrl_c() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut cmd = demo_command(&[]);
+    cmd.env("TMPDIR", tmp.path())
+        .env("MEMORIA_DATA", tmp.path().join("never"));
+    let mut demo = Demo::start(cmd);
+    let (addr, link) = demo.sign_in_link();
+    let cookie = sign_in(&addr, &link);
+    let (status, _, _) = get(&addr, "/?q=budget", Some(&cookie));
+    assert_eq!(status, 200, "{} on {addr}", demo.shown);
+    let held: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("lists")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(held.len(), 1, "one throwaway directory: {held:?}");
+    assert!(
+        held[0].to_string_lossy().starts_with("memoria-demo-"),
+        "MEMORIA_DATA is not read by demo: {held:?}"
+    );
+
+    let pid = demo.child.id().to_string();
+    let sent = Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "kill -INT {pid}");
+    let deadline = Instant::now() + DEMO_LINE_DEADLINE;
+    let status = loop {
+        if let Some(status) = demo.child.try_wait().expect("waits") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} did not stop within {DEMO_LINE_DEADLINE:?} of Ctrl-C",
+            demo.shown
+        );
+        std::thread::sleep(EXIT_POLL_INTERVAL);
+    };
+    assert!(
+        status.success(),
+        "{}: Ctrl-C exits 0, got {status}",
+        demo.shown
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("lists")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "the throwaway directory is removed: {left:?}"
+    );
 }

@@ -2,7 +2,9 @@
 //!
 //! `memoria-harness serve-fake` and `conform --fake` use it; so does
 //! `tests/conform.rs`. The fake mints revisions `r1`, `r2`, … so a manifest
-//! served here must use those tokens.
+//! served here must use those tokens. [`serve_fake`], serving any fake with
+//! a control route beside it, is what `memoria-harness demo` serves its
+//! four siblings with (`crate::demo`).
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -145,7 +147,21 @@ pub async fn serve(m: &Manifest, addr: SocketAddr) -> Result<ServedFake, String>
         clock,
     );
     let controller = Controller::new(fake.clone(), tokens);
-    let router = fake.router().merge(controller.router());
+    serve_fake(&fake, controller.router(), addr).await
+}
+
+/// Serves `fake`'s contract routes with `control` (a `/_control` route)
+/// merged beside them, over real loopback TCP on `addr`. Call inside a
+/// tokio runtime; never inside a simulated run.
+///
+/// # Errors
+/// A message naming `addr` when the bind fails.
+pub async fn serve_fake(
+    fake: &FakeSibling,
+    control: axum::Router,
+    addr: SocketAddr,
+) -> Result<ServedFake, String> {
+    let router = fake.router().merge(control);
     let (addr, handle) = serve_loopback(router, addr)
         .await
         .map_err(|e| format!("binding {addr}: {e}"))?;

@@ -1,0 +1,329 @@
+//! The harness demo as a person meets it: headless Chromium signs in through the printed link, searches, and reads the page's visible text (results, every withheld line, the egress footer), then opens a result; and, without a browser, the demo's arrangement read from the ruled page.
+//!
+//! The browser is Debian's `chromium` driven through `chromedriver` over
+//! WebDriver (fantoccini). The test asserts on what a person reads, the
+//! page's rendered text with whitespace folded, never on markup, and takes
+//! its expected sentences from the reference's own
+//! (`memoria::Withheld::sentence`, `memoria::Reconciling::sentence`,
+//! `memoria::EgressMode::footer`). Screenshots of the search page and the
+//! document page go to `$CARGO_TARGET_TMPDIR/browser/`.
+//!
+//! Without `chromium` or `chromedriver` the browser test fails and names
+//! the install command; it is never skipped.
+
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use fantoccini::key::Key;
+use fantoccini::{Client, ClientBuilder, Locator};
+use memoria::{EgressMode, Reconciling, Withheld, WithheldReason};
+use memoria_gates::demo::{self, DEMO_QUERY, Demo, Role};
+
+/// How long chromedriver, Chromium and a page may take to come up: Chromium
+/// starting on a busy 2-core machine takes a few seconds. It bounds polling;
+/// nothing sleeps for it.
+const BROWSER_DEADLINE: Duration = Duration::from_secs(60);
+
+/// How often a page's text is read again while waiting for it.
+const POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// The command that installs what the browser test needs (Debian).
+const INSTALL: &str = "apt-get install -y chromium chromium-driver";
+
+/// The command that reruns this file's tests.
+const RERUN: &str = "cargo test -p memoria-gates --test demo";
+
+/// Every sentence the search for [`DEMO_QUERY`] must show, in the
+/// reference's own words: one per sibling state.
+fn expected_lines() -> Vec<String> {
+    let withheld = |app: &str, reason, count| {
+        Withheld {
+            app: app.to_owned(),
+            reason,
+            count,
+        }
+        .sentence()
+    };
+    vec![
+        withheld("calendar", WithheldReason::NoAnswer, 2),
+        withheld("sheets", WithheldReason::Stale, 1),
+        withheld("docs", WithheldReason::Ahead, 1),
+        Reconciling {
+            app: "drive".to_owned(),
+        }
+        .sentence(),
+    ]
+}
+
+/// Whitespace runs folded to one space: text as a person reads it.
+fn folded(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `name` on `PATH`, or a failure naming the install command.
+fn on_path(name: &str) -> PathBuf {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "`{name}` is not on PATH: the browser test drives Debian's Chromium through chromedriver; install them with `{INSTALL}` (the README's test command and .ci/run do), then `{RERUN}`"
+            )
+        })
+}
+
+/// A running chromedriver on a loopback port it chose; killed on drop.
+struct Driver {
+    child: Child,
+    port: u16,
+}
+
+impl Driver {
+    fn start() -> Driver {
+        let exe = on_path("chromedriver");
+        let mut child = Command::new(&exe)
+            .arg("--port=0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{} --port=0 does not start: {e}", exe.display()));
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                let _ = tx.send(line);
+            }
+        });
+        let deadline = Instant::now() + BROWSER_DEADLINE;
+        let mut seen = vec![];
+        let port = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(port) = line
+                        .split("started successfully on port ")
+                        .nth(1)
+                        .and_then(|p| p.trim_end_matches('.').trim().parse().ok())
+                    {
+                        break port;
+                    }
+                    seen.push(line);
+                }
+                Err(_) => {
+                    let _ = child.kill();
+                    panic!(
+                        "{} --port=0 printed no port within {BROWSER_DEADLINE:?}: {seen:?}",
+                        exe.display()
+                    );
+                }
+            }
+        };
+        Driver { child, port }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A headless Chromium session through `driver`, its profile in `profile`.
+async fn browser(driver: &Driver, profile: &Path) -> Client {
+    let chromium = on_path("chromium");
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".to_owned(),
+        serde_json::json!({
+            "binary": chromium,
+            "args": [
+                "--headless=new",
+                // Root in CI: Chromium's sandbox needs a user namespace.
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--window-size=1280,1400",
+                format!("--user-data-dir={}", profile.display()),
+            ],
+        }),
+    );
+    let url = format!("http://127.0.0.1:{}", driver.port);
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&url)
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "chromedriver on port {} opens no Chromium session: {e}",
+                driver.port
+            )
+        })
+}
+
+/// The page's visible text, folded, once `ready` holds of it or the
+/// deadline passes (then the failure names `what` and the text it read).
+async fn visible_text(client: &Client, what: &str, ready: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + BROWSER_DEADLINE;
+    loop {
+        let text = match client.find(Locator::Css("body")).await {
+            Ok(body) => folded(&body.text().await.unwrap_or_default()),
+            Err(_) => String::new(),
+        };
+        if ready(&text) {
+            return text;
+        }
+        let url = client.current_url().await.map(|u| u.to_string());
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not show within {BROWSER_DEADLINE:?} at {url:?}; the page read:\n{text}\n(rerun: {RERUN})"
+        );
+        tokio::time::sleep(POLL_INTERVAL).await;
+    }
+}
+
+/// Where the screenshots go: under the target directory.
+fn screenshot_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser");
+    std::fs::create_dir_all(&dir).expect("the screenshot directory");
+    dir
+}
+
+async fn screenshot(client: &Client, name: &str) -> PathBuf {
+    let png = client.screenshot().await.expect("a screenshot");
+    let path = screenshot_dir().join(name);
+    std::fs::write(&path, png).expect("the screenshot is written");
+    println!("screenshot: {}", path.display());
+    path
+}
+
+async fn started() -> Demo {
+    demo::start(([127, 0, 0, 1], 0).into(), false)
+        .await
+        .unwrap_or_else(|e| panic!("the harness demo did not start: {e} (rerun: {RERUN})"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_in_chromium_signs_in_searches_and_reads_results_every_withheld_line_and_the_footer()
+ {
+    let demo = started().await;
+    demo.deliver_sign_in_links();
+    let link = demo.last_sign_in_link().expect("a sign-in link");
+    let driver = Driver::start();
+    let profile = tempfile::tempdir().expect("a browser profile directory");
+    let client = browser(&driver, profile.path()).await;
+    let at = format!(
+        "memoria at {} through chromedriver on port {}",
+        demo.url, driver.port
+    );
+    let footer = folded(EgressMode::AiOff.footer());
+
+    client
+        .goto(&link)
+        .await
+        .unwrap_or_else(|e| panic!("{at}: {e}"));
+    visible_text(&client, "the signed-in search page", |t| {
+        t.contains(&footer)
+    })
+    .await;
+    let search_box = client
+        .find(Locator::Css("input[name=q]"))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: the page has no search box: {e}"));
+    search_box
+        .send_keys(&format!("{DEMO_QUERY}{}", char::from(Key::Enter)))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: typing the query: {e}"));
+    let lines: Vec<String> = expected_lines().iter().map(|l| folded(l)).collect();
+    let results = visible_text(&client, "the results with every withheld line", |t| {
+        lines.iter().all(|l| t.contains(l))
+    })
+    .await;
+    let shot = screenshot(&client, "search-page.png").await;
+    for title in ["Offsite room list", "Offsite travel notes"] {
+        assert!(
+            results.contains(title),
+            "{at}: the visible result {title:?} is missing from:\n{results}"
+        );
+    }
+    assert!(
+        results.contains(&footer),
+        "{at}: the footer is missing from the results page:\n{results}"
+    );
+    for hidden in [
+        "Offsite photos",
+        "Offsite dinner",
+        "Offsite budget",
+        "Offsite agenda",
+    ] {
+        assert!(
+            !results.contains(hidden),
+            "{at}: {hidden:?} is shown although its sibling's answer withholds it:\n{results}"
+        );
+    }
+
+    client
+        // A link whose visible text holds the title, as a person finds it.
+        .find(Locator::XPath(
+            "//a[contains(normalize-space(.), 'Offsite room list')]",
+        ))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: no link to the result: {e}"))
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("{at}: following the result: {e}"));
+    let document = visible_text(&client, "the result's document page", |t| {
+        t.contains("Fourteen rooms at the harbour hotel")
+    })
+    .await;
+    let doc_shot = screenshot(&client, "document-page.png").await;
+    assert!(
+        document.contains(&footer),
+        "{at}: the footer is missing from the document page:\n{document}"
+    );
+    client.close().await.unwrap_or_else(|e| panic!("{at}: {e}"));
+    assert!(shot.exists() && doc_shot.exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_harness_demo_leaves_one_sibling_in_each_state_the_results_page_can_name() {
+    let demo = started().await;
+    let state = demo.state();
+    let ruled = memoria::ruled_search(
+        state.shared_instance(),
+        state.siblings().as_deref(),
+        memoria::DEV_OWNER,
+        DEMO_QUERY,
+        1,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("the demo's search failed: {e} (rerun: {RERUN})"));
+    let page = ruled.page;
+    let said: Vec<String> = page
+        .withheld
+        .iter()
+        .map(Withheld::sentence)
+        .chain(page.reconciling.iter().map(Reconciling::sentence))
+        .collect();
+    for line in expected_lines() {
+        assert!(
+            said.contains(&line),
+            "memoria at {}: {line:?} is not among the page's lines {said:?} (rerun: {RERUN})",
+            demo.url
+        );
+    }
+    assert!(
+        page.results
+            .iter()
+            .any(|r| r.app == demo.sibling(Role::Stale).spec.app),
+        "a visible sibling result shows beside the withheld lines: {:?}",
+        page.results.iter().map(|r| &r.title).collect::<Vec<_>>()
+    );
+}
