@@ -115,6 +115,103 @@ fn without_a_hook_or_a_second_token_the_dependent_cases_are_skipped_never_passed
     assert!(!report.failed());
 }
 
+/// The control actions the kit gained for issue 15's cases; a hook
+/// written before them answers exit 3 ("cannot drive that") to each.
+const NEWER_ACTIONS: [&str; 5] = [
+    "bump-revisions",
+    "set-link-shared",
+    "set-guest-only",
+    "empty-team-set",
+    "rotate-retire",
+];
+
+#[test]
+fn a_hook_without_the_newer_actions_skips_only_the_cases_that_need_them_and_never_passes_them() {
+    let (_rt, url) = serve();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let script = dir.path().join("older-hook");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncase \"$1\" in\n  {}) exit 3 ;;\nesac\nexec \"{}\" fake-control --url \"{url}\" \"$@\"\n",
+            NEWER_ACTIONS.join("|"),
+            env!("CARGO_BIN_EXE_memoria-harness"),
+        ),
+    )
+    .expect("the hook script is written");
+    let older = Hook::from_argv(vec!["sh".into(), script.display().to_string()]);
+    let report = conform::run(&options(&url, older)).expect("the fake is reachable");
+    let skipped: Vec<&str> = report
+        .cases
+        .iter()
+        .filter(|c| c.status == Status::Skip)
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            "suite3/link-shared-after-ingest-leaves-custody",
+            "suite3/guest-only-after-ingest-leaves-custody",
+            "s1a/empty-team-set-closes-with-zero",
+            "tokens/rotation-retired-token-refused",
+        ],
+        "only the cases needing set-link-shared, set-guest-only, empty-team-set or rotate-retire skip; s1/pages-lose-no-row falls back to bump-revision"
+    );
+    for c in report.cases.iter().filter(|c| c.status == Status::Skip) {
+        let why = c.skipped.as_deref().unwrap_or_default();
+        assert!(
+            NEWER_ACTIONS
+                .iter()
+                .any(|a| why.contains(&format!("cannot drive {a}"))),
+            "{}: {why}",
+            c.id
+        );
+    }
+    let not_passed: Vec<String> = report
+        .cases
+        .iter()
+        .filter(|c| !matches!(c.status, Status::Pass | Status::Skip))
+        .map(|c| format!("{} {:?} {:?}", c.id, c.status, c.actual))
+        .collect();
+    assert!(not_passed.is_empty(), "{not_passed:#?}");
+    assert!(!report.failed());
+}
+
+#[test]
+fn the_implementers_readme_lists_every_case_in_order_with_its_level_and_requirement() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/conformance/README.md");
+    let text = std::fs::read_to_string(&path).expect("the kit's README reads");
+    let listed: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "## The cases")
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .filter(|l| l.starts_with("| `"))
+        .collect();
+    let want: Vec<String> = conform::cases::all()
+        .iter()
+        .map(|c| {
+            let needs = match c.needs {
+                conform::Needs::Nothing => "",
+                conform::Needs::Control => "hook",
+                conform::Needs::SecondToken => "second token",
+            };
+            format!(
+                "| `{}` | {} | {needs} | {} | {} |",
+                c.id,
+                c.level.as_str(),
+                c.section,
+                c.requirement.replace('|', "\\|")
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed, want,
+        "fixtures/conformance/README.md's table of cases differs from the kit's (regenerate it from `conform --list`)"
+    );
+}
+
 #[test]
 fn a_known_failing_case_that_passes_fails_the_run() {
     let (_rt, url) = serve();

@@ -1,8 +1,10 @@
-//! Suite gate 3 (§4.1): NOT_VISIBLE is the same bytes whatever the reason, a downgrade with the asker's grant intact included, and an item made link-shared or guest-only after ingest leaving custody on every call.
+//! Suite gate 3 (§4.1): NOT_VISIBLE is the same bytes whatever the reason, a downgrade with the asker's grant intact included, and an item made link-shared or guest-only after ingest leaving custody on every call (S1, S1a, S2, S3).
 
 use serde_json::json;
 
-use super::wire::{Outcome, expect_value, fail, feed_all, none_wrong, normalised_s2, s3};
+use super::wire::{
+    Outcome, announce_all, expect_value, fail, feed_all, items_of, none_wrong, normalised_s2, s3,
+};
 use crate::conform::{ConformCase, Ctx, NotPassed};
 
 fn not_visible_byte_identical(ctx: &mut Ctx<'_>) -> Outcome {
@@ -85,7 +87,8 @@ fn downgrade_with_grant_intact(ctx: &mut Ctx<'_>) -> Outcome {
 /// An ingested team item leaves custody by `action` (`set-link-shared` or
 /// `set-guest-only`): S1 from the earlier head carries a `gone: true` row
 /// for it, S2 answers member_a NOT_VISIBLE byte-identical to the no-row
-/// id's, and S3 404s it at every revision (§4.1 custody, §4.2, §6.1).
+/// id's, S3 404s it at every revision, and an announce omits it (§4.1
+/// custody, §4.2, §6.1).
 fn leaves_custody_after_ingest(ctx: &Ctx<'_>, action: &str, what: &str) -> Outcome {
     let m = ctx.manifest;
     let item = m.item("team_to_downgrade");
@@ -126,9 +129,18 @@ fn leaves_custody_after_ingest(ctx: &Ctx<'_>, action: &str, what: &str) -> Outco
             wrong.push(format!("S3: ({}, {rev}) -> {}", item.item_id, r.status));
         }
     }
+    let pages = announce_all(ctx)?;
+    let announced: Vec<String> = items_of(pages.iter().flatten())
+        .into_iter()
+        .filter(|(i, _)| *i == item.item_id)
+        .map(|(_, r)| r)
+        .collect();
+    if !announced.is_empty() {
+        wrong.push(format!("S1a: announced at {announced:?}"));
+    }
     none_wrong(
         format!(
-            "the team item made {what} after ingest leaves custody: a gone row on S1, NOT_VISIBLE like a no-row id on S2, 404 on S3"
+            "the team item made {what} after ingest leaves custody (§4.1, suite ruling 15: a link-shared-not-team or guest-only item is not team-visible): a gone row on S1, NOT_VISIBLE like a no-row id on S2, 404 on S3, absent from S1a"
         ),
         &wrong,
     )
@@ -165,7 +177,7 @@ pub(super) static CASES: &[ConformCase] = &[
         Must,
         "§4.1 (custody), §4.2, §6.1, suite gate 3",
         Control,
-        "A team item made link-shared (not team) after ingest leaves custody on every call: S1 reads it as gone, S2 answers NOT_VISIBLE byte-identical to a no-row id's, S3 answers 404 at every revision.",
+        "A team item made link-shared (not team) after ingest leaves custody on every call: S1 reads it as gone, S2 answers NOT_VISIBLE byte-identical to a no-row id's, S3 answers 404 at every revision, S1a leaves it out.",
         link_shared_after_ingest
     ),
     case!(
@@ -173,7 +185,7 @@ pub(super) static CASES: &[ConformCase] = &[
         Must,
         "§4.1 (custody), §4.2, §6.1, suite gate 3",
         Control,
-        "A team item made guest-only after ingest leaves custody on every call: S1 reads it as gone, S2 answers NOT_VISIBLE byte-identical to a no-row id's, S3 answers 404 at every revision.",
+        "A team item made guest-only after ingest leaves custody on every call: S1 reads it as gone, S2 answers NOT_VISIBLE byte-identical to a no-row id's, S3 answers 404 at every revision, S1a leaves it out.",
         guest_only_after_ingest
     ),
 ];

@@ -1,4 +1,4 @@
-//! What several sections' cases share: failures that list every wrong answer, S2 calls and their parsing, byte comparisons of NOT_VISIBLE, feed walks, S3 fetches, and schema checks over every page.
+//! What several sections' cases share: failures that list every wrong answer, S2 calls and their parsing, byte comparisons of NOT_VISIBLE, feed walks, announce walks, S3 fetches, and schema checks over every page.
 //!
 //! Nothing here is a case: each section's file holds its cases and its
 //! table, and [`super::all`] concatenates the tables.
@@ -327,4 +327,80 @@ pub(super) fn pages_match_schema(
         format!("{what} ends within {PAGES_MAX} pages"),
         "it did not",
     ))
+}
+
+/// One announce page: its records and its `next_page` token, if any.
+pub(super) fn announce_page(
+    ctx: &Ctx<'_>,
+    page: Option<&str>,
+) -> Result<(Vec<Value>, Option<String>), NotPassed> {
+    let path = match page {
+        Some(p) => format!("/s1a/announce?page={}", encode_query(p)),
+        None => "/s1a/announce".to_owned(),
+    };
+    let r = ctx
+        .client
+        .get(&path, Auth::Bearer(ctx.token))
+        .map_err(|e| call_failed("GET /s1a/announce", &e))?;
+    if r.status != 200 {
+        return Err(fail(
+            "GET /s1a/announce answers 200",
+            format!("status {} body {}", r.status, body_text(&r)),
+        ));
+    }
+    let v: Value = serde_json::from_slice(&r.body)
+        .map_err(|_| fail("an s1a-page JSON body", body_text(&r)))?;
+    Ok((
+        v["records"].as_array().cloned().unwrap_or_default(),
+        v["next_page"].as_str().map(str::to_owned),
+    ))
+}
+
+/// Reads the rest of an announce from `page` (the first page when
+/// `None`): every page's records, in order, and every `next_page` token.
+pub(super) fn announce_from(
+    ctx: &Ctx<'_>,
+    mut page: Option<String>,
+) -> Result<(Vec<Vec<Value>>, Vec<String>), NotPassed> {
+    let mut pages = Vec::new();
+    let mut tokens = Vec::new();
+    for _ in 0..PAGES_MAX {
+        let (records, next) = announce_page(ctx, page.as_deref())?;
+        pages.push(records);
+        match next {
+            Some(p) => {
+                tokens.push(p.clone());
+                page = Some(p);
+            }
+            None => return Ok((pages, tokens)),
+        }
+    }
+    Err(fail(
+        format!("the announce ends within {PAGES_MAX} pages"),
+        "it did not",
+    ))
+}
+
+/// Reads one whole announce: every page's records, in order.
+pub(super) fn announce_all(ctx: &Ctx<'_>) -> Result<Vec<Vec<Value>>, NotPassed> {
+    announce_from(ctx, None).map(|(pages, _)| pages)
+}
+
+/// The item records' (item_id, revision) pairs, in the order received.
+pub(super) fn items_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Vec<(String, String)> {
+    records
+        .into_iter()
+        .filter(|r| record_type(r) == "item")
+        .map(|r| {
+            (
+                r["item_id"].as_str().unwrap_or("").to_owned(),
+                r["revision"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// A record's `type`, or `<no type>`.
+pub(super) fn record_type(r: &Value) -> &str {
+    r["type"].as_str().unwrap_or("<no type>")
 }
