@@ -138,6 +138,7 @@ pub use ingest::import::{
 
 // Search and its ruling (§7.1, §7.2, §8.1).
 pub use search::index::{BM25_WEIGHTS, Hit, LexicalIndex};
+pub use search::markdown::{READ_OPTIONS, TextForm, plain_text};
 pub use search::page::{
     Candidates, MARKER_PERSON, PAGE_MAX, PAGE_SIZE_RESULTS, Reconciling, SearchError, SearchPage,
     SearchResult, Verdicts, Withheld, WithheldReason, app_display_name,

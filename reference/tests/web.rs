@@ -1,4 +1,4 @@
-//! The search page's behaviour on bad input: refused uploads, unknown paths, hostile queries, markup in documents, line endings, CSRF and sessions, and pagination (§8.1, §9.1).
+//! The search page's behaviour on bad input: refused uploads, unknown paths, hostile queries, markup in documents, line endings, CSRF and sessions, and pagination; and the page as a reader sees it: rendered documents, plain snippets, numbering, counts and the marker (§8.1, §8.5, §9.1).
 //!
 //! Every request goes through [`TestApp`], in process and without a socket.
 //! A test that asserts an absence (nothing stored, nothing leaked, no
@@ -1002,6 +1002,71 @@ async fn highlights_are_whole_words_and_never_split_a_multibyte_character() {
                     "{route} {q}: the word starts before its mark"
                 );
             }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The page, as a reader sees it (issue 11)
+// ---------------------------------------------------------------------------
+
+/// A Markdown document with every construct a reader should see rendered,
+/// and every one a page must not pass through.
+const PRINTERS_MD: &str = "# Printer guide\n\n\
+Run `lpstat -p` to see **every** printer, then read [the manual](https://example.org/manual) \
+or [this](javascript:alert(1)) or [that](data:text/html,x).\n\n\
+- first bullet\n- second bullet\n\n\
+| Floor | Printer |\n|---|---|\n| 2 | *Kyocera* |\n\n\
+![floor plan](https://evil.example/track.png?d=1) and ![](//evil.example/x.gif)\n\n\
+<div onclick=\"steal()\">a raw block</div>\n\n\
+## Toner\n\n\
+The toner lives <b>here</b>, on the shelf.\n";
+
+/// The text of every `<p class="snippet">`, marks shown as `[`…`]`.
+fn snippets(body: &str) -> Vec<String> {
+    body.split("<p class=\"snippet\">")
+        .skip(1)
+        .map(|rest| {
+            rest[..rest.find("</p>").expect("closing p")]
+                .replace("<mark>", "[")
+                .replace("</mark>", "]")
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_snippet_shows_the_passages_text_without_markdown_symbols_and_still_marks_folded_and_cjk_words()
+ {
+    let (_dir, app) = signed_in_app().await;
+    upload_ok(&app, "printers.md", PRINTERS_MD.as_bytes()).await;
+    upload_ok(
+        &app,
+        "trip.md",
+        "# Trip\n\n- **Spotkanie** w *Polską* stolicą\n\n| Where | What |\n|---|---|\n| `東京`で | 会議, [notes](https://example.org) |\n"
+            .as_bytes(),
+    )
+    .await;
+    let resp = app.get("/?q=printer").await;
+    let shown = snippets(&resp.body);
+    assert!(
+        shown.contains(
+            &"Run lpstat -p to see every [printer], then read the manual or this or that. first bullet \
+             second bullet Floor [Printer] 2 Kyocera floor plan and &lt;div onclick=&quot;steal()&quot;&gt;a raw block&lt;/div&gt;"
+                .to_string()
+        ),
+        "{shown:?}"
+    );
+    for (q, marked) in [("polska", "Polską"), ("東京", "東京"), ("notes", "notes")] {
+        let resp = app.get(&format!("/?q={}", form_encode(q))).await;
+        assert_eq!(marks(&resp.body), [marked], "{q}");
+        let shown = snippets(&resp.body);
+        assert_eq!(shown.len(), 1, "{q}");
+        for symbol in ["**", "`", "](", "- ", "|", "*"] {
+            assert!(
+                !shown[0].contains(symbol),
+                "{q}: {symbol:?} in {}",
+                shown[0]
+            );
         }
     }
 }
