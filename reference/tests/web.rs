@@ -1022,6 +1022,15 @@ or [this](javascript:alert(1)) or [that](data:text/html,x).\n\n\
 ## Toner\n\n\
 The toner lives <b>here</b>, on the shelf.\n";
 
+/// The passages of a document page: from its first `section.passage` to the end of `main`.
+fn passages_html(body: &str) -> &str {
+    let from = body
+        .find("<section class=\"passage\"")
+        .unwrap_or_else(|| panic!("a document page has passages: {body}"));
+    let to = body.find("</main>").expect("the page has a main");
+    &body[from..to]
+}
+
 /// The text of every `<p class="snippet">`, marks shown as `[`…`]`.
 fn snippets(body: &str) -> Vec<String> {
     body.split("<p class=\"snippet\">")
@@ -1032,6 +1041,81 @@ fn snippets(body: &str) -> Vec<String> {
                 .replace("</mark>", "]")
         })
         .collect()
+}
+
+#[tokio::test]
+async fn a_markdown_document_page_is_rendered_with_raw_html_as_text_no_image_and_only_safe_links() {
+    let (_dir, app) = signed_in_app().await;
+    let id = upload_ok(&app, "printers.md", PRINTERS_MD.as_bytes()).await;
+    let resp = app.get(&format!("/documents/{id}")).await;
+    assert_eq!(resp.status, StatusCode::OK);
+    assert_footer("the document page", &resp);
+    expect![[r##"<section class="passage" id="p0"><p class="meta"><a href="#p0">Passage 1</a></p><div class="body"><p>Run <code>lpstat -p</code> to see <strong>every</strong> printer, then read <a href="https://example.org/manual" rel="noopener noreferrer nofollow">the manual</a> or this or that.</p><ul><li>first bullet</li><li>second bullet</li></ul><div class="table"><table><thead><tr><th>Floor</th><th>Printer</th></tr></thead><tbody><tr><td>2</td><td><em>Kyocera</em></td></tr></tbody></table></div><p><span class="image">[image: floor plan]</span> and <span class="image">[image]</span></p><pre class="html">&lt;div onclick=&quot;steal()&quot;&gt;a raw block&lt;/div&gt;</pre></div></section><section class="passage" id="p1"><h2>Toner</h2><p class="meta"><a href="#p1">Passage 2</a></p><div class="body"><p>The toner lives &lt;b&gt;here&lt;/b&gt;, on the shelf.</p></div></section>"##]]
+    .assert_eq(passages_html(&resp.body));
+    for absent in [
+        "<img",
+        "evil.example",
+        "javascript:",
+        "data:text",
+        "<div onclick",
+        "<b>",
+    ] {
+        assert!(!resp.body.contains(absent), "the page carries {absent:?}");
+    }
+    assert_eq!(
+        resp.body.matches("<h1>").count(),
+        1,
+        "one h1: the title; a passage's headings are deeper"
+    );
+}
+
+#[tokio::test]
+async fn a_plain_text_document_page_shows_its_text_and_makes_nothing_of_markdown_symbols() {
+    let (_dir, app) = signed_in_app().await;
+    let text = "Shopping list for the studio\n\n- oat milk\n* coffee beans\n1. `tea`\n| a | b |\n";
+    let id = upload_ok(&app, "list.txt", text.as_bytes()).await;
+    let resp = app.get(&format!("/documents/{id}")).await;
+    assert_eq!(resp.status, StatusCode::OK);
+    expect![[r##"
+        <section class="passage" id="p0"><p class="meta"><a href="#p0">Passage 1</a></p><pre class="text">Shopping list for the studio
+
+        - oat milk
+        * coffee beans
+        1. `tea`
+        | a | b |</pre></section>"##]]
+    .assert_eq(passages_html(&resp.body));
+    // The snippet of a text file is its text as well.
+    let results = app.get("/?q=coffee").await;
+    assert_eq!(
+        snippets(&results.body),
+        ["Shopping list for the studio  - oat milk * [coffee] beans 1. `tea` | a | b |"]
+    );
+}
+
+#[tokio::test]
+async fn the_passage_a_result_links_to_is_anchored_and_marked_without_script() {
+    let (_dir, app) = signed_in_app().await;
+    upload_ok(&app, "printers.md", PRINTERS_MD.as_bytes()).await;
+    let results = app.get("/?q=toner").await;
+    let links = result_links(&results.body);
+    assert_eq!(links.len(), 1, "{}", results.body);
+    let (path, fragment) = links[0].split_once('#').expect("a deep link");
+    assert_eq!(fragment, "p1");
+    let doc = app.get(&format!("/documents/{path}")).await;
+    assert!(
+        doc.body.contains(&format!(
+            "<section class=\"passage\" id=\"{fragment}\"><h2>Toner</h2>"
+        )),
+        "{}",
+        doc.body
+    );
+    // Marked by the stylesheet when the fragment names it: no script.
+    assert!(doc.body.contains("section.passage:target{"), "{}", doc.body);
+    assert!(
+        doc.body
+            .contains("section.passage:target>p.meta::after{content:")
+    );
+    assert!(!doc.body.contains("<script"));
 }
 
 #[tokio::test]

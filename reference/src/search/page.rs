@@ -56,10 +56,16 @@ impl SearchResult {
     /// The heading trail to show beside the title: the trail without a first
     /// entry that merely repeats the title (a document's own `# Title`).
     pub fn trail_below_title(&self) -> &[String] {
-        match self.trail.first() {
-            Some(first) if first.trim() == self.title.trim() => &self.trail[1..],
-            _ => &self.trail,
-        }
+        trail_below(&self.title, &self.trail)
+    }
+}
+
+/// `trail` without a first entry that merely repeats `title` (a
+/// document's own `# Title`): the trail a page shows beside the title.
+pub fn trail_below<'a>(title: &str, trail: &'a [String]) -> &'a [String] {
+    match trail.first() {
+        Some(first) if first.trim() == title.trim() => &trail[1..],
+        _ => trail,
     }
 }
 
@@ -83,6 +89,17 @@ pub struct SearchPage {
     /// The fact boxes, one per kind the query named that has something to
     /// show, read from `results` and nothing else (§8.8).
     pub facts: Vec<FactBox>,
+}
+
+/// `n` with the word that counts it, as a reader reads it: `counted(1,
+/// "passage", "passages")` is "1 passage", any other `n` takes `many`
+/// ("0 passages", "3 passages"). Every count a page renders goes through it.
+pub fn counted(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
 }
 
 /// One source out of the search until its re-announce completes (§4.1 rule 1).

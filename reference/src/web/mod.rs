@@ -30,6 +30,7 @@ mod document;
 mod envelope;
 mod extract;
 mod facts;
+mod markdown;
 mod search;
 mod sentences;
 mod sources;
