@@ -1043,6 +1043,27 @@ fn snippets(body: &str) -> Vec<String> {
         .collect()
 }
 
+/// The text of every result's `div.meta`, tags dropped.
+fn metas(body: &str) -> Vec<String> {
+    body.split("<div class=\"meta\">")
+        .skip(1)
+        .map(|rest| {
+            let inner = &rest[..rest.find("</div>").expect("closing div")];
+            let mut text = String::new();
+            let mut in_tag = false;
+            for c in inner.chars() {
+                match c {
+                    '<' => in_tag = true,
+                    '>' => in_tag = false,
+                    c if !in_tag => text.push(c),
+                    _ => {}
+                }
+            }
+            text
+        })
+        .collect()
+}
+
 #[tokio::test]
 async fn a_markdown_document_page_is_rendered_with_raw_html_as_text_no_image_and_only_safe_links() {
     let (_dir, app) = signed_in_app().await;
@@ -1153,6 +1174,43 @@ async fn a_snippet_shows_the_passages_text_without_markdown_symbols_and_still_ma
             );
         }
     }
+}
+
+#[tokio::test]
+async fn passages_are_numbered_from_one_on_every_page_while_anchors_keep_the_ordinal() {
+    let (_dir, app) = signed_in_app().await;
+    let id = upload_ok(&app, "kitchen.md", KITCHEN_MD).await;
+    let results = app.get("/?q=descale").await;
+    assert_eq!(result_links(&results.body), [format!("{id}#p0")]);
+    let meta = metas(&results.body);
+    assert!(meta[0].contains(" · passage 1 · "), "{meta:?}");
+    let doc = app.get(&format!("/documents/{id}")).await;
+    assert!(
+        doc.body.contains("<section class=\"passage\" id=\"p0\">")
+            && doc.body.contains("<a href=\"#p0\">Passage 1</a>")
+            && doc.body.contains("<a href=\"#p1\">Passage 2</a>"),
+        "{}",
+        doc.body
+    );
+    assert!(!doc.body.contains("Passage 0"));
+}
+
+#[tokio::test]
+async fn the_person_marker_carries_its_words_beside_it_not_only_on_hover() {
+    let (_dir, app) = signed_in_app().await;
+    upload_ok(&app, "kitchen.md", KITCHEN_MD).await;
+    let results = app.get("/?q=descale").await;
+    let meta = metas(&results.body);
+    assert_eq!(meta.len(), 1);
+    assert!(
+        meta[0].contains(&format!(
+            " · {} {} · ",
+            memoria::MARKER_PERSON,
+            memoria::MARKER_PERSON_LABEL
+        )),
+        "{meta:?}"
+    );
+    assert_eq!(memoria::MARKER_PERSON_LABEL, "written by a person");
 }
 
 // ---------------------------------------------------------------------------

@@ -18,6 +18,9 @@ pub const PAGE_SIZE_RESULTS: usize = 20;
 pub const PAGE_MAX: u32 = 50;
 /// The marker for a passage a person wrote, as opposed to 🤖 for a model's (§8.1).
 pub const MARKER_PERSON: &str = "👨";
+/// The words a page shows beside [`MARKER_PERSON`], so the marker reads
+/// without an emoji font and without a hover (§8.1: "👨/🤖 marker").
+pub const MARKER_PERSON_LABEL: &str = "written by a person";
 
 /// One search result: a passage with its citation (§8.1).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -53,6 +56,21 @@ pub struct SearchResult {
 }
 
 impl SearchResult {
+    /// The passage's number as a page shows it, from 1: `ordinal + 1`. The
+    /// deep link and the JSON keep the 0-based `ordinal` (`#p{ordinal}`).
+    pub fn passage_number(&self) -> i64 {
+        self.ordinal + 1
+    }
+
+    /// The words a page shows beside the marker: [`MARKER_PERSON_LABEL`]
+    /// for [`MARKER_PERSON`].
+    pub fn marker_label(&self) -> &'static str {
+        match self.marker {
+            MARKER_PERSON => MARKER_PERSON_LABEL,
+            _ => "",
+        }
+    }
+
     /// The heading trail to show beside the title: the trail without a first
     /// entry that merely repeats the title (a document's own `# Title`).
     pub fn trail_below_title(&self) -> &[String] {
@@ -365,3 +383,40 @@ impl std::fmt::Display for SearchError {
 }
 
 impl std::error::Error for SearchError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::highlight::Snippet;
+
+    fn result(rank: usize) -> SearchResult {
+        SearchResult {
+            rank,
+            app: "memoria".into(),
+            document_id: "d".into(),
+            title: "T".into(),
+            trail: vec![],
+            ordinal: 0,
+            marker: MARKER_PERSON,
+            revision: 1,
+            date: "2026-01-01".into(),
+            link: "/documents/d#p0".into(),
+            snippet: Snippet {
+                cut_before: false,
+                segments: vec![],
+                cut_after: false,
+            },
+            provenance: None,
+            text: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_passage_is_numbered_from_one_and_its_marker_carries_its_words() {
+        let mut r = result(1);
+        r.ordinal = 0;
+        assert_eq!(r.passage_number(), 1, "ordinal 0 is passage 1");
+        assert_eq!(r.link, "/documents/d#p0", "the anchor keeps the ordinal");
+        assert_eq!(r.marker_label(), "written by a person");
+    }
+}

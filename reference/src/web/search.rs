@@ -90,7 +90,8 @@ pub(crate) fn results_region(
                                 @if !r.trail_below_title().is_empty() { " › " (r.trail_below_title().join(" › ")) }
                             }
                             div.meta {
-                                span.app { (r.app) } " · passage " (r.ordinal) " · " span title="written by a person" { (r.marker) }
+                                span.app { (r.app) } " · passage " (r.passage_number()) " · "
+                                span.marker { (r.marker) " " span.marker-label { (r.marker_label()) } }
                                 " · " (r.date) " · revision " (r.revision)
                             }
                             p.snippet {
