@@ -1213,6 +1213,57 @@ async fn the_person_marker_carries_its_words_beside_it_not_only_on_hover() {
     assert_eq!(memoria::MARKER_PERSON_LABEL, "written by a person");
 }
 
+#[tokio::test]
+async fn the_results_page_counts_its_results_and_every_count_agrees_in_number() {
+    let (_dir, app) = signed_in_app().await;
+    let id = upload_ok(&app, "one.md", b"# One\n\nThe quokka alone.\n").await;
+    let pages = [
+        ("home", app.get("/").await, "1 document."),
+        (
+            "results",
+            app.get("/?q=quokka").await,
+            "<p class=\"count\">1 result</p>",
+        ),
+        (
+            "document",
+            app.get(&format!("/documents/{id}")).await,
+            " · 1 passage</p>",
+        ),
+        (
+            "delete",
+            app.get(&format!("/documents/{id}/delete")).await,
+            "its 1 passage from",
+        ),
+    ];
+    for (what, resp, want) in &pages {
+        assert!(
+            resp.body.contains(want),
+            "{what}: {want:?} in {}",
+            resp.body
+        );
+        for slip in ["1 documents", "1 results", "1 passages"] {
+            assert!(!resp.body.contains(slip), "{what}: {slip:?}");
+        }
+    }
+    upload_ok(
+        &app,
+        "two.md",
+        b"# Two\n\nA second quokka.\n\n## More\n\nA third quokka.\n",
+    )
+    .await;
+    assert!(app.get("/").await.body.contains("2 documents."));
+    assert!(
+        app.get("/?q=quokka")
+            .await
+            .body
+            .contains("<p class=\"count\">3 results</p>")
+    );
+    // Nothing matched: the page says so in its own words, with no count.
+    let none = app.get("/?q=wombat").await;
+    assert!(none.body.contains("No passage matched."));
+    assert!(!none.body.contains("class=\"count\""));
+}
+
 // ---------------------------------------------------------------------------
 // Line endings
 // ---------------------------------------------------------------------------

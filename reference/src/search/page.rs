@@ -109,6 +109,31 @@ pub struct SearchPage {
     pub facts: Vec<FactBox>,
 }
 
+impl SearchPage {
+    /// The line that counts the results shown: "12 results", "1 result"
+    /// on a search that fits one page; on a page of several, the ranks it
+    /// shows, e.g. "Results 21–40; more on the next page.". `None` when the
+    /// page shows no result: it says why in its own words. The count is of
+    /// what renders, after the ruling: a passage NOT_VISIBLE was never a
+    /// result (§8.1), and no total is claimed that was not ruled.
+    pub fn count_line(&self) -> Option<String> {
+        let (first, last) = (self.results.first()?.rank, self.results.last()?.rank);
+        if self.page <= 1 && !self.has_next {
+            return Some(counted(self.results.len(), "result", "results"));
+        }
+        let ranks = if first == last {
+            format!("Result {first}")
+        } else {
+            format!("Results {first}–{last}")
+        };
+        Some(if self.has_next {
+            format!("{ranks}; more on the next page.")
+        } else {
+            format!("{ranks}.")
+        })
+    }
+}
+
 /// `n` with the word that counts it, as a reader reads it: `counted(1,
 /// "passage", "passages")` is "1 passage", any other `n` takes `many`
 /// ("0 passages", "3 passages"). Every count a page renders goes through it.
@@ -180,15 +205,14 @@ impl Withheld {
     /// The sentence the page shows, e.g. "Sheets did not answer; 7 results withheld."
     pub fn sentence(&self) -> String {
         let app = app_display_name(&self.app);
-        let n = self.count;
-        let results = if n == 1 { "result" } else { "results" };
+        let results = counted(self.count, "result", "results");
         match self.reason {
-            WithheldReason::NoAnswer => format!("{app} did not answer; {n} {results} withheld."),
+            WithheldReason::NoAnswer => format!("{app} did not answer; {results} withheld."),
             WithheldReason::Stale => format!(
-                "{app} has a newer version of {n} {results}; withheld while memoria fetches it."
+                "{app} has a newer version of {results}; withheld while memoria fetches it."
             ),
             WithheldReason::Ahead => format!(
-                "{app} is behind the version memoria holds of {n} {results}, as after a restore; \
+                "{app} is behind the version memoria holds of {results}, as after a restore; \
                  withheld until {app} re-announces. Nothing was deleted."
             ),
         }
@@ -409,6 +433,67 @@ mod tests {
             provenance: None,
             text: String::new(),
         }
+    }
+
+    /// Page `page` showing `count` results from rank `first`.
+    fn page_of(page: u32, first: usize, count: usize, has_next: bool) -> SearchPage {
+        SearchPage {
+            query_words: 1,
+            page,
+            results: (first..first + count).map(result).collect(),
+            has_next,
+            withheld: vec![],
+            reconciling: vec![],
+            facts: vec![],
+        }
+    }
+
+    #[test]
+    fn a_count_is_singular_for_one_and_plural_otherwise() {
+        assert_eq!(counted(0, "passage", "passages"), "0 passages");
+        assert_eq!(counted(1, "passage", "passages"), "1 passage");
+        assert_eq!(counted(2, "passage", "passages"), "2 passages");
+        assert_eq!(counted(11, "result", "results"), "11 results");
+    }
+
+    #[test]
+    fn the_count_line_counts_a_search_on_one_page_and_names_the_ranks_across_pages() {
+        assert_eq!(
+            page_of(1, 1, 1, false).count_line().as_deref(),
+            Some("1 result")
+        );
+        assert_eq!(
+            page_of(1, 1, 12, false).count_line().as_deref(),
+            Some("12 results")
+        );
+        assert_eq!(
+            page_of(1, 1, 20, true).count_line().as_deref(),
+            Some("Results 1–20; more on the next page.")
+        );
+        assert_eq!(
+            page_of(2, 21, 7, false).count_line().as_deref(),
+            Some("Results 21–27.")
+        );
+        assert_eq!(
+            page_of(3, 41, 1, false).count_line().as_deref(),
+            Some("Result 41.")
+        );
+        assert_eq!(
+            page_of(1, 1, 0, false).count_line(),
+            None,
+            "no result, no count"
+        );
+    }
+
+    #[test]
+    fn a_withheld_line_agrees_in_number_with_its_count() {
+        let one = Withheld::one("sheets", WithheldReason::NoAnswer);
+        assert_eq!(one.sentence(), "Sheets did not answer; 1 result withheld.");
+        let seven = Withheld { count: 7, ..one };
+        assert_eq!(
+            seven.sentence(),
+            "Sheets did not answer; 7 results withheld."
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use maud::{Markup, html};
 use super::AppState;
 use super::envelope::{layout, page};
 use super::extract::SignedIn;
-use crate::search::page::{SearchError, SearchPage};
+use crate::search::page::{SearchError, SearchPage, counted};
 use crate::search::query::{QUERY_BYTES_MAX, QUERY_WORDS_MAX};
 
 #[derive(Debug, serde::Deserialize)]
@@ -82,6 +82,7 @@ pub(crate) fn results_region(
                 }
                 // The fact box: below the notices and above the list (§8.8).
                 (super::facts::fact_boxes(&p.facts))
+                @if let Some(count) = p.count_line() { p.count { (count) } }
                 ol start=(p.results.first().map(|r| r.rank).unwrap_or(1)) {
                     @for r in &p.results {
                         li.result {
@@ -155,7 +156,7 @@ pub(crate) async fn search_page(
     let body = html! {
         h1 { "Search your team's documents" }
         @if params.deleted.is_some() { p.notice { "The document was deleted." } }
-        p { (docs.len()) " documents. Every passage found here is one of them, cited." }
+        p { (counted(docs.len(), "document", "documents")) ". Every passage found here is one of them, cited." }
         h2 { "Upload a document" }
         form method="post" action="/documents" enctype="multipart/form-data" {
             input type="hidden" name="csrf" value=(session.csrf);
