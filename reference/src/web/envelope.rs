@@ -65,6 +65,7 @@ header form{display:flex;gap:.5rem}header input[type=search]{flex:1;font-size:1.
 .facts{border:1px solid #cbd5e1;padding:0 1rem;margin:1rem 0}.facts h2{font-size:1rem;margin:.6rem 0 .2rem}.facts ul{margin:0 0 .6rem;padding-left:1.2rem}\
 .result{margin:1.2rem 0}.meta{color:#555;font-size:.9rem}mark{background:#ffe58a}\
 .notice{background:#eef4ff;padding:.5rem}.refusal{background:#fff1f0;padding:.5rem}\
+.withheld,.reconciling{background:#fff8e1;border:1px solid #e0b400;border-left-width:.3rem;padding:.5rem .75rem;margin:.6rem 0}\
 .count{color:#444;margin:.8rem 0 0}.marker-label{font-size:.85rem}\
 section.passage{border-top:1px solid #ddd;padding:.5rem .75rem 0;margin:0 -.75rem}.passage pre.text{white-space:pre-wrap;font:inherit}\
 section.passage:target{background:#fffbea;border-left:.3rem solid #e0b400;padding-left:.45rem}\
@@ -165,7 +166,7 @@ pub(crate) fn withheld_page(w: &crate::search::page::Withheld, footer: &str) -> 
             "",
             html! {
                 h1 { (status.as_u16()) " " (title) }
-                p.withheld data-app=(w.app) { (w.sentence()) }
+                p.withheld role="status" data-app=(w.app) { (w.sentence()) }
                 p { a href="/" { "Back to search" } }
             },
         ),
