@@ -1264,6 +1264,32 @@ async fn the_results_page_counts_its_results_and_every_count_agrees_in_number() 
     assert!(!none.body.contains("class=\"count\""));
 }
 
+#[tokio::test]
+async fn a_small_word_like_on_is_neither_marked_nor_lifts_a_weak_result() {
+    let (_dir, app) = signed_in_app().await;
+    upload_ok(
+        &app,
+        "kettle.md",
+        b"# Kettle\n\nThe kettle is by the window.\n",
+    )
+    .await;
+    upload_ok(
+        &app,
+        "chatter.md",
+        b"# Chatter\n\nOn and on, carry on, hold on, on and on: on, on, on.\n",
+    )
+    .await;
+    let resp = app.get(&format!("/?q={}", form_encode("kettle on"))).await;
+    assert_eq!(resp.status, StatusCode::OK);
+    // Presence: the passage holding the content word is found and marked.
+    assert_eq!(result_count(&resp.body), 1, "{}", resp.body);
+    assert_eq!(marks(&resp.body), ["kettle"]);
+    assert!(
+        !resp.body.contains("Chatter"),
+        "a passage of only 'on' is no result"
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Line endings
 // ---------------------------------------------------------------------------
