@@ -31,6 +31,7 @@ use crate::policy::egress::EgressMode;
 use crate::search::facts::FactQuery;
 use crate::search::highlight::Highlighter;
 use crate::search::index::LexicalIndex;
+use crate::search::markdown::TextForm;
 use crate::search::page::{
     Candidates, MARKER_PERSON, PAGE_MAX, PAGE_SIZE_RESULTS, SearchError, SearchPage, SearchResult,
     Verdicts,
@@ -520,6 +521,11 @@ impl Instance {
             else {
                 continue;
             };
+            // The snippet is cut from what the page would show of the
+            // passage: a Markdown passage's text without its markup.
+            let shown =
+                TextForm::of(&ph.document).snippet_text(&ph.passage.body, ph.passage.ordinal == 0);
+            let snippet = highlighter.snippet(&shown);
             results.push(SearchResult {
                 rank: offset + results.len() + 1,
                 app: ph.document.app.clone(),
@@ -531,7 +537,7 @@ impl Instance {
                 marker: MARKER_PERSON,
                 revision: ph.document.revision,
                 date: iso_date(ph.document.updated_at),
-                snippet: highlighter.snippet(&ph.passage.body),
+                snippet,
                 provenance: ph.document.provenance,
                 text: ph.passage.body,
             });

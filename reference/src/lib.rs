@@ -138,9 +138,11 @@ pub use ingest::import::{
 
 // Search and its ruling (§7.1, §7.2, §8.1).
 pub use search::index::{BM25_WEIGHTS, Hit, LexicalIndex};
+pub use search::markdown::{READ_OPTIONS, TextForm, plain_text};
 pub use search::page::{
-    Candidates, MARKER_PERSON, PAGE_MAX, PAGE_SIZE_RESULTS, Reconciling, SearchError, SearchPage,
-    SearchResult, Verdicts, Withheld, WithheldReason, app_display_name,
+    Candidates, MARKER_PERSON, MARKER_PERSON_LABEL, PAGE_MAX, PAGE_SIZE_RESULTS, Reconciling,
+    SearchError, SearchPage, SearchResult, Verdicts, Withheld, WithheldReason, app_display_name,
+    counted,
 };
 pub use search::query::{
     Plan, QUERY_BYTES_MAX, QUERY_WORDS_MAX, Query, QueryRefusal, STOP_WORDS, is_stop_word,

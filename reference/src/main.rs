@@ -384,8 +384,14 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
                         };
                         println!("{:>3}. {}{trail}", r.rank, r.title);
                         println!(
-                            "     {} · passage {} · {} · {} · revision {} · {}",
-                            r.app, r.ordinal, r.marker, r.date, r.revision, r.link
+                            "     {} · passage {} · {} {} · {} · revision {} · {}",
+                            r.app,
+                            r.passage_number(),
+                            r.marker,
+                            r.marker_label(),
+                            r.date,
+                            r.revision,
+                            r.link
                         );
                         println!("     {}", r.snippet.to_marked_text());
                     }

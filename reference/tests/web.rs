@@ -1,4 +1,4 @@
-//! The search page's behaviour on bad input: refused uploads, unknown paths, hostile queries, markup in documents, line endings, CSRF and sessions, and pagination (§8.1, §9.1).
+//! The search page's behaviour on bad input: refused uploads, unknown paths, hostile queries, markup in documents, line endings, CSRF and sessions, and pagination; and the page as a reader sees it: rendered documents, plain snippets, numbering, counts and the marker (§8.1, §8.5, §9.1).
 //!
 //! Every request goes through [`TestApp`], in process and without a socket.
 //! A test that asserts an absence (nothing stored, nothing leaked, no
@@ -1004,6 +1004,290 @@ async fn highlights_are_whole_words_and_never_split_a_multibyte_character() {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// The page, as a reader sees it (issue 11)
+// ---------------------------------------------------------------------------
+
+/// A Markdown document with every construct a reader should see rendered,
+/// and every one a page must not pass through.
+const PRINTERS_MD: &str = "# Printer guide\n\n\
+Run `lpstat -p` to see **every** printer, then read [the manual](https://example.org/manual) \
+or [this](javascript:alert(1)) or [that](data:text/html,x).\n\n\
+- first bullet\n- second bullet\n\n\
+| Floor | Printer |\n|---|---|\n| 2 | *Kyocera* |\n\n\
+![floor plan](https://evil.example/track.png?d=1) and ![](//evil.example/x.gif)\n\n\
+<div onclick=\"steal()\">a raw block</div>\n\n\
+## Toner\n\n\
+The toner lives <b>here</b>, on the shelf.\n";
+
+/// The passages of a document page: from its first `section.passage` to the end of `main`.
+fn passages_html(body: &str) -> &str {
+    let from = body
+        .find("<section class=\"passage\"")
+        .unwrap_or_else(|| panic!("a document page has passages: {body}"));
+    let to = body.find("</main>").expect("the page has a main");
+    &body[from..to]
+}
+
+/// The text of every `<p class="snippet">`, marks shown as `[`…`]`.
+fn snippets(body: &str) -> Vec<String> {
+    body.split("<p class=\"snippet\">")
+        .skip(1)
+        .map(|rest| {
+            rest[..rest.find("</p>").expect("closing p")]
+                .replace("<mark>", "[")
+                .replace("</mark>", "]")
+        })
+        .collect()
+}
+
+/// The text of every result's `div.meta`, tags dropped.
+fn metas(body: &str) -> Vec<String> {
+    body.split("<div class=\"meta\">")
+        .skip(1)
+        .map(|rest| {
+            let inner = &rest[..rest.find("</div>").expect("closing div")];
+            let mut text = String::new();
+            let mut in_tag = false;
+            for c in inner.chars() {
+                match c {
+                    '<' => in_tag = true,
+                    '>' => in_tag = false,
+                    c if !in_tag => text.push(c),
+                    _ => {}
+                }
+            }
+            text
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_markdown_document_page_is_rendered_with_raw_html_as_text_no_image_and_only_safe_links() {
+    let (_dir, app) = signed_in_app().await;
+    let id = upload_ok(&app, "printers.md", PRINTERS_MD.as_bytes()).await;
+    let resp = app.get(&format!("/documents/{id}")).await;
+    assert_eq!(resp.status, StatusCode::OK);
+    assert_footer("the document page", &resp);
+    expect![[r##"<section class="passage" id="p0"><p class="meta"><a href="#p0">Passage 1</a></p><div class="body"><p>Run <code>lpstat -p</code> to see <strong>every</strong> printer, then read <a href="https://example.org/manual" rel="noopener noreferrer nofollow">the manual</a> or this or that.</p><ul><li>first bullet</li><li>second bullet</li></ul><div class="table"><table><thead><tr><th>Floor</th><th>Printer</th></tr></thead><tbody><tr><td>2</td><td><em>Kyocera</em></td></tr></tbody></table></div><p><span class="image">[image: floor plan]</span> and <span class="image">[image]</span></p><pre class="html">&lt;div onclick=&quot;steal()&quot;&gt;a raw block&lt;/div&gt;</pre></div></section><section class="passage" id="p1"><h2>Toner</h2><p class="meta"><a href="#p1">Passage 2</a></p><div class="body"><p>The toner lives &lt;b&gt;here&lt;/b&gt;, on the shelf.</p></div></section>"##]]
+    .assert_eq(passages_html(&resp.body));
+    for absent in [
+        "<img",
+        "evil.example",
+        "javascript:",
+        "data:text",
+        "<div onclick",
+        "<b>",
+    ] {
+        assert!(!resp.body.contains(absent), "the page carries {absent:?}");
+    }
+    assert_eq!(
+        resp.body.matches("<h1>").count(),
+        1,
+        "one h1: the title; a passage's headings are deeper"
+    );
+}
+
+#[tokio::test]
+async fn a_plain_text_document_page_shows_its_text_and_makes_nothing_of_markdown_symbols() {
+    let (_dir, app) = signed_in_app().await;
+    let text = "Shopping list for the studio\n\n- oat milk\n* coffee beans\n1. `tea`\n| a | b |\n";
+    let id = upload_ok(&app, "list.txt", text.as_bytes()).await;
+    let resp = app.get(&format!("/documents/{id}")).await;
+    assert_eq!(resp.status, StatusCode::OK);
+    expect![[r##"
+        <section class="passage" id="p0"><p class="meta"><a href="#p0">Passage 1</a></p><pre class="text">Shopping list for the studio
+
+        - oat milk
+        * coffee beans
+        1. `tea`
+        | a | b |</pre></section>"##]]
+    .assert_eq(passages_html(&resp.body));
+    // The snippet of a text file is its text as well.
+    let results = app.get("/?q=coffee").await;
+    assert_eq!(
+        snippets(&results.body),
+        ["Shopping list for the studio  - oat milk * [coffee] beans 1. `tea` | a | b |"]
+    );
+}
+
+#[tokio::test]
+async fn the_passage_a_result_links_to_is_anchored_and_marked_without_script() {
+    let (_dir, app) = signed_in_app().await;
+    upload_ok(&app, "printers.md", PRINTERS_MD.as_bytes()).await;
+    let results = app.get("/?q=toner").await;
+    let links = result_links(&results.body);
+    assert_eq!(links.len(), 1, "{}", results.body);
+    let (path, fragment) = links[0].split_once('#').expect("a deep link");
+    assert_eq!(fragment, "p1");
+    let doc = app.get(&format!("/documents/{path}")).await;
+    assert!(
+        doc.body.contains(&format!(
+            "<section class=\"passage\" id=\"{fragment}\"><h2>Toner</h2>"
+        )),
+        "{}",
+        doc.body
+    );
+    // Marked by the stylesheet when the fragment names it: no script.
+    assert!(doc.body.contains("section.passage:target{"), "{}", doc.body);
+    assert!(
+        doc.body
+            .contains("section.passage:target>p.meta::after{content:")
+    );
+    assert!(!doc.body.contains("<script"));
+}
+
+#[tokio::test]
+async fn a_snippet_shows_the_passages_text_without_markdown_symbols_and_still_marks_folded_and_cjk_words()
+ {
+    let (_dir, app) = signed_in_app().await;
+    upload_ok(&app, "printers.md", PRINTERS_MD.as_bytes()).await;
+    upload_ok(
+        &app,
+        "trip.md",
+        "# Trip\n\n- **Spotkanie** w *Polską* stolicą\n\n| Where | What |\n|---|---|\n| `東京`で | 会議, [notes](https://example.org) |\n"
+            .as_bytes(),
+    )
+    .await;
+    let resp = app.get("/?q=printer").await;
+    let shown = snippets(&resp.body);
+    assert!(
+        shown.contains(
+            &"Run lpstat -p to see every [printer], then read the manual or this or that. first bullet \
+             second bullet Floor [Printer] 2 Kyocera floor plan and &lt;div onclick=&quot;steal()&quot;&gt;a raw block&lt;/div&gt;"
+                .to_string()
+        ),
+        "{shown:?}"
+    );
+    for (q, marked) in [("polska", "Polską"), ("東京", "東京"), ("notes", "notes")] {
+        let resp = app.get(&format!("/?q={}", form_encode(q))).await;
+        assert_eq!(marks(&resp.body), [marked], "{q}");
+        let shown = snippets(&resp.body);
+        assert_eq!(shown.len(), 1, "{q}");
+        for symbol in ["**", "`", "](", "- ", "|", "*"] {
+            assert!(
+                !shown[0].contains(symbol),
+                "{q}: {symbol:?} in {}",
+                shown[0]
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn passages_are_numbered_from_one_on_every_page_while_anchors_keep_the_ordinal() {
+    let (_dir, app) = signed_in_app().await;
+    let id = upload_ok(&app, "kitchen.md", KITCHEN_MD).await;
+    let results = app.get("/?q=descale").await;
+    assert_eq!(result_links(&results.body), [format!("{id}#p0")]);
+    let meta = metas(&results.body);
+    assert!(meta[0].contains(" · passage 1 · "), "{meta:?}");
+    let doc = app.get(&format!("/documents/{id}")).await;
+    assert!(
+        doc.body.contains("<section class=\"passage\" id=\"p0\">")
+            && doc.body.contains("<a href=\"#p0\">Passage 1</a>")
+            && doc.body.contains("<a href=\"#p1\">Passage 2</a>"),
+        "{}",
+        doc.body
+    );
+    assert!(!doc.body.contains("Passage 0"));
+}
+
+#[tokio::test]
+async fn the_person_marker_carries_its_words_beside_it_not_only_on_hover() {
+    let (_dir, app) = signed_in_app().await;
+    upload_ok(&app, "kitchen.md", KITCHEN_MD).await;
+    let results = app.get("/?q=descale").await;
+    let meta = metas(&results.body);
+    assert_eq!(meta.len(), 1);
+    assert!(
+        meta[0].contains(&format!(
+            " · {} {} · ",
+            memoria::MARKER_PERSON,
+            memoria::MARKER_PERSON_LABEL
+        )),
+        "{meta:?}"
+    );
+    assert_eq!(memoria::MARKER_PERSON_LABEL, "written by a person");
+}
+
+#[tokio::test]
+async fn the_results_page_counts_its_results_and_every_count_agrees_in_number() {
+    let (_dir, app) = signed_in_app().await;
+    let id = upload_ok(&app, "one.md", b"# One\n\nThe quokka alone.\n").await;
+    let pages = [
+        ("home", app.get("/").await, "1 document."),
+        (
+            "results",
+            app.get("/?q=quokka").await,
+            "<p class=\"count\">1 result</p>",
+        ),
+        (
+            "document",
+            app.get(&format!("/documents/{id}")).await,
+            " · 1 passage</p>",
+        ),
+        (
+            "delete",
+            app.get(&format!("/documents/{id}/delete")).await,
+            "its 1 passage from",
+        ),
+    ];
+    for (what, resp, want) in &pages {
+        assert!(
+            resp.body.contains(want),
+            "{what}: {want:?} in {}",
+            resp.body
+        );
+        for slip in ["1 documents", "1 results", "1 passages"] {
+            assert!(!resp.body.contains(slip), "{what}: {slip:?}");
+        }
+    }
+    upload_ok(
+        &app,
+        "two.md",
+        b"# Two\n\nA second quokka.\n\n## More\n\nA third quokka.\n",
+    )
+    .await;
+    assert!(app.get("/").await.body.contains("2 documents."));
+    assert!(
+        app.get("/?q=quokka")
+            .await
+            .body
+            .contains("<p class=\"count\">3 results</p>")
+    );
+    // Nothing matched: the page says so in its own words, with no count.
+    let none = app.get("/?q=wombat").await;
+    assert!(none.body.contains("No passage matched."));
+    assert!(!none.body.contains("class=\"count\""));
+}
+
+#[tokio::test]
+async fn a_small_word_like_on_is_neither_marked_nor_lifts_a_weak_result() {
+    let (_dir, app) = signed_in_app().await;
+    upload_ok(
+        &app,
+        "kettle.md",
+        b"# Kettle\n\nThe kettle is by the window.\n",
+    )
+    .await;
+    upload_ok(
+        &app,
+        "chatter.md",
+        b"# Chatter\n\nOn and on, carry on, hold on, on and on: on, on, on.\n",
+    )
+    .await;
+    let resp = app.get(&format!("/?q={}", form_encode("kettle on"))).await;
+    assert_eq!(resp.status, StatusCode::OK);
+    // Presence: the passage holding the content word is found and marked.
+    assert_eq!(result_count(&resp.body), 1, "{}", resp.body);
+    assert_eq!(marks(&resp.body), ["kettle"]);
+    assert!(
+        !resp.body.contains("Chatter"),
+        "a passage of only 'on' is no result"
+    );
 }
 
 // ---------------------------------------------------------------------------

@@ -21,7 +21,7 @@
 
 use std::collections::BTreeSet;
 
-use memoria::{MARKER_PERSON, PAGE_SIZE_RESULTS};
+use memoria::{MARKER_PERSON, MARKER_PERSON_LABEL, PAGE_SIZE_RESULTS};
 use memoria_simulator::{CallKind, Memoria, Outage, Rung, SIBLING_PORT, SiblingSpec, TEAM, World};
 use syn::visit::Visit;
 
@@ -84,7 +84,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "15/every-passage-carries-its-citation",
-            desc: "§8.1: \"ranked passages, each carrying app, title, locator, 👨/🤖 marker, date, and a deep link\". Five sibling passages: each result names its app and title, a passage locator, the 👨 marker, an ISO date and a deep link /documents/{id}#p{n}; the passage naming the canary three times ranks first.",
+            desc: "§8.1: \"ranked passages, each carrying app, title, locator, 👨/🤖 marker, date, and a deep link\". Five sibling passages: each result names its app and title, a passage locator, the 👨 marker with its words (\"👨 written by a person\", so it reads without an emoji font), an ISO date and a deep link /documents/{id}#p{n}; the passage naming the canary three times ranks first.",
             run: every_passage_cited,
         },
         Case {
@@ -355,12 +355,12 @@ fn every_passage_cited(ctx: &mut Ctx) -> Result<(), Failure> {
                     t.strip_prefix("passage ")
                         .is_some_and(|n| n.parse::<u32>().is_ok())
                 })
-                && tokens.contains(&MARKER_PERSON)
+                && tokens.contains(&format!("{MARKER_PERSON} {MARKER_PERSON_LABEL}").as_str())
                 && tokens.iter().any(|t| is_iso_date(t))
                 && is_deep_link(&c.link);
             check(
                 ok,
-                "each result carries its app, title, a passage locator, the 👨 marker, an ISO date and a deep link /documents/{id}#p{n}",
+                "each result carries its app, title, a passage locator, the 👨 marker with its label, an ISO date and a deep link /documents/{id}#p{n}",
                 format!("{c:?}"),
             )?;
         }

@@ -46,6 +46,18 @@ pub fn is_importable_name(name: &str) -> bool {
     )
 }
 
+/// What a file named `name` (a path or upload file name) is read as: by
+/// its extension, `.md`/`.markdown` Markdown, `.html`/`.htm` HTML, anything
+/// else plain text. The document page reads a stored path with it too, so
+/// a `.txt` is shown as the text it is (§8.1).
+pub fn source_kind(name: &str) -> SourceKind {
+    match extension(name).as_deref() {
+        Some("md" | "markdown") => SourceKind::Markdown,
+        Some("html" | "htm") => SourceKind::Html,
+        _ => SourceKind::PlainText,
+    }
+}
+
 fn extension(name: &str) -> Option<String> {
     let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
     base.rsplit_once('.')
@@ -114,11 +126,7 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Decoded, Error> {
             DecodeError::Binary,
         ));
     }
-    let kind = match extension(name).as_deref() {
-        Some("md" | "markdown") => SourceKind::Markdown,
-        Some("html" | "htm") => SourceKind::Html,
-        _ => SourceKind::PlainText,
-    };
+    let kind = source_kind(name);
     let body = match kind {
         SourceKind::Html => html_to_markdown(text)?,
         _ => text.to_string(),

@@ -1,5 +1,10 @@
 //! Snippets and highlights built from the opened chunk, because a contentless FTS5 table has no `snippet()` (§7.2).
 //!
+//! The text a snippet is cut from is what a reader sees of the passage: a
+//! Markdown passage's plain text, without backticks, bullets, table pipes,
+//! emphasis marks or link syntax ([`crate::search::markdown::plain_text`]),
+//! and a plain-text passage as it is.
+//!
 //! A word of the chunk is a hit when it equals a query word, or when both stem
 //! to the same English stem (the index uses the Porter stemmer; this uses its
 //! Snowball successor, which agrees on the common cases), both compared with
@@ -23,7 +28,8 @@ pub const SNIPPET_WORDS_MAX: usize = 36;
 /// One run of snippet text: a hit or the plain text between hits.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Segment {
-    /// The text, verbatim from the chunk except that line breaks become spaces.
+    /// The text, verbatim from the text the snippet was cut from (see the
+    /// module documentation) except that line breaks become spaces.
     pub text: String,
     /// True if this run is a matched word.
     pub hit: bool,

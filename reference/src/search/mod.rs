@@ -7,6 +7,7 @@
 pub mod facts;
 pub mod highlight;
 pub mod index;
+pub mod markdown;
 pub mod page;
 pub mod query;
 pub mod text;

@@ -18,6 +18,9 @@ pub const PAGE_SIZE_RESULTS: usize = 20;
 pub const PAGE_MAX: u32 = 50;
 /// The marker for a passage a person wrote, as opposed to 🤖 for a model's (§8.1).
 pub const MARKER_PERSON: &str = "👨";
+/// The words a page shows beside [`MARKER_PERSON`], so the marker reads
+/// without an emoji font and without a hover (§8.1: "👨/🤖 marker").
+pub const MARKER_PERSON_LABEL: &str = "written by a person";
 
 /// One search result: a passage with its citation (§8.1).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -53,13 +56,34 @@ pub struct SearchResult {
 }
 
 impl SearchResult {
+    /// The passage's number as a page shows it, from 1: `ordinal + 1`. The
+    /// deep link and the JSON keep the 0-based `ordinal` (`#p{ordinal}`).
+    pub fn passage_number(&self) -> i64 {
+        self.ordinal + 1
+    }
+
+    /// The words a page shows beside the marker: [`MARKER_PERSON_LABEL`]
+    /// for [`MARKER_PERSON`].
+    pub fn marker_label(&self) -> &'static str {
+        match self.marker {
+            MARKER_PERSON => MARKER_PERSON_LABEL,
+            _ => "",
+        }
+    }
+
     /// The heading trail to show beside the title: the trail without a first
     /// entry that merely repeats the title (a document's own `# Title`).
     pub fn trail_below_title(&self) -> &[String] {
-        match self.trail.first() {
-            Some(first) if first.trim() == self.title.trim() => &self.trail[1..],
-            _ => &self.trail,
-        }
+        trail_below(&self.title, &self.trail)
+    }
+}
+
+/// `trail` without a first entry that merely repeats `title` (a
+/// document's own `# Title`): the trail a page shows beside the title.
+pub fn trail_below<'a>(title: &str, trail: &'a [String]) -> &'a [String] {
+    match trail.first() {
+        Some(first) if first.trim() == title.trim() => &trail[1..],
+        _ => trail,
     }
 }
 
@@ -83,6 +107,42 @@ pub struct SearchPage {
     /// The fact boxes, one per kind the query named that has something to
     /// show, read from `results` and nothing else (§8.8).
     pub facts: Vec<FactBox>,
+}
+
+impl SearchPage {
+    /// The line that counts the results shown: "12 results", "1 result"
+    /// on a search that fits one page; on a page of several, the ranks it
+    /// shows, e.g. "Results 21–40; more on the next page.". `None` when the
+    /// page shows no result: it says why in its own words. The count is of
+    /// what renders, after the ruling: a passage NOT_VISIBLE was never a
+    /// result (§8.1), and no total is claimed that was not ruled.
+    pub fn count_line(&self) -> Option<String> {
+        let (first, last) = (self.results.first()?.rank, self.results.last()?.rank);
+        if self.page <= 1 && !self.has_next {
+            return Some(counted(self.results.len(), "result", "results"));
+        }
+        let ranks = if first == last {
+            format!("Result {first}")
+        } else {
+            format!("Results {first}–{last}")
+        };
+        Some(if self.has_next {
+            format!("{ranks}; more on the next page.")
+        } else {
+            format!("{ranks}.")
+        })
+    }
+}
+
+/// `n` with the word that counts it, as a reader reads it: `counted(1,
+/// "passage", "passages")` is "1 passage", any other `n` takes `many`
+/// ("0 passages", "3 passages"). Every count a page renders goes through it.
+pub fn counted(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
 }
 
 /// One source out of the search until its re-announce completes (§4.1 rule 1).
@@ -145,15 +205,14 @@ impl Withheld {
     /// The sentence the page shows, e.g. "Sheets did not answer; 7 results withheld."
     pub fn sentence(&self) -> String {
         let app = app_display_name(&self.app);
-        let n = self.count;
-        let results = if n == 1 { "result" } else { "results" };
+        let results = counted(self.count, "result", "results");
         match self.reason {
-            WithheldReason::NoAnswer => format!("{app} did not answer; {n} {results} withheld."),
+            WithheldReason::NoAnswer => format!("{app} did not answer; {results} withheld."),
             WithheldReason::Stale => format!(
-                "{app} has a newer version of {n} {results}; withheld while memoria fetches it."
+                "{app} has a newer version of {results}; withheld while memoria fetches it."
             ),
             WithheldReason::Ahead => format!(
-                "{app} is behind the version memoria holds of {n} {results}, as after a restore; \
+                "{app} is behind the version memoria holds of {results}, as after a restore; \
                  withheld until {app} re-announces. Nothing was deleted."
             ),
         }
@@ -348,3 +407,101 @@ impl std::fmt::Display for SearchError {
 }
 
 impl std::error::Error for SearchError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::highlight::Snippet;
+
+    fn result(rank: usize) -> SearchResult {
+        SearchResult {
+            rank,
+            app: "memoria".into(),
+            document_id: "d".into(),
+            title: "T".into(),
+            trail: vec![],
+            ordinal: 0,
+            marker: MARKER_PERSON,
+            revision: 1,
+            date: "2026-01-01".into(),
+            link: "/documents/d#p0".into(),
+            snippet: Snippet {
+                cut_before: false,
+                segments: vec![],
+                cut_after: false,
+            },
+            provenance: None,
+            text: String::new(),
+        }
+    }
+
+    /// Page `page` showing `count` results from rank `first`.
+    fn page_of(page: u32, first: usize, count: usize, has_next: bool) -> SearchPage {
+        SearchPage {
+            query_words: 1,
+            page,
+            results: (first..first + count).map(result).collect(),
+            has_next,
+            withheld: vec![],
+            reconciling: vec![],
+            facts: vec![],
+        }
+    }
+
+    #[test]
+    fn a_count_is_singular_for_one_and_plural_otherwise() {
+        assert_eq!(counted(0, "passage", "passages"), "0 passages");
+        assert_eq!(counted(1, "passage", "passages"), "1 passage");
+        assert_eq!(counted(2, "passage", "passages"), "2 passages");
+        assert_eq!(counted(11, "result", "results"), "11 results");
+    }
+
+    #[test]
+    fn the_count_line_counts_a_search_on_one_page_and_names_the_ranks_across_pages() {
+        assert_eq!(
+            page_of(1, 1, 1, false).count_line().as_deref(),
+            Some("1 result")
+        );
+        assert_eq!(
+            page_of(1, 1, 12, false).count_line().as_deref(),
+            Some("12 results")
+        );
+        assert_eq!(
+            page_of(1, 1, 20, true).count_line().as_deref(),
+            Some("Results 1–20; more on the next page.")
+        );
+        assert_eq!(
+            page_of(2, 21, 7, false).count_line().as_deref(),
+            Some("Results 21–27.")
+        );
+        assert_eq!(
+            page_of(3, 41, 1, false).count_line().as_deref(),
+            Some("Result 41.")
+        );
+        assert_eq!(
+            page_of(1, 1, 0, false).count_line(),
+            None,
+            "no result, no count"
+        );
+    }
+
+    #[test]
+    fn a_withheld_line_agrees_in_number_with_its_count() {
+        let one = Withheld::one("sheets", WithheldReason::NoAnswer);
+        assert_eq!(one.sentence(), "Sheets did not answer; 1 result withheld.");
+        let seven = Withheld { count: 7, ..one };
+        assert_eq!(
+            seven.sentence(),
+            "Sheets did not answer; 7 results withheld."
+        );
+    }
+
+    #[test]
+    fn a_passage_is_numbered_from_one_and_its_marker_carries_its_words() {
+        let mut r = result(1);
+        r.ordinal = 0;
+        assert_eq!(r.passage_number(), 1, "ordinal 0 is passage 1");
+        assert_eq!(r.link, "/documents/d#p0", "the anchor keeps the ordinal");
+        assert_eq!(r.marker_label(), "written by a person");
+    }
+}

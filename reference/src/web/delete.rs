@@ -10,6 +10,7 @@ use super::extract::SignedIn;
 use super::{AppState, CsrfForm};
 use crate::access::session::csrf_ok;
 use crate::error::ErrorKind;
+use crate::search::page::counted;
 use crate::storage::store::is_document_id;
 
 pub(crate) async fn delete_confirm(
@@ -28,7 +29,7 @@ pub(crate) async fn delete_confirm(
     };
     let body = html! {
         h1 { "Delete “" (doc.title) "”?" }
-        p { "This removes the document and its " (doc.chunk_count) " passages from memoria for everyone. It cannot be undone here." }
+        p { "This removes the document and its " (counted(usize::try_from(doc.chunk_count).unwrap_or(0), "passage", "passages")) " from memoria for everyone. It cannot be undone here." }
         form method="post" action=(format!("/documents/{}/delete", doc.id)) {
             input type="hidden" name="csrf" value=(session.csrf);
             button type="submit" { "Delete" }

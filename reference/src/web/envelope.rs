@@ -65,7 +65,15 @@ header form{display:flex;gap:.5rem}header input[type=search]{flex:1;font-size:1.
 .facts{border:1px solid #cbd5e1;padding:0 1rem;margin:1rem 0}.facts h2{font-size:1rem;margin:.6rem 0 .2rem}.facts ul{margin:0 0 .6rem;padding-left:1.2rem}\
 .result{margin:1.2rem 0}.meta{color:#555;font-size:.9rem}mark{background:#ffe58a}\
 .notice{background:#eef4ff;padding:.5rem}.refusal{background:#fff1f0;padding:.5rem}\
-section.passage{border-top:1px solid #ddd;padding-top:.5rem}.passage pre{white-space:pre-wrap;font:inherit}\
+.withheld,.reconciling{background:#fff8e1;border:1px solid #e0b400;border-left-width:.3rem;padding:.5rem .75rem;margin:.6rem 0}\
+.count{color:#444;margin:.8rem 0 0}.marker-label{font-size:.85rem}\
+section.passage{border-top:1px solid #ddd;padding:.5rem .75rem 0;margin:0 -.75rem}.passage pre.text{white-space:pre-wrap;font:inherit}\
+section.passage:target{background:#fffbea;border-left:.3rem solid #e0b400;padding-left:.45rem}\
+section.passage:target>p.meta::after{content:' · the passage your link points to';font-weight:600}\
+.passage pre{white-space:pre-wrap;background:#f6f6f6;padding:.4rem .6rem;overflow-x:auto}.passage code{background:#f2f2f2;padding:0 .15rem}\
+.passage pre code{background:none;padding:0}.passage blockquote{border-left:.2rem solid #ccc;margin-left:0;padding-left:.8rem;color:#444}\
+.passage .table{overflow-x:auto}.passage table{border-collapse:collapse;margin:.5rem 0}.passage th,.passage td{border:1px solid #ccc;padding:.2rem .5rem;vertical-align:top}\
+.align-left{text-align:left}.align-center{text-align:center}.align-right{text-align:right}.passage .image{color:#555;font-style:italic}\
 footer{margin-top:3rem;border-top:1px solid #ddd;padding-top:.5rem;color:#444;font-size:.9rem}";
 
 pub(crate) fn layout(
@@ -158,7 +166,7 @@ pub(crate) fn withheld_page(w: &crate::search::page::Withheld, footer: &str) -> 
             "",
             html! {
                 h1 { (status.as_u16()) " " (title) }
-                p.withheld data-app=(w.app) { (w.sentence()) }
+                p.withheld role="status" data-app=(w.app) { (w.sentence()) }
                 p { a href="/" { "Back to search" } }
             },
         ),

@@ -17,6 +17,7 @@
 //!
 //! One file per page: [`search`], [`document`], [`upload`], [`sources`],
 //! [`delete`], [`auth`]; the chrome every page shares is [`envelope`]; the
+//! document page renders passages through [`markdown`]; the
 //! state behind the router is [`state`]. Every sibling passage a page
 //! renders was ruled by `sibling::ruled` in that request.
 //!
@@ -30,6 +31,7 @@ mod document;
 mod envelope;
 mod extract;
 mod facts;
+mod markdown;
 mod search;
 mod sentences;
 mod sources;

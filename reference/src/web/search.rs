@@ -8,7 +8,7 @@ use maud::{Markup, html};
 use super::AppState;
 use super::envelope::{layout, page};
 use super::extract::SignedIn;
-use crate::search::page::{SearchError, SearchPage};
+use crate::search::page::{SearchError, SearchPage, counted};
 use crate::search::query::{QUERY_BYTES_MAX, QUERY_WORDS_MAX};
 
 #[derive(Debug, serde::Deserialize)]
@@ -68,11 +68,13 @@ pub(crate) fn results_region(
         Ok(p) => (
             StatusCode::OK,
             html! { section #results {
+                // Notices, boxed apart from the results (the stylesheet's
+                // `.reconciling` and `.withheld`), read as they open.
                 @for r in &p.reconciling {
-                    p.reconciling data-app=(r.app) { (r.sentence()) }
+                    p.reconciling role="status" data-app=(r.app) { (r.sentence()) }
                 }
                 @for w in &p.withheld {
-                    p.withheld data-app=(w.app) { (w.sentence()) }
+                    p.withheld role="status" data-app=(w.app) { (w.sentence()) }
                 }
                 // A reconciling source is out of the search: its lines say so,
                 // and the page never claims nothing matched (§4.1 rule 1).
@@ -82,6 +84,7 @@ pub(crate) fn results_region(
                 }
                 // The fact box: below the notices and above the list (§8.8).
                 (super::facts::fact_boxes(&p.facts))
+                @if let Some(count) = p.count_line() { p.count { (count) } }
                 ol start=(p.results.first().map(|r| r.rank).unwrap_or(1)) {
                     @for r in &p.results {
                         li.result {
@@ -90,7 +93,8 @@ pub(crate) fn results_region(
                                 @if !r.trail_below_title().is_empty() { " › " (r.trail_below_title().join(" › ")) }
                             }
                             div.meta {
-                                span.app { (r.app) } " · passage " (r.ordinal) " · " span title="written by a person" { (r.marker) }
+                                span.app { (r.app) } " · passage " (r.passage_number()) " · "
+                                span.marker { (r.marker) " " span.marker-label { (r.marker_label()) } }
                                 " · " (r.date) " · revision " (r.revision)
                             }
                             p.snippet {
@@ -154,7 +158,7 @@ pub(crate) async fn search_page(
     let body = html! {
         h1 { "Search your team's documents" }
         @if params.deleted.is_some() { p.notice { "The document was deleted." } }
-        p { (docs.len()) " documents. Every passage found here is one of them, cited." }
+        p { (counted(docs.len(), "document", "documents")) ". Every passage found here is one of them, cited." }
         h2 { "Upload a document" }
         form method="post" action="/documents" enctype="multipart/form-data" {
             input type="hidden" name="csrf" value=(session.csrf);
@@ -220,6 +224,39 @@ mod tests {
             assert_eq!(params.q.as_deref(), Some(q), "{link}");
             assert_eq!(params.page.as_deref(), Some("3"), "{link}");
         }
+    }
+
+    #[test]
+    fn withheld_and_reconciling_lines_are_boxed_notices_apart_from_the_results() {
+        use crate::search::page::{Reconciling, Withheld, WithheldReason};
+        let page = SearchPage {
+            query_words: 1,
+            page: 1,
+            results: vec![],
+            has_next: false,
+            withheld: vec![
+                Withheld::one("docs", WithheldReason::NoAnswer),
+                Withheld {
+                    count: 3,
+                    ..Withheld::one("calendar", WithheldReason::Stale)
+                },
+            ],
+            reconciling: vec![Reconciling {
+                app: "sheets".into(),
+            }],
+            facts: vec![],
+        };
+        let (status, region) = results_region("q", &Ok(page));
+        assert_eq!(status, StatusCode::OK);
+        expect_test::expect![[r#"<section id="results"><p class="reconciling" role="status" data-app="sheets">Sheets is reconciling after a restore; its results are out of the search until it re-announces.</p><p class="withheld" role="status" data-app="docs">Docs did not answer; 1 result withheld.</p><p class="withheld" role="status" data-app="calendar">Calendar has a newer version of 3 results; withheld while memoria fetches it.</p><ol start="1"></ol><nav class="pages"></nav></section>"#]]
+        .assert_eq(&region.into_string());
+        // The box itself: a rule of the page's one stylesheet, no script.
+        let style = super::super::envelope::STYLE;
+        assert!(
+            style.contains(".withheld,.reconciling{background:"),
+            "{style}"
+        );
+        assert!(style.contains("border:1px solid"), "{style}");
     }
 
     #[test]

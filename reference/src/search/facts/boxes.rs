@@ -20,7 +20,7 @@
 use std::collections::BTreeSet;
 
 use super::{Found, Incomplete, Kind, lexicon::FactQuery, scan, tokens};
-use crate::search::page::SearchResult;
+use crate::search::page::{SearchResult, counted};
 
 /// The cap, inclusive: three renders, four renders nothing (§8.8).
 pub const FACT_ROWS_MAX: usize = 3;
@@ -64,7 +64,7 @@ pub struct FactBox {
 
 impl Narrowed {
     /// The line under a narrowed row, e.g. "Matched “office”. 3 other phone
-    /// numbers are in these results."
+    /// numbers are in these results." (one: "1 other phone number is").
     pub fn sentence(&self, kind: Kind) -> String {
         let quoted: Vec<String> = self.matched.iter().map(|q| format!("“{q}”")).collect();
         let matched = match quoted.as_slice() {
@@ -72,11 +72,13 @@ impl Narrowed {
             [one] => one.clone(),
             [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
         };
-        format!(
-            "Matched {matched}. {} other {} are in these results.",
+        let others = counted(
             self.others,
-            kind.plural()
-        )
+            &format!("other {}", kind.singular()),
+            &format!("other {}", kind.plural()),
+        );
+        let are = if self.others == 1 { "is" } else { "are" };
+        format!("Matched {matched}. {others} {are} in these results.")
     }
 }
 

@@ -94,6 +94,17 @@ impl Kind {
         }
     }
 
+    /// The singular a count line uses for one, e.g. `phone number`.
+    pub fn singular(self) -> &'static str {
+        match self {
+            Kind::Phone => "phone number",
+            Kind::Eircode => "eircode",
+            Kind::Iban => "IBAN",
+            Kind::Vat => "VAT number",
+            Kind::Email => "email address",
+        }
+    }
+
     /// The plural a count line uses, e.g. `phone numbers`.
     pub fn plural(self) -> &'static str {
         match self {

@@ -787,6 +787,18 @@ fn the_narrowed_line_names_every_qualifier() {
 }
 
 #[test]
+fn one_other_candidate_is_counted_in_the_singular() {
+    let n = super::Narrowed {
+        matched: vec!["office".into()],
+        others: 1,
+    };
+    assert_eq!(
+        n.sentence(Kind::Phone),
+        "Matched “office”. 1 other phone number is in these results."
+    );
+}
+
+#[test]
 fn the_routing_key_table_holds_139_keys() {
     assert_eq!(eircode::ROUTING_KEYS.len(), 139);
 }
