@@ -16,8 +16,8 @@
 
 use std::path::Path;
 
-use crate::error::{Error, ErrorKind};
-use crate::ingest::import::{FileOutcome, ImportReport, ingest_bytes};
+use crate::error::Error;
+use crate::ingest::import::{FileOutcome, ImportReport, file_outcome, ingest_bytes, ingest_read};
 use crate::instance::Instance;
 use crate::storage::store::IngestStatus;
 
@@ -110,14 +110,6 @@ pub fn seed(instance: &mut Instance) -> Result<ImportReport, Error> {
     Ok(report)
 }
 
-/// The source key `memoria import` files `path` under: its canonical path,
-/// so the demo's import of a file and `memoria import` of the same file are
-/// one document (§5.2). Mirrors `ingest::import`'s keying.
-pub fn import_source_key(path: &Path) -> String {
-    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    format!("import:{}", canonical.display())
-}
-
 /// Ingests one file `memoria demo` read beside the serving page: `bytes` is
 /// what reading `path` gave, read with no lock held. Writes no snapshot; the
 /// caller writes one when the whole import is done (`memoria import` does
@@ -128,29 +120,5 @@ pub fn ingest_file(
     path: &Path,
     bytes: std::io::Result<Vec<u8>>,
 ) -> FileOutcome {
-    let shown = path.display().to_string();
-    let ingested = bytes
-        .map_err(|e| Error::with_source(ErrorKind::Io, format!("cannot read ({})", e.kind()), e))
-        .and_then(|bytes| ingest_bytes(instance, &import_source_key(path), &shown, &bytes));
-    match ingested {
-        Ok((o, kind)) => FileOutcome {
-            path: shown,
-            status: Some(o.status),
-            kind: Some(kind),
-            refused: None,
-            document_id: Some(o.id),
-            chunks: o.added.len(),
-        },
-        Err(e) => {
-            tracing::warn!(kind = ?e.kind(), "a file was refused");
-            FileOutcome {
-                path: shown,
-                status: None,
-                kind: None,
-                refused: Some(e.message().to_string()),
-                document_id: None,
-                chunks: 0,
-            }
-        }
-    }
+    file_outcome(path, ingest_read(instance, path, bytes))
 }

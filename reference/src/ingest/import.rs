@@ -154,32 +154,11 @@ pub fn import(instance: &mut Instance, paths: &[PathBuf]) -> Result<ImportReport
     };
     let mut changed = false;
     for (n, file) in files.iter().enumerate() {
-        let shown = file.display().to_string();
-        let outcome = import_one(instance, file);
-        match outcome {
-            Ok((o, kind)) => {
-                changed |= o.status != IngestStatus::Unchanged;
-                report.files.push(FileOutcome {
-                    path: shown,
-                    status: Some(o.status),
-                    kind: Some(kind),
-                    refused: None,
-                    document_id: Some(o.id),
-                    chunks: o.added.len(),
-                });
-            }
-            Err(e) => {
-                tracing::warn!(kind = ?e.kind(), "a file was refused");
-                report.files.push(FileOutcome {
-                    path: shown,
-                    status: None,
-                    kind: None,
-                    refused: Some(e.message().to_string()),
-                    document_id: None,
-                    chunks: 0,
-                });
-            }
-        }
+        let outcome = file_outcome(file, import_one(instance, file));
+        changed |= outcome
+            .status
+            .is_some_and(|status| status != IngestStatus::Unchanged);
+        report.files.push(outcome);
         if n == 0 {
             crashpoint("import:after-first-document");
         }
@@ -194,10 +173,63 @@ fn import_one(
     instance: &mut Instance,
     file: &Path,
 ) -> Result<(crate::storage::store::IngestOutcome, SourceKind), Error> {
-    let bytes = std::fs::read(file)
+    ingest_read(instance, file, std::fs::read(file))
+}
+
+/// The source key `memoria import` files `path` under: its canonical path
+/// (the path as given when it cannot be resolved), so importing one file
+/// twice, from `memoria import` or from `memoria demo`, is one document (§5.2).
+pub fn source_key(path: &Path) -> String {
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    format!("import:{}", canonical.display())
+}
+
+/// Ingests what reading `path` gave under its [`source_key`], named by the
+/// path as given. Writes no snapshot.
+///
+/// # Errors
+/// [`ErrorKind::Io`] when the read failed; otherwise what [`ingest_bytes`] returns.
+pub fn ingest_read(
+    instance: &mut Instance,
+    path: &Path,
+    bytes: std::io::Result<Vec<u8>>,
+) -> Result<(crate::storage::store::IngestOutcome, SourceKind), Error> {
+    let bytes = bytes
         .map_err(|e| Error::with_source(ErrorKind::Io, format!("cannot read ({})", e.kind()), e))?;
-    let canonical = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
-    let key = format!("import:{}", canonical.display());
-    let name = file.display().to_string();
-    ingest_bytes(instance, &key, &name, &bytes)
+    ingest_bytes(
+        instance,
+        &source_key(path),
+        &path.display().to_string(),
+        &bytes,
+    )
+}
+
+/// One file's line in an [`ImportReport`]: its outcome, or its refusal with
+/// the reason (logged by kind only, never by content).
+pub fn file_outcome(
+    path: &Path,
+    ingested: Result<(crate::storage::store::IngestOutcome, SourceKind), Error>,
+) -> FileOutcome {
+    let shown = path.display().to_string();
+    match ingested {
+        Ok((o, kind)) => FileOutcome {
+            path: shown,
+            status: Some(o.status),
+            kind: Some(kind),
+            refused: None,
+            document_id: Some(o.id),
+            chunks: o.added.len(),
+        },
+        Err(e) => {
+            tracing::warn!(kind = ?e.kind(), "a file was refused");
+            FileOutcome {
+                path: shown,
+                status: None,
+                kind: None,
+                refused: Some(e.message().to_string()),
+                document_id: None,
+                chunks: 0,
+            }
+        }
+    }
 }
