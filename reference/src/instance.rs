@@ -20,12 +20,17 @@
 //! sibling's passages is `sibling::ruled`'s to decide; the page's shapes
 //! are `search/page.rs`.
 
+mod semantic;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+pub use semantic::{DenseWake, EMBED_QUEUE_BATCH_CHUNKS, EMBED_TEXT_BYTES_MAX, SnapshotFootprint};
 
 use crate::access::admission::{Admission, Owner};
 use crate::clock::{Clock, iso_date};
 use crate::crashpoint::crashpoint;
+use crate::dense::{DenseMatrix, QuantisedVector};
 use crate::error::{Error, ErrorKind};
 use crate::policy::egress::EgressMode;
 use crate::search::facts::FactQuery;
@@ -34,7 +39,7 @@ use crate::search::index::LexicalIndex;
 use crate::search::markdown::TextForm;
 use crate::search::page::{
     Candidates, MARKER_PERSON, PAGE_MAX, PAGE_SIZE_RESULTS, SearchError, SearchPage, SearchResult,
-    Verdicts,
+    SemanticRanking, Verdicts,
 };
 use crate::search::query::{self, Query, QueryRefusal};
 use crate::storage::seal::Sealer;
@@ -78,6 +83,33 @@ pub struct WakeReport {
     pub tombstones_replayed: u64,
     /// The last tombstone sequence in the log after waking (0: none).
     pub tombstone_seq: i64,
+    /// How the dense matrix was obtained ([`DenseWake::Off`] with AI off).
+    pub dense: DenseWake,
+    /// Vectors the dense matrix holds after waking (0 with AI off).
+    pub vectors: u64,
+}
+
+/// What the dense half brings to one search (§7, §8.1).
+#[derive(Debug, Clone)]
+pub enum QuerySemantic {
+    /// AI is off: BM25 alone, and nothing to say about it.
+    Off,
+    /// AI is on but the query has no vector (the provider was down, slow or
+    /// refused): BM25 alone, and the page says so.
+    Unavailable,
+    /// The query's vector: BM25 and the dense scan, fused.
+    Vector(QuantisedVector),
+}
+
+impl QuerySemantic {
+    /// What the page says of its ranking.
+    pub fn ranking(&self) -> SemanticRanking {
+        match self {
+            QuerySemantic::Off => SemanticRanking::Off,
+            QuerySemantic::Unavailable => SemanticRanking::Unavailable,
+            QuerySemantic::Vector(_) => SemanticRanking::Fused,
+        }
+    }
 }
 
 /// Everything an instance needs to wake.
@@ -103,6 +135,8 @@ pub struct Instance {
     tombstones: TombstoneLog,
     /// The tombstone sequence the current snapshot includes (§7.4's deletion cursor).
     snapshot_tombstone_seq: i64,
+    /// Every live chunk's vector, with AI on (§7.2; empty with AI off).
+    dense: DenseMatrix,
 }
 
 impl std::fmt::Debug for Instance {
@@ -224,10 +258,19 @@ impl Instance {
                 generation,
                 tombstones_replayed: pending.len() as u64,
                 tombstone_seq: log.last_seq(),
+                dense: DenseWake::Off,
+                vectors: 0,
             },
             tombstones: log,
             snapshot_tombstone_seq,
+            dense: DenseMatrix::new(),
         };
+        // The dense matrix wakes before any snapshot below is written, so
+        // that snapshot seals the matrix, not an empty one.
+        if instance.embeds() {
+            let loaded = (rebuild_reason.is_none() && generation > 0).then_some(generation);
+            instance.wake_dense(loaded, seq_before_replay, &replay_removed, &live)?;
+        }
         if let Some(reason) = rebuild_reason {
             tracing::warn!(reason = %reason, chunks, "rebuilding the index from sealed chunks");
             // One index transaction and one merge for the whole rebuild (issue 11).
@@ -305,6 +348,7 @@ impl Instance {
         let outcome = self.store.ingest(doc, self.clock.now_unix_s())?;
         for id in &outcome.removed {
             self.index.delete(*id)?;
+            self.dense.remove(*id);
         }
         // Chunk ids are never reused, so nothing is deleted first; the rows
         // join the index's open batch, committed with the next snapshot.
@@ -337,6 +381,7 @@ impl Instance {
             .ingest_sibling(doc, provenance, self.clock.now_unix_s())?;
         for id in &outcome.removed {
             self.index.delete(*id)?;
+            self.dense.remove(*id);
         }
         // Chunk ids are never reused, so nothing is deleted first; the rows
         // join the index's open batch, committed with the next snapshot.
@@ -376,6 +421,7 @@ impl Instance {
         let applied = self.store.apply_tombstone(&t)?;
         for c in &applied.removed {
             self.index.delete(*c)?;
+            self.dense.remove(*c);
         }
         self.wake.tombstone_seq = self.tombstones.last_seq();
         self.write_snapshot()?;
@@ -428,6 +474,13 @@ impl Instance {
             tombstone_seq: self.store.tombstone_seq()?,
         };
         let now = self.clock.now_unix_s();
+        // The dense matrix first: a lexical blob of a generation implies
+        // its dense blob was written (a crash between the two leaves a dense
+        // blob of a generation no lexical blob names; the next snapshot
+        // takes that number again and overwrites it).
+        if self.embeds() {
+            self.write_dense_snapshot(header.generation, now)?;
+        }
         let image = self.index.serialize()?;
         let bytes = snapshot::write_at(&self.data_dir, self.store.sealer(), header, &image, now)?;
         self.store.set_snapshot_generation(header.generation)?;
@@ -460,6 +513,18 @@ impl Instance {
         Ok(self.candidates(asker, text, page)?.rule(&Verdicts::none()))
     }
 
+    /// Whether a search by `asker` for `text` on `page` may send its text to
+    /// the provider to be embedded (§8.3): AI is on, the asker is admitted,
+    /// and the query is one the search would run (not refused, not empty,
+    /// within the pages served). Nothing leaves for anything else.
+    pub fn may_embed_query(&self, asker: &str, text: &str, page: u32) -> bool {
+        self.embeds()
+            && self.admission.admit(asker).is_some()
+            && (1..=PAGE_MAX).contains(&page.max(1))
+            && query::parse(text).is_ok()
+            && query::plan(text).is_some()
+    }
+
     /// The ranked, opened candidates for one page, before any sibling is
     /// asked (§8.1). Render only what [`Candidates::rule`] returns.
     ///
@@ -470,6 +535,24 @@ impl Instance {
         asker: &str,
         text: &str,
         page: u32,
+    ) -> Result<Candidates, SearchError> {
+        self.candidates_with(asker, text, page, &QuerySemantic::Off)
+    }
+
+    /// As [`Instance::candidates`], with what the dense half brings to this
+    /// search: with a query vector the page is ranked by BM25 and the dense
+    /// scan fused by reciprocal rank (§7); with AI on and no vector (the
+    /// provider did not answer) it is lexical and says so
+    /// ([`SemanticRanking::Unavailable`]), never silently.
+    ///
+    /// # Errors
+    /// As [`Instance::search`].
+    pub fn candidates_with(
+        &self,
+        asker: &str,
+        text: &str,
+        page: u32,
+        semantic: &QuerySemantic,
     ) -> Result<Candidates, SearchError> {
         // §4.2 fact 1: the asker is admitted.
         if self.admission.admit(asker).is_none() {
@@ -489,6 +572,7 @@ impl Instance {
             has_next: false,
             reconciling: reconciling.clone(),
             facts: FactQuery::default(),
+            semantic: semantic.ranking(),
         };
         let (Some(plan), Query::Words(words)) = (query::plan(text), &q) else {
             return Ok(empty);
@@ -505,10 +589,16 @@ impl Instance {
                     .map_err(SearchError::Store)?,
             );
         }
-        let hits = self
-            .index
-            .ranked(&plan, PAGE_SIZE_RESULTS + 1, offset, &excluded)
-            .map_err(SearchError::Engine)?;
+        let hits = match semantic {
+            QuerySemantic::Vector(v) => {
+                self.hybrid_hits(&plan, v, PAGE_SIZE_RESULTS + 1, offset, &excluded)
+            }
+            QuerySemantic::Off | QuerySemantic::Unavailable => {
+                self.index
+                    .ranked(&plan, PAGE_SIZE_RESULTS + 1, offset, &excluded)
+            }
+        }
+        .map_err(SearchError::Engine)?;
         let has_next = hits.len() > PAGE_SIZE_RESULTS && page < PAGE_MAX;
         let highlighter = Highlighter::new(words);
         let mut results = Vec::with_capacity(PAGE_SIZE_RESULTS);
@@ -555,6 +645,7 @@ impl Instance {
             has_next,
             reconciling,
             facts: FactQuery::parse(text),
+            semantic: semantic.ranking(),
         })
     }
 

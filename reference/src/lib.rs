@@ -105,7 +105,10 @@ pub use config::{
     Config, DATA_DIR_DEFAULT, DATA_ENV, DEK_ENV, DEK_FILE_ENV, DEV_DEK_FILE_NAME, DekSource,
     resolve as resolve_config,
 };
-pub use instance::{Instance, InstanceConfig, WakeKind, WakeReport};
+pub use instance::{
+    DenseWake, EMBED_QUEUE_BATCH_CHUNKS, EMBED_TEXT_BYTES_MAX, Instance, InstanceConfig,
+    QuerySemantic, SnapshotFootprint, WakeKind, WakeReport,
+};
 pub use offload::{Offload, SharedInstance};
 
 // At rest (§3, §3.2, §7.4).
@@ -141,8 +144,8 @@ pub use search::index::{BM25_WEIGHTS, Hit, LexicalIndex};
 pub use search::markdown::{READ_OPTIONS, TextForm, plain_text};
 pub use search::page::{
     Candidates, MARKER_PERSON, MARKER_PERSON_LABEL, PAGE_MAX, PAGE_SIZE_RESULTS, Reconciling,
-    SearchError, SearchPage, SearchResult, Verdicts, Withheld, WithheldReason, app_display_name,
-    counted,
+    SearchError, SearchPage, SearchResult, SemanticRanking, Verdicts, Withheld, WithheldReason,
+    app_display_name, counted,
 };
 pub use search::query::{
     Plan, QUERY_BYTES_MAX, QUERY_WORDS_MAX, Query, QueryRefusal, STOP_WORDS, is_stop_word,
@@ -150,7 +153,7 @@ pub use search::query::{
 };
 pub use sibling::ruled::{
     DocumentRuling, FollowUps, RuledDocument, RuledSearch, Ruling, rule, ruled_document,
-    ruled_search,
+    ruled_search, ruled_search_embedded,
 };
 
 // Policy (§3.6, §8.1).
@@ -184,9 +187,10 @@ pub mod wire {
 /// The sealed index snapshot: one blob per generation (§3.1, §7.3, §7.4).
 pub mod snapshot {
     pub use crate::storage::snapshot::{
-        BACKUP_RETENTION_WINDOW_S, LoadedSnapshot, SNAPSHOT_DIR_NAME, SnapshotHeader,
-        SnapshotImage, blob_path, dir, generations, latest_generation, open, read, read_image,
-        retirable, retire, seal, write, write_at,
+        BACKUP_RETENTION_WINDOW_S, LoadedSnapshot, LoadedVectors, SNAPSHOT_DIR_NAME,
+        SnapshotHeader, SnapshotImage, blob_path, dir, generations, latest_generation, open, read,
+        read_image, read_vectors, retirable, retire, seal, vectors_blob_path, write, write_at,
+        write_vectors_at,
     };
 }
 

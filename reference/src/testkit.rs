@@ -143,6 +143,16 @@ impl TestApp {
         self
     }
 
+    /// The same app with AI on's provider client (the instance must be
+    /// woken with AI on): searches embed their query and rank hybrid, and
+    /// [`AppState::drain_embeddings`] and [`AppState::check_canary`] reach
+    /// the provider. Call before signing in.
+    pub fn with_embedder(mut self, client: crate::ai::embed::EmbedClient) -> TestApp {
+        self.state = self.state.clone().with_embedder(client);
+        self.router = web::router(self.state.clone());
+        self
+    }
+
     /// The shared state, e.g. to reach the instance.
     pub fn state(&self) -> &AppState {
         &self.state

@@ -22,6 +22,7 @@ macro_rules! register {
 
 register! {
     g01_plaintext_grep,
+    g02_inversion_probe,
     g03_feed_rows_carry_no_content,
     g04_no_content_in_logs,
     g05_grants_join_decides,
@@ -32,11 +33,14 @@ register! {
     g11_cross_team_refusal,
     g15_ai_off_floor,
     g17_no_undeclared_route,
+    g20_wake_budget,
     g23_deadline_and_concurrency,
     g24_wake_warm_up,
     g25_s3_carries_no_person,
     g26_external_id_keyed,
     g27_sibling_restore_reconciles,
+    g28_unit_norm,
+    g30_embedding_canary,
     g34_fact_candidates_ruled,
     g35_fact_recognisers,
     g36_fact_labels,

@@ -107,6 +107,9 @@ pub struct SearchPage {
     /// The fact boxes, one per kind the query named that has something to
     /// show, read from `results` and nothing else (§8.8).
     pub facts: Vec<FactBox>,
+    /// How the page was ranked (§7): with AI on and the provider silent, the
+    /// page says its results are lexical only.
+    pub semantic: SemanticRanking,
 }
 
 impl SearchPage {
@@ -244,6 +247,27 @@ pub struct Candidates {
     /// What the query asks of the fact box (§8.8): the kinds it names and
     /// the reader's qualifiers. Applied in [`Candidates::rule`], after S2.
     pub facts: FactQuery,
+    /// How the candidates were ranked (§7, §8.1).
+    pub semantic: SemanticRanking,
+}
+
+/// How a page was ranked, and so what it says of it (§7, §8.1, issue 12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SemanticRanking {
+    /// AI is off: BM25 alone, as the footer already says.
+    #[default]
+    Off,
+    /// BM25 and the dense scan, fused by reciprocal rank.
+    Fused,
+    /// AI is on, but the query could not be embedded: BM25 alone, said
+    /// loudly on the page ([`SemanticRanking::UNAVAILABLE_SENTENCE`]).
+    Unavailable,
+}
+
+impl SemanticRanking {
+    /// The line a page shows when semantic ranking is unavailable.
+    pub const UNAVAILABLE_SENTENCE: &str = "Semantic ranking is unavailable: the embedding provider did not answer, so these results are ranked by their words alone.";
 }
 
 impl Candidates {
@@ -315,6 +339,7 @@ impl Candidates {
                 .into_iter()
                 .map(|app| Reconciling { app })
                 .collect(),
+            semantic: self.semantic,
         }
     }
 }
@@ -445,6 +470,7 @@ mod tests {
             withheld: vec![],
             reconciling: vec![],
             facts: vec![],
+            semantic: SemanticRanking::Off,
         }
     }
 

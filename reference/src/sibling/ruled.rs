@@ -28,7 +28,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::client::{SiblingClient, unknown_for};
 use super::wire::{Pair, S2Decoded, S2Fault, Subject, Verdict};
+use crate::ai::embed::EmbedClient;
+use crate::dense::quantise_embedding;
 use crate::error::Error;
+use crate::instance::QuerySemantic;
 use crate::offload::SharedInstance;
 use crate::policy::breaker::S2Tally;
 use crate::search::page::{SearchError, SearchPage, Verdicts, Withheld, WithheldReason};
@@ -198,9 +201,45 @@ pub async fn ruled_search(
     text: &str,
     page: u32,
 ) -> Result<RuledSearch, SearchError> {
+    ruled_search_embedded(instance, client, None, asker, text, page).await
+}
+
+/// As [`ruled_search`], with AI on when `embedder` is given: the query is
+/// embedded on the request path, after admission and the query's own checks
+/// (nothing leaves for an asker not admitted or a query refused), and the
+/// page is ranked by BM25 and the dense scan fused (§7). A provider that
+/// fails or misses its deadline gives a lexical page that says so
+/// ([`crate::SemanticRanking::Unavailable`]), never an error page. Every
+/// passage on the page, fused or not, is ruled exactly as a lexical one.
+///
+/// # Errors
+/// As [`ruled_search`].
+pub async fn ruled_search_embedded(
+    instance: &SharedInstance,
+    client: Option<&SiblingClient>,
+    embedder: Option<&EmbedClient>,
+    asker: &str,
+    text: &str,
+    page: u32,
+) -> Result<RuledSearch, SearchError> {
+    let semantic = match embedder {
+        None => QuerySemantic::Off,
+        Some(e) => {
+            let (who, q) = (asker.to_string(), text.to_string());
+            let may = instance
+                .run(move |i| i.may_embed_query(&who, &q, page))
+                .await
+                .map_err(SearchError::Store)?;
+            if may {
+                embed_query(e, text).await
+            } else {
+                QuerySemantic::Unavailable
+            }
+        }
+    };
     let (who, text) = (asker.to_string(), text.to_string());
     let candidates = instance
-        .run(move |i| i.candidates(&who, &text, page))
+        .run(move |i| i.candidates_with(&who, &text, page, &semantic))
         .await
         .map_err(SearchError::Store)??;
     let ruling = rule(instance, client, asker, &candidates.pairs_by_app()).await;
@@ -208,6 +247,24 @@ pub async fn ruled_search(
         page: candidates.rule(&ruling.verdicts),
         follow_ups: ruling.follow_ups,
     })
+}
+
+/// The query's vector, or [`QuerySemantic::Unavailable`] with the failure's
+/// kind logged (never the query, never the response).
+async fn embed_query(embedder: &EmbedClient, text: &str) -> QuerySemantic {
+    match embedder.embed_query(text).await {
+        Ok(e) => match quantise_embedding(e.values()) {
+            Ok(v) => QuerySemantic::Vector(v),
+            Err(r) => {
+                tracing::warn!(refusal = %r, "the query's vector was refused; ranking lexically");
+                QuerySemantic::Unavailable
+            }
+        },
+        Err(err) => {
+            tracing::warn!(kind = ?err.kind(), "the query could not be embedded; ranking lexically");
+            QuerySemantic::Unavailable
+        }
+    }
 }
 
 /// A sibling document's one pair, keyed by its app, as [`rule`] takes it.

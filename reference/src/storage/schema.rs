@@ -44,6 +44,22 @@ CREATE TABLE IF NOT EXISTS chunks (
 -- ordinal orders a document's passages. It replaces chunks_by_doc.
 CREATE INDEX IF NOT EXISTS chunks_by_doc_revision ON chunks(doc_id, revision, ordinal);
 DROP INDEX IF EXISTS chunks_by_doc;
+-- One embedding per chunk (§3.1, §7.2): int8 at 512 dimensions, sealed
+-- under the vector purpose key. A live chunk without a row here awaits its
+-- vector: this table is also the durable embedding queue (issue 12). Its
+-- rows go with their chunk, in the same transaction.
+CREATE TABLE IF NOT EXISTS chunk_vectors (
+    chunk_id INTEGER PRIMARY KEY,      -- = chunks.id
+    vec      BLOB NOT NULL             -- sealed
+);
+-- The embedding canary (§8.2, gate 30): fixed public sentences' vectors as
+-- the provider gave them at first configuration, sealed; re-embedded on
+-- wake and compared.
+CREATE TABLE IF NOT EXISTS canary (
+    idx      INTEGER PRIMARY KEY,      -- the sentence's place in the fixed list
+    model    TEXT NOT NULL,            -- the model id that embedded it (public)
+    vec      BLOB NOT NULL             -- sealed: 512 f32, little-endian, unit L2
+);
 CREATE TABLE IF NOT EXISTS tombstones (
     seq      INTEGER PRIMARY KEY AUTOINCREMENT,
     doc_id   TEXT NOT NULL,

@@ -63,11 +63,20 @@ pub enum Purpose {
     /// Keyed fingerprint of an asker's address, the key of the refusal
     /// breaker's per-person counters (§8.1, §3.2): never stored in plaintext.
     BreakerAsker,
+    /// One chunk's embedding, int8 at 512 dimensions (§3.1: embeddings are
+    /// content), in the store: what the dense index is rebuilt from.
+    Vector,
+    /// The serialised dense index, sealed beside the lexical snapshot of the
+    /// same generation (§3.1, §7.3, §7.4).
+    VectorSnapshot,
+    /// The embedding canary's vectors (§8.2, gate 30): public sentences, but
+    /// still a provider's output, sealed like every other vector.
+    Canary,
 }
 
 impl Purpose {
     /// Every purpose, in a fixed order.
-    pub const ALL: [Purpose; 8] = [
+    pub const ALL: [Purpose; 11] = [
         Purpose::Chunk,
         Purpose::Title,
         Purpose::Path,
@@ -76,6 +85,9 @@ impl Purpose {
         Purpose::IndexSnapshot,
         Purpose::BreakerCounters,
         Purpose::BreakerAsker,
+        Purpose::Vector,
+        Purpose::VectorSnapshot,
+        Purpose::Canary,
     ];
 
     /// The stable label used in HKDF `info` and in the AAD.
@@ -89,6 +101,9 @@ impl Purpose {
             Purpose::IndexSnapshot => "index-snapshot",
             Purpose::BreakerCounters => "breaker-counters",
             Purpose::BreakerAsker => "breaker-asker",
+            Purpose::Vector => "vector",
+            Purpose::VectorSnapshot => "vector-snapshot",
+            Purpose::Canary => "canary",
         }
     }
 

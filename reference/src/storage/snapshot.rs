@@ -328,6 +328,115 @@ pub fn latest_generation(data_dir: &Path) -> Result<i64, Error> {
     Ok(generations(data_dir)?.last().map_or(0, |(g, _)| *g))
 }
 
+/// The dense index's blob of one generation, beside the lexical one.
+pub fn vectors_blob_path(data_dir: &Path, generation: i64) -> PathBuf {
+    dir(data_dir).join(format!("vectors-{generation:020}.sealed"))
+}
+
+fn vectors_row(generation: i64) -> String {
+    format!("snapshots/{generation}/vectors")
+}
+
+const VECTORS_MAGIC: &[u8; 4] = b"MVSN";
+const VECTORS_FORMAT_VERSION: u32 = 1;
+const VECTORS_HEADER_BYTES: usize = 4 + 4 + 8 + 8 + 8;
+
+/// A dense-index snapshot read back and opened.
+#[derive(Debug)]
+pub struct LoadedVectors {
+    /// The store's change counter the matrix is current through.
+    pub store_seq: i64,
+    /// The store's vector counter the matrix is current through
+    /// ([`crate::storage::store::Store::vector_seq`]).
+    pub vector_seq: i64,
+    /// The matrix, in the dense index's own encoding ([`crate::dense::DenseMatrix::to_bytes`]).
+    pub matrix: Vec<u8>,
+    /// Size of the sealed blob on disk, in bytes.
+    pub sealed_bytes: u64,
+}
+
+/// Writes the dense index of one generation (§3.1, §7.3): `MVEC` magic,
+/// format version u32, generation u64, `store_seq` i64, `vector_seq` i64,
+/// then the matrix,
+/// sealed whole under [`Purpose::VectorSnapshot`] with the generation in the
+/// AAD, atomically (temporary file, fsync, rename, fsync the directory).
+/// Written before the lexical blob of the same generation, and retired with
+/// it ([`retire`]). Returns the sealed size in bytes.
+///
+/// # Errors
+/// [`ErrorKind::Io`] if any file operation fails.
+pub fn write_vectors_at(
+    data_dir: &Path,
+    sealer: &Sealer,
+    generation: i64,
+    store_seq: i64,
+    vector_seq: i64,
+    matrix: &[u8],
+    written_at_unix_s: i64,
+) -> Result<u64, Error> {
+    let d = dir(data_dir);
+    fs::create_dir_all(&d)?;
+    let mut plain = Vec::with_capacity(VECTORS_HEADER_BYTES + matrix.len());
+    plain.extend_from_slice(VECTORS_MAGIC);
+    plain.extend_from_slice(&VECTORS_FORMAT_VERSION.to_le_bytes());
+    plain.extend_from_slice(&(generation as u64).to_le_bytes());
+    plain.extend_from_slice(&store_seq.to_le_bytes());
+    plain.extend_from_slice(&vector_seq.to_le_bytes());
+    plain.extend_from_slice(matrix);
+    let sealed = sealer.seal(Purpose::VectorSnapshot, &vectors_row(generation), &plain);
+    zeroize::Zeroize::zeroize(&mut plain);
+    let final_path = vectors_blob_path(data_dir, generation);
+    let tmp_path = final_path.with_extension("sealed.tmp");
+    {
+        let mut f = fs::File::create(&tmp_path)?;
+        f.write_all(&sealed)?;
+        f.set_modified(system_time(written_at_unix_s))?;
+        f.sync_all()?;
+    }
+    fs::rename(&tmp_path, &final_path)?;
+    fs::File::open(&d)?.sync_all()?;
+    Ok(sealed.len() as u64)
+}
+
+/// Reads and opens the dense index of one generation; `Ok(None)` if its
+/// blob is missing (a store that never had AI on, or a crash between the
+/// two blobs: the caller rebuilds the matrix from the sealed vectors).
+///
+/// # Errors
+/// [`ErrorKind::Seal`] if the blob does not open under this generation;
+/// [`ErrorKind::Snapshot`] if its header is malformed;
+/// [`ErrorKind::Io`] if it exists but cannot be read.
+pub fn read_vectors(
+    data_dir: &Path,
+    sealer: &Sealer,
+    generation: i64,
+) -> Result<Option<LoadedVectors>, Error> {
+    let sealed = match fs::read(vectors_blob_path(data_dir, generation)) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let mut plain = sealer.open(Purpose::VectorSnapshot, &vectors_row(generation), &sealed)?;
+    let malformed = || Error::new(ErrorKind::Snapshot, "vector snapshot header is malformed");
+    if plain.len() < VECTORS_HEADER_BYTES || &plain[0..4] != VECTORS_MAGIC {
+        return Err(malformed());
+    }
+    let u32_at = |i: usize| u32::from_le_bytes(plain[i..i + 4].try_into().expect("4 bytes"));
+    let i64_at = |i: usize| i64::from_le_bytes(plain[i..i + 8].try_into().expect("8 bytes"));
+    if u32_at(4) != VECTORS_FORMAT_VERSION || i64_at(8) != generation {
+        return Err(malformed());
+    }
+    let (store_seq, vector_seq) = (i64_at(16), i64_at(24));
+    let matrix = plain.split_off(VECTORS_HEADER_BYTES);
+    zeroize::Zeroize::zeroize(&mut plain);
+    Ok(Some(LoadedVectors {
+        store_seq,
+        vector_seq,
+        matrix,
+        sealed_bytes: sealed.len() as u64,
+    }))
+}
+
 /// Whether generation `g`, superseded at `superseded_at` (unix seconds; `None`
 /// if nothing supersedes it), may be retired at `now` while `current` is the
 /// generation the database records (§7.4).
@@ -351,10 +460,14 @@ pub fn retire(data_dir: &Path, current: i64, now: i64) -> Result<u32, Error> {
     for (i, (g, _)) in gens.iter().enumerate() {
         // Superseded when the next higher generation on disk was written.
         let superseded_at = gens.get(i + 1).map(|(_, at)| *at);
-        if retirable(*g, superseded_at, current, now)
-            && fs::remove_file(blob_path(data_dir, *g)).is_ok()
-        {
-            retired += 1;
+        if retirable(*g, superseded_at, current, now) {
+            // The dense index of a generation is retired with it (§7.4).
+            if fs::remove_file(vectors_blob_path(data_dir, *g)).is_ok() {
+                retired += 1;
+            }
+            if fs::remove_file(blob_path(data_dir, *g)).is_ok() {
+                retired += 1;
+            }
         }
     }
     if let Ok(entries) = fs::read_dir(dir(data_dir)) {

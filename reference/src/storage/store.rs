@@ -19,17 +19,19 @@
 //! `synchronous=FULL` and `secure_delete=ON`; the values it writes are sealed
 //! either way.
 //!
-//! The `impl Store` is one type in five files: this one opens the file and
+//! The `impl Store` is one type in six files: this one opens the file and
 //! keeps the sequence numbers; `store/documents.rs` holds documents,
-//! chunks and tombstones; `store/siblings.rs` a sibling's cursor and mark;
-//! `store/breaker.rs` the breakers' sealed counters; `store/connector.rs` a
-//! connector's item rows. The tables themselves are written once, in
+//! chunks and tombstones; `store/vectors.rs` each chunk's sealed embedding
+//! and the chunks awaiting one; `store/siblings.rs` a sibling's cursor and
+//! mark; `store/breaker.rs` the breakers' sealed counters;
+//! `store/connector.rs` a connector's item rows. The tables themselves are written once, in
 //! `storage/schema.rs`.
 
 mod breaker;
 mod connector;
 mod documents;
 mod siblings;
+mod vectors;
 
 use std::path::{Path, PathBuf};
 

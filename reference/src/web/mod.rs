@@ -179,6 +179,7 @@ where
     L::Addr: std::fmt::Debug,
 {
     state.wake_siblings();
+    state.start_embedding();
     axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown)
         .await

@@ -8,7 +8,7 @@ use maud::{Markup, html};
 use super::AppState;
 use super::envelope::{layout, page};
 use super::extract::SignedIn;
-use crate::search::page::{SearchError, SearchPage, counted};
+use crate::search::page::{SearchError, SearchPage, SemanticRanking, counted};
 use crate::search::query::{QUERY_BYTES_MAX, QUERY_WORDS_MAX};
 
 #[derive(Debug, serde::Deserialize)]
@@ -70,6 +70,11 @@ pub(crate) fn results_region(
             html! { section #results {
                 // Notices, boxed apart from the results (the stylesheet's
                 // `.reconciling` and `.withheld`), read as they open.
+                // With AI on and the provider silent, the page says its
+                // ranking is lexical only: never a silent lexical page.
+                @if p.semantic == SemanticRanking::Unavailable {
+                    p.withheld.semantic role="status" { (SemanticRanking::UNAVAILABLE_SENTENCE) }
+                }
                 @for r in &p.reconciling {
                     p.reconciling role="status" data-app=(r.app) { (r.sentence()) }
                 }
@@ -245,6 +250,7 @@ mod tests {
                 app: "sheets".into(),
             }],
             facts: vec![],
+            semantic: SemanticRanking::Off,
         };
         let (status, region) = results_region("q", &Ok(page));
         assert_eq!(status, StatusCode::OK);

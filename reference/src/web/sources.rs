@@ -1,4 +1,4 @@
-//! The owner's sources page: each sibling's breakers and last poll, read here and nowhere on the query path (§8.1).
+//! The owner's sources page: each sibling's breakers and last poll, and with AI on the passages awaiting vectors, read here and nowhere on the query path (§8.1, §7.2).
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -21,14 +21,18 @@ pub(crate) async fn sources_page(
     let apps = state.siblings().map(|c| c.apps()).unwrap_or_default();
     let footer = state.egress().footer();
     // The counters' reads run off the async worker threads (issue 10).
+    let embeds = state.egress().embeds();
     let rows = state.blocking(move |instance| {
+        // With AI on: how many passages still await their vector (issue 12).
+        let awaiting = embeds.then(|| instance.vectors_awaiting().map_err(|e| e.kind()));
         let now = instance.clock().now_unix_s();
         let store = instance.store();
         let cannot_read = |e: Error| crate::policy::breaker::BreakerState::CannotDetermine {
             lacking: crate::policy::breaker::Lacking::WindowAndBaseline,
             why: crate::policy::breaker::Undetermined::Unreadable(e.kind()),
         };
-        apps.iter()
+        let rows = apps
+            .iter()
             .map(|app| {
                 let name = crate::search::page::app_display_name(app);
                 let refusal = store.refusal_breaker(app, now).unwrap_or_else(cannot_read);
@@ -44,10 +48,11 @@ pub(crate) async fn sources_page(
                     polled,
                 )
             })
-            .collect::<Vec<(String, String, String, String)>>()
+            .collect::<Vec<(String, String, String, String)>>();
+        (rows, awaiting)
     });
-    let rows = match rows.await {
-        Ok(rows) => rows,
+    let (rows, awaiting) = match rows.await {
+        Ok(read) => read,
         Err(e) => {
             tracing::error!(kind = ?e.kind(), "sources page failed");
             return error_page(
@@ -58,8 +63,25 @@ pub(crate) async fn sources_page(
             );
         }
     };
+    let canary = state.canary();
+    let embeddings = awaiting.map(|a| match a {
+        Ok(0) => "Every passage has its vector: search ranks by words and meaning.".to_string(),
+        Ok(n) => format!(
+            "{} await their vectors from the embedding provider; until then they are found by their words alone.",
+            crate::search::page::counted(n as usize, "passage", "passages")
+        ),
+        Err(kind) => format!("How many passages await their vectors cannot be read ({kind:?})."),
+    });
     let body = html! {
         h1 { "Sources" }
+        @if let Some(line) = &embeddings {
+            section.source.embeddings {
+                h2 { "Embeddings" }
+                p.meta { (line) }
+                // §8.2: a drifted canary is stated, never silent.
+                p.canary.breaker[canary.is_anomaly()] { (canary.sentence()) }
+            }
+        }
         @if rows.is_empty() { p { "No sibling is configured." } }
         @for (name, refusal, s3, polled) in &rows {
             section.source data-app=(name) {

@@ -1,4 +1,4 @@
-//! The state behind the router: the instance, sessions, the sibling client and the follow-up syncs a ruling started (§8.1, §6.5).
+//! The state behind the router: the instance, sessions, the sibling client, the follow-up syncs a ruling started, and with AI on the provider client and the embedding loop (§8.1, §6.5, §8.3).
 //!
 //! A handler never locks the instance: store work goes through
 //! [`AppState::blocking`], which runs it where the state's [`Offload`] says
@@ -16,6 +16,9 @@ use crate::access::admission::{Admission, Owner};
 use crate::access::session::{
     Auth, Session, SignInDelivery, cookie, prune, random_token, token_hash,
 };
+use crate::ai::embed::EmbedClient;
+use crate::ai::canary::CanaryState;
+use crate::ai::queue::DrainReport;
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::instance::Instance;
@@ -25,6 +28,13 @@ use crate::search::page::{SearchError, SearchPage};
 use crate::sibling::SiblingClient;
 use crate::sibling::sync::SyncReport;
 use crate::web::SESSION_COOKIE;
+
+/// How long the embedding loop waits for [`AppState::embed_soon`] before it
+/// drains the queue anyway, in seconds: a failed drain (the provider down)
+/// is retried at this pace, which is also the most a chunk waits behind an
+/// ingest nobody announced. A chosen figure: one minute keeps a down
+/// provider from being called more than 60 times an hour.
+pub const EMBED_DRAIN_INTERVAL_S: u64 = 60;
 
 /// Shared state behind the router.
 #[derive(Clone)]
@@ -40,6 +50,13 @@ pub struct AppState {
     pub(crate) siblings: Option<Arc<SiblingClient>>,
     pub(crate) warm_up: Arc<Mutex<Option<tokio::task::JoinHandle<Vec<SyncReport>>>>>,
     pub(crate) follow_ups: Arc<Mutex<Vec<tokio::task::JoinHandle<SyncReport>>>>,
+    /// The provider client, with AI on (§8.3); `None` with AI off, and then
+    /// nothing is ever embedded or sent.
+    pub(crate) embedder: Option<Arc<EmbedClient>>,
+    /// Wakes the embedding loop after an ingest ([`AppState::embed_soon`]).
+    embed_wake: Arc<tokio::sync::Notify>,
+    /// What the embedding canary found on this start (§8.2, gate 30).
+    canary: Arc<Mutex<CanaryState>>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -72,7 +89,83 @@ impl AppState {
             siblings: None,
             warm_up: Arc::default(),
             follow_ups: Arc::default(),
+            embedder: None,
+            embed_wake: Arc::default(),
+            canary: Arc::new(Mutex::new(CanaryState::Unchecked)),
         }
+    }
+
+    /// The same state with AI on: every search embeds its query and ranks
+    /// hybrid (§7), and the embedding loop [`serve`] starts drains the queue
+    /// of chunks awaiting vectors. Only for an instance woken with AI on
+    /// ([`EgressMode::AiOn`]), whose footer says what leaves.
+    ///
+    /// # Panics
+    /// If the instance's egress mode is AI off: AI off means no egress, so a
+    /// provider client beside it is a bug, never a configuration.
+    pub fn with_embedder(mut self, client: EmbedClient) -> AppState {
+        assert!(
+            self.egress.embeds(),
+            "a provider client needs an instance woken with AI on"
+        );
+        self.embedder = Some(Arc::new(client));
+        self
+    }
+
+    /// Drains the embedding queue once ([`crate::ai::queue::drain`]); with
+    /// AI off, does nothing. What the loop runs, and what a gate awaits.
+    pub async fn drain_embeddings(&self) -> DrainReport {
+        match &self.embedder {
+            Some(e) => crate::ai::queue::drain(&self.instance, e).await,
+            None => DrainReport::default(),
+        }
+    }
+
+    /// Checks the embedding canary now (§8.2: re-embedded on wake; recorded
+    /// at first configuration) and keeps what it found for the sources
+    /// page; with AI off, does nothing and returns [`CanaryState::Unchecked`].
+    pub async fn check_canary(&self) -> CanaryState {
+        let Some(e) = &self.embedder else {
+            return CanaryState::Unchecked;
+        };
+        let state = crate::ai::canary::check(&self.instance, e).await;
+        *self.canary.lock().unwrap_or_else(|p| p.into_inner()) = state.clone();
+        state
+    }
+
+    /// What the embedding canary found on this start.
+    pub fn canary(&self) -> CanaryState {
+        self.canary
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Asks the embedding loop to drain the queue now (after an ingest).
+    pub fn embed_soon(&self) {
+        if self.embedder.is_some() {
+            self.embed_wake.notify_one();
+        }
+    }
+
+    /// Starts the embedding loop beside the server, with AI on: the canary
+    /// checked once (§8.2), a drain now,
+    /// then one whenever [`AppState::embed_soon`] asks, and at least every
+    /// [`EMBED_DRAIN_INTERVAL_S`] (a failed drain is retried then). With AI
+    /// off, starts nothing.
+    pub fn start_embedding(&self) {
+        if self.embedder.is_none() {
+            return;
+        }
+        let state = self.clone();
+        tokio::spawn(async move {
+            state.check_canary().await;
+            loop {
+                state.drain_embeddings().await;
+                let wait = std::time::Duration::from_secs(EMBED_DRAIN_INTERVAL_S);
+                let _ = tokio::time::timeout(wait, state.embed_wake.notified()).await;
+            }
+        });
     }
 
     /// The same state with a sibling client: sibling passages are ruled
@@ -92,7 +185,11 @@ impl AppState {
     /// spawn it to run beside the server.
     pub async fn warm_up(&self) -> Vec<SyncReport> {
         match &self.siblings {
-            Some(client) => crate::sibling::sync::warm_up(&self.instance, client).await,
+            Some(client) => {
+                let reports = crate::sibling::sync::warm_up(&self.instance, client).await;
+                self.embed_soon();
+                reports
+            }
             None => vec![],
         }
     }
@@ -147,9 +244,10 @@ impl AppState {
         q: &str,
         page: u32,
     ) -> Result<SearchPage, SearchError> {
-        let ruled = crate::sibling::ruled::ruled_search(
+        let ruled = crate::sibling::ruled::ruled_search_embedded(
             &self.instance,
             self.siblings.as_deref(),
+            self.embedder.as_deref(),
             asker,
             q,
             page,
@@ -187,8 +285,11 @@ impl AppState {
         for app in follow_ups.apps() {
             let instance = self.instance.clone();
             let client = client.clone();
+            let state = self.clone();
             pending.push(tokio::spawn(async move {
-                crate::sibling::sync::sync(&instance, &client, &app).await
+                let report = crate::sibling::sync::sync(&instance, &client, &app).await;
+                state.embed_soon();
+                report
             }));
         }
     }

@@ -99,7 +99,11 @@ pub(crate) async fn upload(
         .await
         .flatten();
     match result {
-        Ok(o) => Redirect::to(&format!("/documents/{}", o.id)).into_response(),
+        Ok(o) => {
+            // With AI on, the new passages are embedded beside the request.
+            state.embed_soon();
+            Redirect::to(&format!("/documents/{}", o.id)).into_response()
+        }
         Err(e) => upload_refusal(&e, footer),
     }
 }

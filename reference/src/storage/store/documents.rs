@@ -14,6 +14,11 @@ const LIVE_CHUNK_LISTING_SQL: &str = "SELECT d.rowid, c.id FROM documents d \
      CROSS JOIN chunks c INDEXED BY chunks_by_doc_revision \
      WHERE c.doc_id = d.id AND c.revision = d.revision AND d.deleted_at IS NULL";
 
+/// A document's chunks' vectors go with its chunks, in the same
+/// transaction (§7.4: a deletion or retirement removes the vector too).
+const VECTORS_OF_DOCUMENT_DELETE_SQL: &str =
+    "DELETE FROM chunk_vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?1)";
+
 impl Store {
     /// Ingests one document (§5.2): creates it, revises it, or leaves it as is.
     ///
@@ -115,6 +120,7 @@ impl Store {
                 removed.push(row?);
             }
         }
+        tx.execute(VECTORS_OF_DOCUMENT_DELETE_SQL, params![&id])?;
         tx.execute("DELETE FROM chunks WHERE doc_id = ?1", params![&id])?;
 
         let title = self.sealer.seal(
@@ -247,6 +253,7 @@ impl Store {
                 applied.removed.push(row?);
             }
             drop(stmt);
+            tx.execute(VECTORS_OF_DOCUMENT_DELETE_SQL, params![&t.doc_id])?;
             tx.execute("DELETE FROM chunks WHERE doc_id = ?1", params![&t.doc_id])?;
             tx.execute(
                 "UPDATE documents SET deleted_at = ?2, chunk_count = 0, \
