@@ -54,6 +54,28 @@
 //! assert!(m.search("eve@example.org", "descaling", 1).is_err());
 //! ```
 //!
+//! # The dense half (§7, §7.2)
+//!
+//! [`quantise_embedding`] turns a provider's 4,096 values into a unit int8
+//! [`QuantisedVector`] (the first 512, renormalised, one scale per vector);
+//! a [`DenseMatrix`] holds them, finds the top [`DENSE_TOP_K`] by raw dot
+//! product on the [`DenseKernel`] detected for this CPU, and encodes to the
+//! bytes the caller seals; [`fuse_reciprocal_rank`] fuses the BM25 and dense
+//! lists with [`RRF_K`].
+//!
+//! ```
+//! use memoria::{DENSE_TOP_K, DenseMatrix, EMBED_DIM_NATIVE, NORM_EPSILON, quantise_embedding};
+//! let mut response = vec![0.0f32; EMBED_DIM_NATIVE];
+//! response[..3].copy_from_slice(&[0.6, -0.8, 0.1]);
+//! let v = quantise_embedding(&response).unwrap();
+//! assert!((v.norm() - 1.0).abs() <= NORM_EPSILON);
+//! let mut m = DenseMatrix::new();
+//! m.push(7, &v).unwrap();
+//! assert_eq!(m.top_k(&v, DENSE_TOP_K)[0].chunk_id, 7);
+//! assert_eq!(DenseMatrix::decode(&m.encode()).unwrap(), m);
+//! assert_eq!(memoria::fuse_reciprocal_rank(&[3, 7], &[7])[0].chunk_id, 7);
+//! ```
+//!
 //! # Surfaces (§8.1, §9.1)
 //!
 //! [`router`] serves the scriptless search page with axum; every route is in
@@ -80,6 +102,7 @@ mod config;
 #[cfg_attr(not(feature = "testkit"), allow(dead_code))]
 mod crashpoint;
 pub mod demo;
+mod dense;
 mod error;
 mod ingest;
 mod instance;
@@ -154,6 +177,14 @@ pub use search::query::{
 pub use sibling::ruled::{
     DocumentRuling, FollowUps, RuledDocument, RuledSearch, Ruling, rule, ruled_document,
     ruled_search, ruled_search_embedded,
+};
+
+// The dense half: vectors, the scan, fusion (§3.1, §7, §7.2).
+pub use dense::{
+    DENSE_FORMAT_VERSION, DENSE_ROWS_MAX, DENSE_TOP_K, DOT_LEN_MAX, DenseDecodeError, DenseHit,
+    DenseKernel, DenseMatrix, DenseMatrixError, EMBED_DIM_NATIVE, EMBED_DIM_STORED, FusedHit,
+    NORM_EPSILON, QUANT_LEVEL_MAX, QuantisedVector, RRF_K, SCALE_MAX, SCAN_BLOCK_ROWS,
+    VectorRefusal, fuse_reciprocal_rank, quantise_embedding,
 };
 
 // Policy (§3.6, §8.1).

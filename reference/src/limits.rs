@@ -4,6 +4,9 @@
 //! last and its source. What one limit promises about another lives here,
 //! once, as a `const` assertion, so it cannot drift into a comment.
 
+use crate::dense::{
+    DENSE_ROWS_MAX, DENSE_TOP_K, DOT_LEN_MAX, EMBED_DIM_NATIVE, EMBED_DIM_STORED, SCAN_BLOCK_ROWS,
+};
 use crate::ingest::chunk::{
     CHUNK_BYTES_MAX, CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, RUNT_WORDS_MAX, WORD_BYTES_MAX,
 };
@@ -66,3 +69,11 @@ const _: () = assert!(QUERY_WORDS_MAX <= QUERY_BYTES_MAX);
 
 // §3: a sealed cell is a version byte, a nonce, the ciphertext and a tag.
 const _: () = assert!(SEALED_OVERHEAD_BYTES == 1 + NONCE_BYTES + TAG_BYTES);
+
+// §7.2: the stored width is a truncation of the provider's, and the kernel
+// is exact at it; a dense list alone can fill a page (§8.1); a scan block is
+// never larger than the matrix may be.
+const _: () = assert!(EMBED_DIM_STORED < EMBED_DIM_NATIVE);
+const _: () = assert!(EMBED_DIM_STORED <= DOT_LEN_MAX);
+const _: () = assert!(DENSE_TOP_K >= PAGE_SIZE_RESULTS);
+const _: () = assert!(SCAN_BLOCK_ROWS <= DENSE_ROWS_MAX);

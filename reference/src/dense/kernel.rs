@@ -1,0 +1,516 @@
+//! The int8 dot-product kernel: one exact integer dot product per row, on the widest SIMD path this CPU has, chosen once at run time (§7.2).
+//!
+//! Search is a raw dot product over stored unit vectors, never a cosine
+//! (§7.2), so the whole scan is `Σ q_i · r_i` over int8 values, summed in
+//! i32. Every path computes exactly the same integer: the SIMD paths are an
+//! implementation of the scalar one, not an approximation of it, and a
+//! property test holds them equal over random lengths and the edge values
+//! ±127 and -128.
+//!
+//! # The paths
+//!
+//! - **x86_64, AVX-512 VNNI** (`avx512f`, `avx512bw`, `avx512vnni`):
+//!   `vpdpbusd` multiplies unsigned by signed bytes, so each row is biased
+//!   in a register to `r + 128` (an XOR with `0x80`) and the query's own
+//!   sum, taken once, is removed: `Σ r·q = Σ (r+128)·q − 128 · Σ q`. One
+//!   `vpdpbusd` per 64 bytes, four rows at a time sharing each query load;
+//!   exact in i32 for any length up to [`DOT_LEN_MAX`]; the tail is a masked
+//!   load, zero-filled.
+//! - **x86_64, AVX2**: bytes are sign-extended to i16 (`vpmovsxbw`) and
+//!   multiplied pairwise into i32 (`vpmaddwd`); `(-128)·(-128)·2 = 32768`
+//!   fits in the i32 pair sum, so nothing saturates. (`vpmaddubsw` would be
+//!   faster and saturates; it is not used.)
+//! - **aarch64, NEON**: `vmull_s8` widens products to i16 (at most 16384)
+//!   and `vpadalq_s16` accumulates pairs into i32.
+//! - **Scalar**: the reference, on every target.
+//!
+//! [`DenseKernel::detected`] picks the first available path, in that order,
+//! once per process (`is_x86_feature_detected!`), so one binary runs
+//! everywhere. A [`DenseKernel`] can only be obtained for a path this CPU
+//! has, which is what makes calling its `unsafe` `#[target_feature]`
+//! functions sound.
+//!
+//! # Why not a crate
+//!
+//! The project prefers a maintained library to its own code. `simsimd`
+//! 6.5.16 (a runtime-dispatched C library, the maintained i8 dot product on
+//! crates.io; its successor `numkong` has the same per-pair API) was measured
+//! on this machine on 2026-12-02 over the same 90,000 × 512 top-25 scan: its
+//! `i8::dot` per row took 6.9 ms at best (13.7 ms median under load), against
+//! the 1.5 ms target, because each call returns an `f64` through a dispatch
+//! pointer for one 512-byte pair. The kernel here streams rows against a
+//! query kept hot and takes a few dozen lines per path (`benches/RESULTS.md`,
+//! "The dense scan").
+
+use std::sync::OnceLock;
+
+/// The longest vector [`DenseKernel::dot`] accepts, in elements.
+///
+/// Source: exactness. A product of two int8 values is at most
+/// `(-128)·(-128) = 16384 = 2^14` in magnitude, so a dot product of `2^16`
+/// of them is at most `2^30` and fits in i32 with room; the AVX-512 path's
+/// biased sum `Σ (r+128)·q` is at most `255 · 128 · 2^16 < 2^31`. The stored
+/// width is 512 ([`crate::EMBED_DIM_STORED`], §7.2), far below.
+pub const DOT_LEN_MAX: usize = 1 << 16;
+
+/// One way of computing int8 dot products, available on this CPU.
+///
+/// Obtained only from [`DenseKernel::detected`], [`DenseKernel::scalar`] or
+/// [`DenseKernel::available`], so a value of this type is proof that its
+/// instructions exist here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DenseKernel(Path);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Path {
+    Scalar,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512Vnni,
+    #[cfg(target_arch = "aarch64")]
+    Neon,
+}
+
+impl DenseKernel {
+    /// The portable scalar path, on every target: the reference the SIMD
+    /// paths are tested against.
+    pub fn scalar() -> DenseKernel {
+        DenseKernel(Path::Scalar)
+    }
+
+    /// The fastest path this CPU supports, detected once per process.
+    pub fn detected() -> DenseKernel {
+        static DETECTED: OnceLock<DenseKernel> = OnceLock::new();
+        *DETECTED.get_or_init(|| {
+            DenseKernel::available()
+                .into_iter()
+                .next()
+                .unwrap_or(DenseKernel(Path::Scalar))
+        })
+    }
+
+    /// Every path this CPU supports, fastest first; the scalar path is
+    /// always last. Tests compare each with the scalar one; benches time
+    /// each.
+    pub fn available() -> Vec<DenseKernel> {
+        #[allow(unused_mut)]
+        let mut paths = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512vnni")
+            {
+                paths.push(DenseKernel(Path::Avx512Vnni));
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                paths.push(DenseKernel(Path::Avx2));
+            }
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            if std::arch::is_aarch64_feature_detected!("neon") {
+                paths.push(DenseKernel(Path::Neon));
+            }
+        }
+        paths.push(DenseKernel(Path::Scalar));
+        paths
+    }
+
+    /// The path's name, for bench labels and reports: `scalar`, `avx2`,
+    /// `avx512vnni` or `neon`.
+    pub fn name(self) -> &'static str {
+        match self.0 {
+            Path::Scalar => "scalar",
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => "avx2",
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512Vnni => "avx512vnni",
+            #[cfg(target_arch = "aarch64")]
+            Path::Neon => "neon",
+        }
+    }
+
+    /// The exact dot product `Σ a_i · b_i` of two int8 vectors, in i32.
+    ///
+    /// Returns `None` when the lengths differ or exceed [`DOT_LEN_MAX`];
+    /// every path returns the same value for the same input.
+    pub fn dot(self, a: &[i8], b: &[i8]) -> Option<i32> {
+        if a.len() != b.len() || a.len() > DOT_LEN_MAX {
+            return None;
+        }
+        let mut out = [0i32; 1];
+        self.dots(a, b, &mut out);
+        Some(out[0])
+    }
+
+    /// Writes `query · row` for each `query.len()`-wide row of `rows` into
+    /// `out`, one i32 per row, in row order.
+    ///
+    /// The caller guarantees `query.len() <= DOT_LEN_MAX`, `query.len() > 0`
+    /// and `rows.len() == out.len() * query.len()`; a mismatch writes only
+    /// the rows that are whole and in `out` (debug builds assert).
+    pub(crate) fn dots(self, query: &[i8], rows: &[i8], out: &mut [i32]) {
+        debug_assert!(query.len() <= DOT_LEN_MAX);
+        debug_assert_eq!(rows.len(), out.len() * query.len());
+        if query.is_empty() {
+            out.fill(0);
+            return;
+        }
+        match self.0 {
+            Path::Scalar => dots_scalar(query, rows, out),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DenseKernel(Path::Avx2)` is only built by
+            // `available` after `is_x86_feature_detected!("avx2")`.
+            Path::Avx2 => unsafe { x86::dots_avx2(query, rows, out) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DenseKernel(Path::Avx512Vnni)` is only built by
+            // `available` after detecting avx512f, avx512bw and avx512vnni.
+            Path::Avx512Vnni => unsafe { x86::dots_avx512vnni(query, rows, out) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: a `DenseKernel(Path::Neon)` is only built by
+            // `available` after `is_aarch64_feature_detected!("neon")`.
+            Path::Neon => unsafe { arm::dots_neon(query, rows, out) },
+        }
+    }
+}
+
+/// The reference: one multiply-add per element, wrapping (never reached
+/// within [`DOT_LEN_MAX`]) so it cannot panic.
+fn dot_scalar(a: &[i8], b: &[i8]) -> i32 {
+    a.iter().zip(b).fold(0i32, |s, (&x, &y)| {
+        s.wrapping_add(i32::from(x) * i32::from(y))
+    })
+}
+
+fn dots_scalar(query: &[i8], rows: &[i8], out: &mut [i32]) {
+    for (row, o) in rows.chunks_exact(query.len()).zip(out.iter_mut()) {
+        *o = dot_scalar(query, row);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    //! The x86_64 paths: AVX2 (widen to i16, `vpmaddwd`) and AVX-512 VNNI (`vpdpbusd`).
+
+    use std::arch::x86_64::*;
+
+    use super::dot_scalar;
+
+    /// Bytes per AVX-512 register.
+    const ZMM_BYTES: usize = 64;
+    /// Bytes the AVX2 path widens per step (16 i8 → 16 i16).
+    const AVX2_STEP_BYTES: usize = 16;
+
+    /// # Safety
+    /// The CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn dots_avx2(query: &[i8], rows: &[i8], out: &mut [i32]) {
+        let dim = query.len();
+        let body = dim - dim % (2 * AVX2_STEP_BYTES);
+        // The query widened once per scan; rows are widened as they stream.
+        let mut wide: Vec<__m256i> = Vec::with_capacity(body / AVX2_STEP_BYTES);
+        for c in query[..body].chunks_exact(AVX2_STEP_BYTES) {
+            // SAFETY: `c` is 16 readable bytes; loadu has no alignment need.
+            let q = unsafe { _mm_loadu_si128(c.as_ptr().cast()) };
+            wide.push(_mm256_cvtepi8_epi16(q));
+        }
+        for (row, o) in rows.chunks_exact(dim).zip(out.iter_mut()) {
+            let mut acc0 = _mm256_setzero_si256();
+            let mut acc1 = _mm256_setzero_si256();
+            for (pair, w) in row[..body]
+                .chunks_exact(2 * AVX2_STEP_BYTES)
+                .zip(wide.chunks_exact(2))
+            {
+                // SAFETY: `pair` is 32 readable bytes, read as two 16-byte halves.
+                let (r0, r1) = unsafe {
+                    (
+                        _mm256_cvtepi8_epi16(_mm_loadu_si128(pair.as_ptr().cast())),
+                        _mm256_cvtepi8_epi16(_mm_loadu_si128(
+                            pair.as_ptr().add(AVX2_STEP_BYTES).cast(),
+                        )),
+                    )
+                };
+                acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(r0, w[0]));
+                acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(r1, w[1]));
+            }
+            let acc = _mm256_add_epi32(acc0, acc1);
+            let sum = hsum256(acc);
+            *o = sum.wrapping_add(dot_scalar(&query[body..], &row[body..]));
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn hsum256(v: __m256i) -> i32 {
+        let s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b01_00_11_10));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b10_11_00_01));
+        _mm_cvtsi128_si32(s)
+    }
+
+    /// Rows the AVX-512 path scores together, sharing each query load and
+    /// giving the core four independent accumulator chains.
+    const ROWS_PER_STEP: usize = 4;
+
+    /// # Safety
+    /// The CPU has AVX-512 F, BW and VNNI.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub(super) unsafe fn dots_avx512vnni(query: &[i8], rows: &[i8], out: &mut [i32]) {
+        let dim = query.len();
+        let body = dim - dim % ZMM_BYTES;
+        let tail = dim - body;
+        // Lanes past the tail are masked off the load (and so read as 0).
+        let tail_mask: __mmask64 = if tail == 0 { 0 } else { (1u64 << tail) - 1 };
+        // Each row is biased in a register, r ^ 0x80 = r + 128 as u8, so
+        // vpdpbusd yields Σ (r+128)·q = Σ r·q + 128·Σ q; the second term is
+        // the query's alone and is subtracted once per row.
+        let query_bias = query
+            .iter()
+            .fold(0i32, |s, &q| s.wrapping_add(i32::from(q)))
+            .wrapping_mul(128);
+        let step = ROWS_PER_STEP * dim;
+        let whole = rows.len() - rows.len() % step;
+        for (quad, o) in rows[..whole]
+            .chunks_exact(step)
+            .zip(out.chunks_exact_mut(ROWS_PER_STEP))
+        {
+            // SAFETY: `quad` is four rows of `dim` bytes; `query` is `dim`.
+            let sums = unsafe { dot4(query.as_ptr(), quad.as_ptr(), dim, body, tail_mask) };
+            for (o, s) in o.iter_mut().zip(sums) {
+                *o = s.wrapping_sub(query_bias);
+            }
+        }
+        let done = whole / dim;
+        for (row, o) in rows[whole..]
+            .chunks_exact(dim)
+            .zip(out.iter_mut().skip(done))
+        {
+            // SAFETY: `row` and `query` are `dim` bytes each.
+            let sum = unsafe { dot1(query.as_ptr(), row.as_ptr(), body, tail_mask) };
+            *o = sum.wrapping_sub(query_bias);
+        }
+    }
+
+    /// `Σ (r+128)·q` for the four consecutive `dim`-byte rows at `rows`.
+    ///
+    /// # Safety
+    /// AVX-512 F, BW, VNNI; `query` is readable for `dim` bytes and `rows`
+    /// for `4 · dim`; `body` is `dim` rounded down to 64 and `tail_mask`
+    /// covers the `dim − body` bytes after it.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    unsafe fn dot4(
+        query: *const i8,
+        rows: *const i8,
+        dim: usize,
+        body: usize,
+        tail_mask: __mmask64,
+    ) -> [i32; ROWS_PER_STEP] {
+        let flip = _mm512_set1_epi8(i8::MIN);
+        let mut acc = [_mm512_setzero_si512(); ROWS_PER_STEP];
+        let mut at = 0;
+        while at < body {
+            // SAFETY: at + 64 <= body <= dim, inside the query and each row.
+            unsafe {
+                let q = _mm512_loadu_si512(query.add(at).cast());
+                for (i, a) in acc.iter_mut().enumerate() {
+                    let r = _mm512_loadu_si512(rows.add(i * dim + at).cast());
+                    *a = _mm512_dpbusd_epi32(*a, _mm512_xor_si512(r, flip), q);
+                }
+            }
+            at += ZMM_BYTES;
+        }
+        if tail_mask != 0 {
+            // SAFETY: the masked loads read only the tail's bytes, which
+            // exist; masked-off lanes are 0 in the query, so add 0.
+            unsafe {
+                let q = _mm512_maskz_loadu_epi8(tail_mask, query.add(body));
+                for (i, a) in acc.iter_mut().enumerate() {
+                    let r = _mm512_maskz_loadu_epi8(tail_mask, rows.add(i * dim + body));
+                    *a = _mm512_dpbusd_epi32(*a, _mm512_xor_si512(r, flip), q);
+                }
+            }
+        }
+        let mut sums = [0i32; ROWS_PER_STEP];
+        for (s, a) in sums.iter_mut().zip(acc) {
+            *s = _mm512_reduce_add_epi32(a);
+        }
+        sums
+    }
+
+    /// `Σ (r+128)·q` for the one `dim`-byte row at `row`.
+    ///
+    /// # Safety
+    /// As [`dot4`], for one row.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    unsafe fn dot1(query: *const i8, row: *const i8, body: usize, tail_mask: __mmask64) -> i32 {
+        let flip = _mm512_set1_epi8(i8::MIN);
+        let mut acc = _mm512_setzero_si512();
+        let mut at = 0;
+        while at < body {
+            // SAFETY: at + 64 <= body, inside the query and the row.
+            unsafe {
+                let q = _mm512_loadu_si512(query.add(at).cast());
+                let r = _mm512_loadu_si512(row.add(at).cast());
+                acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(r, flip), q);
+            }
+            at += ZMM_BYTES;
+        }
+        if tail_mask != 0 {
+            // SAFETY: the masked loads read only the tail's bytes.
+            unsafe {
+                let q = _mm512_maskz_loadu_epi8(tail_mask, query.add(body));
+                let r = _mm512_maskz_loadu_epi8(tail_mask, row.add(body));
+                acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(r, flip), q);
+            }
+        }
+        _mm512_reduce_add_epi32(acc)
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+mod arm {
+    //! The aarch64 path: NEON widening multiplies (`vmull_s8`) accumulated pairwise into i32.
+
+    use std::arch::aarch64::*;
+
+    use super::dot_scalar;
+
+    /// Bytes per NEON register.
+    const Q_BYTES: usize = 16;
+
+    /// # Safety
+    /// The CPU has NEON.
+    #[target_feature(enable = "neon")]
+    pub(super) unsafe fn dots_neon(query: &[i8], rows: &[i8], out: &mut [i32]) {
+        let dim = query.len();
+        let body = dim - dim % Q_BYTES;
+        for (row, o) in rows.chunks_exact(dim).zip(out.iter_mut()) {
+            let mut acc0 = vdupq_n_s32(0);
+            let mut acc1 = vdupq_n_s32(0);
+            for (r, q) in row[..body]
+                .chunks_exact(Q_BYTES)
+                .zip(query[..body].chunks_exact(Q_BYTES))
+            {
+                // SAFETY: `r` and `q` are 16 readable bytes each.
+                let (vr, vq) = unsafe { (vld1q_s8(r.as_ptr()), vld1q_s8(q.as_ptr())) };
+                acc0 = vpadalq_s16(acc0, vmull_s8(vget_low_s8(vr), vget_low_s8(vq)));
+                acc1 = vpadalq_s16(acc1, vmull_high_s8(vr, vq));
+            }
+            let sum = vaddvq_s32(vaddq_s32(acc0, acc1));
+            *o = sum.wrapping_add(dot_scalar(&query[body..], &row[body..]));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// int8 values with the edges (±127, -128, 0) drawn often.
+    fn int8() -> impl Strategy<Value = i8> {
+        prop_oneof![
+            1 => Just(i8::MIN),
+            1 => Just(-127i8),
+            1 => Just(127i8),
+            1 => Just(0i8),
+            4 => any::<i8>(),
+        ]
+    }
+
+    fn pair() -> impl Strategy<Value = (Vec<i8>, Vec<i8>)> {
+        (0usize..700).prop_flat_map(|n| {
+            (
+                proptest::collection::vec(int8(), n),
+                proptest::collection::vec(int8(), n),
+            )
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn every_path_on_this_cpu_equals_the_scalar_path_exactly((a, b) in pair()) {
+            let reference = DenseKernel::scalar().dot(&a, &b);
+            for kernel in DenseKernel::available() {
+                prop_assert_eq!(kernel.dot(&a, &b), reference, "{}", kernel.name());
+            }
+        }
+
+        #[test]
+        fn a_scan_equals_one_dot_per_row_on_every_path(
+            dim in 1usize..200,
+            rows in 0usize..9,
+            seed in proptest::collection::vec(int8(), 200 * 10),
+        ) {
+            let query = &seed[..dim];
+            let matrix = &seed[dim..dim + rows * dim];
+            let expected: Vec<i32> = matrix.chunks_exact(dim).map(|r| dot_scalar(query, r)).collect();
+            for kernel in DenseKernel::available() {
+                let mut out = vec![i32::MAX; rows];
+                kernel.dots(query, matrix, &mut out);
+                prop_assert_eq!(&out, &expected, "{}", kernel.name());
+            }
+        }
+    }
+
+    #[test]
+    fn the_extreme_values_give_the_extreme_sums_on_every_path() {
+        let n = crate::dense::EMBED_DIM_STORED;
+        let min = vec![i8::MIN; n];
+        let max = vec![i8::MAX; n];
+        for kernel in DenseKernel::available() {
+            assert_eq!(
+                kernel.dot(&min, &min),
+                Some(16384 * 512),
+                "{}",
+                kernel.name()
+            );
+            assert_eq!(
+                kernel.dot(&min, &max),
+                Some(-16256 * 512),
+                "{}",
+                kernel.name()
+            );
+            assert_eq!(
+                kernel.dot(&max, &max),
+                Some(16129 * 512),
+                "{}",
+                kernel.name()
+            );
+        }
+    }
+
+    #[test]
+    fn the_longest_accepted_vector_of_extremes_is_exact_on_every_path() {
+        let min = vec![i8::MIN; DOT_LEN_MAX];
+        let max = vec![i8::MAX; DOT_LEN_MAX];
+        for kernel in DenseKernel::available() {
+            assert_eq!(kernel.dot(&min, &min), Some(1 << 30), "{}", kernel.name());
+            assert_eq!(
+                kernel.dot(&max, &min),
+                Some(-127 * 128 * (1 << 16)),
+                "{}",
+                kernel.name()
+            );
+        }
+    }
+
+    #[test]
+    fn mismatched_or_overlong_vectors_are_refused_not_truncated() {
+        let k = DenseKernel::detected();
+        assert_eq!(k.dot(&[1, 2], &[1]), None);
+        let long = vec![1i8; DOT_LEN_MAX + 1];
+        assert_eq!(k.dot(&long, &long), None);
+        assert_eq!(k.dot(&[], &[]), Some(0));
+    }
+
+    #[test]
+    fn the_detected_path_is_the_first_available_and_scalar_is_always_there() {
+        let available = DenseKernel::available();
+        assert_eq!(available.first(), Some(&DenseKernel::detected()));
+        assert_eq!(available.last(), Some(&DenseKernel::scalar()));
+    }
+}
