@@ -8,11 +8,19 @@
 //!   development default makes one owner, [`DEV_OWNER`], and names it.
 //! - Outside the development default, a missing `MEMORIA_OWNERS` is a
 //!   configuration error: memoria refuses to start without owners (§4.3).
+//! - `MEMORIA_AI` is the team owner's one AI choice, `on` or `off` (§8.3,
+//!   decision 13): on or off, never which provider. Unset or empty is off,
+//!   and off means no egress at all: no provider client is built (§8.1).
+//!   On requires the provider key, `MEMORIA_PROVIDER_KEY` or
+//!   `MEMORIA_PROVIDER_KEY_FILE` (a file holding it). Nothing here names a
+//!   host, a URL or a model: those are fixed in code (§8.3).
 
 use std::path::{Path, PathBuf};
 
 use crate::access::admission::{Admission, DEV_OWNER, OWNERS_ENV};
+use crate::ai::provider::ProviderKey;
 use crate::error::{Error, ErrorKind};
+use crate::policy::egress::EgressMode;
 use crate::storage::seal::Dek;
 
 /// Environment variable holding the DEK as base64.
@@ -25,6 +33,28 @@ pub const DATA_ENV: &str = "MEMORIA_DATA";
 pub const DATA_DIR_DEFAULT: &str = "./memoria-data";
 /// The development DEK's file name inside the data directory.
 pub const DEV_DEK_FILE_NAME: &str = "dek.key";
+
+/// Environment variable holding the team owner's AI choice: `on` or `off`
+/// (case-insensitive); unset or empty is off (§8.1, §8.3).
+pub const AI_ENV: &str = "MEMORIA_AI";
+/// Environment variable holding the provider's API key (§8.3).
+pub const PROVIDER_KEY_ENV: &str = "MEMORIA_PROVIDER_KEY";
+/// Environment variable naming a file that holds the provider's API key.
+pub const PROVIDER_KEY_FILE_ENV: &str = "MEMORIA_PROVIDER_KEY_FILE";
+
+/// The team owner's AI choice (§8.3): off, or on with the key to the one
+/// provider. Its `Debug` never shows the key.
+#[derive(Debug, Clone, Default)]
+pub enum Ai {
+    /// AI off: nothing leaves the instance, and no provider client is built.
+    #[default]
+    Off,
+    /// AI on: queries and passages are embedded by TensorX.
+    On {
+        /// The provider key.
+        key: ProviderKey,
+    },
+}
 
 /// Where the DEK came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,12 +85,34 @@ pub struct Config {
     pub admission: Admission,
     /// True if the owners list is the development default's made owner.
     pub dev_owner: bool,
+    /// The AI choice (`MEMORIA_AI`).
+    pub ai: Ai,
+    /// True if a provider key is configured while AI is off (a warning: it
+    /// is not used).
+    key_unused: bool,
 }
 
 impl Config {
     /// True under the development default (no DEK configured).
     pub fn is_dev_default(&self) -> bool {
         matches!(self.dek_source, DekSource::DevDefault { .. })
+    }
+
+    /// The egress mode the footer states: [`EgressMode::AiOn`] exactly when
+    /// `MEMORIA_AI=on`.
+    pub fn egress(&self) -> EgressMode {
+        match self.ai {
+            Ai::Off => EgressMode::AiOff,
+            Ai::On { .. } => EgressMode::AiOn,
+        }
+    }
+
+    /// The provider key, when AI is on.
+    pub fn provider_key(&self) -> Option<&ProviderKey> {
+        match &self.ai {
+            Ai::Off => None,
+            Ai::On { key } => Some(key),
+        }
     }
 
     /// Warnings to print at start-up; content-free.
@@ -76,6 +128,11 @@ impl Config {
         if self.dev_owner {
             w.push(format!(
                 "development default: {OWNERS_ENV} is unset, so the one owner is {DEV_OWNER}."
+            ));
+        }
+        if self.key_unused {
+            w.push(format!(
+                "a provider key is configured but {AI_ENV} is off, so it is not used and nothing is sent."
             ));
         }
         w
@@ -126,13 +183,70 @@ pub fn resolve(data_dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<
             ));
         }
     };
+    let (ai, key_unused) = resolve_ai(env)?;
     Ok(Config {
         data_dir: data_dir.to_path_buf(),
         dek,
         dek_source,
         admission,
         dev_owner,
+        ai,
+        key_unused,
     })
+}
+
+/// `MEMORIA_AI` and, when on, the provider key; and whether a key is set
+/// with AI off.
+fn resolve_ai(env: &dyn Fn(&str) -> Option<String>) -> Result<(Ai, bool), Error> {
+    let set = |k: &str| env(k).filter(|s| !s.trim().is_empty());
+    let on = match set(AI_ENV)
+        .map(|s| s.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("off") => false,
+        Some("on") => true,
+        Some(_) => {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!("{AI_ENV} must be on or off"),
+            ));
+        }
+    };
+    let key_set = set(PROVIDER_KEY_ENV).is_some() || set(PROVIDER_KEY_FILE_ENV).is_some();
+    if !on {
+        return Ok((Ai::Off, key_set));
+    }
+    let (text, from) = if let Some(text) = set(PROVIDER_KEY_ENV) {
+        (text, PROVIDER_KEY_ENV.to_owned())
+    } else if let Some(file) = set(PROVIDER_KEY_FILE_ENV) {
+        let path = PathBuf::from(file);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            Error::with_source(
+                ErrorKind::Config,
+                format!(
+                    "{PROVIDER_KEY_FILE_ENV} names {}, which cannot be read",
+                    path.display()
+                ),
+                e,
+            )
+        })?;
+        (text, format!("the file {PROVIDER_KEY_FILE_ENV} names"))
+    } else {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!(
+                "{AI_ENV}=on needs the provider key: set {PROVIDER_KEY_ENV} or {PROVIDER_KEY_FILE_ENV}"
+            ),
+        ));
+    };
+    let key = ProviderKey::parse(&text).map_err(|refusal| {
+        Error::with_source(
+            ErrorKind::Config,
+            format!("the provider key in {from} cannot be used"),
+            refusal,
+        )
+    })?;
+    Ok((Ai::On { key }, false))
 }
 
 fn dev_dek(path: &Path) -> Result<(Dek, bool), Error> {
@@ -263,6 +377,60 @@ mod tests {
             !dir.path().join(DEV_DEK_FILE_NAME).exists(),
             "no development key was made"
         );
+    }
+
+    #[test]
+    fn ai_is_off_unless_the_owner_switches_it_on_and_on_needs_a_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let off = resolve(dir.path(), &env_of(&[])).unwrap();
+        assert!(matches!(off.ai, Ai::Off));
+        assert_eq!(off.egress(), EgressMode::AiOff);
+        let keyless = resolve(dir.path(), &env_of(&[(AI_ENV, "on")])).unwrap_err();
+        assert_eq!(keyless.kind(), ErrorKind::Config);
+        let on = resolve(
+            dir.path(),
+            &env_of(&[(AI_ENV, " ON "), (PROVIDER_KEY_ENV, "tx-key-1\n")]),
+        )
+        .unwrap();
+        assert_eq!(on.egress(), EgressMode::AiOn);
+        assert!(on.provider_key().is_some());
+        assert!(
+            !format!("{on:?}").contains("tx-key-1"),
+            "the key is never printed"
+        );
+        let unsure = resolve(dir.path(), &env_of(&[(AI_ENV, "yes")])).unwrap_err();
+        assert_eq!(unsure.kind(), ErrorKind::Config);
+    }
+
+    #[test]
+    fn a_provider_key_with_ai_off_is_not_used_and_the_warning_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = resolve(
+            dir.path(),
+            &env_of(&[(AI_ENV, "off"), (PROVIDER_KEY_ENV, "tx-key-1")]),
+        )
+        .unwrap();
+        assert!(c.provider_key().is_none());
+        assert!(c.warnings().iter().any(|w| w.contains("not used")));
+        assert!(!c.warnings().concat().contains("tx-key-1"));
+    }
+
+    #[test]
+    fn a_provider_key_file_is_read_and_an_unusable_key_is_refused_without_quoting_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("provider.key");
+        std::fs::write(&file, "tx key with spaces\n").unwrap();
+        let path = file.to_str().unwrap().to_string();
+        let env = move |k: &str| match k {
+            AI_ENV => Some("on".to_string()),
+            PROVIDER_KEY_FILE_ENV => Some(path.clone()),
+            _ => None,
+        };
+        let err = resolve(dir.path(), &env).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Config);
+        assert!(!format!("{err:#}").contains("spaces"), "{err:#}");
+        std::fs::write(&file, "tx-key-2\n").unwrap();
+        assert!(resolve(dir.path(), &env).unwrap().provider_key().is_some());
     }
 
     #[test]

@@ -49,6 +49,9 @@ pub enum ErrorKind {
     Usage,
     /// An operating-system I/O failure.
     Io,
+    /// The AI provider's call failed (§8.3); the cause is a typed
+    /// `EmbedError` naming what, never content.
+    Provider,
     /// Store work handed to [`crate::SharedInstance::run`] did not return:
     /// it panicked (caught; the server serves on), or the runtime shut down
     /// before it ran. The instance is as its last committed transaction left it.

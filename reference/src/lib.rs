@@ -97,6 +97,7 @@
 #![deny(missing_docs)]
 
 mod access;
+mod ai;
 mod clock;
 mod config;
 #[cfg_attr(not(feature = "testkit"), allow(dead_code))]
@@ -125,8 +126,8 @@ pub use error::{DecodeError, Error, ErrorKind};
 // Time, configuration and the instance (§7.4).
 pub use clock::{Clock, FixedClock, SystemClock, iso_date, iso_date_time};
 pub use config::{
-    Config, DATA_DIR_DEFAULT, DATA_ENV, DEK_ENV, DEK_FILE_ENV, DEV_DEK_FILE_NAME, DekSource,
-    resolve as resolve_config,
+    AI_ENV, Ai, Config, DATA_DIR_DEFAULT, DATA_ENV, DEK_ENV, DEK_FILE_ENV, DEV_DEK_FILE_NAME,
+    DekSource, PROVIDER_KEY_ENV, PROVIDER_KEY_FILE_ENV, resolve as resolve_config,
 };
 pub use instance::{
     DenseWake, EMBED_QUEUE_BATCH_CHUNKS, EMBED_TEXT_BYTES_MAX, Instance, InstanceConfig,
@@ -193,6 +194,18 @@ pub use policy::breaker::{
     REFUSAL_BREAKER_ASKERS_MIN, S2Tally, S3_BREAKER_FETCHES_MIN, S3Tally, Undetermined,
 };
 pub use policy::egress::EgressMode;
+
+// The one provider and its embeddings call, built only with AI on (§7.2, §8.3).
+pub use ai::embed::{
+    EMBED_ATTEMPTS_MAX, EMBED_BACKOFF_BASE_MS, EMBED_INGEST_DEADLINE_MS, EMBED_INPUT_BYTES_MAX,
+    EMBED_INPUTS_PER_CALL_MAX, EMBED_QUERY_DEADLINE_MS, EMBED_RESPONSE_BYTES_MAX,
+    EMBED_RETRY_AFTER_MS_MAX, EMBEDDING_VALUES, EmbedClient, EmbedError, EmbedErrorKind,
+    EmbedPolicy, Embedding, InputRefusal, JSON_FLOAT_BYTES_MAX, JsonFault, decode_response,
+};
+pub use ai::provider::{
+    EMBED_MODEL, EMBED_PATH, KeyRefusal, PROVIDER_HOST, PROVIDER_KEY_BYTES_MAX, PROVIDER_NAME,
+    PROVIDER_PORT, ProviderKey,
+};
 
 // Siblings (§4.1, §6).
 pub use sibling::client::{ConfigRefusal, SIBLING_DEADLINE_MS, SiblingClient, SiblingConfig};

@@ -4,6 +4,11 @@
 //! last and its source. What one limit promises about another lives here,
 //! once, as a `const` assertion, so it cannot drift into a comment.
 
+use crate::ai::embed::{
+    EMBED_INGEST_DEADLINE_MS, EMBED_INPUT_BYTES_MAX, EMBED_INPUTS_PER_CALL_MAX,
+    EMBED_QUERY_DEADLINE_MS, EMBED_RESPONSE_BYTES_MAX, EMBED_RETRY_AFTER_MS_MAX, EMBEDDING_VALUES,
+    JSON_FLOAT_BYTES_MAX,
+};
 use crate::dense::{
     DENSE_ROWS_MAX, DENSE_TOP_K, DOT_LEN_MAX, EMBED_DIM_NATIVE, EMBED_DIM_STORED, SCAN_BLOCK_ROWS,
 };
@@ -77,3 +82,20 @@ const _: () = assert!(EMBED_DIM_STORED < EMBED_DIM_NATIVE);
 const _: () = assert!(EMBED_DIM_STORED <= DOT_LEN_MAX);
 const _: () = assert!(DENSE_TOP_K >= PAGE_SIZE_RESULTS);
 const _: () = assert!(SCAN_BLOCK_ROWS <= DENSE_ROWS_MAX);
+// §7.2: a full batch of 4,096-value vectors, every float at its longest
+// JSON form plus 64 bytes of framing per vector and 4 KiB for the list,
+// fits under the response cap: a cap that refused a well-formed batch would
+// make ingest fail on a healthy provider.
+const _: () = assert!(
+    EMBED_INPUTS_PER_CALL_MAX * (EMBEDDING_VALUES * JSON_FLOAT_BYTES_MAX + 64) + 4096
+        <= EMBED_RESPONSE_BYTES_MAX
+);
+// Every chunk and every query can be embedded whole: an input is refused,
+// never cut, so the input cap is at least the chunker's and the query's.
+const _: () = assert!(CHUNK_BYTES_MAX <= EMBED_INPUT_BYTES_MAX);
+const _: () = assert!(QUERY_BYTES_MAX <= EMBED_INPUT_BYTES_MAX);
+// The query's embedding shares the page's deadline with S2 (§6.5, §8.9).
+const _: () = assert!(EMBED_QUERY_DEADLINE_MS == SIBLING_DEADLINE_MS);
+const _: () = assert!(EMBED_QUERY_DEADLINE_MS < EMBED_INGEST_DEADLINE_MS);
+// A Retry-After is honoured up to a wait no longer than one ingest call.
+const _: () = assert!(EMBED_RETRY_AFTER_MS_MAX <= EMBED_INGEST_DEADLINE_MS);

@@ -182,6 +182,20 @@ fn load_config(data: &std::path::Path) -> Result<Config, Exit> {
     for w in config.warnings() {
         eprintln!("warning: {w}");
     }
+    // The provider client exists, but no ingest or search path calls it
+    // yet (issue 12). Starting with AI on would print a footer that claims
+    // egress this binary does not make, which is as much a defect as one
+    // that hides egress (§3.6); so refuse until the embedding half is wired.
+    if config.provider_key().is_some() {
+        return Err(memoria::Error::new(
+            memoria::ErrorKind::Config,
+            format!(
+                "{}=on is not served by this build: the embedding half is not wired into ingest and search yet, so nothing would be sent. Unset it.",
+                memoria::AI_ENV
+            ),
+        )
+        .into());
+    }
     Ok(config)
 }
 
@@ -190,7 +204,7 @@ fn wake(config: &Config) -> Result<Instance, Exit> {
         InstanceConfig {
             data_dir: config.data_dir.clone(),
             admission: config.admission.clone(),
-            egress: EgressMode::AiOff,
+            egress: config.egress(),
         },
         Sealer::new(&config.dek),
         Arc::new(SystemClock),

@@ -59,8 +59,9 @@ pub enum TransportError {
     /// HTTP failed mid-exchange (reset, bad framing).
     #[error("the exchange failed: {0}")]
     Http(String),
-    /// The response body is over [`SIBLING_RESPONSE_BYTES_MAX`].
-    #[error("the response body is over {SIBLING_RESPONSE_BYTES_MAX} bytes")]
+    /// The response body is over the exchange's cap
+    /// ([`SIBLING_RESPONSE_BYTES_MAX`] for a sibling).
+    #[error("the response body is over its byte cap")]
     TooLarge,
 }
 
@@ -71,7 +72,7 @@ pub struct RawResponse {
     pub status: u16,
     /// The response headers.
     pub headers: http::HeaderMap,
-    /// The body, at most [`SIBLING_RESPONSE_BYTES_MAX`] bytes.
+    /// The body, at most the exchange's cap ([`SIBLING_RESPONSE_BYTES_MAX`] for a sibling).
     pub body: Bytes,
 }
 
@@ -86,6 +87,21 @@ pub async fn exchange(
     host: &str,
     port: u16,
     request: http::Request<Full<Bytes>>,
+) -> Result<RawResponse, TransportError> {
+    exchange_within(dialer, host, port, request, SIBLING_RESPONSE_BYTES_MAX).await
+}
+
+/// As [`exchange`], reading at most `body_bytes_max` bytes of body: the
+/// embedding provider's responses have a cap of their own (§7.2).
+///
+/// # Errors
+/// As [`exchange`]; [`TransportError::TooLarge`] past `body_bytes_max`.
+pub(crate) async fn exchange_within(
+    dialer: &dyn Dialer,
+    host: &str,
+    port: u16,
+    request: http::Request<Full<Bytes>>,
+    body_bytes_max: usize,
 ) -> Result<RawResponse, TransportError> {
     let stream = dialer
         .dial(host, port)
@@ -107,7 +123,7 @@ pub async fn exchange(
             .map_err(|e| TransportError::Http(e.to_string()))?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let body = Limited::new(response.into_body(), SIBLING_RESPONSE_BYTES_MAX)
+        let body = Limited::new(response.into_body(), body_bytes_max)
             .collect()
             .await
             .map_err(|e| {
