@@ -202,6 +202,8 @@ pub use ai::embed::{
     EMBED_RETRY_AFTER_MS_MAX, EMBEDDING_VALUES, EmbedClient, EmbedError, EmbedErrorKind,
     EmbedPolicy, Embedding, InputRefusal, JSON_FLOAT_BYTES_MAX, JsonFault, decode_response,
 };
+pub use ai::canary::{CANARY_DRIFT_MAX, CANARY_SENTENCES, CanaryState};
+pub use ai::queue::{DrainReport, drain as drain_embeddings};
 pub use ai::provider::{
     EMBED_MODEL, EMBED_PATH, KeyRefusal, PROVIDER_HOST, PROVIDER_KEY_BYTES_MAX, PROVIDER_NAME,
     PROVIDER_PORT, ProviderKey,
@@ -216,7 +218,7 @@ pub use sibling::wire::{Pair, Subject, SubjectKind, Verdict};
 
 // The web surface (§8.1, §9.1).
 pub use web::{
-    AppState, DECLARED_ROUTES, DeclaredRoute, FOOTER_EXEMPT, FooterRule,
+    AppState, DECLARED_ROUTES, DeclaredRoute, EMBED_DRAIN_INTERVAL_S, FOOTER_EXEMPT, FooterRule,
     MULTIPART_OVERHEAD_BYTES_MAX, SESSION_COOKIE, SESSION_TTL_S, SESSIONS_MAX, SIGN_IN_LINK_TTL_S,
     SignInDelivery, TOKEN_BYTES, TerminalDelivery, UPLOAD_BYTES_MAX, UPLOAD_NAME_CHARS_MAX, router,
     serve,

@@ -31,6 +31,11 @@ pub static GATE: Gate = Gate {
             run: query_text,
         },
         Case {
+            id: "4/ai-on-paths",
+            desc: "With AI on against the stub provider in a simulation: upload a canary passage, drain the embedding queue, search the canary (the query is embedded), take the provider down and search again (lexical, said loudly); require the provider to have received the passage and the query, the drain and the failure to be logged, and no canary, no provider key and no component of the canary passage's vector in any log line.",
+            run: ai_on_paths,
+        },
+        Case {
             id: "4/no-stray-prints",
             desc: "Parse reference/src and require print macros (println!, eprintln!, print!, eprint!, dbg!) only in main.rs (the CLI's answers) and in access/session.rs's TerminalDelivery (the sign-in link's delivery to the terminal); anything else writes around the log and the log check.",
             run: no_stray_prints,
@@ -203,6 +208,84 @@ fn titles_passages_paths(ctx: &mut Ctx) -> Result<(), Failure> {
             ("refused file name", &refused),
         ],
     )
+}
+
+fn ai_on_paths(ctx: &mut Ctx) -> Result<(), Failure> {
+    use crate::rigs::dense::{STUB_PROVIDER_KEY, wake_ai_on, with_stub_provider};
+    let a = ctx.canary();
+    let b = ctx.canary();
+    let logs = CapturedLogs::default();
+    let dir = ctx.dir("data");
+    let instance = wake_ai_on(&dir, memoria::Sealer::new(&crate::rigs::support::dek(ctx.rng())))?;
+    let stub = memoria_simulator::StubProvider::new();
+    let seen = stub.clone();
+    let body = format!("# Notes\n\nThe {a} figure is final.\n");
+    let stored: std::rc::Rc<std::cell::RefCell<Vec<f32>>> = std::rc::Rc::default();
+    let slot = stored.clone();
+    let (qa, qb) = (a.clone(), b.clone());
+    logs.capture(|| {
+        with_stub_provider(ctx.seed(), &stub, instance, move |mut app| async move {
+            app.sign_in(OWNER).await;
+            let up = app.upload("notes.md", body.as_bytes(), None).await;
+            ensure(up.status.as_u16() == 303, "the upload is accepted", format!("{}", up.status))?;
+            let drained = app.state().drain_embeddings().await;
+            ensure(drained.stored >= 1, "the drain stored the passage's vector", format!("{drained:?}"))?;
+            let v = app
+                .state()
+                .blocking(|i| i.dense().vectors().next().map(|(_, v)| v.dequantised()))
+                .await
+                .map_err(|e| Failure::new("the store answers", e.to_string()))?;
+            *slot.borrow_mut() = v.unwrap_or_default();
+            let fused = app.get(&format!("/?q={qa}+{qb}")).await;
+            ensure(
+                Page::of(&fused).marks().contains(&qa),
+                "the AI-on search found and highlighted the passage",
+                format!("status {}", fused.status),
+            )?;
+            seen.set_down(Some(memoria_simulator::ProviderDown::Status(503)));
+            let lexical = app.get(&format!("/?q={qa}")).await;
+            ensure(
+                Page::of(&lexical).texts("p.semantic").len() == 1,
+                "the search with the provider down says its ranking is lexical",
+                format!("status {}", lexical.status),
+            )
+        })
+    })?;
+    let sent: Vec<String> = stub.requests().iter().flat_map(|r| r.inputs.clone()).collect();
+    ensure(
+        sent.iter().any(|i| i.contains(&a) && i.contains("figure")),
+        "the provider received the passage to embed",
+        format!("{} inputs", sent.len()),
+    )?;
+    ensure(
+        sent.iter().any(|i| i.contains(&b)),
+        "the provider received the query to embed",
+        format!("{} inputs", sent.len()),
+    )?;
+    let text = logs.text();
+    ensure(
+        text.contains("embedding drain finished") && text.contains("could not be embedded"),
+        "the log records the drain and the provider's failure",
+        "no such log lines",
+    )?;
+    let key = STUB_PROVIDER_KEY.to_string();
+    let components: Vec<String> = stored
+        .borrow()
+        .iter()
+        .filter(|v| v.abs() > 0.05)
+        .take(4)
+        .map(|v| format!("{v}"))
+        .collect();
+    ensure(
+        !components.is_empty(),
+        "the passage's vector has components to look for",
+        "none",
+    )?;
+    let mut words: Vec<(&str, &String)> = vec![("passage word", &a), ("query word", &b), ("provider key", &key)];
+    for c in &components {
+        words.push(("vector component", c));
+    }
+    absent_from_logs(&logs, &words)
 }
 
 /// The absence half: no word appears in any line this case or any other

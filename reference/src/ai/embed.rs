@@ -189,7 +189,8 @@ pub enum JsonFault {
 
 /// What kind of failure an [`EmbedError`] is: for callers that branch
 /// (e.g. "semantic ranking is unavailable" on the search page).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum EmbedErrorKind {
     /// An input was refused before sending.

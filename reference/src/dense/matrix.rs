@@ -29,15 +29,18 @@
 //! | 4 | format version, u32 ([`DENSE_FORMAT_VERSION`]) |
 //! | 4 | levels per row, u32 (512) |
 //! | 8 | rows N, u64 (at most [`DENSE_ROWS_MAX`]) |
-//! | 8 N | chunk ids, i64 |
-//! | 4 N | scales, f32 |
 //! | 512 N | levels, i8, row after row |
+//! | 4 N | scales, f32 |
+//! | 8 N | chunk ids, i64 |
 //!
-//! 20 + 524 N bytes: 47.2 MB at 90,000 rows. [`DenseMatrix::decode`] is
+//! The levels come first, straight after the header, so the matrix in the
+//! byte form is a contiguous int8 matrix at a fixed small offset: if it ever
+//! reached the disk unsealed, gate 2's matrix parse (which reads an object
+//! from its first bytes) would find it. 20 + 524 N bytes: 47.2 MB at 90,000 rows. [`DenseMatrix::decode`] is
 //! total: it accepts exactly what [`DenseMatrix::encode`] can produce and
 //! refuses anything else with a [`DenseDecodeError`], never a panic.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use super::kernel::DenseKernel;
@@ -323,6 +326,29 @@ impl DenseMatrix {
         query: &QuantisedVector,
         k: usize,
     ) -> Vec<DenseHit> {
+        self.scan(kernel, query, k, &HashSet::new())
+    }
+
+    /// [`DenseMatrix::top_k`] with the chunks in `excluded` left out before
+    /// the cut, so they are not counted against `k`: §4.1 rule 1's
+    /// reconciling source leaves the dense list before fusion, as it leaves
+    /// the BM25 list, and the other chunks fill its place.
+    pub fn top_k_excluding(
+        &self,
+        query: &QuantisedVector,
+        k: usize,
+        excluded: &HashSet<i64>,
+    ) -> Vec<DenseHit> {
+        self.scan(DenseKernel::detected(), query, k, excluded)
+    }
+
+    fn scan(
+        &self,
+        kernel: DenseKernel,
+        query: &QuantisedVector,
+        k: usize,
+        excluded: &HashSet<i64>,
+    ) -> Vec<DenseHit> {
         let k = k.min(self.len());
         let mut best: Vec<DenseHit> = Vec::with_capacity(k + 1);
         if k == 0 {
@@ -338,6 +364,9 @@ impl DenseMatrix {
             let dots = &mut dots[..chunk_ids.len()];
             kernel.dots(&query.levels, levels, dots);
             for ((&dot, &chunk_id), &scale) in dots.iter().zip(chunk_ids).zip(scales) {
+                if !excluded.is_empty() && excluded.contains(&chunk_id) {
+                    continue;
+                }
                 let hit = DenseHit {
                     chunk_id,
                     score: score(dot, scale, query.scale),
@@ -366,13 +395,13 @@ impl DenseMatrix {
         out.extend_from_slice(&DENSE_FORMAT_VERSION.to_le_bytes());
         out.extend_from_slice(&(EMBED_DIM_STORED as u32).to_le_bytes());
         out.extend_from_slice(&(self.len() as u64).to_le_bytes());
-        for id in &self.chunk_ids {
-            out.extend_from_slice(&id.to_le_bytes());
-        }
+        out.extend(self.levels.iter().map(|&q| q as u8));
         for scale in &self.scales {
             out.extend_from_slice(&scale.to_le_bytes());
         }
-        out.extend(self.levels.iter().map(|&q| q as u8));
+        for id in &self.chunk_ids {
+            out.extend_from_slice(&id.to_le_bytes());
+        }
         out
     }
 
@@ -413,8 +442,8 @@ impl DenseMatrix {
         if found != expected {
             return Err(DenseDecodeError::WrongLength { expected, found });
         }
-        let (ids, rest) = body.split_at(8 * rows);
-        let (scales, levels) = rest.split_at(4 * rows);
+        let (levels, rest) = body.split_at(EMBED_DIM_STORED * rows);
+        let (scales, ids) = rest.split_at(4 * rows);
 
         let chunk_ids: Vec<i64> = ids
             .chunks_exact(8)
@@ -523,6 +552,28 @@ mod tests {
             m.push(id, &vector(id as u64)).unwrap();
         }
         m
+    }
+
+    #[test]
+    fn an_excluded_chunk_leaves_the_dense_list_and_the_next_fills_its_place() {
+        let m = matrix(1..=40);
+        let q = vector(7);
+        let all = m.top_k(&q, 5);
+        let first = all[0].chunk_id;
+        let without = m.top_k_excluding(&q, 5, &HashSet::from([first]));
+        assert_eq!(without.len(), 5, "the excluded chunk is not counted against k");
+        assert!(without.iter().all(|h| h.chunk_id != first));
+        assert_eq!(without[..4], all[1..5]);
+        assert_eq!(m.top_k_excluding(&q, 5, &HashSet::new()), all);
+    }
+
+    #[test]
+    fn the_byte_form_puts_the_levels_first_after_the_header() {
+        let m = matrix([3, 9]);
+        let bytes = m.encode();
+        let first = m.get(m.chunk_ids()[0]).unwrap();
+        let levels: Vec<u8> = first.levels().iter().map(|&q| q as u8).collect();
+        assert_eq!(bytes[HEADER_BYTES..HEADER_BYTES + EMBED_DIM_STORED], levels[..]);
     }
 
     /// The reference: every row scored, sorted by the same order, cut at k.

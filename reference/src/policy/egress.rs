@@ -19,6 +19,12 @@ pub enum EgressMode {
 }
 
 impl EgressMode {
+    /// Whether this mode embeds: AI on sends search text and passages to
+    /// the provider (§8.3); AI off sends nothing.
+    pub fn embeds(self) -> bool {
+        matches!(self, EgressMode::AiOn)
+    }
+
     /// The footer sentence stating this mode, for every page (gate 38). The
     /// AI-on sentence names the provider, its host and the model id
     /// (`crate::ai::provider`'s constants; a test holds them equal).

@@ -54,7 +54,7 @@ use upload::upload;
 #[cfg(feature = "testkit")]
 pub use crate::access::session::CapturedDelivery;
 pub use crate::access::session::{SignInDelivery, TerminalDelivery};
-pub use state::AppState;
+pub use state::{AppState, EMBED_DRAIN_INTERVAL_S};
 
 /// The largest upload accepted, in bytes (§9.1: "body cap 1 MiB").
 pub const UPLOAD_BYTES_MAX: usize = 1024 * 1024;
