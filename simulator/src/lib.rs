@@ -29,6 +29,17 @@
 //! every lookup and connection memoria makes in a [`NetGuard`] (gate 15). The conformance kit's `/_control` hook is
 //! [`Controller`], on loopback only.
 //!
+//! # The stub embedding provider (§7.2, §8.3)
+//!
+//! [`StubProvider`] serves `POST /v1/embeddings` over a deterministic
+//! embedder of hashed word features, which is NOT semantic: texts sharing
+//! words score higher, and nothing more. An input holding
+//! [`SENTINEL_MARKER`] gets [`sentinel_vector`]. It records every request
+//! in memory and has knobs ([`ProviderFaults`]: down, slow, 429, wrong
+//! length, NaN, all-zero, [`Drift`]). Serve it as a fake sibling is served:
+//! `serve_turmoil(stub.router(), port)` on a turmoil host, or
+//! [`serve_loopback`] outside a run.
+//!
 //! # Other fakes and runs
 //!
 //! [`connector`] is a paginated external source for the reference's
@@ -79,6 +90,14 @@ pub use fake::{
     FaultsHandle, Lie, MalformedS2, ManualClock, Model, ModelError, ModelHandle, Outage, Redirect,
     RefuseConnection, Role, Rung, S2_PAIRS_PER_CALL_MAX, Slow, Snapshot, SubjectKind, Trace,
     TraceEvent, TruncateAnnounce,
+};
+
+// The stub embedding provider: deterministic, NOT semantic, with knobs (§7.2, §8.3).
+pub use fake::provider::{
+    Down as ProviderDown, Drift, PROVIDER_ACTIONS, ProviderFaults, RecordedRequest,
+    SENTINEL_MARKER, STUB_EMBED_PATH, STUB_FEATURES_PER_WORD, STUB_INPUTS_PER_CALL_MAX,
+    STUB_PREFIX_VALUES, STUB_REQUEST_BYTES_MAX, STUB_VECTOR_VALUES, StubProvider, dot as stub_dot,
+    embed_text as stub_embed_text, sentinel_vector,
 };
 
 // Real text for fakes (§7).

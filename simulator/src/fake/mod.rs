@@ -5,10 +5,13 @@
 //! content, and [`wire`] is the fake's own serde view of
 //! `fixtures/contract/`. [`control`] is an optional `/_control` route that
 //! drives state transitions for the conformance kit over loopback.
+//! [`provider`] is not a sibling: it is the stub embedding provider (§8.3),
+//! served the same way.
 
 pub mod control;
 pub mod faults;
 pub mod model;
+pub mod provider;
 pub mod server;
 pub mod trace;
 pub mod wire;

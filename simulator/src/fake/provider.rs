@@ -1,0 +1,633 @@
+//! A stub embedding provider: the OpenAI-compatible `POST /v1/embeddings` of §8.3 over a deterministic, NOT semantic, embedder, with fault knobs (§7.2, §8.2, issue 12).
+//!
+//! No real model is reachable from these machines, so the tests, the gates
+//! and the demo embed through this. Its vectors come from hashed word
+//! features: each distinct word of an input (lower-cased, split on anything
+//! not alphanumeric) adds signed unit features at positions drawn from the
+//! word's hash, half of them inside the first [`STUB_PREFIX_VALUES`] values
+//! and half anywhere in the [`STUB_VECTOR_VALUES`], and the sum is
+//! normalised to unit L2. So two texts sharing words have a higher dot
+//! product than two that share none, and the prefix the dense index keeps
+//! (§7.2's truncation) keeps that overlap. That is all it does: it knows
+//! nothing of meaning, synonyms, or language, and a ranking quality
+//! measured against it measures word overlap (gate 29 needs a real model).
+//!
+//! One input is special: any input containing [`SENTINEL_MARKER`] gets
+//! [`sentinel_vector`], a fixed, distinctive vector gate 2 looks for at rest.
+//!
+//! Every request body is recorded in memory ([`StubProvider::requests`]),
+//! for gates that check what was sent (32, 39); nothing is logged. The knobs
+//! ([`ProviderFaults`], switched through [`StubProvider`] at any time, as
+//! the fake sibling's are) bend the answers: down, slow, 429 for the next N
+//! calls, wrong length, NaN, all-zero, and drift (a seeded perturbation for
+//! the embedding canary, gate 30). Delays are `tokio::time::sleep`, which
+//! turmoil simulates; nothing here reads the wall clock.
+//!
+//! Serve it like a fake sibling: `serve_turmoil(stub.router(), port)` as a
+//! turmoil host's body, or `serve_loopback(stub.router(), addr)` outside a
+//! simulation (`memoria-harness serve-provider`). The router carries
+//! [`CONTROL_PATH`] for the knobs; the contract path never does.
+
+use std::io::Write as _;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use http::{HeaderMap, StatusCode, header};
+use serde::Deserialize;
+
+use crate::fake::control::{CONTROL_PATH, ControlRequest};
+use crate::fake::faults::RefuseConnection;
+
+/// The path the stub serves: the provider's embeddings call (§8.3).
+pub const STUB_EMBED_PATH: &str = memoria::EMBED_PATH;
+/// The values in every vector the stub returns: the pinned model's 4,096 (§7.2).
+pub const STUB_VECTOR_VALUES: usize = memoria::EMBEDDING_VALUES;
+/// The leading values that carry half of each word's features: the 512
+/// the dense index keeps after truncation (§7.2), so the kept prefix still
+/// reflects word overlap, as a Matryoshka model's does.
+pub const STUB_PREFIX_VALUES: usize = 512;
+/// Features each distinct word adds: half in the prefix, half anywhere.
+pub const STUB_FEATURES_PER_WORD: usize = 8;
+/// The most inputs the stub takes in one call; more answers 400, as a real
+/// provider's batch limit would. Twice the client's batch, so the client's
+/// own limit is what a test sees.
+pub const STUB_INPUTS_PER_CALL_MAX: usize = 2 * memoria::EMBED_INPUTS_PER_CALL_MAX;
+/// The largest request body the stub reads, in bytes: a full batch of
+/// inputs at the client's input cap, with JSON escaping room.
+pub const STUB_REQUEST_BYTES_MAX: usize =
+    4 * STUB_INPUTS_PER_CALL_MAX * memoria::EMBED_INPUT_BYTES_MAX;
+
+/// An input containing this string is embedded as [`sentinel_vector`].
+/// Distinctive enough that no real passage holds it by accident.
+pub const SENTINEL_MARKER: &str = "memoria-sentinel-q7x4-inversion-probe";
+
+/// The seed [`sentinel_vector`] is drawn from.
+const SENTINEL_SEED: u64 = 0x5e47_1e1b_0b5e_c0de;
+
+/// The sentinel's vector: [`STUB_VECTOR_VALUES`] values drawn uniformly
+/// from a fixed seed, unit L2. Its leading values are irregular decimals,
+/// so a gate can grep for them at rest in any dtype or text form (gate 2).
+#[must_use]
+pub fn sentinel_vector() -> Vec<f32> {
+    let mut rng = SplitMix(SENTINEL_SEED);
+    let v: Vec<f32> = (0..STUB_VECTOR_VALUES)
+        .map(|_| rng.unit_interval())
+        .collect();
+    normalise(v)
+}
+
+/// The stub's embedding of `text`, without knobs: [`sentinel_vector`] if
+/// `text` contains [`SENTINEL_MARKER`], else the unit-normalised sum of its
+/// words' hashed features. Deterministic, and NOT semantic (module doc).
+#[must_use]
+pub fn embed_text(text: &str) -> Vec<f32> {
+    if text.contains(SENTINEL_MARKER) {
+        return sentinel_vector();
+    }
+    let mut words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    words.sort();
+    words.dedup();
+    if words.is_empty() {
+        // No word: the text's own bytes are its one feature, so no input
+        // is ever the zero vector.
+        words.push(text.to_owned());
+    }
+    let mut v = vec![0.0f32; STUB_VECTOR_VALUES];
+    for word in &words {
+        let mut rng = SplitMix(fnv1a(word.as_bytes()));
+        for k in 0..STUB_FEATURES_PER_WORD {
+            let span = if k % 2 == 0 {
+                STUB_PREFIX_VALUES
+            } else {
+                STUB_VECTOR_VALUES
+            };
+            let draw = rng.next();
+            let at = usize::try_from(draw % span as u64).expect("under the span");
+            let sign = if draw >> 63 == 0 { 1.0 } else { -1.0 };
+            v[at] += sign;
+        }
+    }
+    if v.iter().all(|x| *x == 0.0) {
+        // Features that cancelled exactly: keep one, so the vector is not zero.
+        v[usize::try_from(fnv1a(text.as_bytes()) % STUB_PREFIX_VALUES as u64).expect("small")] =
+            1.0;
+    }
+    normalise(v)
+}
+
+/// The dot product of two vectors (unit vectors: their cosine).
+#[must_use]
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn normalise(mut v: Vec<f32>) -> Vec<f32> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        for x in &mut v {
+            *x /= norm;
+        }
+    }
+    v
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// SplitMix64: a small, fixed, seedable generator, so every vector is the
+/// same on every machine and in every version of `rand`.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [-1, 1).
+    fn unit_interval(&mut self) -> f32 {
+        let top = u32::try_from(self.next() >> 40).expect("24 bits");
+        (top as f32 / (1u32 << 23) as f32) - 1.0
+    }
+}
+
+/// The provider is down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Down {
+    /// Answer this status (e.g. 503) to every embeddings call.
+    Status(u16),
+    /// Drop the connection unanswered (see [`RefuseConnection`]).
+    Refuse,
+}
+
+/// A seeded drift: each vector gets `delta` times a unit perturbation drawn
+/// from `seed` and the input, then is renormalised. For small `delta` the
+/// cosine to the undrifted vector is about `1 - delta² / 2` (gate 30).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Drift {
+    /// The perturbation's seed.
+    pub seed: u64,
+    /// Its magnitude (L2, against a unit vector).
+    pub delta: f32,
+}
+
+/// The knobs, all off by default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProviderFaults {
+    /// See [`Down`].
+    pub down: Option<Down>,
+    /// Latency added to every embeddings call, in ms.
+    pub slow_ms: Option<u64>,
+    /// Answer 429 to this many more calls, then answer again.
+    pub rate_limited_calls: u32,
+    /// Return vectors of this many values instead of 4,096.
+    pub wrong_length: Option<usize>,
+    /// Return each vector with its first value `null`, which is how a JSON
+    /// serialiser writes NaN.
+    pub nan: bool,
+    /// Return every vector as all zeros.
+    pub all_zero: bool,
+    /// See [`Drift`].
+    pub drift: Option<Drift>,
+}
+
+/// One embeddings call as received: the body exactly, and what it said.
+/// Memory only; never logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedRequest {
+    /// The request body, byte for byte.
+    pub body: Vec<u8>,
+    /// The inputs, if the body parsed.
+    pub inputs: Vec<String>,
+    /// The model asked for, if the body parsed.
+    pub model: Option<String>,
+    /// The `Authorization` header, as sent.
+    pub authorization: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct StubState {
+    faults: ProviderFaults,
+    requests: Vec<RecordedRequest>,
+}
+
+/// The stub provider: its router, its knobs and its record. Clones share
+/// one stub.
+#[derive(Debug, Clone, Default)]
+pub struct StubProvider(Arc<Mutex<StubState>>);
+
+impl StubProvider {
+    /// A stub with every knob off and nothing recorded.
+    #[must_use]
+    pub fn new() -> StubProvider {
+        StubProvider::default()
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut StubState) -> R) -> R {
+        f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// `POST /v1/embeddings` and `POST /_control`.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route(STUB_EMBED_PATH, post(embeddings))
+            .route(CONTROL_PATH, post(control))
+            .with_state(self.clone())
+    }
+
+    /// The knobs as they are now.
+    #[must_use]
+    pub fn faults(&self) -> ProviderFaults {
+        self.with(|s| s.faults.clone())
+    }
+
+    /// Replaces every knob at once.
+    pub fn set_faults(&self, faults: ProviderFaults) {
+        self.with(|s| s.faults = faults);
+    }
+
+    /// Turns every knob off.
+    pub fn clear_faults(&self) {
+        self.set_faults(ProviderFaults::default());
+    }
+
+    /// Sets or clears [`Down`].
+    pub fn set_down(&self, down: Option<Down>) {
+        self.with(|s| s.faults.down = down);
+    }
+
+    /// Sets or clears the added latency, in ms.
+    pub fn set_slow(&self, latency_ms: Option<u64>) {
+        self.with(|s| s.faults.slow_ms = latency_ms);
+    }
+
+    /// Answers 429 to the next `calls` embeddings calls.
+    pub fn rate_limit_next(&self, calls: u32) {
+        self.with(|s| s.faults.rate_limited_calls = calls);
+    }
+
+    /// Sets or clears the wrong vector length.
+    pub fn set_wrong_length(&self, values: Option<usize>) {
+        self.with(|s| s.faults.wrong_length = values);
+    }
+
+    /// Switches NaN values on or off.
+    pub fn set_nan(&self, on: bool) {
+        self.with(|s| s.faults.nan = on);
+    }
+
+    /// Switches all-zero vectors on or off.
+    pub fn set_all_zero(&self, on: bool) {
+        self.with(|s| s.faults.all_zero = on);
+    }
+
+    /// Sets or clears [`Drift`].
+    pub fn set_drift(&self, drift: Option<Drift>) {
+        self.with(|s| s.faults.drift = drift);
+    }
+
+    /// Every embeddings call received, in order.
+    #[must_use]
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.with(|s| s.requests.clone())
+    }
+
+    /// How many embeddings calls were received.
+    #[must_use]
+    pub fn calls(&self) -> usize {
+        self.with(|s| s.requests.len())
+    }
+
+    /// Forgets the recorded calls.
+    pub fn clear_requests(&self) {
+        self.with(|s| s.requests.clear());
+    }
+
+    /// The vector the stub returns for `text` with the knobs as they are
+    /// now, `None` when a knob makes the call fail or the vector invalid.
+    #[must_use]
+    pub fn expected(&self, text: &str) -> Option<Vec<f32>> {
+        let f = self.faults();
+        if f.down.is_some()
+            || f.rate_limited_calls > 0
+            || f.wrong_length.is_some()
+            || f.nan
+            || f.all_zero
+        {
+            return None;
+        }
+        Some(drifted(embed_text(text), text, f.drift))
+    }
+}
+
+fn drifted(v: Vec<f32>, text: &str, drift: Option<Drift>) -> Vec<f32> {
+    let Some(Drift { seed, delta }) = drift else {
+        return v;
+    };
+    let mut rng = SplitMix(seed ^ fnv1a(text.as_bytes()));
+    let noise = normalise((0..v.len()).map(|_| rng.unit_interval()).collect());
+    normalise(v.iter().zip(&noise).map(|(x, n)| x + delta * n).collect())
+}
+
+#[derive(Deserialize)]
+struct EmbedRequest {
+    model: String,
+    input: Input,
+    #[serde(default)]
+    dimensions: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Input {
+    One(String),
+    Many(Vec<String>),
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        Json(serde_json::json!({"error": {"message": message}})),
+    )
+        .into_response()
+}
+
+async fn embeddings(State(stub): State<StubProvider>, headers: HeaderMap, body: Bytes) -> Response {
+    let parsed: Option<EmbedRequest> = serde_json::from_slice(&body).ok();
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let inputs = match parsed.as_ref().map(|r| &r.input) {
+        Some(Input::One(s)) => vec![s.clone()],
+        Some(Input::Many(v)) => v.clone(),
+        None => Vec::new(),
+    };
+    let faults = stub.with(|s| {
+        s.requests.push(RecordedRequest {
+            body: body.to_vec(),
+            inputs: inputs.clone(),
+            model: parsed.as_ref().map(|r| r.model.clone()),
+            authorization: authorization.clone(),
+        });
+        let faults = s.faults.clone();
+        s.faults.rate_limited_calls = s.faults.rate_limited_calls.saturating_sub(1);
+        faults
+    });
+    if let Some(ms) = faults.slow_ms {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    match faults.down {
+        Some(Down::Refuse) => {
+            let mut r = StatusCode::SERVICE_UNAVAILABLE.into_response();
+            r.extensions_mut().insert(RefuseConnection);
+            return r;
+        }
+        Some(Down::Status(code)) => {
+            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+            return error(status, "unavailable");
+        }
+        None => {}
+    }
+    if faults.rate_limited_calls > 0 {
+        return error(StatusCode::TOO_MANY_REQUESTS, "rate limited");
+    }
+    if body.len() > STUB_REQUEST_BYTES_MAX {
+        return error(StatusCode::PAYLOAD_TOO_LARGE, "request too large");
+    }
+    if !authorization
+        .as_deref()
+        .is_some_and(|a| a.starts_with("Bearer ") && a.len() > 7)
+    {
+        return error(StatusCode::UNAUTHORIZED, "missing bearer token");
+    }
+    let Some(request) = parsed else {
+        return error(StatusCode::BAD_REQUEST, "not an embeddings request");
+    };
+    // §7.2: the real model fails the request when `dimensions` is sent.
+    if request.dimensions.is_some() {
+        return error(StatusCode::BAD_REQUEST, "dimensions is not supported");
+    }
+    if request.model != memoria::EMBED_MODEL {
+        return error(StatusCode::NOT_FOUND, "model not found");
+    }
+    if inputs.is_empty() || inputs.len() > STUB_INPUTS_PER_CALL_MAX {
+        return error(StatusCode::BAD_REQUEST, "input count out of range");
+    }
+    if inputs.iter().any(|s| s.is_empty()) {
+        return error(StatusCode::BAD_REQUEST, "empty input");
+    }
+    let data: Vec<String> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let mut v = drifted(embed_text(text), text, faults.drift);
+            if let Some(n) = faults.wrong_length {
+                v.resize(n, 0.01);
+            }
+            if faults.all_zero {
+                v.iter_mut().for_each(|x| *x = 0.0);
+            }
+            let mut values: Vec<String> = v.iter().map(|x| format!("{x:?}")).collect();
+            if faults.nan && !values.is_empty() {
+                values[0] = "null".to_owned();
+            }
+            format!(
+                r#"{{"object":"embedding","index":{i},"embedding":[{}]}}"#,
+                values.join(",")
+            )
+        })
+        .collect();
+    let tokens: usize = inputs.iter().map(|s| s.split_whitespace().count()).sum();
+    let json = format!(
+        r#"{{"object":"list","data":[{}],"model":"{}","usage":{{"prompt_tokens":{tokens},"total_tokens":{tokens}}}}}"#,
+        data.join(","),
+        memoria::EMBED_MODEL
+    );
+    let gzip = headers
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
+    let mut response = Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json");
+    let body = if gzip {
+        response = response.header(header::CONTENT_ENCODING, "gzip");
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(json.as_bytes()).expect("writing to memory");
+        e.finish().expect("writing to memory")
+    } else {
+        json.into_bytes()
+    };
+    response
+        .body(Body::from(body))
+        .expect("a fixed status and headers make a response")
+}
+
+/// The stub's control actions, as `memoria-harness fake-control` sends them.
+pub const PROVIDER_ACTIONS: &[(&str, &str)] = &[
+    (
+        "down STATUS|refuse|off",
+        "answer STATUS (e.g. 503), drop the connection, or answer again",
+    ),
+    (
+        "slow MS|off",
+        "add MS milliseconds to every embeddings call",
+    ),
+    ("rate-limit N", "answer 429 to the next N calls"),
+    ("wrong-length N|off", "return vectors of N values"),
+    (
+        "nan on|off",
+        "return each vector with a null (NaN) first value",
+    ),
+    ("all-zero on|off", "return all-zero vectors"),
+    (
+        "drift SEED DELTA|off",
+        "perturb every vector by DELTA, seeded, then renormalise",
+    ),
+    ("faults-off", "every knob off"),
+    ("calls", "the number of embeddings calls received (value)"),
+];
+
+async fn control(State(stub): State<StubProvider>, Json(req): Json<ControlRequest>) -> Response {
+    let arg = |i: usize| req.args.get(i).map(String::as_str);
+    let on_off = |i: usize| match arg(i) {
+        Some("on") => Some(true),
+        Some("off") => Some(false),
+        _ => None,
+    };
+    let bad = || StatusCode::BAD_REQUEST.into_response();
+    let done = |value: Option<String>| Json(serde_json::json!({ "value": value })).into_response();
+    match req.action.as_str() {
+        "down" => match arg(0) {
+            Some("off") => stub.set_down(None),
+            Some("refuse") => stub.set_down(Some(Down::Refuse)),
+            Some(code) => match code.parse::<u16>() {
+                Ok(c) if (100..600).contains(&c) => stub.set_down(Some(Down::Status(c))),
+                _ => return bad(),
+            },
+            None => return bad(),
+        },
+        "slow" => match arg(0) {
+            Some("off") => stub.set_slow(None),
+            Some(ms) => match ms.parse() {
+                Ok(ms) => stub.set_slow(Some(ms)),
+                Err(_) => return bad(),
+            },
+            None => return bad(),
+        },
+        "rate-limit" => match arg(0).and_then(|n| n.parse().ok()) {
+            Some(n) => stub.rate_limit_next(n),
+            None => return bad(),
+        },
+        "wrong-length" => match arg(0) {
+            Some("off") => stub.set_wrong_length(None),
+            Some(n) => match n.parse() {
+                Ok(n) => stub.set_wrong_length(Some(n)),
+                Err(_) => return bad(),
+            },
+            None => return bad(),
+        },
+        "nan" => match on_off(0) {
+            Some(on) => stub.set_nan(on),
+            None => return bad(),
+        },
+        "all-zero" => match on_off(0) {
+            Some(on) => stub.set_all_zero(on),
+            None => return bad(),
+        },
+        "drift" => match (arg(0), arg(1)) {
+            (Some("off"), None) => stub.set_drift(None),
+            (Some(seed), Some(delta)) => match (seed.parse(), delta.parse::<f32>()) {
+                (Ok(seed), Ok(delta)) if delta.is_finite() && delta >= 0.0 => {
+                    stub.set_drift(Some(Drift { seed, delta }));
+                }
+                _ => return bad(),
+            },
+            _ => return bad(),
+        },
+        "faults-off" => stub.clear_faults(),
+        "calls" => return done(Some(stub.calls().to_string())),
+        _ => return StatusCode::NOT_FOUND.into_response(),
+    }
+    done(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_sharing_words_score_higher_than_texts_sharing_none() {
+        let a = embed_text("the boiler service is due in March");
+        let b = embed_text("book the boiler service");
+        let c = embed_text("quarterly revenue targets");
+        assert!(
+            dot(&a, &b) > dot(&a, &c) + 0.2,
+            "{} vs {}",
+            dot(&a, &b),
+            dot(&a, &c)
+        );
+        let prefix = |v: &[f32]| normalise(v[..STUB_PREFIX_VALUES].to_vec());
+        assert!(dot(&prefix(&a), &prefix(&b)) > dot(&prefix(&a), &prefix(&c)));
+    }
+
+    #[test]
+    fn every_vector_is_unit_length_with_4096_values_even_without_words() {
+        for text in ["Budget 2026", "!!!", "ünïcödé wörds", SENTINEL_MARKER] {
+            let v = embed_text(text);
+            assert_eq!(v.len(), STUB_VECTOR_VALUES);
+            assert!((dot(&v, &v) - 1.0).abs() < 1e-5, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_sentinel_is_fixed_whatever_surrounds_the_marker() {
+        let a = embed_text(&format!("a passage with {SENTINEL_MARKER} inside"));
+        assert_eq!(a, sentinel_vector());
+        assert_eq!(a, embed_text(SENTINEL_MARKER));
+        expect_test::expect!["[-0.013011871, 0.017009955, -0.004806714, 0.012874458]"]
+            .assert_eq(&format!("{:?}", &a[..4]));
+    }
+
+    #[test]
+    fn drift_moves_a_vector_by_about_its_delta_and_is_seeded() {
+        let v = embed_text("office hours");
+        let d = drifted(
+            v.clone(),
+            "office hours",
+            Some(Drift {
+                seed: 3,
+                delta: 0.1,
+            }),
+        );
+        let cos = dot(&v, &d);
+        assert!((0.99..0.999).contains(&cos), "{cos}");
+        let again = drifted(
+            v.clone(),
+            "office hours",
+            Some(Drift {
+                seed: 3,
+                delta: 0.1,
+            }),
+        );
+        assert_eq!(d, again);
+        assert_eq!(drifted(v.clone(), "office hours", None), v);
+    }
+}
