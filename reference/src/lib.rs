@@ -196,18 +196,18 @@ pub use policy::breaker::{
 pub use policy::egress::EgressMode;
 
 // The one provider and its embeddings call, built only with AI on (§7.2, §8.3).
+pub use ai::canary::{CANARY_DRIFT_MAX, CANARY_SENTENCES, CanaryState};
 pub use ai::embed::{
     EMBED_ATTEMPTS_MAX, EMBED_BACKOFF_BASE_MS, EMBED_INGEST_DEADLINE_MS, EMBED_INPUT_BYTES_MAX,
     EMBED_INPUTS_PER_CALL_MAX, EMBED_QUERY_DEADLINE_MS, EMBED_RESPONSE_BYTES_MAX,
     EMBED_RETRY_AFTER_MS_MAX, EMBEDDING_VALUES, EmbedClient, EmbedError, EmbedErrorKind,
     EmbedPolicy, Embedding, InputRefusal, JSON_FLOAT_BYTES_MAX, JsonFault, decode_response,
 };
-pub use ai::canary::{CANARY_DRIFT_MAX, CANARY_SENTENCES, CanaryState};
-pub use ai::queue::{DrainReport, drain as drain_embeddings};
 pub use ai::provider::{
     EMBED_MODEL, EMBED_PATH, KeyRefusal, PROVIDER_HOST, PROVIDER_KEY_BYTES_MAX, PROVIDER_NAME,
     PROVIDER_PORT, ProviderKey,
 };
+pub use ai::queue::{DrainReport, drain as drain_embeddings};
 
 // Siblings (§4.1, §6).
 pub use sibling::client::{ConfigRefusal, SIBLING_DEADLINE_MS, SiblingClient, SiblingConfig};

@@ -89,7 +89,12 @@ fn proc_field(file: &str, key: &str) -> u64 {
         .unwrap_or_default()
         .lines()
         .find_map(|l| l.strip_prefix(key))
-        .map(|v| v.trim_start_matches(':').trim().trim_end_matches("kB").trim())
+        .map(|v| {
+            v.trim_start_matches(':')
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+        })
         .and_then(|v| v.parse::<u64>().ok())
         .unwrap_or(0)
 }
@@ -137,7 +142,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
     };
     let data = tempfile::tempdir()?;
     let dek = Dek::generate();
-    let mut instance = Instance::wake(config(data.path())?, Sealer::new(&dek), Arc::new(SystemClock))?;
+    let mut instance = Instance::wake(
+        config(data.path())?,
+        Sealer::new(&dek),
+        Arc::new(SystemClock),
+    )?;
     eprintln!("wake-90k: importing {}", corpus.display());
     let c0 = cpu_s();
     memoria::import(&mut instance, std::slice::from_ref(&corpus))?;
@@ -147,17 +156,25 @@ fn run(args: &Args) -> anyhow::Result<()> {
     // The stub's vectors first (the provider's part, not timed), then the
     // pipeline memoria runs on what comes back (timed).
     let mut embed_cpu = 0.0;
-    let queue = instance.store().chunks_awaiting_vectors(0, usize::MAX >> 1)?;
+    let queue = instance
+        .store()
+        .chunks_awaiting_vectors(0, usize::MAX >> 1)?;
     for ids in queue.chunks(EMBED_BATCH) {
         let mut vectors = Vec::with_capacity(ids.len());
         for id in ids {
-            let text = instance.store().embedding_text(*id)?.context("a queued chunk is live")?;
+            let text = instance
+                .store()
+                .embedding_text(*id)?
+                .context("a queued chunk is live")?;
             vectors.push((*id, memoria_simulator::stub_embed_text(&text)));
         }
         let c = cpu_s();
         let (stored, refused) = instance.store_vectors(vectors)?;
         embed_cpu += cpu_s() - c;
-        anyhow::ensure!(stored == ids.len() && refused == 0, "{refused} vectors refused");
+        anyhow::ensure!(
+            stored == ids.len() && refused == 0,
+            "{refused} vectors refused"
+        );
     }
     instance.write_snapshot()?;
     drop(instance);
@@ -177,7 +194,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let wake: serde_json::Value = serde_json::from_slice(&out.stdout)?;
     let f = |k: &str| wake[k].as_f64().unwrap_or(0.0);
 
-    let instance = Instance::wake(config(data.path())?, Sealer::new(&dek), Arc::new(SystemClock))?;
+    let instance = Instance::wake(
+        config(data.path())?,
+        Sealer::new(&dek),
+        Arc::new(SystemClock),
+    )?;
     let mut scan_ms = Vec::new();
     for q in QUERIES_90K {
         let v = quantise_embedding(&memoria_simulator::stub_embed_text(q))?;
@@ -186,7 +207,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
             let c = Instant::now();
             let hits = instance.dense().top_k(&v, DENSE_TOP_K);
             scan_ms.push(c.elapsed().as_secs_f64() * 1e3);
-            anyhow::ensure!(hits.len() == DENSE_TOP_K, "the scan returned {} hits", hits.len());
+            anyhow::ensure!(
+                hits.len() == DENSE_TOP_K,
+                "the scan returned {} hits",
+                hits.len()
+            );
         }
     }
     scan_ms.sort_by(f64::total_cmp);

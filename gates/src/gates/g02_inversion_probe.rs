@@ -10,14 +10,14 @@
 //! endiannesses correlates with the true corpus's pairwise cosines at no
 //! more than r = 0.20, and the sentinel's leading components appear in no
 //! dtype, endianness or decimal text form. What the probe does not see is
-//! stated in `rigs/inversion.rs`.
+//! stated in `gates/probe/src/lib.rs`.
 
 use memoria::{DenseMatrix, EMBED_DIM_STORED, quantise_embedding};
 
 use crate::rigs::dense::{SEEDED_CHUNKS, seeded};
-use crate::rigs::inversion::{PROBE_CORRELATION_MAX, probe_matrices, sentinel_forms};
 use crate::rigs::support::grep_dir;
 use crate::{Case, Ctx, Failure, Gate, ensure};
+use memoria_probe::{PROBE_CORRELATION_MAX, probe_matrices, sentinel_forms};
 
 /// Leading components of the sentinel grepped at rest: eight int8 levels
 /// are 64 bits, so a chance match in a few megabytes is negligible; eight
@@ -51,11 +51,10 @@ pub static GATE: Gate = Gate {
 
 fn presence(ctx: &mut Ctx) -> Result<(), Failure> {
     let e = seeded(ctx, "data")?;
-    let rows = e
-        .instance
-        .store()
-        .live_vectors()
-        .map_err(|err| Failure::new("the stored vectors open through the seal", err.to_string()))?;
+    let rows =
+        e.instance.store().live_vectors().map_err(|err| {
+            Failure::new("the stored vectors open through the seal", err.to_string())
+        })?;
     ensure(
         rows.len() == SEEDED_CHUNKS,
         format!("{SEEDED_CHUNKS} sealed vectors in the store"),
@@ -155,8 +154,15 @@ fn no_sentinel_at_rest(ctx: &mut Ctx) -> Result<(), Failure> {
         .map_err(|err| Failure::new("the stub's sentinel quantises", err.to_string()))?;
     let head = |v: &[f64]| v[..SENTINEL_COMPONENTS].to_vec();
     let raw: Vec<f64> = provider.iter().map(|v| f64::from(*v)).collect();
-    let prefix_norm = raw[..EMBED_DIM_STORED].iter().map(|v| v * v).sum::<f64>().sqrt();
-    let unit: Vec<f64> = raw[..EMBED_DIM_STORED].iter().map(|v| v / prefix_norm).collect();
+    let prefix_norm = raw[..EMBED_DIM_STORED]
+        .iter()
+        .map(|v| v * v)
+        .sum::<f64>()
+        .sqrt();
+    let unit: Vec<f64> = raw[..EMBED_DIM_STORED]
+        .iter()
+        .map(|v| v / prefix_norm)
+        .collect();
     let deq: Vec<f64> = stored.dequantised().into_iter().map(f64::from).collect();
     let forms = sentinel_forms(
         &stored.levels()[..SENTINEL_COMPONENTS],

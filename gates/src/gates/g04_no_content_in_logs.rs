@@ -219,7 +219,12 @@ fn ai_on_paths(ctx: &mut Ctx) -> Result<(), Failure> {
     let instance = wake_ai_on(&dir, memoria::Sealer::new(&crate::rigs::support::dek(ctx.rng())))?;
     let stub = memoria_simulator::StubProvider::new();
     let seen = stub.clone();
-    let body = format!("# Notes\n\nThe {a} figure is final.\n");
+    // The sentinel marker makes the stub return its sentinel vector, whose
+    // components are long decimals a log line could not hold by chance.
+    let body = format!(
+        "# Notes\n\nThe {a} figure is final. {}\n",
+        memoria_simulator::SENTINEL_MARKER
+    );
     let stored: std::rc::Rc<std::cell::RefCell<Vec<f32>>> = std::rc::Rc::default();
     let slot = stored.clone();
     let (qa, qb) = (a.clone(), b.clone());
@@ -272,9 +277,11 @@ fn ai_on_paths(ctx: &mut Ctx) -> Result<(), Failure> {
     let components: Vec<String> = stored
         .borrow()
         .iter()
-        .filter(|v| v.abs() > 0.05)
-        .take(4)
         .map(|v| format!("{v}"))
+        // Long renderings only: "0.2" is also an address in the
+        // simulation's own trace; "0.24253562" is a vector's.
+        .filter(|v| v.len() >= 8)
+        .take(4)
         .collect();
     ensure(
         !components.is_empty(),

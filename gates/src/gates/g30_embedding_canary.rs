@@ -8,7 +8,10 @@
 
 use std::sync::Arc;
 
-use memoria::{Admission, CANARY_DRIFT_MAX, CANARY_SENTENCES, CanaryState, EgressMode, Instance, InstanceConfig, Sealer};
+use memoria::{
+    Admission, CANARY_DRIFT_MAX, CANARY_SENTENCES, CanaryState, EgressMode, Instance,
+    InstanceConfig, Sealer,
+};
 use memoria_simulator::{Drift, StubProvider};
 
 use crate::rigs::clock::HandClock;
@@ -86,14 +89,19 @@ where
     let dir = ctx.dir("data");
     let sealer = Sealer::new(&dek(ctx.rng()));
     let stub = StubProvider::new();
-    with_stub_provider(ctx.seed(), &stub, wake(&dir, sealer.clone())?, |app| async move {
-        let first = app.state().check_canary().await;
-        ensure(
-            matches!(first, CanaryState::Recorded { .. }),
-            "the first check records the canary",
-            format!("{first:?}"),
-        )
-    })?;
+    with_stub_provider(
+        ctx.seed(),
+        &stub,
+        wake(&dir, sealer.clone())?,
+        |app| async move {
+            let first = app.state().check_canary().await;
+            ensure(
+                matches!(first, CanaryState::Recorded { .. }),
+                "the first check records the canary",
+                format!("{first:?}"),
+            )
+        },
+    )?;
     knob(&stub);
     with_stub_provider(ctx.seed(), &stub, wake(&dir, sealer)?, after)
 }
@@ -172,26 +180,54 @@ fn first_configuration_records(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn steady_is_steady(ctx: &mut Ctx) -> Result<(), Failure> {
-    recorded_then(ctx, |_| {}, |app| async move {
-        let state = app.state().check_canary().await;
-        let CanaryState::Steady { max_drift } = state else {
-            return Err(Failure::new("a steady provider is steady", format!("{state:?}")));
-        };
-        ensure(max_drift < 1e-6, "the largest drift is float noise", format!("{max_drift}"))?;
-        let line = sources_canary_line(app).await?;
-        ensure(line.contains("steady"), "the sources page says the canary is steady", line)
-    })
+    recorded_then(
+        ctx,
+        |_| {},
+        |app| async move {
+            let state = app.state().check_canary().await;
+            let CanaryState::Steady { max_drift } = state else {
+                return Err(Failure::new(
+                    "a steady provider is steady",
+                    format!("{state:?}"),
+                ));
+            };
+            ensure(
+                max_drift < 1e-6,
+                "the largest drift is float noise",
+                format!("{max_drift}"),
+            )?;
+            let line = sources_canary_line(app).await?;
+            ensure(
+                line.contains("steady"),
+                "the sources page says the canary is steady",
+                line,
+            )
+        },
+    )
 }
 
 fn drift_is_stated(ctx: &mut Ctx) -> Result<(), Failure> {
     let seed = ctx.seed();
     recorded_then(
         ctx,
-        move |stub| stub.set_drift(Some(Drift { seed, delta: DRIFT_FLAGGED })),
+        move |stub| {
+            stub.set_drift(Some(Drift {
+                seed,
+                delta: DRIFT_FLAGGED,
+            }))
+        },
         |app| async move {
             let state = app.state().check_canary().await;
-            let CanaryState::Drifted { drifted, sentences, max_drift } = state else {
-                return Err(Failure::new("a drifted provider is flagged", format!("{state:?}")));
+            let CanaryState::Drifted {
+                drifted,
+                sentences,
+                max_drift,
+            } = state
+            else {
+                return Err(Failure::new(
+                    "a drifted provider is flagged",
+                    format!("{state:?}"),
+                ));
             };
             ensure(
                 drifted == sentences && max_drift > CANARY_DRIFT_MAX,
@@ -212,11 +248,19 @@ fn small_drift_is_not_flagged(ctx: &mut Ctx) -> Result<(), Failure> {
     let seed = ctx.seed();
     recorded_then(
         ctx,
-        move |stub| stub.set_drift(Some(Drift { seed, delta: DRIFT_TOLERATED })),
+        move |stub| {
+            stub.set_drift(Some(Drift {
+                seed,
+                delta: DRIFT_TOLERATED,
+            }))
+        },
         |app| async move {
             let state = app.state().check_canary().await;
             let CanaryState::Steady { max_drift } = state else {
-                return Err(Failure::new("a drift within ε is not flagged", format!("{state:?}")));
+                return Err(Failure::new(
+                    "a drift within ε is not flagged",
+                    format!("{state:?}"),
+                ));
             };
             ensure(
                 max_drift > 0.0 && max_drift <= CANARY_DRIFT_MAX,

@@ -14,9 +14,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use memoria::{
-    Admission, EgressMode, FixedClock, Instance, InstanceConfig, NewDocument, Sealer,
-};
+use memoria::{Admission, EgressMode, FixedClock, Instance, InstanceConfig, NewDocument, Sealer};
 use rand::Rng as _;
 
 use crate::rigs::support::dek;
@@ -31,12 +29,54 @@ const WORDS_PER_PASSAGE: usize = 14;
 
 /// The word list: six topics of ten words, written for this project.
 const TOPICS: [[&str; 10]; 6] = [
-    ["invoice", "ledger", "quarter", "budget", "payroll", "expense", "audit", "margin", "forecast", "revenue"],
-    ["kernel", "socket", "thread", "compiler", "cache", "latency", "buffer", "driver", "mutex", "syscall"],
-    ["harbour", "ferry", "tide", "anchor", "sail", "pier", "lighthouse", "rope", "hull", "compass"],
-    ["orchard", "apple", "harvest", "pruning", "blossom", "cider", "ladder", "basket", "frost", "graft"],
-    ["violin", "chorus", "tempo", "rehearsal", "score", "concert", "tuning", "bow", "anthem", "duet"],
-    ["glacier", "summit", "crampon", "ridge", "altitude", "blizzard", "cairn", "rope-team", "icefall", "bivouac"],
+    [
+        "invoice", "ledger", "quarter", "budget", "payroll", "expense", "audit", "margin",
+        "forecast", "revenue",
+    ],
+    [
+        "kernel", "socket", "thread", "compiler", "cache", "latency", "buffer", "driver", "mutex",
+        "syscall",
+    ],
+    [
+        "harbour",
+        "ferry",
+        "tide",
+        "anchor",
+        "sail",
+        "pier",
+        "lighthouse",
+        "rope",
+        "hull",
+        "compass",
+    ],
+    [
+        "orchard", "apple", "harvest", "pruning", "blossom", "cider", "ladder", "basket", "frost",
+        "graft",
+    ],
+    [
+        "violin",
+        "chorus",
+        "tempo",
+        "rehearsal",
+        "score",
+        "concert",
+        "tuning",
+        "bow",
+        "anthem",
+        "duet",
+    ],
+    [
+        "glacier",
+        "summit",
+        "crampon",
+        "ridge",
+        "altitude",
+        "blizzard",
+        "cairn",
+        "rope-team",
+        "icefall",
+        "bivouac",
+    ],
 ];
 
 /// An instance with AI on and every seeded chunk embedded and snapshotted.
@@ -92,8 +132,16 @@ pub fn embed_queue(instance: &mut Instance) -> Result<usize, Failure> {
         let (n, refused) = instance
             .store_vectors(vectors)
             .map_err(|e| Failure::new("the vectors are stored", e.to_string()))?;
-        ensure(refused == 0, "no stub vector is refused", format!("{refused} refused"))?;
-        ensure(n > 0, "a batch stores its vectors", "a batch stored none and stayed queued")?;
+        ensure(
+            refused == 0,
+            "no stub vector is refused",
+            format!("{refused} refused"),
+        )?;
+        ensure(
+            n > 0,
+            "a batch stores its vectors",
+            "a batch stored none and stayed queued",
+        )?;
         stored += n;
     }
     instance

@@ -80,14 +80,20 @@ impl CanaryState {
     /// The owner's sentence for the sources page (§8.2: stated, never silent).
     pub fn sentence(&self) -> String {
         match self {
-            CanaryState::Unchecked => "The embedding canary has not been checked since this start.".into(),
+            CanaryState::Unchecked => {
+                "The embedding canary has not been checked since this start.".into()
+            }
             CanaryState::Recorded { sentences } => format!(
                 "The embedding canary was recorded: {sentences} public sentences embedded by {EMBED_MODEL}; each start compares them again."
             ),
             CanaryState::Steady { max_drift } => format!(
                 "The embedding canary is steady: {EMBED_MODEL} embeds its sentences as it did (largest drift {max_drift:.4}, at most {CANARY_DRIFT_MAX} allowed)."
             ),
-            CanaryState::Drifted { drifted, sentences, max_drift } => format!(
+            CanaryState::Drifted {
+                drifted,
+                sentences,
+                max_drift,
+            } => format!(
                 "The embedding canary drifted: {drifted} of {sentences} public sentences now embed differently (largest drift {max_drift:.4}, more than the {CANARY_DRIFT_MAX} allowed). The provider may have changed what runs behind {EMBED_MODEL}; rankings may shift, and the corpus may need embedding again."
             ),
             CanaryState::ModelChanged { recorded } => format!(
@@ -96,7 +102,9 @@ impl CanaryState {
             CanaryState::Unavailable { kind } => format!(
                 "The embedding canary could not be checked: the provider did not answer ({kind:?})."
             ),
-            CanaryState::Unreadable => "The embedding canary's recorded vectors could not be read.".into(),
+            CanaryState::Unreadable => {
+                "The embedding canary's recorded vectors could not be read.".into()
+            }
         }
     }
 
@@ -112,7 +120,11 @@ impl CanaryState {
 /// The first [`EMBED_DIM_STORED`] values of `e`, renormalised to unit L2.
 fn unit_prefix(e: &Embedding) -> Vec<f32> {
     let kept = &e.values()[..EMBED_DIM_STORED];
-    let norm = kept.iter().map(|v| f64::from(*v).powi(2)).sum::<f64>().sqrt();
+    let norm = kept
+        .iter()
+        .map(|v| f64::from(*v).powi(2))
+        .sum::<f64>()
+        .sqrt();
     kept.iter()
         .map(|v| (f64::from(*v) / norm.max(f64::MIN_POSITIVE)) as f32)
         .collect()
@@ -132,7 +144,11 @@ fn from_bytes(b: &[u8]) -> Option<Vec<f32>> {
 
 /// 1 − cosine of two vectors, in f64.
 fn drift(a: &[f32], b: &[f32]) -> f64 {
-    let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
     let na = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     let nb = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     1.0 - dot / (na * nb).max(f64::MIN_POSITIVE)
@@ -146,7 +162,10 @@ pub async fn check(instance: &SharedInstance, embedder: &EmbedClient) -> CanaryS
         Ok(Ok(r)) => r,
         _ => return CanaryState::Unreadable,
     };
-    let current = match embedder.embed(&CANARY_SENTENCES, &EmbedPolicy::INGEST).await {
+    let current = match embedder
+        .embed(&CANARY_SENTENCES, &EmbedPolicy::INGEST)
+        .await
+    {
         Ok(v) => v.iter().map(unit_prefix).collect::<Vec<_>>(),
         Err(e) => {
             tracing::warn!(kind = ?e.kind(), "the embedding canary could not be checked");
@@ -179,7 +198,11 @@ pub async fn check(instance: &SharedInstance, embedder: &EmbedClient) -> CanaryS
             }
         }
         Some(stored) => {
-            let drifts: Vec<f64> = stored.iter().zip(&current).map(|(a, b)| drift(a, b)).collect();
+            let drifts: Vec<f64> = stored
+                .iter()
+                .zip(&current)
+                .map(|(a, b)| drift(a, b))
+                .collect();
             let max_drift = drifts.iter().copied().fold(0.0, f64::max);
             let drifted = drifts.iter().filter(|d| **d > CANARY_DRIFT_MAX).count();
             if drifted > 0 {

@@ -82,7 +82,9 @@ pub async fn drain(instance: &SharedInstance, embedder: &EmbedClient) -> DrainRe
     if report.stored > 0 {
         match instance.run(|i| i.write_snapshot()).await {
             Ok(Ok(_)) => {}
-            Ok(Err(e)) | Err(e) => tracing::error!(error = %e, "could not write a snapshot after embedding"),
+            Ok(Err(e)) | Err(e) => {
+                tracing::error!(error = %e, "could not write a snapshot after embedding")
+            }
         }
     }
     report.awaiting = match instance.run(|i| i.vectors_awaiting()).await {

@@ -561,7 +561,11 @@ mod tests {
         let all = m.top_k(&q, 5);
         let first = all[0].chunk_id;
         let without = m.top_k_excluding(&q, 5, &HashSet::from([first]));
-        assert_eq!(without.len(), 5, "the excluded chunk is not counted against k");
+        assert_eq!(
+            without.len(),
+            5,
+            "the excluded chunk is not counted against k"
+        );
         assert!(without.iter().all(|h| h.chunk_id != first));
         assert_eq!(without[..4], all[1..5]);
         assert_eq!(m.top_k_excluding(&q, 5, &HashSet::new()), all);
@@ -573,7 +577,10 @@ mod tests {
         let bytes = m.encode();
         let first = m.get(m.chunk_ids()[0]).unwrap();
         let levels: Vec<u8> = first.levels().iter().map(|&q| q as u8).collect();
-        assert_eq!(bytes[HEADER_BYTES..HEADER_BYTES + EMBED_DIM_STORED], levels[..]);
+        assert_eq!(
+            bytes[HEADER_BYTES..HEADER_BYTES + EMBED_DIM_STORED],
+            levels[..]
+        );
     }
 
     /// The reference: every row scored, sorted by the same order, cut at k.

@@ -200,7 +200,10 @@ impl Instance {
                 )
             })?;
             m.push(id, &v).map_err(|e| {
-                Error::new(ErrorKind::Storage, format!("the dense index refused a vector: {e}"))
+                Error::new(
+                    ErrorKind::Storage,
+                    format!("the dense index refused a vector: {e}"),
+                )
             })?;
         }
         Ok(m)
@@ -271,7 +274,10 @@ impl Instance {
     ///
     /// # Errors
     /// Storage errors.
-    pub fn store_vectors(&mut self, vectors: Vec<(i64, Vec<f32>)>) -> Result<(usize, usize), Error> {
+    pub fn store_vectors(
+        &mut self,
+        vectors: Vec<(i64, Vec<f32>)>,
+    ) -> Result<(usize, usize), Error> {
         let mut quantised = Vec::with_capacity(vectors.len());
         let mut refused = 0;
         for (id, native) in vectors {
@@ -293,7 +299,10 @@ impl Instance {
             if ok {
                 self.dense.remove(*id);
                 self.dense.push(*id, v).map_err(|e| {
-                    Error::new(ErrorKind::Storage, format!("the dense index refused a vector: {e}"))
+                    Error::new(
+                        ErrorKind::Storage,
+                        format!("the dense index refused a vector: {e}"),
+                    )
                 })?;
                 n += 1;
             }

@@ -16,8 +16,8 @@ use crate::access::admission::{Admission, Owner};
 use crate::access::session::{
     Auth, Session, SignInDelivery, cookie, prune, random_token, token_hash,
 };
-use crate::ai::embed::EmbedClient;
 use crate::ai::canary::CanaryState;
+use crate::ai::embed::EmbedClient;
 use crate::ai::queue::DrainReport;
 use crate::clock::Clock;
 use crate::error::Error;

@@ -112,7 +112,9 @@ impl Store {
         while let Some(r) = rows.next()? {
             let id: i64 = r.get(0)?;
             let sealed: Vec<u8> = r.get(1)?;
-            let plain = self.sealer.open(Purpose::Vector, &vector_row(id), &sealed)?;
+            let plain = self
+                .sealer
+                .open(Purpose::Vector, &vector_row(id), &sealed)?;
             out.push((id, plain));
         }
         Ok(out)
@@ -180,4 +182,3 @@ impl Store {
         Ok(out)
     }
 }
-

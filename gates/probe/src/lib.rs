@@ -4,10 +4,11 @@
 //! at every plausible width ([`PROBE_DIMS`]) and dtype ([`ProbeDtype`]: int8,
 //! f32 and f64, each endianness), starting at every offset from 0 to
 //! [`PROBE_START_OFFSET_MAX_BYTES`] that the dtype's alignment allows: an
-//! object that *is* a matrix, or a matrix behind a short header. A parse is
-//! well-formed when it yields at least [`PROBE_ROWS_MIN`] rows, every value
-//! finite and every row non-zero. Its pairwise cosine matrix over the first
-//! rows (up to the corpus size) is correlated (Pearson) with the true
+//! object that *is* a matrix, or a matrix behind a short header. A parse
+//! runs as far as its rows are well-formed (every value finite, no row all
+//! zero) and is judged when at least [`PROBE_ROWS_MIN`] rows are. Its
+//! pairwise cosine matrix over those rows (up to the corpus size) is
+//! correlated (Pearson) with the true
 //! corpus's, in the order the corpus gives; a correlation above
 //! [`PROBE_CORRELATION_MAX`] (r = 0.20, §10) is a finding. A cheap screen on
 //! the first [`PROBE_SCREEN_ROWS`] rows comes first; only a parse that
@@ -166,9 +167,9 @@ pub fn pearson(a: &[f64], b: &[f64]) -> f64 {
     sab / (saa * sbb).sqrt()
 }
 
-/// Up to `rows` rows of width `dim` parsed from `bytes` at `offset`, or
-/// `None` if the parse is not well-formed (too few rows, a non-finite
-/// value, an all-zero row).
+/// Up to `rows` rows of width `dim` parsed from `bytes` at `offset`, as far
+/// as they are well-formed (every value finite, the row not all zero);
+/// `None` if fewer than [`PROBE_ROWS_MIN`] are.
 fn parse_rows(
     bytes: &[u8],
     offset: usize,
@@ -189,11 +190,11 @@ fn parse_rows(
             .map(|b| dtype.value(b))
             .collect();
         if row.iter().any(|v| !v.is_finite()) || row.iter().all(|v| *v == 0.0) {
-            return None;
+            break;
         }
         out.push(row);
     }
-    Some(out)
+    (out.len() >= PROBE_ROWS_MIN).then_some(out)
 }
 
 /// Probes every file under `root` (module doc) against `truth`, the true
@@ -203,7 +204,14 @@ pub fn probe_matrices(root: &Path, truth: &[Vec<f64>]) -> MatrixProbe {
     let true_screen = pairwise_cosines(&truth[..truth.len().min(PROBE_SCREEN_ROWS)]);
     let true_full = pairwise_cosines(truth);
     let mut probe = MatrixProbe::default();
-    for f in crate::rigs::support::files_under(root) {
+    let mut files: Vec<std::path::PathBuf> = walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .collect();
+    files.sort();
+    for f in files {
         let Ok(bytes) = std::fs::read(&f) else {
             continue;
         };
@@ -221,9 +229,16 @@ pub fn probe_matrices(root: &Path, truth: &[Vec<f64>]) -> MatrixProbe {
                     if r <= PROBE_CORRELATION_MAX {
                         continue;
                     }
-                    let full = parse_rows(&bytes, offset, dim, dtype, truth.len())
-                        .expect("a parse that screened is well-formed");
-                    let r = pearson(&pairwise_cosines(&full), &true_full);
+                    let Some(full) = parse_rows(&bytes, offset, dim, dtype, truth.len()) else {
+                        continue;
+                    };
+                    let n = full.len();
+                    let true_pairs = if n == truth.len() {
+                        true_full.clone()
+                    } else {
+                        pairwise_cosines(&truth[..n])
+                    };
+                    let r = pearson(&pairwise_cosines(&full), &true_pairs);
                     if r > PROBE_CORRELATION_MAX {
                         probe.findings.push(MatrixFinding {
                             file: rel.clone(),
@@ -258,11 +273,26 @@ pub fn sentinel_forms(levels: &[i8], sequences: &[(&str, Vec<f64>)]) -> Vec<(Str
             forms.push((format!("{name} as {dtype:?}"), bytes));
         }
         let texts: [(&str, Vec<String>); 5] = [
-            ("f32 shortest", values.iter().map(|v| format!("{}", *v as f32)).collect()),
-            ("f64 shortest", values.iter().map(|v| format!("{v}")).collect()),
-            ("4 decimals", values.iter().map(|v| format!("{v:.4}")).collect()),
-            ("6 decimals", values.iter().map(|v| format!("{v:.6}")).collect()),
-            ("exponent", values.iter().map(|v| format!("{:e}", *v as f32)).collect()),
+            (
+                "f32 shortest",
+                values.iter().map(|v| format!("{}", *v as f32)).collect(),
+            ),
+            (
+                "f64 shortest",
+                values.iter().map(|v| format!("{v}")).collect(),
+            ),
+            (
+                "4 decimals",
+                values.iter().map(|v| format!("{v:.4}")).collect(),
+            ),
+            (
+                "6 decimals",
+                values.iter().map(|v| format!("{v:.6}")).collect(),
+            ),
+            (
+                "exponent",
+                values.iter().map(|v| format!("{:e}", *v as f32)).collect(),
+            ),
         ];
         for (how, parts) in texts {
             for sep in [",", ", ", " "] {
