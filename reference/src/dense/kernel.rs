@@ -37,13 +37,14 @@
 //!
 //! The project prefers a maintained library to its own code. `simsimd`
 //! 6.5.16 (a runtime-dispatched C library, the maintained i8 dot product on
-//! crates.io; its successor `numkong` has the same per-pair API) was measured
-//! on this machine on 2026-12-02 over the same 90,000 × 512 top-25 scan: its
-//! `i8::dot` per row took 6.9 ms at best (13.7 ms median under load), against
-//! the 1.5 ms target, because each call returns an `f64` through a dispatch
-//! pointer for one 512-byte pair. The kernel here streams rows against a
-//! query kept hot and takes a few dozen lines per path (`benches/RESULTS.md`,
-//! "The dense scan").
+//! crates.io; its successor `numkong` keeps the same one-pair API) was
+//! measured on this machine on 2026-12-02 over a 90,000 × 512 int8 top-25
+//! scan, one `i8::dot` call per row: 6.9 ms at best at a load of 2.3, five
+//! times the 1.5 ms target; run alternately with this kernel at a load of
+//! 5, 12.5 ms at best against this kernel's 4.3 ms. Each call computes one
+//! 512-byte pair and returns an `f64` through a dispatch pointer; the
+//! kernel here streams four rows at a time past a query held in L1, in a
+//! few dozen lines per path (`benches/RESULTS.md`, "The dense scan").
 
 use std::sync::OnceLock;
 
