@@ -9,12 +9,15 @@
 //!   documentation corpus when [`CORPUS_ENV`] asks for it (`corpus.rs`);
 //! - [`imported`]: the corpus in a throwaway instance woken with a fresh
 //!   DEK ([`wake_throwaway`]), admitting [`BENCH_OWNER`], and
-//!   [`BENCH_QUERIES`] to ask it (`throwaway.rs`).
+//!   [`BENCH_QUERIES`] to ask it (`throwaway.rs`);
+//! - [`Gaussian`], [`dense_matrix`]: seeded Gaussian unit vectors for the
+//!   dense scan, fusion and pipeline benches (`vectors.rs`, issue 12).
 //!
 //! Every module is private; this file is the crate's whole public surface.
 
 mod corpus;
 mod throwaway;
+mod vectors;
 
 pub use corpus::{
     CORPUS_DIR_RELATIVE, CORPUS_ENV, CORPUS_ENV_DEBIAN_DOCS, CORPUS_SOURCES, Corpus, CorpusFile,
@@ -22,3 +25,4 @@ pub use corpus::{
     SOURCE_FILE_NAME, SourceInfo, debian_docs_dir, fetched_sources, source_version, workspace_root,
 };
 pub use throwaway::{BENCH_OWNER, BENCH_QUERIES, imported, wake_throwaway};
+pub use vectors::{DENSE_SEED, Gaussian, dense_matrix, padded, quantised};

@@ -43,7 +43,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use super::kernel::DenseKernel;
+use super::kernel::{DenseKernel, row_sum};
 use super::quantise::{EMBED_DIM_STORED, QUANT_LEVEL_MAX, QuantisedVector, SCALE_MAX, norm_of};
 
 /// Results the dense list contributes to fusion: the k of the top-k scan
@@ -160,6 +160,9 @@ pub struct DenseMatrix {
     chunk_ids: Vec<i64>,
     scales: Vec<f32>,
     levels: Vec<i8>,
+    /// Each row's level sum, derived (never encoded): the AVX-512 kernel's
+    /// correction term.
+    row_sums: Vec<i32>,
     rows_by_chunk: HashMap<i64, usize>,
 }
 
@@ -222,6 +225,7 @@ impl DenseMatrix {
         self.chunk_ids.push(chunk_id);
         self.scales.push(vector.scale);
         self.levels.extend_from_slice(&vector.levels);
+        self.row_sums.push(row_sum(&vector.levels));
         Ok(())
     }
 
@@ -243,6 +247,7 @@ impl DenseMatrix {
         }
         self.chunk_ids.swap_remove(row);
         self.scales.swap_remove(row);
+        self.row_sums.swap_remove(row);
         self.levels.truncate(last * EMBED_DIM_STORED);
         true
     }
@@ -260,6 +265,7 @@ impl DenseMatrix {
             if kept != row {
                 self.chunk_ids[kept] = chunk_id;
                 self.scales[kept] = self.scales[row];
+                self.row_sums[kept] = self.row_sums[row];
                 self.levels.copy_within(
                     row * EMBED_DIM_STORED..(row + 1) * EMBED_DIM_STORED,
                     kept * EMBED_DIM_STORED,
@@ -269,6 +275,7 @@ impl DenseMatrix {
         }
         self.chunk_ids.truncate(kept);
         self.scales.truncate(kept);
+        self.row_sums.truncate(kept);
         self.levels.truncate(kept * EMBED_DIM_STORED);
         self.rows_by_chunk = index_rows(&self.chunk_ids);
         before - kept
@@ -355,28 +362,39 @@ impl DenseMatrix {
             return best;
         }
         let mut dots = [0i32; SCAN_BLOCK_ROWS];
+        let mut scores = [0f32; SCAN_BLOCK_ROWS];
+        // Once `best` is full, the score of its last: a row scoring below
+        // it cannot enter, which one comparison decides.
+        let mut floor = f32::NEG_INFINITY;
         let blocks = self
             .levels
             .chunks(SCAN_BLOCK_ROWS * EMBED_DIM_STORED)
             .zip(self.chunk_ids.chunks(SCAN_BLOCK_ROWS))
-            .zip(self.scales.chunks(SCAN_BLOCK_ROWS));
-        for ((levels, chunk_ids), scales) in blocks {
+            .zip(self.scales.chunks(SCAN_BLOCK_ROWS))
+            .zip(self.row_sums.chunks(SCAN_BLOCK_ROWS));
+        for (((levels, chunk_ids), scales), sums) in blocks {
             let dots = &mut dots[..chunk_ids.len()];
-            kernel.dots(&query.levels, levels, dots);
-            for ((&dot, &chunk_id), &scale) in dots.iter().zip(chunk_ids).zip(scales) {
-                if !excluded.is_empty() && excluded.contains(&chunk_id) {
+            let scores = &mut scores[..chunk_ids.len()];
+            kernel.dots(&query.levels, levels, sums, dots);
+            for ((s, &dot), &scale) in scores.iter_mut().zip(dots.iter()).zip(scales) {
+                *s = score(dot, scale, query.scale);
+            }
+            for (&score, &chunk_id) in scores.iter().zip(chunk_ids) {
+                // Scores are finite (finite scales, exact dots), so `<` is
+                // the total order here.
+                if score < floor || (!excluded.is_empty() && excluded.contains(&chunk_id)) {
                     continue;
                 }
-                let hit = DenseHit {
-                    chunk_id,
-                    score: score(dot, scale, query.scale),
-                };
+                let hit = DenseHit { chunk_id, score };
                 if best.len() == k && !best.last().is_some_and(|worst| precedes(&hit, worst)) {
                     continue;
                 }
                 let at = best.partition_point(|b| precedes(b, &hit));
                 best.insert(at, hit);
                 best.truncate(k);
+                if best.len() == k {
+                    floor = best.last().map_or(floor, |worst| worst.score);
+                }
             }
         }
         best
@@ -472,10 +490,12 @@ impl DenseMatrix {
         {
             return Err(DenseDecodeError::BadLevels { row });
         }
+        let row_sums = levels.chunks_exact(EMBED_DIM_STORED).map(row_sum).collect();
         Ok(DenseMatrix {
             chunk_ids,
             scales,
             levels,
+            row_sums,
             rows_by_chunk,
         })
     }
