@@ -6,8 +6,8 @@
 //! run of nothing (`sweep --seeds 0`, a selection every case of which is
 //! skipped). `conform` (the sibling conformance kit) adds exit 3: the target
 //! cannot be reached, printed with its URL and the cause; `fake-control`
-//! exits 3 when the fake cannot drive the action; `serve-fake` and `demo`
-//! exit 0 on Ctrl-C and 2 when they cannot serve. Every run prints its seed;
+//! exits 3 when the fake cannot drive the action; `serve-fake`,
+//! `serve-provider` and `demo` exit 0 on Ctrl-C and 2 when they cannot serve. Every run prints its seed;
 //! a failure prints the exact command that replays it.
 //!
 //! Size: over 700 lines: the CLI's subcommands, each with its arguments and
@@ -112,13 +112,19 @@ enum Cmd {
         #[arg(long, default_value = "127.0.0.1:0")]
         addr: std::net::SocketAddr,
     },
+    /// Serve the stub embedding provider (`POST /v1/embeddings`; deterministic hashed-word vectors, NOT semantic) over loopback with a `/_control` route for its fault knobs; prints its URL, the sentinel marker and the `fake-control` commands.
+    ServeProvider {
+        /// Where to listen (loopback only).
+        #[arg(long, default_value = "127.0.0.1:0")]
+        addr: std::net::SocketAddr,
+    },
     /// Serve memoria with the embedded corpus beside four fake siblings on loopback, left in faults so the page shows every withheld line; prints the URL, the sign-in link and the `fake-control` commands.
     Demo {
         /// Where memoria listens (loopback).
         #[arg(long, default_value = "127.0.0.1:7878")]
         addr: std::net::SocketAddr,
     },
-    /// The control hook for a fake served by `serve-fake` or `demo`: `fake-control --url URL <action> [args...]`.
+    /// The control hook for a fake served by `serve-fake`, `serve-provider` or `demo`: `fake-control --url URL <action> [args...]`.
     FakeControl {
         /// The fake's URL, as `serve-fake` printed it.
         #[arg(long)]
@@ -202,6 +208,7 @@ fn main() -> ExitCode {
         Cmd::Conform(args) => conform(*args),
         Cmd::ServeFake { manifest, addr } => serve_fake(manifest.as_deref(), addr),
         Cmd::FakeControl { url, action } => fake_control(&url, &action),
+        Cmd::ServeProvider { addr } => serve_provider(addr),
         Cmd::Demo { addr } => demo(addr),
         Cmd::Run {
             selectors,
@@ -804,6 +811,46 @@ fn serve_fake(manifest: Option<&std::path::Path>, addr: std::net::SocketAddr) ->
         println!("token {}", conform::fake::FAKE_TOKEN);
         println!("second-token {}", conform::fake::FAKE_SECOND_TOKEN);
         println!("control {exe} fake-control --url {}", served.url);
+        let _ = tokio::signal::ctrl_c().await;
+        ExitCode::SUCCESS
+    })
+}
+
+fn serve_provider(addr: std::net::SocketAddr) -> ExitCode {
+    let usage = |msg: String| {
+        eprintln!("memoria-harness serve-provider: {msg}");
+        ExitCode::from(EXIT_USAGE)
+    };
+    if !addr.ip().is_loopback() {
+        return usage(format!(
+            "{addr} is not a loopback address; the stub provider binds loopback only"
+        ));
+    }
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => return usage(format!("a runtime: {e}")),
+    };
+    rt.block_on(async move {
+        let stub = memoria_simulator::StubProvider::new();
+        let (local, _served) = match memoria_simulator::serve_loopback(stub.router(), addr).await
+        {
+            Ok(s) => s,
+            Err(e) => return usage(format!("cannot listen on {addr}: {e}")),
+        };
+        let exe = std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "memoria-harness".into());
+        let url = format!("http://{local}");
+        println!("url {url}");
+        println!("path {}", memoria_simulator::STUB_EMBED_PATH);
+        println!("model {}", memoria::EMBED_MODEL);
+        println!("sentinel-marker {}", memoria_simulator::SENTINEL_MARKER);
+        println!(
+            "note: vectors are deterministic hashed word features (texts sharing words score higher); they are NOT semantic"
+        );
+        for (action, what) in memoria_simulator::PROVIDER_ACTIONS {
+            println!("control {exe} fake-control --url {url} {action}    # {what}");
+        }
         let _ = tokio::signal::ctrl_c().await;
         ExitCode::SUCCESS
     })

@@ -29,6 +29,9 @@ fn memoria(data: &Path, dek: &Dek) -> Command {
         .env_remove("MEMORIA_DEK_FILE")
         .env_remove("MEMORIA_DATA")
         .env_remove("MEMORIA_SIBLINGS")
+        .env_remove("MEMORIA_AI")
+        .env_remove("MEMORIA_PROVIDER_KEY")
+        .env_remove("MEMORIA_PROVIDER_KEY_FILE")
         .stdin(Stdio::null());
     cmd
 }
@@ -68,6 +71,25 @@ fn importing_a_path_that_does_not_exist_is_a_usage_error_and_touches_no_store() 
     assert_eq!(out.status.code(), Some(EXIT_USAGE), "{stderr}");
     assert!(stderr.contains("no-such-notes"), "names the path: {stderr}");
     assert!(!data.exists(), "the data directory was created");
+}
+
+#[test]
+fn ai_on_without_a_key_and_ai_on_before_the_embedding_half_is_wired_are_refused_without_printing_the_key()
+ {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cmd = memoria(&dir.path().join("data"), &Dek::generate());
+    cmd.env("MEMORIA_AI", "on").arg("list");
+    let (out, stderr) = run(cmd);
+    assert_eq!(out.status.code(), Some(EXIT_USAGE), "{stderr}");
+    assert!(stderr.contains("MEMORIA_PROVIDER_KEY"), "{stderr}");
+    let mut cmd = memoria(&dir.path().join("data"), &Dek::generate());
+    cmd.env("MEMORIA_AI", "on")
+        .env("MEMORIA_PROVIDER_KEY", "tx-cli-key-5150")
+        .arg("list");
+    let (out, stderr) = run(cmd);
+    assert_eq!(out.status.code(), Some(EXIT_USAGE), "{stderr}");
+    assert!(stderr.contains("MEMORIA_AI=on is not served"), "{stderr}");
+    assert!(!stderr.contains("tx-cli-key-5150"), "{stderr}");
 }
 
 #[test]

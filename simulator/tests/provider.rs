@@ -93,21 +93,22 @@ async fn rate_limited_calls_are_retried_until_the_stub_answers() {
 #[tokio::test]
 async fn each_failure_knob_is_refused_by_the_client_with_its_kind() {
     let (stub, client) = served().await;
-    let cases: [(&dyn Fn(&StubProvider), EmbedErrorKind); 5] = [
+    type Knob = fn(&StubProvider);
+    let cases: [(Knob, EmbedErrorKind); 5] = [
         (
-            &|s| s.set_down(Some(ProviderDown::Status(503))),
+            |s| s.set_down(Some(ProviderDown::Status(503))),
             EmbedErrorKind::Unavailable,
         ),
         (
-            &|s| s.set_down(Some(ProviderDown::Refuse)),
+            |s| s.set_down(Some(ProviderDown::Refuse)),
             EmbedErrorKind::Unreachable,
         ),
         (
-            &|s| s.set_wrong_length(Some(1024)),
+            |s| s.set_wrong_length(Some(1024)),
             EmbedErrorKind::Dimensions,
         ),
-        (&|s| s.set_nan(true), EmbedErrorKind::NonFinite),
-        (&|s| s.set_all_zero(true), EmbedErrorKind::AllZero),
+        (|s| s.set_nan(true), EmbedErrorKind::NonFinite),
+        (|s| s.set_all_zero(true), EmbedErrorKind::AllZero),
     ];
     for (knob, kind) in cases {
         stub.clear_faults();

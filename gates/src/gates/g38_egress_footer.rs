@@ -2,7 +2,9 @@
 //!
 //! Requirement: every body memoria renders states the egress mode
 //! truthfully, 200s and error pages alike (401, 400, 403, 404, 405, 413, 415,
-//! 422). A response without a footer must be listed in
+//! 422), in both modes: every case runs against an instance with AI off and
+//! one with AI on (§8.3's team-owner switch), and a page must carry its own
+//! mode's sentence and never the other's. A response without a footer must be listed in
 //! `memoria::FOOTER_EXEMPT` with its reason, and the gate verifies the
 //! reason: the response has that status, an empty body, and a `Location`
 //! whose page carries the footer. The walk covers every GET route in
@@ -12,7 +14,7 @@ use memoria::EgressMode;
 use memoria::testkit::{TestApp, TestResponse};
 use memoria::{DECLARED_ROUTES, FOOTER_EXEMPT, FooterRule};
 
-use crate::rigs::app::app;
+use crate::rigs::app::app_in_mode;
 use crate::rigs::page::Page;
 use crate::rigs::support::block_on;
 use crate::{Case, Ctx, Failure, Gate, ensure};
@@ -26,6 +28,26 @@ pub const AI_OFF_FOOTER: &str = "Egress: AI is off. No document leaves this inst
 
 /// Words an AI-off footer must not contain: each would describe egress that AI-off forbids.
 const AI_OFF_FORBIDDEN: &[&str] = &["TensorX", "provider", "except", "sent", "model"];
+
+/// The AI-on footer, word for word, held here for the same reason as
+/// [`AI_OFF_FOOTER`]: what leaves (the text of every search, every passage
+/// at indexing), to whom (TensorX, at its host) and for what (embedding by
+/// the pinned model), §3.2 and §8.3.
+pub const AI_ON_FOOTER: &str = "Egress: AI is on. The text of every search, and every passage when it is indexed, is sent to TensorX (api.tensorx.ai) to be embedded by the model qwen/qwen3-embedding-8b. TensorX can read what it receives; nothing else leaves this instance.";
+
+/// What an AI-on footer must name (§8.3): the provider, its host, the
+/// model id, and both things that leave.
+const AI_ON_REQUIRED: &[&str] = &[
+    "AI is on",
+    "TensorX",
+    "api.tensorx.ai",
+    "qwen/qwen3-embedding-8b",
+    "every search",
+    "every passage",
+];
+
+/// Both modes; every case walks each.
+const MODES: [EgressMode; 2] = [EgressMode::AiOff, EgressMode::AiOn];
 
 /// CSS declarations that hide an element; none may target the footer.
 const HIDING: &[&str] = &[
@@ -55,43 +77,61 @@ pub static GATE: Gate = Gate {
     cases: &[
         Case {
             id: "38/every-get-route",
-            desc: "For every GET route in DECLARED_ROUTES, request it signed out and signed in, with a real id, an unknown id and a malformed id, an over-long query and an empty one; require the footer in every body, and fail on a GET route the walk does not know.",
+            desc: "In each mode (AI off, AI on), for every GET route in DECLARED_ROUTES, request it signed out and signed in, with a real id, an unknown id and a malformed id, an over-long query and an empty one; require that mode's footer, and not the other's, in every body, and fail on a GET route the walk does not know.",
             run: every_get_route,
         },
         Case {
             id: "38/error-pages",
-            desc: "Provoke 404 (fallback, signed in and out), 405, 403 (CSRF), 413, 415, 422 and 400 (empty upload) pages; require the footer in each.",
+            desc: "In each mode, provoke 404 (fallback, signed in and out), 405, 403 (CSRF), 413, 415, 422 and 400 (empty upload) pages; require that mode's footer in each.",
             run: error_pages,
         },
         Case {
             id: "38/server-error-pages",
-            desc: "Corrupt a sealed title cell in the database file, then request the document page and a search that reaches it; require 500 pages, each with the footer.",
+            desc: "In each mode, corrupt a sealed title cell in the database file, then request the document page and a search that reaches it; require 500 pages, each with that mode's footer.",
             run: server_error_pages,
         },
         Case {
             id: "38/exemptions-verified",
-            desc: "For each FOOTER_EXEMPT entry, provoke that response and require its status, an empty body, and a Location whose page carries the footer.",
+            desc: "In each mode, for each FOOTER_EXEMPT entry, provoke that response and require its status, an empty body, and a Location whose page carries that mode's footer.",
             run: exemptions_verified,
         },
         Case {
             id: "38/footer-is-truthful",
-            desc: "Require the instance's egress mode to be AI off and the rendered footer to be that mode's sentence, claiming no document leaves the instance.",
+            desc: "An instance woken with AI off renders the AI-off sentence word for word, which describes no egress; one woken with AI on renders the AI-on sentence word for word, which names what leaves (search text, passages), to whom (TensorX, api.tensorx.ai) and the model id.",
             run: footer_truthful,
         },
     ],
 };
 
-fn footer() -> &'static str {
-    EgressMode::AiOff.footer()
+/// The sentence a page of an instance in `mode` must carry: the gate's own
+/// copy, never the code's.
+fn footer(mode: EgressMode) -> &'static str {
+    match mode {
+        EgressMode::AiOff => AI_OFF_FOOTER,
+        _ => AI_ON_FOOTER,
+    }
+}
+
+/// The sentence a page in `mode` must not carry.
+fn other_footer(mode: EgressMode) -> &'static str {
+    match mode {
+        EgressMode::AiOff => AI_ON_FOOTER,
+        _ => AI_OFF_FOOTER,
+    }
 }
 
 struct Walk {
     app: TestApp,
     doc_id: String,
+    mode: EgressMode,
 }
 
-fn walk_app(ctx: &mut Ctx) -> Result<Walk, Failure> {
-    let mut app = app(ctx, OWNER)?;
+fn mode_app(ctx: &mut Ctx, mode: EgressMode) -> Result<TestApp, Failure> {
+    app_in_mode(ctx, OWNER, mode, &format!("data-{mode:?}"))
+}
+
+fn walk_app(ctx: &mut Ctx, mode: EgressMode) -> Result<Walk, Failure> {
+    let mut app = mode_app(ctx, mode)?;
     let doc_id = block_on(async {
         app.sign_in(OWNER).await;
         let up = app
@@ -106,7 +146,7 @@ fn walk_app(ctx: &mut Ctx) -> Result<Walk, Failure> {
             .trim_start_matches("/documents/")
             .to_string()
     });
-    Ok(Walk { app, doc_id })
+    Ok(Walk { app, doc_id, mode })
 }
 
 fn short(uri: &str) -> String {
@@ -155,26 +195,37 @@ fn hidden_by_style(body: &str) -> Option<String> {
     None
 }
 
-fn check(uri: &str, label: &str, r: &TestResponse, problems: &mut Vec<String>) {
+fn check(mode: EgressMode, uri: &str, label: &str, r: &TestResponse, problems: &mut Vec<String>) {
     let uri = short(uri);
     let status = r.status;
     if r.body.is_empty() {
         problems.push(format!(
-            "{label} {uri} answered {status} with an empty body"
+            "{mode:?}: {label} {uri} answered {status} with an empty body"
         ));
-    } else if !r.body.contains(footer()) {
+    } else if !r.body.contains(footer(mode)) {
         problems.push(format!(
-            "{label} {uri} answered {status} without the footer"
+            "{mode:?}: {label} {uri} answered {status} without the {mode:?} footer"
+        ));
+    } else if r.body.contains(other_footer(mode)) {
+        problems.push(format!(
+            "{mode:?}: {label} {uri} answered {status} stating the other mode too"
         ));
     } else if let Some(why) = hidden_by_style(&r.body) {
         problems.push(format!(
-            "{label} {uri} answered {status} with the footer hidden: {why}"
+            "{mode:?}: {label} {uri} answered {status} with the footer hidden: {why}"
         ));
     }
 }
 
 fn every_get_route(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut w = walk_app(ctx)?;
+    for mode in MODES {
+        every_get_route_in(ctx, mode)?;
+    }
+    Ok(())
+}
+
+fn every_get_route_in(ctx: &mut Ctx, mode: EgressMode) -> Result<(), Failure> {
+    let mut w = walk_app(ctx, mode)?;
     ensure(
         w.doc_id.len() == 32,
         "the walk has a real document",
@@ -229,13 +280,14 @@ fn every_get_route(ctx: &mut Ctx) -> Result<(), Failure> {
         for uri in &uris {
             let signed_in = block_on(w.app.get(uri));
             statuses.insert(signed_in.status.as_u16());
-            check(uri, "signed in", &signed_in, &mut problems);
+            check(w.mode, uri, "signed in", &signed_in, &mut problems);
             for (name, value) in HEADER_VARIANTS {
                 let mut req = memoria::testkit::request("GET", uri);
                 req.headers_mut()
                     .insert(*name, value.parse().expect("header value"));
                 let r = block_on(w.app.send(req));
                 check(
+                    w.mode,
                     uri,
                     &format!("signed in with {name}: {value}"),
                     &r,
@@ -248,7 +300,7 @@ fn every_get_route(ctx: &mut Ctx) -> Result<(), Failure> {
         for uri in &uris {
             let out = block_on(w.app.get(uri));
             statuses.insert(out.status.as_u16());
-            check(uri, "signed out", &out, &mut problems);
+            check(w.mode, uri, "signed out", &out, &mut problems);
         }
         block_on(w.app.sign_in(OWNER));
         let _ = csrf;
@@ -256,7 +308,7 @@ fn every_get_route(ctx: &mut Ctx) -> Result<(), Failure> {
     for s in [200u16, 400, 401, 404] {
         ensure(
             statuses.contains(&s),
-            format!("the walk saw a {s} page"),
+            format!("the {mode:?} walk saw a {s} page"),
             format!("statuses seen: {statuses:?}"),
         )?;
     }
@@ -268,7 +320,14 @@ fn every_get_route(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn error_pages(ctx: &mut Ctx) -> Result<(), Failure> {
-    let w = walk_app(ctx)?;
+    for mode in MODES {
+        error_pages_in(ctx, mode)?;
+    }
+    Ok(())
+}
+
+fn error_pages_in(ctx: &mut Ctx, mode: EgressMode) -> Result<(), Failure> {
+    let w = walk_app(ctx, mode)?;
     let mut problems = Vec::new();
     let mut seen = Vec::new();
     block_on(async {
@@ -302,7 +361,7 @@ fn error_pages(ctx: &mut Ctx) -> Result<(), Failure> {
         ];
         for (label, r) in cases {
             seen.push(format!("{label}={}", r.status.as_u16()));
-            check(label, "error page", &r, &mut problems);
+            check(mode, label, "error page", &r, &mut problems);
         }
     });
     let expect = [
@@ -317,7 +376,7 @@ fn error_pages(ctx: &mut Ctx) -> Result<(), Failure> {
     for e in expect {
         ensure(
             seen.iter().any(|s| s == e),
-            format!("provoked {e}"),
+            format!("{mode:?}: provoked {e}"),
             seen.join(", "),
         )?;
     }
@@ -333,7 +392,14 @@ fn axum_request(method: &str, uri: &str) -> memoria::testkit::Request {
 }
 
 fn exemptions_verified(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut app = app(ctx, OWNER)?;
+    for mode in MODES {
+        exemptions_verified_in(ctx, mode)?;
+    }
+    Ok(())
+}
+
+fn exemptions_verified_in(ctx: &mut Ctx, mode: EgressMode) -> Result<(), Failure> {
+    let mut app = mode_app(ctx, mode)?;
     ensure(
         !FOOTER_EXEMPT.is_empty(),
         "the exempt list is non-empty, so this case checks something",
@@ -388,8 +454,8 @@ fn exemptions_verified(ctx: &mut Ctx) -> Result<(), Failure> {
         ensure(!to.is_empty(), "it redirects somewhere", "no Location")?;
         let landed = block_on(app.get_with_set_cookie(&to, &resp));
         ensure(
-            landed.body.contains(footer()),
-            format!("the page it lands on ({to}) carries the footer"),
+            landed.body.contains(footer(mode)) && !landed.body.contains(other_footer(mode)),
+            format!("{mode:?}: the page it lands on ({to}) carries that mode's footer"),
             format!("status {}", landed.status),
         )?;
     }
@@ -397,38 +463,63 @@ fn exemptions_verified(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn footer_truthful(ctx: &mut Ctx) -> Result<(), Failure> {
-    let w = walk_app(ctx)?;
-    let mode = w.app.state().instance().lock().expect("instance").egress();
-    ensure(
-        mode == EgressMode::AiOff,
-        "the reference runs with AI off",
-        format!("{mode:?}"),
-    )?;
-    let page = block_on(w.app.get("/"));
-    ensure(
-        page.body.contains(mode.footer()),
-        "the page states the instance's own mode",
-        "it does not",
-    )?;
-    ensure(
-        mode.footer() == AI_OFF_FOOTER,
-        format!("the AI-off footer reads exactly: {AI_OFF_FOOTER}"),
-        mode.footer().to_string(),
-    )?;
+    for want in MODES {
+        let w = walk_app(ctx, want)?;
+        let mode = w.app.state().instance().lock().expect("instance").egress();
+        ensure(
+            mode == want,
+            format!("an instance woken {want:?} runs {want:?}"),
+            format!("{mode:?}"),
+        )?;
+        let page = block_on(w.app.get("/"));
+        ensure(
+            page.body.contains(mode.footer()),
+            format!("{mode:?}: the page states the instance's own mode"),
+            "it does not",
+        )?;
+        ensure(
+            mode.footer() == footer(want),
+            format!("the {want:?} footer reads exactly: {}", footer(want)),
+            mode.footer().to_string(),
+        )?;
+    }
+    let off = AI_OFF_FOOTER.to_lowercase();
     let bad: Vec<&str> = AI_OFF_FORBIDDEN
         .iter()
         .copied()
-        .filter(|w| mode.footer().to_lowercase().contains(&w.to_lowercase()))
+        .filter(|w| off.contains(&w.to_lowercase()))
         .collect();
     ensure(
         bad.is_empty(),
         "the AI-off footer describes no egress",
         format!("it mentions {}", bad.join(", ")),
+    )?;
+    let missing: Vec<&str> = AI_ON_REQUIRED
+        .iter()
+        .copied()
+        .filter(|w| !AI_ON_FOOTER.contains(w))
+        .collect();
+    ensure(
+        missing.is_empty(),
+        "the AI-on footer names what leaves, to whom and the model",
+        format!("it does not name {}", missing.join(", ")),
+    )?;
+    ensure(
+        AI_ON_FOOTER.contains(memoria::PROVIDER_HOST) && AI_ON_FOOTER.contains(memoria::EMBED_MODEL),
+        "the AI-on footer names the host and model the client actually uses",
+        format!("{} / {}", memoria::PROVIDER_HOST, memoria::EMBED_MODEL),
     )
 }
 
 fn server_error_pages(ctx: &mut Ctx) -> Result<(), Failure> {
-    let w = walk_app(ctx)?;
+    for mode in MODES {
+        server_error_pages_in(ctx, mode)?;
+    }
+    Ok(())
+}
+
+fn server_error_pages_in(ctx: &mut Ctx, mode: EgressMode) -> Result<(), Failure> {
+    let w = walk_app(ctx, mode)?;
     let db = {
         let instance = w.app.state().instance();
         let guard = instance.lock().expect("instance");
@@ -456,7 +547,7 @@ fn server_error_pages(ctx: &mut Ctx) -> Result<(), Failure> {
         if r.status.is_server_error() {
             fives += 1;
         }
-        check(&uri, "with a corrupt cell", &r, &mut problems);
+        check(mode, &uri, "with a corrupt cell", &r, &mut problems);
     }
     ensure(
         fives >= 2,

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use memoria::testkit::TestApp;
+use memoria::{Admission, EgressMode, Instance, InstanceConfig, Sealer};
 
 use super::clock::HandClock;
 use super::support::dek;
@@ -25,4 +26,31 @@ pub fn app(ctx: &mut Ctx, owners: &str) -> Result<TestApp, Failure> {
         Arc::new(HandClock::at(APP_T0_S)),
     )
     .map_err(|e| Failure::new("memoria wakes in process", e.to_string()))
+}
+
+/// As [`app`], in egress mode `egress` (§8.3: AI on or off), its data under
+/// the scratch directory `dir` (so one case can wake one app per mode).
+/// Only the mode differs: an AI-on app here builds no provider client and
+/// sends nothing; what it changes is what every page says.
+///
+/// # Errors
+/// A [`Failure`] if memoria does not wake.
+pub fn app_in_mode(
+    ctx: &mut Ctx,
+    owners: &str,
+    egress: EgressMode,
+    dir: &str,
+) -> Result<TestApp, Failure> {
+    let wake = |e: memoria::Error| Failure::new("memoria wakes in process", e.to_string());
+    let instance = Instance::wake(
+        InstanceConfig {
+            data_dir: ctx.dir(dir),
+            admission: Admission::parse(owners).map_err(wake)?,
+            egress,
+        },
+        Sealer::new(&dek(ctx.rng())),
+        Arc::new(HandClock::at(APP_T0_S)),
+    )
+    .map_err(wake)?;
+    Ok(TestApp::from_instance(instance))
 }
