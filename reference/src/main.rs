@@ -182,20 +182,6 @@ fn load_config(data: &std::path::Path) -> Result<Config, Exit> {
     for w in config.warnings() {
         eprintln!("warning: {w}");
     }
-    // The provider client exists, but no ingest or search path calls it
-    // yet (issue 12). Starting with AI on would print a footer that claims
-    // egress this binary does not make, which is as much a defect as one
-    // that hides egress (§3.6); so refuse until the embedding half is wired.
-    if config.provider_key().is_some() {
-        return Err(memoria::Error::new(
-            memoria::ErrorKind::Config,
-            format!(
-                "{}=on is not served by this build: the embedding half is not wired into ingest and search yet, so nothing would be sent. Unset it.",
-                memoria::AI_ENV
-            ),
-        )
-        .into());
-    }
     Ok(config)
 }
 
@@ -229,7 +215,8 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
             }
             let config = load_config(&cli.data)?;
             let instance = wake(&config)?;
-            serve(addr, move || Ok((instance, vec![])))
+            let key = config.provider_key().cloned();
+            serve(addr, move || Ok((instance, vec![], key)))
         }
         Command::Demo { paths, addr } => {
             memoria::check_import_paths(&paths)?;
@@ -247,6 +234,7 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
             // `serve` binds first and only then wakes and seeds: a person who
             // opens the address early is queued by the kernel, never refused.
             let code = serve(addr, move || {
+                let mut key = None;
                 let mut instance = match throwaway_dir {
                     None => {
                         std::fs::create_dir_all(&cli.data).with_context(|| {
@@ -257,6 +245,7 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
                             "demo: the data directory {}; a second run reuses it",
                             cli.data.display()
                         );
+                        key = config.provider_key().cloned();
                         wake(&config)?
                     }
                     Some(dir) => {
@@ -284,7 +273,7 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
                     seeded.count(IngestStatus::Created) + seeded.count(IngestStatus::Restored),
                     seeded.count(IngestStatus::Unchanged)
                 );
-                Ok((instance, paths))
+                Ok((instance, paths, key))
             });
             drop(throwaway);
             code
@@ -357,9 +346,14 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
                 .enable_all()
                 .build()
                 .context("starting the runtime")?;
-            let ruled = runtime.block_on(memoria::ruled_search(
+            // AI on: the query is embedded and the ranking fused, as on the page.
+            let embedder = config.provider_key().map(|key| {
+                memoria::EmbedClient::tensorx(Arc::new(memoria::TcpDialer), key.clone())
+            });
+            let ruled = runtime.block_on(memoria::ruled_search_embedded(
                 &instance,
                 client.as_ref(),
+                embedder.as_ref(),
                 &asker,
                 &query,
                 page,
@@ -525,13 +519,14 @@ fn sibling_client_from_env() -> Result<Option<memoria::SiblingClient>, Exit> {
 /// after the address and the sign-in links are printed.
 fn serve(
     addr: SocketAddr,
-    prepare: impl FnOnce() -> Result<(Instance, Vec<PathBuf>), Exit>,
+    prepare: impl FnOnce() -> Result<(Instance, Vec<PathBuf>, Option<memoria::ProviderKey>), Exit>,
 ) -> Result<u8, Exit> {
     let listener = std::net::TcpListener::bind(addr).with_context(|| format!("binding {addr}"))?;
     listener
         .set_nonblocking(true)
         .with_context(|| format!("binding {addr}"))?;
-    let (instance, import) = prepare()?;
+    let (instance, import, provider_key) = prepare()?;
+    let egress = instance.egress();
     // Counted before the runtime starts: no SQLite on an async worker thread.
     let (documents, chunks) = instance.store().counts().context("counting the store")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -553,11 +548,19 @@ fn serve(
             println!("memoria: siblings: {}", client.apps().join(", "));
             state = state.with_siblings(client);
         }
+        // AI on (§8.3): the one provider, dialed like the siblings; its
+        // embedding loop starts with `serve`.
+        if let (true, Some(key)) = (egress.embeds(), provider_key) {
+            state = state.with_embedder(memoria::EmbedClient::tensorx(
+                Arc::new(memoria::TcpDialer),
+                key,
+            ));
+        }
         println!(
             "memoria: serving {} documents ({} passages) on http://{local}",
             documents, chunks
         );
-        println!("memoria: egress: {}", EgressMode::AiOff.footer());
+        println!("memoria: egress: {}", egress.footer());
         state.deliver_sign_in_links();
         if !import.is_empty() {
             tokio::spawn(import_while_serving(state.clone(), import));

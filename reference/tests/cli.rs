@@ -74,8 +74,7 @@ fn importing_a_path_that_does_not_exist_is_a_usage_error_and_touches_no_store() 
 }
 
 #[test]
-fn ai_on_without_a_key_and_ai_on_before_the_embedding_half_is_wired_are_refused_without_printing_the_key()
- {
+fn ai_on_without_a_key_is_refused_and_ai_on_with_one_never_prints_the_key() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut cmd = memoria(&dir.path().join("data"), &Dek::generate());
     cmd.env("MEMORIA_AI", "on").arg("list");
@@ -87,9 +86,9 @@ fn ai_on_without_a_key_and_ai_on_before_the_embedding_half_is_wired_are_refused_
         .env("MEMORIA_PROVIDER_KEY", "tx-cli-key-5150")
         .arg("list");
     let (out, stderr) = run(cmd);
-    assert_eq!(out.status.code(), Some(EXIT_USAGE), "{stderr}");
-    assert!(stderr.contains("MEMORIA_AI=on is not served"), "{stderr}");
-    assert!(!stderr.contains("tx-cli-key-5150"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stderr.contains("tx-cli-key-5150") && !stdout.contains("tx-cli-key-5150"));
 }
 
 #[test]
