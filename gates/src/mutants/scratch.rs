@@ -78,6 +78,32 @@ pub(super) fn copy_workspace(src: &Path, dst: &Path) -> Result<(), String> {
             std::fs::remove_file(entry.path()).map_err(|e| format!("removing {rel}: {e}"))?;
         }
     }
+    link_fetched_corpora(src, dst)
+}
+
+/// Where the fetch scripts put public corpora: never committed, so `git
+/// ls-files` does not list them, yet gate 20 builds its store from one.
+pub(super) const FETCHED_CORPORA_DIR: &str = "fixtures/corpus";
+
+/// Links each fetched corpus (a directory under [`FETCHED_CORPORA_DIR`])
+/// into the scratch copy, read in place: a mutation never touches them, and
+/// copying megabytes of third-party text per worker would be waste.
+fn link_fetched_corpora(src: &Path, dst: &Path) -> Result<(), String> {
+    let Ok(entries) = std::fs::read_dir(src.join(FETCHED_CORPORA_DIR)) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let from = entry.path();
+        let to = dst.join(FETCHED_CORPORA_DIR).join(entry.file_name());
+        if !from.is_dir() || to.exists() || to.is_symlink() {
+            continue;
+        }
+        if let Some(p) = to.parent() {
+            std::fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+        std::os::unix::fs::symlink(&from, &to)
+            .map_err(|e| format!("linking {}: {e}", to.display()))?;
+    }
     Ok(())
 }
 
