@@ -123,6 +123,10 @@ enum Cmd {
         /// Where memoria listens (loopback).
         #[arg(long, default_value = "127.0.0.1:7878")]
         addr: std::net::SocketAddr,
+        /// AI on, against the stub embedding provider on loopback (NOT
+        /// semantic): hybrid ranking, and the loud line when it is down.
+        #[arg(long)]
+        ai: bool,
     },
     /// The control hook for a fake served by `serve-fake`, `serve-provider` or `demo`: `fake-control --url URL <action> [args...]`.
     FakeControl {
@@ -209,7 +213,7 @@ fn main() -> ExitCode {
         Cmd::ServeFake { manifest, addr } => serve_fake(manifest.as_deref(), addr),
         Cmd::FakeControl { url, action } => fake_control(&url, &action),
         Cmd::ServeProvider { addr } => serve_provider(addr),
-        Cmd::Demo { addr } => demo(addr),
+        Cmd::Demo { addr, ai } => demo(addr, ai),
         Cmd::Run {
             selectors,
             skip,
@@ -856,7 +860,7 @@ fn serve_provider(addr: std::net::SocketAddr) -> ExitCode {
     })
 }
 
-fn demo(addr: std::net::SocketAddr) -> ExitCode {
+fn demo(addr: std::net::SocketAddr, ai: bool) -> ExitCode {
     let usage = |msg: String| {
         eprintln!("memoria-harness demo: {msg}");
         ExitCode::from(EXIT_USAGE)
@@ -871,7 +875,7 @@ fn demo(addr: std::net::SocketAddr) -> ExitCode {
         Err(e) => return usage(format!("a runtime: {e}")),
     };
     rt.block_on(async move {
-        let demo = match memoria_gates::demo::start(addr, true).await {
+        let demo = match memoria_gates::demo::start_with(addr, true, ai).await {
             Ok(d) => d,
             Err(e) => return usage(e),
         };
@@ -883,7 +887,12 @@ fn demo(addr: std::net::SocketAddr) -> ExitCode {
             demo.siblings.len(),
             demo.url
         );
-        println!("demo: egress: {}", memoria::EgressMode::AiOff.footer());
+        let egress = if ai {
+            memoria::EgressMode::AiOn
+        } else {
+            memoria::EgressMode::AiOff
+        };
+        println!("demo: egress: {}", egress.footer());
         demo.deliver_sign_in_links();
         print!("{}", demo.instructions(&exe));
         let _ = tokio::signal::ctrl_c().await;

@@ -327,3 +327,36 @@ async fn the_harness_demo_leaves_one_sibling_in_each_state_the_results_page_can_
         page.results.iter().map(|r| &r.title).collect::<Vec<_>>()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_with_ai_on_ranks_by_words_and_meaning_and_says_so_when_the_stub_provider_is_down()
+ {
+    let demo = demo::start_with(([127, 0, 0, 1], 0).into(), false, true)
+        .await
+        .unwrap_or_else(|e| panic!("the harness demo with AI on did not start: {e} (rerun: {RERUN})"));
+    let state = demo.state();
+    let drained = state.drain_embeddings().await;
+    assert!(drained.stored > 0 && drained.failure.is_none(), "{drained:?}");
+    let (stub, at) = demo.provider.clone().expect("the stub provider runs");
+    // The state's own search path, the one the page takes, embedder included.
+    let fused = state
+        .ruled_search(memoria::DEV_OWNER, DEMO_QUERY, 1)
+        .await
+        .expect("the demo's search");
+    assert_eq!(
+        fused.semantic,
+        memoria::SemanticRanking::Fused,
+        "AI on ranks by words and meaning (the stub at {at})"
+    );
+    assert!(!fused.results.is_empty());
+    stub.set_down(Some(memoria_simulator::ProviderDown::Status(503)));
+    let lexical = state
+        .ruled_search(memoria::DEV_OWNER, DEMO_QUERY, 1)
+        .await
+        .expect("the demo's search, the provider down");
+    assert_eq!(lexical.semantic, memoria::SemanticRanking::Unavailable);
+    assert!(
+        !lexical.results.is_empty(),
+        "with the provider down the page still answers, by words alone"
+    );
+}

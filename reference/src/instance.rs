@@ -98,7 +98,7 @@ pub enum QuerySemantic {
     /// refused): BM25 alone, and the page says so.
     Unavailable,
     /// The query's vector: BM25 and the dense scan, fused.
-    Vector(QuantisedVector),
+    Vector(Box<QuantisedVector>),
 }
 
 impl QuerySemantic {

@@ -99,6 +99,8 @@ pub struct Demo {
     state: AppState,
     links: Arc<Links>,
     server: JoinHandle<()>,
+    /// With AI on: the stub provider and where it listens (loopback).
+    pub provider: Option<(memoria_simulator::StubProvider, SocketAddr)>,
     _data: tempfile::TempDir,
 }
 
@@ -185,6 +187,13 @@ impl Demo {
                 }
             }
         }
+        if let Some((_, at)) = &self.provider {
+            out.push_str(&format!(
+                "  the stub embedding provider (NOT semantic) on http://{at}: searches rank by words and meaning; take it down and a search says it ranked by words alone:\n"
+            ));
+            out.push_str(&format!("    {exe} fake-control --url http://{at} down 503\n"));
+            out.push_str(&format!("    {exe} fake-control --url http://{at} down off\n"));
+        }
         out.push_str("every sibling's control takes:\n");
         for (action, what) in FAULT_ACTIONS {
             out.push_str(&format!("  {action:<30} {what}\n"));
@@ -224,6 +233,21 @@ fn owner() -> &'static str {
 /// A message for a failed bind, store, or arrangement step, naming the
 /// sibling and what memoria's store held instead.
 pub async fn start(addr: SocketAddr, print_links: bool) -> Result<Demo, String> {
+    start_with(addr, print_links, false).await
+}
+
+/// The key the demo's memoria presents to the stub provider.
+pub const DEMO_PROVIDER_KEY: &str = "demo-stub-provider-key";
+
+/// As [`start`]; with `ai`, memoria wakes with AI on and embeds through the
+/// stub provider, served on loopback beside the fakes (its vectors are NOT
+/// semantic): searches rank by words and meaning fused, and with the stub
+/// taken down (`fake-control --url PROVIDER down 503`) a search still
+/// answers, by words alone, with the loud line.
+///
+/// # Errors
+/// As [`start`], and a failed bind of the stub provider.
+pub async fn start_with(addr: SocketAddr, print_links: bool, ai: bool) -> Result<Demo, String> {
     let state_cell: Arc<OnceLock<AppState>> = Arc::default();
     let mut siblings = Vec::new();
     for spec in SIBLINGS {
@@ -240,7 +264,7 @@ pub async fn start(addr: SocketAddr, print_links: bool) -> Result<Demo, String> 
             InstanceConfig {
                 data_dir: dir,
                 admission: Admission::dev_default(),
-                egress: EgressMode::AiOff,
+                egress: if ai { EgressMode::AiOn } else { EgressMode::AiOff },
             },
             Sealer::new(&Dek::generate()),
             Arc::new(SystemClock),
@@ -279,6 +303,27 @@ pub async fn start(addr: SocketAddr, print_links: bool) -> Result<Demo, String> 
         Offload::Pool,
     )
     .with_siblings(client);
+    let mut provider = None;
+    let state = if ai {
+        let stub = memoria_simulator::StubProvider::new();
+        let (at, _) = memoria_simulator::serve_loopback(stub.router(), ([127, 0, 0, 1], 0).into())
+            .await
+            .map_err(|e| format!("serving the stub provider: {e}"))?;
+        let key = memoria::ProviderKey::parse(DEMO_PROVIDER_KEY)
+            .map_err(|e| format!("the stub provider's key: {e}"))?;
+        provider = Some((stub, at));
+        let state = state.with_embedder(memoria::EmbedClient::plain_http_stand_in(
+            Arc::new(memoria::TcpDialer),
+            &at.ip().to_string(),
+            at.port(),
+            key,
+        ));
+        // The canary, then the embedding queue, beside the page (as `serve`).
+        state.start_embedding();
+        state
+    } else {
+        state
+    };
     let _ = state_cell.set(state.clone());
     let router = memoria::router(state.clone());
     let server = tokio::spawn(async move {
@@ -293,6 +338,7 @@ pub async fn start(addr: SocketAddr, print_links: bool) -> Result<Demo, String> 
         state,
         links,
         server,
+        provider,
         _data: data,
     };
     arrange(&demo).await?;

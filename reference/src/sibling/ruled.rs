@@ -254,7 +254,7 @@ pub async fn ruled_search_embedded(
 async fn embed_query(embedder: &EmbedClient, text: &str) -> QuerySemantic {
     match embedder.embed_query(text).await {
         Ok(e) => match quantise_embedding(e.values()) {
-            Ok(v) => QuerySemantic::Vector(v),
+            Ok(v) => QuerySemantic::Vector(Box::new(v)),
             Err(r) => {
                 tracing::warn!(refusal = %r, "the query's vector was refused; ranking lexically");
                 QuerySemantic::Unavailable

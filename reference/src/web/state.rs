@@ -237,8 +237,12 @@ impl AppState {
 
     /// Searches as `asker`, ruling every sibling passage through S2 now
     /// (§8.1, [`crate::sibling::ruled`]), and starts the follow-ups: the
-    /// refetch STALE asks for and the re-announce AHEAD marked (§4.1).
-    pub(crate) async fn ruled_search(
+    /// refetch STALE asks for and the re-announce AHEAD marked (§4.1). With
+    /// AI on, the query is embedded first and the ranking fused (§7).
+    ///
+    /// # Errors
+    /// As [`crate::sibling::ruled::ruled_search_embedded`].
+    pub async fn ruled_search(
         &self,
         asker: &str,
         q: &str,
