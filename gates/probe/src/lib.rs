@@ -259,7 +259,8 @@ pub fn probe_matrices(root: &Path, truth: &[Vec<f64>]) -> MatrixProbe {
 /// The byte forms the sentinel's leading components would take at rest:
 /// each dtype and endianness over each of the value sequences given (the
 /// provider's values, the stored unit vector, the dequantised one; int8
-/// over the stored levels), and their decimal text renderings: Rust's
+/// over the stored levels, raw and as decimal text), and their decimal text
+/// renderings: Rust's
 /// shortest round-trip form in f32 and f64, and fixed precisions, joined as
 /// a JSON array or a list would join them. Named for the failure message.
 pub fn sentinel_forms(levels: &[i8], sequences: &[(&str, Vec<f64>)]) -> Vec<(String, Vec<u8>)> {
@@ -267,6 +268,15 @@ pub fn sentinel_forms(levels: &[i8], sequences: &[(&str, Vec<f64>)]) -> Vec<(Str
         "int8 levels".to_string(),
         levels.iter().map(|&q| q as u8).collect::<Vec<u8>>(),
     )];
+    // The levels as decimal text too: a JSON or CSV row of int8 levels is a
+    // vector in the clear that neither the byte form nor the floats show.
+    let level_texts: Vec<String> = levels.iter().map(|q| q.to_string()).collect();
+    for sep in [",", ", ", " "] {
+        forms.push((
+            format!("int8 levels as text ({sep:?})"),
+            level_texts.join(sep).into_bytes(),
+        ));
+    }
     for (name, values) in sequences {
         for dtype in ProbeDtype::ALL.into_iter().skip(1) {
             let bytes: Vec<u8> = values.iter().flat_map(|v| dtype.encode(*v)).collect();

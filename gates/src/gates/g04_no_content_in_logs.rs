@@ -32,7 +32,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "4/ai-on-paths",
-            desc: "With AI on against the stub provider in a simulation: upload a canary passage, drain the embedding queue, search the canary (the query is embedded), take the provider down and search again (lexical, said loudly); require the provider to have received the passage and the query, the drain and the failure to be logged, and no canary, no provider key and no component of the canary passage's vector in any log line.",
+            desc: "With AI on against the stub provider in a simulation: upload a canary passage, drain the embedding queue, search the canary (the query is embedded), take the provider down, upload a second canary passage and drain (it fails and stays queued), search again (lexical, said loudly); require the provider to have received the passage and the query, the drains and the failure to be logged, and no canary, no provider key, no stored vector component and no component of the provider's own vector in any log line.",
             run: ai_on_paths,
         },
         Case {
@@ -214,6 +214,7 @@ fn ai_on_paths(ctx: &mut Ctx) -> Result<(), Failure> {
     use crate::rigs::dense::{STUB_PROVIDER_KEY, wake_ai_on, with_stub_provider};
     let a = ctx.canary();
     let b = ctx.canary();
+    let c = ctx.canary();
     let logs = CapturedLogs::default();
     let dir = ctx.dir("data");
     let instance = wake_ai_on(&dir, memoria::Sealer::new(&crate::rigs::support::dek(ctx.rng())))?;
@@ -227,7 +228,8 @@ fn ai_on_paths(ctx: &mut Ctx) -> Result<(), Failure> {
     );
     let stored: std::rc::Rc<std::cell::RefCell<Vec<f32>>> = std::rc::Rc::default();
     let slot = stored.clone();
-    let (qa, qb) = (a.clone(), b.clone());
+    let (qa, qb, qc) = (a.clone(), b.clone(), c.clone());
+    let marker = memoria_simulator::SENTINEL_MARKER;
     logs.capture(|| {
         with_stub_provider(ctx.seed(), &stub, instance, move |mut app| async move {
             app.sign_in(OWNER).await;
@@ -241,13 +243,25 @@ fn ai_on_paths(ctx: &mut Ctx) -> Result<(), Failure> {
                 .await
                 .map_err(|e| Failure::new("the store answers", e.to_string()))?;
             *slot.borrow_mut() = v.unwrap_or_default();
-            let fused = app.get(&format!("/?q={qa}+{qb}")).await;
+            // The query carries the marker too: its vector is the sentinel's,
+            // so a logged query vector shows as the sentinel's values.
+            let fused = app.get(&format!("/?q={qa}+{qb}+{marker}")).await;
             ensure(
                 Page::of(&fused).marks().contains(&qa),
                 "the AI-on search found and highlighted the passage",
                 format!("status {}", fused.status),
             )?;
             seen.set_down(Some(memoria_simulator::ProviderDown::Status(503)));
+            // A passage whose embedding fails: the drain's failure path.
+            let later = format!("# Later\n\nThe {qc} memo waits for its vector.\n");
+            let up = app.upload("later.md", later.as_bytes(), None).await;
+            ensure(up.status.as_u16() == 303, "the second upload is accepted", format!("{}", up.status))?;
+            let failed = app.state().drain_embeddings().await;
+            ensure(
+                failed.failure.is_some() && failed.awaiting >= 1,
+                "the drain with the provider down fails and leaves the passage queued",
+                format!("{failed:?}"),
+            )?;
             let lexical = app.get(&format!("/?q={qa}")).await;
             ensure(
                 Page::of(&lexical).texts("p.semantic").len() == 1,
@@ -288,9 +302,25 @@ fn ai_on_paths(ctx: &mut Ctx) -> Result<(), Failure> {
         "the passage's vector has components to look for",
         "none",
     )?;
-    let mut words: Vec<(&str, &String)> = vec![("passage word", &a), ("query word", &b), ("provider key", &key)];
-    for c in &components {
-        words.push(("vector component", c));
+    // The provider's own values for the sentinel (what a logged response
+    // body or query vector would show), beside the stored ones.
+    let raw: Vec<String> = memoria_simulator::sentinel_vector()
+        .iter()
+        .map(|v| format!("{v}"))
+        .filter(|v| v.len() >= 8)
+        .take(4)
+        .collect();
+    let mut words: Vec<(&str, &String)> = vec![
+        ("passage word", &a),
+        ("query word", &b),
+        ("queued passage word", &c),
+        ("provider key", &key),
+    ];
+    for v in &components {
+        words.push(("stored vector component", v));
+    }
+    for v in &raw {
+        words.push(("provider's vector component", v));
     }
     absent_from_logs(&logs, &words)
 }

@@ -32,7 +32,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "28/woken-vectors-are-unit",
-            desc: "Wake a second instance on the same store (the dense snapshot loads) and require it to hold all 200 vectors, each of unit norm within its tolerance.",
+            desc: "Delete 7 of the 200 documents (the matrix moves rows into the gaps), require the 193 vectors left in memory to be unit, then wake a second instance on the same store (the dense snapshot loads) and require it to hold the same 193, each of unit norm within its tolerance.",
             run: woken_vectors_are_unit,
         },
         Case {
@@ -44,9 +44,13 @@ pub static GATE: Gate = Gate {
 };
 
 fn check_unit(where_: &str, m: &DenseMatrix) -> Result<(), Failure> {
+    check_unit_n(where_, m, SEEDED_CHUNKS)
+}
+
+fn check_unit_n(where_: &str, m: &DenseMatrix, n: usize) -> Result<(), Failure> {
     ensure(
-        m.len() == SEEDED_CHUNKS,
-        format!("{SEEDED_CHUNKS} vectors in {where_}"),
+        m.len() == n,
+        format!("{n} vectors in {where_}"),
         format!("{}", m.len()),
     )?;
     for (id, v) in m.vectors() {
@@ -87,8 +91,29 @@ fn every_stored_vector_is_unit(ctx: &mut Ctx) -> Result<(), Failure> {
     check_unit("the sealed dense snapshot", &m)
 }
 
+/// Documents deleted before the second wake: the matrix moves rows into
+/// the gaps, and every moved row must keep its own scale.
+pub const DELETED_DOCUMENTS: usize = 7;
+
 fn woken_vectors_are_unit(ctx: &mut Ctx) -> Result<(), Failure> {
-    let e = seeded(ctx, "data")?;
+    let mut e = seeded(ctx, "data")?;
+    let ids: Vec<String> = e
+        .instance
+        .store()
+        .documents()
+        .map_err(|err| Failure::new("the documents list", err.to_string()))?
+        .into_iter()
+        .map(|d| d.id)
+        .step_by(SEEDED_CHUNKS / DELETED_DOCUMENTS)
+        .take(DELETED_DOCUMENTS)
+        .collect();
+    for id in &ids {
+        e.instance
+            .delete(id)
+            .map_err(|err| Failure::new("a seeded document deletes", err.to_string()))?;
+    }
+    let left = SEEDED_CHUNKS - ids.len();
+    check_unit_n("the matrix after the deletions", e.instance.dense(), left)?;
     let (dir, sealer) = (e.dir.clone(), e.sealer.clone());
     drop(e);
     let again = wake_ai_on(&dir, sealer)?;
@@ -97,7 +122,7 @@ fn woken_vectors_are_unit(ctx: &mut Ctx) -> Result<(), Failure> {
         "the second wake loads the dense snapshot",
         format!("{:?}", again.wake_report().dense),
     )?;
-    check_unit("the matrix woken from the snapshot", again.dense())
+    check_unit_n("the matrix woken from the snapshot", again.dense(), left)
 }
 
 fn score_is_a_raw_dot_product(ctx: &mut Ctx) -> Result<(), Failure> {

@@ -58,6 +58,11 @@ pub static GATE: Gate = Gate {
             run: small_drift_is_not_flagged,
         },
         Case {
+            id: "30/the-server-checks-the-canary-when-it-starts",
+            desc: "Start the state's embedding loop as `serve` does, let 5 s of simulated time pass, and require the sources page to say the canary was recorded and the provider to have received the canary's sentences.",
+            run: server_checks_on_start,
+        },
+        Case {
             id: "30/a-silent-provider-is-stated",
             desc: "Record the canary, take the stub down, wake again and check: the canary could not be checked, and the sources page says so.",
             run: silent_provider_is_stated,
@@ -290,4 +295,27 @@ fn silent_provider_is_stated(ctx: &mut Ctx) -> Result<(), Failure> {
             )
         },
     )
+}
+
+fn server_checks_on_start(ctx: &mut Ctx) -> Result<(), Failure> {
+    let dir = ctx.dir("data");
+    let stub = StubProvider::new();
+    let seen = stub.clone();
+    let instance = wake(&dir, Sealer::new(&dek(ctx.rng())))?;
+    with_stub_provider(ctx.seed(), &stub, instance, move |app| async move {
+        app.state().start_embedding();
+        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+        let asked: Vec<String> = seen.requests().iter().flat_map(|r| r.inputs.clone()).collect();
+        ensure(
+            CANARY_SENTENCES.iter().all(|s| asked.iter().any(|a| a == s)),
+            "the embedding loop sent the canary's sentences on start",
+            format!("{} inputs", asked.len()),
+        )?;
+        let line = sources_canary_line(app).await?;
+        ensure(
+            line.contains("recorded"),
+            "the sources page says the canary was recorded",
+            line,
+        )
+    })
 }

@@ -1,12 +1,15 @@
 //! One instance with AI on, its chunks embedded by the stub provider's embedder, for the dense half's gates (2, 28; §3.1, §7.2).
 //!
-//! The world is in process and has no network: the chunks awaiting vectors
-//! are read from the instance's own queue ([`Instance::embedding_batch`]),
+//! [`seeded`] embeds as `serve` does: the drain
+//! ([`memoria::AppState::drain_embeddings`]) through the provider client,
+//! against the stub provider over a simulated network
+//! ([`with_stub_provider`]); then a second instance wakes on the store, so
+//! what a gate reads is what the drain wrote and a wake loaded.
+//! [`embed_queue`] is the in-process shortcut for a large corpus (gate 20):
+//! the queue read from the instance ([`Instance::embedding_batch`]),
 //! embedded by [`memoria_simulator::stub_embed_text`] (the function the
-//! stub provider serves; deterministic, NOT semantic) and handed back to
-//! [`Instance::store_vectors`], exactly what the embedding drain does with
-//! the provider's answer. What reaches the disk is then the reference's own
-//! doing. The corpus is seeded from the case's stream: documents of one
+//! stub serves; deterministic, NOT semantic) and handed back to
+//! [`Instance::store_vectors`]. The corpus is seeded from the case's stream: documents of one
 //! passage each, drawn from a fixed word list with a topic each, so their
 //! vectors have structure; one carries [`memoria_simulator::SENTINEL_MARKER`]
 //! and so gets the stub's sentinel vector.
@@ -194,11 +197,31 @@ pub fn seeded(ctx: &mut Ctx, name: &str) -> Result<Embedded, Failure> {
             sentinel_chunk = outcome.added.first().map(|c| c.chunk_id);
         }
     }
-    let stored = embed_queue(&mut instance)?;
+    instance
+        .write_snapshot()
+        .map_err(|e| Failure::new("the seeded corpus snapshots", e.to_string()))?;
+    drop(instance);
+    // Embedded as `serve` embeds: the drain, through the provider client,
+    // against the stub over the simulated network; it writes the snapshot.
+    let stub = memoria_simulator::StubProvider::new();
+    let drained: std::rc::Rc<std::cell::RefCell<Option<memoria::DrainReport>>> =
+        std::rc::Rc::default();
+    let slot = drained.clone();
+    with_stub_provider(ctx.seed(), &stub, wake_ai_on(&dir, sealer.clone())?, |app| async move {
+        *slot.borrow_mut() = Some(app.state().drain_embeddings().await);
+        Ok(())
+    })?;
+    let report = drained.take().unwrap_or_default();
     ensure(
-        stored == SEEDED_CHUNKS,
-        format!("all {SEEDED_CHUNKS} seeded passages are embedded"),
-        format!("{stored} embedded"),
+        report.stored == SEEDED_CHUNKS as u64 && report.awaiting == 0 && report.failure.is_none(),
+        format!("the drain embeds all {SEEDED_CHUNKS} seeded passages"),
+        format!("{report:?}"),
+    )?;
+    let instance = wake_ai_on(&dir, sealer.clone())?;
+    ensure(
+        instance.wake_report().dense == memoria::DenseWake::Loaded,
+        "the wake after the drain loads the dense snapshot the drain wrote",
+        format!("{:?}", instance.wake_report().dense),
     )?;
     let sentinel_chunk = sentinel_chunk
         .ok_or_else(|| Failure::new("the sentinel passage has a chunk id", "none recorded"))?;

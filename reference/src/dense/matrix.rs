@@ -780,11 +780,14 @@ mod tests {
                 found: good.len() - 1
             })
         );
+        // The layout: header, levels, scales, chunk ids.
+        let levels = 20;
+        let scales = levels + 512 * 3;
+        let ids = scales + 4 * 3;
         assert_eq!(
-            with(20 + 16, &0i64.to_le_bytes()),
+            with(ids + 16, &0i64.to_le_bytes()),
             Err(DenseDecodeError::DuplicateChunk { row: 2 })
         );
-        let scales = 20 + 8 * 3;
         for bad in [f32::NAN, f32::INFINITY, 0.0, -0.001, 0.5] {
             assert_eq!(
                 with(scales + 4, &bad.to_le_bytes()),
@@ -792,7 +795,6 @@ mod tests {
                 "{bad}"
             );
         }
-        let levels = scales + 4 * 3;
         assert_eq!(
             with(levels + 512 * 2 + 9, &[0x80]),
             Err(DenseDecodeError::BadLevels { row: 2 })
