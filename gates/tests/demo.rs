@@ -330,13 +330,18 @@ async fn the_harness_demo_leaves_one_sibling_in_each_state_the_results_page_can_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_with_ai_on_ranks_by_words_and_meaning_and_says_so_when_the_stub_provider_is_down()
- {
+{
     let demo = demo::start_with(([127, 0, 0, 1], 0).into(), false, true)
         .await
-        .unwrap_or_else(|e| panic!("the harness demo with AI on did not start: {e} (rerun: {RERUN})"));
+        .unwrap_or_else(|e| {
+            panic!("the harness demo with AI on did not start: {e} (rerun: {RERUN})")
+        });
     let state = demo.state();
     let drained = state.drain_embeddings().await;
-    assert!(drained.stored > 0 && drained.failure.is_none(), "{drained:?}");
+    assert!(
+        drained.stored > 0 && drained.failure.is_none(),
+        "{drained:?}"
+    );
     let (stub, at) = demo.provider.clone().expect("the stub provider runs");
     // The state's own search path, the one the page takes, embedder included.
     let fused = state

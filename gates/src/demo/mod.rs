@@ -191,8 +191,12 @@ impl Demo {
             out.push_str(&format!(
                 "  the stub embedding provider (NOT semantic) on http://{at}: searches rank by words and meaning; take it down and a search says it ranked by words alone:\n"
             ));
-            out.push_str(&format!("    {exe} fake-control --url http://{at} down 503\n"));
-            out.push_str(&format!("    {exe} fake-control --url http://{at} down off\n"));
+            out.push_str(&format!(
+                "    {exe} fake-control --url http://{at} down 503\n"
+            ));
+            out.push_str(&format!(
+                "    {exe} fake-control --url http://{at} down off\n"
+            ));
         }
         out.push_str("every sibling's control takes:\n");
         for (action, what) in FAULT_ACTIONS {
@@ -264,7 +268,11 @@ pub async fn start_with(addr: SocketAddr, print_links: bool, ai: bool) -> Result
             InstanceConfig {
                 data_dir: dir,
                 admission: Admission::dev_default(),
-                egress: if ai { EgressMode::AiOn } else { EgressMode::AiOff },
+                egress: if ai {
+                    EgressMode::AiOn
+                } else {
+                    EgressMode::AiOff
+                },
             },
             Sealer::new(&Dek::generate()),
             Arc::new(SystemClock),

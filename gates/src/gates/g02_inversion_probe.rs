@@ -176,7 +176,9 @@ fn no_sentinel_at_rest(ctx: &mut Ctx) -> Result<(), Failure> {
     // sentinel is stored (decrypted, it is there).
     ensure(
         forms.iter().all(|(_, b)| b.len() >= SENTINEL_COMPONENTS)
-            && forms.iter().any(|(n, _)| n.starts_with("int8 levels as text")),
+            && forms
+                .iter()
+                .any(|(n, _)| n.starts_with("int8 levels as text")),
         "every sentinel form is at least 8 bytes",
         "a form is shorter",
     )?;

@@ -217,7 +217,10 @@ fn ai_on_paths(ctx: &mut Ctx) -> Result<(), Failure> {
     let c = ctx.canary();
     let logs = CapturedLogs::default();
     let dir = ctx.dir("data");
-    let instance = wake_ai_on(&dir, memoria::Sealer::new(&crate::rigs::support::dek(ctx.rng())))?;
+    let instance = wake_ai_on(
+        &dir,
+        memoria::Sealer::new(&crate::rigs::support::dek(ctx.rng())),
+    )?;
     let stub = memoria_simulator::StubProvider::new();
     let seen = stub.clone();
     // The sentinel marker makes the stub return its sentinel vector, whose
@@ -234,9 +237,17 @@ fn ai_on_paths(ctx: &mut Ctx) -> Result<(), Failure> {
         with_stub_provider(ctx.seed(), &stub, instance, move |mut app| async move {
             app.sign_in(OWNER).await;
             let up = app.upload("notes.md", body.as_bytes(), None).await;
-            ensure(up.status.as_u16() == 303, "the upload is accepted", format!("{}", up.status))?;
+            ensure(
+                up.status.as_u16() == 303,
+                "the upload is accepted",
+                format!("{}", up.status),
+            )?;
             let drained = app.state().drain_embeddings().await;
-            ensure(drained.stored >= 1, "the drain stored the passage's vector", format!("{drained:?}"))?;
+            ensure(
+                drained.stored >= 1,
+                "the drain stored the passage's vector",
+                format!("{drained:?}"),
+            )?;
             let v = app
                 .state()
                 .blocking(|i| i.dense().vectors().next().map(|(_, v)| v.dequantised()))
@@ -255,7 +266,11 @@ fn ai_on_paths(ctx: &mut Ctx) -> Result<(), Failure> {
             // A passage whose embedding fails: the drain's failure path.
             let later = format!("# Later\n\nThe {qc} memo waits for its vector.\n");
             let up = app.upload("later.md", later.as_bytes(), None).await;
-            ensure(up.status.as_u16() == 303, "the second upload is accepted", format!("{}", up.status))?;
+            ensure(
+                up.status.as_u16() == 303,
+                "the second upload is accepted",
+                format!("{}", up.status),
+            )?;
             let failed = app.state().drain_embeddings().await;
             ensure(
                 failed.failure.is_some() && failed.awaiting >= 1,
@@ -270,7 +285,11 @@ fn ai_on_paths(ctx: &mut Ctx) -> Result<(), Failure> {
             )
         })
     })?;
-    let sent: Vec<String> = stub.requests().iter().flat_map(|r| r.inputs.clone()).collect();
+    let sent: Vec<String> = stub
+        .requests()
+        .iter()
+        .flat_map(|r| r.inputs.clone())
+        .collect();
     ensure(
         sent.iter().any(|i| i.contains(&a) && i.contains("figure")),
         "the provider received the passage to embed",

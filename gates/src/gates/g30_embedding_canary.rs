@@ -305,9 +305,15 @@ fn server_checks_on_start(ctx: &mut Ctx) -> Result<(), Failure> {
     with_stub_provider(ctx.seed(), &stub, instance, move |app| async move {
         app.state().start_embedding();
         tokio::time::sleep(std::time::Duration::from_secs(5)).await;
-        let asked: Vec<String> = seen.requests().iter().flat_map(|r| r.inputs.clone()).collect();
+        let asked: Vec<String> = seen
+            .requests()
+            .iter()
+            .flat_map(|r| r.inputs.clone())
+            .collect();
         ensure(
-            CANARY_SENTENCES.iter().all(|s| asked.iter().any(|a| a == s)),
+            CANARY_SENTENCES
+                .iter()
+                .all(|s| asked.iter().any(|a| a == s)),
             "the embedding loop sent the canary's sentences on start",
             format!("{} inputs", asked.len()),
         )?;

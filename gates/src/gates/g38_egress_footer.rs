@@ -505,7 +505,8 @@ fn footer_truthful(ctx: &mut Ctx) -> Result<(), Failure> {
         format!("it does not name {}", missing.join(", ")),
     )?;
     ensure(
-        AI_ON_FOOTER.contains(memoria::PROVIDER_HOST) && AI_ON_FOOTER.contains(memoria::EMBED_MODEL),
+        AI_ON_FOOTER.contains(memoria::PROVIDER_HOST)
+            && AI_ON_FOOTER.contains(memoria::EMBED_MODEL),
         "the AI-on footer names the host and model the client actually uses",
         format!("{} / {}", memoria::PROVIDER_HOST, memoria::EMBED_MODEL),
     )

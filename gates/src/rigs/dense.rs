@@ -207,10 +207,15 @@ pub fn seeded(ctx: &mut Ctx, name: &str) -> Result<Embedded, Failure> {
     let drained: std::rc::Rc<std::cell::RefCell<Option<memoria::DrainReport>>> =
         std::rc::Rc::default();
     let slot = drained.clone();
-    with_stub_provider(ctx.seed(), &stub, wake_ai_on(&dir, sealer.clone())?, |app| async move {
-        *slot.borrow_mut() = Some(app.state().drain_embeddings().await);
-        Ok(())
-    })?;
+    with_stub_provider(
+        ctx.seed(),
+        &stub,
+        wake_ai_on(&dir, sealer.clone())?,
+        |app| async move {
+            *slot.borrow_mut() = Some(app.state().drain_embeddings().await);
+            Ok(())
+        },
+    )?;
     let report = drained.take().unwrap_or_default();
     ensure(
         report.stored == SEEDED_CHUNKS as u64 && report.awaiting == 0 && report.failure.is_none(),
