@@ -11,11 +11,14 @@
 //!   DEK ([`wake_throwaway`]), admitting [`BENCH_OWNER`], and
 //!   [`BENCH_QUERIES`] to ask it (`throwaway.rs`);
 //! - [`Gaussian`], [`dense_matrix`]: seeded Gaussian unit vectors for the
-//!   dense scan, fusion and pipeline benches (`vectors.rs`, issue 12).
+//!   dense scan, fusion and pipeline benches (`vectors.rs`, issue 12);
+//! - [`rusage_cpu_s`], [`status_bytes`], [`io_bytes`]: this process's CPU
+//!   time, memory and bytes read, for the 90k binaries (`process.rs`).
 //!
 //! Every module is private; this file is the crate's whole public surface.
 
 mod corpus;
+mod process;
 mod throwaway;
 mod vectors;
 
@@ -24,5 +27,6 @@ pub use corpus::{
     DEBIAN_DOCS_DIR_RELATIVE, DEBIAN_DOCS_MANIFEST, DecodedFile, Origin, QUERIES_90K,
     SOURCE_FILE_NAME, SourceInfo, debian_docs_dir, fetched_sources, source_version, workspace_root,
 };
+pub use process::{io_bytes, rusage_cpu_s, status_bytes};
 pub use throwaway::{BENCH_OWNER, BENCH_QUERIES, imported, wake_throwaway};
 pub use vectors::{DENSE_SEED, Gaussian, dense_matrix, padded, quantised};

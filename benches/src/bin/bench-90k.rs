@@ -43,7 +43,9 @@ use std::time::Instant;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use memoria::{Admission, Dek, EgressMode, Instance, InstanceConfig, Sealer, SystemClock};
-use memoria_benches::{BENCH_OWNER, QUERIES_90K, debian_docs_dir};
+use memoria_benches::{
+    BENCH_OWNER, QUERIES_90K, debian_docs_dir, rusage_cpu_s as cpu_s, status_bytes,
+};
 
 /// Hits asked of the index per search: one page and the look-ahead for "next".
 const INDEX_HITS: usize = memoria::PAGE_SIZE_RESULTS + 1;
@@ -102,26 +104,6 @@ enum Mode {
         /// The data directory.
         dir: PathBuf,
     },
-}
-
-/// CPU seconds this process has used, user + system.
-fn cpu_s() -> f64 {
-    // SAFETY: getrusage writes one rusage into the zeroed value it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(u.ru_utime) + tv(u.ru_stime)
-}
-
-/// A `/proc/self/status` figure in bytes (`VmRSS`, `VmHWM`).
-fn status_bytes(key: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|v| v.trim_start_matches(':').trim().strip_suffix("kB"))
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
 }
 
 /// p50 and p90 of `samples` (milliseconds), nearest rank.

@@ -34,7 +34,9 @@ use memoria::{
     Admission, DENSE_TOP_K, Dek, EgressMode, Instance, InstanceConfig, Sealer, SystemClock,
     quantise_embedding,
 };
-use memoria_benches::{BENCH_OWNER, QUERIES_90K, debian_docs_dir};
+use memoria_benches::{
+    BENCH_OWNER, QUERIES_90K, debian_docs_dir, io_bytes, rusage_cpu_s as cpu_s, status_bytes,
+};
 
 /// The environment variable the child reads the throwaway DEK from (base64).
 const CHILD_DEK_ENV: &str = "MEMORIA_WAKE_90K_DEK";
@@ -76,29 +78,6 @@ enum Mode {
     },
 }
 
-fn cpu_s() -> f64 {
-    // SAFETY: getrusage writes one rusage into the zeroed value it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(u.ru_utime) + tv(u.ru_stime)
-}
-
-fn proc_field(file: &str, key: &str) -> u64 {
-    std::fs::read_to_string(file)
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .map(|v| {
-            v.trim_start_matches(':')
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-        })
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(0)
-}
-
 fn config(dir: &Path) -> anyhow::Result<InstanceConfig> {
     Ok(InstanceConfig {
         data_dir: dir.to_path_buf(),
@@ -111,15 +90,15 @@ fn child_wake(dir: &Path) -> anyhow::Result<()> {
     let dek = Dek::from_base64(&std::env::var(CHILD_DEK_ENV).context("the DEK variable")?)?;
     let sealer = Sealer::new(&dek);
     let _ = std::fs::write("/proc/self/clear_refs", "5");
-    let rss_before = proc_field("/proc/self/status", "VmRSS") * 1024;
-    let rchar0 = proc_field("/proc/self/io", "rchar");
+    let rss_before = status_bytes("VmRSS");
+    let rchar0 = io_bytes("rchar");
     let cpu0 = cpu_s();
     let t = Instant::now();
     let instance = Instance::wake(config(dir)?, sealer, Arc::new(SystemClock))?;
     let wall = t.elapsed().as_secs_f64();
     let cpu = cpu_s() - cpu0;
-    let rchar = proc_field("/proc/self/io", "rchar") - rchar0;
-    let hwm = proc_field("/proc/self/status", "VmHWM") * 1024;
+    let rchar = io_bytes("rchar") - rchar0;
+    let hwm = status_bytes("VmHWM");
     let r = instance.wake_report();
     let fp = instance.snapshot_footprint();
     println!(

@@ -241,6 +241,10 @@ pub fn seeded(ctx: &mut Ctx, name: &str) -> Result<Embedded, Failure> {
 /// The key memoria presents to the stub provider (any bearer passes it).
 pub const STUB_PROVIDER_KEY: &str = "stub-provider-key";
 
+/// How much simulated time a stub-provider simulation may run, in seconds:
+/// far past any retry ladder or drain interval a case waits on.
+pub const STUB_SIMULATION_S: u64 = 3_600;
+
 /// The port the stub provider serves on inside a simulation.
 pub const STUB_PROVIDER_PORT: u16 = 80;
 
@@ -267,7 +271,7 @@ where
     use std::rc::Rc;
     let mut sim = turmoil::Builder::new()
         .rng_seed(seed)
-        .simulation_duration(std::time::Duration::from_secs(3_600))
+        .simulation_duration(std::time::Duration::from_secs(STUB_SIMULATION_S))
         .build();
     let router = stub.router();
     sim.host(memoria::PROVIDER_HOST, move || {
