@@ -94,8 +94,10 @@ const _: () = assert!(
 // never cut, so the input cap is at least the chunker's and the query's.
 const _: () = assert!(CHUNK_BYTES_MAX <= EMBED_INPUT_BYTES_MAX);
 const _: () = assert!(QUERY_BYTES_MAX <= EMBED_INPUT_BYTES_MAX);
-// The query's embedding shares the page's deadline with S2 (§6.5, §8.9).
-const _: () = assert!(EMBED_QUERY_DEADLINE_MS == SIBLING_DEADLINE_MS);
+// The query's embedding shares the page's deadline with S2 (§6.5, §8.9):
+// `EMBED_QUERY_DEADLINE_MS` is defined as `SIBLING_DEADLINE_MS`, so a
+// mutation of the one moves the other and still builds (gate 23's
+// recorded mutations must be viable to be killed).
 const _: () = assert!(EMBED_QUERY_DEADLINE_MS < EMBED_INGEST_DEADLINE_MS);
 // A Retry-After is honoured up to a wait no longer than one ingest call.
 const _: () = assert!(EMBED_RETRY_AFTER_MS_MAX <= EMBED_INGEST_DEADLINE_MS);

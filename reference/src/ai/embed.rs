@@ -65,7 +65,7 @@ pub const EMBED_RESPONSE_BYTES_MAX: usize = 4 * 1024 * 1024;
 /// sibling deadline, reused as §8.9 reuses it for its provider call. It
 /// covers the exchange and the decoding of the response (§8.9, "one
 /// deadline now covers both").
-pub const EMBED_QUERY_DEADLINE_MS: u64 = 800;
+pub const EMBED_QUERY_DEADLINE_MS: u64 = crate::sibling::client::SIBLING_DEADLINE_MS;
 
 /// The deadline for one call at ingest, in milliseconds: nobody waits on
 /// it, and a full batch's wall-clock is measured nowhere (§7.2, §13). This
