@@ -48,5 +48,7 @@ pub use framework::{
     canary_tail, case, check_case, ensure, filter_picks, gate, registry, replay_command, report,
     run_case, select,
 };
+/// Gate 29's measurement, for `memoria-harness quality`.
+pub use gates::g29_retrieval_quality as quality;
 pub use rigs::page::{Citation, Form, Page, ResultItem, Tag};
 pub use rigs::support::{SEED_ENV, seed_from_env};

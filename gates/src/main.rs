@@ -118,6 +118,8 @@ enum Cmd {
         #[arg(long, default_value = "127.0.0.1:0")]
         addr: std::net::SocketAddr,
     },
+    /// Measure gate 29's retrieval quality (the Rust book, all-MiniLM-L6-v2, the labelled queries) and print recall@10 and nDCG@10 for lexical, dense and fused, and each query's first relevant rank; exit 1 if it cannot be measured.
+    Quality,
     /// Serve memoria with the embedded corpus beside four fake siblings on loopback, left in faults so the page shows every withheld line; prints the URL, the sign-in link and the `fake-control` commands.
     Demo {
         /// Where memoria listens (loopback).
@@ -214,6 +216,7 @@ fn main() -> ExitCode {
         Cmd::FakeControl { url, action } => fake_control(&url, &action),
         Cmd::ServeProvider { addr } => serve_provider(addr),
         Cmd::Demo { addr, ai } => demo(addr, ai),
+        Cmd::Quality => quality(),
         Cmd::Run {
             selectors,
             skip,
@@ -818,6 +821,20 @@ fn serve_fake(manifest: Option<&std::path::Path>, addr: std::net::SocketAddr) ->
         let _ = tokio::signal::ctrl_c().await;
         ExitCode::SUCCESS
     })
+}
+
+/// `memoria-harness quality`: gate 29's measurement, printed whole.
+fn quality() -> ExitCode {
+    match memoria_gates::quality::measure() {
+        Ok(q) => {
+            print!("{}", q.table());
+            ExitCode::SUCCESS
+        }
+        Err(f) => {
+            eprintln!("memoria-harness: gate 29 cannot measure: {f}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 fn serve_provider(addr: std::net::SocketAddr) -> ExitCode {

@@ -40,6 +40,7 @@ register! {
     g26_external_id_keyed,
     g27_sibling_restore_reconciles,
     g28_unit_norm,
+    g29_retrieval_quality,
     g30_embedding_canary,
     g34_fact_candidates_ruled,
     g35_fact_recognisers,
