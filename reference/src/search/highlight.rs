@@ -17,6 +17,9 @@
 //! splits a multi-byte character. The output is plain text segments; the page
 //! escapes them (§8.1).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use rust_stemmers::{Algorithm, Stemmer};
 
 use crate::search::query::{is_stop_word, words};
@@ -77,6 +80,10 @@ pub struct Highlighter {
     stems: Vec<String>,
     /// Unspaced runs ([`is_unspaced`]), marked wherever they stand inside a run.
     runs: Vec<String>,
+    /// Each distinct word already judged, as it stood in the text: a page's
+    /// passages repeat most of their words, and folding and stemming every
+    /// occurrence was most of a page's snippet cost at 90k chunks.
+    judged: RefCell<HashMap<String, bool>>,
 }
 
 impl std::fmt::Debug for Highlighter {
@@ -111,10 +118,20 @@ impl Highlighter {
             terms,
             stems,
             runs: runs.into_iter().cloned().collect(),
+            judged: RefCell::default(),
         }
     }
 
     fn is_hit(&self, word: &str) -> bool {
+        if let Some(&hit) = self.judged.borrow().get(word) {
+            return hit;
+        }
+        let hit = self.judge(word);
+        self.judged.borrow_mut().insert(word.to_owned(), hit);
+        hit
+    }
+
+    fn judge(&self, word: &str) -> bool {
         let folded = fold(word);
         if self.terms.contains(&folded) {
             return true;

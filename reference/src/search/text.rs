@@ -43,9 +43,20 @@ pub fn nfc(text: &str) -> Cow<'_, str> {
 /// lowest of them, U+2E80 (the first CJK radical), encodes as `E2 BA 80`.
 const UNSPACED_LEAD_BYTE_MIN: u8 = 0xE2;
 
+/// The lowest [`is_unspaced`] character, U+2E80 (the first CJK radical).
+const UNSPACED_CHAR_MIN: u32 = 0x2E80;
+// The two fast paths agree: U+2E80's UTF-8 lead byte is 0xE2.
+const _: () = assert!(0xE0 | (UNSPACED_CHAR_MIN >> 12) == UNSPACED_LEAD_BYTE_MIN as u32);
+
 /// True for a character of a script written without spaces between words:
 /// Han, Hiragana and Katakana (Chinese and Japanese).
 pub fn is_unspaced(c: char) -> bool {
+    // Below U+2E80 no character is unspaced: most text never reaches the
+    // script table (a binary search per character, the highlighter's
+    // largest cost at 90k chunks before this test).
+    if u32::from(c) < UNSPACED_CHAR_MIN {
+        return false;
+    }
     matches!(c.script(), Script::Han | Script::Hiragana | Script::Katakana)
         // The prolonged sound mark and the iteration marks are Common but
         // stand inside Japanese words.
@@ -112,6 +123,10 @@ fn push_pairs(out: &mut String, run: &[char]) {
 /// dropped): the comparison the highlighter makes, matching what the
 /// index's `remove_diacritics` folds.
 pub fn fold(word: &str) -> String {
+    // ASCII has no marks to drop and lowercases byte for byte.
+    if word.is_ascii() {
+        return word.to_ascii_lowercase();
+    }
     word.nfd()
         .filter(|c| !is_combining_mark(*c))
         .flat_map(char::to_lowercase)
@@ -121,6 +136,33 @@ pub fn fold(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_character_below_the_fast_paths_bound_is_of_an_unspaced_script() {
+        let below = (0..UNSPACED_CHAR_MIN).filter_map(char::from_u32);
+        let unspaced: Vec<char> = below
+            .filter(|c| {
+                matches!(
+                    c.script(),
+                    Script::Han | Script::Hiragana | Script::Katakana
+                )
+            })
+            .collect();
+        assert!(unspaced.is_empty(), "{unspaced:?}");
+        assert!(is_unspaced('\u{2E80}') && !is_unspaced('z'));
+    }
+
+    #[test]
+    fn folding_an_ascii_word_lowercases_it_as_the_general_path_does() {
+        for w in ["Mutex", "HTTP2", "o'Brien", "a-b_c"] {
+            let general: String = w
+                .nfd()
+                .filter(|c| !is_combining_mark(*c))
+                .flat_map(char::to_lowercase)
+                .collect();
+            assert_eq!(fold(w), general);
+        }
+    }
 
     #[test]
     fn a_decomposed_word_normalises_to_its_composed_form() {
