@@ -67,6 +67,13 @@ struct Args {
     /// Timed runs of each query's dense scan.
     #[arg(long, default_value_t = 20)]
     repeats: usize,
+    /// Keep the store in DIR (and its throwaway DEK, in plain base64, as
+    /// DIR.dek) instead of a temporary directory; a later run with the same
+    /// DIR reuses it and skips the import and the embedding. For profiling
+    /// a wake (`wake-90k wake DIR` with the DEK in the environment), not for
+    /// figures.
+    #[arg(long)]
+    keep: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -112,23 +119,13 @@ fn child_wake(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run(args: &Args) -> anyhow::Result<()> {
-    let corpus = match &args.corpus {
-        Some(c) => c.clone(),
-        None => debian_docs_dir().context(
-            "no fixtures/corpus/debian-docs/MANIFEST; run fixtures/corpus/fetch-debian-docs first",
-        )?,
-    };
-    let data = tempfile::tempdir()?;
-    let dek = Dek::generate();
-    let mut instance = Instance::wake(
-        config(data.path())?,
-        Sealer::new(&dek),
-        Arc::new(SystemClock),
-    )?;
+/// Imports `corpus` into `instance`, embeds every chunk with the stub's
+/// embedder through memoria's own vector path and writes a snapshot.
+/// Returns the import's CPU seconds and the vector pipeline's.
+fn build(instance: &mut Instance, corpus: &Path) -> anyhow::Result<(f64, f64)> {
     eprintln!("wake-90k: importing {}", corpus.display());
     let c0 = cpu_s();
-    memoria::import(&mut instance, std::slice::from_ref(&corpus))?;
+    memoria::import(instance, &[corpus.to_path_buf()])?;
     let import_cpu = cpu_s() - c0;
     let chunks = instance.store().counts()?.1;
     eprintln!("wake-90k: {chunks} chunks in {import_cpu:.1} s CPU; embedding with the stub");
@@ -156,11 +153,52 @@ fn run(args: &Args) -> anyhow::Result<()> {
         );
     }
     instance.write_snapshot()?;
+    Ok((import_cpu, embed_cpu))
+}
+
+fn run(args: &Args) -> anyhow::Result<()> {
+    let corpus = match &args.corpus {
+        Some(c) => c.clone(),
+        None => debian_docs_dir().context(
+            "no fixtures/corpus/debian-docs/MANIFEST; run fixtures/corpus/fetch-debian-docs first",
+        )?,
+    };
+    let temporary = tempfile::tempdir()?;
+    let (data, kept_dek) = match &args.keep {
+        Some(dir) => (
+            dir.clone(),
+            std::fs::read_to_string(dir.with_extension("dek")).ok(),
+        ),
+        None => (temporary.path().to_path_buf(), None),
+    };
+    let reused = kept_dek.is_some();
+    let dek = match &kept_dek {
+        Some(b64) => Dek::from_base64(b64.trim())?,
+        None => Dek::generate(),
+    };
+    if let (Some(dir), None) = (&args.keep, &kept_dek) {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.with_extension("dek"), dek.to_base64())?;
+    }
+    let mut instance = Instance::wake(
+        config(data.as_path())?,
+        Sealer::new(&dek),
+        Arc::new(SystemClock),
+    )?;
+    let (import_cpu, embed_cpu) = if reused {
+        eprintln!("wake-90k: reusing the kept store");
+        (0.0, 0.0)
+    } else {
+        build(&mut instance, &corpus)?
+    };
     drop(instance);
+    if !reused {
+        eprintln!("wake-90k: import {import_cpu:.1} s CPU, vector pipeline {embed_cpu:.1} s CPU");
+    }
     eprintln!("wake-90k: waking in a child process");
     let out = std::process::Command::new(std::env::current_exe()?)
         .arg("wake")
-        .arg(data.path())
+        .arg(data.as_path())
         .env(CHILD_DEK_ENV, dek.to_base64())
         .env("MEMORIA_LOG", "warn")
         .output()
@@ -174,7 +212,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let f = |k: &str| wake[k].as_f64().unwrap_or(0.0);
 
     let instance = Instance::wake(
-        config(data.path())?,
+        config(data.as_path())?,
         Sealer::new(&dek),
         Arc::new(SystemClock),
     )?;
@@ -201,7 +239,8 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let ceiling = WAKE_BUDGET_S / per_chunk;
     let ok = |b: bool| if b { "met" } else { "NOT met" };
     println!(
-        "wake-90k: {chunks} chunks, {} vectors; {}; nproc {}",
+        "wake-90k: {} chunks, {} vectors; {}; nproc {}",
+        f("chunks"),
         wake["vectors"],
         wake["dense"]["how"],
         std::thread::available_parallelism().map_or(0, |n| n.get())
