@@ -183,9 +183,9 @@ pub use sibling::ruled::{
 // The dense half: vectors, the scan, fusion (§3.1, §7, §7.2).
 pub use dense::{
     DENSE_FORMAT_VERSION, DENSE_ROWS_MAX, DENSE_TOP_K, DOT_LEN_MAX, DenseDecodeError, DenseHit,
-    DenseKernel, DenseMatrix, DenseMatrixError, EMBED_DIM_NATIVE, EMBED_DIM_STORED, FusedHit,
-    NORM_EPSILON, QUANT_LEVEL_MAX, QuantisedVector, RRF_K, SCALE_MAX, SCAN_BLOCK_ROWS,
-    VectorRefusal, fuse_reciprocal_rank, quantise_embedding,
+    DenseKernel, DenseMatrix, DenseMatrixError, EMBED_DIM_NATIVE, EMBED_DIM_STORED,
+    FUSION_DEPTH_CHUNKS, FusedHit, NORM_EPSILON, QUANT_LEVEL_MAX, QuantisedVector, RRF_K,
+    SCALE_MAX, SCAN_BLOCK_ROWS, VectorRefusal, fuse_reciprocal_rank, quantise_embedding,
 };
 
 // Policy (§3.6, §8.1).

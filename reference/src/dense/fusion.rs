@@ -21,6 +21,14 @@ use std::hash::Hash;
 /// so one list's top result cannot outvote agreement further down both.
 pub const RRF_K: u32 = 60;
 
+/// Chunks each list (BM25's and the dense scan's) brings to the fusion,
+/// on every page: five pages of results. Fixed, not grown with the page,
+/// so that every page is a slice of one ranking (gate 29); past the fused
+/// chunks a search's ranking goes on in BM25's order. This project's
+/// number: §7 names the fusion, not its depth.
+pub const FUSION_DEPTH_CHUNKS: usize = 5 * crate::search::page::PAGE_SIZE_RESULTS;
+const _: () = assert!(FUSION_DEPTH_CHUNKS >= crate::dense::DENSE_TOP_K);
+
 /// One chunk of a fused ranking.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusedHit<T> {

@@ -18,7 +18,7 @@ mod kernel;
 mod matrix;
 mod quantise;
 
-pub use fusion::{FusedHit, RRF_K, fuse_reciprocal_rank};
+pub use fusion::{FUSION_DEPTH_CHUNKS, FusedHit, RRF_K, fuse_reciprocal_rank};
 pub use kernel::{DOT_LEN_MAX, DenseKernel};
 pub use matrix::{
     DENSE_FORMAT_VERSION, DENSE_ROWS_MAX, DENSE_TOP_K, DenseDecodeError, DenseHit, DenseMatrix,

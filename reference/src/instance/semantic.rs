@@ -23,7 +23,7 @@ use std::collections::HashSet;
 
 use super::Instance;
 use crate::dense::{
-    DENSE_TOP_K, DenseMatrix, QuantisedVector, fuse_reciprocal_rank, quantise_embedding,
+    DenseMatrix, FUSION_DEPTH_CHUNKS, QuantisedVector, fuse_reciprocal_rank, quantise_embedding,
 };
 use crate::error::{Error, ErrorKind};
 use crate::search::index::Hit;
@@ -315,6 +315,13 @@ impl Instance {
     /// rule 1) out of both lists before fusion. Returns up to `limit` hits
     /// after `offset`.
     ///
+    /// Every page is a slice of one ranking: each list enters the fusion at
+    /// [`FUSION_DEPTH_CHUNKS`], whatever the page, and past the fused
+    /// chunks the ranking goes on in BM25's order, leaving out what it
+    /// already showed. A depth that grew with the page fused different
+    /// lists for page 1 and page 2, so a passage could be on both and
+    /// another on neither (gate 29 found it).
+    ///
     /// # Errors
     /// As [`crate::search::index::LexicalIndex::ranked`].
     pub(super) fn hybrid_hits(
@@ -325,23 +332,38 @@ impl Instance {
         offset: usize,
         excluded: &[i64],
     ) -> Result<Vec<Hit>, Error> {
-        let depth = offset + limit;
-        let lexical = self.index.ranked(plan, depth, 0, excluded)?;
+        let lexical = self.index.ranked(plan, FUSION_DEPTH_CHUNKS, 0, excluded)?;
         let skip: HashSet<i64> = excluded.iter().copied().collect();
         let dense = self
             .dense
-            .top_k_excluding(query, depth.max(DENSE_TOP_K), &skip);
+            .top_k_excluding(query, FUSION_DEPTH_CHUNKS, &skip);
         let lexical_ids: Vec<i64> = lexical.iter().map(|h| h.chunk_id).collect();
         let dense_ids: Vec<i64> = dense.iter().map(|h| h.chunk_id).collect();
-        Ok(fuse_reciprocal_rank(&lexical_ids, &dense_ids)
+        // `Hit::score` ranks more negative first, as BM25's does.
+        let mut hits: Vec<Hit> = fuse_reciprocal_rank(&lexical_ids, &dense_ids)
             .into_iter()
-            .skip(offset)
-            .take(limit)
-            // `Hit::score` ranks more negative first, as BM25's does.
             .map(|f| Hit {
                 chunk_id: f.chunk_id,
                 score: -f.score,
             })
-            .collect())
+            .collect();
+        if offset + limit > hits.len() && lexical.len() == FUSION_DEPTH_CHUNKS {
+            // BM25 holds more than was fused: the ranking goes on in its
+            // order, after every fused chunk (score 0, past every fused
+            // score), without repeating one.
+            let shown: HashSet<i64> = hits.iter().map(|h| h.chunk_id).collect();
+            let more = self
+                .index
+                .ranked(plan, offset + limit + hits.len(), 0, excluded)?;
+            hits.extend(
+                more.into_iter()
+                    .filter(|h| !shown.contains(&h.chunk_id))
+                    .map(|h| Hit {
+                        chunk_id: h.chunk_id,
+                        score: 0.0,
+                    }),
+            );
+        }
+        Ok(hits.into_iter().skip(offset).take(limit).collect())
     }
 }
