@@ -139,7 +139,7 @@ impl Instance {
                         && (loaded.store_seq == store_seq
                             || loaded.store_seq == seq_before_replay) =>
                 {
-                    match DenseMatrix::decode(&loaded.matrix) {
+                    match DenseMatrix::decode_owned(loaded.matrix) {
                         Ok(mut m) => {
                             for c in replay_removed {
                                 m.remove(*c);

@@ -411,29 +411,42 @@ pub fn read_vectors(
     sealer: &Sealer,
     generation: i64,
 ) -> Result<Option<LoadedVectors>, Error> {
-    let sealed = match fs::read(vectors_blob_path(data_dir, generation)) {
+    let mut sealed = match fs::read(vectors_blob_path(data_dir, generation)) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e.into()),
     };
-    let mut plain = sealer.open(Purpose::VectorSnapshot, &vectors_row(generation), &sealed)?;
+    let sealed_bytes = sealed.len() as u64;
+    // Opened where it lies, and the matrix moved down over the framing in
+    // the same allocation: at 90,000 rows a wake holds one 47 MB buffer
+    // for the vectors, not three (issue 12).
+    let plain = sealer.open_in_place(
+        Purpose::VectorSnapshot,
+        &vectors_row(generation),
+        &mut sealed,
+    )?;
     let malformed = || Error::new(ErrorKind::Snapshot, "vector snapshot header is malformed");
-    if plain.len() < VECTORS_HEADER_BYTES || &plain[0..4] != VECTORS_MAGIC {
+    let header = sealed
+        .get(plain.start..plain.start + VECTORS_HEADER_BYTES)
+        .filter(|_| plain.len() >= VECTORS_HEADER_BYTES)
+        .ok_or_else(malformed)?;
+    if &header[0..4] != VECTORS_MAGIC {
         return Err(malformed());
     }
-    let u32_at = |i: usize| u32::from_le_bytes(plain[i..i + 4].try_into().expect("4 bytes"));
-    let i64_at = |i: usize| i64::from_le_bytes(plain[i..i + 8].try_into().expect("8 bytes"));
+    let u32_at = |i: usize| u32::from_le_bytes(header[i..i + 4].try_into().expect("4 bytes"));
+    let i64_at = |i: usize| i64::from_le_bytes(header[i..i + 8].try_into().expect("8 bytes"));
     if u32_at(4) != VECTORS_FORMAT_VERSION || i64_at(8) != generation {
         return Err(malformed());
     }
     let (store_seq, vector_seq) = (i64_at(16), i64_at(24));
-    let matrix = plain.split_off(VECTORS_HEADER_BYTES);
-    zeroize::Zeroize::zeroize(&mut plain);
+    zeroize::Zeroize::zeroize(&mut sealed[plain.start..plain.start + VECTORS_HEADER_BYTES]);
+    sealed.truncate(plain.end);
+    sealed.drain(..plain.start + VECTORS_HEADER_BYTES);
     Ok(Some(LoadedVectors {
         store_seq,
         vector_seq,
-        matrix,
-        sealed_bytes: sealed.len() as u64,
+        matrix: sealed,
+        sealed_bytes,
     }))
 }
 
