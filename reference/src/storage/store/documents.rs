@@ -1,6 +1,7 @@
 //! Documents, their chunks and the tombstones applied: one transaction per ingest and per deletion (§5.2, §7.4).
 
 use rusqlite::{OptionalExtension, params};
+use std::collections::{HashMap, HashSet};
 
 use super::*;
 use crate::crashpoint::crashpoint;
@@ -10,9 +11,11 @@ use crate::storage::tombstone::Tombstone;
 /// The live-chunk listing ([`Store::live_chunk_listing`]): documents scanned
 /// once (`CROSS JOIN` keeps them the outer loop whatever the statistics),
 /// each one's chunks found in the covering index.
-const LIVE_CHUNK_LISTING_SQL: &str = "SELECT d.rowid, c.id FROM documents d \
-     CROSS JOIN chunks c INDEXED BY chunks_by_doc_revision \
-     WHERE c.doc_id = d.id AND c.revision = d.revision AND d.deleted_at IS NULL";
+const LIVE_DOCUMENTS_SQL: &str = "SELECT id, revision FROM documents WHERE deleted_at IS NULL";
+/// Every chunk's document, revision and id, in the index's own order
+/// (covering: no chunk row is read).
+const CHUNKS_BY_DOC_REVISION_SQL: &str =
+    "SELECT doc_id, revision, id FROM chunks INDEXED BY chunks_by_doc_revision";
 
 /// A document's chunks' vectors go with its chunks, in the same
 /// transaction (§7.4: a deletion or retirement removes the vector too).
@@ -466,27 +469,40 @@ impl Store {
     }
 
     /// Ids of every live chunk, ascending, and how many live documents hold
-    /// them, in one pass: the documents table is scanned once and each
-    /// document's chunks are read from the `chunks_by_doc_revision` index,
-    /// which covers the query, so no chunk row (no sealed body) is read.
-    /// What a wake needs (issue 11). A live document always has a chunk
-    /// (an ingest with none is refused), so the document count is exact.
+    /// them: the documents table is read once, then the
+    /// `chunks_by_doc_revision` index once, in its own order, and joined
+    /// here. The index covers the query, so no chunk row (no sealed body)
+    /// is read. What a wake needs (issue 11). Probing the index once per
+    /// document, as this once did, visits its leaves in the documents'
+    /// order, not theirs: at 90,000 chunks the 4.6 MB index was read
+    /// from disk five times over (22.9 MB of a wake's 25.6 MB from the
+    /// database). A live document always has a chunk (an ingest with none
+    /// is refused), so the document count is exact.
     ///
     /// # Errors
     /// [`ErrorKind::Storage`] on a read failure.
     pub fn live_chunk_listing(&self) -> Result<(Vec<i64>, u64), Error> {
-        let mut stmt = self.conn.prepare(LIVE_CHUNK_LISTING_SQL)?;
-        let mut ids = Vec::new();
-        let mut documents: Vec<i64> = Vec::new();
-        let mut rows = stmt.query([])?;
+        let mut live: HashMap<String, i64> = HashMap::new();
+        let mut docs = self.conn.prepare(LIVE_DOCUMENTS_SQL)?;
+        let mut rows = docs.query([])?;
         while let Some(r) = rows.next()? {
-            documents.push(r.get(0)?);
-            ids.push(r.get(1)?);
+            live.insert(r.get(0)?, r.get(1)?);
+        }
+        let mut ids = Vec::new();
+        let mut held: HashSet<&str> = HashSet::with_capacity(live.len());
+        let mut chunks = self.conn.prepare(CHUNKS_BY_DOC_REVISION_SQL)?;
+        let mut rows = chunks.query([])?;
+        while let Some(r) = rows.next()? {
+            let doc_id = r.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
+            if let Some((doc, &revision)) = live.get_key_value(doc_id)
+                && revision == r.get::<_, i64>(1)?
+            {
+                ids.push(r.get(2)?);
+                held.insert(doc.as_str());
+            }
         }
         ids.sort_unstable();
-        documents.sort_unstable();
-        documents.dedup();
-        Ok((ids, documents.len() as u64))
+        Ok((ids, held.len() as u64))
     }
 
     /// The keyed fingerprint a source key is stored under (`documents.source_fp`).
@@ -541,23 +557,22 @@ mod tests {
     }
 
     #[test]
-    fn the_live_chunk_listing_reads_the_documents_once_and_no_chunk_row() {
+    fn the_live_chunk_listing_scans_the_documents_once_and_the_index_once_and_no_chunk_row() {
         let dir = tempfile::tempdir().unwrap();
         let s = store(dir.path());
-        let mut stmt = s
-            .conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {LIVE_CHUNK_LISTING_SQL}"))
-            .unwrap();
-        let plan: Vec<String> = stmt
-            .query_map([], |r| r.get::<_, String>(3))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(plan.len(), 2, "{plan:?}");
-        assert_eq!(plan[0], "SCAN d", "{plan:?}");
-        assert!(
-            plan[1].starts_with("SEARCH c USING COVERING INDEX chunks_by_doc_revision"),
-            "the chunks come from the index, never their rows (sealed bodies): {plan:?}"
+        let plan = |sql: &str| -> Vec<String> {
+            let mut stmt = s.conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            stmt.query_map([], |r| r.get::<_, String>(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        assert_eq!(plan(LIVE_DOCUMENTS_SQL), ["SCAN documents"]);
+        let chunks = plan(CHUNKS_BY_DOC_REVISION_SQL);
+        assert_eq!(
+            chunks,
+            ["SCAN chunks USING COVERING INDEX chunks_by_doc_revision"],
+            "the chunks come from one scan of the index, never their rows (sealed bodies)"
         );
     }
 
