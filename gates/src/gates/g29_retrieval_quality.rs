@@ -588,7 +588,7 @@ pub fn measure() -> Result<Quality, Failure> {
     // A fixed key: the measurement depends on no draw.
     let sealer = Sealer::new(&memoria::Dek::from_bytes([29u8; 32]));
     let mut instance = wake_ai_on(&dir, sealer.clone())?;
-    let report = memoria::import(&mut instance, &[corpus.clone()])
+    let report = memoria::import(&mut instance, std::slice::from_ref(&corpus))
         .map_err(|e| Failure::new("the corpus imports", e.to_string()))?;
     let mut chapter_of = HashMap::new();
     for f in &report.files {
