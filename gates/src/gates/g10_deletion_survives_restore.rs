@@ -87,6 +87,11 @@ pub static GATE: Gate = Gate {
             desc: "Damage the bytes of the current snapshot blob (it exists but does not open) and wake: the wake rebuilds, saying the generation cannot be opened, never an empty index; the index holds every live chunk and both documents are found.",
             run: damaged_generation_rebuilds,
         },
+        Case {
+            id: "10/restore-with-vectors-keeps-the-deletion",
+            desc: "With AI on: 200 passages embedded and snapshotted; back the database up, delete 7 documents, then restore the database and the bucket to the prior generation (its dense blob shown to hold the deleted chunks' vectors) and wake: 7 tombstones replayed, the prior dense blob loaded (not rebuilt), and the woken matrix holds the 193 live vectors, each of unit norm, and none of the deleted.",
+            run: restore_with_vectors_keeps_the_deletion,
+        },
     ],
 };
 
@@ -597,4 +602,113 @@ fn damaged_generation_rebuilds(ctx: &mut Ctx) -> Result<(), Failure> {
         "both documents are found after the rebuild",
         "one is not",
     )
+}
+
+/// The vectors of a restore (§7.4, issue 12): a tombstone the restored
+/// database missed removes the deleted chunks' vectors too, before the
+/// dense matrix serves a query, and the rows that stay keep their scales.
+fn restore_with_vectors_keeps_the_deletion(ctx: &mut Ctx) -> Result<(), Failure> {
+    use crate::rigs::dense::{SEEDED_CHUNKS, seeded, wake_ai_on};
+    const DELETED_DOCUMENTS: usize = 7;
+    let e = seeded(ctx, "data")?;
+    let (dir, sealer) = (e.dir.clone(), e.sealer.clone());
+    let mut m = e.instance;
+    let prior = m.wake_report().generation;
+    m.store()
+        .checkpoint()
+        .map_err(fail("the database checkpoints"))?;
+    let backup = dir.with_file_name("backup.sqlite3");
+    std::fs::copy(dir.join(DB_FILE_NAME), &backup)
+        .map_err(|e| Failure::new("the backup is copied", e.to_string()))?;
+    let sentinel_doc = m
+        .store()
+        .passage_hit(e.sentinel_chunk)
+        .map_err(fail("the sentinel passage opens"))?
+        .map(|p| p.document.id)
+        .unwrap_or_default();
+    let doomed: Vec<String> = m
+        .store()
+        .documents()
+        .map_err(fail("the documents list"))?
+        .into_iter()
+        .map(|d| d.id)
+        .filter(|id| *id != sentinel_doc)
+        .take(DELETED_DOCUMENTS)
+        .collect();
+    let mut removed = Vec::new();
+    for id in &doomed {
+        removed.extend(m.delete(id).map_err(fail("a delete succeeds"))?.removed);
+    }
+    ensure(
+        removed.len() == DELETED_DOCUMENTS,
+        format!("the {DELETED_DOCUMENTS} deletions removed one chunk each"),
+        format!("{} chunks", removed.len()),
+    )?;
+    ensure(
+        !removed.iter().any(|c| m.dense().contains(*c)),
+        "the live matrix dropped the deleted vectors at once",
+        "it still holds some",
+    )?;
+    drop(m);
+    // Presence: the prior generation's dense blob holds the deleted vectors.
+    let old = snapshot::read_vectors(&dir, &sealer, prior)
+        .map_err(fail("the prior dense blob opens"))?
+        .ok_or_else(|| Failure::new("the prior dense blob is on disk", "it is gone"))?;
+    let old = memoria::DenseMatrix::decode_owned(old.matrix)
+        .map_err(|e| Failure::new("the prior dense blob decodes", e.to_string()))?;
+    ensure(
+        old.len() == SEEDED_CHUNKS && removed.iter().all(|c| old.contains(*c)),
+        format!("the prior dense blob holds all {SEEDED_CHUNKS} vectors, the deleted among them (presence)"),
+        format!("{} vectors", old.len()),
+    )?;
+    // The database and the bucket as they were: every newer blob is gone.
+    for (g, _) in snapshot::generations(&dir).map_err(fail("list generations"))? {
+        if g > prior {
+            for p in [
+                snapshot::blob_path(&dir, g),
+                snapshot::vectors_blob_path(&dir, g),
+            ] {
+                if p.exists() {
+                    std::fs::remove_file(&p)
+                        .map_err(|e| Failure::new("remove a newer blob", e.to_string()))?;
+                }
+            }
+        }
+    }
+    restore(&dir, &backup)?;
+    let woken = wake_ai_on(&dir, sealer)?;
+    let report = woken.wake_report();
+    ensure(
+        report.tombstones_replayed == DELETED_DOCUMENTS as u64,
+        format!("{DELETED_DOCUMENTS} tombstones replayed"),
+        format!("{}", report.tombstones_replayed),
+    )?;
+    ensure(
+        report.dense == memoria::DenseWake::Loaded,
+        "the prior dense blob is loaded, not rebuilt (the path under test)",
+        format!("{:?}", report.dense),
+    )?;
+    let dense = woken.dense();
+    ensure(
+        dense.len() == SEEDED_CHUNKS - DELETED_DOCUMENTS,
+        format!(
+            "the woken matrix holds the {} live vectors",
+            SEEDED_CHUNKS - DELETED_DOCUMENTS
+        ),
+        format!("{}", dense.len()),
+    )?;
+    ensure(
+        !removed.iter().any(|c| dense.contains(*c)),
+        "the woken matrix holds none of the deleted vectors",
+        "it holds some",
+    )?;
+    for (id, v) in dense.vectors() {
+        let same = old.get(id).is_some_and(|o| o == v);
+        ensure(
+            same && (v.norm() - 1.0).abs() <= v.norm_tolerance(),
+            "every vector left is the one stored for its chunk, of unit norm",
+            format!("chunk {id}: norm {}", v.norm()),
+        )?;
+    }
+    Ok(())
 }
