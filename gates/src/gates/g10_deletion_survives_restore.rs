@@ -607,6 +607,10 @@ fn damaged_generation_rebuilds(ctx: &mut Ctx) -> Result<(), Failure> {
 /// The vectors of a restore (§7.4, issue 12): a tombstone the restored
 /// database missed removes the deleted chunks' vectors too, before the
 /// dense matrix serves a query, and the rows that stay keep their scales.
+/// How far a row's score for its own vector may sit from `v·v` recomputed
+/// here: f32 rounding of a 512-term sum (as gate 28's tolerance).
+const SCORE_TOLERANCE: f64 = 1e-4;
+
 fn restore_with_vectors_keeps_the_deletion(ctx: &mut Ctx) -> Result<(), Failure> {
     use crate::rigs::dense::{SEEDED_CHUNKS, seeded, wake_ai_on};
     const DELETED_DOCUMENTS: usize = 7;
@@ -620,6 +624,26 @@ fn restore_with_vectors_keeps_the_deletion(ctx: &mut Ctx) -> Result<(), Failure>
     let backup = dir.with_file_name("backup.sqlite3");
     std::fs::copy(dir.join(DB_FILE_NAME), &backup)
         .map_err(|e| Failure::new("the backup is copied", e.to_string()))?;
+    // The truth, from the store's own sealed rows (one vector a row, so no
+    // matrix layout can pair an id with another row's vector).
+    let mut stored = std::collections::HashMap::new();
+    for (id, bytes) in m
+        .store()
+        .live_vectors()
+        .map_err(fail("the stored vectors read"))?
+    {
+        let one = memoria::DenseMatrix::decode(&bytes)
+            .map_err(|e| Failure::new("a stored vector decodes", e.to_string()))?;
+        let v = one
+            .get(id)
+            .ok_or_else(|| Failure::new("a stored vector names its chunk", format!("{id}")))?;
+        stored.insert(id, v);
+    }
+    ensure(
+        stored.len() == SEEDED_CHUNKS,
+        format!("the store holds {SEEDED_CHUNKS} sealed vectors (presence)"),
+        format!("{}", stored.len()),
+    )?;
     let sentinel_doc = m
         .store()
         .passage_hit(e.sentinel_chunk)
@@ -649,6 +673,13 @@ fn restore_with_vectors_keeps_the_deletion(ctx: &mut Ctx) -> Result<(), Failure>
         "the live matrix dropped the deleted vectors at once",
         "it still holds some",
     )?;
+    for (id, v) in m.dense().vectors() {
+        ensure(
+            m.dense().get(id).as_ref() == Some(&v) && stored.get(&id) == Some(&v),
+            "after the deletes every live row is found by its chunk id and is the stored vector",
+            format!("chunk {id}"),
+        )?;
+    }
     drop(m);
     // Presence: the prior generation's dense blob holds the deleted vectors.
     let old = snapshot::read_vectors(&dir, &sealer, prior)
@@ -656,9 +687,19 @@ fn restore_with_vectors_keeps_the_deletion(ctx: &mut Ctx) -> Result<(), Failure>
         .ok_or_else(|| Failure::new("the prior dense blob is on disk", "it is gone"))?;
     let old = memoria::DenseMatrix::decode_owned(old.matrix)
         .map_err(|e| Failure::new("the prior dense blob decodes", e.to_string()))?;
+    let backup_rows: i64 = rusqlite::Connection::open(&backup)
+        .and_then(|c| c.query_row("SELECT count(*) FROM chunk_vectors", [], |r| r.get(0)))
+        .map_err(|e| Failure::new("the backup's vector rows count", e.to_string()))?;
+    ensure(
+        backup_rows == SEEDED_CHUNKS as i64,
+        format!("the backup holds {SEEDED_CHUNKS} vector rows (presence)"),
+        format!("{backup_rows}"),
+    )?;
     ensure(
         old.len() == SEEDED_CHUNKS && removed.iter().all(|c| old.contains(*c)),
-        format!("the prior dense blob holds all {SEEDED_CHUNKS} vectors, the deleted among them (presence)"),
+        format!(
+            "the prior dense blob holds all {SEEDED_CHUNKS} vectors, the deleted among them (presence)"
+        ),
         format!("{} vectors", old.len()),
     )?;
     // The database and the bucket as they were: every newer blob is gone.
@@ -703,12 +744,45 @@ fn restore_with_vectors_keeps_the_deletion(ctx: &mut Ctx) -> Result<(), Failure>
         "it holds some",
     )?;
     for (id, v) in dense.vectors() {
-        let same = old.get(id).is_some_and(|o| o == v);
+        let same = stored.get(&id) == Some(&v);
         ensure(
             same && (v.norm() - 1.0).abs() <= v.norm_tolerance(),
-            "every vector left is the one stored for its chunk, of unit norm",
+            "every vector left is the one the store sealed for its chunk, of unit norm",
             format!("chunk {id}: norm {}", v.norm()),
         )?;
+        // The scan ranks each row first for its own vector, scored as the
+        // raw dot product (row sums and scales as the kernel reads them).
+        let top = dense.top_k(&v, 1);
+        let own: f64 = v
+            .dequantised()
+            .iter()
+            .map(|x| f64::from(*x) * f64::from(*x))
+            .sum();
+        ensure(
+            top.first().is_some_and(|h| {
+                h.chunk_id == id && (f64::from(h.score) - own).abs() <= SCORE_TOLERANCE
+            }),
+            "the woken scan ranks every row first for its own vector, at its own dot product",
+            format!("chunk {id}: {top:?}, expected score {own}"),
+        )?;
     }
+    // At rest: the restored database keeps no sealed vector of a deleted
+    // chunk (the replay deletes them with their chunks, §7.4).
+    let conn = rusqlite::Connection::open(dir.join(DB_FILE_NAME))
+        .map_err(|e| Failure::new("the restored database opens", e.to_string()))?;
+    let rows: Vec<i64> = conn
+        .prepare("SELECT chunk_id FROM chunk_vectors")
+        .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+        .map_err(|e| Failure::new("the vector rows read", e.to_string()))?;
+    ensure(
+        rows.len() == SEEDED_CHUNKS - DELETED_DOCUMENTS
+            && !removed.iter().any(|c| rows.contains(c)),
+        "the restored database holds the 193 live vectors' rows and none of the deleted",
+        format!(
+            "{} rows, deleted among them: {}",
+            rows.len(),
+            removed.iter().any(|c| rows.contains(c))
+        ),
+    )?;
     Ok(())
 }
