@@ -61,6 +61,22 @@ pub fn debian_docs_dir() -> Option<PathBuf> {
     dir.join(DEBIAN_DOCS_MANIFEST).is_file().then_some(dir)
 }
 
+/// The corpus a 90k bench reads: `given` (`--corpus DIR`), else the
+/// fetched Debian corpus.
+///
+/// # Errors
+/// Neither is there: the error names the command that fetches it.
+pub fn corpus_90k(given: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
+    match given {
+        Some(c) => Ok(c.to_path_buf()),
+        None => debian_docs_dir().ok_or_else(|| {
+            anyhow::anyhow!(
+                "no fixtures/corpus/debian-docs/MANIFEST; run fixtures/corpus/fetch-debian-docs first"
+            )
+        }),
+    }
+}
+
 /// One fetched source found on disk.
 #[derive(Debug, Clone)]
 pub struct SourceInfo {

@@ -25,8 +25,9 @@ mod vectors;
 pub use corpus::{
     CORPUS_DIR_RELATIVE, CORPUS_ENV, CORPUS_ENV_DEBIAN_DOCS, CORPUS_SOURCES, Corpus, CorpusFile,
     DEBIAN_DOCS_DIR_RELATIVE, DEBIAN_DOCS_MANIFEST, DecodedFile, Origin, QUERIES_90K,
-    SOURCE_FILE_NAME, SourceInfo, debian_docs_dir, fetched_sources, source_version, workspace_root,
+    SOURCE_FILE_NAME, SourceInfo, corpus_90k, debian_docs_dir, fetched_sources, source_version,
+    workspace_root,
 };
 pub use process::{io_bytes, rusage_cpu_s, status_bytes};
-pub use throwaway::{BENCH_OWNER, BENCH_QUERIES, imported, wake_throwaway};
+pub use throwaway::{BENCH_OWNER, BENCH_QUERIES, StoreDir, imported, wake_throwaway};
 pub use vectors::{DENSE_SEED, Gaussian, dense_matrix, padded, quantised};

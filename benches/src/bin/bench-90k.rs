@@ -43,9 +43,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use memoria::{Admission, Dek, EgressMode, Instance, InstanceConfig, Sealer, SystemClock};
-use memoria_benches::{
-    BENCH_OWNER, QUERIES_90K, debian_docs_dir, rusage_cpu_s as cpu_s, status_bytes,
-};
+use memoria_benches::{BENCH_OWNER, QUERIES_90K, rusage_cpu_s as cpu_s, status_bytes};
 
 /// Hits asked of the index per search: one page and the look-ahead for "next".
 const INDEX_HITS: usize = memoria::PAGE_SIZE_RESULTS + 1;
@@ -269,31 +267,10 @@ fn verdict(ok: bool) -> &'static str {
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {
-    let corpus = match &args.corpus {
-        Some(c) => c.clone(),
-        None => debian_docs_dir().context(
-            "no fixtures/corpus/debian-docs/MANIFEST; run fixtures/corpus/fetch-debian-docs first",
-        )?,
-    };
-    let temporary = tempfile::tempdir()?;
+    let corpus = memoria_benches::corpus_90k(args.corpus.as_deref())?;
     let scratch = tempfile::tempdir()?;
-    let (data, kept_dek) = match &args.keep {
-        Some(dir) => {
-            let dek_file = dir.with_extension("dek");
-            let dek = std::fs::read_to_string(&dek_file).ok();
-            (dir.clone(), dek)
-        }
-        None => (temporary.path().to_path_buf(), None),
-    };
-    let reused = kept_dek.is_some();
-    let dek = match &kept_dek {
-        Some(b64) => Dek::from_base64(b64)?,
-        None => Dek::generate(),
-    };
-    if let (Some(dir), None) = (&args.keep, &kept_dek) {
-        std::fs::create_dir_all(dir)?;
-        std::fs::write(dir.with_extension("dek"), dek.to_base64())?;
-    }
+    let store = memoria_benches::StoreDir::open(args.keep.as_deref())?;
+    let (data, dek, reused) = (store.path.clone(), store.dek.clone(), store.reused);
     let mut instance = Instance::wake(
         wake_config(&data)?,
         Sealer::new(&dek),

@@ -34,9 +34,7 @@ use memoria::{
     Admission, DENSE_TOP_K, Dek, EgressMode, Instance, InstanceConfig, Sealer, SystemClock,
     quantise_embedding,
 };
-use memoria_benches::{
-    BENCH_OWNER, QUERIES_90K, debian_docs_dir, io_bytes, rusage_cpu_s as cpu_s, status_bytes,
-};
+use memoria_benches::{BENCH_OWNER, QUERIES_90K, io_bytes, rusage_cpu_s as cpu_s, status_bytes};
 
 /// The environment variable the child reads the throwaway DEK from (base64).
 const CHILD_DEK_ENV: &str = "MEMORIA_WAKE_90K_DEK";
@@ -157,29 +155,9 @@ fn build(instance: &mut Instance, corpus: &Path) -> anyhow::Result<(f64, f64)> {
 }
 
 fn run(args: &Args) -> anyhow::Result<()> {
-    let corpus = match &args.corpus {
-        Some(c) => c.clone(),
-        None => debian_docs_dir().context(
-            "no fixtures/corpus/debian-docs/MANIFEST; run fixtures/corpus/fetch-debian-docs first",
-        )?,
-    };
-    let temporary = tempfile::tempdir()?;
-    let (data, kept_dek) = match &args.keep {
-        Some(dir) => (
-            dir.clone(),
-            std::fs::read_to_string(dir.with_extension("dek")).ok(),
-        ),
-        None => (temporary.path().to_path_buf(), None),
-    };
-    let reused = kept_dek.is_some();
-    let dek = match &kept_dek {
-        Some(b64) => Dek::from_base64(b64.trim())?,
-        None => Dek::generate(),
-    };
-    if let (Some(dir), None) = (&args.keep, &kept_dek) {
-        std::fs::create_dir_all(dir)?;
-        std::fs::write(dir.with_extension("dek"), dek.to_base64())?;
-    }
+    let corpus = memoria_benches::corpus_90k(args.corpus.as_deref())?;
+    let store = memoria_benches::StoreDir::open(args.keep.as_deref())?;
+    let (data, dek, reused) = (store.path.clone(), store.dek.clone(), store.reused);
     let mut instance = Instance::wake(
         config(data.as_path())?,
         Sealer::new(&dek),
