@@ -112,11 +112,15 @@ enum Cmd {
         #[arg(long, default_value = "127.0.0.1:0")]
         addr: std::net::SocketAddr,
     },
-    /// Serve the stub embedding provider (`POST /v1/embeddings`; deterministic hashed-word vectors, NOT semantic) over loopback with a `/_control` route for its fault knobs; prints its URL, the sentinel marker and the `fake-control` commands.
+    /// Serve the stub embedding provider (`POST /v1/embeddings`; deterministic hashed-word vectors, NOT semantic, unless `--model minilm`) over loopback with a `/_control` route for its fault knobs; prints its URL, the sentinel marker and the `fake-control` commands.
     ServeProvider {
         /// Where to listen (loopback only).
         #[arg(long, default_value = "127.0.0.1:0")]
         addr: std::net::SocketAddr,
+        /// Answer a real model's vectors instead of hashed words: `minilm`
+        /// (all-MiniLM-L6-v2, after `fixtures/corpus/fetch-minilm`).
+        #[arg(long, value_enum)]
+        model: Option<ModelChoice>,
     },
     /// Measure gate 29's retrieval quality (the Rust book, all-MiniLM-L6-v2, the labelled queries) and print recall@10 and nDCG@10 for lexical, dense and fused, and each query's first relevant rank; exit 1 if it cannot be measured.
     Quality,
@@ -129,6 +133,11 @@ enum Cmd {
         /// semantic): hybrid ranking, and the loud line when it is down.
         #[arg(long)]
         ai: bool,
+        /// With `--ai`: the stub answers a real model's vectors, so the
+        /// dense half ranks by meaning: `minilm` (all-MiniLM-L6-v2, after
+        /// `fixtures/corpus/fetch-minilm`).
+        #[arg(long, value_enum, requires = "ai")]
+        model: Option<ModelChoice>,
     },
     /// The control hook for a fake served by `serve-fake`, `serve-provider` or `demo`: `fake-control --url URL <action> [args...]`.
     FakeControl {
@@ -214,8 +223,8 @@ fn main() -> ExitCode {
         Cmd::Conform(args) => conform(*args),
         Cmd::ServeFake { manifest, addr } => serve_fake(manifest.as_deref(), addr),
         Cmd::FakeControl { url, action } => fake_control(&url, &action),
-        Cmd::ServeProvider { addr } => serve_provider(addr),
-        Cmd::Demo { addr, ai } => demo(addr, ai),
+        Cmd::ServeProvider { addr, model } => serve_provider(addr, model),
+        Cmd::Demo { addr, ai, model } => demo(addr, ai, model),
         Cmd::Quality => quality(),
         Cmd::Run {
             selectors,
@@ -837,10 +846,34 @@ fn quality() -> ExitCode {
     }
 }
 
-fn serve_provider(addr: std::net::SocketAddr) -> ExitCode {
+/// A real model the stub can answer with (`--model`).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ModelChoice {
+    /// all-MiniLM-L6-v2, as `fixtures/corpus/fetch-minilm` brings it.
+    Minilm,
+}
+
+/// Starts `choice`'s model from this workspace's fixtures.
+fn start_model(
+    choice: Option<ModelChoice>,
+) -> Result<Option<memoria_simulator::ModelEmbedder>, String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    match choice {
+        None => Ok(None),
+        Some(ModelChoice::Minilm) => memoria_simulator::ModelEmbedder::start(&root)
+            .map(Some)
+            .map_err(|e| e.to_string()),
+    }
+}
+
+fn serve_provider(addr: std::net::SocketAddr, model: Option<ModelChoice>) -> ExitCode {
     let usage = |msg: String| {
         eprintln!("memoria-harness serve-provider: {msg}");
         ExitCode::from(EXIT_USAGE)
+    };
+    let model = match start_model(model) {
+        Ok(m) => m,
+        Err(e) => return usage(e),
     };
     if !addr.ip().is_loopback() {
         return usage(format!(
@@ -852,7 +885,10 @@ fn serve_provider(addr: std::net::SocketAddr) -> ExitCode {
         Err(e) => return usage(format!("a runtime: {e}")),
     };
     rt.block_on(async move {
-        let stub = memoria_simulator::StubProvider::new();
+        let stub = match model {
+            Some(m) => memoria_simulator::StubProvider::new().with_model(m),
+            None => memoria_simulator::StubProvider::new(),
+        };
         let (local, _served) = match memoria_simulator::serve_loopback(stub.router(), addr).await
         {
             Ok(s) => s,
@@ -877,10 +913,14 @@ fn serve_provider(addr: std::net::SocketAddr) -> ExitCode {
     })
 }
 
-fn demo(addr: std::net::SocketAddr, ai: bool) -> ExitCode {
+fn demo(addr: std::net::SocketAddr, ai: bool, model: Option<ModelChoice>) -> ExitCode {
     let usage = |msg: String| {
         eprintln!("memoria-harness demo: {msg}");
         ExitCode::from(EXIT_USAGE)
+    };
+    let model = match start_model(model) {
+        Ok(m) => m,
+        Err(e) => return usage(e),
     };
     if !addr.ip().is_loopback() {
         return usage(format!(
@@ -892,7 +932,7 @@ fn demo(addr: std::net::SocketAddr, ai: bool) -> ExitCode {
         Err(e) => return usage(format!("a runtime: {e}")),
     };
     rt.block_on(async move {
-        let demo = match memoria_gates::demo::start_with(addr, true, ai).await {
+        let demo = match memoria_gates::demo::start_with_model(addr, true, ai, model).await {
             Ok(d) => d,
             Err(e) => return usage(e),
         };

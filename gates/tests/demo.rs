@@ -342,7 +342,7 @@ async fn the_demo_with_ai_on_ranks_by_words_and_meaning_and_says_so_when_the_stu
         drained.stored > 0 && drained.failure.is_none(),
         "{drained:?}"
     );
-    let (stub, at) = demo.provider.clone().expect("the stub provider runs");
+    let (stub, at, _) = demo.provider.clone().expect("the stub provider runs");
     // The state's own search path, the one the page takes, embedder included.
     let fused = state
         .ruled_search(memoria::DEV_OWNER, DEMO_QUERY, 1)

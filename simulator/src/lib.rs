@@ -100,6 +100,9 @@ pub use fake::provider::{
     embed_text as stub_embed_text, sentinel_vector,
 };
 
+// A real model behind the stub, for loopback demos (§7.2).
+pub use fake::embedder::{EmbedderError, MODEL_HOME_RELATIVE, MODEL_VALUES, ModelEmbedder};
+
 // Real text for fakes (§7).
 pub use corpus::{Corpus, CorpusSource, load_items as load_corpus};
 

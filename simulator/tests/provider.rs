@@ -163,3 +163,45 @@ fn the_client_reaches_the_stub_on_a_turmoil_host() {
     sim.run().unwrap();
     assert_eq!(stub.calls(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_minilm_model_the_stub_answers_vectors_that_carry_meaning() {
+    // Needs `fixtures/corpus/fetch-minilm` (the README's test command runs it).
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let model = memoria_simulator::ModelEmbedder::start(&root).unwrap_or_else(|e| panic!("{e}"));
+    let stub = StubProvider::new().with_model(model);
+    let (addr, _task) = serve_loopback(stub.router(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let client = EmbedClient::plain_http_stand_in(
+        Arc::new(ToStub(addr)),
+        "127.0.0.1",
+        addr.port(),
+        ProviderKey::parse(KEY).unwrap(),
+    );
+    let inputs = [
+        "That is a happy person",
+        "That is a very happy person",
+        "Today is a sunny day",
+    ];
+    let got = client
+        .embed(
+            &inputs,
+            &EmbedPolicy {
+                deadline_ms: 60_000,
+                ..policy()
+            },
+        )
+        .await
+        .unwrap();
+    let cos = |a: &Embedding, b: &Embedding| stub_dot(a.values(), b.values());
+    // The model card's figures (0.943, 0.257): meaning, not shared words.
+    assert!((cos(&got[0], &got[1]) - 0.943).abs() < 0.01);
+    assert!((cos(&got[0], &got[2]) - 0.257).abs() < 0.02);
+    assert!(
+        got[0].values()[memoria_simulator::MODEL_VALUES..]
+            .iter()
+            .all(|x| *x == 0.0),
+        "past the model's 384 values the provider's 4,096 are zeros"
+    );
+}

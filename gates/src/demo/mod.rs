@@ -99,8 +99,9 @@ pub struct Demo {
     state: AppState,
     links: Arc<Links>,
     server: JoinHandle<()>,
-    /// With AI on: the stub provider and where it listens (loopback).
-    pub provider: Option<(memoria_simulator::StubProvider, SocketAddr)>,
+    /// With AI on: the stub provider, where it listens (loopback), and
+    /// whether it answers a real model's vectors.
+    pub provider: Option<(memoria_simulator::StubProvider, SocketAddr, bool)>,
     _data: tempfile::TempDir,
 }
 
@@ -187,9 +188,14 @@ impl Demo {
                 }
             }
         }
-        if let Some((_, at)) = &self.provider {
+        if let Some((_, at, semantic)) = &self.provider {
+            let what = if *semantic {
+                "answering all-MiniLM-L6-v2's vectors (a real model)"
+            } else {
+                "(NOT semantic)"
+            };
             out.push_str(&format!(
-                "  the stub embedding provider (NOT semantic) on http://{at}: searches rank by words and meaning; take it down and a search says it ranked by words alone:\n"
+                "  the stub embedding provider {what} on http://{at}: searches rank by words and meaning; take it down and a search says it ranked by words alone:\n"
             ));
             out.push_str(&format!(
                 "    {exe} fake-control --url http://{at} down 503\n"
@@ -252,6 +258,22 @@ pub const DEMO_PROVIDER_KEY: &str = "demo-stub-provider-key";
 /// # Errors
 /// As [`start`], and a failed bind of the stub provider.
 pub async fn start_with(addr: SocketAddr, print_links: bool, ai: bool) -> Result<Demo, String> {
+    start_with_model(addr, print_links, ai, None).await
+}
+
+/// As [`start_with`], the stub answering `model`'s vectors when given (a
+/// real model, all-MiniLM-L6-v2: searches rank by meaning, not only by
+/// shared words; `memoria-harness demo --ai --model minilm`).
+///
+/// # Errors
+/// As [`start_with`].
+pub async fn start_with_model(
+    addr: SocketAddr,
+    print_links: bool,
+    ai: bool,
+    model: Option<memoria_simulator::ModelEmbedder>,
+) -> Result<Demo, String> {
+    let semantic = model.is_some();
     let state_cell: Arc<OnceLock<AppState>> = Arc::default();
     let mut siblings = Vec::new();
     for spec in SIBLINGS {
@@ -313,13 +335,16 @@ pub async fn start_with(addr: SocketAddr, print_links: bool, ai: bool) -> Result
     .with_siblings(client);
     let mut provider = None;
     let state = if ai {
-        let stub = memoria_simulator::StubProvider::new();
+        let stub = match model {
+            Some(m) => memoria_simulator::StubProvider::new().with_model(m),
+            None => memoria_simulator::StubProvider::new(),
+        };
         let (at, _) = memoria_simulator::serve_loopback(stub.router(), ([127, 0, 0, 1], 0).into())
             .await
             .map_err(|e| format!("serving the stub provider: {e}"))?;
         let key = memoria::ProviderKey::parse(DEMO_PROVIDER_KEY)
             .map_err(|e| format!("the stub provider's key: {e}"))?;
-        provider = Some((stub, at));
+        provider = Some((stub, at, semantic));
         let state = state.with_embedder(memoria::EmbedClient::plain_http_stand_in(
             Arc::new(memoria::TcpDialer),
             &at.ip().to_string(),

@@ -9,6 +9,7 @@
 //! served the same way.
 
 pub mod control;
+pub mod embedder;
 pub mod faults;
 pub mod model;
 pub mod provider;

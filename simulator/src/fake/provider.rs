@@ -42,6 +42,7 @@ use http::{HeaderMap, StatusCode, header};
 use serde::Deserialize;
 
 use crate::fake::control::{CONTROL_PATH, ControlRequest};
+use crate::fake::embedder::ModelEmbedder;
 use crate::fake::faults::RefuseConnection;
 
 /// The path the stub serves: the provider's embeddings call (§8.3).
@@ -225,6 +226,8 @@ pub struct RecordedRequest {
 struct StubState {
     faults: ProviderFaults,
     requests: Vec<RecordedRequest>,
+    /// A real model answering in place of the hashed words (loopback only).
+    model: Option<Arc<ModelEmbedder>>,
 }
 
 /// The stub provider: its router, its knobs and its record. Clones share
@@ -241,6 +244,18 @@ impl StubProvider {
 
     fn with<R>(&self, f: impl FnOnce(&mut StubState) -> R) -> R {
         f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// This stub answering a real model's vectors ([`ModelEmbedder`]:
+    /// all-MiniLM-L6-v2, 384 values then zeros to
+    /// [`STUB_VECTOR_VALUES`]) instead of hashed words; the knobs still
+    /// apply. For loopback demos only, never inside a simulation (the
+    /// model is a child process on the wall clock). [`StubProvider::expected`]
+    /// knows only the hashed words.
+    #[must_use]
+    pub fn with_model(self, model: ModelEmbedder) -> StubProvider {
+        self.with(|s| s.model = Some(Arc::new(model)));
+        self
     }
 
     /// `POST /v1/embeddings` and `POST /_control`.
@@ -433,11 +448,29 @@ async fn embeddings(State(stub): State<StubProvider>, headers: HeaderMap, body: 
     if inputs.iter().any(|s| s.is_empty()) {
         return error(StatusCode::BAD_REQUEST, "empty input");
     }
+    let model = stub.with(|s| s.model.clone());
+    let base: Vec<Vec<f32>> = match model {
+        None => inputs.iter().map(|t| embed_text(t)).collect(),
+        Some(model) => {
+            let texts = inputs.clone();
+            match tokio::task::spawn_blocking(move || model.embed(&texts)).await {
+                Ok(Ok(vectors)) => vectors
+                    .into_iter()
+                    .map(|mut v| {
+                        v.resize(STUB_VECTOR_VALUES, 0.0);
+                        v
+                    })
+                    .collect(),
+                _ => return error(StatusCode::SERVICE_UNAVAILABLE, "the model did not answer"),
+            }
+        }
+    };
     let data: Vec<String> = inputs
         .iter()
+        .zip(base)
         .enumerate()
-        .map(|(i, text)| {
-            let mut v = drifted(embed_text(text), text, faults.drift);
+        .map(|(i, (text, v))| {
+            let mut v = drifted(v, text, faults.drift);
             if let Some(n) = faults.wrong_length {
                 v.resize(n, 0.01);
             }
