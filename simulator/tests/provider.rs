@@ -27,7 +27,11 @@ impl Dialer for ToStub {
 }
 
 async fn served() -> (StubProvider, EmbedClient) {
-    let stub = StubProvider::new();
+    served_with(StubProvider::new()).await
+}
+
+/// `stub` on loopback, and memoria's client dialing it.
+async fn served_with(stub: StubProvider) -> (StubProvider, EmbedClient) {
     let (addr, _task) = serve_loopback(stub.router(), "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
@@ -169,16 +173,7 @@ async fn with_the_minilm_model_the_stub_answers_vectors_that_carry_meaning() {
     // Needs `fixtures/corpus/fetch-minilm` (the README's test command runs it).
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let model = memoria_simulator::ModelEmbedder::start(&root).unwrap_or_else(|e| panic!("{e}"));
-    let stub = StubProvider::new().with_model(model);
-    let (addr, _task) = serve_loopback(stub.router(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let client = EmbedClient::plain_http_stand_in(
-        Arc::new(ToStub(addr)),
-        "127.0.0.1",
-        addr.port(),
-        ProviderKey::parse(KEY).unwrap(),
-    );
+    let (_stub, client) = served_with(StubProvider::new().with_model(model)).await;
     let inputs = [
         "That is a happy person",
         "That is a very happy person",

@@ -45,14 +45,13 @@
 //!
 //! **The model's vectors are cached** beside it
 //! (`fixtures/corpus/minilm/vectors.jsonl`, keyed by the SHA-256 of each
-//! text): a text the cache lacks is embedded by running `minilm.py` once
-//! for all of them (about two minutes on two cores for the whole book), so
+//! text): the texts the cache lacks are embedded in one call to the model
+//! process the stub provider's `--model minilm` also runs
+//! ([`memoria_simulator::ModelEmbedder`]) (about two minutes on two cores for the whole book), so
 //! a changed chunker re-embeds only what changed. No text is logged.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
 use memoria::{EMBEDDING_VALUES, Instance, QuerySemantic, Sealer, quantise_embedding};
@@ -65,13 +64,8 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 pub const CORPUS: &str = "rust-book";
 /// The labelled query set, from the workspace root.
 pub const QUERIES_FILE: &str = "fixtures/quality/rust-book.toml";
-/// Where `fixtures/corpus/fetch-minilm` puts the model, its Python and the
-/// vector cache, from the workspace root.
-pub const MODEL_HOME: &str = "fixtures/corpus/minilm";
-/// The model runner, from the workspace root.
-pub const MODEL_SCRIPT: &str = "fixtures/quality/minilm.py";
 /// Values in each of the model's vectors (all-MiniLM-L6-v2).
-pub const MODEL_VALUES: usize = 384;
+pub const MODEL_VALUES: usize = memoria_simulator::MODEL_VALUES;
 /// Chapters scored at the top of a ranking (recall@10, nDCG@10).
 pub const CUTOFF_DOCS: usize = 10;
 /// The least and most norm the tail beyond the kept 512 values carries,
@@ -335,18 +329,7 @@ pub fn labelled_queries() -> Result<Vec<LabelledQuery>, Failure> {
 /// them, the rest by running the model once and adding them to the cache.
 /// Returns the vectors and how many came from the cache.
 fn model_vectors(texts: &[String]) -> Result<(Vec<Vec<f32>>, usize), Failure> {
-    let home = workspace().join(MODEL_HOME);
-    let python = home.join("venv/bin/python");
-    let model = home.join("model");
-    if !python.is_file() || !model.join("model.safetensors").is_file() {
-        return Err(Failure::new(
-            "the embedding model is fetched",
-            format!(
-                "{} has no model or no Python: run fixtures/corpus/fetch-minilm",
-                home.display()
-            ),
-        ));
-    }
+    let home = workspace().join(memoria_simulator::MODEL_HOME_RELATIVE);
     let cache_path = home.join("vectors.jsonl");
     let mut cache: HashMap<String, Vec<f32>> = HashMap::new();
     if let Ok(text) = std::fs::read_to_string(&cache_path) {
@@ -369,52 +352,18 @@ fn model_vectors(texts: &[String]) -> Result<(Vec<Vec<f32>>, usize), Failure> {
     }
     let cached = texts.len() - missing.len();
     if !missing.is_empty() {
-        let mut input = Vec::new();
-        for &i in &missing {
-            serde_json::to_writer(&mut input, &serde_json::json!({ "text": texts[i] }))
-                .map_err(|e| Failure::new("the model's input is written", e.to_string()))?;
-            input.push(b'\n');
+        // The model the stub's `--model minilm` serves, one call for all the
+        // texts the cache lacks (it embeds them in batches).
+        let model = memoria_simulator::ModelEmbedder::start(&workspace()).map_err(|e| {
+            Failure::new("the embedding model is fetched and starts", e.to_string())
+        })?;
+        let wanted: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
+        let vectors = model
+            .embed(&wanted)
+            .map_err(|e| Failure::new("the embedding model embeds every text", e.to_string()))?;
+        for (&i, v) in missing.iter().zip(vectors) {
+            cache.insert(keys[i].clone(), v);
         }
-        let mut child = Command::new(&python)
-            .arg(workspace().join(MODEL_SCRIPT))
-            .arg(&model)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| Failure::new("the embedding model starts", e.to_string()))?;
-        let mut stdin = child.stdin.take().expect("piped stdin");
-        let writer = std::thread::spawn(move || stdin.write_all(&input));
-        let out = child
-            .wait_with_output()
-            .map_err(|e| Failure::new("the embedding model runs", e.to_string()))?;
-        let _ = writer.join();
-        ensure(
-            out.status.success(),
-            "the embedding model exits 0",
-            format!(
-                "{}: {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        )?;
-        let mut added = 0;
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
-            let entry: CacheLine = serde_json::from_str(line)
-                .map_err(|e| Failure::new("the model's output parses", e.to_string()))?;
-            ensure(
-                entry.vector.len() == MODEL_VALUES,
-                format!("the model returns {MODEL_VALUES} values"),
-                format!("{}", entry.vector.len()),
-            )?;
-            cache.insert(entry.sha256, entry.vector);
-            added += 1;
-        }
-        ensure(
-            added == missing.len(),
-            format!("the model embeds all {} texts it was given", missing.len()),
-            format!("{added}"),
-        )?;
         write_cache(&cache_path, &cache)?;
     }
     let vectors = keys
