@@ -20,6 +20,7 @@
 //! sibling's passages is `sibling::ruled`'s to decide; the page's shapes
 //! are `search/page.rs`.
 
+mod brief;
 mod semantic;
 
 use std::path::{Path, PathBuf};

@@ -98,6 +98,7 @@
 
 mod access;
 mod ai;
+pub mod brief;
 mod clock;
 mod config;
 #[cfg_attr(not(feature = "testkit"), allow(dead_code))]
@@ -176,8 +177,8 @@ pub use search::query::{
     parse as parse_query, plan as plan_query,
 };
 pub use sibling::ruled::{
-    DocumentRuling, FollowUps, RuledDocument, RuledSearch, Ruling, rule, ruled_document,
-    ruled_search, ruled_search_embedded,
+    DocumentRuling, FollowUps, RuledBrief, RuledDocument, RuledSearch, Ruling, rule, ruled_brief,
+    ruled_document, ruled_search, ruled_search_embedded,
 };
 
 // The dense half: vectors, the scan, fusion (§3.1, §7, §7.2).

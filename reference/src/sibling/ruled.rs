@@ -29,6 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::client::{SiblingClient, unknown_for};
 use super::wire::{Pair, S2Decoded, S2Fault, Subject, Verdict};
 use crate::ai::embed::EmbedClient;
+use crate::brief::{Brief, BriefError, BriefRequest, Scopes};
 use crate::dense::quantise_embedding;
 use crate::error::Error;
 use crate::instance::QuerySemantic;
@@ -245,6 +246,76 @@ pub async fn ruled_search_embedded(
     let ruling = rule(instance, client, asker, &candidates.pairs_by_app()).await;
     Ok(RuledSearch {
         page: candidates.rule(&ruling.verdicts),
+        follow_ups: ruling.follow_ups,
+    })
+}
+
+/// A brief ruled and the follow-ups it asks for.
+#[derive(Debug, Clone)]
+pub struct RuledBrief {
+    /// The brief to return.
+    pub brief: Brief,
+    /// The syncs the answers ask for.
+    pub follow_ups: FollowUps,
+}
+
+/// Builds a brief for `asker` and rules every sibling passage in its pool
+/// through S2 in this request, on the one ruling path (§8.1,
+/// `brief-material.md`): a passage NOT_VISIBLE is in no brief, STALE, AHEAD
+/// and UNKNOWN are withheld with the search page's sentences. With
+/// `embedder` the task is embedded as a search's query is (after admission
+/// and the request's own checks) and the meaning term is the dense cosine;
+/// a provider that fails leaves meaning at 0 and the brief says so.
+///
+/// # Errors
+/// As [`crate::Instance::brief_candidates`]; [`BriefError::Store`] with
+/// [`crate::ErrorKind::Abandoned`] if the store work panicked. No sibling
+/// is asked then.
+pub async fn ruled_brief(
+    instance: &SharedInstance,
+    client: Option<&SiblingClient>,
+    embedder: Option<&EmbedClient>,
+    asker: &str,
+    request: &BriefRequest,
+    scopes: &Scopes,
+) -> Result<RuledBrief, BriefError> {
+    let semantic = match embedder {
+        None => QuerySemantic::Off,
+        Some(e) => {
+            let (who, req, sc) = (asker.to_string(), request.clone(), scopes.clone());
+            let may = instance
+                .run(move |i| {
+                    i.embeds()
+                        && i.admit(&who).is_some()
+                        && crate::brief::check_request(&req).is_ok()
+                        && sc.named(&req.scope).is_some()
+                })
+                .await
+                .map_err(BriefError::Store)?;
+            if may {
+                embed_query(e, &request.task).await
+            } else {
+                QuerySemantic::Unavailable
+            }
+        }
+    };
+    let (who, req, sc) = (asker.to_string(), request.clone(), scopes.clone());
+    let candidates = instance
+        .run(move |i| i.brief_candidates(&who, &req, &sc, &semantic))
+        .await
+        .map_err(BriefError::Store)??;
+    let ruling = rule(instance, client, asker, &candidates.pairs_by_app()).await;
+    let brief = candidates.rule(&ruling.verdicts);
+    tracing::info!(
+        status = brief.status.word(),
+        excerpts = brief.excerpts.len(),
+        relations = brief.relations.len(),
+        grounds = brief.grounds.len(),
+        withheld = brief.withheld.iter().map(|w| w.count).sum::<usize>(),
+        "brief assembled"
+    );
+    Ok(RuledBrief {
+        brief,
         follow_ups: ruling.follow_ups,
     })
 }

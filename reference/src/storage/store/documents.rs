@@ -389,6 +389,22 @@ impl Store {
         })
     }
 
+    /// Every live chunk's row id with its document's id, in chunk order:
+    /// what a brief files under scopes (`brief-organisation-read.md` §1).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] if SQLite cannot read.
+    pub fn live_chunk_documents(&self) -> Result<Vec<(i64, String)>, Error> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id, c.doc_id FROM chunks c JOIN documents d ON d.id = c.doc_id \
+             WHERE d.deleted_at IS NULL AND c.revision = d.revision ORDER BY c.id",
+        )?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<Vec<(i64, String)>, _>>()?;
+        Ok(rows)
+    }
+
     /// Every passage of a live document, in order.
     ///
     /// # Errors
