@@ -36,6 +36,11 @@ pub static GATE: Gate = Gate {
             run: ai_on_paths,
         },
         Case {
+            id: "4/brief-path",
+            desc: "Ask for a brief whose task, the resolved document's title, path and sentence, and an organisation document's sentence carry canaries, and one whose task is refused; require the brief resolved and quoting both sentences, the pool read and the assembly logged, and no canary in any log line.",
+            run: brief_path,
+        },
+        Case {
             id: "4/no-stray-prints",
             desc: "Parse reference/src and require print macros (println!, eprintln!, print!, eprint!, dbg!) only in main.rs (the CLI's answers) and in access/session.rs's TerminalDelivery (the sign-in link's delivery to the terminal); anything else writes around the log and the log check.",
             run: no_stray_prints,
@@ -132,6 +137,76 @@ fn query_text(ctx: &mut Ctx) -> Result<(), Failure> {
     absent_from_logs(
         &logs,
         &[("first query word", &a), ("second query word", &b)],
+    )
+}
+
+fn brief_path(ctx: &mut Ctx) -> Result<(), Failure> {
+    use crate::rigs::brief::{Doc, ask, brief, instance_with, request, scopes};
+    let (title, path, body, org, task) = (
+        ctx.canary(),
+        ctx.canary(),
+        ctx.canary(),
+        ctx.canary(),
+        ctx.canary(),
+    );
+    let own = format!("# {title}\n\nThe {body} ledger is reconciled nightly by {task} staff.\n");
+    let theirs = format!("# Shared\n\nEvery {org} ledger follows the {task} checklist.\n");
+    let own_path = format!("repo/{path}.md");
+    let docs = [
+        Doc {
+            title: &title,
+            path: &own_path,
+            body: &own,
+        },
+        Doc {
+            title: "Shared",
+            path: "org/shared.md",
+            body: &theirs,
+        },
+    ];
+    let logs = CapturedLogs::default();
+    let m = instance_with(ctx, &docs)?;
+    let s = scopes();
+    let (b, refused) = logs.capture(|| {
+        let b = brief(
+            &m,
+            &s,
+            &request(&format!("{task} ledger nightly {body}"), "repo", 2000),
+        );
+        let refused = ask(
+            &m,
+            &s,
+            &request(&format!("{task} {}", "x".repeat(1100)), "repo", 2000),
+        );
+        (b, refused)
+    });
+    let b = b?;
+    let text = b.to_text();
+    ensure(
+        b.status == memoria::brief::Status::Resolved && text.contains(&body) && text.contains(&org),
+        "the brief resolved and quotes both canary sentences",
+        format!("{:?}", b.status),
+    )?;
+    ensure(
+        refused.is_err(),
+        "the over-long task is refused",
+        "it was briefed",
+    )?;
+    let logged = logs.text();
+    ensure(
+        logged.contains("brief pool read") && logged.contains("brief assembled"),
+        "the log records the pool and the assembly",
+        "no brief log lines",
+    )?;
+    absent_from_logs(
+        &logs,
+        &[
+            ("task word", &task),
+            ("title", &title),
+            ("path", &path),
+            ("passage word", &body),
+            ("organisation passage word", &org),
+        ],
     )
 }
 
