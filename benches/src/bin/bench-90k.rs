@@ -104,6 +104,28 @@ enum Mode {
     },
 }
 
+/// The brief's scopes over the corpus: its largest top-level folder (by
+/// files) as the project `largest`, the second as the organisation.
+fn brief_scopes(corpus: &Path) -> anyhow::Result<memoria::brief::Scopes> {
+    let mut counts: Vec<(usize, String)> = Vec::new();
+    for entry in std::fs::read_dir(corpus)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            let n =
+                memoria::collect_import_paths(&[entry.path()]).map_or(0, |(files, _)| files.len());
+            counts.push((n, entry.path().display().to_string()));
+        }
+    }
+    counts.sort_by(|a, b| b.cmp(a));
+    let (Some(big), Some(org)) = (counts.first(), counts.get(1)) else {
+        anyhow::bail!("the corpus has fewer than two folders to file as scopes");
+    };
+    Ok(memoria::brief::Scopes::parse(
+        &format!("largest={}", big.1),
+        Some(&org.1),
+    )?)
+}
+
 /// p50 and p90 of `samples` (milliseconds), nearest rank.
 fn percentiles(samples: &mut [f64]) -> (f64, f64) {
     samples.sort_by(f64::total_cmp);
@@ -310,6 +332,27 @@ fn run(args: &Args) -> anyhow::Result<()> {
     let instance_search = time_queries(args.repeats, |q| {
         instance.search(BENCH_OWNER, q, 1).expect("search");
     });
+    // A brief from the corpus's largest package, with the second largest as
+    // the organisation: the two reads, the sentences scored and the ruling.
+    let scopes = brief_scopes(&corpus)?;
+    let mut brief_excerpts = 0usize;
+    let brief = time_queries(args.repeats, |q| {
+        let req = memoria::brief::BriefRequest {
+            task: q.to_string(),
+            scope: "largest".into(),
+            budget_chars: memoria::brief::BUDGET_CHARS_DEFAULT,
+            with_team: false,
+        };
+        let b = instance
+            .brief_candidates(BENCH_OWNER, &req, &scopes, &memoria::QuerySemantic::Off)
+            .expect("brief")
+            .rule(&memoria::Verdicts::none());
+        brief_excerpts = brief_excerpts.max(b.excerpts.len());
+    });
+    eprintln!(
+        "bench-90k: brief p50 {:.3} / p90 {:.3} ms CPU (at most {brief_excerpts} excerpts)",
+        brief.cpu_p50, brief.cpu_p90
+    );
     // The fact box over each fact query's first page: the work it adds to
     // a search, timed alone over results the search already opened.
     let mut fact_pages = std::collections::HashMap::new();
@@ -459,6 +502,11 @@ fn run(args: &Args) -> anyhow::Result<()> {
         verdict(index.cpu_p50 <= TARGET_INDEX_MS)
     );
     println!(
+        "| brief p50 / p90 (`brief_candidates` + `rule`, from the largest package with the second as the organisation) | {} / {} | | |",
+        ms(brief.cpu_p50, brief.wall_p50),
+        ms(brief.cpu_p90, brief.wall_p90)
+    );
+    println!(
         "| fact box p50 / p90 ({} fact queries, their first page) | {} / {} | ≤ {TARGET_FACT_BOX_P50_MS} ms | {} |",
         FACT_QUERIES_90K.len(),
         ms(fact_box.cpu_p50, fact_box.wall_p50),
@@ -520,6 +568,7 @@ fn run(args: &Args) -> anyhow::Result<()> {
             "index": index.json(),
             "instance_search": instance_search.json(),
             "fact_box": fact_box.json(),
+            "brief": brief.json(),
             "http_search": http.json(),
             "wake": wake, "wake_peak_bytes": wake_peak, "rebuild": rebuild,
             "per_query": per_query, "peers": peers,
