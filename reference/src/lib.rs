@@ -80,9 +80,10 @@
 //!
 //! [`router`] serves the scriptless search page with axum; every route is in
 //! [`DECLARED_ROUTES`] and every page carries the [`EgressMode`] footer.
-//! Every sibling passage on every surface is ruled by [`ruled_search`] or
-//! [`ruled_document`], the one S2 path. The `memoria` binary wraps it all
-//! in a CLI.
+//! Every sibling passage on every surface is ruled by [`ruled_search`],
+//! [`ruled_document`] or [`ruled_brief`], the one S2 path. The `memoria`
+//! binary wraps it all in a CLI, and [`McpServer`] serves searches and
+//! [`brief`]s to an agent over the Model Context Protocol on stdio.
 //!
 //! # The facade
 //!
@@ -109,6 +110,7 @@ mod error;
 mod ingest;
 mod instance;
 mod limits;
+mod mcp;
 mod offload;
 mod policy;
 mod search;
@@ -223,6 +225,12 @@ pub use web::{
     MULTIPART_OVERHEAD_BYTES_MAX, SESSION_COOKIE, SESSION_TTL_S, SESSIONS_MAX, SIGN_IN_LINK_TTL_S,
     SignInDelivery, TOKEN_BYTES, TerminalDelivery, UPLOAD_BYTES_MAX, UPLOAD_NAME_CHARS_MAX, router,
     serve,
+};
+
+// The agent transport: briefs and searches over MCP on stdio (issue 16).
+pub use mcp::{
+    BRIEF_TOOL, BriefArgs, MCP_SERVER_NAME, McpServer, SEARCH_TOOL, STRUCTURED_CONTENT_SINCE,
+    SearchArgs, scope_names, serve_stdio as serve_mcp,
 };
 
 /// The sibling wire contract as memoria reads and writes it (§4.1, §6.1;

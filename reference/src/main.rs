@@ -1,4 +1,4 @@
-//! The `memoria` command: serve the search page, import files, search and delete from the shell.
+//! The `memoria` command: serve the search page, import files, search, brief and delete from the shell, and serve an agent over MCP.
 //!
 //! Exit codes are fixed:
 //!
@@ -6,14 +6,15 @@
 //! |---|---|
 //! | 0 | success |
 //! | 1 | partial: some files were refused, the document was not found, or `sync-folder`'s enumeration failed (nothing was deleted) |
-//! | 2 | usage or configuration error: a path to import that does not exist, a `MEMORIA_DEK_FILE` that cannot be read, a DEK that does not open the existing store (nothing is changed), missing owners (clap's own usage errors are 2 as well) |
-//! | 3 | not admitted: `--as` names no owner |
+//! | 2 | usage or configuration error: a path to import that does not exist, a `MEMORIA_DEK_FILE` that cannot be read, a DEK that does not open the existing store (nothing is changed), missing owners, a malformed `MEMORIA_PROJECTS`; a refused query or brief: a query or task over its limits, a task with no word to read for, a budget out of range, a scope that names nothing configured (clap's own usage errors are 2 as well) |
+//! | 3 | not admitted: `--as` names no owner (`mcp` answers each call with the refusal instead, and exits 0 when its client closes stdin) |
 //! | 4 | storage, seal or server failure |
 //!
 //! Logs go to stderr through `tracing` and never carry content (§3.2): no
 //! query text, titles, passages, paths or tokens. What the command prints on
-//! stdout is its answer to the person who ran it. An error is printed on
-//! stderr with its whole chain of causes (`memoria: waking the store: …: …`).
+//! stdout is its answer to the person who ran it (for `mcp`, the protocol's
+//! messages and nothing else). An error is printed on stderr with its whole
+//! chain of causes (`memoria: waking the store: …: …`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -29,6 +30,7 @@ use memoria::EgressMode;
 use memoria::ErrorKind;
 use memoria::IngestStatus;
 use memoria::SystemClock;
+use memoria::brief::{BUDGET_CHARS_DEFAULT, BriefError, BriefRequest, Scopes};
 use memoria::{AppState, TerminalDelivery};
 use memoria::{Config, DATA_DIR_DEFAULT, DATA_ENV};
 use memoria::{Dek, Sealer};
@@ -47,7 +49,7 @@ const EXIT_FAILURE: u8 = 4;
     name = "memoria",
     version,
     about = "A per-team search index that seals everything it stores (the reference memoria, AI off).",
-    after_help = "Environment: MEMORIA_OWNERS (comma-separated owner addresses), MEMORIA_DEK or MEMORIA_DEK_FILE (base64 DEK), MEMORIA_DATA, MEMORIA_LOG (tracing filter, default info), MEMORIA_TEAM and MEMORIA_SIBLINGS (comma-separated sibling URLs, each with MEMORIA_SIBLING_TOKEN_<APP>)."
+    after_help = "Environment: MEMORIA_OWNERS (comma-separated owner addresses), MEMORIA_DEK or MEMORIA_DEK_FILE (base64 DEK), MEMORIA_DATA, MEMORIA_LOG (tracing filter, default info), MEMORIA_TEAM and MEMORIA_SIBLINGS (comma-separated sibling URLs, each with MEMORIA_SIBLING_TOKEN_<APP>), MEMORIA_PROJECTS (the projects a brief's --scope names: name=PATH,… import roots) and MEMORIA_ORGANISATION (the organisation's shared collection: a PATH)."
 )]
 struct Cli {
     /// The data directory: database file and sealed snapshots.
@@ -121,6 +123,42 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
+    /// Brief an agent on a task: the status first (resolved, choose or none), then material quoted from one scope, cited.
+    ///
+    /// The scope is a project named in MEMORIA_PROJECTS, `team`, or
+    /// `organisation` when MEMORIA_ORGANISATION is set. Every sibling
+    /// passage is ruled through S2 as the page rules it. A task the brief
+    /// cannot read, a budget out of range or an unknown scope is refused
+    /// (exit 2), never answered with an empty brief.
+    Brief {
+        /// The owner to brief as; must be on MEMORIA_OWNERS.
+        #[arg(long = "as", value_name = "OWNER")]
+        asker: String,
+        /// The scope to read: a project's name, `team` or `organisation`.
+        #[arg(long)]
+        scope: String,
+        /// Read the team beside the scope (and the organisation).
+        #[arg(long)]
+        team: bool,
+        /// The material's budget, in characters (1 to 16000).
+        #[arg(long, default_value_t = BUDGET_CHARS_DEFAULT)]
+        budget: usize,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// The task, in the agent's words.
+        task: String,
+    },
+    /// Serve an agent over the Model Context Protocol on stdin and stdout: the tools `search` and `brief`, as OWNER.
+    ///
+    /// An MCP client starts this as a child process. Each call is admitted
+    /// against MEMORIA_OWNERS when it is made, and answers what `memoria
+    /// search` or `memoria brief` prints for the same request.
+    Mcp {
+        /// The owner every call is made as; checked on every call.
+        #[arg(long = "as", value_name = "OWNER")]
+        asker: String,
+    },
     /// Delete a document by id, through a tombstone.
     Delete {
         /// The document id (32 hex digits, as `list` shows).
@@ -134,13 +172,29 @@ enum Command {
     },
 }
 
+/// Log targets silenced whatever `MEMORIA_LOG` asks: the MCP SDK's
+/// (`rmcp`), which logs whole requests (a task, a query) and results (a
+/// brief's passages) at debug level and its client's details at info (§3.2).
+const SILENCED_LOG_TARGETS: &[&str] = &["rmcp"];
+
 fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let filter = tracing_subscriber::EnvFilter::try_from_env("MEMORIA_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // A filter of its own beside the EnvFilter: a more specific directive
+    // in MEMORIA_LOG (`rmcp::service=debug`) cannot turn these back on.
+    let silenced = tracing_subscriber::filter::filter_fn(|meta| {
+        !SILENCED_LOG_TARGETS
+            .iter()
+            .any(|t| meta.target() == *t || meta.target().starts_with(&format!("{t}::")))
+    });
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        .finish()
+        .with(silenced)
         .init();
 }
 
@@ -333,10 +387,7 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
         } => {
             let config = load_config(&cli.data)?;
             if config.admission.admit(&asker).is_none() {
-                return Err(Exit(
-                    EXIT_NOT_ADMITTED,
-                    anyhow::anyhow!("{asker} is not an owner of this memoria (MEMORIA_OWNERS)"),
-                ));
+                return Err(not_an_owner(&asker));
             }
             // Store work runs off the runtime's thread, as `serve`'s does.
             let instance = memoria::SharedInstance::new(wake(&config)?, memoria::Offload::Pool);
@@ -378,36 +429,77 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
             };
             match format {
                 Format::Json => println!("{}", serde_json::to_string_pretty(&result)?),
-                Format::Text => {
-                    if result.query_words == 0 {
-                        println!("The query holds no words to search for.");
-                    } else if result.results.is_empty() {
-                        println!("No passage matched.");
-                    }
-                    for r in &result.results {
-                        let trail = if r.trail_below_title().is_empty() {
-                            String::new()
-                        } else {
-                            format!(" › {}", r.trail_below_title().join(" › "))
-                        };
-                        println!("{:>3}. {}{trail}", r.rank, r.title);
-                        println!(
-                            "     {} · passage {} · {} {} · {} · revision {} · {}",
-                            r.app,
-                            r.passage_number(),
-                            r.marker,
-                            r.marker_label(),
-                            r.date,
-                            r.revision,
-                            r.link
-                        );
-                        println!("     {}", r.snippet.to_marked_text());
-                    }
-                    if result.has_next {
-                        println!("More results: --page {}", result.page + 1);
-                    }
-                }
+                Format::Text => print!("{}", result.to_text()),
             }
+            Ok(0)
+        }
+        Command::Brief {
+            asker,
+            scope,
+            team,
+            budget,
+            format,
+            task,
+        } => {
+            let config = load_config(&cli.data)?;
+            if config.admission.admit(&asker).is_none() {
+                return Err(not_an_owner(&asker));
+            }
+            let scopes = Scopes::from_env()?;
+            let request = BriefRequest {
+                task,
+                scope,
+                budget_chars: budget,
+                with_team: team,
+            };
+            // Bad input is refused before the store is woken (the brief
+            // checks again, on the one path).
+            memoria::brief::check_request(&request).map_err(|e| brief_refusal(e, &scopes))?;
+            if scopes.named(&request.scope).is_none() {
+                return Err(brief_refusal(BriefError::UnknownScope, &scopes));
+            }
+            let instance = memoria::SharedInstance::new(wake(&config)?, memoria::Offload::Pool);
+            let client = sibling_client_from_env()?;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("starting the runtime")?;
+            let embedder = config.provider_key().map(|key| {
+                memoria::EmbedClient::tensorx(Arc::new(memoria::TcpDialer), key.clone())
+            });
+            // The one S2 path (§8.1): the brief rules sibling passages as the page does.
+            let ruled = runtime
+                .block_on(memoria::ruled_brief(
+                    &instance,
+                    client.as_ref(),
+                    embedder.as_ref(),
+                    &asker,
+                    &request,
+                    &scopes,
+                ))
+                .map_err(|e| brief_refusal(e, &scopes))?;
+            match format {
+                Format::Json => println!("{}", serde_json::to_string_pretty(&ruled.brief)?),
+                Format::Text => print!("{}", ruled.brief.to_text()),
+            }
+            Ok(0)
+        }
+        Command::Mcp { asker } => {
+            let config = load_config(&cli.data)?;
+            let scopes = Scopes::from_env()?;
+            let instance = memoria::SharedInstance::new(wake(&config)?, memoria::Offload::Pool);
+            let client = sibling_client_from_env()?;
+            let embedder = config.provider_key().map(|key| {
+                memoria::EmbedClient::tensorx(Arc::new(memoria::TcpDialer), key.clone())
+            });
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .context("starting the runtime")?;
+            let server = memoria::McpServer::new(instance, client, embedder, asker, scopes);
+            runtime
+                .block_on(memoria::serve_mcp(server))
+                .context("serving MCP on stdio")?;
             Ok(0)
         }
         Command::Delete { id } => {
@@ -441,6 +533,32 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
             }
             Ok(0)
         }
+    }
+}
+
+/// `asker` is not on the owners list: exit 3, saying so.
+fn not_an_owner(asker: &str) -> Exit {
+    Exit(
+        EXIT_NOT_ADMITTED,
+        anyhow::anyhow!("{asker} is not an owner of this memoria (MEMORIA_OWNERS)"),
+    )
+}
+
+/// A brief that was not built, with its exit code: a refusal of the
+/// request is a usage error (2) carrying the brief's own sentence (an
+/// unknown scope also lists the scopes there are), a store or index
+/// failure is 4.
+fn brief_refusal(e: BriefError, scopes: &Scopes) -> Exit {
+    match e {
+        BriefError::NotAdmitted => Exit(EXIT_NOT_ADMITTED, anyhow::anyhow!("not admitted")),
+        BriefError::Engine(err) | BriefError::Store(err) => {
+            Exit(EXIT_FAILURE, anyhow::Error::from(err).context("briefing"))
+        }
+        e @ BriefError::UnknownScope => Exit(
+            EXIT_USAGE,
+            anyhow::anyhow!("{e}; the scopes here are: {}", memoria::scope_names(scopes)),
+        ),
+        e => Exit(EXIT_USAGE, anyhow::anyhow!("{e}")),
     }
 }
 
@@ -521,6 +639,8 @@ fn serve(
     addr: SocketAddr,
     prepare: impl FnOnce() -> Result<(Instance, Vec<PathBuf>, Option<memoria::ProviderKey>), Exit>,
 ) -> Result<u8, Exit> {
+    // A malformed MEMORIA_PROJECTS is refused before anything is bound or woken.
+    let scopes = Scopes::from_env()?;
     let listener = std::net::TcpListener::bind(addr).with_context(|| format!("binding {addr}"))?;
     listener
         .set_nonblocking(true)
@@ -548,6 +668,8 @@ fn serve(
             println!("memoria: siblings: {}", client.apps().join(", "));
             state = state.with_siblings(client);
         }
+        // The projects and the organisation a brief may name (/brief).
+        state = state.with_scopes(scopes);
         // AI on (§8.3): the one provider, dialed like the siblings; its
         // embedding loop starts with `serve`.
         if let (true, Some(key)) = (egress.embeds(), provider_key) {

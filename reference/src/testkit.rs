@@ -143,6 +143,14 @@ impl TestApp {
         self
     }
 
+    /// The same app with the scopes a brief may name (`/brief`). Call
+    /// before signing in.
+    pub fn with_scopes(mut self, scopes: crate::brief::Scopes) -> TestApp {
+        self.state = self.state.clone().with_scopes(scopes);
+        self.router = web::router(self.state.clone());
+        self
+    }
+
     /// The same app with AI on's provider client (the instance must be
     /// woken with AI on): searches embed their query and rank hybrid, and
     /// [`AppState::drain_embeddings`] and [`AppState::check_canary`] reach

@@ -1,4 +1,4 @@
-//! The `memoria` command as a newcomer meets it: bad input is a usage or configuration error (exit 2) with its cause printed, a wrong DEK changes nothing on disk, and `demo` answers its sign-in link before its import is done and keeps a named data directory.
+//! The `memoria` command as a newcomer meets it: bad input is a usage or configuration error (exit 2) with its cause printed, a wrong DEK changes nothing on disk, a brief prints its status first and refuses what it cannot read, and `demo` answers its sign-in link before its import is done and keeps a named data directory.
 //!
 //! The demo tests run the real binary on a loopback port the kernel picks
 //! (`--addr 127.0.0.1:0`) and read the address it prints. A failure names
@@ -32,6 +32,8 @@ fn memoria(data: &Path, dek: &Dek) -> Command {
         .env_remove("MEMORIA_AI")
         .env_remove("MEMORIA_PROVIDER_KEY")
         .env_remove("MEMORIA_PROVIDER_KEY_FILE")
+        .env_remove("MEMORIA_PROJECTS")
+        .env_remove("MEMORIA_ORGANISATION")
         .stdin(Stdio::null());
     cmd
 }
@@ -468,4 +470,184 @@ fn a_demo_without_a_data_directory_keeps_its_store_in_a_throwaway_one_removed_on
         left.is_empty(),
         "the throwaway directory is removed: {left:?}"
     );
+}
+
+/// A store under `dir` with two notes imported from `dir/docs` (recorded
+/// paths under that root, the project `docs`), and the DEK that opens it.
+fn imported_notes(dir: &Path) -> (PathBuf, Dek, PathBuf) {
+    let docs = dir.join("docs");
+    std::fs::create_dir_all(&docs).expect("mkdir");
+    std::fs::write(
+        docs.join("kettle.md"),
+        "# Kettle\n\nDescale the office kettle every month with citric acid.\n",
+    )
+    .expect("writes");
+    std::fs::write(
+        docs.join("budget.md"),
+        "# Budget\n\nThe travel budget for 2026 is frozen until March.\n",
+    )
+    .expect("writes");
+    let data = dir.join("data");
+    let dek = Dek::generate();
+    let mut cmd = memoria(&data, &dek);
+    cmd.arg("import").arg(&docs);
+    let (out, stderr) = run(cmd);
+    assert!(out.status.success(), "the import succeeds: {stderr}");
+    (data, dek, docs)
+}
+
+#[test]
+fn a_brief_over_imported_files_prints_resolved_first_and_its_json_carries_the_status() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (data, dek, docs) = imported_notes(dir.path());
+    let projects = format!("docs={}", docs.display());
+    let mut cmd = memoria(&data, &dek);
+    cmd.env("MEMORIA_PROJECTS", &projects).args([
+        "brief",
+        "--as",
+        OWNER,
+        "--scope",
+        "docs",
+        "descale the office kettle",
+    ]);
+    let (out, stderr) = run(cmd);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().next(), Some("resolved"), "{text}");
+    assert!(text.contains("item: Kettle ("), "{text}");
+    assert!(
+        text.contains("\"Descale the office kettle every month with citric acid.\""),
+        "{text}"
+    );
+    let mut cmd = memoria(&data, &dek);
+    cmd.env("MEMORIA_PROJECTS", &projects).args([
+        "brief",
+        "--as",
+        OWNER,
+        "--scope",
+        "docs",
+        "--budget",
+        "500",
+        "--format",
+        "json",
+        "descale the office kettle",
+    ]);
+    let (out, stderr) = run(cmd);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["status"], "resolved", "{json}");
+    assert_eq!(json["budget_chars"], 500, "{json}");
+    assert_eq!(json["item"]["title"], "Kettle", "{json}");
+    // Without the project configured, the same files are the team's.
+    let mut cmd = memoria(&data, &dek);
+    cmd.args([
+        "brief",
+        "--as",
+        OWNER,
+        "--scope",
+        "team",
+        "the travel budget",
+    ]);
+    let (out, stderr) = run(cmd);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().next(), Some("resolved"), "{text}");
+    assert!(text.contains("item: Budget ("), "{text}");
+}
+
+#[test]
+fn each_brief_it_cannot_read_exits_2_with_the_reason_and_prints_no_brief() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (data, dek, _) = imported_notes(dir.path());
+    let long = "a".repeat(memoria::QUERY_BYTES_MAX + 1);
+    let many: Vec<String> = (0..=memoria::QUERY_WORDS_MAX)
+        .map(|i| format!("w{i}"))
+        .collect();
+    let many = many.join(" ");
+    let cases: Vec<(Vec<&str>, Option<&str>, &str)> = vec![
+        (
+            vec!["--scope", "team", ""],
+            None,
+            "the task holds no word to read for",
+        ),
+        (
+            vec!["--scope", "team", "?!"],
+            None,
+            "the task holds no word to read for",
+        ),
+        (
+            vec!["--scope", "team", &long],
+            None,
+            "a brief reads at most 1024 bytes",
+        ),
+        (
+            vec!["--scope", "team", &many],
+            None,
+            "a brief reads at most 64",
+        ),
+        (
+            vec!["--scope", "team", "--budget", "0", "kettle"],
+            None,
+            "a brief's budget is 1 to 16000 characters",
+        ),
+        (
+            vec!["--scope", "team", "--budget", "16001", "kettle"],
+            None,
+            "a brief's budget is 1 to 16000 characters",
+        ),
+        (
+            vec!["--scope", "nowhere", "kettle"],
+            None,
+            "the scopes here are: team",
+        ),
+        (
+            vec!["--scope", "organisation", "kettle"],
+            None,
+            "nor a configured 'organisation' (MEMORIA_ORGANISATION)",
+        ),
+        (
+            vec!["--scope", "team", "kettle"],
+            Some("Docs=docs"),
+            "a project name is 1 to 64 lower-case letters",
+        ),
+        (
+            vec!["--scope", "team", "kettle"],
+            Some("docs"),
+            "a MEMORIA_PROJECTS entry is not name=PATH",
+        ),
+    ];
+    for (args, projects, says) in &cases {
+        let mut cmd = memoria(&data, &dek);
+        if let Some(p) = projects {
+            cmd.env("MEMORIA_PROJECTS", p);
+        }
+        cmd.args(["brief", "--as", OWNER]).args(args);
+        let (out, stderr) = run(cmd);
+        let what = format!("{:?} {projects:?}", &args[..args.len() - 1]);
+        assert_eq!(out.status.code(), Some(EXIT_USAGE), "{what}: {stderr}");
+        assert!(stderr.contains(says), "{what}: {stderr}");
+        assert!(out.stdout.is_empty(), "{what}: no brief is printed");
+    }
+}
+
+#[test]
+fn a_brief_as_someone_not_on_the_owners_list_exits_3_and_prints_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (data, dek, _) = imported_notes(dir.path());
+    let mut cmd = memoria(&data, &dek);
+    cmd.args([
+        "brief",
+        "--as",
+        "eve@example.org",
+        "--scope",
+        "team",
+        "kettle",
+    ]);
+    let (out, stderr) = run(cmd);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("eve@example.org is not an owner"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
 }

@@ -1741,3 +1741,210 @@ async fn serve_delivers_one_sign_in_link_to_every_owner() {
     owners.sort();
     assert_eq!(owners, vec!["ana@example.org", "bo@example.org"]);
 }
+
+// ---------------------------------------------------------------------------
+// Briefs (`GET /brief`)
+// ---------------------------------------------------------------------------
+
+/// An app with the kitchen notes uploaded and a project `ops` holding a
+/// runbook, signed in as [`OWNER`]; the kitchen's document id.
+async fn brief_app() -> (TempDir, TestApp, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scopes = memoria::brief::Scopes::parse("ops=ops", None).expect("scopes");
+    let mut app = TestApp::new(dir.path(), &Dek::generate(), OWNER)
+        .expect("wake")
+        .with_scopes(scopes);
+    app.sign_in(OWNER).await;
+    let id = upload_ok(&app, "kitchen.md", KITCHEN_MD).await;
+    {
+        let instance = app.state().instance();
+        let mut guard = instance.lock().expect("instance lock");
+        guard
+            .ingest(&NewDocument {
+                source_key: "import:ops/deploys.md".into(),
+                title: "Deploys".into(),
+                path: "ops/deploys.md".into(),
+                body: "# Deploys\n\nRoll back a failed deploy with the previous release tag.\n"
+                    .into(),
+            })
+            .expect("ingest");
+    }
+    (dir, app, id)
+}
+
+/// The brief region of a page, if the page holds one.
+fn brief_region(body: &str) -> Option<&str> {
+    let at = body.find("<section id=\"brief\"")?;
+    let rest = &body[at..];
+    Some(&rest[..rest.find("</section>")?])
+}
+
+#[tokio::test]
+async fn the_brief_page_without_a_task_is_a_get_form_naming_every_scope() {
+    let (_dir, app, _) = brief_app().await;
+    let resp = app.get("/brief").await;
+    assert_eq!(resp.status, StatusCode::OK);
+    assert_footer("the brief form", &resp);
+    let b = &resp.body;
+    assert!(
+        b.contains(r#"<form class="ask" method="get" action="/brief">"#),
+        "{b}"
+    );
+    for field in [
+        r#"name="task""#,
+        r#"name="scope""#,
+        r#"name="team""#,
+        r#"name="budget""#,
+    ] {
+        assert!(b.contains(field), "the form has {field}");
+    }
+    assert!(
+        b.contains(r#"<option value="team" selected>the team</option>"#),
+        "{b}"
+    );
+    assert!(
+        b.contains(r#"<option value="ops">project ops</option>"#),
+        "{b}"
+    );
+    assert!(
+        !b.contains(r#"value="organisation""#),
+        "no organisation is configured"
+    );
+    assert!(brief_region(b).is_none(), "no brief without a task");
+    let home = app.get("/").await;
+    assert!(
+        home.body.contains(r#"<a href="/brief">"#),
+        "the home page links to it"
+    );
+}
+
+#[tokio::test]
+async fn a_brief_over_an_uploaded_document_is_resolved_first_with_its_excerpt_linked_to_the_passage()
+ {
+    let (_dir, app, id) = brief_app().await;
+    let resp = app
+        .get("/brief?task=descale+the+coffee+machine&scope=team")
+        .await;
+    assert_eq!(resp.status, StatusCode::OK, "{}", resp.body);
+    assert_footer("a brief", &resp);
+    let region = brief_region(&resp.body).expect("the page holds a brief");
+    assert!(
+        region.starts_with(
+            r#"<section id="brief" class="brief"><p class="status"><strong>resolved</strong></p>"#
+        ),
+        "the status comes first: {region}"
+    );
+    assert!(
+        region.contains(&format!(r#"<a href="/documents/{id}">Kitchen</a>"#)),
+        "{region}"
+    );
+    assert!(
+        region.contains("<blockquote>Descale the coffee machine monthly with the citric acid sachets.</blockquote>"),
+        "the excerpt is quoted whole: {region}"
+    );
+    assert!(
+        region.contains(&format!(r#"href="/documents/{id}#p1""#)),
+        "the excerpt links to its passage: {region}"
+    );
+    assert!(
+        region.contains("<pre class=\"text\">resolved\n"),
+        "the text form is on the page too: {region}"
+    );
+    // The project's runbook is not the team's: it is not read from `team`.
+    assert!(!region.contains("Deploys"), "{region}");
+    let ops = app
+        .get("/brief?task=roll+back+a+failed+deploy&scope=ops")
+        .await;
+    let region = brief_region(&ops.body).expect("a brief");
+    assert!(
+        region.contains("<strong>resolved</strong>") && region.contains("Deploys"),
+        "{region}"
+    );
+    assert!(
+        ops.body.contains(r#"<option value="ops" selected>"#),
+        "the form keeps the scope"
+    );
+}
+
+#[tokio::test]
+async fn bad_brief_input_is_a_400_refusal_with_the_footer_and_never_a_brief() {
+    let (_dir, app, _) = brief_app().await;
+    let long = "a".repeat(QUERY_BYTES_MAX + 1);
+    let many: Vec<String> = (0..=QUERY_WORDS_MAX).map(|i| format!("w{i}")).collect();
+    let cases: Vec<(String, &str)> = vec![
+        (
+            "/brief?task=&scope=team".into(),
+            "the task holds no word to read for",
+        ),
+        (
+            "/brief?task=%3F%21&scope=team".into(),
+            "the task holds no word to read for",
+        ),
+        (
+            format!("/brief?task={long}&scope=team"),
+            "a brief reads at most 1024 bytes",
+        ),
+        (
+            format!("/brief?task={}&scope=team", many.join("+")),
+            "different words; a brief reads at most 64",
+        ),
+        (
+            "/brief?task=coffee&scope=team&budget=0".into(),
+            "a brief&#39;s budget is 1 to 16000 characters",
+        ),
+        (
+            "/brief?task=coffee&scope=team&budget=16001".into(),
+            "a brief&#39;s budget is 1 to 16000 characters",
+        ),
+        (
+            "/brief?task=coffee&scope=team&budget=lots".into(),
+            "the budget is a whole number of characters, 1 to 16000",
+        ),
+        (
+            "/brief?task=coffee&scope=nowhere".into(),
+            "The scopes here are: team, ops.",
+        ),
+        (
+            "/brief?task=coffee&scope=organisation".into(),
+            "the scope names no configured project",
+        ),
+    ];
+    for (uri, says) in &cases {
+        let resp = app.get(uri).await;
+        let short = &uri[..uri.len().min(60)];
+        assert_eq!(
+            resp.status,
+            StatusCode::BAD_REQUEST,
+            "{short}: {}",
+            resp.body
+        );
+        assert_footer(short, &resp);
+        let why = refusal(&resp.body).unwrap_or_else(|| panic!("{short}: a refusal"));
+        assert!(why.starts_with("No brief was built: "), "{short}: {why}");
+        assert!(why.contains(says), "{short}: {why}");
+        assert!(
+            brief_region(&resp.body).is_none(),
+            "{short}: no brief beside the refusal"
+        );
+        assert!(
+            resp.body.contains(r#"action="/brief""#),
+            "{short}: the form is kept"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_signed_out_brief_request_is_401_and_shows_no_title() {
+    let (_dir, mut app, _) = brief_app().await;
+    app.sign_out_locally();
+    let resp = app
+        .get("/brief?task=descale+the+coffee+machine&scope=team")
+        .await;
+    assert_eq!(resp.status, StatusCode::UNAUTHORIZED);
+    assert_footer("signed out", &resp);
+    assert!(
+        !resp.body.contains("Kitchen") && !resp.body.contains("Descale"),
+        "{}",
+        resp.body
+    );
+}

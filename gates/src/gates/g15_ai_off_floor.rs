@@ -15,7 +15,7 @@
 //! code to hold that the dialer is memoria's only way to the network, so
 //! the guard hears everything memoria could send.
 //!
-//! Over 700 lines because it is ten cases over one world and one guard
+//! Over 700 lines because it is eleven cases over one world and one guard
 //! verdict (`no_egress`) they all end on; split, each half would re-export
 //! the other's helpers.
 
@@ -111,6 +111,11 @@ pub static GATE: Gate = Gate {
             id: "15/upload-is-a-form-post",
             desc: "Upload without script (§8.1's floor, §9.1's POST /documents): the home page's upload form is a multipart POST to /documents carrying a CSRF token; posting exactly its fields stores the file, redirects to its document page, and a search finds it.",
             run: upload_is_a_form_post,
+        },
+        Case {
+            id: "15/the-brief-is-a-get-form",
+            desc: "A brief without script (issue 16's GET /brief, beside §8.1's floor): the home page links to /brief; its form is a GET to /brief with a task, a scope and a budget; submitting exactly its fields with the canary as the task answers a brief whose first line is resolved, quoting Sheets' passage with a deep link to it, and Docs' passage, which Docs does not answer S2 for, withheld loudly where a reader sees it as the page opens.",
+            run: brief_is_a_get_form,
         },
         Case {
             id: "15/the-guard-hears-memoria-and-no-one-else",
@@ -518,6 +523,113 @@ fn withholding_is_loud(ctx: &mut Ctx) -> Result<(), Failure> {
             page.results_from("sheets") == 2 && page.results_from("docs") == 0,
             "Sheets' two passages still shown, none of Docs'",
             format!("{:?}", page.results()),
+        )
+    })
+}
+
+fn brief_is_a_get_form(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let apps = ["sheets", "docs"];
+    let w = world(ctx, &apps);
+    w.fake("sheets").model().with(|m| {
+        m.add_item(
+            "sh-1",
+            Rung::Team,
+            "Budget",
+            &body("Budget", &canary, "figure rose"),
+        )
+        .expect("item");
+    });
+    let docs = w.fake("docs").clone();
+    docs.model().with(|m| {
+        m.add_item(
+            "dc-1",
+            Rung::Team,
+            "Minutes",
+            &body("Minutes", &canary, "is in a doc"),
+        )
+        .expect("item");
+    });
+    floor(&w, &apps, move |mut m| async move {
+        m.warmed_up().await?;
+        docs.faults()
+            .set_outage_for(Some(Outage::Status(503)), Some(CallKind::S2));
+        let home = read(&m.get(ANA, "/").await, "the home page")?;
+        check(
+            home.hrefs("main a").iter().any(|h| h == "/brief"),
+            "the home page links to /brief",
+            format!("{:?}", home.hrefs("main a")),
+        )?;
+        let ask = read(&m.get(ANA, "/brief").await, "the brief form")?;
+        let form = ask
+            .forms()
+            .into_iter()
+            .find(|f| f.action == "/brief")
+            .ok_or_else(|| {
+                fail(
+                    "a form whose action is /brief",
+                    format!("{:?}", ask.forms()),
+                )
+            })?;
+        check(
+            form.method == "get"
+                && ["task", "scope", "budget"]
+                    .iter()
+                    .all(|n| form.value(n).is_some()),
+            "the brief form is a GET to /brief with a task, a scope and a budget",
+            format!("{form:?}"),
+        )?;
+        // What a browser submits for that form, the canary typed as the
+        // task: every named field but an unticked checkbox, in order.
+        let fields: Vec<String> = form
+            .inputs
+            .iter()
+            .filter(|(name, kind, _)| !name.is_empty() && kind != "checkbox")
+            .map(|(name, _, value)| {
+                let value = if name == "task" {
+                    canary.as_str()
+                } else {
+                    value.as_str()
+                };
+                format!("{name}={}", memoria::testkit::form_encode(value))
+            })
+            .collect();
+        let got = m
+            .get(ANA, &format!("{}?{}", form.action, fields.join("&")))
+            .await;
+        check(
+            got.response.status == 200,
+            "the form's GET answers 200",
+            got.response.status.to_string(),
+        )?;
+        let page = read(&got, "the brief page")?;
+        check(
+            page.texts("#brief p.status") == ["resolved"],
+            "the brief's first line is resolved",
+            format!("{:?}", page.texts("#brief p.status")),
+        )?;
+        let quoted = page.texts("#brief ol.excerpts blockquote");
+        check(
+            quoted.iter().any(|q| q.contains(&canary)),
+            "an excerpt quotes Sheets' passage",
+            format!("{quoted:?}"),
+        )?;
+        let links = page.hrefs("#brief ol.excerpts a");
+        check(
+            !links.is_empty() && links.iter().all(|l| is_deep_link(l)),
+            "every excerpt links to its passage, /documents/{id}#p{n}",
+            format!("{links:?}"),
+        )?;
+        check(
+            page.withheld() == ["Docs did not answer; 1 result withheld."]
+                && page.shown_texts("p.withheld") == page.withheld(),
+            "Docs' passage is withheld in one line, shown as the page opens",
+            format!("{:?}", page.withheld()),
+        )?;
+        check(
+            !page.text().contains("Minutes"),
+            "nothing of Docs' withheld item is on the page",
+            "its title is",
         )
     })
 }

@@ -261,6 +261,15 @@ fn every_get_route_in(ctx: &mut Ctx, mode: EgressMode) -> Result<(), Failure> {
             ],
             "/auth/login" => vec!["/auth/login".into(), "/auth/login?token=forged".into()],
             "/sources" => vec!["/sources".into()],
+            "/brief" => vec![
+                "/brief".into(),
+                "/brief?task=reception&scope=team".into(),
+                "/brief?task=&scope=team".into(),
+                format!("/brief?task={}&scope=team", "a".repeat(1100)),
+                "/brief?task=reception&scope=nowhere".into(),
+                "/brief?task=reception&scope=team&budget=0".into(),
+                "/brief?task=reception&scope=team&budget=lots".into(),
+            ],
             other => {
                 return Err(Failure::new(
                     "the walk knows every declared GET route",

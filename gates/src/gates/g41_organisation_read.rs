@@ -39,6 +39,11 @@ pub static GATE: Gate = Gate {
             run: papers_figures,
         },
         Case {
+            id: "41/a-hit-in-both-lists-is-seated-once-by-its-own-score",
+            desc: "§3: \"an organisation memory that also made the combined list is judged by its score from the organisation read, never by the lower one it carries there\": a hit at 0.45 in the combined list and 0.54 in its own read, against a top of 0.6 (bar 0.51), is seated once, at place 2, at 0.54; and a hit exactly at the bar (0.85 of a top of 1.0) is seated.",
+            run: hit_in_both_lists,
+        },
+        Case {
             id: "41/forty-project-memories-one-organisation-memory",
             desc: "Forty project memories fill the combined list (32 of 32, none the organisation's); one organisation memory on the same topic reaches the brief's first two places, seated by its own read.",
             run: forty_and_one,
@@ -154,6 +159,24 @@ fn papers_figures(_ctx: &mut Ctx) -> Result<(), Failure> {
         order[1].0 == 100 && order[3].2 == Seat::Read && !order.iter().any(|o| o.0 == 101),
         "the rule at place 2; 0.507 short of 0.556, so place 4 stays with the repository",
         format!("{:?}", order.iter().map(|o| (o.0, o.2)).collect::<Vec<_>>()),
+    )
+}
+
+fn hit_in_both_lists(_ctx: &mut Ctx) -> Result<(), Failure> {
+    let sc = |block, score| Scored { block, score };
+    let order = seat(&[sc(0, 0.6), sc(7, 0.45)], &[sc(7, 0.54)], |b| b == 7);
+    ensure(
+        order == vec![(0, 0.6, Seat::Read), (7, 0.54, Seat::Organisation)],
+        "[(0, 0.6, Read), (7, 0.54, Organisation)]: seated once, by its own read's score",
+        format!("{order:?}"),
+    )?;
+    let order = seat(&[sc(0, 1.0)], &[sc(100, 0.85)], |b| b == 100);
+    ensure(
+        order
+            .get(1)
+            .is_some_and(|o| o.0 == 100 && o.2 == Seat::Organisation),
+        "a hit exactly at the bar is seated at place 2",
+        format!("{order:?}"),
     )
 }
 

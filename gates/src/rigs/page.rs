@@ -62,7 +62,10 @@ pub struct Form {
     pub action: String,
     /// Its `enctype` (empty if none).
     pub enctype: String,
-    /// Its `input` elements as (name, type, value), in order.
+    /// Its fields as (name, type, value), in document order: each `input`;
+    /// each `select` as type `select` with the value a browser submits
+    /// untouched (the `selected` option's, else the first's); each
+    /// `textarea` as type `textarea` with its text.
     pub inputs: Vec<(String, String, String)>,
 }
 
@@ -242,7 +245,8 @@ impl Page {
 
     /// Every `form`, in document order.
     pub fn forms(&self) -> Vec<Form> {
-        let input = selector("input");
+        let input = selector("input, select, textarea");
+        let option = selector("option");
         self.html
             .select(&selector("form"))
             .map(|f| {
@@ -259,7 +263,25 @@ impl Page {
                         .select(&input)
                         .map(|i| {
                             let a = |k: &str| i.value().attr(k).unwrap_or_default().to_string();
-                            (a("name"), a("type"), a("value"))
+                            match i.value().name() {
+                                "select" => {
+                                    let options: Vec<_> = i.select(&option).collect();
+                                    let chosen = options
+                                        .iter()
+                                        .find(|o| o.value().attr("selected").is_some())
+                                        .or(options.first());
+                                    let value = chosen.map_or(String::new(), |o| {
+                                        o.value()
+                                            .attr("value")
+                                            .map_or_else(|| text_of(*o), str::to_string)
+                                    });
+                                    (a("name"), "select".to_string(), value)
+                                }
+                                "textarea" => {
+                                    (a("name"), "textarea".to_string(), i.text().collect())
+                                }
+                                _ => (a("name"), a("type"), a("value")),
+                            }
                         })
                         .collect(),
                 }

@@ -135,6 +135,66 @@ impl SearchPage {
             format!("{ranks}.")
         })
     }
+
+    /// The page as text, for a terminal or an agent's context: what
+    /// `memoria search` prints and `memoria mcp`'s `search` tool returns.
+    /// The notices come first, as on the page (the ranking, each
+    /// reconciling source, each withheld line), then one block of three
+    /// lines per result (rank, title and trail; app, passage, marker, date,
+    /// revision and deep link; the snippet as [`Snippet::to_marked_text`]
+    /// marks it), then the next page's number. A page with nothing to show
+    /// says why, in the page's words.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        if self.query_words == 0 {
+            let _ = writeln!(out, "The query holds no words to search for.");
+            return out;
+        }
+        if self.semantic == SemanticRanking::Unavailable {
+            let _ = writeln!(out, "{}", SemanticRanking::UNAVAILABLE_SENTENCE);
+        }
+        for r in &self.reconciling {
+            let _ = writeln!(out, "{}", r.sentence());
+        }
+        for w in &self.withheld {
+            let _ = writeln!(out, "{}", w.sentence());
+        }
+        if self.results.is_empty() && self.reconciling.is_empty() {
+            let why = if !self.withheld.is_empty() {
+                "No passage can be shown."
+            } else if self.page > 1 {
+                "No more results."
+            } else {
+                "No passage matched."
+            };
+            let _ = writeln!(out, "{why}");
+        }
+        for r in &self.results {
+            let trail = if r.trail_below_title().is_empty() {
+                String::new()
+            } else {
+                format!(" › {}", r.trail_below_title().join(" › "))
+            };
+            let _ = writeln!(out, "{:>3}. {}{trail}", r.rank, r.title);
+            let _ = writeln!(
+                out,
+                "     {} · passage {} · {} {} · {} · revision {} · {}",
+                r.app,
+                r.passage_number(),
+                r.marker,
+                r.marker_label(),
+                r.date,
+                r.revision,
+                r.link
+            );
+            let _ = writeln!(out, "     {}", r.snippet.to_marked_text());
+        }
+        if self.has_next {
+            let _ = writeln!(out, "More results: page {}.", self.page + 1);
+        }
+        out
+    }
 }
 
 /// `n` with the word that counts it, as a reader reads it: `counted(1,

@@ -16,7 +16,7 @@
 //! equal to the host.
 //!
 //! One file per page: [`search`], [`document`], [`upload`], [`sources`],
-//! [`delete`], [`auth`]; the chrome every page shares is [`envelope`]; the
+//! [`delete`], [`auth`], [`brief`]; the chrome every page shares is [`envelope`]; the
 //! document page renders passages through [`markdown`]; the
 //! state behind the router is [`state`]. Every sibling passage a page
 //! renders was ruled by `sibling::ruled` in that request.
@@ -26,6 +26,7 @@
 //! the status.
 
 mod auth;
+mod brief;
 mod delete;
 mod document;
 mod envelope;
@@ -44,6 +45,7 @@ use axum::middleware;
 use axum::routing::get;
 
 use auth::{login, logout};
+use brief::brief_page;
 use delete::{delete_confirm, delete_document};
 use document::document_page;
 use envelope::{envelope, not_found};
@@ -142,6 +144,12 @@ pub const DECLARED_ROUTES: &[DeclaredRoute] = &[
     },
     DeclaredRoute {
         method: "GET",
+        path: "/brief",
+        what: "a brief for an agent's task: ?task=, &scope=, &budget=, &team=, scriptless; the form alone without a task (issue 16, beyond §9.1's list)",
+        footer: FooterRule::Rendered,
+    },
+    DeclaredRoute {
+        method: "GET",
         path: "/auth/login",
         what: "follows a one-time sign-in link and sets the session",
         footer: FooterRule::RedirectOnly,
@@ -204,6 +212,7 @@ pub fn router(state: AppState) -> Router {
         .route("/sources", get(sources_page))
         .route("/auth/login", get(login))
         .route("/auth/logout", axum::routing::post(logout))
+        .route("/brief", get(brief_page))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(state.clone(), envelope))
         .with_state(state)

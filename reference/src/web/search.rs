@@ -164,6 +164,7 @@ pub(crate) async fn search_page(
         h1 { "Search your team's documents" }
         @if params.deleted.is_some() { p.notice { "The document was deleted." } }
         p { (counted(docs.len(), "document", "documents")) ". Every passage found here is one of them, cited." }
+        p { a href="/brief" { "Brief an agent on a task" } ": a bounded, cited body of material from one scope." }
         h2 { "Upload a document" }
         form method="post" action="/documents" enctype="multipart/form-data" {
             input type="hidden" name="csrf" value=(session.csrf);

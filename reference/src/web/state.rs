@@ -1,4 +1,4 @@
-//! The state behind the router: the instance, sessions, the sibling client, the follow-up syncs a ruling started, and with AI on the provider client and the embedding loop (§8.1, §6.5, §8.3).
+//! The state behind the router: the instance, sessions, the sibling client, the follow-up syncs a ruling started, the scopes a brief reads, and with AI on the provider client and the embedding loop (§8.1, §6.5, §8.3).
 //!
 //! A handler never locks the instance: store work goes through
 //! [`AppState::blocking`], which runs it where the state's [`Offload`] says
@@ -19,6 +19,7 @@ use crate::access::session::{
 use crate::ai::canary::CanaryState;
 use crate::ai::embed::EmbedClient;
 use crate::ai::queue::DrainReport;
+use crate::brief::{Brief, BriefError, BriefRequest, Scopes};
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::instance::Instance;
@@ -57,6 +58,10 @@ pub struct AppState {
     embed_wake: Arc<tokio::sync::Notify>,
     /// What the embedding canary found on this start (§8.2, gate 30).
     canary: Arc<Mutex<CanaryState>>,
+    /// The projects and the organisation collection `/brief` reads
+    /// (`brief-organisation-read.md` §1); [`Scopes::none`] unless
+    /// [`AppState::with_scopes`] names them.
+    scopes: Arc<Scopes>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -92,7 +97,22 @@ impl AppState {
             embedder: None,
             embed_wake: Arc::default(),
             canary: Arc::new(Mutex::new(CanaryState::Unchecked)),
+            scopes: Arc::new(Scopes::none()),
         }
+    }
+
+    /// The same state with the scopes a brief may name: the projects and
+    /// the organisation collection (`memoria serve` reads them with
+    /// [`Scopes::from_env`]). Without it every document is the team's and
+    /// only the scope `team` is known.
+    pub fn with_scopes(mut self, scopes: Scopes) -> AppState {
+        self.scopes = Arc::new(scopes);
+        self
+    }
+
+    /// The scopes a brief may name.
+    pub fn scopes(&self) -> &Scopes {
+        &self.scopes
     }
 
     /// The same state with AI on: every search embeds its query and ranks
@@ -259,6 +279,31 @@ impl AppState {
         .await?;
         self.start_follow_ups(&ruled.follow_ups);
         Ok(ruled.page)
+    }
+
+    /// Builds a brief for `asker` over this state's scopes, ruling every
+    /// sibling passage in its pool through S2 now (§8.1,
+    /// [`crate::sibling::ruled::ruled_brief`]), and starts the follow-ups
+    /// as a search does. With AI on, the task is embedded first.
+    ///
+    /// # Errors
+    /// As [`crate::sibling::ruled::ruled_brief`].
+    pub async fn ruled_brief(
+        &self,
+        asker: &str,
+        request: &BriefRequest,
+    ) -> Result<Brief, BriefError> {
+        let ruled = crate::sibling::ruled::ruled_brief(
+            &self.instance,
+            self.siblings.as_deref(),
+            self.embedder.as_deref(),
+            asker,
+            request,
+            &self.scopes,
+        )
+        .await?;
+        self.start_follow_ups(&ruled.follow_ups);
+        Ok(ruled.brief)
     }
 
     /// Opens a document for `asker`, ruling a sibling's through S2 now
