@@ -1774,7 +1774,7 @@ async fn brief_app() -> (TempDir, TestApp, String) {
 
 /// The brief region of a page, if the page holds one.
 fn brief_region(body: &str) -> Option<&str> {
-    let at = body.find("<section id=\"brief\"")?;
+    let at = body.find("<section class=\"brief\" id=\"brief\">")?;
     let rest = &body[at..];
     Some(&rest[..rest.find("</section>")?])
 }
@@ -1827,10 +1827,11 @@ async fn a_brief_over_an_uploaded_document_is_resolved_first_with_its_excerpt_li
         .await;
     assert_eq!(resp.status, StatusCode::OK, "{}", resp.body);
     assert_footer("a brief", &resp);
-    let region = brief_region(&resp.body).expect("the page holds a brief");
+    let region =
+        brief_region(&resp.body).unwrap_or_else(|| panic!("the page holds a brief: {}", resp.body));
     assert!(
         region.starts_with(
-            r#"<section id="brief" class="brief"><p class="status"><strong>resolved</strong></p>"#
+            r#"<section class="brief" id="brief"><p class="status"><strong>resolved</strong></p>"#
         ),
         "the status comes first: {region}"
     );
@@ -1843,7 +1844,9 @@ async fn a_brief_over_an_uploaded_document_is_resolved_first_with_its_excerpt_li
         "the excerpt is quoted whole: {region}"
     );
     assert!(
-        region.contains(&format!(r#"href="/documents/{id}#p1""#)),
+        region.contains(&format!(
+            r#"<a href="/documents/{id}#p0">Kitchen</a> › Coffee machine · passage 1"#
+        )),
         "the excerpt links to its passage: {region}"
     );
     assert!(
@@ -1890,11 +1893,11 @@ async fn bad_brief_input_is_a_400_refusal_with_the_footer_and_never_a_brief() {
         ),
         (
             "/brief?task=coffee&scope=team&budget=0".into(),
-            "a brief&#39;s budget is 1 to 16000 characters",
+            "a brief's budget is 1 to 16000 characters",
         ),
         (
             "/brief?task=coffee&scope=team&budget=16001".into(),
-            "a brief&#39;s budget is 1 to 16000 characters",
+            "a brief's budget is 1 to 16000 characters",
         ),
         (
             "/brief?task=coffee&scope=team&budget=lots".into(),
