@@ -224,13 +224,13 @@ pub use web::{
     AppState, DECLARED_ROUTES, DeclaredRoute, EMBED_DRAIN_INTERVAL_S, FOOTER_EXEMPT, FooterRule,
     MULTIPART_OVERHEAD_BYTES_MAX, SESSION_COOKIE, SESSION_TTL_S, SESSIONS_MAX, SIGN_IN_LINK_TTL_S,
     SignInDelivery, TOKEN_BYTES, TerminalDelivery, UPLOAD_BYTES_MAX, UPLOAD_NAME_CHARS_MAX, router,
-    serve,
+    scope_names, serve,
 };
 
 // The agent transport: briefs and searches over MCP on stdio (issue 16).
 pub use mcp::{
     BRIEF_TOOL, BriefArgs, MCP_SERVER_NAME, McpServer, SEARCH_TOOL, STRUCTURED_CONTENT_SINCE,
-    SearchArgs, scope_names, serve_stdio as serve_mcp,
+    SearchArgs, serve_stdio as serve_mcp,
 };
 
 /// The sibling wire contract as memoria reads and writes it (§4.1, §6.1;

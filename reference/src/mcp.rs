@@ -293,7 +293,7 @@ impl McpServer {
                 "refused",
                 refused(format!(
                     "{e}; the scopes here are: {}",
-                    scope_names(&self.scopes)
+                    crate::web::scope_names(&self.scopes)
                 )),
             ),
             Err(e @ (BriefError::Engine(_) | BriefError::Store(_))) => {
@@ -302,17 +302,6 @@ impl McpServer {
             Err(e) => ("refused", refused(e.to_string())),
         }
     }
-}
-
-/// The scopes `scopes` lets a brief name, comma-separated: `team`, each
-/// project in the order configured, and `organisation` when configured.
-pub fn scope_names(scopes: &Scopes) -> String {
-    let mut names = vec![crate::brief::scope::TEAM_SCOPE.to_string()];
-    names.extend(scopes.project_names().map(str::to_string));
-    if scopes.has_organisation() {
-        names.push(crate::brief::scope::ORGANISATION_SCOPE.to_string());
-    }
-    names.join(", ")
 }
 
 #[tool_handler(router = self.tool_router)]

@@ -25,7 +25,8 @@ use super::envelope::{layout, page};
 use super::extract::SignedIn;
 use crate::brief::scope::{ORGANISATION_SCOPE, TEAM_SCOPE};
 use crate::brief::{
-    BUDGET_CHARS_DEFAULT, BUDGET_CHARS_MAX, Brief, BriefError, BriefRequest, Seat, Shrink, Status,
+    BUDGET_CHARS_DEFAULT, BUDGET_CHARS_MAX, Brief, BriefError, BriefRequest, Scopes, Seat, Shrink,
+    Status,
 };
 use crate::search::page::{SemanticRanking, counted};
 
@@ -96,6 +97,17 @@ fn ask_form(state: &AppState, params: &BriefParams) -> Markup {
     }
 }
 
+/// The scopes `scopes` lets a brief name, comma-separated: `team`, each
+/// project in the order configured, and `organisation` when configured.
+pub fn scope_names(scopes: &Scopes) -> String {
+    let mut names = vec![TEAM_SCOPE.to_string()];
+    names.extend(scopes.project_names().map(str::to_string));
+    if scopes.has_organisation() {
+        names.push(ORGANISATION_SCOPE.to_string());
+    }
+    names.join(", ")
+}
+
 /// The sentence a refusal page shows, and its status.
 fn refusal(e: &BriefError, state: &AppState) -> (StatusCode, String) {
     match e {
@@ -107,7 +119,7 @@ fn refusal(e: &BriefError, state: &AppState) -> (StatusCode, String) {
             StatusCode::BAD_REQUEST,
             format!(
                 "No brief was built: {e}. The scopes here are: {}.",
-                crate::mcp::scope_names(state.scopes())
+                scope_names(state.scopes())
             ),
         ),
         BriefError::Engine(_) => (

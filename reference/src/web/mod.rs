@@ -46,6 +46,7 @@ use axum::routing::get;
 
 use auth::{login, logout};
 use brief::brief_page;
+pub use brief::scope_names;
 use delete::{delete_confirm, delete_document};
 use document::document_page;
 use envelope::{envelope, not_found};
