@@ -42,7 +42,7 @@ use crate::error::Error;
 use crate::search::page::{SemanticRanking, Verdicts, Withheld, WithheldReason};
 use crate::search::query;
 use crate::sibling::{Pair, Verdict};
-use crate::storage::store::{DocumentSummary, Provenance};
+use crate::storage::store::DocumentSummary;
 
 pub use repeats::{BlockRef, Skip, carry};
 pub use scope::{Scope, Scopes};
@@ -914,9 +914,4 @@ pub fn terms_of(
         scope: proximity,
         path,
     }
-}
-
-/// True if `p` is memoria-owned or VISIBLE in `verdicts`: what a brief may quote.
-pub fn may_quote(p: Option<&Provenance>, verdicts: &Verdicts) -> bool {
-    p.is_none_or(|p| verdicts.get(p) == Verdict::Visible)
 }
