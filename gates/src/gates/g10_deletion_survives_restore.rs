@@ -680,6 +680,7 @@ fn restore_with_vectors_keeps_the_deletion(ctx: &mut Ctx) -> Result<(), Failure>
             format!("chunk {id}"),
         )?;
     }
+    same_as_rebuilt(m.dense(), "after the deletes")?;
     drop(m);
     // Presence: the prior generation's dense blob holds the deleted vectors.
     let old = snapshot::read_vectors(&dir, &sealer, prior)
@@ -743,6 +744,7 @@ fn restore_with_vectors_keeps_the_deletion(ctx: &mut Ctx) -> Result<(), Failure>
         "the woken matrix holds none of the deleted vectors",
         "it holds some",
     )?;
+    same_as_rebuilt(dense, "after the wake")?;
     for (id, v) in dense.vectors() {
         let same = stored.get(&id) == Some(&v);
         ensure(
@@ -785,4 +787,29 @@ fn restore_with_vectors_keeps_the_deletion(ctx: &mut Ctx) -> Result<(), Failure>
         ),
     )?;
     Ok(())
+}
+
+/// Fails unless `matrix` equals the matrix its own rows build afresh, in the
+/// same order: the derived state (the row index and each row's level sum, the
+/// AVX-512 kernel's correction term) agrees with the rows. This holds on every
+/// CPU, where a scan only exercises the kernel this CPU has.
+fn same_as_rebuilt(matrix: &memoria::DenseMatrix, when: &str) -> Result<(), Failure> {
+    let mut rebuilt = memoria::DenseMatrix::new();
+    for (id, v) in matrix.vectors() {
+        rebuilt
+            .push(id, &v)
+            .map_err(|e| Failure::new("a live row pushes onto a fresh matrix", e.to_string()))?;
+    }
+    ensure(
+        rebuilt.len() == matrix.len() && rebuilt.len() > 0,
+        format!("{when}, the rebuilt matrix holds every live row (presence)"),
+        format!("{} of {}", rebuilt.len(), matrix.len()),
+    )?;
+    ensure(
+        rebuilt == *matrix,
+        format!(
+            "{when}, the live matrix equals the one its rows build afresh (row index and level sums included)"
+        ),
+        "its derived state disagrees with its rows",
+    )
 }
