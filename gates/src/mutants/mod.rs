@@ -300,7 +300,7 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
         "built in {}",
         secs(t_build.elapsed().as_millis() as u64)
     ));
-    baselines(&scratches[0], &parsed, opts, &say)?;
+    baselines(&scratches, &parsed, opts, &say)?;
 
     let order = run_order(&parsed);
     let total = order.len();
@@ -379,46 +379,43 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
     })
 }
 
-/// Runs, unmutated in `scratch`, every gate, case, conformance run and
-/// scenario the mutations name, once each.
+/// One unmutated run the mutations stand on: a gate or case, the kit, or a
+/// scenario replay.
+enum Baseline {
+    Conform,
+    Scenario(String),
+    Gate(String),
+}
+
+/// Runs every gate, case, kit run and scenario the mutations name, once
+/// each and unmutated, shared out among the scratch copies (which are
+/// otherwise idle until the mutations start): a red baseline kills nothing.
 ///
 /// # Errors
-/// One of them is already red: it would kill nothing.
+/// The first baseline that fails or cannot be run, naming what failed.
 fn baselines(
-    scratch: &Scratch,
+    scratches: &[Scratch],
     parsed: &[(String, Result<Mutation, String>)],
     opts: &Options,
-    say: &dyn Fn(String),
+    say: &(dyn Fn(String) + Sync),
 ) -> Result<(), String> {
-    let mut baseline: Vec<String> = parsed
+    let mut selectors: Vec<String> = parsed
         .iter()
         .filter_map(|(_, m)| m.as_ref().ok())
         .map(|m| m.case.clone().unwrap_or_else(|| m.gate.clone()))
         .collect();
-    baseline.sort();
-    baseline.dedup();
+    selectors.sort();
+    selectors.dedup();
     // A case whose whole gate is in the baseline already ran there.
-    let whole: std::collections::BTreeSet<String> = baseline
+    let whole: std::collections::BTreeSet<String> = selectors
         .iter()
         .filter(|s| !s.contains('/'))
         .cloned()
         .collect();
-    baseline.retain(|s| {
+    selectors.retain(|s| {
         s.split_once('/')
             .is_none_or(|(gate, _)| !whole.contains(gate))
     });
-    if baseline.iter().any(|s| s == CONFORM_GATE) {
-        let ran = scratch.conform(opts.run_timeout)?;
-        match ran.ended {
-            Ended::Code(0) => say("baseline conform passes against the unmutated fake".into()),
-            code => {
-                return Err(format!(
-                    "conform fails against the unmutated fake (exit {code:?}): {:?}; a red kit kills nothing",
-                    conform_failures(&ran.stdout)
-                ));
-            }
-        }
-    }
     let mut scenarios: Vec<String> = parsed
         .iter()
         .filter_map(|(_, m)| m.as_ref().ok())
@@ -426,37 +423,103 @@ fn baselines(
         .collect();
     scenarios.sort();
     scenarios.dedup();
-    for file in &scenarios {
-        if !scratch.work.join(file).is_file() {
+    let mut todo: Vec<Baseline> = Vec::new();
+    if selectors.iter().any(|s| s == CONFORM_GATE) {
+        todo.push(Baseline::Conform);
+    }
+    for file in scenarios {
+        if !scratches[0].work.join(&file).is_file() {
             return Err(format!("{file}: no such scenario in the workspace"));
         }
-        let ran = scratch.replay(file, opts.run_timeout)?;
-        match ran.ended {
-            Ended::Code(0) => say(format!("baseline {file} replays green unmutated")),
-            code => {
-                return Err(format!(
+        todo.push(Baseline::Scenario(file));
+    }
+    todo.extend(
+        selectors
+            .into_iter()
+            .filter(|s| s != CONFORM_GATE && s != SCENARIO_GATE)
+            .map(Baseline::Gate),
+    );
+    let queue = Mutex::new(VecDeque::from(todo));
+    let failed: Mutex<Option<String>> = Mutex::new(None);
+    std::thread::scope(|sc| {
+        for scratch in scratches {
+            let (queue, failed) = (&queue, &failed);
+            sc.spawn(move || {
+                loop {
+                    if failed.lock().is_ok_and(|f| f.is_some()) {
+                        return;
+                    }
+                    let Some(next) = queue.lock().ok().and_then(|mut q| q.pop_front()) else {
+                        return;
+                    };
+                    if let Err(e) = baseline(scratch, &next, opts, say) {
+                        if let Ok(mut f) = failed.lock() {
+                            f.get_or_insert(e);
+                        }
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    match failed.into_inner() {
+        Ok(None) => Ok(()),
+        Ok(Some(e)) => Err(e),
+        Err(_) => Err("a baseline thread panicked".into()),
+    }
+}
+
+/// Runs one [`Baseline`] in `scratch`.
+///
+/// # Errors
+/// It fails (a red gate, kit or scenario kills nothing) or cannot be run.
+fn baseline(
+    scratch: &Scratch,
+    which: &Baseline,
+    opts: &Options,
+    say: &(dyn Fn(String) + Sync),
+) -> Result<(), String> {
+    match which {
+        Baseline::Conform => {
+            let ran = scratch.conform(opts.run_timeout)?;
+            match ran.ended {
+                Ended::Code(0) => {
+                    say("baseline conform passes against the unmutated fake".into());
+                    Ok(())
+                }
+                code => Err(format!(
+                    "conform fails against the unmutated fake (exit {code:?}): {:?}; a red kit kills nothing",
+                    conform_failures(&ran.stdout)
+                )),
+            }
+        }
+        Baseline::Scenario(file) => {
+            let ran = scratch.replay(file, opts.run_timeout)?;
+            match ran.ended {
+                Ended::Code(0) => {
+                    say(format!("baseline {file} replays green unmutated"));
+                    Ok(())
+                }
+                code => Err(format!(
                     "scenario {file} fails without any mutation (exit {code:?}): {}; a red scenario kills nothing",
                     judge_scenario(file, &ran).1
-                ));
+                )),
             }
         }
-    }
-    for sel in baseline
-        .iter()
-        .filter(|s| *s != CONFORM_GATE && *s != SCENARIO_GATE)
-    {
-        let ran = scratch.gate(sel, opts.seed, opts.run_timeout)?;
-        match ran.ended {
-            Ended::Code(0) => say(format!("baseline {sel} passes unmutated")),
-            code => {
-                return Err(format!(
+        Baseline::Gate(sel) => {
+            let ran = scratch.gate(sel, opts.seed, opts.run_timeout)?;
+            match ran.ended {
+                Ended::Code(0) => {
+                    say(format!("baseline {sel} passes unmutated"));
+                    Ok(())
+                }
+                code => Err(format!(
                     "gate {sel} fails without any mutation (exit {code:?}): {}; a red gate kills nothing",
                     failed_cases(&ran.stdout)
-                ));
+                )),
             }
         }
     }
-    Ok(())
 }
 
 /// One mutation in `scratch`: apply, build, run, judge, reverse. `n` of
