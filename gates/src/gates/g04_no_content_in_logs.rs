@@ -41,6 +41,11 @@ pub static GATE: Gate = Gate {
             run: brief_path,
         },
         Case {
+            id: "4/brief-link-to-no-document",
+            desc: "Ask for a brief whose resolved document links to a document it holds and to a canary-named path that is no document; require the first link a relation and the second none, the pool read logged, and the canary path in no log line.",
+            run: brief_link_to_no_document,
+        },
+        Case {
             id: "4/no-stray-prints",
             desc: "Parse reference/src and require print macros (println!, eprintln!, print!, eprint!, dbg!) only in main.rs (the CLI's answers) and in access/session.rs's TerminalDelivery (the sign-in link's delivery to the terminal); anything else writes around the log and the log check.",
             run: no_stray_prints,
@@ -208,6 +213,46 @@ fn brief_path(ctx: &mut Ctx) -> Result<(), Failure> {
             ("organisation passage word", &org),
         ],
     )
+}
+
+fn brief_link_to_no_document(ctx: &mut Ctx) -> Result<(), Failure> {
+    use crate::rigs::brief::{Doc, brief, instance_with, request, scopes};
+    let nowhere = ctx.canary();
+    let runbook = format!(
+        "# Runbook\n\nRead the [deploy notes](deploy.md) before any runbook step.\n\n\
+         Ask the [night desk](desk/{nowhere}.md) when a runbook step fails.\n"
+    );
+    let docs = [
+        Doc {
+            title: "Runbook",
+            path: "repo/runbook.md",
+            body: &runbook,
+        },
+        Doc {
+            title: "Deploy notes",
+            path: "repo/deploy.md",
+            body: "# Deploy notes\n\nDeploys follow the runbook on Tuesdays only.\n",
+        },
+    ];
+    let logs = CapturedLogs::default();
+    let m = instance_with(ctx, &docs)?;
+    let b = logs.capture(|| brief(&m, &scopes(), &request("Runbook", "repo", 2000)))?;
+    let targets: Vec<&str> = b
+        .relations
+        .iter()
+        .map(|r| r.target_title.as_str())
+        .collect();
+    ensure(
+        targets == ["Deploy notes"],
+        "the link to the deploy notes is the one relation; the canary path resolves to nothing",
+        format!("{:?}: {targets:?}", b.status),
+    )?;
+    ensure(
+        logs.text().contains("brief pool read"),
+        "the log records the pool read",
+        "no brief log lines",
+    )?;
+    absent_from_logs(&logs, &[("path linked to no document", &nowhere)])
 }
 
 fn titles_passages_paths(ctx: &mut Ctx) -> Result<(), Failure> {

@@ -1,12 +1,15 @@
 //! Gate 40 (`brief-repeats.md` §2-§4): a brief carries one fact once, keeps a disagreement, measures overlap against the larger set, and lets one file speak at most twice.
 //!
 //! GATES.md lists the brief papers' checks without numbers; 40 is this
-//! project's number for `brief-repeats.md`'s. Every case but the first two
-//! asks a real instance for a brief through the one ruling path and
-//! asserts what it carried; the first two hold the paper's worked numbers
-//! against the reference's own token and overlap functions.
+//! project's number for `brief-repeats.md`'s. Every case but three asks a
+//! real instance for a brief through the one ruling path and asserts what
+//! it carried; the first two hold the paper's worked numbers against the
+//! reference's own token and overlap functions, and
+//! `40/an-ies-plural-folds-to-y` holds the plural fold the same way.
 
-use memoria::brief::{BlockRef, Skip, carry, content_tokens, is_negated, overlap};
+use std::collections::BTreeSet;
+
+use memoria::brief::{BlockRef, Skip, Status, carry, content_tokens, is_negated, overlap};
 
 use crate::rigs::brief::{Doc, brief, instance_with, request, scopes, texts};
 use crate::{Case, Ctx, Failure, Gate, ensure};
@@ -48,6 +51,16 @@ pub static GATE: Gate = Gate {
             run: polarity_pair,
         },
         Case {
+            id: "40/a-contraction-in-nt-marks-a-negation",
+            desc: "\"We run migrations by hand.\" and \"We don't run migrations by hand.\" overlap 0.75 and are both carried: don't is one word, a contraction ending in n't, and marks the negation (split at its apostrophe, don and t would not).",
+            run: contraction_pair,
+        },
+        Case {
+            id: "40/a-rule-after-its-negation-is-carried",
+            desc: "The polarity pair the other way round: \"Never run migrations by hand.\" is the resolved document's description, carried first; \"Run migrations by hand.\" after it is carried too, the negation difference read from both blocks, not from the candidate alone.",
+            run: rule_after_negation,
+        },
+        Case {
             id: "40/a-short-block-is-never-skipped",
             desc: "Two files each say \"Databases, always.\" (two content tokens): both are carried, the ratio means nothing under three tokens.",
             run: short_block,
@@ -56,6 +69,16 @@ pub static GATE: Gate = Gate {
             id: "40/one-file-speaks-at-most-twice",
             desc: "Six long paraphrases of one process from one file, longer together than a 700-character brief: at most two are carried, and the room left goes to other files and to the organisation's own fact.",
             run: one_file_twice,
+        },
+        Case {
+            id: "40/two-files-of-one-title-are-two-sources",
+            desc: "Two files both titled README, in two folders, each with two distinct ledger sentences: all four are carried, two per file, since the cap counts a file (its document), never a title.",
+            run: two_files_one_title,
+        },
+        Case {
+            id: "40/an-ies-plural-folds-to-y",
+            desc: "\"Agent memories and policies\" reduces to agent, memory, policy: a plural in -ies folds to its -y singular, so it meets the singular it repeats.",
+            run: ies_plural,
         },
         Case {
             id: "40/an-unmarked-reversal-is-skipped-today",
@@ -264,6 +287,76 @@ fn polarity_pair(ctx: &mut Ctx) -> Result<(), Failure> {
     )
 }
 
+fn contraction_pair(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (rule, dont) = (
+        "We run migrations by hand.",
+        "We don't run migrations by hand.",
+    );
+    let (a, b) = (content_tokens(rule), content_tokens(dont));
+    ensure(
+        (overlap(&a, &b) - 0.75).abs() < 1e-9 && is_negated(dont) && !is_negated(rule),
+        "the pair overlaps 3 / 4 = 0.75 and only the contraction is negated",
+        format!(
+            "{:.3}, negated {} and {}",
+            overlap(&a, &b),
+            is_negated(rule),
+            is_negated(dont)
+        ),
+    )?;
+    let docs = [
+        Doc {
+            title: "Migrations",
+            path: "repo/migrations.md",
+            body: &format!("# Migrations\n\n{rule}\n"),
+        },
+        Doc {
+            title: "Runbook",
+            path: "repo/runbook.md",
+            body: &format!("# Runbook\n\n{dont}\n"),
+        },
+    ];
+    let m = instance_with(ctx, &docs)?;
+    let b = brief(&m, &scopes(), &request("Migrations", "repo", 2000))?;
+    let mut material: Vec<&str> = texts(&b);
+    if let Some(d) = &b.description {
+        material.push(&d.text);
+    }
+    ensure(
+        material.contains(&rule) && material.contains(&dont),
+        "both the rule and its contracted negation are carried",
+        format!("{:?}: {material:?}", b.status),
+    )
+}
+
+fn rule_after_negation(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (never, rule) = ("Never run migrations by hand.", "Run migrations by hand.");
+    let docs = [
+        Doc {
+            title: "Migrations",
+            path: "repo/migrations.md",
+            body: &format!("# Migrations\n\n{never}\n"),
+        },
+        Doc {
+            title: "Runbook",
+            path: "repo/runbook.md",
+            body: &format!("# Runbook\n\n{rule}\n"),
+        },
+    ];
+    let m = instance_with(ctx, &docs)?;
+    let b = brief(&m, &scopes(), &request("Migrations", "repo", 2000))?;
+    ensure(
+        b.description.as_ref().is_some_and(|d| d.text == never),
+        "the negation is the resolved document's description, the brief's first block (presence)",
+        format!("{:?}: {:?}", b.status, b.description),
+    )?;
+    let t = texts(&b);
+    ensure(
+        t.contains(&rule),
+        "the rule after it is carried: a negation difference is never a repeat, whichever side is carried",
+        format!("{t:?}"),
+    )
+}
+
 fn short_block(ctx: &mut Ctx) -> Result<(), Failure> {
     let short = "Databases, always.";
     let docs = [
@@ -359,6 +452,68 @@ fn one_file_twice(ctx: &mut Ctx) -> Result<(), Failure> {
         b.material_chars <= 700,
         "the material fits the 700-character budget",
         b.material_chars.to_string(),
+    )
+}
+
+fn two_files_one_title(ctx: &mut Ctx) -> Result<(), Failure> {
+    let a = [
+        "The ledger reconciliation runs nightly on the primary.",
+        "Ledger audit exports land in the cold bucket.",
+    ];
+    let b = [
+        "Ledger snapshots are kept for ninety days.",
+        "The ledger schema changes only after a review.",
+    ];
+    let docs = [
+        Doc {
+            title: "README",
+            path: "repo/billing/README.md",
+            body: &format!("# README\n\n{}\n\n{}\n", a[0], a[1]),
+        },
+        Doc {
+            title: "README",
+            path: "repo/archive/README.md",
+            body: &format!("# README\n\n{}\n\n{}\n", b[0], b[1]),
+        },
+    ];
+    let m = instance_with(ctx, &docs)?;
+    let brief = brief(
+        &m,
+        &scopes(),
+        &request("ledger reconciliation nightly audit", "repo", 2000),
+    )?;
+    ensure(
+        brief.status == Status::Resolved
+            && brief.item.as_ref().is_some_and(|i| i.title == "README"),
+        "resolved on a file titled README (presence)",
+        format!("{:?}: {:?}", brief.status, brief.item),
+    )?;
+    let t = texts(&brief);
+    let carried = a.iter().chain(&b).filter(|s| t.contains(s)).count();
+    let files: BTreeSet<&str> = brief
+        .excerpts
+        .iter()
+        .map(|e| e.document_id.as_str())
+        .collect();
+    ensure(
+        carried == 4 && files.len() == 2,
+        "all four sentences are carried, two from each file",
+        format!("{carried} from {} files: {t:?}", files.len()),
+    )
+}
+
+fn ies_plural(_ctx: &mut Ctx) -> Result<(), Failure> {
+    let want = ["agent", "memory", "policy"];
+    let got = tokens("Agent memories and policies");
+    ensure(got == want, format!("{want:?}"), format!("{got:?}"))?;
+    let (plural, singular) = (
+        content_tokens("Agent memories and policies"),
+        content_tokens("The agent memory policy"),
+    );
+    ensure(
+        overlap(&plural, &singular) == 1.0,
+        "the plurals meet their singulars: overlap 1.0",
+        format!("{:.3}", overlap(&plural, &singular)),
     )
 }
 

@@ -12,7 +12,7 @@ use memoria::brief::score::{
     SEAT_BAR_FRACTION, WEIGHT_LAYER, WEIGHT_MEANING, WEIGHT_PATH, WEIGHT_RECENCY, WEIGHT_SCOPE,
     WEIGHT_WORDS, seat,
 };
-use memoria::brief::{Scope, Scored, Seat, Terms};
+use memoria::brief::{POOL_PASSAGES, Scope, Scored, Seat, Terms};
 
 use crate::rigs::brief::{Doc, brief, instance_with, request, scopes, texts};
 use crate::{Case, Ctx, Failure, Gate, ensure};
@@ -47,6 +47,11 @@ pub static GATE: Gate = Gate {
             id: "41/forty-project-memories-one-organisation-memory",
             desc: "Forty project memories fill the combined list (32 of 32, none the organisation's); one organisation memory on the same topic reaches the brief's first two places, seated by its own read.",
             run: forty_and_one,
+        },
+        Case {
+            id: "41/the-organisations-read-takes-its-pool-from-the-organisation-alone",
+            desc: "Sixty-one project notes each hold every word of the task, so the combined read's 48-passage pool is all project passages; the organisation's rule lacks one of them and is in no such pool. Its own read, over the organisation alone, still finds it, and it is seated in the brief's first two places.",
+            run: pool_of_its_own,
         },
         Case {
             id: "41/the-bar-stops-a-weak-seat",
@@ -266,6 +271,71 @@ fn forty_and_one(ctx: &mut Ctx) -> Result<(), Failure> {
             && e.terms.scope == PROXIMITY_OWN,
         "it sits in an organisation seat, scored in its own read as the nearest scope",
         format!("{:?} {:?} scope term {}", e.seat, e.scope, e.terms.scope),
+    )
+}
+
+/// Project notes that hold every one of [`TASK`]'s searched words, more
+/// than the combined read's pool takes ([`POOL_PASSAGES`]).
+const CROWD_NOTES: usize = 61;
+
+fn pool_of_its_own(ctx: &mut Ctx) -> Result<(), Failure> {
+    // The lead holds the task as typed (the phrase tier); each draft holds
+    // every searched word across two sentences (the all-words tier), so
+    // BM25 over the combined read fills its 48 with project passages first.
+    let lead = "To write a new foundation paper about shared agent memory, start from the outline template.";
+    // Every searched word but "write": the all-but-one tier, below them all.
+    let rule = "Papers here make one claim, and a new foundation paper about shared agent memory keeps to that shape.";
+    let mut owned = vec![(
+        "Note 00".to_string(),
+        "repo/notes/n00.md".to_string(),
+        format!("# Note 00\n\n{lead}\n"),
+    )];
+    for i in 1..CROWD_NOTES {
+        owned.push((
+            format!("Note {i:02}"),
+            format!("repo/notes/n{i:02}.md"),
+            format!(
+                "# Note {i:02}\n\nDraft {i:02} of the foundation paper measured agent memory on cluster k{i:02}.\n\n\
+                 Someone will write a new section about it once it is shared.\n"
+            ),
+        ));
+    }
+    let mut docs: Vec<Doc<'_>> = owned
+        .iter()
+        .map(|(t, p, b)| Doc {
+            title: t,
+            path: p,
+            body: b,
+        })
+        .collect();
+    let org_body = format!("# Paper rules\n\n{rule}\n");
+    docs.push(Doc {
+        title: "Paper rules",
+        path: "org/papers.md",
+        body: &org_body,
+    });
+    ensure(
+        CROWD_NOTES > POOL_PASSAGES,
+        "more project notes than the combined read's pool",
+        format!("{CROWD_NOTES} of {POOL_PASSAGES}"),
+    )?;
+    let m = instance_with(ctx, &docs)?;
+    let brief = brief(&m, &scopes(), &request(TASK, "repo", 2000))?;
+    ensure(
+        brief.read.combined == 32 && brief.read.combined_from_organisation == 0,
+        "the combined list is 32 project memories and none of the organisation's",
+        format!("{:?}", brief.read),
+    )?;
+    ensure(
+        brief.read.organisation >= 1 && brief.read.seated >= 1,
+        "the organisation's own read found its rule and seated it",
+        format!("{:?}", brief.read),
+    )?;
+    let first_two: Vec<&str> = texts(&brief).into_iter().take(2).collect();
+    ensure(
+        first_two.contains(&rule),
+        "the organisation's rule is in the brief's first two places",
+        format!("{:?}: {first_two:?}", brief.status),
     )
 }
 

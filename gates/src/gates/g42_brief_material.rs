@@ -25,7 +25,7 @@ pub static GATE: Gate = Gate {
         "§8.1",
         "§4.1",
     ],
-    requirement: "A brief's first line is resolved, choose (the tied candidates, no material) or none (saying why); over budget it leaves out excerpts first, lowest placed first, then relations, keeps every ground and says it shrank; an empty task, a task over the query limit, a budget of zero or over the maximum and an unknown scope are refused, never answered with an empty resolved brief; a sibling passage NOT_VISIBLE to the asker is in no brief of theirs, and one whose sibling did not answer is withheld loudly.",
+    requirement: "A brief's first line is resolved, choose (the tied candidates, no material) or none (saying why, and saying so when what matched could not be read); the description is the lead sentence of the document's first passage, only when it shares a word with the title; every quoted sentence is whole (one over 500 characters is left out); over budget it leaves out excerpts first, lowest placed first, then relations, last placed first, keeps every ground (a relation's target among them) and says it shrank; an empty task, a task over the query limit, a budget of zero or over the maximum and an unknown scope are refused, never answered with an empty resolved brief; a sibling passage NOT_VISIBLE to the asker is in no brief of theirs, and one STALE or whose sibling did not answer is withheld loudly.",
     cases: &[
         Case {
             id: "42/first-line-is-the-status",
@@ -36,6 +36,31 @@ pub static GATE: Gate = Gate {
             id: "42/budget-shrinks-excerpts-then-relations-keeps-grounds",
             desc: "The runbook's brief with a description, at least three excerpts (one its own, the cap taking the rest of its voice; three from documents that follow it) and two relations: at a budget for one excerpt it leaves out three excerpts and no relation; at a budget for one relation, every excerpt and one relation; at one character, everything it may, saying the description alone is over. The grounds are the same set every time, and the text says it shrank.",
             run: shrink_order,
+        },
+        Case {
+            id: "42/over-budget-the-last-relation-goes-first",
+            desc: "The runbook's brief at a budget for its description and its first relation: the one relation kept is the first placed (Deploy notes), the escalation list's relation is left out.",
+            run: last_relation_first,
+        },
+        Case {
+            id: "42/a-relation-target-is-a-ground",
+            desc: "The runbook links to a pager page that shares no word with the task: the link is a relation, the page is no excerpt, and its id at its revision is among the grounds.",
+            run: relation_target_ground,
+        },
+        Case {
+            id: "42/a-lead-sharing-no-word-with-its-title-is-no-description",
+            desc: "\"Vault\", whose one sentence (the deploy key's rotation) shares no word with its title: resolved and quoting the sentence, with no description (brief-material.md §3: an excerpt linked only by provenance is not promoted).",
+            run: lead_without_title_word,
+        },
+        Case {
+            id: "42/the-description-is-the-first-passages-lead",
+            desc: "A two-section ledger document whose second section alone matches the task: the excerpts quote that section, and the description is still the lead sentence of the first passage, cited as its #p0.",
+            run: description_is_first_passages_lead,
+        },
+        Case {
+            id: "42/a-sentence-over-500-characters-is-in-no-brief",
+            desc: "A 600-character sentence that matches the task, beside a short one that does: the short one is quoted, and the long one is in no brief, neither whole nor cut to 500 characters.",
+            run: long_sentence_left_out,
         },
         Case {
             id: "42/bad-input-is-refused-never-an-empty-brief",
@@ -51,6 +76,16 @@ pub static GATE: Gate = Gate {
             id: "42/not-visible-passage-is-in-no-brief",
             desc: "Sheets holds three team items; Sheets removes Ana from one. Bea's brief quotes all three (presence); Ana's quotes the two she may see and nothing of the third, with no withheld line (NOT_VISIBLE is silent).",
             run: not_visible,
+        },
+        Case {
+            id: "42/stale-passage-is-withheld-not-quoted",
+            desc: "Sheets holds three team items and revises one past the revision memoria holds: Ana's brief quotes the other two, nothing of the old revision, and says \"Sheets has a newer version of 1 result; withheld while memoria fetches it.\"",
+            run: stale_withheld,
+        },
+        Case {
+            id: "42/none-says-what-matched-could-not-be-read",
+            desc: "Docs alone holds the matching items and answers S2 with 503: the brief is none, says what matched could not be read now (not that nothing matched), and says \"Docs did not answer; 2 results withheld.\"",
+            run: none_could_not_be_read,
         },
         Case {
             id: "42/unanswered-sibling-is-withheld-loudly",
@@ -241,6 +276,172 @@ fn shrink_order(ctx: &mut Ctx) -> Result<(), Failure> {
         )?;
     }
     Ok(())
+}
+
+fn last_relation_first(ctx: &mut Ctx) -> Result<(), Failure> {
+    let owned = runbook_docs();
+    let docs: Vec<Doc<'_>> = owned.iter().map(|(t, p, b)| doc(t, p, b)).collect();
+    let m = instance_with(ctx, &docs)?;
+    let s = scopes();
+    let at = |budget: usize| brief(&m, &s, &request("Runbook", "repo", budget));
+    let full = at(BUDGET_CHARS_MAX)?;
+    let targets =
+        |b: &Brief| -> Vec<String> { b.relations.iter().map(|r| r.target_title.clone()).collect() };
+    ensure(
+        targets(&full) == ["Deploy notes", "Escalation"],
+        "in full, two relations: Deploy notes placed first, then Escalation",
+        format!("{:?}", targets(&full)),
+    )?;
+    let desc = full.description.as_ref().map_or(0, |d| chars(&d.text));
+    let first = chars(&full.relations[0].evidence);
+    let second = chars(&full.relations[1].evidence);
+    ensure(
+        second <= first,
+        "the second relation's evidence fits where the first's does (so the budget alone cannot pick)",
+        format!("{second} and {first} characters"),
+    )?;
+    let one = at(desc + first)?;
+    ensure(
+        targets(&one) == ["Deploy notes"]
+            && one
+                .shrink
+                .as_ref()
+                .is_some_and(|k| k.relations_left_out == 1),
+        "at one relation's budget the first placed is kept and the last left out",
+        format!("{:?}, {:?}", targets(&one), one.shrink),
+    )
+}
+
+fn relation_target_ground(ctx: &mut Ctx) -> Result<(), Failure> {
+    let runbook = "# Runbook\n\nThis runbook covers the ledger service from boot to restore.\n\n\
+                   Page the [pager rota](pager.md) when a runbook step fails.\n";
+    let pager = "# Pager\n\nThe pager rota changes hands each Friday at noon.\n";
+    let docs = [
+        doc("Runbook", "repo/runbook.md", runbook),
+        doc("Pager", "repo/pager.md", pager),
+    ];
+    let m = instance_with(ctx, &docs)?;
+    let b = brief(&m, &scopes(), &request("Runbook", "repo", 2000))?;
+    let Some(r) = b.relations.iter().find(|r| r.target_title == "Pager") else {
+        return Err(Failure::new(
+            "the runbook's link to the pager page is a relation (presence)",
+            format!("{:?}: {:?}", b.status, b.relations),
+        ));
+    };
+    ensure(
+        !b.excerpts.iter().any(|e| e.document_id == r.target_id),
+        "the pager page matches nothing of the task: no excerpt of it",
+        format!("{:?}", texts(&b)),
+    )?;
+    let ground = format!("{}@", r.target_id);
+    ensure(
+        b.grounds.iter().any(|g| g.starts_with(&ground)),
+        format!("the pager page ({}@revision) is a ground", r.target_id),
+        format!("{:?}", b.grounds),
+    )
+}
+
+fn lead_without_title_word(ctx: &mut Ctx) -> Result<(), Failure> {
+    let sentence = "The deploy key rotates every quarter on the first Monday.";
+    let body = format!("# Vault\n\n{sentence}\n");
+    let docs = [doc("Vault", "repo/vault.md", &body)];
+    let m = instance_with(ctx, &docs)?;
+    let b = brief(&m, &scopes(), &request("deploy key quarter", "repo", 2000))?;
+    ensure(
+        b.status == Status::Resolved
+            && b.item.as_ref().is_some_and(|i| i.title == "Vault")
+            && quoted(&b).contains(sentence),
+        "resolved on Vault, quoting its sentence (presence)",
+        format!("{:?} {:?}: {:?}", b.status, b.item, quoted(&b)),
+    )?;
+    ensure(
+        b.description.is_none(),
+        "no description: the lead shares no word with the title",
+        format!("{:?}", b.description),
+    )
+}
+
+fn description_is_first_passages_lead(ctx: &mut Ctx) -> Result<(), Failure> {
+    let lead = "The ledger holds every account balance of the team.";
+    let restore = "A ledger restore starts from the last sealed snapshot.";
+    let body = format!("# Ledger\n\n{lead}\n\n## Restore\n\n{restore}\n");
+    let docs = [doc("Ledger", "repo/ledger.md", &body)];
+    let m = instance_with(ctx, &docs)?;
+    let b = brief(
+        &m,
+        &scopes(),
+        &request("restore sealed snapshot", "repo", 2000),
+    )?;
+    let Some(item) = &b.item else {
+        return Err(Failure::new(
+            "resolved on the ledger document",
+            format!("{:?}", b.status),
+        ));
+    };
+    let second = format!("{}#p1", item.document_id);
+    ensure(
+        quoted(&b).contains(restore) && b.excerpts.iter().all(|e| e.passage == second),
+        "the brief quotes the second section, and no excerpt the first (presence: only the second matched)",
+        format!(
+            "{:?}",
+            b.excerpts
+                .iter()
+                .map(|e| (&e.text, &e.passage))
+                .collect::<Vec<_>>()
+        ),
+    )?;
+    let first = format!("{}#p0", item.document_id);
+    ensure(
+        b.description
+            .as_ref()
+            .is_some_and(|d| d.text == lead && d.passage == first),
+        format!("the description is the first passage's lead, cited as {first}"),
+        format!("{:?}", b.description),
+    )
+}
+
+/// Characters of the over-long sentence: over the 500 a brief quotes.
+const LONG_SENTENCE_CHARS: usize = 600;
+
+fn long_sentence_left_out(ctx: &mut Ctx) -> Result<(), Failure> {
+    use memoria::brief::blocks::BLOCK_CHARS_MAX;
+    let short = "The ledger snapshot is sealed every night.";
+    let mut long = String::from("The ledger snapshot run");
+    let mut i = 0;
+    while chars(&long) < LONG_SENTENCE_CHARS - 1 {
+        long.push_str(&format!(", then shard {i:03} of the ledger is copied"));
+        i += 1;
+    }
+    long.push('.');
+    ensure(
+        chars(&long) > BLOCK_CHARS_MAX && !long[..long.len() - 1].contains('.'),
+        format!("one sentence over {BLOCK_CHARS_MAX} characters"),
+        chars(&long).to_string(),
+    )?;
+    let long_body = format!("# Shards\n\n{long}\n");
+    let short_body = format!("# Nightly\n\n{short}\n");
+    let docs = [
+        doc("Nightly", "repo/nightly.md", &short_body),
+        doc("Shards", "repo/shards.md", &long_body),
+    ];
+    let m = instance_with(ctx, &docs)?;
+    let b = brief(
+        &m,
+        &scopes(),
+        &request("ledger snapshot sealed", "repo", BUDGET_CHARS_MAX),
+    )?;
+    let q = quoted(&b);
+    ensure(
+        b.status == Status::Resolved && q.contains(short),
+        "the short sentence is quoted (presence)",
+        format!("{:?}: {q:?}", b.status),
+    )?;
+    let head: String = long.chars().take(40).collect();
+    ensure(
+        !q.contains(&head) && !b.to_text().contains("shard 000"),
+        "the long sentence is in no brief, whole or cut",
+        q,
+    )
 }
 
 /// Whether a refusal is the one a bad request must get.
@@ -478,6 +679,97 @@ fn unanswered(ctx: &mut Ctx) -> Result<(), Failure> {
             text.contains("withheld: Docs did not answer; 2 results withheld."),
             "the brief says Docs did not answer, with the count",
             format!("{:?}", b.withheld),
+        )
+    })
+}
+
+fn stale_withheld(ctx: &mut Ctx) -> Result<(), Failure> {
+    let ana = OWNERS[0];
+    let canary = ctx.canary();
+    let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
+    let sheets = world.fake("sheets").clone();
+    sheets.model().with(|m| {
+        for (i, w) in WORDS[..3].iter().enumerate() {
+            m.add_item(
+                &format!("sh-{i}"),
+                Rung::Team,
+                "Rota",
+                &item_body(&canary, w),
+            )
+            .expect("item");
+        }
+    });
+    let task = format!("{canary} rota kitchen");
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        // STALE: Sheets moves sh-2 past the revision memoria holds; it is
+        // still team-visible, so S2 admits Ana to the item at its new one.
+        sheets.model().with(|mm| {
+            mm.revise("sh-2", "Rota", &item_body(&canary, WORDS[3]))
+                .expect("revise")
+        });
+        let b = ruled_brief(&m, ana, &task).await?;
+        let q = quoted(&b);
+        check(
+            q.contains(WORDS[0]) && q.contains(WORDS[1]),
+            "Ana's brief quotes the two rotas Sheets has not moved (presence)",
+            format!("{:?}: {q:?}", b.status),
+        )?;
+        let everywhere = format!(
+            "{}{}",
+            b.to_text(),
+            serde_json::to_string(&b).unwrap_or_default()
+        );
+        check(
+            !everywhere.contains(WORDS[2]),
+            "nothing of the old revision is in Ana's brief, text or JSON",
+            "it is",
+        )?;
+        check(
+            b.to_text().contains(
+                "withheld: Sheets has a newer version of 1 result; withheld while memoria fetches it.",
+            ),
+            "the brief withholds the STALE passage with the search page's sentence",
+            format!("{:?}", b.withheld),
+        )
+    })
+}
+
+fn none_could_not_be_read(ctx: &mut Ctx) -> Result<(), Failure> {
+    let ana = OWNERS[0];
+    let canary = ctx.canary();
+    let world = World::new(ctx.seed(), vec![SiblingSpec::own("docs")]);
+    let docs = world.fake("docs").clone();
+    docs.model().with(|m| {
+        for (i, w) in WORDS[..2].iter().enumerate() {
+            m.add_item(
+                &format!("dc-{i}"),
+                Rung::Team,
+                "Rota",
+                &item_body(&canary, w),
+            )
+            .expect("item");
+        }
+    });
+    let task = format!("{canary} rota kitchen");
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        docs.faults()
+            .set_outage_for(Some(Outage::Status(503)), Some(CallKind::S2));
+        let b = ruled_brief(&m, ana, &task).await?;
+        let text = b.to_text();
+        check(
+            b.status == Status::None
+                && text.contains("withheld: Docs did not answer; 2 results withheld."),
+            "none, with Docs' two matches withheld loudly (presence: they matched)",
+            format!("{:?} {:?}", b.status, b.withheld),
+        )?;
+        check(
+            b.note
+                .as_deref()
+                .is_some_and(|n| n.contains("could not be read") && !n.starts_with("Nothing in")),
+            "the note says what matched could not be read now, not that nothing matched",
+            format!("{:?}", b.note),
         )
     })
 }
