@@ -45,8 +45,8 @@ pub mod mutants;
 
 pub use framework::{
     CANARY_CHARS, CANARY_TAIL_CHARS, Case, CaseFn, Ctx, Failure, Gate, Status, assert_case,
-    canary_tail, case, check_case, ensure, filter_picks, gate, registry, replay_command, report,
-    run_case, select,
+    canary_tail, case, check_case, check_case_reported, ensure, filter_picks, gate, registry,
+    replay_command, report, run_case, select,
 };
 /// Gate 29's measurement, for `memoria-harness quality`.
 pub use gates::g29_retrieval_quality as quality;

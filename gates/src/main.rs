@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use memoria_gates::report::{CaseReport, GateReport, RunReport, Verdict};
+use memoria_gates::report::{CaseReport, GateReport, RunReport};
 use memoria_gates::{Status, conform, mutants, registry, run_case, select};
 
 const EXIT_FAIL: u8 = 1;
@@ -471,33 +471,9 @@ fn run(
         for c in cases {
             let t0 = Instant::now();
             let status = run_case(c, seed);
-            let time_ms = t0.elapsed().as_millis() as u64;
-            let (verdict, expected, actual) = match status {
-                Status::Pass => (Verdict::Pass, None, None),
-                Status::Fail(f) => (Verdict::Fail, Some(f.expected), Some(f.actual)),
-            };
-            reports.push(CaseReport {
-                id: c.id.to_string(),
-                desc: c.desc.to_string(),
-                status: verdict,
-                expected,
-                actual,
-                time_ms,
-            });
+            reports.push(CaseReport::of(c, status, t0.elapsed().as_millis() as u64));
         }
-        let status = if reports.iter().any(|r| r.status == Verdict::Fail) {
-            Verdict::Fail
-        } else {
-            Verdict::Pass
-        };
-        gates.push(GateReport {
-            id: g.id.to_string(),
-            title: g.title.to_string(),
-            sections: g.sections.iter().map(|s| s.to_string()).collect(),
-            requirement: g.requirement.to_string(),
-            status,
-            cases: reports,
-        });
+        gates.push(GateReport::of(g, reports));
     }
     let report = RunReport::new(seed, gates);
     if let Some(path) = json_report

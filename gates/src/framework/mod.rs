@@ -12,5 +12,6 @@ pub mod select;
 pub use ctx::{CANARY_CHARS, CANARY_TAIL_CHARS, Ctx, canary_tail};
 pub use gate::{Case, CaseFn, Failure, Gate, Status, ensure};
 pub use run::{
-    assert_case, case, check_case, filter_picks, gate, registry, replay_command, run_case,
+    assert_case, case, check_case, check_case_reported, filter_picks, gate, registry,
+    replay_command, run_case,
 };

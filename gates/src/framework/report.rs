@@ -11,6 +11,8 @@ use quick_xml::Writer;
 use quick_xml::events::{BytesCData, BytesDecl, BytesEnd, BytesStart, Event};
 use serde::{Deserialize, Serialize};
 
+use super::gate::{Case, Gate, Status};
+
 /// Pass or fail, as the JSON and text renderings spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -77,6 +79,45 @@ pub struct RunReport {
     pub gates: Vec<GateReport>,
     /// Counts.
     pub summary: Summary,
+}
+
+impl CaseReport {
+    /// The report of `case`, which ended in `status` after `time_ms`
+    /// milliseconds of wall time.
+    pub fn of(case: &Case, status: Status, time_ms: u64) -> CaseReport {
+        let (status, expected, actual) = match status {
+            Status::Pass => (Verdict::Pass, None, None),
+            Status::Fail(f) => (Verdict::Fail, Some(f.expected), Some(f.actual)),
+        };
+        CaseReport {
+            id: case.id.to_string(),
+            desc: case.desc.to_string(),
+            status,
+            expected,
+            actual,
+            time_ms,
+        }
+    }
+}
+
+impl GateReport {
+    /// The report of `gate` over the `cases` that ran, in the order given:
+    /// it fails if any of them failed.
+    pub fn of(gate: &Gate, cases: Vec<CaseReport>) -> GateReport {
+        let status = if cases.iter().any(|r| r.status == Verdict::Fail) {
+            Verdict::Fail
+        } else {
+            Verdict::Pass
+        };
+        GateReport {
+            id: gate.id.to_string(),
+            title: gate.title.to_string(),
+            sections: gate.sections.iter().map(|s| s.to_string()).collect(),
+            requirement: gate.requirement.to_string(),
+            status,
+            cases,
+        }
+    }
 }
 
 impl RunReport {

@@ -4,6 +4,7 @@ use std::panic::AssertUnwindSafe;
 
 use super::ctx::Ctx;
 use super::gate::{Case, Failure, Gate, Status};
+use super::report::CaseReport;
 
 /// Every registered gate, in id order.
 pub fn registry() -> &'static [&'static Gate] {
@@ -54,14 +55,26 @@ pub fn replay_command(id: &str, seed: u64) -> String {
 /// A report naming the case, the seed, expected and actual, and the
 /// [`replay_command`], if the case is unknown or fails.
 pub fn check_case(id: &str, seed: u64) -> Result<(), String> {
-    let (_, case) = case(id).ok_or_else(|| format!("no case {id} is registered"))?;
-    match run_case(case, seed) {
+    check_case_reported(id, seed).1
+}
+
+/// [`check_case`], with the case's [`CaseReport`] (its verdict and wall
+/// time) beside the result; `None` if no case `id` is registered.
+pub fn check_case_reported(id: &str, seed: u64) -> (Option<CaseReport>, Result<(), String>) {
+    let Some((_, case)) = case(id) else {
+        return (None, Err(format!("no case {id} is registered")));
+    };
+    let t0 = std::time::Instant::now();
+    let status = run_case(case, seed);
+    let time_ms = t0.elapsed().as_millis() as u64;
+    let verdict = match &status {
         Status::Pass => Ok(()),
         Status::Fail(f) => Err(format!(
             "gate case {id} failed (seed {seed})\n  {f}\nreplay: {}",
             replay_command(id, seed)
         )),
-    }
+    };
+    (Some(CaseReport::of(case, status, time_ms)), verdict)
 }
 
 /// Runs the case `id` under the seed from [`SEED_ENV`](crate::SEED_ENV) (else a
