@@ -801,7 +801,7 @@ fn same_as_rebuilt(matrix: &memoria::DenseMatrix, when: &str) -> Result<(), Fail
             .map_err(|e| Failure::new("a live row pushes onto a fresh matrix", e.to_string()))?;
     }
     ensure(
-        rebuilt.len() == matrix.len() && rebuilt.len() > 0,
+        rebuilt.len() == matrix.len() && !rebuilt.is_empty(),
         format!("{when}, the rebuilt matrix holds every live row (presence)"),
         format!("{} of {}", rebuilt.len(), matrix.len()),
     )?;
