@@ -600,7 +600,6 @@ impl Memoria {
             .lock()
             .map_err(|_| "instance lock".to_string())?
             .admit(owner)
-            .cloned()
             .ok_or_else(|| format!("{owner} is not an owner"))?;
         self.state().deliver_sign_in_link(&who);
         let (_, url) = self
