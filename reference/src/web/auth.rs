@@ -65,8 +65,7 @@ pub(crate) struct BeginForm {
 
 /// `POST /auth/begin`: admission first (§3.2, gate 33). An owner's address
 /// is classified (the suite's sign-in classifier) and sent a link; any other
-/// address is dropped here, before anything reads it, and the page says
-/// the same either way.
+/// address is dropped at admission, and the page says the same either way.
 pub(crate) async fn begin(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -94,8 +93,9 @@ pub(crate) async fn begin(
             false,
         );
     }
-    // The predicate before the classifier: nothing reads an address, let
-    // alone resolves or fetches its domain, unless it is an owner's now.
+    // The predicate before the classifier: past admission nothing reads an
+    // address, let alone resolves or fetches its domain, unless it is an
+    // owner's now.
     if let Some(owner) = state.admit(&address) {
         state.classifier().classify(&owner).await;
         state.deliver_sign_in_link(&owner);
