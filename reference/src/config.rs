@@ -6,8 +6,14 @@
 //!   generated on first run and stored in `<data>/dek.key` with mode 0600, and
 //!   a warning says so every time. If `MEMORIA_OWNERS` is also unset, the
 //!   development default makes one owner, [`DEV_OWNER`], and names it.
-//! - Outside the development default, a missing `MEMORIA_OWNERS` is a
-//!   configuration error: memoria refuses to start without owners (§4.3).
+//! - The owners list is `MEMORIA_OWNERS` (the list itself, read at start:
+//!   removing an owner is a restart) or `MEMORIA_OWNERS_FILE` (a file
+//!   holding it, read again on every request: removing an owner from the
+//!   file refuses them on their next request, and a file that cannot be
+//!   read admits nobody until it can). Not both (§4.3).
+//! - Outside the development default, missing owners are a configuration
+//!   error: memoria refuses to start without them (§4.3), and with an owners
+//!   file it cannot read.
 //! - `MEMORIA_AI` is the team owner's one AI choice, `on` or `off` (§8.3,
 //!   decision 13): on or off, never which provider. Unset or empty is off,
 //!   and off means no egress at all: no provider client is built (§8.1).
@@ -17,7 +23,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::access::admission::{Admission, DEV_OWNER, OWNERS_ENV};
+use crate::access::admission::{Admission, DEV_OWNER, OWNERS_ENV, OWNERS_FILE_ENV};
 use crate::ai::provider::ProviderKey;
 use crate::error::{Error, ErrorKind};
 use crate::policy::egress::EgressMode;
@@ -81,7 +87,7 @@ pub struct Config {
     pub dek: Dek,
     /// Where it came from.
     pub dek_source: DekSource,
-    /// The owners list.
+    /// The owners list's source, read on every question (§4.3).
     pub admission: Admission,
     /// True if the owners list is the development default's made owner.
     pub dev_owner: bool,
@@ -127,7 +133,7 @@ impl Config {
         }
         if self.dev_owner {
             w.push(format!(
-                "development default: {OWNERS_ENV} is unset, so the one owner is {DEV_OWNER}."
+                "development default: {OWNERS_ENV} and {OWNERS_FILE_ENV} are unset, so the one owner is {DEV_OWNER}."
             ));
         }
         if self.key_unused {
@@ -143,8 +149,9 @@ impl Config {
 ///
 /// # Errors
 /// [`ErrorKind::Config`] for a malformed DEK or owners list, for a
-/// `MEMORIA_DEK_FILE` that cannot be read (the I/O error is its source), or
-/// for missing owners outside the development default, or for a development
+/// `MEMORIA_DEK_FILE` or `MEMORIA_OWNERS_FILE` that cannot be read (the I/O
+/// error is its source), for both `MEMORIA_OWNERS` and `MEMORIA_OWNERS_FILE`
+/// set, or for missing owners outside the development default, or for a development
 /// key file that is missing beside an existing store (no new key is made);
 /// [`ErrorKind::Io`] if the development default's key file cannot be read or
 /// written.
@@ -171,14 +178,25 @@ pub fn resolve(data_dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<
         (dek, DekSource::DevDefault { path, created })
     };
     let dev = matches!(dek_source, DekSource::DevDefault { .. });
-    let (admission, dev_owner) = match env(OWNERS_ENV).filter(|s| !s.trim().is_empty()) {
-        Some(list) => (Admission::parse(&list)?, false),
-        None if dev => (Admission::dev_default(), true),
-        None => {
+    let list = env(OWNERS_ENV).filter(|s| !s.trim().is_empty());
+    let file = env(OWNERS_FILE_ENV).filter(|s| !s.trim().is_empty());
+    let (admission, dev_owner) = match (list, file) {
+        (Some(_), Some(_)) => {
             return Err(Error::new(
                 ErrorKind::Config,
                 format!(
-                    "{OWNERS_ENV} is unset: memoria refuses to start without owners (a comma-separated list of addresses)"
+                    "{OWNERS_ENV} and {OWNERS_FILE_ENV} are both set: name the owners in one of them"
+                ),
+            ));
+        }
+        (Some(list), None) => (Admission::parse(&list)?, false),
+        (None, Some(path)) => (Admission::file(path.trim())?, false),
+        (None, None) if dev => (Admission::dev_default(), true),
+        (None, None) => {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!(
+                    "{OWNERS_ENV} and {OWNERS_FILE_ENV} are unset: memoria refuses to start without owners (a comma-separated list of addresses, or a file holding one)"
                 ),
             ));
         }
@@ -359,6 +377,33 @@ mod tests {
         let c = resolve(dir.path(), &env_of(&[(OWNERS_ENV, "ana@example.org")])).unwrap();
         assert!(!c.dev_owner);
         assert!(c.admission.admit(DEV_OWNER).is_none());
+    }
+
+    #[test]
+    fn an_owners_file_is_read_on_every_question_and_one_source_only_is_allowed() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("owners");
+        std::fs::write(&file, "ana@example.org\nbo@example.org\n").unwrap();
+        let path = file.to_str().unwrap().to_string();
+        let env = |both: bool| {
+            let path = path.clone();
+            move |k: &str| match k {
+                OWNERS_FILE_ENV => Some(path.clone()),
+                OWNERS_ENV if both => Some("ana@example.org".to_string()),
+                _ => None,
+            }
+        };
+        let c = resolve(dir.path(), &env(false)).unwrap();
+        assert!(!c.dev_owner);
+        assert!(c.admission.admit("bo@example.org").is_some());
+        std::fs::write(&file, "ana@example.org\n").unwrap();
+        assert!(c.admission.admit("bo@example.org").is_none());
+        let both = resolve(dir.path(), &env(true)).unwrap_err();
+        assert_eq!(both.kind(), ErrorKind::Config);
+        std::fs::remove_file(&file).unwrap();
+        let gone = resolve(dir.path(), &env(false)).unwrap_err();
+        assert_eq!(gone.kind(), ErrorKind::Config);
+        assert!(!format!("{gone:#}").contains("ana@"), "{gone:#}");
     }
 
     #[test]

@@ -118,7 +118,7 @@ impl QuerySemantic {
 pub struct InstanceConfig {
     /// The data directory: database file and snapshot bucket.
     pub data_dir: PathBuf,
-    /// Admission: the owners list.
+    /// Admission: the owners list's source, read on every question (§4.3).
     pub admission: Admission,
     /// The egress mode the footer states.
     pub egress: EgressMode,
@@ -325,7 +325,7 @@ impl Instance {
         &self.index
     }
 
-    /// Admission: the owners list.
+    /// Admission: the owners list's source, read on every question (§4.3).
     pub fn admission(&self) -> &Admission {
         &self.admission
     }
@@ -497,8 +497,10 @@ impl Instance {
         Ok(header)
     }
 
-    /// The admitted owner for `asker`, or `None`.
-    pub fn admit(&self, asker: &str) -> Option<&Owner> {
+    /// The admitted owner for `asker` now, or `None`: the owners list is
+    /// read from its source on every call (§4.3), and while the source
+    /// cannot be read nobody is admitted.
+    pub fn admit(&self, asker: &str) -> Option<Owner> {
         self.admission.admit(asker)
     }
 

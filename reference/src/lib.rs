@@ -122,8 +122,10 @@ mod web;
 
 // The one rule's two facts (§4.2) and the errors every call returns.
 pub use access::admission::{
-    Admission, DEV_OWNER, OWNER_ADDRESS_BYTES_MAX, OWNERS_ENV, OWNERS_MAX, Owner,
+    Admission, DEV_OWNER, OWNER_ADDRESS_BYTES_MAX, OWNERS_ENV, OWNERS_FILE_BYTES_MAX,
+    OWNERS_FILE_ENV, OWNERS_MAX, Owner,
 };
+pub use access::classifier::{NoClassifier, SignInClassifier};
 pub use error::{DecodeError, Error, ErrorKind};
 
 // Time, configuration and the instance (§7.4).

@@ -6,8 +6,8 @@
 //! |---|---|
 //! | 0 | success |
 //! | 1 | partial: some files were refused, the document was not found, or `sync-folder`'s enumeration failed (nothing was deleted) |
-//! | 2 | usage or configuration error: a path to import that does not exist, a `MEMORIA_DEK_FILE` that cannot be read, a DEK that does not open the existing store (nothing is changed), missing owners, a malformed `MEMORIA_PROJECTS`; a refused query or brief: a query or task over its limits, a task with no word to read for, a budget out of range, a scope that names nothing configured (clap's own usage errors are 2 as well) |
-//! | 3 | not admitted: `--as` names no owner (`mcp` answers each call with the refusal instead, and exits 0 when its client closes stdin) |
+//! | 2 | usage or configuration error: a path to import that does not exist, a `MEMORIA_DEK_FILE` that cannot be read, a DEK that does not open the existing store (nothing is changed), missing owners, a `MEMORIA_OWNERS_FILE` that cannot be read or does not hold a list, both `MEMORIA_OWNERS` and `MEMORIA_OWNERS_FILE` set, a malformed `MEMORIA_PROJECTS`; a refused query or brief: a query or task over its limits, a task with no word to read for, a budget out of range, a scope that names nothing configured (clap's own usage errors are 2 as well) |
+//! | 3 | not admitted: `--as` names no owner now, or the owners file cannot be read now (`mcp` answers each call with the refusal instead, and exits 0 when its client closes stdin) |
 //! | 4 | storage, seal or server failure |
 //!
 //! Logs go to stderr through `tracing` and never carry content (§3.2): no
@@ -152,8 +152,9 @@ enum Command {
     /// Serve an agent over the Model Context Protocol on stdin and stdout: the tools `search` and `brief`, as OWNER.
     ///
     /// An MCP client starts this as a child process. Each call is admitted
-    /// against MEMORIA_OWNERS when it is made, and answers what `memoria
-    /// search` or `memoria brief` prints for the same request.
+    /// against the owners list when it is made (MEMORIA_OWNERS_FILE is read
+    /// again on every call), and answers what `memoria search` or `memoria
+    /// brief` prints for the same request.
     Mcp {
         /// The owner every call is made as; checked on every call.
         #[arg(long = "as", value_name = "OWNER")]
@@ -540,7 +541,9 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
 fn not_an_owner(asker: &str) -> Exit {
     Exit(
         EXIT_NOT_ADMITTED,
-        anyhow::anyhow!("{asker} is not an owner of this memoria (MEMORIA_OWNERS)"),
+        anyhow::anyhow!(
+            "{asker} is not an owner of this memoria (MEMORIA_OWNERS or MEMORIA_OWNERS_FILE)"
+        ),
     )
 }
 

@@ -141,7 +141,7 @@ fn structured(context: &RequestContext<RoleServer>) -> bool {
 
 /// The sentence a refused asker reads: the CLI's, word for word.
 fn not_admitted(asker: &str) -> String {
-    format!("{asker} is not an owner of this memoria (MEMORIA_OWNERS)")
+    format!("{asker} is not an owner of this memoria (MEMORIA_OWNERS or MEMORIA_OWNERS_FILE)")
 }
 
 #[tool_router]

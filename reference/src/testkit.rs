@@ -102,10 +102,24 @@ impl TestApp {
         owners: &str,
         clock: Arc<dyn Clock>,
     ) -> Result<TestApp, Error> {
+        TestApp::with_admission(data_dir, dek, Admission::parse(owners)?, clock)
+    }
+
+    /// As [`TestApp::with_clock`], admitting from `admission`: e.g. an
+    /// owners file ([`Admission::file`]) a test rewrites while the app runs.
+    ///
+    /// # Errors
+    /// As [`Instance::wake`].
+    pub fn with_admission(
+        data_dir: &Path,
+        dek: &Dek,
+        admission: Admission,
+        clock: Arc<dyn Clock>,
+    ) -> Result<TestApp, Error> {
         let instance = Instance::wake(
             InstanceConfig {
                 data_dir: data_dir.to_path_buf(),
-                admission: Admission::parse(owners)?,
+                admission,
                 egress: EgressMode::AiOff,
             },
             Sealer::new(dek),
@@ -161,6 +175,30 @@ impl TestApp {
         self
     }
 
+    /// The same app with the suite's sign-in classifier (§3.2), which
+    /// `POST /auth/begin` runs over an owner's address only. Call before
+    /// signing in.
+    pub fn with_sign_in_classifier(
+        mut self,
+        classifier: Arc<dyn crate::access::classifier::SignInClassifier>,
+    ) -> TestApp {
+        self.state = self.state.clone().with_sign_in_classifier(classifier);
+        self.router = web::router(self.state.clone());
+        self
+    }
+
+    /// A second browser on the same app: the same state, router and
+    /// captured links, its own cookie (none yet). Two people side by side.
+    pub fn beside(&self) -> TestApp {
+        TestApp {
+            state: self.state.clone(),
+            router: self.router.clone(),
+            delivery: self.delivery.clone(),
+            cookie: None,
+            csrf: None,
+        }
+    }
+
     /// The shared state, e.g. to reach the instance.
     pub fn state(&self) -> &AppState {
         &self.state
@@ -195,7 +233,6 @@ impl TestApp {
             .lock()
             .expect("instance lock")
             .admit(owner)
-            .cloned()
             .expect("sign_in needs an admitted owner");
         self.state.deliver_sign_in_link(&owner);
         let (_, url) = self
@@ -205,26 +242,56 @@ impl TestApp {
             .rev()
             .find(|(o, _)| o == owner.address())
             .expect("a link was delivered");
-        let path = url
-            .strip_prefix("http://memoria.test")
-            .expect("links start with the base url")
-            .to_string();
-        let resp = self.get(&path).await;
+        let resp = self.follow_sign_in_link(&url).await;
         assert_eq!(resp.status, StatusCode::SEE_OTHER, "sign-in link followed");
-        let set = resp
-            .headers
-            .get(header::SET_COOKIE)
-            .and_then(|v| v.to_str().ok())
-            .expect("sign-in sets a cookie");
-        let pair = set.split(';').next().expect("cookie pair").to_string();
-        self.cookie = Some(pair);
-        let home = self.get("/").await;
-        self.csrf = extract_csrf(&home.body);
+        assert!(self.cookie.is_some(), "sign-in sets a cookie");
         assert!(
             self.csrf.is_some(),
             "the signed-in page carries a CSRF token"
         );
         url
+    }
+
+    /// `POST /auth/begin` with `address`, as the sign-in form submits it,
+    /// carrying no cookie: asks for a sign-in link (§3.2).
+    pub async fn begin_sign_in(&self, address: &str) -> TestResponse {
+        let body = form_urlencoded::Serializer::new(String::new())
+            .append_pair("address", address)
+            .finish();
+        self.dispatch(
+            axum::http::Request::post("/auth/begin")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from(body))
+                .expect("valid request"),
+        )
+        .await
+    }
+
+    /// Follows a delivered sign-in link `url` as a browser would, carrying
+    /// no cookie. If the response sets a session cookie this client keeps
+    /// it, with the CSRF token of the page it lands on; otherwise this
+    /// client's session is left as it was. Returns the link's response.
+    ///
+    /// # Panics
+    /// If `url` does not start with the app's base URL.
+    pub async fn follow_sign_in_link(&mut self, url: &str) -> TestResponse {
+        let path = url
+            .strip_prefix("http://memoria.test")
+            .expect("links start with the base url");
+        let resp = self.dispatch(request("GET", path)).await;
+        let pair = resp
+            .headers
+            .get(header::SET_COOKIE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|s| s.split(';').next())
+            .filter(|p| p.split_once('=').is_some_and(|(_, v)| !v.is_empty()))
+            .map(str::to_string);
+        if let Some(pair) = pair {
+            self.cookie = Some(pair);
+            let home = self.get("/").await;
+            self.csrf = extract_csrf(&home.body);
+        }
+        resp
     }
 
     /// Sends any request and reads the whole response.

@@ -321,7 +321,7 @@ fn a_person_not_on_the_owners_list_is_refused_on_every_call() {
         assert_eq!(brief["isError"], true, "{brief}");
         assert_eq!(
             text_of(&brief),
-            "eve@example.org is not an owner of this memoria (MEMORIA_OWNERS)"
+            "eve@example.org is not an owner of this memoria (MEMORIA_OWNERS or MEMORIA_OWNERS_FILE)"
         );
         let search = s.call("search", json!({"query": "kettle"}));
         assert_eq!(search["isError"], true, "{search}");

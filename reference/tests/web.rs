@@ -1515,7 +1515,7 @@ async fn a_sign_in_link_expires_after_its_time_to_live() {
     let owner = {
         let instance = app.state().instance();
         let guard = instance.lock().expect("instance lock");
-        guard.admit(OWNER).cloned().expect("owner")
+        guard.admit(OWNER).expect("owner")
     };
 
     // Presence: a link followed one second before it expires signs in.
@@ -1563,7 +1563,7 @@ async fn a_link_minted_for_someone_not_on_the_owners_list_never_yields_a_session
     let owner = {
         let instance = app.state().instance();
         let guard = instance.lock().expect("instance lock");
-        guard.admit(OWNER).cloned().expect("owner")
+        guard.admit(OWNER).expect("owner")
     };
     let outsider = Admission::parse("eve@example.org").expect("list").owners()[0].clone();
 
@@ -1575,9 +1575,119 @@ async fn a_link_minted_for_someone_not_on_the_owners_list_never_yields_a_session
 
     let path = deliver_one(&app, || app.state().deliver_sign_in_link(&outsider));
     let resp = app.get(&path).await;
-    assert_eq!(resp.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        resp.status,
+        StatusCode::FORBIDDEN,
+        "not admitted at verification"
+    );
     assert_footer("outsider link", &resp);
     assert!(resp.headers.get(header::SET_COOKIE).is_none());
+}
+
+#[tokio::test]
+async fn the_sign_in_form_sends_an_owner_a_link_and_a_stranger_nothing_on_the_same_page() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let app = TestApp::new(dir.path(), &Dek::generate(), OWNER).expect("wake");
+    let form = app.get("/signin").await;
+    assert_eq!(form.status, StatusCode::OK);
+    assert_footer("sign-in form", &form);
+    assert!(
+        form.body
+            .contains(r#"<form method="post" action="/auth/begin">"#)
+            && form.body.contains(r#"name="address""#)
+            && !form.body.contains("<script"),
+        "a scriptless form posting one address to /auth/begin"
+    );
+
+    let owner = app.begin_sign_in(" Ana@Example.org ").await;
+    assert_eq!(owner.status, StatusCode::OK);
+    assert_footer("link asked", &owner);
+    let links = app.delivered_links();
+    assert_eq!(links.len(), 1, "one link for the owner");
+    assert_eq!(links[0].0, OWNER);
+    let mut browser = app.beside();
+    let followed = browser.follow_sign_in_link(&links[0].1).await;
+    assert_eq!(followed.status, StatusCode::SEE_OTHER, "the link signs in");
+    assert_eq!(browser.get("/").await.status, StatusCode::OK);
+
+    // Following a link delivers the next one (for another browser).
+    let delivered = app.delivered_links().len();
+    let stranger = app.begin_sign_in("eve@example.org").await;
+    assert_eq!(stranger.status, StatusCode::OK);
+    assert_eq!(stranger.body, owner.body, "the same page, owner or not");
+    assert_eq!(
+        app.delivered_links().len(),
+        delivered,
+        "no link for a stranger"
+    );
+}
+
+#[tokio::test]
+async fn the_sign_in_form_refuses_an_empty_or_over_long_address_and_another_sites_post() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let app = TestApp::new(dir.path(), &Dek::generate(), OWNER).expect("wake");
+    for address in ["", "   ", &format!("{}@example.org", "a".repeat(300))] {
+        let resp = app.begin_sign_in(address).await;
+        assert_eq!(
+            resp.status,
+            StatusCode::BAD_REQUEST,
+            "{} bytes",
+            address.len()
+        );
+        assert_footer("refused address", &resp);
+    }
+    let resp = app
+        .send(
+            Request::post("/auth/begin")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .header(header::ORIGIN, "http://evil.example")
+                .body(Body::from(format!("address={}", form_encode(OWNER))))
+                .expect("valid request"),
+        )
+        .await;
+    assert_eq!(resp.status, StatusCode::FORBIDDEN, "a cross-origin post");
+    assert_footer("cross-origin sign-in", &resp);
+    assert!(app.delivered_links().is_empty(), "no link was sent");
+}
+
+#[tokio::test]
+async fn an_owner_removed_from_the_owners_file_is_refused_at_the_link_and_in_the_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let owners = dir.path().join("owners");
+    std::fs::write(&owners, format!("{OWNER}\nbea@example.org\n")).expect("owners file");
+    let admission = Admission::file(&owners).expect("a readable owners file");
+    let mut app = TestApp::with_admission(
+        &dir.path().join("data"),
+        &Dek::generate(),
+        admission,
+        Arc::new(FixedClock(T0_UNIX_S)),
+    )
+    .expect("wake");
+    app.sign_in(OWNER).await;
+    app.begin_sign_in(OWNER).await;
+    let (_, link) = app.delivered_links().pop().expect("a link");
+    assert_eq!(app.get("/").await.status, StatusCode::OK, "presence");
+
+    std::fs::write(&owners, "bea@example.org\n").expect("owners file");
+    assert_eq!(app.get("/").await.status, StatusCode::UNAUTHORIZED);
+    let mut browser = app.beside();
+    let refused = browser.follow_sign_in_link(&link).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert_footer("removed owner's link", &refused);
+    assert!(refused.headers.get(header::SET_COOKIE).is_none());
+
+    std::fs::remove_file(&owners).expect("remove");
+    app.begin_sign_in("bea@example.org").await;
+    assert_eq!(
+        app.delivered_links()
+            .iter()
+            .filter(|(o, _)| o == "bea@example.org")
+            .count(),
+        0,
+        "an owners file that cannot be read admits nobody"
+    );
+    std::fs::write(&owners, format!("{OWNER}\n")).expect("owners file");
+    assert_eq!(app.get("/").await.status, StatusCode::OK, "readable again");
 }
 
 #[tokio::test]

@@ -27,7 +27,9 @@
 //! and [`serve_loopback`] serve a fake; [`TurmoilDialer`] is the
 //! reference's way out in a run, behind a [`GuardedDialer`] that records
 //! every lookup and connection memoria makes in a [`NetGuard`] (gate 15). The conformance kit's `/_control` hook is
-//! [`Controller`], on loopback only.
+//! [`Controller`], on loopback only. [`KeymailClassifier`] stands in for
+//! the suite's sign-in classifier, dialing a [`MailDomain`] through the
+//! same guard (gate 33).
 //!
 //! # The stub embedding provider (§7.2, §8.3)
 //!
@@ -60,6 +62,7 @@ mod corpus;
 mod fake;
 mod fake_connector;
 mod guard;
+mod keymail;
 mod net;
 pub mod scenario;
 mod tour;
@@ -68,8 +71,8 @@ mod world;
 // The world: memoria and its siblings on turmoil hosts, one seed (§6.5, §10).
 pub use world::{
     BROWSER_HOST, EPOCH_UNIX_S, LINK_LATENCY_MS, MEMORIA_CONSUMER, MEMORIA_HOST, MEMORIA_PORT,
-    Memoria, OTHER_TEAM, OWNERS, Page, SECONDS_PER_DAY, SIBLING_PORT, SIM_DEK_BYTES,
-    SIMULATION_DURATION_S, SiblingSpec, SimClock, SimFailure, TEAM, TICK_MS, World,
+    Memoria, OTHER_TEAM, OWNERS, OWNERS_FILE_NAME, Page, SECONDS_PER_DAY, SIBLING_PORT,
+    SIM_DEK_BYTES, SIMULATION_DURATION_S, SiblingSpec, SimClock, SimFailure, TEAM, TICK_MS, World,
 };
 
 // The network: serving a router, dialing out (§6.1, §6.3).
@@ -77,6 +80,9 @@ pub use net::{TurmoilDialer, TurmoilListener, serve_connection, serve_loopback, 
 
 // The network guard: every lookup and connection memoria makes in a run (§3.2, gate 15).
 pub use guard::{DialOutcome, GuardedDialer, NetEvent, NetGuard};
+
+// The suite's sign-in classifier as rastrillo's behaves, and the mail domains it dials (§3.2, gate 33).
+pub use keymail::{KEYMAIL_PATH, KEYMAIL_PORT, KeymailClassifier, MailDomain};
 
 // Fake siblings: the model, the server, the knobs, the trace (§4.1, §6).
 pub use fake::model::{

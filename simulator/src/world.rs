@@ -7,6 +7,11 @@
 //! the warm-up), and a browser host where the scenario runs: it reaches
 //! memoria over HTTP through a [`Memoria`]. Time is turmoil's: `tokio::time` inside
 //! the scenario is simulated, and nothing reads the wall clock.
+//!
+//! memoria admits from an owners file ([`memoria::Admission::file`]) the
+//! world writes before the run and a scenario may rewrite or remove during
+//! it ([`Memoria::set_owners`], [`Memoria::remove_owners_file`]): admission
+//! is read on every request (§4.3, gates 21 and 33).
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -29,6 +34,7 @@ use crate::fake::model::ModelHandle;
 use crate::fake::server::{FakeConfig, FakeSibling};
 use crate::fake::trace::{Clock, Trace};
 use crate::guard::{GuardedDialer, NetGuard};
+use crate::keymail::{KEYMAIL_PORT, KeymailClassifier, MailDomain};
 use crate::net::{TurmoilDialer, TurmoilListener, serve_turmoil};
 
 /// memoria's team label (§6.3).
@@ -149,6 +155,8 @@ pub struct World {
     extra_urls: Vec<String>,
     owners: Vec<String>,
     guard: NetGuard,
+    mail_domains: BTreeMap<String, MailDomain>,
+    keymail: bool,
 }
 
 impl std::fmt::Debug for World {
@@ -210,7 +218,27 @@ impl World {
             extra_urls: vec![],
             owners: OWNERS.iter().map(|o| o.to_string()).collect(),
             guard: NetGuard::default(),
+            mail_domains: BTreeMap::new(),
+            keymail: false,
         }
+    }
+
+    /// Runs memoria with the suite's sign-in classifier as rastrillo's
+    /// behaves ([`KeymailClassifier`]): `POST /auth/begin` for an owner
+    /// resolves and fetches the address's domain, through a dialer behind
+    /// this world's [`NetGuard`] (§3.2, gate 33).
+    pub fn use_keymail_classifier(&mut self) {
+        self.keymail = true;
+    }
+
+    /// Stands up a host for the mail domain `domain` (e.g. `acme.test`),
+    /// answering the classifier's fetch at [`KEYMAIL_PORT`]; returns its
+    /// handle, which counts what it received.
+    pub fn add_mail_domain(&mut self, domain: &str) -> MailDomain {
+        self.mail_domains
+            .entry(domain.to_string())
+            .or_default()
+            .clone()
     }
 
     /// Admits these owners in memoria and adds each as a member at every
@@ -359,8 +387,23 @@ impl World {
                 }
             });
         }
+        for (domain, mail) in &self.mail_domains {
+            let router = mail.router();
+            sim.host(domain.as_str(), move || {
+                let router = router.clone();
+                async move {
+                    serve_turmoil(router, KEYMAIL_PORT)
+                        .await
+                        .map_err(|e| e.to_string().into())
+                }
+            });
+        }
         // memoria's one way out, behind the guard (gate 15).
         let dialer = GuardedDialer::new(TurmoilDialer, self.guard.clone());
+        let classifier: Option<Arc<dyn memoria::SignInClassifier>> = self.keymail.then(|| {
+            Arc::new(KeymailClassifier::new(Arc::new(dialer.clone())))
+                as Arc<dyn memoria::SignInClassifier>
+        });
         let client =
             SiblingClient::new(TEAM, &self.sibling_configs(), Arc::new(dialer)).map_err(|e| {
                 SimFailure {
@@ -372,8 +415,13 @@ impl World {
             .prefix("memoria-sim-")
             .tempdir()
             .map_err(|e| fail(e.to_string()))?;
-        let admission =
-            Admission::parse(&self.owners.join(",")).map_err(|e| fail(e.to_string()))?;
+        let owners_dir = tempfile::Builder::new()
+            .prefix("memoria-sim-owners-")
+            .tempdir()
+            .map_err(|e| fail(e.to_string()))?;
+        let owners_file = owners_dir.path().join(OWNERS_FILE_NAME);
+        write_owners(&owners_file, &self.owners).map_err(|e| fail(e.to_string()))?;
+        let admission = Admission::file(&owners_file).map_err(|e| fail(e.to_string()))?;
         let clock = SimClock::default();
         let delivery = Arc::new(CapturedDelivery::default());
         let boot = Boot {
@@ -382,6 +430,7 @@ impl World {
             clock: clock.clone(),
             client,
             delivery: delivery.clone(),
+            classifier,
         };
         // Fail fast, outside the simulation, if memoria cannot wake at all.
         let first = boot.wake().map_err(|e| fail(e.to_string()))?;
@@ -414,13 +463,14 @@ impl World {
             }
         });
         sim.client(BROWSER_HOST, async move {
-            let _keep = data;
+            let _keep = (data, owners_dir);
             let memoria = Memoria {
                 slot,
                 restart,
                 clock,
                 delivery,
                 cookies: BTreeMap::new(),
+                owners_file,
             };
             scenario(memoria).await.map_err(Into::into)
         });
@@ -436,6 +486,7 @@ struct Boot {
     clock: SimClock,
     client: SiblingClient,
     delivery: Arc<CapturedDelivery>,
+    classifier: Option<Arc<dyn memoria::SignInClassifier>>,
 }
 
 impl Boot {
@@ -451,18 +502,33 @@ impl Boot {
         )?;
         // Inline: a real thread pool would finish store work at wall-clock
         // moments and break the seed's replay.
-        Ok(AppState::new(
+        let state = AppState::new(
             instance,
             self.delivery.clone(),
             format!("http://{MEMORIA_HOST}"),
             memoria::Offload::Inline,
         )
-        .with_siblings(self.client.clone()))
+        .with_siblings(self.client.clone());
+        Ok(match &self.classifier {
+            Some(c) => state.with_sign_in_classifier(c.clone()),
+            None => state,
+        })
     }
 }
 
 /// The DEK every simulated memoria seals under: a fixed test key.
 pub const SIM_DEK_BYTES: [u8; 32] = [7u8; 32];
+
+/// The owners file's name in its run's own temporary directory.
+pub const OWNERS_FILE_NAME: &str = "owners";
+
+/// Writes `owners` to `path`, one a line, as an operator replaces the
+/// file: a new file renamed over the old, so no reader meets half of it.
+fn write_owners(path: &std::path::Path, owners: &[String]) -> std::io::Result<()> {
+    let next = path.with_extension("next");
+    std::fs::write(&next, owners.join("\n") + "\n")?;
+    std::fs::rename(&next, path)
+}
 
 /// memoria inside a running simulation, as a scenario drives it: a
 /// browser on [`BROWSER_HOST`] speaking HTTP to memoria's host, plus a
@@ -473,6 +539,7 @@ pub struct Memoria {
     clock: SimClock,
     delivery: Arc<CapturedDelivery>,
     cookies: BTreeMap<String, String>,
+    owners_file: std::path::PathBuf,
 }
 
 impl std::fmt::Debug for Memoria {
@@ -551,6 +618,58 @@ impl Memoria {
         self.clock.advance_days(days);
     }
 
+    /// The owners file memoria admits from, read on every request.
+    pub fn owners_file(&self) -> &std::path::Path {
+        &self.owners_file
+    }
+
+    /// Rewrites the owners file to name exactly `owners` (a new file
+    /// renamed over the old): memoria's next request reads it (§4.3).
+    ///
+    /// # Errors
+    /// If the file cannot be written.
+    pub fn set_owners(&self, owners: &[&str]) -> Result<(), String> {
+        let owners: Vec<String> = owners.iter().map(|o| o.to_string()).collect();
+        write_owners(&self.owners_file, &owners).map_err(|e| e.to_string())
+    }
+
+    /// Removes the owners file: while it is gone memoria admits nobody.
+    ///
+    /// # Errors
+    /// If the file cannot be removed.
+    pub fn remove_owners_file(&self) -> Result<(), String> {
+        std::fs::remove_file(&self.owners_file).map_err(|e| e.to_string())
+    }
+
+    /// Every sign-in link memoria has delivered so far: (owner, url).
+    pub fn delivered_links(&self) -> Vec<(String, String)> {
+        self.delivery.links()
+    }
+
+    /// Submits the sign-in form for `address` from the browser, signed out
+    /// (`POST /auth/begin`, §3.2), timing it in simulated time.
+    ///
+    /// # Errors
+    /// If memoria cannot be reached.
+    pub async fn begin_sign_in(&self, address: &str) -> Result<Page, String> {
+        let body = form_urlencoded::Serializer::new(String::new())
+            .append_pair("address", address)
+            .finish();
+        let start = tokio::time::Instant::now();
+        let response = self
+            .http_send(
+                http::Method::POST,
+                "/auth/begin",
+                None,
+                Some(("application/x-www-form-urlencoded", body.into_bytes())),
+            )
+            .await?;
+        Ok(Page {
+            response,
+            elapsed: start.elapsed(),
+        })
+    }
+
     async fn http_get(&self, path: &str, cookie: Option<&str>) -> Result<TestResponse, String> {
         self.http_send(http::Method::GET, path, cookie, None).await
     }
@@ -600,7 +719,6 @@ impl Memoria {
             .lock()
             .map_err(|_| "instance lock".to_string())?
             .admit(owner)
-            .cloned()
             .ok_or_else(|| format!("{owner} is not an owner"))?;
         self.state().deliver_sign_in_link(&who);
         let (_, url) = self

@@ -260,6 +260,7 @@ fn every_get_route_in(ctx: &mut Ctx, mode: EgressMode) -> Result<(), Failure> {
                 "/documents/XYZ/delete".into(),
             ],
             "/auth/login" => vec!["/auth/login".into(), "/auth/login?token=forged".into()],
+            "/signin" => vec!["/signin".into(), "/signin?sent=1".into()],
             "/sources" => vec!["/sources".into()],
             "/brief" => vec![
                 "/brief".into(),
@@ -431,7 +432,6 @@ fn exemptions_verified_in(ctx: &mut Ctx, mode: EgressMode) -> Result<(), Failure
                     .lock()
                     .expect("instance")
                     .admit(OWNER)
-                    .cloned()
                     .expect("owner");
                 app.state().deliver_sign_in_link(&owner);
                 let next = app

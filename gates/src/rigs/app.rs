@@ -54,3 +54,112 @@ pub fn app_in_mode(
     .map_err(wake)?;
     Ok(TestApp::from_instance(instance))
 }
+
+/// The owners file an in-process app admits from (§4.3): a case rewrites,
+/// removes or spoils it while memoria runs, and memoria reads it again on
+/// every request.
+#[derive(Debug, Clone)]
+pub struct OwnersFile {
+    path: std::path::PathBuf,
+}
+
+impl OwnersFile {
+    /// An owners file naming `owners`, under the case's `owners` scratch directory.
+    ///
+    /// # Panics
+    /// If the file cannot be written: a case without its owners has nothing to assert.
+    pub fn new(ctx: &mut Ctx, owners: &[&str]) -> OwnersFile {
+        let file = OwnersFile {
+            path: ctx.dir("owners").join("owners"),
+        };
+        file.write(owners);
+        file
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Rewrites the file to name exactly `owners`, one a line, as an
+    /// operator would: a new file renamed over the old one.
+    ///
+    /// # Panics
+    /// If the file cannot be written.
+    pub fn write(&self, owners: &[&str]) {
+        self.clear();
+        let next = self.path.with_extension("next");
+        std::fs::write(&next, owners.join("\n") + "\n").expect("the owners file is written");
+        std::fs::rename(&next, &self.path).expect("the owners file is replaced");
+    }
+
+    /// Removes whatever is at the path (a file or a directory).
+    fn clear(&self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+
+    /// Spoils the source in one of [`OwnersFile::SPOILS`]' ways, by name.
+    ///
+    /// # Panics
+    /// If `how` is not one of them, or the path cannot be changed.
+    pub fn spoil(&self, how: &str, owners: &[&str]) {
+        self.clear();
+        match how {
+            "removed" => {}
+            "a directory in its place" => {
+                std::fs::create_dir(&self.path).expect("a directory at the owners path");
+            }
+            "a line that is not an address" => {
+                std::fs::write(&self.path, owners.join("\n") + "\nnot an address\n")
+                    .expect("written");
+            }
+            "not UTF-8" => {
+                let mut bytes = (owners.join("\n") + "\n").into_bytes();
+                bytes.extend_from_slice(b"\xff\xfe\n");
+                std::fs::write(&self.path, bytes).expect("written");
+            }
+            "over its size cap" => {
+                let mut text = owners.join("\n") + "\n";
+                while text.len() <= memoria::OWNERS_FILE_BYTES_MAX {
+                    text.push('\n');
+                }
+                std::fs::write(&self.path, text).expect("written");
+            }
+            other => panic!("no way to spoil the owners file called {other:?}"),
+        }
+    }
+
+    /// Every way [`OwnersFile::spoil`] makes the source unusable while the
+    /// owners it named are still in it where it has any text at all.
+    pub const SPOILS: &[&str] = &[
+        "removed",
+        "a directory in its place",
+        "a line that is not an address",
+        "not UTF-8",
+        "over its size cap",
+    ];
+}
+
+/// memoria in process, as [`app`], admitting from an owners file naming
+/// `owners` ([`memoria::Admission::file`]), which the case may change while
+/// the app runs.
+///
+/// # Errors
+/// A [`Failure`] if memoria does not wake.
+pub fn app_with_owners_file(
+    ctx: &mut Ctx,
+    owners: &[&str],
+) -> Result<(TestApp, OwnersFile), Failure> {
+    let file = OwnersFile::new(ctx, owners);
+    let wake = |e: memoria::Error| Failure::new("memoria wakes in process", e.to_string());
+    let admission = Admission::file(file.path()).map_err(wake)?;
+    let app = TestApp::with_admission(
+        &ctx.dir("data"),
+        &dek(ctx.rng()),
+        admission,
+        Arc::new(HandClock::at(APP_T0_S)),
+    )
+    .map_err(wake)?;
+    Ok((app, file))
+}

@@ -1,4 +1,5 @@
-//! Who may ask: admission (§4.3), read on every request and never held, and the sessions and sign-in links that carry it (§9.1).
+//! Who may ask: admission (§4.3), read on every request and never held; the sessions and sign-in links that carry it (§9.1); and the sign-in classifier, run only after admission (§3.2).
 
 pub mod admission;
+pub mod classifier;
 pub mod session;

@@ -2,8 +2,9 @@
 //!
 //! A sign-in link is a one-time token, kept only as its SHA-256, that
 //! expires after `SIGN_IN_LINK_TTL_S`; following it mints a session id
-//! (also kept hashed) and a CSRF token. Admission is read again on every
-//! request, never held by the session (`web::AppState::session`). Links
+//! (also kept hashed) and a CSRF token. Neither holds admission: the
+//! owners list is read again when the link is followed and on every
+//! request of the session (`web::AppState::session`, §4.3). Links
 //! reach the owner through a [`SignInDelivery`]: the terminal in
 //! production, a captured list in tests. Nothing here logs a token.
 
@@ -131,17 +132,24 @@ pub(crate) fn same_secret(presented: &str, issued: &str) -> bool {
     presented.as_bytes().ct_eq(issued.as_bytes()).into()
 }
 
+/// Whether the request's `Origin`, if the browser sent one, names this
+/// host: a form posted from another site is refused.
+pub(crate) fn origin_ok(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    let origin_host = origin
+        .to_str()
+        .ok()
+        .and_then(|o| o.split_once("://").map(|(_, h)| h.to_string()));
+    host.is_some() && origin_host.as_deref() == host
+}
+
 /// Checks the CSRF token and, if the browser sent one, the Origin.
 pub(crate) fn csrf_ok(headers: &HeaderMap, session: &Session, token: Option<&str>) -> bool {
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-        let origin_host = origin
-            .to_str()
-            .ok()
-            .and_then(|o| o.split_once("://").map(|(_, h)| h.to_string()));
-        if host.is_none() || origin_host.as_deref() != host {
-            return false;
-        }
+    if !origin_ok(headers) {
+        return false;
     }
     let Some(token) = token else { return false };
     same_secret(token, &session.csrf)

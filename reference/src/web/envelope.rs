@@ -190,6 +190,7 @@ pub(crate) fn sign_in_required(state: &AppState) -> Response {
                 h1 { "Sign in" }
                 p { "memoria admits its owners only. Open the one-time sign-in link that "
                     code { "memoria serve" } " printed in its terminal." }
+                p { a href="/signin" { "Ask for a fresh sign-in link" } }
             },
         ),
     )

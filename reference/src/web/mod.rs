@@ -7,9 +7,12 @@
 //! (gate 38); a response that carries no body at all is listed in
 //! [`FOOTER_EXEMPT`] with its reason.
 //!
-//! Admission is the owners list (§4.3, lone shape). An owner signs in with a
-//! one-time link that `memoria serve` delivers on its terminal (never through
-//! the log); the link sets a session cookie (`access/session.rs`). Every
+//! Admission is the owners list (§4.3, lone shape), read from its source on
+//! every request. An owner signs in with a one-time link that `memoria
+//! serve` delivers on its terminal (never through the log), at start and
+//! whenever the sign-in form asks for one for an owner's address (`GET
+//! /signin`, `POST /auth/begin`: admission before the sign-in classifier,
+//! §3.2); the link sets a session cookie (`access/session.rs`). Every
 //! handler that needs a signed-in owner takes the [`extract::SignedIn`]
 //! extractor, the one session check. Every mutation is a POST that carries
 //! the session's CSRF token and, when the browser sends one, an `Origin`
@@ -44,7 +47,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::middleware;
 use axum::routing::get;
 
-use auth::{login, logout};
+use auth::{begin, login, logout, sign_in_page};
 use brief::brief_page;
 pub use brief::scope_names;
 use delete::{delete_confirm, delete_document};
@@ -151,6 +154,18 @@ pub const DECLARED_ROUTES: &[DeclaredRoute] = &[
     },
     DeclaredRoute {
         method: "GET",
+        path: "/signin",
+        what: "the sign-in form: one address, posted to /auth/begin, scriptless",
+        footer: FooterRule::Rendered,
+    },
+    DeclaredRoute {
+        method: "POST",
+        path: "/auth/begin",
+        what: "asks for a sign-in link: admission first, then the classifier and the link for an owner only; the same page either way (§3.2)",
+        footer: FooterRule::Rendered,
+    },
+    DeclaredRoute {
+        method: "GET",
         path: "/auth/login",
         what: "follows a one-time sign-in link and sets the session",
         footer: FooterRule::RedirectOnly,
@@ -211,6 +226,8 @@ pub fn router(state: AppState) -> Router {
             get(delete_confirm).post(delete_document),
         )
         .route("/sources", get(sources_page))
+        .route("/signin", get(sign_in_page))
+        .route("/auth/begin", axum::routing::post(begin))
         .route("/auth/login", get(login))
         .route("/auth/logout", axum::routing::post(logout))
         .route("/brief", get(brief_page))

@@ -3,9 +3,11 @@
 //! A handler never locks the instance: store work goes through
 //! [`AppState::blocking`], which runs it where the state's [`Offload`] says
 //! (off the async worker threads in production, issue 10). What a request
-//! needs before it reaches the store (the clock, the owners list, the
-//! egress mode) is fixed when the instance wakes, and is copied here so the
-//! session check and every footer read no lock at all.
+//! needs before it reaches the store is copied here when the instance
+//! wakes, so the session check and every footer read no lock at all: the
+//! clock and the egress mode, fixed at wake, and the owners list's source,
+//! a handle that reads the list again on every question (§4.3: admission
+//! is read, not held).
 
 use std::sync::{Arc, Mutex};
 
@@ -13,6 +15,7 @@ use axum::http::HeaderMap;
 
 use super::SIGN_IN_LINK_TTL_S;
 use crate::access::admission::{Admission, Owner};
+use crate::access::classifier::{NoClassifier, SignInClassifier};
 use crate::access::session::{
     Auth, Session, SignInDelivery, cookie, prune, random_token, token_hash,
 };
@@ -41,12 +44,17 @@ pub const EMBED_DRAIN_INTERVAL_S: u64 = 60;
 #[derive(Clone)]
 pub struct AppState {
     pub(crate) instance: SharedInstance,
-    /// The instance's clock, owners list and egress mode, fixed at wake.
+    /// The instance's clock and egress mode, fixed at wake.
     clock: Arc<dyn Clock>,
-    admission: Arc<Admission>,
+    /// The instance's owners source: the same handle, read on every question.
+    admission: Admission,
     egress: EgressMode,
     pub(crate) auth: Arc<Mutex<Auth>>,
     pub(crate) delivery: Arc<dyn SignInDelivery>,
+    /// What the suite's sign-in does with an admitted address before its
+    /// link is sent (§3.2); [`NoClassifier`] unless
+    /// [`AppState::with_sign_in_classifier`] names one.
+    classifier: Arc<dyn SignInClassifier>,
     pub(crate) base_url: String,
     pub(crate) siblings: Option<Arc<SiblingClient>>,
     pub(crate) warm_up: Arc<Mutex<Option<tokio::task::JoinHandle<Vec<SyncReport>>>>>,
@@ -85,11 +93,12 @@ impl AppState {
     ) -> AppState {
         AppState {
             clock: instance.clock().clone(),
-            admission: Arc::new(instance.admission().clone()),
+            admission: instance.admission().clone(),
             egress: instance.egress(),
             instance: SharedInstance::new(instance, offload),
             auth: Arc::new(Mutex::new(Auth::default())),
             delivery,
+            classifier: Arc::new(NoClassifier),
             base_url: base_url.into(),
             siblings: None,
             warm_up: Arc::default(),
@@ -108,6 +117,19 @@ impl AppState {
     pub fn with_scopes(mut self, scopes: Scopes) -> AppState {
         self.scopes = Arc::new(scopes);
         self
+    }
+
+    /// The same state with the suite's sign-in classifier (§3.2): what
+    /// `POST /auth/begin` runs over an admitted owner's address before the
+    /// link is sent, and never over any other address (gate 33).
+    pub fn with_sign_in_classifier(mut self, classifier: Arc<dyn SignInClassifier>) -> AppState {
+        self.classifier = classifier;
+        self
+    }
+
+    /// The sign-in classifier.
+    pub(crate) fn classifier(&self) -> &dyn SignInClassifier {
+        self.classifier.as_ref()
     }
 
     /// The scopes a brief may name.
@@ -380,9 +402,11 @@ impl AppState {
         self.clock.now_unix_s()
     }
 
-    /// The admitted owner for `address`, or `None`: the owners list, read on
-    /// every request (§4.3), as [`Instance::admit`] reads it.
-    pub(crate) fn admit(&self, address: &str) -> Option<&Owner> {
+    /// The admitted owner for `address` now, or `None`: the owners list
+    /// read from its source on every call (§4.3), the source
+    /// [`Instance::admit`] reads. `None` for everyone while the source
+    /// cannot be read (fail closed).
+    pub(crate) fn admit(&self, address: &str) -> Option<Owner> {
         self.admission.admit(address)
     }
 
@@ -390,10 +414,10 @@ impl AppState {
         self.auth.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Mints a one-time sign-in link for every owner and delivers each.
+    /// Mints a one-time sign-in link for every owner on the list now and
+    /// delivers each.
     pub fn deliver_sign_in_links(&self) {
-        let owners: Vec<Owner> = self.admission.owners().to_vec();
-        for owner in owners {
+        for owner in self.admission.owners() {
             self.deliver_sign_in_link(&owner);
         }
     }
