@@ -1,4 +1,5 @@
-//! Who may ask: admission (§4.3), read on every request and never held, and the sessions and sign-in links that carry it (§9.1).
+//! Who may ask: admission (§4.3), read on every request and never held, the sessions and sign-in links that carry it, and the connectors' credentials, a set of their own (§9.1).
 
 pub mod admission;
+pub mod connector;
 pub mod session;
