@@ -221,7 +221,10 @@ fn presence(ctx: &mut Ctx) -> Result<(), Failure> {
         );
         ensure(
             r.status.is_success(),
-            format!("{} {} accepts its connector's token", route.method, route.path),
+            format!(
+                "{} {} accepts its connector's token",
+                route.method, route.path
+            ),
             format!("status {}", r.status),
         )?;
         let at = r.location().unwrap_or_default().to_string();
@@ -252,11 +255,26 @@ fn connector_routes_refuse(ctx: &mut Ctx) -> Result<(), Failure> {
     let basic = format!("Basic {}", tokens.connector);
     let refused: [(&str, Credential<'_>); 8] = [
         ("the session cookie", Credential::Cookie(&session)),
-        ("memoria's sibling token", Credential::Bearer(&tokens.sibling)),
-        ("memoria's sibling token as a cookie", Credential::Cookie(&sibling_cookie)),
-        ("another connector's token", Credential::Bearer(&tokens.other)),
-        ("the configured hash, presented as the token", Credential::Bearer(&hash)),
-        ("the connector's token under another scheme", Credential::Authorization(&basic)),
+        (
+            "memoria's sibling token",
+            Credential::Bearer(&tokens.sibling),
+        ),
+        (
+            "memoria's sibling token as a cookie",
+            Credential::Cookie(&sibling_cookie),
+        ),
+        (
+            "another connector's token",
+            Credential::Bearer(&tokens.other),
+        ),
+        (
+            "the configured hash, presented as the token",
+            Credential::Bearer(&hash),
+        ),
+        (
+            "the connector's token under another scheme",
+            Credential::Authorization(&basic),
+        ),
         ("an empty bearer", Credential::Authorization("Bearer ")),
         ("no credential", Credential::None),
     ];
@@ -285,7 +303,10 @@ fn connector_routes_refuse(ctx: &mut Ctx) -> Result<(), Failure> {
         );
         ensure(
             r.status.is_success(),
-            format!("{} {} accepts its connector's token", route.method, route.path),
+            format!(
+                "{} {} accepts its connector's token",
+                route.method, route.path
+            ),
             format!("status {}", r.status),
         )?;
     }
@@ -298,7 +319,10 @@ fn elsewhere_no_credential(ctx: &mut Ctx) -> Result<(), Failure> {
     let landed = send(
         &app,
         with(
-            request("POST", &uri("/connectors/{name}/documents", "", "probe/doc.md")),
+            request(
+                "POST",
+                &uri("/connectors/{name}/documents", "", "probe/doc.md"),
+            ),
             Credential::Bearer(&tokens.connector),
         ),
     );
@@ -339,7 +363,10 @@ fn elsewhere_no_credential(ctx: &mut Ctx) -> Result<(), Failure> {
                 format!("status {}", r.status),
             )?;
         }
-        let signed_in = send(&app, with(request(route.method, &u), Credential::Cookie(&session)));
+        let signed_in = send(
+            &app,
+            with(request(route.method, &u), Credential::Cookie(&session)),
+        );
         session_mattered |= signed_in.status != none.status;
         probed += 1;
     }
@@ -378,7 +405,10 @@ fn origin_refused(ctx: &mut Ctx) -> Result<(), Failure> {
             let r = send(&app, with_origin(origin));
             ensure(
                 r.status.as_u16() == 403,
-                format!("{} {} refuses Origin {origin} with 403", route.method, route.path),
+                format!(
+                    "{} {} refuses Origin {origin} with 403",
+                    route.method, route.path
+                ),
                 format!("status {}", r.status),
             )?;
             ensure(

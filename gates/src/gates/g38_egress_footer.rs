@@ -463,12 +463,18 @@ fn exemptions_verified_in(ctx: &mut Ctx, mode: EgressMode) -> Result<(), Failure
                         axum::http::header::AUTHORIZATION,
                         format!("Bearer {}", EXEMPT_CONNECTOR.1),
                     )
-                    .body(axum::body::Body::from(format!("# Exempt\n\nThe {words} words.")))
+                    .body(axum::body::Body::from(format!(
+                        "# Exempt\n\nThe {words} words."
+                    )))
                     .expect("valid request");
                     block_on(app.send_bare(req))
                 };
                 let first = post("first");
-                if *status == 204 { post("second") } else { first }
+                if *status == 204 {
+                    post("second")
+                } else {
+                    first
+                }
             }
             other => {
                 return Err(Failure::new(
