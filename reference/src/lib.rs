@@ -126,6 +126,9 @@ pub use access::admission::{
     OWNERS_FILE_ENV, OWNERS_MAX, Owner,
 };
 pub use access::classifier::{NoClassifier, SignInClassifier};
+pub use access::connector::{
+    CONNECTOR_NAME_CHARS_MAX, CONNECTORS_ENV, CONNECTORS_MAX, Connectors, token_sha256,
+};
 pub use error::{DecodeError, Error, ErrorKind};
 
 // Time, configuration and the instance (§7.4).
@@ -223,10 +226,10 @@ pub use sibling::wire::{Pair, Subject, SubjectKind, Verdict};
 
 // The web surface (§8.1, §9.1).
 pub use web::{
-    AppState, DECLARED_ROUTES, DeclaredRoute, EMBED_DRAIN_INTERVAL_S, FOOTER_EXEMPT, FooterRule,
-    MULTIPART_OVERHEAD_BYTES_MAX, SESSION_COOKIE, SESSION_TTL_S, SESSIONS_MAX, SIGN_IN_LINK_TTL_S,
-    SignInDelivery, TOKEN_BYTES, TerminalDelivery, UPLOAD_BYTES_MAX, UPLOAD_NAME_CHARS_MAX, router,
-    scope_names, serve,
+    AppState, CONNECTOR_BODY_MAX_BYTES, DECLARED_ROUTES, DeclaredRoute, EMBED_DRAIN_INTERVAL_S,
+    FOOTER_EXEMPT, FooterRule, MULTIPART_OVERHEAD_BYTES_MAX, SESSION_COOKIE, SESSION_TTL_S,
+    SESSIONS_MAX, SIGN_IN_LINK_TTL_S, SignInDelivery, TOKEN_BYTES, TerminalDelivery,
+    UPLOAD_BYTES_MAX, UPLOAD_NAME_CHARS_MAX, router, scope_names, serve,
 };
 
 // The agent transport: briefs and searches over MCP on stdio (issue 16).

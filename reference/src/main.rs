@@ -49,7 +49,7 @@ const EXIT_FAILURE: u8 = 4;
     name = "memoria",
     version,
     about = "A per-team search index that seals everything it stores (the reference memoria, AI off).",
-    after_help = "Environment: MEMORIA_OWNERS (comma-separated owner addresses), MEMORIA_DEK or MEMORIA_DEK_FILE (base64 DEK), MEMORIA_DATA, MEMORIA_LOG (tracing filter, default info), MEMORIA_TEAM and MEMORIA_SIBLINGS (comma-separated sibling URLs, each with MEMORIA_SIBLING_TOKEN_<APP>), MEMORIA_PROJECTS (the projects a brief's --scope names: name=PATH,… import roots) and MEMORIA_ORGANISATION (the organisation's shared collection: a PATH)."
+    after_help = "Environment: MEMORIA_OWNERS (comma-separated owner addresses), MEMORIA_DEK or MEMORIA_DEK_FILE (base64 DEK), MEMORIA_DATA, MEMORIA_LOG (tracing filter, default info), MEMORIA_TEAM and MEMORIA_SIBLINGS (comma-separated sibling URLs, each with MEMORIA_SIBLING_TOKEN_<APP>), MEMORIA_PROJECTS (the projects a brief's --scope names: name=PATH,… import roots) MEMORIA_ORGANISATION (the organisation's shared collection: a PATH) and MEMORIA_CONNECTORS (the connector ingest surface: name=SHA256HEX[;ORIGIN…],…)."
 )]
 struct Cli {
     /// The data directory: database file and sealed snapshots.
@@ -644,6 +644,8 @@ fn serve(
 ) -> Result<u8, Exit> {
     // A malformed MEMORIA_PROJECTS is refused before anything is bound or woken.
     let scopes = Scopes::from_env()?;
+    // So is a malformed MEMORIA_CONNECTORS, and a connector holding a sibling's token (§9.1).
+    let connectors = memoria::Connectors::from_env()?;
     let listener = std::net::TcpListener::bind(addr).with_context(|| format!("binding {addr}"))?;
     listener
         .set_nonblocking(true)
@@ -669,8 +671,11 @@ fn serve(
         );
         if let Some(client) = sibling_client_from_env()? {
             println!("memoria: siblings: {}", client.apps().join(", "));
+            connectors.disjoint_from(&client.token_hashes())?;
             state = state.with_siblings(client);
         }
+        // The connectors the ingest surface admits (/connectors/…, §9.1).
+        state = state.with_connectors(connectors);
         // The projects and the organisation a brief may name (/brief).
         state = state.with_scopes(scopes);
         // AI on (§8.3): the one provider, dialed like the siblings; its

@@ -187,6 +187,14 @@ impl TestApp {
         self
     }
 
+    /// The same app with the connectors the ingest surface admits
+    /// (`/connectors/…`, §9.1). Call before signing in.
+    pub fn with_connectors(mut self, connectors: crate::Connectors) -> TestApp {
+        self.state = self.state.clone().with_connectors(connectors);
+        self.router = web::router(self.state.clone());
+        self
+    }
+
     /// A second browser on the same app: the same state, router and
     /// captured links, its own cookie (none yet). Two people side by side.
     pub fn beside(&self) -> TestApp {
@@ -197,6 +205,19 @@ impl TestApp {
             cookie: None,
             csrf: None,
         }
+    }
+
+    /// The session cookie pair (`memoria_session=…`) once signed in, to
+    /// present it on a request sent with [`TestApp::send_bare`].
+    pub fn session_cookie(&self) -> Option<&str> {
+        self.cookie.as_deref()
+    }
+
+    /// Sends `req` exactly as given, without this client's session cookie
+    /// (only a `Host` is added): a caller holding whatever credential the
+    /// request itself carries, or none.
+    pub async fn send_bare(&self, req: Request) -> TestResponse {
+        self.dispatch(req).await
     }
 
     /// The shared state, e.g. to reach the instance.

@@ -408,8 +408,18 @@ fn exemptions_verified(ctx: &mut Ctx) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The connector the exemption walk posts as, and its token (gate 16 tests the credential).
+const EXEMPT_CONNECTOR: (&str, &str) = ("g38", "gate-38-connector-token");
+
 fn exemptions_verified_in(ctx: &mut Ctx, mode: EgressMode) -> Result<(), Failure> {
-    let mut app = mode_app(ctx, mode)?;
+    let connectors = memoria::Connectors::none()
+        .with(
+            EXEMPT_CONNECTOR.0,
+            memoria::token_sha256(EXEMPT_CONNECTOR.1),
+            &[],
+        )
+        .map_err(|e| Failure::new("a connector configures", e.to_string()))?;
+    let mut app = mode_app(ctx, mode)?.with_connectors(connectors);
     ensure(
         !FOOTER_EXEMPT.is_empty(),
         "the exempt list is non-empty, so this case checks something",
@@ -441,6 +451,30 @@ fn exemptions_verified_in(ctx: &mut Ctx, mode: EgressMode) -> Result<(), Failure
                     .unwrap_or_default();
                 ensure(next != link, "a fresh link was delivered", "the same link")?;
                 block_on(app.get(next.trim_start_matches("http://memoria.test")))
+            }
+            ("POST", "/connectors/{name}/documents") => {
+                // 201 is a new document; 204 is the same path posted again, changed.
+                let post = |words: &str| {
+                    let req = axum::http::Request::post(format!(
+                        "/connectors/{}/documents?path=exempt-{status}.md",
+                        EXEMPT_CONNECTOR.0
+                    ))
+                    .header(
+                        axum::http::header::AUTHORIZATION,
+                        format!("Bearer {}", EXEMPT_CONNECTOR.1),
+                    )
+                    .body(axum::body::Body::from(format!(
+                        "# Exempt\n\nThe {words} words."
+                    )))
+                    .expect("valid request");
+                    block_on(app.send_bare(req))
+                };
+                let first = post("first");
+                if *status == 204 {
+                    post("second")
+                } else {
+                    first
+                }
             }
             other => {
                 return Err(Failure::new(

@@ -128,6 +128,27 @@ impl SiblingClient {
         self.siblings.keys().cloned().collect()
     }
 
+    /// The SHA-256 of each token memoria sends a sibling, for the check
+    /// that no connector holds one ([`crate::Connectors::disjoint_from`], §9.1).
+    pub fn token_hashes(&self) -> Vec<[u8; 32]> {
+        self.siblings
+            .values()
+            .map(|s| crate::access::connector::token_sha256(&s.token))
+            .collect()
+    }
+
+    /// True if `presented` is a token memoria sends one of its siblings,
+    /// compared in constant time: the credential a connector route refuses
+    /// by name (§9.1, gate 16).
+    pub(crate) fn sends_token(&self, presented: &str) -> bool {
+        self.siblings.values().any(|s| {
+            bool::from(subtle::ConstantTimeEq::ct_eq(
+                presented.as_bytes(),
+                s.token.as_bytes(),
+            ))
+        })
+    }
+
     /// True if `app` is configured.
     pub fn has_app(&self, app: &str) -> bool {
         self.siblings.contains_key(app)

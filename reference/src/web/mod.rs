@@ -19,7 +19,9 @@
 //! equal to the host.
 //!
 //! One file per page: [`search`], [`document`], [`upload`], [`sources`],
-//! [`delete`], [`auth`], [`brief`]; the chrome every page shares is [`envelope`]; the
+//! [`delete`], [`auth`], [`brief`]; the connector ingest surface, which
+//! takes a connector's bearer token and never a session, is [`connector`]
+//! (§9.1, gate 16); the chrome every page shares is [`envelope`]; the
 //! document page renders passages through [`markdown`]; the
 //! state behind the router is [`state`]. Every sibling passage a page
 //! renders was ruled by `sibling::ruled` in that request.
@@ -30,6 +32,7 @@
 
 mod auth;
 mod brief;
+mod connector;
 mod delete;
 mod document;
 mod envelope;
@@ -50,6 +53,8 @@ use axum::routing::get;
 use auth::{begin, login, logout, sign_in_page};
 use brief::brief_page;
 pub use brief::scope_names;
+pub use connector::CONNECTOR_BODY_MAX_BYTES;
+use connector::connector_document;
 use delete::{delete_confirm, delete_document};
 use document::document_page;
 use envelope::{envelope, not_found};
@@ -153,6 +158,12 @@ pub const DECLARED_ROUTES: &[DeclaredRoute] = &[
         footer: FooterRule::Rendered,
     },
     DeclaredRoute {
+        method: "POST",
+        path: "/connectors/{name}/documents",
+        what: "a connector creates or revises a memoria-owned document: ?path=, the body its bytes (bearer token of that connector only, never a session; origin allowlisted; 1 MiB)",
+        footer: FooterRule::Rendered,
+    },
+    DeclaredRoute {
         method: "GET",
         path: "/signin",
         what: "the sign-in form: one address, posted to /auth/begin, scriptless",
@@ -179,12 +190,26 @@ pub const DECLARED_ROUTES: &[DeclaredRoute] = &[
 ];
 
 /// Responses that carry no footer, each with the reason gate 38 verifies.
-pub const FOOTER_EXEMPT: &[(&str, &str, u16, &str)] = &[(
-    "GET",
-    "/auth/login",
-    303,
-    "a followed sign-in link answers 303 See Other with an empty body and lands on /, which renders the footer",
-)];
+pub const FOOTER_EXEMPT: &[(&str, &str, u16, &str)] = &[
+    (
+        "GET",
+        "/auth/login",
+        303,
+        "a followed sign-in link answers 303 See Other with an empty body and lands on /, which renders the footer",
+    ),
+    (
+        "POST",
+        "/connectors/{name}/documents",
+        201,
+        "a connector's new document answers 201 Created with an empty body for a program, and its Location is the document's page, which renders the footer",
+    ),
+    (
+        "POST",
+        "/connectors/{name}/documents",
+        204,
+        "a connector's revision answers 204 No Content, which has no body by definition, and its Location is the document's page, which renders the footer",
+    ),
+];
 
 /// Serves `state` on `listener` until `shutdown` resolves: what `memoria
 /// serve` runs, and what the simulator runs on memoria's host. Starts the
@@ -224,6 +249,11 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/documents/{id}/delete",
             get(delete_confirm).post(delete_document),
+        )
+        .route(
+            "/connectors/{name}/documents",
+            axum::routing::post(connector_document)
+                .layer(DefaultBodyLimit::max(CONNECTOR_BODY_MAX_BYTES)),
         )
         .route("/sources", get(sources_page))
         .route("/signin", get(sign_in_page))

@@ -16,6 +16,7 @@ use axum::http::HeaderMap;
 use super::SIGN_IN_LINK_TTL_S;
 use crate::access::admission::{Admission, Owner};
 use crate::access::classifier::{NoClassifier, SignInClassifier};
+use crate::access::connector::Connectors;
 use crate::access::session::{
     Auth, Session, SignInDelivery, cookie, prune, random_token, token_hash,
 };
@@ -70,6 +71,9 @@ pub struct AppState {
     /// (`brief-organisation-read.md` §1); [`Scopes::none`] unless
     /// [`AppState::with_scopes`] names them.
     scopes: Arc<Scopes>,
+    /// The connectors and their credentials (§9.1); [`Connectors::none`]
+    /// unless [`AppState::with_connectors`] names them.
+    connectors: Arc<Connectors>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -107,6 +111,7 @@ impl AppState {
             embed_wake: Arc::default(),
             canary: Arc::new(Mutex::new(CanaryState::Unchecked)),
             scopes: Arc::new(Scopes::none()),
+            connectors: Arc::new(Connectors::none()),
         }
     }
 
@@ -130,6 +135,19 @@ impl AppState {
     /// The sign-in classifier.
     pub(crate) fn classifier(&self) -> &dyn SignInClassifier {
         self.classifier.as_ref()
+    }
+
+    /// The same state with the connectors the ingest surface admits
+    /// (§9.1; `memoria serve` reads them with [`Connectors::from_env`]).
+    /// Without it every connector route refuses every request.
+    pub fn with_connectors(mut self, connectors: Connectors) -> AppState {
+        self.connectors = Arc::new(connectors);
+        self
+    }
+
+    /// The connectors the ingest surface admits.
+    pub(crate) fn connectors(&self) -> &Connectors {
+        &self.connectors
     }
 
     /// The scopes a brief may name.
