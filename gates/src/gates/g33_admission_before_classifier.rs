@@ -41,6 +41,11 @@ const UNADMITTED: &[&str] = &[
     "eve@acme.sheets.oficina.works",
 ];
 
+/// Addresses that differ from Ana's only by a normalisation an implementer
+/// might apply (a subaddress, a dot in the local part, a trailing dot on the
+/// domain): none is an owner's, so none may reach the classifier.
+const NEAR_ANA: &[&str] = &["ana+x@acme.test", "a.na@acme.test", "ana@acme.test."];
+
 /// Gate 33.
 pub static GATE: Gate = Gate {
     id: "33",
@@ -57,6 +62,11 @@ pub static GATE: Gate = Gate {
             id: "33/an-unadmitted-address-causes-no-dns-query-and-no-fetch",
             desc: "After Ana's sign-in has made the guard hear the classifier (presence, same world): the form submitted for eve@elsewhere.test, the same in capitals, cy@acme.test (a stranger at the owners' domain) and eve@acme.sheets.oficina.works (a sibling's host) adds no event to the guard, no fetch at either mail domain and no link, and each answer is byte for byte the page Ana's got.",
             run: unadmitted_dials_nothing,
+        },
+        Case {
+            id: "33/an-address-that-only-normalises-to-an-owners-causes-no-dial",
+            desc: "After Ana's own address has been classified and sent a link (presence, same world): the form submitted for ana+x@acme.test (a subaddress), a.na@acme.test (a dot in the local part) and ana@acme.test. (a trailing dot on the domain) adds no event to the guard, no fetch at either mail domain and no link, and each answer is byte for byte the page Ana's got.",
+            run: near_owner_dials_nothing,
         },
         Case {
             id: "33/an-owner-removed-from-the-list-causes-no-dial",
@@ -222,6 +232,24 @@ fn unadmitted_dials_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
             "the stranger's domain was never looked up or fetched",
             format!("{:?}", dials_to(&guard, STRANGER_DOMAIN)),
         )
+    })
+}
+
+fn near_owner_dials_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (w, owners, stranger) = world(ctx);
+    let guard = w.net_guard().clone();
+    run_world(&w, move |mut m| async move {
+        m.warmed_up().await?;
+        let owner_answer = classified(&m, &guard, ANA, &owners, OWNERS_DOMAIN).await?;
+        for address in NEAR_ANA {
+            let answer = dials_nothing(&m, &guard, address, &[&owners, &stranger]).await?;
+            check(
+                answer == owner_answer,
+                format!("{address} is answered byte for byte as Ana was"),
+                format!("status {} and a body of {} bytes", answer.0, answer.1.len()),
+            )?;
+        }
+        Ok(())
     })
 }
 
