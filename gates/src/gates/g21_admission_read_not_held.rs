@@ -43,6 +43,11 @@ pub static GATE: Gate = Gate {
             run: removed_owner_refused_in_session,
         },
         Case {
+            id: "21/a-removed-owner-cannot-delete-from-a-session-they-hold",
+            desc: "Ana and Bea are signed in and both open Ana's upload (presence); Ana is removed from the owners file; her POST to the document's delete form, with her session's own CSRF token, answers the sign-in page (401), and Bea still opens the document; Bea's POST to the same form with her token answers 303 and the document is gone (the form works: Ana's refusal was admission's).",
+            run: removed_owner_cannot_delete,
+        },
+        Case {
             id: "21/an-unreadable-owners-source-refuses",
             desc: "For each way the owners file can stop being a list (removed, a directory in its place, a line that is not an address, not UTF-8, over its size cap): Ana's session is refused (401), a link delivered to her while the file was readable answers 403 with no session, and the sign-in form delivers her no link; restored, her session opens the search page again and the form delivers a link.",
             run: unreadable_source_refuses,
@@ -222,6 +227,64 @@ fn removed_owner_refused_in_session(ctx: &mut Ctx) -> Result<(), Failure> {
         back.status == 200 && Page::of(&back).results().len() == 1,
         "listed again, Ana's session opens the search page: the list was read, not the session",
         back.status.to_string(),
+    )
+}
+
+fn removed_owner_cannot_delete(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let (app, owners) = app_with_owners_file(ctx, &[ANA, BEA])?;
+    let mut ana = app.beside();
+    let mut bea = app.beside();
+    block_on(ana.sign_in(ANA));
+    block_on(bea.sign_in(BEA));
+    let up = block_on(ana.upload(
+        "minutes.md",
+        format!("# Minutes\n\nThe {canary} budget was agreed.\n").as_bytes(),
+        None,
+    ));
+    let doc = up
+        .location()
+        .map(str::to_string)
+        .filter(|l| l.starts_with("/documents/"))
+        .ok_or_else(|| Failure::new("Ana's upload is stored", up.status.to_string()))?;
+    for (who, client) in [("Ana", &ana), ("Bea", &bea)] {
+        let opened = block_on(client.get(&doc));
+        ensure(
+            opened.status == 200 && opened.body.contains(&canary),
+            format!("{who} opens the upload (presence)"),
+            opened.status.to_string(),
+        )?;
+    }
+
+    owners.write(&[BEA]);
+    let delete = format!("{doc}/delete");
+    let ana_csrf = ana.csrf().unwrap_or_default().to_string();
+    ensure(
+        !ana_csrf.is_empty(),
+        "Ana's session holds a CSRF token",
+        "none",
+    )?;
+    let refused = block_on(ana.post_form(&delete, &[("csrf", &ana_csrf)]));
+    refused_with_sign_in(&refused, "Ana's delete form, after her removal", &canary)?;
+    let opened = block_on(bea.get(&doc));
+    ensure(
+        opened.status == 200 && opened.body.contains(&canary),
+        "after Ana's refused delete, Bea still opens the document",
+        opened.status.to_string(),
+    )?;
+
+    let bea_csrf = bea.csrf().unwrap_or_default().to_string();
+    let deleted = block_on(bea.post_form(&delete, &[("csrf", &bea_csrf)]));
+    ensure(
+        deleted.status == 303,
+        "Bea's delete form, in the same app, answers 303 (two-sided)",
+        deleted.status.to_string(),
+    )?;
+    let gone = block_on(bea.get(&doc));
+    ensure(
+        gone.status == 404,
+        "after Bea's delete, the document's page answers 404",
+        gone.status.to_string(),
     )
 }
 
