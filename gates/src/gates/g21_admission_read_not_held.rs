@@ -48,6 +48,11 @@ pub static GATE: Gate = Gate {
             run: removed_owner_cannot_delete,
         },
         Case {
+            id: "21/an-owner-replaced-by-an-address-of-the-same-length-is-refused",
+            desc: "The list is read, not a stat of it: Ana is signed in, her session opens the search page and a link is delivered to her (presence); the owners file is replaced, in one rename, by one naming bea@example.org instead (the same length, the old file's modification time); Ana's session answers 401 on its next request and her link 403 with no session; Bea, in the same app, is sent a link that signs her in.",
+            run: same_length_replacement_refused,
+        },
+        Case {
             id: "21/an-unreadable-owners-source-refuses",
             desc: "For each way the owners file can stop being a list (removed, a directory in its place, a line that is not an address, not UTF-8, over its size cap): Ana's session is refused (401), a link delivered to her while the file was readable answers 403 with no session, and the sign-in form delivers her no link; restored, her session opens the search page again and the form delivers a link.",
             run: unreadable_source_refuses,
@@ -285,6 +290,59 @@ fn removed_owner_cannot_delete(ctx: &mut Ctx) -> Result<(), Failure> {
         gone.status == 404,
         "after Bea's delete, the document's page answers 404",
         gone.status.to_string(),
+    )
+}
+
+fn same_length_replacement_refused(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (app, owners) = app_with_owners_file(ctx, &[ANA])?;
+    let mut ana = app.beside();
+    block_on(ana.sign_in(ANA));
+    let home = block_on(ana.get("/"));
+    ensure(
+        home.status == 200,
+        "Ana's session opens the search page (presence)",
+        home.status.to_string(),
+    )?;
+    let link = ask_link(&app, ANA)?;
+    let stat = |what: &str| {
+        std::fs::metadata(owners.path())
+            .and_then(|m| Ok((m.len(), m.modified()?)))
+            .map_err(|e| {
+                Failure::new(
+                    format!("the owners file can be stat'd {what}"),
+                    e.to_string(),
+                )
+            })
+    };
+    let before = stat("before the change")?;
+    owners.write_keeping_mtime(&[BEA]);
+    let after = stat("after the change")?;
+    ensure(
+        before == after,
+        "the replaced file has the old one's length and modification time",
+        "they differ",
+    )?;
+
+    let home = block_on(ana.get("/"));
+    ensure(
+        home.status == 401,
+        "after the same-length replacement, Ana's session is refused (401)",
+        home.status.to_string(),
+    )?;
+    let mut browser = app.beside();
+    let followed = block_on(browser.follow_sign_in_link(&link));
+    ensure(
+        followed.status == 403 && session_set(&followed).is_none(),
+        "after the same-length replacement, Ana's link answers 403 with no session",
+        format!("{} {:?}", followed.status, session_set(&followed)),
+    )?;
+    let bea_link = ask_link(&app, BEA)?;
+    let mut bea = app.beside();
+    let admitted = block_on(bea.follow_sign_in_link(&bea_link));
+    ensure(
+        admitted.status == 303 && session_set(&admitted).is_some(),
+        "Bea, now listed, is sent a link that signs her in (two-sided)",
+        format!("{} {:?}", admitted.status, session_set(&admitted)),
     )
 }
 
