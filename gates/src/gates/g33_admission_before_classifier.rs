@@ -74,6 +74,11 @@ pub static GATE: Gate = Gate {
             run: removed_owner_dials_nothing,
         },
         Case {
+            id: "33/a-link-followed-after-its-owners-removal-causes-no-dial",
+            desc: "The second door: Ana's and Bea's sign-ins are classified and each is sent a link (presence); Ana is removed from the owners file; her link, followed, answers 403 and adds no event to the guard and no fetch at either mail domain; Bea's, followed after the same change, answers 303.",
+            run: link_after_removal_dials_nothing,
+        },
+        Case {
             id: "33/an-unreadable-owners-source-causes-no-dial",
             desc: "Fail closed at the door: with the owners file removed, Ana's sign-in adds no guard event, no fetch and no link, and answers the same page; the file restored, her next sign-in is classified and sent a link.",
             run: unreadable_source_dials_nothing,
@@ -265,6 +270,55 @@ fn removed_owner_dials_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
             .await
             .map_err(|e| fail("after Ana's removal, Bea's sign-in is still classified", e))?;
         Ok(())
+    })
+}
+
+/// The last link delivered to `owner`.
+fn last_link(m: &Memoria, owner: &str) -> Result<String, String> {
+    m.delivered_links()
+        .into_iter()
+        .rev()
+        .find(|(o, _)| o == owner)
+        .map(|(_, url)| url)
+        .ok_or_else(|| format!("no link was delivered to {owner}"))
+}
+
+fn link_after_removal_dials_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (w, owners, stranger) = world(ctx);
+    let guard = w.net_guard().clone();
+    run_world(&w, move |mut m| async move {
+        m.warmed_up().await?;
+        classified(&m, &guard, ANA, &owners, OWNERS_DOMAIN).await?;
+        classified(&m, &guard, BEA, &owners, OWNERS_DOMAIN).await?;
+        let (ana_link, bea_link) = (last_link(&m, ANA)?, last_link(&m, BEA)?);
+        m.set_owners(&[BEA])?;
+        let events = guard.events().len();
+        let fetches = (owners.fetches(), stranger.fetches());
+        let followed = m.follow_sign_in_link(&ana_link).await?;
+        check(
+            followed.response.status.as_u16() == 403,
+            "Ana's link, followed after her removal, answers 403",
+            followed.response.status.to_string(),
+        )?;
+        check(
+            guard.events().len() == events,
+            "following Ana's link after her removal causes no DNS query and no connection",
+            format!("{:?}", &guard.events()[events..]),
+        )?;
+        check(
+            (owners.fetches(), stranger.fetches()) == fetches,
+            "following Ana's link after her removal fetches no mail domain",
+            format!(
+                "fetches {fetches:?} became {:?}",
+                (owners.fetches(), stranger.fetches())
+            ),
+        )?;
+        let admitted = m.follow_sign_in_link(&bea_link).await?;
+        check(
+            admitted.response.status.as_u16() == 303,
+            "Bea's link, followed after the same change, answers 303 (two-sided)",
+            admitted.response.status.to_string(),
+        )
     })
 }
 
