@@ -670,6 +670,23 @@ impl Memoria {
         })
     }
 
+    /// Follows a delivered sign-in link `url` from the browser, signed out
+    /// (`GET /auth/login`, §3.2); the response is not followed.
+    ///
+    /// # Errors
+    /// If the link is not memoria's, or memoria cannot be reached.
+    pub async fn follow_sign_in_link(&self, url: &str) -> Result<Page, String> {
+        let path = url
+            .strip_prefix(&format!("http://{MEMORIA_HOST}"))
+            .ok_or("the link is not memoria's")?;
+        let start = tokio::time::Instant::now();
+        let response = self.http_get(path, None).await?;
+        Ok(Page {
+            response,
+            elapsed: start.elapsed(),
+        })
+    }
+
     async fn http_get(&self, path: &str, cookie: Option<&str>) -> Result<TestResponse, String> {
         self.http_send(http::Method::GET, path, cookie, None).await
     }

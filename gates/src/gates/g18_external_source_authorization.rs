@@ -32,6 +32,8 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 
 const ANA: &str = "ana@example.org";
 const BEA: &str = "bea@example.org";
+/// An owner at another mail domain than the first owner's (a contractor).
+const CY: &str = "cy@contractor.test";
 /// The fake connector's folder the item lives in.
 const FOLDER: &str = "shared-drive";
 /// The upload's and the connector item's titles, as the home page lists them.
@@ -49,6 +51,11 @@ pub static GATE: Gate = Gate {
             id: "18/two-admitted-people-see-the-same-memoria-owned-document",
             desc: "Ana uploads a document and a connector sync brings a Drive item in; Ana and Bea each search for each, get the same one result with the same citation, open both document pages (200, the passage's words on them), and find both titles on the home page: no per-person condition, not even the uploader's.",
             run: two_admitted_see_the_same,
+        },
+        Case {
+            id: "18/an-owner-at-another-mail-domain-sees-the-same-memoria-owned-document",
+            desc: "The owners file names ana@example.org and cy@contractor.test (an owner at another domain than the first owner's); Ana uploads a document and a connector sync brings a Drive item in; Ana and Cy each find each, open both document pages and find both titles on the home page, and get the same one result with the same citation: admission is the owners list, not a mail domain.",
+            run: owner_at_another_domain_sees_the_same,
         },
         Case {
             id: "18/a-person-no-longer-admitted-sees-nothing-memoria-owned",
@@ -133,13 +140,19 @@ fn sees(who: &TestApp, name: &str, doc: &(String, String), title: &str) -> Resul
 
 /// Two owners signed in, an upload by Ana and a connector item synced in.
 fn team(ctx: &mut Ctx) -> Result<Team, Failure> {
+    team_with(ctx, BEA)
+}
+
+/// As [`team`], the owners file naming Ana then `second`, who is signed in
+/// in the `bea` browser.
+fn team_with(ctx: &mut Ctx, second: &str) -> Result<Team, Failure> {
     let upload_canary = ctx.canary();
     let item_canary = ctx.canary();
-    let (app, owners) = app_with_owners_file(ctx, &[ANA, BEA])?;
+    let (app, owners) = app_with_owners_file(ctx, &[ANA, second])?;
     let mut ana = app.beside();
     let mut bea = app.beside();
     block_on(ana.sign_in(ANA));
-    block_on(bea.sign_in(BEA));
+    block_on(bea.sign_in(second));
     let up = block_on(ana.upload(
         "offsite.md",
         format!("# {UPLOAD_TITLE}\n\nThe {upload_canary} venue was chosen.\n").as_bytes(),
@@ -191,6 +204,21 @@ fn both_see_both(t: &Team) -> Result<(), Failure> {
 fn two_admitted_see_the_same(ctx: &mut Ctx) -> Result<(), Failure> {
     let t = team(ctx)?;
     both_see_both(&t)?;
+    same_citations(&t)
+}
+
+fn owner_at_another_domain_sees_the_same(ctx: &mut Ctx) -> Result<(), Failure> {
+    let t = team_with(ctx, CY)?;
+    for (name, who) in [("Ana", &t.ana), ("Cy", &t.bea)] {
+        sees(who, name, &t.upload, UPLOAD_TITLE)?;
+        sees(who, name, &t.item, ITEM_TITLE)?;
+    }
+    same_citations(&t)
+}
+
+/// Both signed-in owners get the same one result, with the same citation,
+/// for each document.
+fn same_citations(t: &Team) -> Result<(), Failure> {
     for (canary, _) in [&t.upload, &t.item] {
         let q = format!("/?q={}", memoria::testkit::form_encode(canary));
         let (a, b) = (
@@ -199,8 +227,8 @@ fn two_admitted_see_the_same(ctx: &mut Ctx) -> Result<(), Failure> {
         );
         ensure(
             a == b && a.len() == 1,
-            "Ana and Bea get the same one result with the same citation",
-            format!("Ana {a:?}, Bea {b:?}"),
+            "both owners get the same one result with the same citation",
+            format!("Ana {a:?}, the other {b:?}"),
         )?;
     }
     Ok(())

@@ -43,6 +43,16 @@ pub static GATE: Gate = Gate {
             run: removed_owner_refused_in_session,
         },
         Case {
+            id: "21/a-removed-owner-cannot-delete-from-a-session-they-hold",
+            desc: "Ana and Bea are signed in and both open Ana's upload (presence); Ana is removed from the owners file; her POST to the document's delete form, with her session's own CSRF token, answers the sign-in page (401), and Bea still opens the document; Bea's POST to the same form with her token answers 303 and the document is gone (the form works: Ana's refusal was admission's).",
+            run: removed_owner_cannot_delete,
+        },
+        Case {
+            id: "21/an-owner-replaced-by-an-address-of-the-same-length-is-refused",
+            desc: "The list is read, not a stat of it: Ana is signed in, her session opens the search page and a link is delivered to her (presence); the owners file is replaced, in one rename, by one naming bea@example.org instead (the same length, the old file's modification time); Ana's session answers 401 on its next request and her link 403 with no session; Bea, in the same app, is sent a link that signs her in.",
+            run: same_length_replacement_refused,
+        },
+        Case {
             id: "21/an-unreadable-owners-source-refuses",
             desc: "For each way the owners file can stop being a list (removed, a directory in its place, a line that is not an address, not UTF-8, over its size cap): Ana's session is refused (401), a link delivered to her while the file was readable answers 403 with no session, and the sign-in form delivers her no link; restored, her session opens the search page again and the form delivers a link.",
             run: unreadable_source_refuses,
@@ -222,6 +232,117 @@ fn removed_owner_refused_in_session(ctx: &mut Ctx) -> Result<(), Failure> {
         back.status == 200 && Page::of(&back).results().len() == 1,
         "listed again, Ana's session opens the search page: the list was read, not the session",
         back.status.to_string(),
+    )
+}
+
+fn removed_owner_cannot_delete(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let (app, owners) = app_with_owners_file(ctx, &[ANA, BEA])?;
+    let mut ana = app.beside();
+    let mut bea = app.beside();
+    block_on(ana.sign_in(ANA));
+    block_on(bea.sign_in(BEA));
+    let up = block_on(ana.upload(
+        "minutes.md",
+        format!("# Minutes\n\nThe {canary} budget was agreed.\n").as_bytes(),
+        None,
+    ));
+    let doc = up
+        .location()
+        .map(str::to_string)
+        .filter(|l| l.starts_with("/documents/"))
+        .ok_or_else(|| Failure::new("Ana's upload is stored", up.status.to_string()))?;
+    for (who, client) in [("Ana", &ana), ("Bea", &bea)] {
+        let opened = block_on(client.get(&doc));
+        ensure(
+            opened.status == 200 && opened.body.contains(&canary),
+            format!("{who} opens the upload (presence)"),
+            opened.status.to_string(),
+        )?;
+    }
+
+    owners.write(&[BEA]);
+    let delete = format!("{doc}/delete");
+    let ana_csrf = ana.csrf().unwrap_or_default().to_string();
+    ensure(
+        !ana_csrf.is_empty(),
+        "Ana's session holds a CSRF token",
+        "none",
+    )?;
+    let refused = block_on(ana.post_form(&delete, &[("csrf", &ana_csrf)]));
+    refused_with_sign_in(&refused, "Ana's delete form, after her removal", &canary)?;
+    let opened = block_on(bea.get(&doc));
+    ensure(
+        opened.status == 200 && opened.body.contains(&canary),
+        "after Ana's refused delete, Bea still opens the document",
+        opened.status.to_string(),
+    )?;
+
+    let bea_csrf = bea.csrf().unwrap_or_default().to_string();
+    let deleted = block_on(bea.post_form(&delete, &[("csrf", &bea_csrf)]));
+    ensure(
+        deleted.status == 303,
+        "Bea's delete form, in the same app, answers 303 (two-sided)",
+        deleted.status.to_string(),
+    )?;
+    let gone = block_on(bea.get(&doc));
+    ensure(
+        gone.status == 404,
+        "after Bea's delete, the document's page answers 404",
+        gone.status.to_string(),
+    )
+}
+
+fn same_length_replacement_refused(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (app, owners) = app_with_owners_file(ctx, &[ANA])?;
+    let mut ana = app.beside();
+    block_on(ana.sign_in(ANA));
+    let home = block_on(ana.get("/"));
+    ensure(
+        home.status == 200,
+        "Ana's session opens the search page (presence)",
+        home.status.to_string(),
+    )?;
+    let link = ask_link(&app, ANA)?;
+    let stat = |what: &str| {
+        std::fs::metadata(owners.path())
+            .and_then(|m| Ok((m.len(), m.modified()?)))
+            .map_err(|e| {
+                Failure::new(
+                    format!("the owners file can be stat'd {what}"),
+                    e.to_string(),
+                )
+            })
+    };
+    let before = stat("before the change")?;
+    owners.write_keeping_mtime(&[BEA]);
+    let after = stat("after the change")?;
+    ensure(
+        before == after,
+        "the replaced file has the old one's length and modification time",
+        "they differ",
+    )?;
+
+    let home = block_on(ana.get("/"));
+    ensure(
+        home.status == 401,
+        "after the same-length replacement, Ana's session is refused (401)",
+        home.status.to_string(),
+    )?;
+    let mut browser = app.beside();
+    let followed = block_on(browser.follow_sign_in_link(&link));
+    ensure(
+        followed.status == 403 && session_set(&followed).is_none(),
+        "after the same-length replacement, Ana's link answers 403 with no session",
+        format!("{} {:?}", followed.status, session_set(&followed)),
+    )?;
+    let bea_link = ask_link(&app, BEA)?;
+    let mut bea = app.beside();
+    let admitted = block_on(bea.follow_sign_in_link(&bea_link));
+    ensure(
+        admitted.status == 303 && session_set(&admitted).is_some(),
+        "Bea, now listed, is sent a link that signs her in (two-sided)",
+        format!("{} {:?}", admitted.status, session_set(&admitted)),
     )
 }
 

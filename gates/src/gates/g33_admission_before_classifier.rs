@@ -41,6 +41,11 @@ const UNADMITTED: &[&str] = &[
     "eve@acme.sheets.oficina.works",
 ];
 
+/// Addresses that differ from Ana's only by a normalisation an implementer
+/// might apply (a subaddress, a dot in the local part, a trailing dot on the
+/// domain): none is an owner's, so none may reach the classifier.
+const NEAR_ANA: &[&str] = &["ana+x@acme.test", "a.na@acme.test", "ana@acme.test."];
+
 /// Gate 33.
 pub static GATE: Gate = Gate {
     id: "33",
@@ -59,9 +64,19 @@ pub static GATE: Gate = Gate {
             run: unadmitted_dials_nothing,
         },
         Case {
+            id: "33/an-address-that-only-normalises-to-an-owners-causes-no-dial",
+            desc: "After Ana's own address has been classified and sent a link (presence, same world): the form submitted for ana+x@acme.test (a subaddress), a.na@acme.test (a dot in the local part) and ana@acme.test. (a trailing dot on the domain) adds no event to the guard, no fetch at either mail domain and no link, and each answer is byte for byte the page Ana's got.",
+            run: near_owner_dials_nothing,
+        },
+        Case {
             id: "33/an-owner-removed-from-the-list-causes-no-dial",
             desc: "Admission is read at the door, not held: Ana's sign-in is classified (presence); Ana is removed from the owners file; her next sign-in adds no guard event, no fetch and no link; Bea's, after the same change, is classified and sent a link.",
             run: removed_owner_dials_nothing,
+        },
+        Case {
+            id: "33/a-link-followed-after-its-owners-removal-causes-no-dial",
+            desc: "The second door: Ana's and Bea's sign-ins are classified and each is sent a link (presence); Ana is removed from the owners file; her link, followed, answers 403 and adds no event to the guard and no fetch at either mail domain; Bea's, followed after the same change, answers 303.",
+            run: link_after_removal_dials_nothing,
         },
         Case {
             id: "33/an-unreadable-owners-source-causes-no-dial",
@@ -225,6 +240,24 @@ fn unadmitted_dials_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
     })
 }
 
+fn near_owner_dials_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (w, owners, stranger) = world(ctx);
+    let guard = w.net_guard().clone();
+    run_world(&w, move |mut m| async move {
+        m.warmed_up().await?;
+        let owner_answer = classified(&m, &guard, ANA, &owners, OWNERS_DOMAIN).await?;
+        for address in NEAR_ANA {
+            let answer = dials_nothing(&m, &guard, address, &[&owners, &stranger]).await?;
+            check(
+                answer == owner_answer,
+                format!("{address} is answered byte for byte as Ana was"),
+                format!("status {} and a body of {} bytes", answer.0, answer.1.len()),
+            )?;
+        }
+        Ok(())
+    })
+}
+
 fn removed_owner_dials_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
     let (w, owners, stranger) = world(ctx);
     let guard = w.net_guard().clone();
@@ -237,6 +270,55 @@ fn removed_owner_dials_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
             .await
             .map_err(|e| fail("after Ana's removal, Bea's sign-in is still classified", e))?;
         Ok(())
+    })
+}
+
+/// The last link delivered to `owner`.
+fn last_link(m: &Memoria, owner: &str) -> Result<String, String> {
+    m.delivered_links()
+        .into_iter()
+        .rev()
+        .find(|(o, _)| o == owner)
+        .map(|(_, url)| url)
+        .ok_or_else(|| format!("no link was delivered to {owner}"))
+}
+
+fn link_after_removal_dials_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (w, owners, stranger) = world(ctx);
+    let guard = w.net_guard().clone();
+    run_world(&w, move |mut m| async move {
+        m.warmed_up().await?;
+        classified(&m, &guard, ANA, &owners, OWNERS_DOMAIN).await?;
+        classified(&m, &guard, BEA, &owners, OWNERS_DOMAIN).await?;
+        let (ana_link, bea_link) = (last_link(&m, ANA)?, last_link(&m, BEA)?);
+        m.set_owners(&[BEA])?;
+        let events = guard.events().len();
+        let fetches = (owners.fetches(), stranger.fetches());
+        let followed = m.follow_sign_in_link(&ana_link).await?;
+        check(
+            followed.response.status.as_u16() == 403,
+            "Ana's link, followed after her removal, answers 403",
+            followed.response.status.to_string(),
+        )?;
+        check(
+            guard.events().len() == events,
+            "following Ana's link after her removal causes no DNS query and no connection",
+            format!("{:?}", &guard.events()[events..]),
+        )?;
+        check(
+            (owners.fetches(), stranger.fetches()) == fetches,
+            "following Ana's link after her removal fetches no mail domain",
+            format!(
+                "fetches {fetches:?} became {:?}",
+                (owners.fetches(), stranger.fetches())
+            ),
+        )?;
+        let admitted = m.follow_sign_in_link(&bea_link).await?;
+        check(
+            admitted.response.status.as_u16() == 303,
+            "Bea's link, followed after the same change, answers 303 (two-sided)",
+            admitted.response.status.to_string(),
+        )
     })
 }
 
