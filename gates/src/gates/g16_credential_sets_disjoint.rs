@@ -4,8 +4,11 @@
 //! `/connectors/` accepts only the bearer token of the connector its path
 //! names, and refuses, with nothing stored, a session cookie, a token
 //! memoria sends one of its siblings, another connector's token, the
-//! configured hash presented as if it were the token, and no credential;
-//! and a request with an `Origin` off that connector's allowlist. Every
+//! configured hash presented as if it were the token, near-misses of the
+//! connector's own token, and no credential; and a request with an
+//! `Origin` off that connector's allowlist (one that merely extends an
+//! allowed origin included), where a connector configured with no origins
+//! refuses every `Origin` and accepts only a request without one. Every
 //! other declared route answers a connector token, as a bearer or as a
 //! session cookie, byte for byte as it answers no credential at all. The
 //! routes are read from the table, so a route added later is covered by
@@ -56,7 +59,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "16/connector-routes-refuse-the-sibling-token-the-session-another-connectors-token-and-none",
-            desc: "For every declared route under /connectors/, send it a session cookie, memoria's sibling token (as a bearer and as a cookie), another connector's token, the configured SHA-256 as a bearer, a malformed Authorization and none; require 401 and the document count unchanged each time, then the connector's own token accepted.",
+            desc: "For every declared route under /connectors/, send it a session cookie, memoria's sibling token (as a bearer and as a cookie), another connector's token, the configured SHA-256 as a bearer, a malformed Authorization, near-misses of the connector's own token (upper-cased, its last character dropped, one character appended) and none; require 401 and the document count unchanged each time, then the connector's own token accepted.",
             run: connector_routes_refuse,
         },
         Case {
@@ -66,8 +69,13 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "16/an-origin-off-the-connectors-allowlist-is-refused",
-            desc: "For every declared route under /connectors/, send the connector's own token with an Origin off its allowlist (another host, the allowed host on another scheme, memoria's own host); require 403 and nothing stored; then the allowed Origin accepted.",
+            desc: "For every declared route under /connectors/, send the connector's own token with an Origin off its allowlist (another host, the allowed host on another scheme, memoria's own host, and origins that extend the allowed one: a longer host, another port, a suffix); require 403 and nothing stored; then the allowed Origin accepted.",
             run: origin_refused,
+        },
+        Case {
+            id: "16/a-connector-with-no-origins-refuses-every-origin",
+            desc: "For every declared route under /connectors/, probed as the connector configured with no origins, send its own token with an Origin (the other connector's allowed origin, another host, memoria's own host, null); require 403 and nothing stored each time; then the same request without an Origin accepted.",
+            run: no_origins_refuses_every_origin,
         },
     ],
 };
@@ -142,7 +150,12 @@ fn connector_routes() -> Result<Vec<&'static memoria::DeclaredRoute>, Failure> {
 /// The URI a probe of `path` sends: `{name}` is [`CONNECTOR`], `{id}` is `id`,
 /// and a connector route names the document it would store.
 fn uri(path: &str, id: &str, doc: &str) -> String {
-    let p = path.replace("{name}", CONNECTOR).replace("{id}", id);
+    uri_as(CONNECTOR, path, id, doc)
+}
+
+/// As [`uri`], with `{name}` the connector `name`.
+fn uri_as(name: &str, path: &str, id: &str, doc: &str) -> String {
+    let p = path.replace("{name}", name).replace("{id}", id);
     if path.starts_with(CONNECTOR_PREFIX) {
         format!("{p}?path={doc}")
     } else {
@@ -253,7 +266,11 @@ fn connector_routes_refuse(ctx: &mut Ctx) -> Result<(), Failure> {
     let sibling_cookie = format!("{SESSION_COOKIE}={}", tokens.sibling);
     let hash = hex::encode(token_sha256(&tokens.connector));
     let basic = format!("Basic {}", tokens.connector);
-    let refused: [(&str, Credential<'_>); 8] = [
+    // Near-misses of the connector's own token: not the configured token.
+    let upper = tokens.connector.to_ascii_uppercase();
+    let shorter = &tokens.connector[..tokens.connector.len() - 1];
+    let longer = format!("{}0", tokens.connector);
+    let refused: [(&str, Credential<'_>); 11] = [
         ("the session cookie", Credential::Cookie(&session)),
         (
             "memoria's sibling token",
@@ -276,6 +293,18 @@ fn connector_routes_refuse(ctx: &mut Ctx) -> Result<(), Failure> {
             Credential::Authorization(&basic),
         ),
         ("an empty bearer", Credential::Authorization("Bearer ")),
+        (
+            "the connector's token upper-cased",
+            Credential::Bearer(&upper),
+        ),
+        (
+            "the connector's token less its last character",
+            Credential::Bearer(shorter),
+        ),
+        (
+            "the connector's token with one character appended",
+            Credential::Bearer(&longer),
+        ),
         ("no credential", Credential::None),
     ];
     for route in connector_routes()? {
@@ -400,6 +429,9 @@ fn origin_refused(ctx: &mut Ctx) -> Result<(), Failure> {
             "http://bridge.example",
             "http://memoria.test",
             "null",
+            "https://bridge.example.evil.test",
+            "https://bridge.example:8443",
+            "https://bridge.examplex",
         ] {
             let before = documents(&app)?;
             let r = send(&app, with_origin(origin));
@@ -421,6 +453,49 @@ fn origin_refused(ctx: &mut Ctx) -> Result<(), Failure> {
         ensure(
             r.status.is_success(),
             format!("{} {} accepts the allowed Origin", route.method, route.path),
+            format!("status {}", r.status),
+        )?;
+    }
+    Ok(())
+}
+
+fn no_origins_refuses_every_origin(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (app, tokens) = rig(ctx)?;
+    for route in connector_routes()? {
+        let u = uri_as(OTHER_CONNECTOR, route.path, "", "probe/no-origins.md");
+        let bearer = || with(request(route.method, &u), Credential::Bearer(&tokens.other));
+        for origin in [
+            ALLOWED_ORIGIN,
+            "https://evil.example",
+            "http://memoria.test",
+            "null",
+        ] {
+            let mut req = bearer();
+            req.headers_mut()
+                .insert(header::ORIGIN, origin.parse().expect("origin"));
+            let before = documents(&app)?;
+            let r = send(&app, req);
+            ensure(
+                r.status.as_u16() == 403,
+                format!(
+                    "{} {} as {OTHER_CONNECTOR}, configured with no origins, refuses Origin {origin} with 403",
+                    route.method, route.path
+                ),
+                format!("status {}", r.status),
+            )?;
+            ensure(
+                documents(&app)? == before,
+                format!("Origin {origin} stores nothing"),
+                "a document was stored",
+            )?;
+        }
+        let r = send(&app, bearer());
+        ensure(
+            r.status.is_success(),
+            format!(
+                "{} {} as {OTHER_CONNECTOR} accepts its token without an Origin",
+                route.method, route.path
+            ),
             format!("status {}", r.status),
         )?;
     }
