@@ -168,6 +168,10 @@ enum Cmd {
         /// (default: one per core, at most 4).
         #[arg(long)]
         jobs: Option<usize>,
+        /// Build every mutation on its own, skipping the schema build that
+        /// holds all the mutations of function bodies at once.
+        #[arg(long)]
+        no_schema: bool,
         /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
@@ -259,6 +263,7 @@ fn main() -> ExitCode {
             seed,
             timeout,
             jobs,
+            no_schema,
             format,
         } => run_mutants(
             gate,
@@ -266,7 +271,7 @@ fn main() -> ExitCode {
             workspace,
             seed.unwrap_or_else(rand::random),
             timeout,
-            jobs,
+            (jobs, !no_schema),
             format,
         ),
     }
@@ -541,7 +546,7 @@ fn run_mutants(
     workspace: Option<PathBuf>,
     seed: u64,
     timeout: u64,
-    jobs: Option<usize>,
+    (jobs, schema): (Option<usize>, bool),
     format: Format,
 ) -> ExitCode {
     if jobs == Some(0) {
@@ -585,6 +590,7 @@ fn run_mutants(
         run_timeout: Duration::from_secs(timeout),
         progress: true,
         jobs: jobs.unwrap_or_else(mutants::default_jobs),
+        schema,
     };
     let run = match mutants::run(&opts) {
         Ok(r) => r,

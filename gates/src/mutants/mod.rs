@@ -66,6 +66,8 @@
 mod judge;
 pub mod parse;
 pub mod report;
+pub mod schema;
+mod schema_run;
 mod scratch;
 
 use std::collections::VecDeque;
@@ -141,6 +143,9 @@ pub struct Options {
     /// Workers, each with its own scratch copy, building side by side (at
     /// least one; never more than there are mutations).
     pub jobs: usize,
+    /// Fold the mutations that rewrite only function bodies into one schema
+    /// build first (`schema.rs`); false builds every mutation on its own.
+    pub schema: bool,
 }
 
 /// Workers for a machine: one per core the process may use, at most
@@ -273,9 +278,89 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             }
         }
     }
+    let t_schema = Instant::now();
+    let (schema_reports, leftover) = if opts.schema {
+        schema_run::pass(&scratches, &parsed, opts, &say)?
+    } else {
+        (Vec::new(), (0..parsed.len()).collect())
+    };
+    let schema_ms = if opts.schema {
+        t_schema.elapsed().as_millis() as u64
+    } else {
+        0
+    };
+    let schema_killed = schema_reports.len();
+    let t_mutants = Instant::now();
+    let mut reports: Vec<(usize, MutantReport)> = schema_reports;
+    if !leftover.is_empty() {
+        reports.extend(build_each(&scratches, &parsed, &leftover, opts, &say)?);
+    }
+    let mutation_wall_ms = t_mutants.elapsed().as_millis() as u64;
+    reports.sort_by_key(|(i, _)| *i);
+    let reports: Vec<MutantReport> = reports.into_iter().map(|(_, r)| r).collect();
+    let mut summary = std::collections::BTreeMap::new();
+    for r in &reports {
+        *summary
+            .entry(format!("{:?}", r.status).to_lowercase())
+            .or_insert(0) += 1;
+    }
+    let ran: Vec<&MutantReport> = reports
+        .iter()
+        .filter(|r| r.build_ms > 0 || r.schema)
+        .collect();
+    let median = median_ms(ran.iter().map(|r| r.time_ms).collect());
+    let throughput_ms = mutation_wall_ms
+        .checked_div(ran.len() as u64)
+        .unwrap_or_default();
     say(format!(
-        "building the unmutated workspace in {jobs} scratch cop{} side by side (a cold build takes several minutes)",
-        if jobs == 1 { "y" } else { "ies" }
+        "{} mutations in {} s on {jobs} worker{}; per mutation median {} (build {}, run {}), {} of the run's wall time each",
+        reports.len(),
+        began.elapsed().as_secs(),
+        if jobs == 1 { "" } else { "s" },
+        secs(median),
+        secs(median_ms(
+            ran.iter()
+                .filter(|r| !r.schema)
+                .map(|r| r.build_ms)
+                .collect()
+        )),
+        secs(median_ms(ran.iter().map(|r| r.run_ms).collect())),
+        secs(throughput_ms),
+    ));
+    Ok(MutantsRun {
+        seed: opts.seed,
+        mutants: reports,
+        summary,
+        wall_s: began.elapsed().as_secs(),
+        median_ms: median,
+        jobs,
+        throughput_ms,
+        schema_killed,
+        schema_ms,
+    })
+}
+
+/// The plain way: builds the unmutated workspace in every scratch copy,
+/// runs the baselines the mutations at `todo` (indices into `parsed`) stand
+/// on, then hands those mutations out to the workers, each applied, built on
+/// its own, run and reversed. Returns each one's report with its index.
+///
+/// # Errors
+/// The unmutated build fails, a baseline is red, or a diff cannot be
+/// reversed in its scratch copy.
+fn build_each(
+    scratches: &[Scratch],
+    parsed: &[(String, Result<Mutation, String>)],
+    todo: &[usize],
+    opts: &Options,
+    say: &(dyn Fn(String) + Sync),
+) -> Result<Vec<(usize, MutantReport)>, String> {
+    let jobs = scratches.len();
+    say(format!(
+        "building the unmutated workspace in {jobs} scratch cop{} side by side for {} mutation{} built one by one (a cold build takes several minutes)",
+        if jobs == 1 { "y" } else { "ies" },
+        todo.len(),
+        if todo.len() == 1 { "" } else { "s" },
     ));
     let t_build = Instant::now();
     let built: Vec<Result<(), String>> = std::thread::scope(|sc| {
@@ -300,19 +385,25 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
         "built in {}",
         secs(t_build.elapsed().as_millis() as u64)
     ));
-    baselines(&scratches, &parsed, opts, &say)?;
+    let wanted: std::collections::BTreeSet<usize> = todo.iter().copied().collect();
+    let mutations: Vec<&Mutation> = todo
+        .iter()
+        .filter_map(|&i| parsed[i].1.as_ref().ok())
+        .collect();
+    baselines(scratches, &mutations, opts, say)?;
 
-    let order = run_order(&parsed);
+    let order: Vec<usize> = run_order(parsed)
+        .into_iter()
+        .filter(|i| wanted.contains(i))
+        .collect();
     let total = order.len();
     let queue = Mutex::new(VecDeque::from(order));
     let started = AtomicUsize::new(0);
     let reports: Mutex<Vec<(usize, MutantReport)>> = Mutex::new(Vec::new());
     let fatal: Mutex<Option<String>> = Mutex::new(None);
-    let t_mutants = Instant::now();
     std::thread::scope(|sc| {
-        for s in &scratches {
-            let (queue, started, reports, fatal, parsed) =
-                (&queue, &started, &reports, &fatal, &parsed);
+        for s in scratches {
+            let (queue, started, reports, fatal) = (&queue, &started, &reports, &fatal);
             sc.spawn(move || {
                 loop {
                     if fatal.lock().is_ok_and(|f| f.is_some()) {
@@ -343,40 +434,7 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
     if let Some(e) = fatal.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
     }
-    let mutation_wall_ms = t_mutants.elapsed().as_millis() as u64;
-    let mut reports = reports.into_inner().unwrap_or_else(|p| p.into_inner());
-    reports.sort_by_key(|(i, _)| *i);
-    let reports: Vec<MutantReport> = reports.into_iter().map(|(_, r)| r).collect();
-    let mut summary = std::collections::BTreeMap::new();
-    for r in &reports {
-        *summary
-            .entry(format!("{:?}", r.status).to_lowercase())
-            .or_insert(0) += 1;
-    }
-    let ran: Vec<&MutantReport> = reports.iter().filter(|r| r.build_ms > 0).collect();
-    let median = median_ms(ran.iter().map(|r| r.time_ms).collect());
-    let throughput_ms = mutation_wall_ms
-        .checked_div(ran.len() as u64)
-        .unwrap_or_default();
-    say(format!(
-        "{} mutations in {} s on {jobs} worker{}; per mutation median {} (build {}, run {}), {} of the run's wall time each",
-        reports.len(),
-        began.elapsed().as_secs(),
-        if jobs == 1 { "" } else { "s" },
-        secs(median),
-        secs(median_ms(ran.iter().map(|r| r.build_ms).collect())),
-        secs(median_ms(ran.iter().map(|r| r.run_ms).collect())),
-        secs(throughput_ms),
-    ));
-    Ok(MutantsRun {
-        seed: opts.seed,
-        mutants: reports,
-        summary,
-        wall_s: began.elapsed().as_secs(),
-        median_ms: median,
-        jobs,
-        throughput_ms,
-    })
+    Ok(reports.into_inner().unwrap_or_else(|p| p.into_inner()))
 }
 
 /// One unmutated run the mutations stand on: a gate or case, the kit, or a
@@ -395,13 +453,12 @@ enum Baseline {
 /// The first baseline that fails or cannot be run, naming what failed.
 fn baselines(
     scratches: &[Scratch],
-    parsed: &[(String, Result<Mutation, String>)],
+    mutations: &[&Mutation],
     opts: &Options,
     say: &(dyn Fn(String) + Sync),
 ) -> Result<(), String> {
-    let mut selectors: Vec<String> = parsed
+    let mut selectors: Vec<String> = mutations
         .iter()
-        .filter_map(|(_, m)| m.as_ref().ok())
         .map(|m| m.case.clone().unwrap_or_else(|| m.gate.clone()))
         .collect();
     selectors.sort();
@@ -416,9 +473,8 @@ fn baselines(
         s.split_once('/')
             .is_none_or(|(gate, _)| !whole.contains(gate))
     });
-    let mut scenarios: Vec<String> = parsed
+    let mut scenarios: Vec<String> = mutations
         .iter()
-        .filter_map(|(_, m)| m.as_ref().ok())
         .filter_map(|m| m.scenario.clone())
         .collect();
     scenarios.sort();
@@ -481,7 +537,7 @@ fn baseline(
 ) -> Result<(), String> {
     match which {
         Baseline::Conform => {
-            let ran = scratch.conform(opts.run_timeout)?;
+            let ran = scratch.conform(opts.run_timeout, None)?;
             match ran.ended {
                 Ended::Code(0) => {
                     say("baseline conform passes against the unmutated fake".into());
@@ -494,7 +550,7 @@ fn baseline(
             }
         }
         Baseline::Scenario(file) => {
-            let ran = scratch.replay(file, opts.run_timeout)?;
+            let ran = scratch.replay(file, opts.run_timeout, None)?;
             match ran.ended {
                 Ended::Code(0) => {
                     say(format!("baseline {file} replays green unmutated"));
@@ -507,7 +563,7 @@ fn baseline(
             }
         }
         Baseline::Gate(sel) => {
-            let ran = scratch.gate(sel, opts.seed, opts.run_timeout)?;
+            let ran = scratch.gate(sel, opts.seed, opts.run_timeout, None)?;
             match ran.ended {
                 Ended::Code(0) => {
                     say(format!("baseline {sel} passes unmutated"));
@@ -553,6 +609,7 @@ fn run_one(
                 time_ms: 0,
                 build_ms: 0,
                 run_ms: 0,
+                schema: false,
             });
         }
     };
@@ -570,25 +627,9 @@ fn run_one(
         build_ms = t_build.elapsed().as_millis() as u64;
         let t_run = Instant::now();
         let verdict = match built {
-            Err(e) => Ok((Outcome::Unviable, e)),
-            Ok(()) if m.gate == CONFORM_GATE => scratch
-                .conform(opts.run_timeout)
-                .map(|ran| judge_conform(m, &ran)),
-            Ok(()) if m.gate == SCENARIO_GATE => {
-                let file = m.scenario.as_deref().unwrap_or_default();
-                scratch
-                    .replay(file, opts.run_timeout)
-                    .map(|ran| judge_scenario(file, &ran))
-            }
-            Ok(()) => {
-                let sel = m.case.clone().unwrap_or_else(|| m.gate.clone());
-                scratch
-                    .gate(&sel, opts.seed, opts.run_timeout)
-                    .map(|ran| judge_gate(&sel, &ran, opts.run_timeout))
-            }
+            Err(e) => (Outcome::Unviable, e),
+            Ok(()) => judged_run(scratch, m, opts, None),
         };
-        let verdict =
-            verdict.unwrap_or_else(|e| (Outcome::Invalid, format!("the harness did not run: {e}")));
         if status_ran(&verdict.0) {
             run_ms = t_run.elapsed().as_millis() as u64;
         }
@@ -626,7 +667,35 @@ fn run_one(
         time_ms,
         build_ms,
         run_ms,
+        schema: false,
     })
+}
+
+/// Runs what judges `m` in `scratch` (its gate or case, the kit, or its
+/// scenario replay) and judges it; with `schema`, selecting that mutation of
+/// a schema build. A harness that did not run is `invalid`.
+fn judged_run(
+    scratch: &Scratch,
+    m: &Mutation,
+    opts: &Options,
+    schema: Option<u32>,
+) -> (Outcome, String) {
+    let judged = if m.gate == CONFORM_GATE {
+        scratch
+            .conform(opts.run_timeout, schema)
+            .map(|ran| judge_conform(m, &ran))
+    } else if m.gate == SCENARIO_GATE {
+        let file = m.scenario.as_deref().unwrap_or_default();
+        scratch
+            .replay(file, opts.run_timeout, schema)
+            .map(|ran| judge_scenario(file, &ran))
+    } else {
+        let sel = m.case.clone().unwrap_or_else(|| m.gate.clone());
+        scratch
+            .gate(&sel, opts.seed, opts.run_timeout, schema)
+            .map(|ran| judge_gate(&sel, &ran, opts.run_timeout))
+    };
+    judged.unwrap_or_else(|e| (Outcome::Invalid, format!("the harness did not run: {e}")))
 }
 
 /// False for the outcomes that ran no gate (the build failed).

@@ -48,6 +48,10 @@ pub struct MutantReport {
     pub build_ms: u64,
     /// Of which the gate, kit or replay run, in milliseconds.
     pub run_ms: u64,
+    /// Judged in the shared schema build (`schema.rs`): killed there, with
+    /// no build of its own (`build_ms` is 0).
+    #[serde(default)]
+    pub schema: bool,
 }
 
 /// The whole mutation run.
@@ -72,6 +76,13 @@ pub struct MutantsRun {
     /// [`MutantsRun::jobs`] workers (0 if none was built).
     #[serde(default)]
     pub throughput_ms: u64,
+    /// Mutations killed in the shared schema build (`schema.rs`).
+    #[serde(default)]
+    pub schema_killed: usize,
+    /// Wall time of the schema pass (writing, building and running the
+    /// schema tree), in milliseconds.
+    #[serde(default)]
+    pub schema_ms: u64,
 }
 
 fn one() -> usize {

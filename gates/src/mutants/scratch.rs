@@ -225,30 +225,55 @@ impl Scratch {
     /// # Errors
     /// The build's first `error` line, or that it timed out.
     pub fn build(&self) -> Result<(), String> {
+        self.build_diagnosed(false).map_err(|(first, _)| first)
+    }
+
+    /// Builds the scratch harness; with `json`, cargo prints its compiler
+    /// messages as JSON lines (`--message-format=json`), and a failure
+    /// carries them.
+    ///
+    /// # Errors
+    /// The build's first `error` line, or that it timed out; and its
+    /// standard output.
+    pub fn build_diagnosed(&self, json: bool) -> Result<(), (String, String)> {
         let mut cmd = harness_build(&self.work, &self.target);
+        if json {
+            cmd.arg("--message-format=json");
+        }
         cmd.envs(SCRATCH_BUILD_ENV.iter().copied());
         for var in SCRATCH_BUILD_ENV_REMOVED {
             cmd.env_remove(var);
         }
-        let ran = run_with_timeout(cmd, Duration::from_secs(MUTANT_BUILD_TIMEOUT_S))?;
+        let ran = run_with_timeout(cmd, Duration::from_secs(MUTANT_BUILD_TIMEOUT_S))
+            .map_err(|e| (e, String::new()))?;
         match ran.ended {
             Ended::Code(0) => Ok(()),
-            Ended::TimedOut => Err("the build timed out".into()),
-            _ => Err(ran
-                .stderr
-                .lines()
-                .find(|l| l.starts_with("error"))
-                .unwrap_or("the build failed")
-                .to_string()),
+            Ended::TimedOut => Err(("the build timed out".into(), String::new())),
+            _ => {
+                let said = if json { &ran.stdout } else { &ran.stderr };
+                let first = said
+                    .lines()
+                    .find(|l| l.starts_with("error"))
+                    .or_else(|| ran.stderr.lines().find(|l| l.starts_with("error")))
+                    .unwrap_or("the build failed")
+                    .to_string();
+                Err((first, ran.stdout))
+            }
         }
     }
 
     /// Runs the scratch harness with `args`, its temporary directories in a
     /// fresh directory under [`Scratch::tmp`] that is removed afterwards,
     /// whatever happened.
-    fn harness(&self, args: &[&str], limit: Duration) -> Result<Ran, String> {
+    /// With `schema`, the run selects that mutation of a schema build
+    /// ([`super::schema::SCHEMA_ENV`]).
+    fn harness(&self, args: &[&str], limit: Duration, schema: Option<u32>) -> Result<Ran, String> {
         let mut cmd = Command::new(self.target.join("debug").join("memoria-harness"));
         cmd.args(args).current_dir(&self.work);
+        match schema {
+            Some(k) => cmd.env(super::schema::SCHEMA_ENV, k.to_string()),
+            None => cmd.env_remove(super::schema::SCHEMA_ENV),
+        };
         let tmp = match &self.tmp {
             Some(parent) => Some(
                 tempfile::Builder::new()
@@ -265,25 +290,33 @@ impl Scratch {
     }
 
     /// `run SELECTOR --seed SEED --format json`.
-    pub fn gate(&self, selector: &str, seed: u64, limit: Duration) -> Result<Ran, String> {
+    pub fn gate(
+        &self,
+        selector: &str,
+        seed: u64,
+        limit: Duration,
+        schema: Option<u32>,
+    ) -> Result<Ran, String> {
         let seed = seed.to_string();
         self.harness(
             &["run", selector, "--seed", &seed, "--format", "json"],
             limit,
+            schema,
         )
     }
 
     /// `conform --fake --strict --format json`.
-    pub fn conform(&self, limit: Duration) -> Result<Ran, String> {
+    pub fn conform(&self, limit: Duration, schema: Option<u32>) -> Result<Ran, String> {
         self.harness(
             &["conform", "--fake", "--strict", "--format", "json"],
             limit,
+            schema,
         )
     }
 
     /// Replays one scenario file at the seed it records.
-    pub fn replay(&self, file: &str, limit: Duration) -> Result<Ran, String> {
-        self.harness(&["replay", file, "--format", "json"], limit)
+    pub fn replay(&self, file: &str, limit: Duration, schema: Option<u32>) -> Result<Ran, String> {
+        self.harness(&["replay", file, "--format", "json"], limit, schema)
     }
 }
 

@@ -1,0 +1,517 @@
+//! The schema pass: writes, builds and runs one schema tree (`schema.rs`) before any mutation is built on its own.
+//!
+//! The pass, in the scratch copies the runner made:
+//! 1. each mutation's diff is applied, the files it touches are read and
+//!    compared with the originals ([`schema::body_changes`]), and the diff
+//!    is reversed; a mutation that is not function bodies alone stays out;
+//! 2. the schema tree is written and built in the first copy; the functions
+//!    its compile errors fall in send their mutations out, and it is written
+//!    again, at most [`SCHEMA_BUILD_ATTEMPTS_MAX`] times;
+//! 3. the tree is written and built in every other copy;
+//! 4. every gate, case, kit run and scenario the schema's mutations name is
+//!    run once with no mutation selected, on the schema build: a red one
+//!    sends its mutations out (to be built on their own, against the plain
+//!    baseline), never fails the run;
+//! 5. each mutation runs with its number in [`SCHEMA_ENV`]; a kill is
+//!    reported, anything else goes out to be built on its own and judged
+//!    there;
+//! 6. every copy gets its original files back.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use super::report::secs;
+use super::schema::{self, BodyChange, FileVariant, SCHEMA_BUILD_ATTEMPTS_MAX, SchemaFile};
+use super::scratch::{Ended, Scratch, git_apply};
+use super::{CONFORM_GATE, MutantReport, Mutation, Options, Outcome, SCENARIO_GATE, judged_run};
+
+/// One mutation that joins the schema: its index in the run, its number in
+/// the schema, and its body changes per workspace-relative file.
+struct Member {
+    index: usize,
+    number: u32,
+    files: Vec<FileChanges>,
+}
+
+/// A file's workspace-relative path and a mutation's body changes in it.
+type FileChanges = (String, Vec<BodyChange>);
+
+/// What [`pass`] returns: the kills it saw, with their indices, and the
+/// indices of every mutation left to build on its own.
+pub(super) type Passed = (Vec<(usize, MutantReport)>, Vec<usize>);
+
+/// Runs the schema pass over `parsed` in `scratches`.
+///
+/// # Errors
+/// A scratch copy's files cannot be read or written back, or a diff cannot
+/// be reversed: the copy is then no longer the workspace.
+pub(super) fn pass(
+    scratches: &[Scratch],
+    parsed: &[(String, Result<Mutation, String>)],
+    opts: &Options,
+    say: &(dyn Fn(String) + Sync),
+) -> Result<Passed, String> {
+    let first = &scratches[0];
+    let mut originals: BTreeMap<String, String> = BTreeMap::new();
+    let mut members: Vec<Member> = Vec::new();
+    let mut why_out: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, (_, m)) in parsed.iter().enumerate() {
+        let Ok(m) = m else { continue };
+        match member(first, m, &mut originals)? {
+            Ok(files) => members.push(Member {
+                index: i,
+                number: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                files,
+            }),
+            Err(why) => *why_out.entry(why).or_default() += 1,
+        }
+    }
+    say(format!(
+        "schema: {} of {} mutations rewrite function bodies only{}",
+        members.len(),
+        parsed.len(),
+        if why_out.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; the rest build on their own: {}",
+                why_out
+                    .iter()
+                    .map(|(w, n)| format!("{n} × {w}"))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        }
+    ));
+    let everyone: Vec<usize> = (0..parsed.len()).collect();
+    if members.is_empty() {
+        return Ok((Vec::new(), everyone));
+    }
+
+    // 2. Write and build in the first copy until it compiles. The first
+    // attempt builds every copy side by side: it usually compiles, and the
+    // other copies are then ready too.
+    let t_build = Instant::now();
+    let rest = &scratches[1..];
+    let mut built = false;
+    let mut others_ready = false;
+    for attempt in 1..=SCHEMA_BUILD_ATTEMPTS_MAX {
+        let files = write_tree(first, &members, &originals)?;
+        let result = if attempt == 1 && !rest.is_empty() {
+            for s in rest {
+                write_tree(s, &members, &originals)?;
+            }
+            let (mine, theirs) = std::thread::scope(|sc| {
+                let handles: Vec<_> = rest.iter().map(|s| sc.spawn(|| s.build())).collect();
+                let mine = first.build_diagnosed(true);
+                let theirs: Vec<Result<(), String>> = handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| Err("the build panicked".into()))
+                    })
+                    .collect();
+                (mine, theirs)
+            });
+            others_ready = theirs.iter().all(Result::is_ok);
+            mine
+        } else {
+            first.build_diagnosed(true)
+        };
+        match result {
+            Ok(()) => {
+                built = true;
+                say(format!(
+                    "schema: {} mutations built as one at attempt {attempt} in {}",
+                    members.len(),
+                    secs(t_build.elapsed().as_millis() as u64)
+                ));
+                break;
+            }
+            Err((first_error, messages)) => {
+                let blamed = blame(&messages, &files);
+                if blamed.is_empty() {
+                    say(format!(
+                        "schema: the tree does not build and no error falls in a rewritten function ({first_error}); every mutation builds on its own"
+                    ));
+                    break;
+                }
+                say(format!(
+                    "schema: attempt {attempt} does not build; {} mutation{} whose functions the errors fall in leave the schema",
+                    blamed.len(),
+                    if blamed.len() == 1 { "" } else { "s" }
+                ));
+                members.retain(|m| !blamed.contains(&m.number));
+                if members.is_empty() {
+                    break;
+                }
+            }
+        }
+    }
+    if !built || members.is_empty() {
+        restore(scratches, &originals)?;
+        return Ok((Vec::new(), everyone));
+    }
+
+    // 3. The same tree in every other copy, unless the first attempt built it there.
+    for s in rest {
+        write_tree(s, &members, &originals)?;
+    }
+    let others: Vec<Result<(), String>> = if others_ready {
+        Vec::new()
+    } else {
+        std::thread::scope(|sc| {
+            let handles: Vec<_> = rest.iter().map(|s| sc.spawn(|| s.build())).collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("the build panicked".into()))
+                })
+                .collect()
+        })
+    };
+    if let Some(e) = others.into_iter().find_map(Result::err) {
+        say(format!(
+            "schema: a second copy does not build the tree the first built ({e}); every mutation builds on its own"
+        ));
+        restore(scratches, &originals)?;
+        return Ok((Vec::new(), everyone));
+    }
+
+    // 4. Baselines on the schema build, nothing selected.
+    let selectors: BTreeSet<String> = members
+        .iter()
+        .filter_map(|m| parsed[m.index].1.as_ref().ok())
+        .map(baseline_key)
+        .collect();
+    let green: BTreeSet<String> = on_workers(scratches, selectors.into_iter().collect(), |s, sel| {
+        let m = members
+            .iter()
+            .filter_map(|m| parsed[m.index].1.as_ref().ok())
+            .find(|m| baseline_key(m) == *sel)?;
+        let passed = match m.gate.as_str() {
+            CONFORM_GATE => s
+                .conform(opts.run_timeout, None)
+                .is_ok_and(|r| matches!(r.ended, Ended::Code(0))),
+            SCENARIO_GATE => s
+                .replay(m.scenario.as_deref().unwrap_or_default(), opts.run_timeout, None)
+                .is_ok_and(|r| matches!(r.ended, Ended::Code(0))),
+            _ => s
+                .gate(sel, opts.seed, opts.run_timeout, None)
+                .is_ok_and(|r| matches!(r.ended, Ended::Code(0))),
+        };
+        if !passed {
+            say(format!(
+                "schema: baseline {sel} is not green on the schema build; its mutations build on their own"
+            ));
+        }
+        passed.then(|| sel.clone())
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    members.retain(|m| {
+        parsed[m.index]
+            .1
+            .as_ref()
+            .is_ok_and(|mu| green.contains(&baseline_key(mu)))
+    });
+
+    // 5. Each mutation, selected by its number.
+    let total = members.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let judged: Vec<(usize, Option<MutantReport>)> = on_workers(
+        scratches,
+        members.iter().map(|m| (m.index, m.number)).collect(),
+        |s, &(i, k)| {
+            let (rel, m) = &parsed[i];
+            let m = m.as_ref().ok()?;
+            let t0 = Instant::now();
+            let (status, detail) = judged_run(s, m, opts, Some(k));
+            let ms = t0.elapsed().as_millis() as u64;
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            if opts.progress {
+                eprintln!(
+                    "[schema {n}/{total}] {rel}: {} in {}{}",
+                    format!("{status:?}").to_lowercase(),
+                    secs(ms),
+                    if status == Outcome::Killed {
+                        ""
+                    } else {
+                        "; it is built on its own next"
+                    }
+                );
+            }
+            Some((
+                i,
+                (status == Outcome::Killed).then(|| MutantReport {
+                    file: rel.clone(),
+                    gate: m.gate.clone(),
+                    case: m
+                        .case
+                        .clone()
+                        .or_else(|| (!m.conform.is_empty()).then(|| m.conform.join(" ")))
+                        .or_else(|| m.scenario.clone()),
+                    author: Some(m.author),
+                    breaks: m.breaks.clone(),
+                    status,
+                    detail,
+                    time_ms: ms,
+                    build_ms: 0,
+                    run_ms: ms,
+                    schema: true,
+                }),
+            ))
+        },
+    )
+    .into_iter()
+    .flatten()
+    .collect();
+
+    // 6. The originals back, in every copy.
+    restore(scratches, &originals)?;
+    let killed: Vec<(usize, MutantReport)> = judged
+        .iter()
+        .filter_map(|(i, r)| r.clone().map(|r| (*i, r)))
+        .collect();
+    let kept: BTreeSet<usize> = killed.iter().map(|(i, _)| *i).collect();
+    say(format!(
+        "schema: {} killed on the schema build; {} mutations build on their own",
+        killed.len(),
+        parsed.len() - killed.len()
+    ));
+    Ok((
+        killed,
+        everyone.into_iter().filter(|i| !kept.contains(i)).collect(),
+    ))
+}
+
+/// What a mutation's baseline is keyed by: its case or gate, the kit, or
+/// its scenario file.
+fn baseline_key(m: &Mutation) -> String {
+    match m.gate.as_str() {
+        SCENARIO_GATE => format!("scenario {}", m.scenario.as_deref().unwrap_or_default()),
+        _ => m.case.clone().unwrap_or_else(|| m.gate.clone()),
+    }
+}
+
+/// A mutation's body changes per file, read by applying its diff in
+/// `scratch`, reading, and reversing; the originals it touches are added to
+/// `originals`.
+///
+/// The inner error is why it stays out of the schema.
+///
+/// # Errors
+/// The diff applied but cannot be reversed: the copy is no longer the
+/// workspace.
+fn member(
+    scratch: &Scratch,
+    m: &Mutation,
+    originals: &mut BTreeMap<String, String>,
+) -> Result<Result<Vec<FileChanges>, String>, String> {
+    if m.touches.is_empty() || m.touches.iter().any(|t| !t.ends_with(".rs")) {
+        return Ok(Err("it touches a file that is not Rust".into()));
+    }
+    if git_apply(&scratch.work, &m.diff, &["--check"]).is_err() {
+        return Ok(Err(
+            "its diff does not apply (it is judged stale on its own)".into(),
+        ));
+    }
+    let read = |rel: &str| std::fs::read_to_string(scratch.work.join(rel)).ok();
+    let before: Vec<Option<String>> = m.touches.iter().map(|t| read(t)).collect();
+    if git_apply(&scratch.work, &m.diff, &[]).is_err() {
+        return Ok(Err("its diff does not apply".into()));
+    }
+    let after: Vec<Option<String>> = m.touches.iter().map(|t| read(t)).collect();
+    git_apply(&scratch.work, &m.diff, &["-R"]).map_err(|e| {
+        format!(
+            "undoing {} in {} after reading it: {e}",
+            m.file.display(),
+            scratch.work.display()
+        )
+    })?;
+    let mut files = Vec::new();
+    for ((rel, o), a) in m.touches.iter().zip(before).zip(after) {
+        let (Some(o), Some(a)) = (o, a) else {
+            return Ok(Err("it adds or removes a file".into()));
+        };
+        match schema::body_changes(&o, &a) {
+            Ok(changes) => {
+                originals.entry(rel.clone()).or_insert(o);
+                files.push((rel.clone(), changes));
+            }
+            Err(e) => return Ok(Err(simplify(&e))),
+        }
+    }
+    Ok(Ok(files))
+}
+
+/// A refusal without the function's name, so that the progress line counts
+/// kinds of refusal.
+fn simplify(why: &str) -> String {
+    if why.starts_with("the signature or attributes of") {
+        "a signature or attribute changed".into()
+    } else if why.ends_with("is a const fn") {
+        "a const fn changed".into()
+    } else if why.contains("does not parse") {
+        "a file does not parse".into()
+    } else {
+        why.to_string()
+    }
+}
+
+/// Writes the schema tree of `members` into `scratch`: every original file
+/// a member touches, rewritten or (if no member touches it any longer)
+/// restored. Returns each written file's schema.
+///
+/// # Errors
+/// A file cannot be written.
+fn write_tree(
+    scratch: &Scratch,
+    members: &[Member],
+    originals: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, SchemaFile>, String> {
+    let mut by_file: BTreeMap<&str, Vec<FileVariant>> = BTreeMap::new();
+    for m in members {
+        for (rel, changes) in &m.files {
+            by_file.entry(rel).or_default().push(FileVariant {
+                mutant: m.number,
+                changes: changes.clone(),
+            });
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (rel, original) in originals {
+        let file = schema::write_schema(
+            original,
+            by_file.get(rel.as_str()).map_or(&[][..], Vec::as_slice),
+        );
+        write_if_changed(scratch, rel, &file.text)?;
+        out.insert(rel.clone(), file);
+    }
+    Ok(out)
+}
+
+/// Every original back in every copy.
+///
+/// # Errors
+/// A file cannot be written.
+fn restore(scratches: &[Scratch], originals: &BTreeMap<String, String>) -> Result<(), String> {
+    for s in scratches {
+        for (rel, text) in originals {
+            write_if_changed(s, rel, text)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_if_changed(scratch: &Scratch, rel: &str, text: &str) -> Result<(), String> {
+    let path = scratch.work.join(rel);
+    if std::fs::read_to_string(&path).ok().as_deref() == Some(text) {
+        return Ok(());
+    }
+    std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// The schema numbers whose rewritten functions the build's errors fall
+/// in, from cargo's JSON messages.
+fn blame(messages: &str, files: &BTreeMap<String, SchemaFile>) -> BTreeSet<u32> {
+    let mut out = BTreeSet::new();
+    for line in messages.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if v["reason"] != "compiler-message" || v["message"]["level"] != "error" {
+            continue;
+        }
+        let spans = v["message"]["spans"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for span in spans {
+            let (Some(file), Some(line)) =
+                (span["file_name"].as_str(), span["line_start"].as_u64())
+            else {
+                continue;
+            };
+            let Some(schema) = files
+                .iter()
+                .find(|(rel, _)| file.ends_with(rel.as_str()))
+                .map(|(_, f)| f)
+            else {
+                continue;
+            };
+            let line = usize::try_from(line).unwrap_or(usize::MAX);
+            for (lines, numbers) in &schema.units {
+                if lines.start <= line && line <= lines.end {
+                    out.extend(numbers);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs `f` over `items` on one thread per scratch copy, each taking the
+/// next item from a shared queue; results in no particular order.
+fn on_workers<T: Sync, R: Send>(
+    scratches: &[Scratch],
+    items: Vec<T>,
+    f: impl Fn(&Scratch, &T) -> R + Sync,
+) -> Vec<R> {
+    let queue = Mutex::new(items.iter().collect::<VecDeque<&T>>());
+    let out = Mutex::new(Vec::new());
+    std::thread::scope(|sc| {
+        for s in scratches {
+            let (queue, out, f) = (&queue, &out, &f);
+            sc.spawn(move || {
+                while let Some(item) = queue.lock().ok().and_then(|mut q| q.pop_front()) {
+                    let r = f(s, item);
+                    if let Ok(mut v) = out.lock() {
+                        v.push(r);
+                    }
+                }
+            });
+        }
+    });
+    out.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_in_a_rewritten_function_blames_its_mutations_only() {
+        let original = "fn a() -> u8 {\n    1\n}\n\nfn b() -> u8 {\n    2\n}\n";
+        let change = |from: &str, to: &str| {
+            schema::body_changes(original, &original.replace(from, to)).unwrap()
+        };
+        let file = schema::write_schema(
+            original,
+            &[
+                FileVariant {
+                    mutant: 4,
+                    changes: change("1", "x"),
+                },
+                FileVariant {
+                    mutant: 9,
+                    changes: change("2", "3"),
+                },
+            ],
+        );
+        let line_of_x = file.text.lines().position(|l| l.trim() == "x").unwrap() + 1;
+        let files = BTreeMap::from([("reference/src/a.rs".to_string(), file)]);
+        let message = serde_json::json!({
+            "reason": "compiler-message",
+            "message": {"level": "error", "spans": [
+                {"file_name": "reference/src/a.rs", "line_start": line_of_x}
+            ]}
+        });
+        assert_eq!(blame(&message.to_string(), &files), BTreeSet::from([4]));
+        let warning = message.to_string().replace("\"error\"", "\"warning\"");
+        assert!(blame(&warning, &files).is_empty());
+    }
+}
