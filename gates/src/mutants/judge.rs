@@ -164,6 +164,24 @@ pub(super) fn failed_cases(stdout: &str) -> String {
     }
 }
 
+/// The ids of the cases a `run --format json` run failed, and how many
+/// cases it ran.
+///
+/// # Errors
+/// The run printed no report that parses.
+pub(super) fn failed_case_ids(
+    stdout: &str,
+) -> Result<(std::collections::BTreeSet<String>, usize), String> {
+    let r: RunReport = report(stdout)?;
+    let cases: Vec<_> = r.gates.iter().flat_map(|g| &g.cases).collect();
+    let red = cases
+        .iter()
+        .filter(|c| c.status == Verdict::Fail)
+        .map(|c| c.id.clone())
+        .collect();
+    Ok((red, cases.len()))
+}
+
 /// A gate mutation's verdict: killed if the selected gate or case `sel`
 /// went red (or crashed).
 pub(super) fn judge_gate(sel: &str, ran: &Ran, limit: std::time::Duration) -> (Outcome, String) {

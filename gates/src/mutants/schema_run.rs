@@ -21,10 +21,19 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use super::judge::failed_case_ids;
 use super::report::secs;
 use super::schema::{self, BodyChange, FileVariant, SCHEMA_BUILD_ATTEMPTS_MAX, SchemaFile};
 use super::scratch::{Ended, Scratch, git_apply};
 use super::{CONFORM_GATE, MutantReport, Mutation, Options, Outcome, SCENARIO_GATE, judged_run};
+
+/// A schema run's time limit, as a multiple of its baseline's run time on
+/// the schema build (at least [`SCHEMA_RUN_TIMEOUT_MIN_S`], at most the run's
+/// own limit): four g08 and g27 mutations ran into the full 300 s limit here
+/// on a loaded machine, 20 minutes of two workers' time for no verdict.
+const SCHEMA_RUN_TIMEOUT_FACTOR: u32 = 5;
+/// The least time limit of a schema run, in seconds.
+const SCHEMA_RUN_TIMEOUT_MIN_S: u64 = 30;
 
 /// One mutation that joins the schema: its index in the run, its number in
 /// the schema, and its body changes per workspace-relative file.
@@ -186,29 +195,57 @@ pub(super) fn pass(
         .filter_map(|m| parsed[m.index].1.as_ref().ok())
         .map(baseline_key)
         .collect();
-    let green: BTreeSet<String> = on_workers(scratches, selectors.into_iter().collect(), |s, sel| {
-        let m = members
-            .iter()
-            .filter_map(|m| parsed[m.index].1.as_ref().ok())
-            .find(|m| baseline_key(m) == *sel)?;
-        let passed = match m.gate.as_str() {
-            CONFORM_GATE => s
-                .conform(opts.run_timeout, None)
-                .is_ok_and(|r| matches!(r.ended, Ended::Code(0))),
-            SCENARIO_GATE => s
-                .replay(m.scenario.as_deref().unwrap_or_default(), opts.run_timeout, None)
-                .is_ok_and(|r| matches!(r.ended, Ended::Code(0))),
-            _ => s
-                .gate(sel, opts.seed, opts.run_timeout, None)
-                .is_ok_and(|r| matches!(r.ended, Ended::Code(0))),
-        };
-        if !passed {
-            say(format!(
-                "schema: baseline {sel} is not green on the schema build; its mutations build on their own"
-            ));
-        }
-        passed.then(|| sel.clone())
-    })
+    // A gate whose baseline has red cases on the schema build (a case
+    // that reads the source: 4/no-stray-prints, 17's routes) still judges
+    // its mutations by its other cases: only a case green in the baseline
+    // and red in the mutation's run counts as a kill there.
+    let baselined: BTreeMap<String, (BTreeSet<String>, std::time::Duration)> = on_workers(
+        scratches,
+        selectors.into_iter().collect(),
+        |s, sel| {
+            let t0 = Instant::now();
+            let m = members
+                .iter()
+                .filter_map(|m| parsed[m.index].1.as_ref().ok())
+                .find(|m| baseline_key(m) == *sel)?;
+            let red = match m.gate.as_str() {
+                CONFORM_GATE => s
+                    .conform(opts.run_timeout, None)
+                    .ok()
+                    .filter(|r| matches!(r.ended, Ended::Code(0)))
+                    .map(|_| BTreeSet::new()),
+                SCENARIO_GATE => s
+                    .replay(m.scenario.as_deref().unwrap_or_default(), opts.run_timeout, None)
+                    .ok()
+                    .filter(|r| matches!(r.ended, Ended::Code(0)))
+                    .map(|_| BTreeSet::new()),
+                _ => s
+                    .gate(sel, opts.seed, opts.run_timeout, None)
+                    .ok()
+                    .and_then(|r| match r.ended {
+                        Ended::Code(0) => Some(BTreeSet::new()),
+                        Ended::Code(1) => failed_case_ids(&r.stdout)
+                            .ok()
+                            .filter(|(red, cases)| !red.is_empty() && red.len() < *cases)
+                            .map(|(red, _)| red),
+                        _ => None,
+                    }),
+            };
+            match &red {
+                None => say(format!(
+                    "schema: baseline {sel} is not green on the schema build; its mutations build on their own"
+                )),
+                Some(red) if !red.is_empty() => say(format!(
+                    "schema: baseline {sel} has {} red case{} on the schema build ({}); its other cases judge its mutations there",
+                    red.len(),
+                    if red.len() == 1 { "" } else { "s" },
+                    red.iter().cloned().collect::<Vec<_>>().join(", ")
+                )),
+                Some(_) => {}
+            }
+            red.map(|r| (sel.clone(), (r, t0.elapsed())))
+        },
+    )
     .into_iter()
     .flatten()
     .collect();
@@ -216,7 +253,7 @@ pub(super) fn pass(
         parsed[m.index]
             .1
             .as_ref()
-            .is_ok_and(|mu| green.contains(&baseline_key(mu)))
+            .is_ok_and(|mu| baselined.contains_key(&baseline_key(mu)))
     });
 
     // 5. Each mutation, selected by its number.
@@ -229,7 +266,23 @@ pub(super) fn pass(
             let (rel, m) = &parsed[i];
             let m = m.as_ref().ok()?;
             let t0 = Instant::now();
-            let (status, detail) = judged_run(s, m, opts, Some(k));
+            let (red_before, took) = baselined
+                .get(&baseline_key(m))
+                .map(|(r, t)| (Some(r).filter(|r| !r.is_empty()), *t))
+                .unwrap_or_default();
+            // A schema run past several times its baseline is sent to be
+            // built on its own, where the full limit applies: a timeout here
+            // is never a verdict, so waiting it out would only cost time.
+            let opts = &Options {
+                run_timeout: (took * SCHEMA_RUN_TIMEOUT_FACTOR)
+                    .max(std::time::Duration::from_secs(SCHEMA_RUN_TIMEOUT_MIN_S))
+                    .min(opts.run_timeout),
+                ..opts.clone()
+            };
+            let (status, detail) = match red_before {
+                None => judged_run(s, m, opts, Some(k)),
+                Some(red_before) => judged_past(s, m, opts, k, red_before),
+            };
             let ms = t0.elapsed().as_millis() as u64;
             let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             if opts.progress {
@@ -286,6 +339,46 @@ pub(super) fn pass(
         killed,
         everyone.into_iter().filter(|i| !kept.contains(i)).collect(),
     ))
+}
+
+/// A gate mutation run on the schema build when its baseline there has red
+/// cases: killed only if a case outside `red_before` failed; anything else
+/// (no new red case, a crash, a timeout) goes to be built on its own.
+fn judged_past(
+    s: &Scratch,
+    m: &Mutation,
+    opts: &Options,
+    k: u32,
+    red_before: &BTreeSet<String>,
+) -> (Outcome, String) {
+    let sel = m.case.clone().unwrap_or_else(|| m.gate.clone());
+    let ran = match s.gate(&sel, opts.seed, opts.run_timeout, Some(k)) {
+        Ok(r) => r,
+        Err(e) => return (Outcome::Invalid, format!("the harness did not run: {e}")),
+    };
+    if !matches!(ran.ended, Ended::Code(1)) {
+        return (
+            Outcome::Survived,
+            format!("gate {sel} did not fail as the schema baseline did"),
+        );
+    }
+    match failed_case_ids(&ran.stdout) {
+        Ok((red, _)) => {
+            let new: Vec<String> = red.difference(red_before).cloned().collect();
+            if new.is_empty() {
+                (
+                    Outcome::Survived,
+                    format!("no case of {sel} beyond the schema baseline's red ones went red"),
+                )
+            } else {
+                (
+                    Outcome::Killed,
+                    format!("{} red (green in the schema baseline)", new.join(", ")),
+                )
+            }
+        }
+        Err(e) => (Outcome::Invalid, e),
+    }
 }
 
 /// What a mutation's baseline is keyed by: its case or gate, the kit, or
