@@ -89,7 +89,7 @@ pub use fake::model::{
     EPOCH_UNIX_SECONDS, Event as S1Event, FeedError, Item, Person, Revision, S1_ROWS_PER_PAGE,
     S1A_RECORDS_PER_PAGE, rfc3339,
 };
-pub use fake::server::TOKENS_PER_CONSUMER_MAX;
+pub use fake::server::{TOKENS_PER_CONSUMER_MAX, TokenRefusal};
 pub use fake::trace::{TracedPair, TracedRow};
 pub use fake::{
     CONTROL_PATH, CallDetail, CallKind, Clock, Cold, Controller, FakeConfig, FakeSibling, Faults,
