@@ -629,7 +629,9 @@ fn sibling_client_from_env() -> Result<Option<memoria::SiblingClient>, Exit> {
         let file_var = format!("{var}{}", memoria::SIBLING_TOKEN_FILE_SUFFIX);
         let usage = |why: String| Exit(EXIT_USAGE, anyhow::anyhow!("sibling {url}: {why}"));
         let fixed = std::env::var(&var).ok();
-        let file = std::env::var(&file_var).ok().filter(|f| !f.trim().is_empty());
+        let file = std::env::var(&file_var)
+            .ok()
+            .filter(|f| !f.trim().is_empty());
         let token = match (fixed, file) {
             (Some(_), Some(_)) => {
                 return Err(usage(format!(

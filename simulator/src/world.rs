@@ -557,12 +557,11 @@ impl World {
         let (configs, token_files) = self
             .sibling_configs(consumer, owners_dir.path())
             .map_err(|e| fail(e.to_string()))?;
-        let client = SiblingClient::new(TEAM, &configs, Arc::new(dialer)).map_err(|e| {
-            SimFailure {
+        let client =
+            SiblingClient::new(TEAM, &configs, Arc::new(dialer)).map_err(|e| SimFailure {
                 refused: Some(e.clone()),
                 ..fail(e.to_string())
-            }
-        })?;
+            })?;
         let owners_file = owners_dir.path().join(OWNERS_FILE_NAME);
         write_owners(&owners_file, &self.owners).map_err(|e| fail(e.to_string()))?;
         let admission = Admission::file(&owners_file).map_err(|e| fail(e.to_string()))?;

@@ -31,6 +31,7 @@ register! {
     g08_refusal_breaker,
     g10_deletion_survives_restore,
     g11_cross_team_refusal,
+    g12_token_rotation,
     g15_ai_off_floor,
     g16_credential_sets_disjoint,
     g17_no_undeclared_route,

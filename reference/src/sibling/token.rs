@@ -183,7 +183,10 @@ mod tests {
 
     #[test]
     fn a_token_given_at_start_is_checked_as_a_file_is_and_never_printed() {
-        assert_eq!(SiblingToken::from("tok-a").current().as_deref(), Ok("tok-a"));
+        assert_eq!(
+            SiblingToken::from("tok-a").current().as_deref(),
+            Ok("tok-a")
+        );
         assert_eq!(
             SiblingToken::from("").current(),
             Err(TokenUnreadable::Empty)
