@@ -120,10 +120,21 @@ pub enum TokenRefusal {
     Taken,
 }
 
+/// One consumer's mutable row at this sibling, created lazily on its first
+/// authenticated call (§6.2: "the mutable (cursor, TTL, epoch) state is
+/// created lazily by the sibling on first contact").
+#[derive(Debug, Clone, Copy)]
+struct ConsumerRow {
+    /// When the consumer last called, in ms since the run started.
+    last_contact_ms: u64,
+}
+
 struct Inner {
     host: String,
     keys_on: SubjectKind,
     tokens: Mutex<Tokens>,
+    rows: Mutex<BTreeMap<String, ConsumerRow>>,
+    consumer_ttl_ms: Mutex<Option<u64>>,
     model: ModelHandle,
     trace: Trace,
     clock: Clock,
@@ -167,6 +178,8 @@ impl FakeSibling {
             host: format!("{}.{}.{SIBLING_HOST_SUFFIX}", config.team, config.app),
             keys_on: config.keys_on,
             tokens: Mutex::new(tokens),
+            rows: Mutex::new(BTreeMap::new()),
+            consumer_ttl_ms: Mutex::new(None),
             model,
             trace,
             clock,
@@ -278,6 +291,37 @@ impl FakeSibling {
             .collect()
     }
 
+    /// Sets the per-consumer retention TTL, in ms (§6.1: "Retention is a
+    /// per-consumer TTL"); `None` (the default) never expires a consumer.
+    /// A consumer that has not called for longer than the TTL has expired:
+    /// its row is made anew on its next call, and if that call is an S1
+    /// with a cursor it answers `410` (take a full re-announce). Another
+    /// consumer's calls never keep it alive.
+    pub fn set_consumer_ttl_ms(&self, ttl_ms: Option<u64>) {
+        *self
+            .0
+            .consumer_ttl_ms
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = ttl_ms;
+    }
+
+    /// Records a call from `consumer` at `at_ms` on its own row (made on
+    /// first contact); true if the row had expired under the TTL.
+    fn contact(&self, consumer: &str, at_ms: u64) -> bool {
+        let ttl = *self
+            .0
+            .consumer_ttl_ms
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut rows = self.0.rows.lock().unwrap_or_else(PoisonError::into_inner);
+        let row = rows.entry(consumer.to_owned()).or_insert(ConsumerRow {
+            last_contact_ms: at_ms,
+        });
+        let expired = ttl.is_some_and(|ttl| at_ms.saturating_sub(row.last_contact_ms) > ttl);
+        row.last_contact_ms = at_ms;
+        expired
+    }
+
     /// The consumer whose bearer token `headers` carry and that token's
     /// epoch, the token compared in constant time (`subtle`); `None` for a
     /// missing or wrong one.
@@ -354,6 +398,22 @@ impl FakeSibling {
                 error(401, ErrorCode::Unauthorized),
                 CallDetail::NotServed,
                 vec![],
+            )
+        } else if caller
+            .as_ref()
+            .is_some_and(|(name, _)| self.contact(name, at_ms))
+            && call == CallKind::S1
+            && query_param(query, "cursor").is_some()
+        {
+            // Past its TTL the consumer's position is gone (§6.1).
+            (
+                error(410, ErrorCode::ReannounceRequired),
+                CallDetail::S1 {
+                    cursor_given: true,
+                    rows: vec![],
+                    more: false,
+                },
+                vec!["consumer_expired"],
             )
         } else {
             match call {
