@@ -221,6 +221,10 @@ pub use ai::queue::{DrainReport, drain as drain_embeddings};
 pub use sibling::client::{ConfigRefusal, SIBLING_DEADLINE_MS, SiblingClient, SiblingConfig};
 pub use sibling::host::{HostRefusal, SiblingUrl};
 pub use sibling::sync::{ReannounceStatus, SyncReport};
+pub use sibling::token::{
+    SIBLING_TOKEN_BYTES_MAX, SIBLING_TOKEN_ENV_PREFIX, SIBLING_TOKEN_FILE_SLACK_BYTES,
+    SIBLING_TOKEN_FILE_SUFFIX, SiblingToken, TokenUnreadable,
+};
 pub use sibling::transport::{Connection, DialFuture, Dialer, TcpDialer, TransportError, exchange};
 pub use sibling::wire::{Pair, Subject, SubjectKind, Verdict};
 

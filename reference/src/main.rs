@@ -6,7 +6,7 @@
 //! |---|---|
 //! | 0 | success |
 //! | 1 | partial: some files were refused, the document was not found, or `sync-folder`'s enumeration failed (nothing was deleted) |
-//! | 2 | usage or configuration error: a path to import that does not exist, a `MEMORIA_DEK_FILE` that cannot be read, a DEK that does not open the existing store (nothing is changed), missing owners, a `MEMORIA_OWNERS_FILE` that cannot be read or does not hold a list, both `MEMORIA_OWNERS` and `MEMORIA_OWNERS_FILE` set, a malformed `MEMORIA_PROJECTS`; a refused query or brief: a query or task over its limits, a task with no word to read for, a budget out of range, a scope that names nothing configured (clap's own usage errors are 2 as well) |
+//! | 2 | usage or configuration error: a path to import that does not exist, a `MEMORIA_DEK_FILE` that cannot be read, a DEK that does not open the existing store (nothing is changed), missing owners, a `MEMORIA_OWNERS_FILE` that cannot be read or does not hold a list, both `MEMORIA_OWNERS` and `MEMORIA_OWNERS_FILE` set, a `MEMORIA_SIBLING_TOKEN_<APP>_FILE` that cannot be read or holds no token, both it and `MEMORIA_SIBLING_TOKEN_<APP>` set, a malformed `MEMORIA_PROJECTS`; a refused query or brief: a query or task over its limits, a task with no word to read for, a budget out of range, a scope that names nothing configured (clap's own usage errors are 2 as well) |
 //! | 3 | not admitted: `--as` names no owner now, or the owners file cannot be read now (`mcp` answers each call with the refusal instead, and exits 0 when its client closes stdin) |
 //! | 4 | storage, seal or server failure |
 //!
@@ -49,7 +49,7 @@ const EXIT_FAILURE: u8 = 4;
     name = "memoria",
     version,
     about = "A per-team search index that seals everything it stores (the reference memoria, AI off).",
-    after_help = "Environment: MEMORIA_OWNERS (comma-separated owner addresses), MEMORIA_DEK or MEMORIA_DEK_FILE (base64 DEK), MEMORIA_DATA, MEMORIA_LOG (tracing filter, default info), MEMORIA_TEAM and MEMORIA_SIBLINGS (comma-separated sibling URLs, each with MEMORIA_SIBLING_TOKEN_<APP>), MEMORIA_PROJECTS (the projects a brief's --scope names: name=PATH,… import roots) MEMORIA_ORGANISATION (the organisation's shared collection: a PATH) and MEMORIA_CONNECTORS (the connector ingest surface: name=SHA256HEX[;ORIGIN…],…)."
+    after_help = "Environment: MEMORIA_OWNERS (comma-separated owner addresses), MEMORIA_DEK or MEMORIA_DEK_FILE (base64 DEK), MEMORIA_DATA, MEMORIA_LOG (tracing filter, default info), MEMORIA_TEAM and MEMORIA_SIBLINGS (comma-separated sibling URLs, each with MEMORIA_SIBLING_TOKEN_<APP>, or MEMORIA_SIBLING_TOKEN_<APP>_FILE: a file read on every call), MEMORIA_PROJECTS (the projects a brief's --scope names: name=PATH,… import roots) MEMORIA_ORGANISATION (the organisation's shared collection: a PATH) and MEMORIA_CONNECTORS (the connector ingest surface: name=SHA256HEX[;ORIGIN…],…)."
 )]
 struct Cli {
     /// The data directory: database file and sealed snapshots.
@@ -602,8 +602,11 @@ fn import_summary(report: &memoria::ImportReport) -> String {
 
 /// Sibling configuration (§6): `MEMORIA_TEAM` is memoria's team label;
 /// `MEMORIA_SIBLINGS` lists base URLs, comma-separated; each app's token is
-/// `MEMORIA_SIBLING_TOKEN_<APP>` (e.g. `MEMORIA_SIBLING_TOKEN_SHEETS`).
-/// Unset `MEMORIA_SIBLINGS` means no siblings.
+/// `MEMORIA_SIBLING_TOKEN_<APP>` (e.g. `MEMORIA_SIBLING_TOKEN_SHEETS`), given
+/// at start, or `MEMORIA_SIBLING_TOKEN_<APP>_FILE`, a file read on every
+/// call to that sibling, so a rotated token is sent with no restart (§6.2).
+/// One of the two, not both; a token file that cannot be used at start
+/// refuses to start. Unset `MEMORIA_SIBLINGS` means no siblings.
 fn sibling_client_from_env() -> Result<Option<memoria::SiblingClient>, Exit> {
     let Ok(list) = std::env::var("MEMORIA_SIBLINGS") else {
         return Ok(None);
@@ -619,11 +622,34 @@ fn sibling_client_from_env() -> Result<Option<memoria::SiblingClient>, Exit> {
         let parsed = memoria::SiblingUrl::parse(url, &team)
             .map_err(|e| Exit(EXIT_USAGE, anyhow::anyhow!("sibling {url}: {e}")))?;
         let var = format!(
-            "MEMORIA_SIBLING_TOKEN_{}",
+            "{}{}",
+            memoria::SIBLING_TOKEN_ENV_PREFIX,
             parsed.app().to_ascii_uppercase()
         );
-        let token = std::env::var(&var)
-            .map_err(|_| Exit(EXIT_USAGE, anyhow::anyhow!("sibling {url} needs {var}")))?;
+        let file_var = format!("{var}{}", memoria::SIBLING_TOKEN_FILE_SUFFIX);
+        let usage = |why: String| Exit(EXIT_USAGE, anyhow::anyhow!("sibling {url}: {why}"));
+        let fixed = std::env::var(&var).ok();
+        let file = std::env::var(&file_var)
+            .ok()
+            .filter(|f| !f.trim().is_empty());
+        let token = match (fixed, file) {
+            (Some(_), Some(_)) => {
+                return Err(usage(format!(
+                    "{var} and {file_var} are both set: give the token in one of them"
+                )));
+            }
+            (Some(token), None) => memoria::SiblingToken::Fixed(token),
+            (None, Some(path)) => {
+                let source = memoria::SiblingToken::File(PathBuf::from(path));
+                // Read once now, so that a start with no usable token is
+                // refused rather than served withholding that sibling.
+                source
+                    .current()
+                    .map_err(|why| usage(format!("{file_var}: {why}")))?;
+                source
+            }
+            (None, None) => return Err(usage(format!("needs {var} or {file_var}"))),
+        };
         configs.push(memoria::SiblingConfig {
             url: url.to_string(),
             token,

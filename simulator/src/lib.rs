@@ -31,6 +31,19 @@
 //! the suite's sign-in classifier, dialing a [`MailDomain`] through the
 //! same guard (gate 33).
 //!
+//! # Token rotation (§6.2)
+//!
+//! A fake's consumers rows hold up to two tokens per consumer, each with an
+//! epoch, and its [`Trace`] records the epoch each call carried (never the
+//! token). A [`Drain`] runs §6.2's three phases for one consumer over its
+//! siblings ([`Drain::expand`], [`Drain::switch`] into memoria's token files,
+//! which [`World::use_token_files`] configures, and [`Drain::contract`],
+//! which retires the old token only where it observed the new one in use),
+//! each interruptible after k siblings ([`Stop`]), and emergency
+//! revocation ([`Drain::revoke`]). [`World::add_consumer`] and
+//! [`World::run_consumers`] stand up a second memoria beside the first
+//! against the same fakes (gate 13).
+//!
 //! # The stub embedding provider (§7.2, §8.3)
 //!
 //! [`StubProvider`] serves `POST /v1/embeddings` over a deterministic
@@ -59,6 +72,7 @@
 //! their own.
 
 mod corpus;
+mod drain;
 mod fake;
 mod fake_connector;
 mod guard;
@@ -75,6 +89,9 @@ pub use world::{
     SIM_DEK_BYTES, SIMULATION_DURATION_S, SiblingSpec, SimClock, SimFailure, TEAM, TICK_MS, World,
 };
 
+// The operator drain's token rotation: expand, switch, contract, revoke (§6.2, gates 12 and 13).
+pub use drain::{Drain, DrainRefusal, PhaseReport, Stop};
+
 // The network: serving a router, dialing out (§6.1, §6.3).
 pub use net::{TurmoilDialer, TurmoilListener, serve_connection, serve_loopback, serve_turmoil};
 
@@ -89,7 +106,7 @@ pub use fake::model::{
     EPOCH_UNIX_SECONDS, Event as S1Event, FeedError, Item, Person, Revision, S1_ROWS_PER_PAGE,
     S1A_RECORDS_PER_PAGE, rfc3339,
 };
-pub use fake::server::TOKENS_PER_CONSUMER_MAX;
+pub use fake::server::{TOKENS_PER_CONSUMER_MAX, TokenRefusal};
 pub use fake::trace::{TracedPair, TracedRow};
 pub use fake::{
     CONTROL_PATH, CallDetail, CallKind, Clock, Cold, Controller, FakeConfig, FakeSibling, Faults,

@@ -26,7 +26,7 @@ use memoria::testkit::CapturedDelivery;
 use memoria::testkit::TestResponse;
 use memoria::{Dek, Sealer};
 use memoria::{Instance, InstanceConfig};
-use memoria::{SiblingClient, SiblingConfig};
+use memoria::{SiblingClient, SiblingConfig, SiblingToken};
 use rand::{Rng as _, SeedableRng as _};
 
 use crate::fake::SubjectKind;
@@ -152,6 +152,8 @@ pub struct World {
     trace: Trace,
     settings: BTreeMap<String, String>,
     tokens: BTreeMap<String, String>,
+    consumers: Vec<Consumer>,
+    token_files: bool,
     extra_urls: Vec<String>,
     owners: Vec<String>,
     guard: NetGuard,
@@ -215,6 +217,8 @@ impl World {
             trace,
             settings,
             tokens,
+            consumers: vec![],
+            token_files: false,
             extra_urls: vec![],
             owners: OWNERS.iter().map(|o| o.to_string()).collect(),
             guard: NetGuard::default(),
@@ -229,6 +233,47 @@ impl World {
     /// this world's [`NetGuard`] (§3.2, gate 33).
     pub fn use_keymail_classifier(&mut self) {
         self.keymail = true;
+    }
+
+    /// Configures memoria's token at each sibling as a token file
+    /// (`MEMORIA_SIBLING_TOKEN_<APP>_FILE`, [`memoria::SiblingToken::File`])
+    /// the world writes before the run and a scenario (or a [`crate::Drain`])
+    /// may rewrite or remove during it ([`Memoria::set_sibling_token`]):
+    /// memoria reads it on every sibling call (§6.2).
+    pub fn use_token_files(&mut self) {
+        self.token_files = true;
+    }
+
+    /// Adds a second consumer of every sibling: another memoria, on its
+    /// own host `<TEAM>.<name>.oficina.works`, with its own token at every
+    /// fake (drawn from the seed and `name`, so it is the same whichever
+    /// consumers a run stands up) and its own data directory (gate 13).
+    /// [`World::run_consumers`] runs it.
+    ///
+    /// # Panics
+    /// If `name` is [`MEMORIA_CONSUMER`] or already added: a scenario bug.
+    pub fn add_consumer(&mut self, name: &str) {
+        assert!(
+            name != MEMORIA_CONSUMER && self.consumers.iter().all(|c| c.name != name),
+            "consumer {name} is already in the world"
+        );
+        let mut seed = self.seed;
+        for b in name.bytes() {
+            seed = seed.rotate_left(5) ^ u64::from(b);
+        }
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut tokens = BTreeMap::new();
+        for (host, fake) in &self.fakes {
+            let token = format!("tok-{name}-{:016x}", rng.r#gen::<u64>());
+            fake.accept_token(name, &token)
+                .expect("a new consumer's first token is accepted");
+            tokens.insert(host.clone(), token);
+        }
+        self.consumers.push(Consumer {
+            name: name.to_owned(),
+            host: consumer_host(name),
+            tokens,
+        });
     }
 
     /// Stands up a host for the mail domain `domain` (e.g. `acme.test`),
@@ -288,6 +333,23 @@ impl World {
         &self.tokens[host]
     }
 
+    /// Consumer `consumer`'s first token at `host` ([`MEMORIA_CONSUMER`]'s
+    /// is [`World::token`]'s).
+    ///
+    /// # Panics
+    /// If the world has no such consumer or host.
+    pub fn consumer_token(&self, consumer: &str, host: &str) -> &str {
+        if consumer == MEMORIA_CONSUMER {
+            return self.token(host);
+        }
+        let c = self
+            .consumers
+            .iter()
+            .find(|c| c.name == consumer)
+            .unwrap_or_else(|| panic!("no consumer {consumer}"));
+        &c.tokens[host]
+    }
+
     /// The network guard: every name lookup and connection memoria made in
     /// this world's runs, by host name and port (gate 15).
     pub fn net_guard(&self) -> &NetGuard {
@@ -324,21 +386,48 @@ impl World {
         format!("{}---\n{}", self.settings(), self.trace.render())
     }
 
-    fn sibling_configs(&self) -> Vec<SiblingConfig> {
-        let mut out: Vec<SiblingConfig> = self
-            .specs
-            .iter()
-            .filter(|s| s.configured)
-            .map(|s| SiblingConfig {
+    /// The consumer named `name`: memoria's own, or one
+    /// [`World::add_consumer`] added.
+    fn consumer(&self, name: &str) -> Option<Consumer> {
+        if name == MEMORIA_CONSUMER {
+            return Some(Consumer {
+                name: MEMORIA_CONSUMER.to_owned(),
+                host: MEMORIA_HOST.to_owned(),
+                tokens: self.tokens.clone(),
+            });
+        }
+        self.consumers.iter().find(|c| c.name == name).cloned()
+    }
+
+    /// The configured siblings, each with `consumer`'s token: given at
+    /// start, or a file in `token_dir` (one per app, written now).
+    fn sibling_configs(
+        &self,
+        consumer: &Consumer,
+        token_dir: &std::path::Path,
+    ) -> std::io::Result<(Vec<SiblingConfig>, BTreeMap<String, std::path::PathBuf>)> {
+        let mut files = BTreeMap::new();
+        let mut out = vec![];
+        for s in self.specs.iter().filter(|s| s.configured) {
+            let token = consumer.tokens[&s.host()].clone();
+            let source = if self.token_files {
+                let path = token_dir.join(format!("{}.token", s.app));
+                write_atomically(&path, &format!("{token}\n"))?;
+                files.insert(s.app.clone(), path.clone());
+                SiblingToken::File(path)
+            } else {
+                SiblingToken::Fixed(token)
+            };
+            out.push(SiblingConfig {
                 url: format!("http://{}:{SIBLING_PORT}", s.host()),
-                token: self.tokens[&s.host()].clone(),
-            })
-            .collect();
+                token: source,
+            });
+        }
         out.extend(self.extra_urls.iter().map(|u| SiblingConfig {
             url: u.clone(),
             token: "tok-extra".into(),
         }));
-        out
+        Ok((out, files))
     }
 
     /// Runs `scenario` against memoria in this world, in simulated time.
@@ -354,6 +443,29 @@ impl World {
     pub fn run<F, Fut>(&self, scenario: F) -> Result<(), SimFailure>
     where
         F: FnOnce(Memoria) -> Fut + 'static,
+        Fut: Future<Output = Result<(), String>> + 'static,
+    {
+        self.run_consumers(&[MEMORIA_CONSUMER], move |mut all| {
+            let memoria = all.remove(0);
+            scenario(memoria)
+        })
+    }
+
+    /// Runs `scenario` against one memoria per named consumer, in the
+    /// order named ([`MEMORIA_CONSUMER`], or one [`World::add_consumer`]
+    /// added), each on its own host with its own data directory, owners
+    /// file and tokens, all against the same fakes (gate 13). A consumer
+    /// not named is absent from the run: its token is still accepted and
+    /// nothing calls with it.
+    ///
+    /// # Errors
+    /// As [`World::run`].
+    ///
+    /// # Panics
+    /// If a name is no consumer of this world: a scenario bug.
+    pub fn run_consumers<F, Fut>(&self, names: &[&str], scenario: F) -> Result<(), SimFailure>
+    where
+        F: FnOnce(Vec<Memoria>) -> Fut + 'static,
         Fut: Future<Output = Result<(), String>> + 'static,
     {
         let fail = |message: String| SimFailure {
@@ -398,19 +510,36 @@ impl World {
                 }
             });
         }
-        // memoria's one way out, behind the guard (gate 15).
-        let dialer = GuardedDialer::new(TurmoilDialer, self.guard.clone());
-        let classifier: Option<Arc<dyn memoria::SignInClassifier>> = self.keymail.then(|| {
-            Arc::new(KeymailClassifier::new(Arc::new(dialer.clone())))
-                as Arc<dyn memoria::SignInClassifier>
+        let mut handles = vec![];
+        let mut keep = vec![];
+        for name in names {
+            let consumer = self
+                .consumer(name)
+                .unwrap_or_else(|| panic!("no consumer {name} in this world"));
+            let (memoria, dirs) = self.stand_up(&mut sim, &consumer)?;
+            handles.push(memoria);
+            keep.push(dirs);
+        }
+        sim.client(BROWSER_HOST, async move {
+            let _keep = keep;
+            scenario(handles).await.map_err(Into::into)
         });
-        let client =
-            SiblingClient::new(TEAM, &self.sibling_configs(), Arc::new(dialer)).map_err(|e| {
-                SimFailure {
-                    refused: Some(e.clone()),
-                    ..fail(e.to_string())
-                }
-            })?;
+        sim.run().map_err(|e| fail(e.to_string()))
+    }
+
+    /// Wakes one memoria for `consumer` and adds its host to `sim`;
+    /// returns the scenario's handle on it and the directories it lives
+    /// in, which must outlive the run.
+    fn stand_up(
+        &self,
+        sim: &mut turmoil::Sim<'_>,
+        consumer: &Consumer,
+    ) -> Result<(Memoria, [tempfile::TempDir; 2]), SimFailure> {
+        let fail = |message: String| SimFailure {
+            seed: self.seed,
+            message,
+            refused: None,
+        };
         let data = tempfile::Builder::new()
             .prefix("memoria-sim-")
             .tempdir()
@@ -419,6 +548,20 @@ impl World {
             .prefix("memoria-sim-owners-")
             .tempdir()
             .map_err(|e| fail(e.to_string()))?;
+        // memoria's one way out, behind the guard (gate 15).
+        let dialer = GuardedDialer::new(TurmoilDialer, self.guard.clone());
+        let classifier: Option<Arc<dyn memoria::SignInClassifier>> = self.keymail.then(|| {
+            Arc::new(KeymailClassifier::new(Arc::new(dialer.clone())))
+                as Arc<dyn memoria::SignInClassifier>
+        });
+        let (configs, token_files) = self
+            .sibling_configs(consumer, owners_dir.path())
+            .map_err(|e| fail(e.to_string()))?;
+        let client =
+            SiblingClient::new(TEAM, &configs, Arc::new(dialer)).map_err(|e| SimFailure {
+                refused: Some(e.clone()),
+                ..fail(e.to_string())
+            })?;
         let owners_file = owners_dir.path().join(OWNERS_FILE_NAME);
         write_owners(&owners_file, &self.owners).map_err(|e| fail(e.to_string()))?;
         let admission = Admission::file(&owners_file).map_err(|e| fail(e.to_string()))?;
@@ -431,6 +574,7 @@ impl World {
             client,
             delivery: delivery.clone(),
             classifier,
+            host: consumer.host.clone(),
         };
         // Fail fast, outside the simulation, if memoria cannot wake at all.
         let first = boot.wake().map_err(|e| fail(e.to_string()))?;
@@ -438,7 +582,7 @@ impl World {
             Arc::new(std::sync::Mutex::new(Some(first)));
         let restart = Arc::new(tokio::sync::Notify::new());
         let (host_slot, host_restart) = (slot.clone(), restart.clone());
-        sim.host(MEMORIA_HOST, move || {
+        sim.host(consumer.host.as_str(), move || {
             let (slot, restart, boot) = (host_slot.clone(), host_restart.clone(), boot.clone());
             async move {
                 loop {
@@ -462,20 +606,33 @@ impl World {
                 }
             }
         });
-        sim.client(BROWSER_HOST, async move {
-            let _keep = (data, owners_dir);
-            let memoria = Memoria {
-                slot,
-                restart,
-                clock,
-                delivery,
-                cookies: BTreeMap::new(),
-                owners_file,
-            };
-            scenario(memoria).await.map_err(Into::into)
-        });
-        sim.run().map_err(|e| fail(e.to_string()))
+        let memoria = Memoria {
+            slot,
+            restart,
+            clock,
+            delivery,
+            cookies: BTreeMap::new(),
+            owners_file,
+            host: consumer.host.clone(),
+            consumer: consumer.name.clone(),
+            token_files,
+        };
+        Ok((memoria, [data, owners_dir]))
     }
+}
+
+/// One consumer of the siblings: a memoria, its host and its token at
+/// each sibling host.
+#[derive(Debug, Clone)]
+struct Consumer {
+    name: String,
+    host: String,
+    tokens: BTreeMap<String, String>,
+}
+
+/// The host a consumer added by [`World::add_consumer`] runs on.
+fn consumer_host(name: &str) -> String {
+    format!("{TEAM}.{name}.oficina.works")
 }
 
 /// What memoria's host needs to wake (again) from its data directory.
@@ -487,6 +644,7 @@ struct Boot {
     client: SiblingClient,
     delivery: Arc<CapturedDelivery>,
     classifier: Option<Arc<dyn memoria::SignInClassifier>>,
+    host: String,
 }
 
 impl Boot {
@@ -505,7 +663,7 @@ impl Boot {
         let state = AppState::new(
             instance,
             self.delivery.clone(),
-            format!("http://{MEMORIA_HOST}"),
+            format!("http://{}", self.host),
             memoria::Offload::Inline,
         )
         .with_siblings(self.client.clone());
@@ -525,8 +683,14 @@ pub const OWNERS_FILE_NAME: &str = "owners";
 /// Writes `owners` to `path`, one a line, as an operator replaces the
 /// file: a new file renamed over the old, so no reader meets half of it.
 fn write_owners(path: &std::path::Path, owners: &[String]) -> std::io::Result<()> {
+    write_atomically(path, &(owners.join("\n") + "\n"))
+}
+
+/// Writes `text` to `path` as an operator replaces a config file: a new
+/// file renamed over the old, so no reader meets half of it.
+fn write_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     let next = path.with_extension("next");
-    std::fs::write(&next, owners.join("\n") + "\n")?;
+    std::fs::write(&next, text)?;
     std::fs::rename(&next, path)
 }
 
@@ -540,6 +704,9 @@ pub struct Memoria {
     delivery: Arc<CapturedDelivery>,
     cookies: BTreeMap<String, String>,
     owners_file: std::path::PathBuf,
+    host: String,
+    consumer: String,
+    token_files: BTreeMap<String, std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Memoria {
@@ -633,6 +800,66 @@ impl Memoria {
         write_owners(&self.owners_file, &owners).map_err(|e| e.to_string())
     }
 
+    /// The host this memoria serves on ([`MEMORIA_HOST`] for
+    /// [`MEMORIA_CONSUMER`]).
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The consumer name its tokens are accepted under at every sibling.
+    pub fn consumer(&self) -> &str {
+        &self.consumer
+    }
+
+    /// The token file memoria reads for `app` on every call to it, when
+    /// the world uses token files ([`World::use_token_files`]).
+    pub fn token_file(&self, app: &str) -> Option<&std::path::Path> {
+        self.token_files.get(app).map(std::path::PathBuf::as_path)
+    }
+
+    /// Delivers `token` as memoria's token for `app` (§6.2 phase 2: the
+    /// platform config rewritten, a new file renamed over the old); true
+    /// if the file held another token before. memoria's next call to
+    /// `app` carries it.
+    ///
+    /// # Errors
+    /// If the world does not use token files, or the file cannot be written.
+    pub fn set_sibling_token(&self, app: &str, token: &str) -> Result<bool, String> {
+        let path = self
+            .token_file(app)
+            .ok_or_else(|| format!("no token file for {app}: call World::use_token_files"))?;
+        let before = std::fs::read_to_string(path).unwrap_or_default();
+        if before.trim() == token {
+            return Ok(false);
+        }
+        write_atomically(path, &format!("{token}\n")).map_err(|e| e.to_string())?;
+        Ok(true)
+    }
+
+    /// Writes `text` over `app`'s token file as it stands (an empty or
+    /// broken delivery).
+    ///
+    /// # Errors
+    /// As [`Memoria::set_sibling_token`].
+    pub fn write_token_file(&self, app: &str, text: &str) -> Result<(), String> {
+        let path = self
+            .token_file(app)
+            .ok_or_else(|| format!("no token file for {app}"))?;
+        write_atomically(path, text).map_err(|e| e.to_string())
+    }
+
+    /// Removes `app`'s token file: while it is gone memoria calls `app`
+    /// with no token at all, which is to say not at all.
+    ///
+    /// # Errors
+    /// As [`Memoria::set_sibling_token`].
+    pub fn remove_token_file(&self, app: &str) -> Result<(), String> {
+        let path = self
+            .token_file(app)
+            .ok_or_else(|| format!("no token file for {app}"))?;
+        std::fs::remove_file(path).map_err(|e| e.to_string())
+    }
+
     /// Removes the owners file: while it is gone memoria admits nobody.
     ///
     /// # Errors
@@ -677,7 +904,7 @@ impl Memoria {
     /// If the link is not memoria's, or memoria cannot be reached.
     pub async fn follow_sign_in_link(&self, url: &str) -> Result<Page, String> {
         let path = url
-            .strip_prefix(&format!("http://{MEMORIA_HOST}"))
+            .strip_prefix(&format!("http://{}", self.host))
             .ok_or("the link is not memoria's")?;
         let start = tokio::time::Instant::now();
         let response = self.http_get(path, None).await?;
@@ -702,7 +929,7 @@ impl Memoria {
         let mut req = http::Request::builder()
             .method(method)
             .uri(path)
-            .header(http::header::HOST, MEMORIA_HOST);
+            .header(http::header::HOST, self.host.as_str());
         if let Some(c) = cookie {
             req = req.header(http::header::COOKIE, c);
         }
@@ -716,7 +943,7 @@ impl Memoria {
         let req = req
             .body(http_body_util::Full::new(bytes))
             .map_err(|e| e.to_string())?;
-        let r = memoria::exchange(&TurmoilDialer, MEMORIA_HOST, MEMORIA_PORT, req)
+        let r = memoria::exchange(&TurmoilDialer, &self.host, MEMORIA_PORT, req)
             .await
             .map_err(|e| e.to_string())?;
         Ok(TestResponse {
@@ -746,7 +973,7 @@ impl Memoria {
             .find(|(o, _)| o == who.address())
             .ok_or("no sign-in link was delivered")?;
         let path = url
-            .strip_prefix(&format!("http://{MEMORIA_HOST}"))
+            .strip_prefix(&format!("http://{}", self.host))
             .ok_or("the link is not memoria's")?
             .to_string();
         let r = self.http_get(&path, None).await?;

@@ -316,7 +316,7 @@ pub async fn start_with_model(
         .iter()
         .map(|s| SiblingConfig {
             url: format!("http://{}:{}", s.host, s.addr.port()),
-            token: DEMO_TOKEN.to_owned(),
+            token: DEMO_TOKEN.into(),
         })
         .collect();
     let dialer = LoopbackDialer::new(siblings.iter().map(|s| s.host.clone()));

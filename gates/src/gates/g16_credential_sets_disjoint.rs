@@ -119,7 +119,7 @@ fn rig(ctx: &mut Ctx) -> Result<(TestApp, Tokens), Failure> {
         TEAM,
         &[SiblingConfig {
             url: SIBLING_URL.into(),
-            token: tokens.sibling.clone(),
+            token: tokens.sibling.clone().into(),
         }],
         Arc::new(NoDialer),
     )

@@ -31,6 +31,8 @@ register! {
     g08_refusal_breaker,
     g10_deletion_survives_restore,
     g11_cross_team_refusal,
+    g12_token_rotation,
+    g13_two_consumer_isolation,
     g15_ai_off_floor,
     g16_credential_sets_disjoint,
     g17_no_undeclared_route,

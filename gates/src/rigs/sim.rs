@@ -39,15 +39,32 @@ where
     F: FnOnce(Memoria) -> Fut + 'static,
     Fut: Future<Output = Result<(), String>> + 'static,
 {
-    world
-        .run(scenario)
-        .map_err(|e| match e.message.split_once(SEP) {
-            Some((expected, actual)) => Failure::new(expected, actual),
-            None => Failure::new(
-                "the simulated run completes",
-                format!("seed {}: {}", e.seed, e.message),
-            ),
-        })
+    world.run(scenario).map_err(verdict)
+}
+
+/// Runs `scenario` against one memoria per named consumer in `world`
+/// ([`World::run_consumers`]) and maps its outcome as [`run_world`] does.
+///
+/// # Errors
+/// As [`run_world`].
+pub fn run_consumers<F, Fut>(world: &World, names: &[&str], scenario: F) -> Result<(), Failure>
+where
+    F: FnOnce(Vec<Memoria>) -> Fut + 'static,
+    Fut: Future<Output = Result<(), String>> + 'static,
+{
+    world.run_consumers(names, scenario).map_err(verdict)
+}
+
+/// A failed run as a gate verdict: the scenario's encoded claim, or the
+/// simulation's own failure naming the seed.
+fn verdict(e: memoria_simulator::SimFailure) -> Failure {
+    match e.message.split_once(SEP) {
+        Some((expected, actual)) => Failure::new(expected, actual),
+        None => Failure::new(
+            "the simulated run completes",
+            format!("seed {}: {}", e.seed, e.message),
+        ),
+    }
 }
 
 /// Stocks `app`'s fake with `n` team-visible items of real text from the

@@ -13,6 +13,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 
 use super::host::{HostRefusal, SiblingUrl};
+use super::token::SiblingToken;
 use super::transport::{Dialer, RawResponse, TransportError, exchange};
 use super::wire::{
     Announce, AnnounceAssembler, AnnounceFailure, FeedError, FetchError, Pair, S1Page,
@@ -27,13 +28,15 @@ pub const SIBLING_DEADLINE_MS: u64 = 800;
 /// number, not the spec's.
 pub const INGEST_CALL_DEADLINE_MS: u64 = 10_000;
 
-/// One configured sibling: its base URL and memoria's bearer token for it (§6.2).
+/// One configured sibling: its base URL and where memoria's bearer token
+/// for it comes from (§6.2).
 #[derive(Clone)]
 pub struct SiblingConfig {
     /// e.g. `http://acme.sheets.oficina.works:8080`.
     pub url: String,
-    /// memoria's consumer token at this sibling.
-    pub token: String,
+    /// memoria's consumer token at this sibling: given at start, or a file
+    /// read on every call ([`SiblingToken`]).
+    pub token: SiblingToken,
 }
 
 impl std::fmt::Debug for SiblingConfig {
@@ -47,7 +50,21 @@ impl std::fmt::Debug for SiblingConfig {
 #[derive(Clone)]
 struct Sibling {
     url: SiblingUrl,
-    token: String,
+    token: SiblingToken,
+}
+
+impl Sibling {
+    /// The token to send now, or `None` (logged, its reason only: never
+    /// the token): then no call is made (§6.2, fail closed).
+    fn token_now(&self, app: &str) -> Option<String> {
+        match self.token.current() {
+            Ok(token) => Some(token),
+            Err(why) => {
+                tracing::warn!(app, reason = %why, "no token to send the sibling: no call made");
+                None
+            }
+        }
+    }
 }
 
 /// A sibling URL that was refused at configuration (§6.3).
@@ -128,25 +145,38 @@ impl SiblingClient {
         self.siblings.keys().cloned().collect()
     }
 
-    /// The SHA-256 of each token memoria sends a sibling, for the check
+    /// The SHA-256 of each token memoria sends a sibling now (a token
+    /// file read now; one that cannot be read has none), for the check
     /// that no connector holds one ([`crate::Connectors::disjoint_from`], §9.1).
     pub fn token_hashes(&self) -> Vec<[u8; 32]> {
         self.siblings
             .values()
-            .map(|s| crate::access::connector::token_sha256(&s.token))
+            .filter_map(|s| s.token.current().ok())
+            .map(|t| crate::access::connector::token_sha256(&t))
             .collect()
     }
 
-    /// True if `presented` is a token memoria sends one of its siblings,
-    /// compared in constant time: the credential a connector route refuses
-    /// by name (§9.1, gate 16).
+    /// True if `presented` is a token memoria sends one of its siblings
+    /// now, compared in constant time: the credential a connector route
+    /// refuses by name (§9.1, gate 16).
     pub(crate) fn sends_token(&self, presented: &str) -> bool {
         self.siblings.values().any(|s| {
-            bool::from(subtle::ConstantTimeEq::ct_eq(
-                presented.as_bytes(),
-                s.token.as_bytes(),
-            ))
+            s.token.current().is_ok_and(|t| {
+                bool::from(subtle::ConstantTimeEq::ct_eq(
+                    presented.as_bytes(),
+                    t.as_bytes(),
+                ))
+            })
         })
+    }
+
+    /// Where each app's token comes from, by app, sorted: a token file is
+    /// read on every call to its sibling (§6.2).
+    pub fn token_sources(&self) -> BTreeMap<String, SiblingToken> {
+        self.siblings
+            .iter()
+            .map(|(app, s)| (app.clone(), s.token.clone()))
+            .collect()
     }
 
     /// True if `app` is configured.
@@ -154,9 +184,16 @@ impl SiblingClient {
         self.siblings.contains_key(app)
     }
 
+    /// The token to send `app` now; `None` for an app not configured or
+    /// a token that cannot be read (then no call is made).
+    fn token_now(&self, app: &str) -> Option<String> {
+        self.siblings.get(app)?.token_now(app)
+    }
+
     async fn call(
         &self,
         app: &str,
+        token: &str,
         method: &str,
         path_and_query: &str,
         body: Option<Vec<u8>>,
@@ -168,10 +205,7 @@ impl SiblingClient {
             .method(method)
             .uri(path_and_query)
             .header(http::header::HOST, sibling.url.host())
-            .header(
-                http::header::AUTHORIZATION,
-                format!("Bearer {}", sibling.token),
-            );
+            .header(http::header::AUTHORIZATION, format!("Bearer {token}"));
         if body.is_some() {
             builder = builder.header(http::header::CONTENT_TYPE, "application/json");
         }
@@ -195,9 +229,12 @@ impl SiblingClient {
         path_and_query: &str,
         body: Option<Vec<u8>>,
     ) -> Option<RawResponse> {
+        // Read now, for this call: a token file replaced since the last
+        // call is the token this one carries (§6.2 phase 2).
+        let token = self.token_now(app)?;
         match tokio::time::timeout(
             Duration::from_millis(deadline_ms),
-            self.call(app, method, path_and_query, body),
+            self.call(app, &token, method, path_and_query, body),
         )
         .await
         {
@@ -223,13 +260,18 @@ impl SiblingClient {
                 faults: BTreeMap::new(),
             };
         }
+        // One read for the whole check: every batch carries the same token.
+        let Some(token) = self.token_now(app) else {
+            return unknown_for(pairs, S2Fault::NoToken).tap_faults(app);
+        };
+        let token = token.as_str();
         let batches = pairs.chunks(S2_PAIRS_PER_CALL_MAX).map(|batch| async move {
             let body = serde_json::to_vec(&S2Request {
                 subject,
                 pairs: batch,
             })
             .expect("S2 request serialises");
-            let answer = match self.call(app, "POST", "/s2/check", Some(body)).await {
+            let answer = match self.call(app, token, "POST", "/s2/check", Some(body)).await {
                 Ok(r) => S2Answer::Http {
                     status: r.status,
                     body: r.body.to_vec(),

@@ -150,6 +150,9 @@ pub enum S2Answer {
 pub enum S2Fault {
     /// No answer before the deadline, or no answer at all.
     NoAnswer,
+    /// memoria had no token to send (its token file cannot be read, or
+    /// holds none): no call was made (§6.2, fail closed).
+    NoToken,
     /// A status other than 200, redirects included.
     Status,
     /// A body that is not `s2-response.schema.json`.

@@ -3,6 +3,7 @@
 //! Every answer is compact JSON in schema field order; every non-2xx body
 //! is `{"error":"<code>"}`. Nothing here logs content.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -52,10 +53,88 @@ pub struct FakeConfig {
     pub tokens: Vec<(String, String)>,
 }
 
+/// One accepted bearer token: whose it is, and its epoch at this sibling
+/// (§6.2: "a consumers row holds up to two hashed tokens, each with an epoch").
+#[derive(Clone)]
+struct Accepted {
+    consumer: String,
+    token: String,
+    epoch: u32,
+}
+
+/// The consumers rows' tokens: the accepted ones, and each consumer's next
+/// epoch (a consumer's first token is epoch 1; each token added for it
+/// takes the next, and an epoch is never reused).
+#[derive(Default)]
+struct Tokens {
+    accepted: Vec<Accepted>,
+    next_epoch: BTreeMap<String, u32>,
+}
+
+impl Tokens {
+    fn add(&mut self, consumer: &str, token: &str) -> u32 {
+        let next = self.next_epoch.entry(consumer.to_owned()).or_insert(1);
+        let epoch = *next;
+        *next += 1;
+        self.accepted.push(Accepted {
+            consumer: consumer.to_owned(),
+            token: token.to_owned(),
+            epoch,
+        });
+        epoch
+    }
+
+    fn epoch_of(&self, consumer: &str, token: &str) -> Option<u32> {
+        self.accepted
+            .iter()
+            .find(|a| a.consumer == consumer && a.token == token)
+            .map(|a| a.epoch)
+    }
+
+    /// Replaces the accepted set; a token already accepted for the same
+    /// consumer keeps its epoch.
+    fn set(&mut self, tokens: Vec<(String, String)>) {
+        let old = std::mem::take(&mut self.accepted);
+        for (consumer, token) in tokens {
+            match old
+                .iter()
+                .find(|a| a.consumer == consumer && a.token == token)
+            {
+                Some(kept) => self.accepted.push(kept.clone()),
+                None => {
+                    self.add(&consumer, &token);
+                }
+            }
+        }
+    }
+}
+
+/// Why a fake would not accept one more token for a consumer (§6.2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TokenRefusal {
+    /// The consumer already holds [`TOKENS_PER_CONSUMER_MAX`] tokens.
+    #[error("the consumer already holds {TOKENS_PER_CONSUMER_MAX} tokens")]
+    Full,
+    /// Another consumer holds this token.
+    #[error("another consumer holds this token")]
+    Taken,
+}
+
+/// One consumer's mutable row at this sibling, created lazily on its first
+/// authenticated call (§6.2: "the mutable (cursor, TTL, epoch) state is
+/// created lazily by the sibling on first contact").
+#[derive(Debug, Clone, Copy)]
+struct ConsumerRow {
+    /// When the consumer last called, in ms since the run started.
+    last_contact_ms: u64,
+}
+
 struct Inner {
     host: String,
     keys_on: SubjectKind,
-    tokens: Mutex<Vec<(String, String)>>,
+    tokens: Mutex<Tokens>,
+    rows: Mutex<BTreeMap<String, ConsumerRow>>,
+    consumer_ttl_ms: Mutex<Option<u64>>,
     model: ModelHandle,
     trace: Trace,
     clock: Clock,
@@ -93,10 +172,14 @@ impl FakeSibling {
     #[must_use]
     pub fn new(config: FakeConfig, model: ModelHandle, trace: Trace, clock: Clock) -> Self {
         check_tokens(&config.tokens);
+        let mut tokens = Tokens::default();
+        tokens.set(config.tokens);
         Self(Arc::new(Inner {
             host: format!("{}.{}.{SIBLING_HOST_SUFFIX}", config.team, config.app),
             keys_on: config.keys_on,
-            tokens: Mutex::new(config.tokens),
+            tokens: Mutex::new(tokens),
+            rows: Mutex::new(BTreeMap::new()),
+            consumer_ttl_ms: Mutex::new(None),
             model,
             trace,
             clock,
@@ -145,24 +228,114 @@ impl FakeSibling {
     /// As [`FakeSibling::new`].
     pub fn set_tokens(&self, tokens: Vec<(String, String)>) {
         check_tokens(&tokens);
-        *self.0.tokens.lock().unwrap_or_else(PoisonError::into_inner) = tokens;
+        self.tokens().set(tokens);
     }
 
-    /// The consumer whose bearer token `headers` carry, the token compared
-    /// in constant time (`subtle`); `None` for a missing or wrong one.
-    fn caller(&self, headers: &HeaderMap) -> Option<String> {
+    fn tokens(&self) -> std::sync::MutexGuard<'_, Tokens> {
+        self.0.tokens.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Accepts `token` for `consumer` beside its others (§6.2 phase 1, the
+    /// expand); idempotent: a token already accepted for it keeps its
+    /// epoch. Returns the token's epoch here.
+    ///
+    /// # Errors
+    /// [`TokenRefusal::Full`] if the consumer already holds
+    /// [`TOKENS_PER_CONSUMER_MAX`] other tokens; [`TokenRefusal::Taken`]
+    /// if another consumer holds this one.
+    pub fn accept_token(&self, consumer: &str, token: &str) -> Result<u32, TokenRefusal> {
+        let mut tokens = self.tokens();
+        if let Some(epoch) = tokens.epoch_of(consumer, token) {
+            return Ok(epoch);
+        }
+        if tokens.accepted.iter().any(|a| a.token == token) {
+            return Err(TokenRefusal::Taken);
+        }
+        let held = tokens
+            .accepted
+            .iter()
+            .filter(|a| a.consumer == consumer)
+            .count();
+        if held >= TOKENS_PER_CONSUMER_MAX {
+            return Err(TokenRefusal::Full);
+        }
+        Ok(tokens.add(consumer, token))
+    }
+
+    /// Retires `token` for `consumer` (§6.2 phase 3, the contract), and
+    /// nothing else: every other token, the consumer's own and every other
+    /// consumer's, stays. Idempotent; true if it was accepted until now.
+    pub fn retire_token(&self, consumer: &str, token: &str) -> bool {
+        let mut tokens = self.tokens();
+        let before = tokens.accepted.len();
+        tokens
+            .accepted
+            .retain(|a| !(a.consumer == consumer && a.token == token));
+        tokens.accepted.len() != before
+    }
+
+    /// The epoch here of `token` for `consumer`, while it is accepted.
+    #[must_use]
+    pub fn token_epoch(&self, consumer: &str, token: &str) -> Option<u32> {
+        self.tokens().epoch_of(consumer, token)
+    }
+
+    /// Every accepted token as `(consumer, epoch)`, in order: the
+    /// consumers rows without their secrets.
+    #[must_use]
+    pub fn accepted_epochs(&self) -> Vec<(String, u32)> {
+        self.tokens()
+            .accepted
+            .iter()
+            .map(|a| (a.consumer.clone(), a.epoch))
+            .collect()
+    }
+
+    /// Sets the per-consumer retention TTL, in ms (§6.1: "Retention is a
+    /// per-consumer TTL"); `None` (the default) never expires a consumer.
+    /// A consumer that has not called for longer than the TTL has expired:
+    /// its row is made anew on its next call, and if that call is an S1
+    /// with a cursor it answers `410` (take a full re-announce). Another
+    /// consumer's calls never keep it alive.
+    pub fn set_consumer_ttl_ms(&self, ttl_ms: Option<u64>) {
+        *self
+            .0
+            .consumer_ttl_ms
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = ttl_ms;
+    }
+
+    /// Records a call from `consumer` at `at_ms` on its own row (made on
+    /// first contact); true if the row had expired under the TTL.
+    fn contact(&self, consumer: &str, at_ms: u64) -> bool {
+        let ttl = *self
+            .0
+            .consumer_ttl_ms
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut rows = self.0.rows.lock().unwrap_or_else(PoisonError::into_inner);
+        let row = rows.entry(consumer.to_owned()).or_insert(ConsumerRow {
+            last_contact_ms: at_ms,
+        });
+        let expired = ttl.is_some_and(|ttl| at_ms.saturating_sub(row.last_contact_ms) > ttl);
+        row.last_contact_ms = at_ms;
+        expired
+    }
+
+    /// The consumer whose bearer token `headers` carry and that token's
+    /// epoch, the token compared in constant time (`subtle`); `None` for a
+    /// missing or wrong one.
+    fn caller(&self, headers: &HeaderMap) -> Option<(String, u32)> {
         let token = headers
             .get(header::AUTHORIZATION)?
             .to_str()
             .ok()?
             .strip_prefix("Bearer ")?;
-        self.0
-            .tokens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.tokens()
+            .accepted
             .iter()
-            .find(|(_, t)| bool::from(t.as_bytes().ct_eq(token.as_bytes())))
-            .map(|(name, _)| name.clone())
+            .find(|a| bool::from(a.token.as_bytes().ct_eq(token.as_bytes())))
+            .map(|a| (a.consumer.clone(), a.epoch))
     }
 
     async fn serve(
@@ -177,7 +350,10 @@ impl FakeSibling {
         let caller = self.caller(headers);
         let mut event = TraceEvent {
             at_ms,
-            caller: caller.clone().unwrap_or_else(|| UNAUTHENTICATED.to_owned()),
+            caller: caller
+                .as_ref()
+                .map_or_else(|| UNAUTHENTICATED.to_owned(), |(name, _)| name.clone()),
+            epoch: caller.as_ref().map(|(_, epoch)| *epoch),
             callee: self.0.host.clone(),
             call,
             status: None,
@@ -222,6 +398,22 @@ impl FakeSibling {
                 error(401, ErrorCode::Unauthorized),
                 CallDetail::NotServed,
                 vec![],
+            )
+        } else if caller
+            .as_ref()
+            .is_some_and(|(name, _)| self.contact(name, at_ms))
+            && call == CallKind::S1
+            && query_param(query, "cursor").is_some()
+        {
+            // Past its TTL the consumer's position is gone (§6.1).
+            (
+                error(410, ErrorCode::ReannounceRequired),
+                CallDetail::S1 {
+                    cursor_given: true,
+                    rows: vec![],
+                    more: false,
+                },
+                vec!["consumer_expired"],
             )
         } else {
             match call {

@@ -174,6 +174,11 @@ pub struct TraceEvent {
     pub at_ms: u64,
     /// The consumer by token name (e.g. `memoria`), or `unauthenticated`.
     pub caller: String,
+    /// The epoch at this sibling of the token the call carried (a
+    /// consumer's first token is 1, each token added for it the next,
+    /// §6.2); `None` for a missing or wrong token. The token itself is
+    /// never recorded.
+    pub epoch: Option<u32>,
     /// The sibling host, e.g. `acme.sheets.oficina.works` (§6.3).
     pub callee: String,
     /// Which call.

@@ -1,0 +1,698 @@
+//! Gate 12 (§10, §6.2): token rotation — all three phases, each interrupted and resumed, across a partial delivery to three siblings, with no search withheld for a credential.
+//!
+//! Requirement: "Token rotation — all three phases, each interrupted and
+//! resumed, across a partial multi-sibling delivery." The world is memoria
+//! and three fake siblings (Sheets, Docs, Calendar) in simulated time, one
+//! seed; memoria reads its token at each sibling from a token file on
+//! every call (`MEMORIA_SIBLING_TOKEN_<APP>_FILE`). The operator drain is
+//! the simulator's [`Drain`]: phase 1 writes the new token beside the old
+//! at each fake's consumers row, phase 2 rewrites memoria's token file,
+//! phase 3 retires the old token only where the fake's trace shows memoria
+//! calling with the new one. Each phase can stop after k of the three
+//! siblings ([`Stop::After`]) and is run again to resume.
+//!
+//! What the cases read is the fakes' own record: every call's status and
+//! the epoch of the token it carried (never the token). "No 401" is only
+//! worth asserting where a 401 would be seen, so every clean search first
+//! asserts that memoria called each sibling's S2 during it, and the walk
+//! ends by probing each sibling with the retired token and seeing it
+//! refused; the emergency case shows the same page withholding loudly
+//! when the credential really is refused.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use memoria::exchange;
+use memoria_simulator::{
+    CallKind, Drain, DrainRefusal, MEMORIA_CONSUMER, Memoria, OWNERS, PhaseReport, Rung,
+    SIBLING_PORT, SiblingSpec, Stop, Trace, TurmoilDialer, World,
+};
+
+use crate::rigs::page::Page;
+use crate::rigs::sim::{check, run_world};
+use crate::{Case, Ctx, Failure, Gate};
+
+/// The three siblings, in the drain's order.
+pub const APPS: [&str; 3] = ["sheets", "docs", "calendar"];
+/// Team items each sibling holds that the query matches.
+pub const ITEMS_PER_APP: usize = 2;
+/// memoria's first token at every sibling is epoch 1 there (§6.2).
+const OLD_EPOCH: u32 = 1;
+/// The rotated token is the next epoch.
+const NEW_EPOCH: u32 = 2;
+
+/// Gate 12.
+pub static GATE: Gate = Gate {
+    id: "12",
+    title: "Token rotation: three phases, each interrupted and resumed, across a partial delivery",
+    sections: &["§10", "§6.2"],
+    requirement: "Across three siblings, each of §6.2's phases (expand acceptance, switch the sender, contract acceptance) interrupted after some siblings and resumed leaves every search at every step unwithheld, with no sibling answering memoria 401; memoria sends the new token once it is delivered, with no restart; the drain retires the old token at a sibling only after it has seen memoria use the new one there; re-running a phase changes nothing; an emergency revocation withholds loudly, naming each app, and recovers once the new token is delivered; a token that cannot be read makes no call and withholds that sibling loudly.",
+    cases: &[
+        Case {
+            id: "12/searches-never-withhold-for-a-credential-through-every-interrupted-and-resumed-phase",
+            desc: "Phase 1 stopped after Sheets, then resumed; phase 2 stopped after Sheets (a partial delivery), then resumed; phase 3 run while Docs and Calendar still carry the old token, then stopped after two siblings, then resumed. A search after every step shows all six passages and no withheld line, memoria called every sibling's S2 during it, and no sibling answered any call 401. At the end each sibling refuses the old token (401, recorded) and accepts the new.",
+            run: walk,
+        },
+        Case {
+            id: "12/memoria-sends-the-new-token-after-the-switch-with-no-restart",
+            desc: "Before the switch every sibling sees memoria's old token (epoch 1), also once both are accepted; after phase 2 rewrites the token files, the same running memoria (no restart, the same instance) carries the new token (epoch 2) on its next S2 and S1 calls at every sibling.",
+            run: new_token_without_restart,
+        },
+        Case {
+            id: "12/the-drain-does-not-contract-before-it-observes-the-new-token",
+            desc: "The new token is accepted everywhere and delivered for Sheets only. Before memoria has called anyone, phase 3 refuses at all three siblings as not observed and every old token is still accepted; after one search it retires Sheets' old token only, Docs and Calendar still refused and still accepting the old one, and the next search is clean. Presence half: once delivered everywhere and seen in use, phase 3 retires the old token at Docs and Calendar too.",
+            run: no_contract_before_observation,
+        },
+        Case {
+            id: "12/re-running-a-phase-changes-nothing",
+            desc: "Each phase's first run changes all three siblings (presence); run again it changes nothing and refuses nothing: the accepted tokens and their epochs, and memoria's token files byte for byte, are as the first run left them; phase 1 run after phase 3 does not bring the old token back.",
+            run: rerun_is_a_no_op,
+        },
+        Case {
+            id: "12/an-emergency-revocation-is-loud-and-recovers",
+            desc: "Emergency revocation retires the old token at every sibling before memoria has the new one: the next search shows no passage and one withheld line per app ('Sheets did not answer; 2 results withheld.', Docs, Calendar), and the siblings answered memoria 401. Delivered to Sheets only, Sheets renders and Docs and Calendar are still named; delivered everywhere, the page is whole again.",
+            run: emergency_revocation,
+        },
+        Case {
+            id: "12/a-token-file-that-cannot-be-read-makes-no-call-and-withholds-loudly",
+            desc: "Docs answers a search first (presence). With Docs' token file removed, then empty, then only whitespace, a search makes no call to Docs at all (no call with an empty or remembered token) and names Docs as withheld while Sheets and Calendar render; the file restored, Docs renders again.",
+            run: unreadable_token_file,
+        },
+    ],
+};
+
+fn body(canary: &str, app: &str, i: usize) -> String {
+    format!("# Note {i}\n\nThe {canary} figure is tag{app}{i} this quarter.\n")
+}
+
+/// Three siblings with [`ITEMS_PER_APP`] team items each, memoria reading
+/// token files; and the drain for memoria's tokens.
+fn fixture(ctx: &mut Ctx) -> (World, Drain, String) {
+    let canary = ctx.canary();
+    let mut world = World::new(
+        ctx.seed(),
+        APPS.iter().map(|a| SiblingSpec::own(a)).collect(),
+    );
+    world.use_token_files();
+    for app in APPS {
+        world.fake(app).model().with(|m| {
+            for i in 0..ITEMS_PER_APP {
+                m.add_item(
+                    &format!("{app}-{i}"),
+                    Rung::Team,
+                    "Note",
+                    &body(&canary, app, i),
+                )
+                .expect("item");
+            }
+        });
+    }
+    let drain = Drain::new(&world, MEMORIA_CONSUMER, &APPS, ctx.seed() ^ 0x12);
+    (world, drain, canary)
+}
+
+fn host(app: &str) -> String {
+    format!("acme.{app}.oficina.works")
+}
+
+fn display(app: &str) -> String {
+    memoria::app_display_name(app)
+}
+
+/// The epoch of the token memoria's S2 carried at each app in `events`.
+fn s2_epochs(events: &[memoria_simulator::TraceEvent]) -> BTreeMap<String, Option<u32>> {
+    let mut out = BTreeMap::new();
+    for app in APPS {
+        if let Some(e) = events
+            .iter()
+            .rev()
+            .find(|e| e.call == CallKind::S2 && e.callee == host(app))
+        {
+            out.insert(app.to_owned(), e.epoch);
+        }
+    }
+    out
+}
+
+/// A search as Ana that must be whole: memoria called every sibling's S2
+/// during it (presence), no call during it was answered 401, no line is
+/// withheld, and every passage renders. Returns the epoch memoria's S2
+/// carried at each app.
+async fn clean(
+    m: &mut Memoria,
+    trace: &Trace,
+    canary: &str,
+    step: &str,
+) -> Result<BTreeMap<String, Option<u32>>, String> {
+    let from = trace.events().len();
+    let page = m.search(OWNERS[0], canary).await;
+    let events = trace.events()[from..].to_vec();
+    let epochs = s2_epochs(&events);
+    check(
+        epochs.len() == APPS.len(),
+        format!("{step}: memoria called every sibling's S2 during the search (presence)"),
+        format!("S2 reached {:?}", epochs.keys().collect::<Vec<_>>()),
+    )?;
+    let refused: Vec<String> = events
+        .iter()
+        .filter(|e| e.status == Some(401))
+        .map(|e| format!("{} {:?}", e.callee, e.call))
+        .collect();
+    check(
+        refused.is_empty(),
+        format!("{step}: no sibling answered any call 401"),
+        format!("401 from {refused:?}"),
+    )?;
+    let p = Page::of(&page.response);
+    check(
+        p.withheld().is_empty(),
+        format!("{step}: the page withholds nothing"),
+        format!("{:?}", p.withheld()),
+    )?;
+    let missing: Vec<String> = APPS
+        .iter()
+        .flat_map(|a| (0..ITEMS_PER_APP).map(move |i| format!("tag{a}{i}")))
+        .filter(|t| !page.response.body.contains(t.as_str()))
+        .collect();
+    check(
+        missing.is_empty(),
+        format!("{step}: all {} passages render", APPS.len() * ITEMS_PER_APP),
+        format!("missing {missing:?}"),
+    )?;
+    Ok(epochs)
+}
+
+fn epochs_all(epoch: u32) -> BTreeMap<String, Option<u32>> {
+    APPS.iter()
+        .map(|a| ((*a).to_owned(), Some(epoch)))
+        .collect()
+}
+
+fn report_is(
+    step: &str,
+    r: &PhaseReport,
+    changed: &[&str],
+    unchanged: &[&str],
+    not_reached: &[&str],
+) -> Result<(), String> {
+    check(
+        r.changed == changed
+            && r.unchanged == unchanged
+            && r.not_reached == not_reached
+            && r.refused.is_empty(),
+        format!(
+            "{step}: changed {changed:?}, unchanged {unchanged:?}, not reached {not_reached:?}, nothing refused"
+        ),
+        format!("{r:?}"),
+    )
+}
+
+/// One S1 call to `app`'s sibling from the scenario with `token`; its status.
+async fn probe(app: &str, token: &str) -> Result<u16, String> {
+    let h = host(app);
+    let request = http::Request::builder()
+        .method("GET")
+        .uri("/s1/feed")
+        .header(http::header::HOST, h.as_str())
+        .header(http::header::AUTHORIZATION, format!("Bearer {token}"))
+        .body(Full::new(Bytes::new()))
+        .map_err(|e| e.to_string())?;
+    exchange(&TurmoilDialer, &h, SIBLING_PORT, request)
+        .await
+        .map(|r| r.status)
+        .map_err(|e| e.to_string())
+}
+
+/// Every sibling refuses the old token (and the trace records the 401:
+/// the record the clean searches read can see one) and accepts the new.
+async fn old_refused_new_accepted(drain: &Drain, trace: &Trace) -> Result<(), String> {
+    for app in APPS {
+        let from = trace.events().len();
+        let old = probe(app, drain.old_token(app)).await?;
+        let recorded = trace.events()[from..]
+            .iter()
+            .any(|e| e.status == Some(401) && e.callee == host(app));
+        check(
+            old == 401 && recorded,
+            format!("{app} refuses the retired token with a 401 the trace records"),
+            format!("{old}, recorded {recorded}"),
+        )?;
+        let new = probe(app, drain.new_token(app)).await?;
+        check(
+            new == 200,
+            format!("{app} accepts the new token"),
+            new.to_string(),
+        )?;
+    }
+    Ok(())
+}
+
+fn walk(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, drain, canary) = fixture(ctx);
+    let trace = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let e = clean(&mut m, &trace, &canary, "before the rotation").await?;
+        check(
+            e == epochs_all(OLD_EPOCH),
+            "before the rotation memoria carries its old token everywhere",
+            format!("{e:?}"),
+        )?;
+
+        let r = drain.expand(Stop::After(1));
+        report_is(
+            "phase 1 stopped after Sheets",
+            &r,
+            &["sheets"],
+            &[],
+            &["docs", "calendar"],
+        )?;
+        clean(&mut m, &trace, &canary, "phase 1 interrupted").await?;
+        let r = drain.expand(Stop::AtEnd);
+        report_is(
+            "phase 1 resumed",
+            &r,
+            &["docs", "calendar"],
+            &["sheets"],
+            &[],
+        )?;
+        clean(&mut m, &trace, &canary, "phase 1 resumed").await?;
+
+        let r = drain.switch(&m, Stop::After(1));
+        report_is(
+            "phase 2 stopped after Sheets",
+            &r,
+            &["sheets"],
+            &[],
+            &["docs", "calendar"],
+        )?;
+        let e = clean(&mut m, &trace, &canary, "phase 2 interrupted").await?;
+        check(
+            e["sheets"] == Some(NEW_EPOCH)
+                && e["docs"] == Some(OLD_EPOCH)
+                && e["calendar"] == Some(OLD_EPOCH),
+            "after a partial delivery memoria carries the new token at Sheets and the old at Docs and Calendar",
+            format!("{e:?}"),
+        )?;
+        let r = drain.contract(Stop::AtEnd);
+        check(
+            r.changed == ["sheets"]
+                && r.refused
+                    == [
+                        ("docs".to_owned(), DrainRefusal::NotObserved),
+                        ("calendar".to_owned(), DrainRefusal::NotObserved),
+                    ],
+            "phase 3 during the partial delivery retires Sheets' old token and refuses Docs and Calendar, not observed",
+            format!("{r:?}"),
+        )?;
+        clean(
+            &mut m,
+            &trace,
+            &canary,
+            "phase 3 refused at the undelivered siblings",
+        )
+        .await?;
+        let r = drain.switch(&m, Stop::AtEnd);
+        report_is(
+            "phase 2 resumed",
+            &r,
+            &["docs", "calendar"],
+            &["sheets"],
+            &[],
+        )?;
+        let e = clean(&mut m, &trace, &canary, "phase 2 resumed").await?;
+        check(
+            e == epochs_all(NEW_EPOCH),
+            "after phase 2 memoria carries the new token everywhere",
+            format!("{e:?}"),
+        )?;
+
+        let r = drain.contract(Stop::After(2));
+        report_is(
+            "phase 3 stopped after two siblings",
+            &r,
+            &["docs"],
+            &["sheets"],
+            &["calendar"],
+        )?;
+        clean(&mut m, &trace, &canary, "phase 3 interrupted").await?;
+        let r = drain.contract(Stop::AtEnd);
+        report_is(
+            "phase 3 resumed",
+            &r,
+            &["calendar"],
+            &["sheets", "docs"],
+            &[],
+        )?;
+        clean(&mut m, &trace, &canary, "phase 3 resumed").await?;
+        m.sync().await;
+        let events = trace.events();
+        check(
+            events
+                .iter()
+                .rev()
+                .take_while(|e| e.call == CallKind::S1)
+                .all(|e| e.status == Some(200)),
+            "memoria's S1 polls after the rotation are answered",
+            "an S1 poll was refused",
+        )?;
+        old_refused_new_accepted(&drain, &trace).await
+    })
+}
+
+fn new_token_without_restart(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, drain, canary) = fixture(ctx);
+    let trace = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let e = clean(&mut m, &trace, &canary, "before the rotation").await?;
+        check(
+            e == epochs_all(OLD_EPOCH),
+            "before the rotation every sibling sees memoria's old token (presence)",
+            format!("{e:?}"),
+        )?;
+        report_is("phase 1", &drain.expand(Stop::AtEnd), &APPS, &[], &[])?;
+        let e = clean(&mut m, &trace, &canary, "both tokens accepted").await?;
+        check(
+            e == epochs_all(OLD_EPOCH),
+            "with both tokens accepted memoria still sends the old one: nothing was delivered",
+            format!("{e:?}"),
+        )?;
+        let instance = m.state().instance();
+        report_is("phase 2", &drain.switch(&m, Stop::AtEnd), &APPS, &[], &[])?;
+        let e = clean(&mut m, &trace, &canary, "after the switch").await?;
+        check(
+            e == epochs_all(NEW_EPOCH),
+            "after phase 2 memoria's next S2 at every sibling carries the new token",
+            format!("{e:?}"),
+        )?;
+        let from = trace.events().len();
+        m.sync().await;
+        let polls: Vec<(String, Option<u32>)> = trace.events()[from..]
+            .iter()
+            .filter(|e| e.call == CallKind::S1)
+            .map(|e| (e.callee.clone(), e.epoch))
+            .collect();
+        check(
+            polls.len() >= APPS.len() && polls.iter().all(|(_, e)| *e == Some(NEW_EPOCH)),
+            "memoria's next S1 poll at every sibling carries the new token",
+            format!("{polls:?}"),
+        )?;
+        check(
+            Arc::ptr_eq(&instance, &m.state().instance()),
+            "the same memoria instance sent both: no restart",
+            "memoria was restarted",
+        )
+    })
+}
+
+fn no_contract_before_observation(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, drain, canary) = fixture(ctx);
+    let trace = world.trace().clone();
+    let fakes: Vec<_> = APPS.iter().map(|a| world.fake(a).clone()).collect();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let old_accepted = |apps: &[&str]| {
+            fakes
+                .iter()
+                .zip(APPS)
+                .filter(|(_, a)| apps.contains(a))
+                .all(|(f, a)| {
+                    f.token_epoch(MEMORIA_CONSUMER, drain.old_token(a))
+                        .is_some()
+                })
+        };
+        report_is("phase 1", &drain.expand(Stop::AtEnd), &APPS, &[], &[])?;
+        report_is(
+            "phase 2 for Sheets only",
+            &drain.switch(&m, Stop::After(1)),
+            &["sheets"],
+            &[],
+            &["docs", "calendar"],
+        )?;
+        let r = drain.contract(Stop::AtEnd);
+        check(
+            r.changed.is_empty()
+                && r.refused.len() == APPS.len()
+                && r.refused
+                    .iter()
+                    .all(|(_, why)| *why == DrainRefusal::NotObserved),
+            "before memoria has called with the new token, phase 3 refuses at all three siblings as not observed",
+            format!("{r:?}"),
+        )?;
+        check(
+            old_accepted(&APPS),
+            "every sibling still accepts the old token",
+            "one was retired",
+        )?;
+        clean(&mut m, &trace, &canary, "after the refused contract").await?;
+        let r = drain.contract(Stop::AtEnd);
+        check(
+            r.changed == ["sheets"]
+                && r.refused
+                    == [
+                        ("docs".to_owned(), DrainRefusal::NotObserved),
+                        ("calendar".to_owned(), DrainRefusal::NotObserved),
+                    ],
+            "once memoria was seen using the new token at Sheets, phase 3 retires Sheets' old token only",
+            format!("{r:?}"),
+        )?;
+        check(
+            !old_accepted(&["sheets"]) && old_accepted(&["docs", "calendar"]),
+            "Sheets no longer accepts the old token; Docs and Calendar still do",
+            "the accepted tokens are otherwise",
+        )?;
+        clean(&mut m, &trace, &canary, "after Sheets contracted").await?;
+        report_is(
+            "phase 2 resumed",
+            &drain.switch(&m, Stop::AtEnd),
+            &["docs", "calendar"],
+            &["sheets"],
+            &[],
+        )?;
+        clean(&mut m, &trace, &canary, "after the whole delivery").await?;
+        report_is(
+            "phase 3 once observed everywhere",
+            &drain.contract(Stop::AtEnd),
+            &["docs", "calendar"],
+            &["sheets"],
+            &[],
+        )?;
+        check(
+            !old_accepted(&["sheets"]) && !old_accepted(&["docs"]) && !old_accepted(&["calendar"]),
+            "no sibling accepts the old token (presence: the drain does contract once it observed)",
+            "one still does",
+        )?;
+        clean(&mut m, &trace, &canary, "after the rotation").await?;
+        old_refused_new_accepted(&drain, &trace).await
+    })
+}
+
+fn rerun_is_a_no_op(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, drain, canary) = fixture(ctx);
+    let trace = world.trace().clone();
+    let fakes: Vec<_> = APPS.iter().map(|a| world.fake(a).clone()).collect();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let rows =
+            || -> Vec<Vec<(String, u32)>> { fakes.iter().map(|f| f.accepted_epochs()).collect() };
+        let files = |m: &Memoria| -> Vec<Vec<u8>> {
+            APPS.iter()
+                .map(|a| {
+                    m.token_file(a)
+                        .and_then(|p| std::fs::read(p).ok())
+                        .unwrap_or_default()
+                })
+                .collect()
+        };
+        let no_op = |step: &str, r: &PhaseReport| {
+            check(
+                r.is_no_op() && r.unchanged.len() == APPS.len(),
+                format!("{step} again changes nothing and refuses nothing"),
+                format!("{r:?}"),
+            )
+        };
+        report_is("phase 1", &drain.expand(Stop::AtEnd), &APPS, &[], &[])?;
+        let after = rows();
+        no_op("phase 1", &drain.expand(Stop::AtEnd))?;
+        check(
+            rows() == after,
+            "the consumers rows are as phase 1 left them",
+            format!("{:?}", rows()),
+        )?;
+        clean(&mut m, &trace, &canary, "phase 1 run twice").await?;
+
+        let before = files(&m);
+        report_is("phase 2", &drain.switch(&m, Stop::AtEnd), &APPS, &[], &[])?;
+        let delivered = files(&m);
+        check(
+            delivered != before,
+            "phase 2 rewrote memoria's token files (presence)",
+            "they are unchanged",
+        )?;
+        no_op("phase 2", &drain.switch(&m, Stop::AtEnd))?;
+        check(
+            files(&m) == delivered,
+            "memoria's token files are byte for byte as phase 2 left them",
+            "they changed",
+        )?;
+        let e = clean(&mut m, &trace, &canary, "phase 2 run twice").await?;
+        check(
+            e == epochs_all(NEW_EPOCH),
+            "memoria carries the new token",
+            format!("{e:?}"),
+        )?;
+
+        report_is("phase 3", &drain.contract(Stop::AtEnd), &APPS, &[], &[])?;
+        let after = rows();
+        no_op("phase 3", &drain.contract(Stop::AtEnd))?;
+        check(
+            rows() == after,
+            "the consumers rows are as phase 3 left them",
+            format!("{:?}", rows()),
+        )?;
+        no_op("phase 1 after phase 3", &drain.expand(Stop::AtEnd))?;
+        check(
+            rows() == after
+                && after
+                    .iter()
+                    .all(|r| r == &[(MEMORIA_CONSUMER.to_owned(), NEW_EPOCH)]),
+            "phase 1 run after phase 3 brings no old token back: each row holds the new token alone",
+            format!("{:?}", rows()),
+        )?;
+        clean(&mut m, &trace, &canary, "every phase run twice").await?;
+        Ok(())
+    })
+}
+
+/// The withheld lines a search as Ana shows, and the statuses memoria's
+/// calls got during it.
+async fn withheld(m: &mut Memoria, trace: &Trace, canary: &str) -> (Vec<String>, String, Vec<u16>) {
+    let from = trace.events().len();
+    let page = m.search(OWNERS[0], canary).await;
+    let statuses = trace.events()[from..]
+        .iter()
+        .filter_map(|e| e.status)
+        .collect();
+    (
+        Page::of(&page.response).withheld(),
+        page.response.body,
+        statuses,
+    )
+}
+
+fn emergency_revocation(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, drain, canary) = fixture(ctx);
+    let trace = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        clean(&mut m, &trace, &canary, "before the revocation").await?;
+        report_is("the revocation", &drain.revoke(), &APPS, &[], &[])?;
+        let (lines, body, statuses) = withheld(&mut m, &trace, &canary).await;
+        let expected: Vec<String> = APPS
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} did not answer; {ITEMS_PER_APP} results withheld.",
+                    display(a)
+                )
+            })
+            .collect();
+        let mut sorted = lines.clone();
+        sorted.sort();
+        let mut want = expected.clone();
+        want.sort();
+        check(
+            sorted == want,
+            "after the revocation the page names every app as withheld, with its count",
+            format!("{lines:?}"),
+        )?;
+        check(
+            statuses.contains(&401),
+            "the siblings answered memoria's old token 401 (the outage is the credential's)",
+            format!("{statuses:?}"),
+        )?;
+        check(
+            !APPS.iter().any(|a| body.contains(&format!("tag{a}0"))),
+            "no passage renders while memoria's token is refused",
+            "a passage renders",
+        )?;
+        report_is(
+            "delivery to Sheets",
+            &drain.switch(&m, Stop::After(1)),
+            &["sheets"],
+            &[],
+            &["docs", "calendar"],
+        )?;
+        let (lines, body, _) = withheld(&mut m, &trace, &canary).await;
+        let mut want: Vec<String> = expected[1..].to_vec();
+        want.sort();
+        let mut sorted = lines.clone();
+        sorted.sort();
+        check(
+            sorted == want && body.contains("tagsheets0") && body.contains("tagsheets1"),
+            "delivered to Sheets only, Sheets renders and Docs and Calendar are still named",
+            format!("{lines:?}"),
+        )?;
+        report_is(
+            "delivery everywhere",
+            &drain.switch(&m, Stop::AtEnd),
+            &["docs", "calendar"],
+            &["sheets"],
+            &[],
+        )?;
+        clean(&mut m, &trace, &canary, "after the new token was delivered").await?;
+        Ok(())
+    })
+}
+
+fn unreadable_token_file(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, drain, canary) = fixture(ctx);
+    let trace = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        clean(&mut m, &trace, &canary, "before").await?;
+        let docs_line = format!("Docs did not answer; {ITEMS_PER_APP} results withheld.");
+        for (how, text) in [
+            ("removed", None),
+            ("empty", Some("")),
+            ("whitespace", Some(" \n\t\n")),
+        ] {
+            match text {
+                None => m.remove_token_file("docs")?,
+                Some(t) => m.write_token_file("docs", t)?,
+            }
+            let from = trace.events().len();
+            let page = m.search(OWNERS[0], &canary).await;
+            let events = trace.events()[from..].to_vec();
+            let to_docs = events.iter().filter(|e| e.callee == host("docs")).count();
+            check(
+                to_docs == 0,
+                format!("with Docs' token file {how}, memoria makes no call to Docs"),
+                format!("{to_docs} calls"),
+            )?;
+            let p = Page::of(&page.response);
+            check(
+                p.withheld() == [docs_line.clone()],
+                format!("with Docs' token file {how}, the page names Docs as withheld"),
+                format!("{:?}", p.withheld()),
+            )?;
+            let others = ["sheets", "calendar"].iter().all(|a| {
+                (0..ITEMS_PER_APP).all(|i| page.response.body.contains(&format!("tag{a}{i}")))
+                    && events
+                        .iter()
+                        .any(|e| e.callee == host(a) && e.call == CallKind::S2)
+            });
+            check(
+                others,
+                format!("with Docs' token file {how}, Sheets and Calendar are asked and render"),
+                "one is missing",
+            )?;
+        }
+        m.set_sibling_token("docs", drain.old_token("docs"))?;
+        clean(&mut m, &trace, &canary, "the token file restored").await?;
+        Ok(())
+    })
+}
