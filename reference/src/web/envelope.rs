@@ -205,13 +205,6 @@ pub(crate) fn standing_withheld(
     search: bool,
 ) -> Response {
     let footer = state.egress().footer();
-    let apps: Vec<String> = state
-        .siblings()
-        .map(|c| c.apps())
-        .unwrap_or_default()
-        .iter()
-        .map(|a| crate::search::page::app_display_name(a))
-        .collect();
     let status = if search {
         StatusCode::OK
     } else {
@@ -227,21 +220,37 @@ pub(crate) fn standing_withheld(
             "",
             html! {
                 h1 { "Nothing can be shown" }
-                section #results {
-                    p.withheld role="status" data-app="roster" { (lack_sentence(lack)) }
-                    p.withheld role="status" data-app="memoria" {
-                        "memoria's own documents are withheld until the roster can be fetched."
-                    }
-                    @for app in &apps {
-                        p.withheld role="status" data-app=(app.to_lowercase()) {
-                            (app) " was not asked (unknown); its results are withheld until the roster can be fetched."
-                        }
-                    }
-                    p { "No passage can be shown." }
-                }
+                (standing_region(state, lack))
             },
         ),
     )
+}
+
+/// The results region while nobody's team standing can be established:
+/// one withheld line for the roster's reason, one for memoria's own
+/// documents, one per configured sibling (not asked), and no passage.
+pub(crate) fn standing_region(state: &AppState, lack: crate::access::roster::RosterLack) -> Markup {
+    let apps: Vec<String> = state
+        .siblings()
+        .map(|c| c.apps())
+        .unwrap_or_default()
+        .iter()
+        .map(|a| crate::search::page::app_display_name(a))
+        .collect();
+    html! {
+        section #results {
+            p.withheld role="status" data-app="roster" { (lack_sentence(lack)) }
+            p.withheld role="status" data-app="memoria" {
+                "memoria's own documents are withheld until the roster can be fetched."
+            }
+            @for app in &apps {
+                p.withheld role="status" data-app=(app.to_lowercase()) {
+                    (app) " was not asked (unknown); its results are withheld until the roster can be fetched."
+                }
+            }
+            p { "No passage can be shown." }
+        }
+    }
 }
 
 pub(crate) fn sign_in_required(state: &AppState) -> Response {

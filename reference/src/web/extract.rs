@@ -38,3 +38,21 @@ impl FromRequestParts<AppState> for SignedIn {
         }
     }
 }
+
+/// A live session whose person is admitted now or whose standing cannot be
+/// established now (a stale roster): what signing out takes, so a person
+/// can always end a session. Anyone refused now is answered as
+/// [`SignedIn`] answers them (401).
+#[derive(Debug, Clone)]
+pub(crate) struct SessionHeld(pub(crate) Session);
+
+impl FromRequestParts<AppState> for SessionHeld {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
+        match state.session_check(&parts.headers) {
+            SessionCheck::Admitted(s) | SessionCheck::Lacking(s, _) => Ok(SessionHeld(s)),
+            SessionCheck::None => Err(sign_in_required(state)),
+        }
+    }
+}
