@@ -399,7 +399,7 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicI64, Ordering};
 
-    #[derive(Clone, Default)]
+    #[derive(Clone, Debug, Default)]
     struct HandClock(Arc<AtomicI64>);
 
     impl HandClock {
