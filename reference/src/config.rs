@@ -91,6 +91,11 @@ pub struct Config {
     pub admission: Admission,
     /// True if the owners list is the development default's made owner.
     pub dev_owner: bool,
+    /// Suite shape (§4.3): the home's client (`MEMORIA_HOME`, its token
+    /// `MEMORIA_HOME_TOKEN` or `MEMORIA_HOME_TOKEN_FILE`, `MEMORIA_TEAM`),
+    /// whose roster [`Config::admission`] admits from after the owners.
+    /// `None` in lone shape.
+    pub home: Option<crate::access::home::HomeClient>,
     /// The AI choice (`MEMORIA_AI`).
     pub ai: Ai,
     /// True if a provider key is configured while AI is off (a warning: it
@@ -202,15 +207,69 @@ pub fn resolve(data_dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<
         }
     };
     let (ai, key_unused) = resolve_ai(env)?;
+    let home = resolve_home(env)?;
+    let admission = match &home {
+        Some(h) => admission.with_roster(crate::access::roster::RosterCopy::new(
+            h.team(),
+            std::sync::Arc::new(crate::clock::SystemClock),
+        )),
+        None => admission,
+    };
     Ok(Config {
         data_dir: data_dir.to_path_buf(),
         dek,
         dek_source,
         admission,
         dev_owner,
+        home,
         ai,
         key_unused,
     })
+}
+
+/// Suite shape's home (§4.3): `MEMORIA_HOME`, with `MEMORIA_TEAM` (the
+/// host must be `<team>.home.oficina.works`, §6.3) and memoria's consumer
+/// token at the home, `MEMORIA_HOME_TOKEN` or a file `MEMORIA_HOME_TOKEN_FILE`
+/// names (read at start). Unset `MEMORIA_HOME` is lone shape.
+fn resolve_home(
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<crate::access::home::HomeClient>, Error> {
+    use crate::access::home::{HOME_ENV, HOME_TOKEN_ENV, HOME_TOKEN_FILE_ENV, HomeClient};
+    let set = |k: &str| env(k).filter(|s| !s.trim().is_empty());
+    let Some(url) = set(HOME_ENV) else {
+        return Ok(None);
+    };
+    let team = set("MEMORIA_TEAM")
+        .ok_or_else(|| Error::new(ErrorKind::Config, format!("{HOME_ENV} needs MEMORIA_TEAM")))?;
+    let token = match (set(HOME_TOKEN_ENV), set(HOME_TOKEN_FILE_ENV)) {
+        (Some(_), Some(_)) => {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!("{HOME_TOKEN_ENV} and {HOME_TOKEN_FILE_ENV} are both set"),
+            ));
+        }
+        (Some(t), None) => t,
+        (None, Some(path)) => std::fs::read_to_string(path.trim()).map_err(|e| {
+            Error::with_source(
+                ErrorKind::Config,
+                format!("the file {HOME_TOKEN_FILE_ENV} names cannot be read"),
+                e,
+            )
+        })?,
+        (None, None) => {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!("{HOME_ENV} needs {HOME_TOKEN_ENV} or {HOME_TOKEN_FILE_ENV}"),
+            ));
+        }
+    };
+    HomeClient::new(
+        team.trim(),
+        url.trim(),
+        &token,
+        std::sync::Arc::new(crate::sibling::transport::TcpDialer),
+    )
+    .map(Some)
 }
 
 /// `MEMORIA_AI` and, when on, the provider key; and whether a key is set

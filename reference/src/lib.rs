@@ -123,11 +123,20 @@ mod web;
 // The one rule's two facts (§4.2) and the errors every call returns.
 pub use access::admission::{
     Admission, DEV_OWNER, OWNER_ADDRESS_BYTES_MAX, OWNERS_ENV, OWNERS_FILE_BYTES_MAX,
-    OWNERS_FILE_ENV, OWNERS_MAX, Owner,
+    OWNERS_FILE_ENV, OWNERS_MAX, Owner, Standing,
 };
+// Suite shape's admission: the home's roster, pulled (§4.3, suite call 8).
 pub use access::classifier::{NoClassifier, SignInClassifier};
 pub use access::connector::{
     CONNECTOR_NAME_CHARS_MAX, CONNECTORS_ENV, CONNECTORS_MAX, Connectors, token_sha256,
+};
+pub use access::home::{
+    HOME_APP_LABEL, HOME_ENV, HOME_TOKEN_ENV, HOME_TOKEN_FILE_ENV, HomeClient, ROSTER_PATH,
+};
+pub use access::roster::{
+    PulledRoster, ROSTER_BODY_BYTES_MAX, ROSTER_DEADLINE_MS, ROSTER_GENERATION_BYTES_MAX,
+    ROSTER_MEMBERS_MAX, ROSTER_REFRESH_S, ROSTER_RETRY_S, ROSTER_TTL_S, RosterCopy, RosterFault,
+    RosterLack, RosterStanding, RosterStatus, decode_roster,
 };
 pub use error::{DecodeError, Error, ErrorKind};
 

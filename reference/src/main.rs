@@ -271,7 +271,8 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
             let config = load_config(&cli.data)?;
             let instance = wake(&config)?;
             let key = config.provider_key().cloned();
-            serve(addr, move || Ok((instance, vec![], key)))
+            let home = config.home.clone();
+            serve(addr, move || Ok((instance, vec![], key, home)))
         }
         Command::Demo { paths, addr } => {
             memoria::check_import_paths(&paths)?;
@@ -328,7 +329,8 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
                     seeded.count(IngestStatus::Created) + seeded.count(IngestStatus::Restored),
                     seeded.count(IngestStatus::Unchanged)
                 );
-                Ok((instance, paths, key))
+                // The demo is lone shape: its owners only, no home.
+                Ok((instance, paths, key, None))
             });
             drop(throwaway);
             code
@@ -666,7 +668,15 @@ fn sibling_client_from_env() -> Result<Option<memoria::SiblingClient>, Exit> {
 /// after the address and the sign-in links are printed.
 fn serve(
     addr: SocketAddr,
-    prepare: impl FnOnce() -> Result<(Instance, Vec<PathBuf>, Option<memoria::ProviderKey>), Exit>,
+    prepare: impl FnOnce() -> Result<
+        (
+            Instance,
+            Vec<PathBuf>,
+            Option<memoria::ProviderKey>,
+            Option<memoria::HomeClient>,
+        ),
+        Exit,
+    >,
 ) -> Result<u8, Exit> {
     // A malformed MEMORIA_PROJECTS is refused before anything is bound or woken.
     let scopes = Scopes::from_env()?;
@@ -676,7 +686,7 @@ fn serve(
     listener
         .set_nonblocking(true)
         .with_context(|| format!("binding {addr}"))?;
-    let (instance, import, provider_key) = prepare()?;
+    let (instance, import, provider_key, home) = prepare()?;
     let egress = instance.egress();
     // Counted before the runtime starts: no SQLite on an async worker thread.
     let (documents, chunks) = instance.store().counts().context("counting the store")?;
@@ -699,6 +709,14 @@ fn serve(
             println!("memoria: siblings: {}", client.apps().join(", "));
             connectors.disjoint_from(&client.token_hashes())?;
             state = state.with_siblings(client);
+        }
+        // Suite shape (§4.3): the roster is pulled from the home on wake.
+        if let Some(home) = home {
+            println!(
+                "memoria: admission: the owners, then the roster of {}",
+                home.host()
+            );
+            state = state.with_home(home);
         }
         // The connectors the ingest surface admits (/connectors/…, §9.1).
         state = state.with_connectors(connectors);

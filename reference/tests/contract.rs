@@ -291,3 +291,19 @@ fn a_feed_row_whose_touched_at_is_not_contract_time_is_refused() {
     }
     assert!(wire::is_contract_time("2026-11-30T09:00:00.125Z"));
 }
+
+#[test]
+fn every_roster_example_decodes_and_a_field_the_schema_does_not_name_is_refused() {
+    for (name, bytes) in examples("roster-response") {
+        let r = memoria::decode_roster(200, &bytes, "acme")
+            .unwrap_or_else(|e| panic!("{name} does not decode: {e}"));
+        assert!(r.members.iter().all(|m| m.contains('@')), "{name}");
+        let mut json: Value = serde_json::from_slice(&bytes).unwrap();
+        json["guests"] = serde_json::json!([]);
+        assert!(!validator("roster-response").is_valid(&json), "{name}");
+        assert!(
+            memoria::decode_roster(200, &serde_json::to_vec(&json).unwrap(), "acme").is_err(),
+            "{name} with a field the schema does not name decodes"
+        );
+    }
+}

@@ -84,9 +84,10 @@ mod world;
 
 // The world: memoria and its siblings on turmoil hosts, one seed (§6.5, §10).
 pub use world::{
-    BROWSER_HOST, EPOCH_UNIX_S, LINK_LATENCY_MS, MEMORIA_CONSUMER, MEMORIA_HOST, MEMORIA_PORT,
-    Memoria, OTHER_TEAM, OWNERS, OWNERS_FILE_NAME, Page, SECONDS_PER_DAY, SIBLING_PORT,
-    SIM_DEK_BYTES, SIMULATION_DURATION_S, SiblingSpec, SimClock, SimFailure, TEAM, TICK_MS, World,
+    BROWSER_HOST, EPOCH_UNIX_S, HOME_GENERATION, HOME_HOST, LINK_LATENCY_MS, MEMORIA_CONSUMER,
+    MEMORIA_HOST, MEMORIA_PORT, Memoria, OTHER_TEAM, OWNERS, OWNERS_FILE_NAME, Page,
+    SECONDS_PER_DAY, SIBLING_PORT, SIM_DEK_BYTES, SIMULATION_DURATION_S, SiblingSpec, SimClock,
+    SimFailure, TEAM, TICK_MS, World,
 };
 
 // The operator drain's token rotation: expand, switch, contract, revoke (§6.2, gates 12 and 13).
@@ -106,6 +107,8 @@ pub use fake::model::{
     EPOCH_UNIX_SECONDS, Event as S1Event, FeedError, Item, Person, Revision, S1_ROWS_PER_PAGE,
     S1A_RECORDS_PER_PAGE, rfc3339,
 };
+// The fake home: the roster, suite call 8 (§4.3).
+pub use fake::home::{FakeHome, GARBAGE, Garbage, HOME_LABEL, HomeFault, Pull};
 pub use fake::server::{TOKENS_PER_CONSUMER_MAX, TokenRefusal};
 pub use fake::trace::{TracedPair, TracedRow};
 pub use fake::{

@@ -30,6 +30,7 @@ use memoria::{SiblingClient, SiblingConfig, SiblingToken};
 use rand::{Rng as _, SeedableRng as _};
 
 use crate::fake::SubjectKind;
+use crate::fake::home::FakeHome;
 use crate::fake::model::ModelHandle;
 use crate::fake::server::{FakeConfig, FakeSibling};
 use crate::fake::trace::{Clock, Trace};
@@ -61,6 +62,10 @@ pub const TICK_MS: u64 = 1;
 pub const LINK_LATENCY_MS: std::ops::RangeInclusive<u64> = 1..=3;
 /// The owners memoria admits in every world: two people, for gate 5.
 pub const OWNERS: [&str; 2] = ["ana@acme.test", "bea@acme.test"];
+/// The home's host in a suite-shape world ([`World::use_home`], §4.3).
+pub const HOME_HOST: &str = "acme.home.oficina.works";
+/// The roster generation a suite-shape world's home starts in.
+pub const HOME_GENERATION: &str = "gen-1";
 
 /// memoria's clock inside a simulation: the epoch, plus whole days a
 /// scenario skipped ([`Memoria::advance_days`]), plus turmoil's elapsed time.
@@ -74,8 +79,14 @@ pub struct SimClock {
 impl SimClock {
     /// Moves this clock (and every clone) forward by `days` whole days.
     pub fn advance_days(&self, days: i64) {
+        self.advance_s(days * SECONDS_PER_DAY);
+    }
+
+    /// Moves this clock (and every clone) forward by `seconds`: memoria's
+    /// calendar only (a roster copy ages past its TTL), not turmoil's timers.
+    pub fn advance_s(&self, seconds: i64) {
         self.skipped_s
-            .fetch_add(days * SECONDS_PER_DAY, std::sync::atomic::Ordering::SeqCst);
+            .fetch_add(seconds, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
@@ -159,6 +170,7 @@ pub struct World {
     guard: NetGuard,
     mail_domains: BTreeMap<String, MailDomain>,
     keymail: bool,
+    home: Option<(FakeHome, String)>,
 }
 
 impl std::fmt::Debug for World {
@@ -224,7 +236,29 @@ impl World {
             guard: NetGuard::default(),
             mail_domains: BTreeMap::new(),
             keymail: false,
+            home: None,
         }
+    }
+
+    /// Runs memoria in suite shape (§4.3): a fake home on [`HOME_HOST`]
+    /// serves the roster, generation [`HOME_GENERATION`], listing
+    /// `members` (each also made a member at every fake sibling); memoria
+    /// admits its [`OWNERS`] first and then the roster's pulled copy, and
+    /// pulls it on wake. Returns the home's handle, whose roster and
+    /// faults a scenario changes mid-run.
+    pub fn use_home(&mut self, members: &[&str]) -> FakeHome {
+        for fake in self.fakes.values() {
+            fake.model().with(|m| {
+                for member in members {
+                    let local = member.split('@').next().unwrap_or(member);
+                    m.add_member(member, Some(&format!("prs_{local}")));
+                }
+            });
+        }
+        let token = format!("home-{:016x}", self.seed.rotate_left(17) ^ 0x686f_6d65);
+        let home = FakeHome::new(TEAM, &token, HOME_GENERATION, members, Clock::turmoil());
+        self.home = Some((home.clone(), token));
+        home
     }
 
     /// Runs memoria with the suite's sign-in classifier as rastrillo's
@@ -499,6 +533,17 @@ impl World {
                 }
             });
         }
+        if let Some((home, _)) = &self.home {
+            let router = home.router();
+            sim.host(HOME_HOST, move || {
+                let router = router.clone();
+                async move {
+                    serve_turmoil(router, SIBLING_PORT)
+                        .await
+                        .map_err(|e| e.to_string().into())
+                }
+            });
+        }
         for (domain, mail) in &self.mail_domains {
             let router = mail.router();
             sim.host(domain.as_str(), move || {
@@ -554,6 +599,18 @@ impl World {
             Arc::new(KeymailClassifier::new(Arc::new(dialer.clone())))
                 as Arc<dyn memoria::SignInClassifier>
         });
+        let home = match &self.home {
+            Some((_, token)) => Some(
+                memoria::HomeClient::new(
+                    TEAM,
+                    &format!("http://{HOME_HOST}:{SIBLING_PORT}"),
+                    token,
+                    Arc::new(dialer.clone()),
+                )
+                .map_err(|e| fail(e.to_string()))?,
+            ),
+            None => None,
+        };
         let (configs, token_files) = self
             .sibling_configs(consumer, owners_dir.path())
             .map_err(|e| fail(e.to_string()))?;
@@ -564,8 +621,15 @@ impl World {
             })?;
         let owners_file = owners_dir.path().join(OWNERS_FILE_NAME);
         write_owners(&owners_file, &self.owners).map_err(|e| fail(e.to_string()))?;
-        let admission = Admission::file(&owners_file).map_err(|e| fail(e.to_string()))?;
         let clock = SimClock::default();
+        let admission = Admission::file(&owners_file).map_err(|e| fail(e.to_string()))?;
+        // Suite shape: the owners first, then the roster's pulled copy (§4.3).
+        let admission = match &home {
+            Some(_) => {
+                admission.with_roster(memoria::RosterCopy::new(TEAM, Arc::new(clock.clone())))
+            }
+            None => admission,
+        };
         let delivery = Arc::new(CapturedDelivery::default());
         let boot = Boot {
             data_dir: data.path().to_path_buf(),
@@ -575,6 +639,7 @@ impl World {
             delivery: delivery.clone(),
             classifier,
             host: consumer.host.clone(),
+            home,
         };
         // Fail fast, outside the simulation, if memoria cannot wake at all.
         let first = boot.wake().map_err(|e| fail(e.to_string()))?;
@@ -645,6 +710,7 @@ struct Boot {
     delivery: Arc<CapturedDelivery>,
     classifier: Option<Arc<dyn memoria::SignInClassifier>>,
     host: String,
+    home: Option<memoria::HomeClient>,
 }
 
 impl Boot {
@@ -667,6 +733,10 @@ impl Boot {
             memoria::Offload::Inline,
         )
         .with_siblings(self.client.clone());
+        let state = match &self.home {
+            Some(h) => state.with_home(h.clone()),
+            None => state,
+        };
         Ok(match &self.classifier {
             Some(c) => state.with_sign_in_classifier(c.clone()),
             None => state,
@@ -783,6 +853,99 @@ impl Memoria {
     /// Moves memoria's calendar forward by `days` whole UTC days.
     pub fn advance_days(&self, days: i64) {
         self.clock.advance_days(days);
+    }
+
+    /// Moves memoria's calendar forward by `seconds` (a roster copy ages;
+    /// turmoil's timers do not move).
+    pub fn advance_s(&self, seconds: i64) {
+        self.clock.advance_s(seconds);
+    }
+
+    /// Pulls the roster from the home now and applies it, as memoria's
+    /// roster loop does (suite shape; `None` in lone shape).
+    pub async fn pull_roster(&self) -> Option<Result<(String, u64), memoria::RosterFault>> {
+        self.state().pull_roster().await
+    }
+
+    /// The roster copy memoria admits from, in suite shape.
+    pub fn roster(&self) -> Option<memoria::RosterCopy> {
+        self.state().admission().roster().cloned()
+    }
+
+    /// Signs `address` in from a fresh browser: a link delivered as the
+    /// sign-in form would deliver it (admission asked), followed. The
+    /// session cookie (`name=value`), or why none was set.
+    ///
+    /// # Errors
+    /// If memoria does not admit `address` now, or the link sets no session.
+    pub async fn sign_in(&self, address: &str) -> Result<String, String> {
+        let who = self
+            .state()
+            .admission()
+            .admit(address)
+            .ok_or_else(|| format!("{address} is not admitted"))?;
+        self.state().deliver_sign_in_link(&who);
+        let (_, url) = self
+            .delivery
+            .links()
+            .into_iter()
+            .rev()
+            .find(|(o, _)| o == who.address())
+            .ok_or("no sign-in link was delivered")?;
+        let r = self.follow_sign_in_link(&url).await?.response;
+        r.headers
+            .get(http::header::SET_COOKIE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|s| s.split(';').next())
+            .filter(|c| c.split_once('=').is_some_and(|(_, v)| !v.is_empty()))
+            .map(str::to_string)
+            .ok_or_else(|| format!("sign-in answered {} without a cookie", r.status))
+    }
+
+    /// GETs `uri` with the session `cookie`, as that browser would: no
+    /// signing in again on a 401.
+    ///
+    /// # Errors
+    /// If memoria cannot be reached.
+    pub async fn get_with(&self, cookie: &str, uri: &str) -> Result<Page, String> {
+        let start = tokio::time::Instant::now();
+        let response = self.http_get(uri, Some(cookie)).await?;
+        Ok(Page {
+            response,
+            elapsed: start.elapsed(),
+        })
+    }
+
+    /// POSTs the form `fields` to `uri` with the session `cookie`.
+    ///
+    /// # Errors
+    /// If memoria cannot be reached.
+    pub async fn post_form_with(
+        &self,
+        cookie: &str,
+        uri: &str,
+        fields: &[(&str, &str)],
+    ) -> Result<Page, String> {
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in fields {
+            form.append_pair(k, v);
+        }
+        let start = tokio::time::Instant::now();
+        let response = self
+            .http_send(
+                http::Method::POST,
+                uri,
+                Some(cookie),
+                Some((
+                    "application/x-www-form-urlencoded",
+                    form.finish().into_bytes(),
+                )),
+            )
+            .await?;
+        Ok(Page {
+            response,
+            elapsed: start.elapsed(),
+        })
     }
 
     /// The owners file memoria admits from, read on every request.

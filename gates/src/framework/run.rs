@@ -44,8 +44,14 @@ pub fn run_case(case: &Case, seed: u64) -> Status {
     }
 }
 
-/// The command that replays case `id` under `seed` from the CLI.
+/// The command that replays case `id` under `seed` from the CLI; an id
+/// with a space in it (a suite gate's, `suite 5/…`) is quoted for the shell.
 pub fn replay_command(id: &str, seed: u64) -> String {
+    let id = if id.contains(' ') {
+        format!("'{id}'")
+    } else {
+        id.to_string()
+    };
     format!("cargo run -p memoria-gates --bin memoria-harness -- run {id} --seed {seed}")
 }
 

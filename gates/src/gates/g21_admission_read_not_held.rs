@@ -1,8 +1,20 @@
-//! Gate 21 (§10, §4.3): admission is read, not held — an owner removed from the list is refused at verification and in the session they hold, and an owners source that cannot be read refuses rather than admits.
+//! Gate 21 (§10, §4.3): admission is read, not held — a person removed from the owners list or the home's roster is refused at verification and in the session they hold, and an owners source or a roster that cannot be read refuses rather than admits.
 //!
-//! Requirement, lone half (the suite half, the home's roster, is owed at
-//! slice 1): "A person absent from the roster is refused, and an unreadable
-//! roster refuses rather than admits." memoria admits from an owners file
+//! Requirement: "A person absent from the roster is refused, and an
+//! unreadable roster refuses rather than admits." Two halves.
+//!
+//! **The roster half** (suite shape, the `21/...-roster-...` cases) runs in
+//! the simulator: memoria admits its owners and then the pulled copy of a
+//! fake home's roster (suite call 8). A member asks for a link through the
+//! sign-in form while listed, the home removes them, memoria pulls the
+//! removal, and the link answers 403 with no session while another member's
+//! signs in; a member's session is refused (401) on its next request once
+//! the removal is pulled, and works again once the home lists them again;
+//! a home that is down, or answers garbage, before any copy was pulled
+//! admits no member (no link, no session) while an owner still signs in,
+//! and once the home answers the same member is admitted.
+//!
+//! **The lone half**: memoria admits from an owners file
 //! (`MEMORIA_OWNERS_FILE`, [`memoria::Admission::file`]) that the case
 //! rewrites while the app runs, with no restart. The gate asserts at the
 //! moment that decides, which is verification, not submission: a link is
@@ -17,12 +29,18 @@
 use memoria::testkit::{TestApp, TestResponse};
 use memoria::{Admission, DekSource, ErrorKind, OWNERS_FILE_ENV, SearchError};
 
+use memoria_simulator::{GARBAGE, HomeFault, Memoria};
+
 use crate::rigs::app::{OwnersFile, app_with_owners_file};
+use crate::rigs::home::{
+    ANA, CAI, DAN, OWNED_TAG, SHEETS_TAG, finds_both, form_delivers, search, suite_world, up,
+};
 use crate::rigs::page::Page;
+use crate::rigs::sim::{check, run_world};
 use crate::rigs::support::block_on;
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
-const ANA: &str = "ana@example.org";
+const ANA_LONE: &str = "ana@example.org";
 const BEA: &str = "bea@example.org";
 
 /// Gate 21.
@@ -30,7 +48,7 @@ pub static GATE: Gate = Gate {
     id: "21",
     title: "Admission is read, not held",
     sections: &["§10", "§4.3"],
-    requirement: "A person removed from the owners list is refused at verification (403, no session) after following a link sent while they were admitted, and on the next request of a session they hold; an owners source that cannot be read refuses everyone, at verification, in sessions and at the sign-in form, until it can be read; an owner still listed is admitted through the same steps.",
+    requirement: "A person removed from the owners list, or from the home's roster once the removal is pulled, is refused at verification (403, no session) after following a link sent while they were admitted, and on the next request of a session they hold; an owners source that cannot be read refuses everyone, and a roster that cannot be read (the home down, or garbage, with no copy held) admits no member, at verification, in sessions and at the sign-in form, until it can be read; a person still listed is admitted through the same steps.",
     cases: &[
         Case {
             id: "21/an-owner-removed-after-asking-for-a-link-is-refused-at-verification",
@@ -61,6 +79,21 @@ pub static GATE: Gate = Gate {
             id: "21/a-start-with-an-unreadable-owners-source-is-refused",
             desc: "Configuration: MEMORIA_OWNERS_FILE naming a readable list starts with its owners admitted (presence); naming a file that is missing, or holds a line that is not an address, refuses to start as a configuration error that quotes no address.",
             run: start_with_unreadable_source_refused,
+        },
+        Case {
+            id: "21/a-person-removed-from-the-roster-is-refused-at-verification",
+            desc: "Suite shape: Cai and Dan are on the home's roster and memoria has pulled it (presence); each asks for a link through the sign-in form and is delivered one; the home removes Cai and memoria pulls the removal; Cai's link, followed, answers 403 and sets no session, and the sign-in form delivers him no new link; Dan's answers 303 with a session that finds the Sheets passage and memoria's own document.",
+            run: roster_removal_refused_at_verification,
+        },
+        Case {
+            id: "21/a-person-removed-from-the-roster-is-refused-in-the-session-they-hold",
+            desc: "Suite shape: Cai and Dan are signed in from the roster and each finds the Sheets passage and memoria's own document (presence); the home removes Cai and memoria pulls it; Cai's next requests (the search page, the results fragment, the document page, the brief page, the roster page) answer 401 with nothing of either passage, while Dan's session goes on finding both; the home lists Cai again, memoria pulls it, and Cai's same session finds both again: standing was read, not held by the session.",
+            run: roster_removal_refused_in_session,
+        },
+        Case {
+            id: "21/an-unreadable-roster-refuses",
+            desc: "Suite shape with the home down from the start, then answering each garbage body (HTML, a cut-off roster, an empty object, a member that is not an address, no members field): every pull fails, no copy is held, the sign-in form delivers Cai no link, and an owner (Ana) is still delivered one that signs her in; the home answers its roster, memoria pulls it, and the form delivers Cai a link that signs him in (the refusal was the roster's).",
+            run: unreadable_roster_refuses,
         },
     ],
 };
@@ -112,10 +145,10 @@ fn refused_with_sign_in(r: &TestResponse, what: &str, secret: &str) -> Result<()
 }
 
 fn removed_owner_refused_at_verification(ctx: &mut Ctx) -> Result<(), Failure> {
-    let (app, owners) = app_with_owners_file(ctx, &[ANA, BEA])?;
+    let (app, owners) = app_with_owners_file(ctx, &[ANA_LONE, BEA])?;
     let mut ana = app.beside();
     let mut bea = app.beside();
-    let ana_link = ask_link(&app, ANA)?;
+    let ana_link = ask_link(&app, ANA_LONE)?;
     let bea_link = ask_link(&app, BEA)?;
     owners.write(&[BEA]);
 
@@ -150,7 +183,7 @@ fn removed_owner_refused_at_verification(ctx: &mut Ctx) -> Result<(), Failure> {
         home.status.to_string(),
     )?;
 
-    owners.write(&[ANA, BEA]);
+    owners.write(&[ANA_LONE, BEA]);
     let again = block_on(ana.follow_sign_in_link(&ana_link));
     ensure(
         again.status == 400 && session_set(&again).is_none(),
@@ -161,10 +194,10 @@ fn removed_owner_refused_at_verification(ctx: &mut Ctx) -> Result<(), Failure> {
 
 fn removed_owner_refused_in_session(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
-    let (app, owners) = app_with_owners_file(ctx, &[ANA, BEA])?;
+    let (app, owners) = app_with_owners_file(ctx, &[ANA_LONE, BEA])?;
     let mut ana = app.beside();
     let mut bea = app.beside();
-    block_on(ana.sign_in(ANA));
+    block_on(ana.sign_in(ANA_LONE));
     block_on(bea.sign_in(BEA));
     let up = block_on(ana.upload(
         "minutes.md",
@@ -210,7 +243,7 @@ fn removed_owner_refused_in_session(ctx: &mut Ctx) -> Result<(), Failure> {
     let library = block_on(memoria::ruled_search(
         app.state().shared_instance(),
         None,
-        ANA,
+        ANA_LONE,
         &canary,
         1,
     ));
@@ -226,7 +259,7 @@ fn removed_owner_refused_in_session(ctx: &mut Ctx) -> Result<(), Failure> {
         "Bea's session goes on as before (two-sided)",
         page.status.to_string(),
     )?;
-    owners.write(&[ANA, BEA]);
+    owners.write(&[ANA_LONE, BEA]);
     let back = block_on(ana.get(&search));
     ensure(
         back.status == 200 && Page::of(&back).results().len() == 1,
@@ -237,10 +270,10 @@ fn removed_owner_refused_in_session(ctx: &mut Ctx) -> Result<(), Failure> {
 
 fn removed_owner_cannot_delete(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
-    let (app, owners) = app_with_owners_file(ctx, &[ANA, BEA])?;
+    let (app, owners) = app_with_owners_file(ctx, &[ANA_LONE, BEA])?;
     let mut ana = app.beside();
     let mut bea = app.beside();
-    block_on(ana.sign_in(ANA));
+    block_on(ana.sign_in(ANA_LONE));
     block_on(bea.sign_in(BEA));
     let up = block_on(ana.upload(
         "minutes.md",
@@ -294,16 +327,16 @@ fn removed_owner_cannot_delete(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn same_length_replacement_refused(ctx: &mut Ctx) -> Result<(), Failure> {
-    let (app, owners) = app_with_owners_file(ctx, &[ANA])?;
+    let (app, owners) = app_with_owners_file(ctx, &[ANA_LONE])?;
     let mut ana = app.beside();
-    block_on(ana.sign_in(ANA));
+    block_on(ana.sign_in(ANA_LONE));
     let home = block_on(ana.get("/"));
     ensure(
         home.status == 200,
         "Ana's session opens the search page (presence)",
         home.status.to_string(),
     )?;
-    let link = ask_link(&app, ANA)?;
+    let link = ask_link(&app, ANA_LONE)?;
     let stat = |what: &str| {
         std::fs::metadata(owners.path())
             .and_then(|m| Ok((m.len(), m.modified()?)))
@@ -347,9 +380,9 @@ fn same_length_replacement_refused(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn unreadable_source_refuses(ctx: &mut Ctx) -> Result<(), Failure> {
-    let (app, owners) = app_with_owners_file(ctx, &[ANA])?;
+    let (app, owners) = app_with_owners_file(ctx, &[ANA_LONE])?;
     let mut ana = app.beside();
-    block_on(ana.sign_in(ANA));
+    block_on(ana.sign_in(ANA_LONE));
     for how in OwnersFile::SPOILS {
         let home = block_on(ana.get("/"));
         ensure(
@@ -359,8 +392,8 @@ fn unreadable_source_refuses(ctx: &mut Ctx) -> Result<(), Failure> {
             ),
             home.status.to_string(),
         )?;
-        let link = ask_link(&app, ANA)?;
-        owners.spoil(how, &[ANA]);
+        let link = ask_link(&app, ANA_LONE)?;
+        owners.spoil(how, &[ANA_LONE]);
         let home = block_on(ana.get("/"));
         ensure(
             home.status == 401,
@@ -377,7 +410,7 @@ fn unreadable_source_refuses(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{} {:?}", followed.status, session_set(&followed)),
         )?;
         let before = app.delivered_links().len();
-        let asked = block_on(app.begin_sign_in(ANA));
+        let asked = block_on(app.begin_sign_in(ANA_LONE));
         ensure(
             asked.status == 200 && app.delivered_links().len() == before,
             format!("with the owners file {how}, the sign-in form delivers no link"),
@@ -387,7 +420,7 @@ fn unreadable_source_refuses(ctx: &mut Ctx) -> Result<(), Failure> {
                 app.delivered_links().len() - before
             ),
         )?;
-        owners.write(&[ANA]);
+        owners.write(&[ANA_LONE]);
         let home = block_on(ana.get("/"));
         ensure(
             home.status == 200,
@@ -401,7 +434,7 @@ fn unreadable_source_refuses(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn start_with_unreadable_source_refused(ctx: &mut Ctx) -> Result<(), Failure> {
-    let owners = OwnersFile::new(ctx, &[ANA]);
+    let owners = OwnersFile::new(ctx, &[ANA_LONE]);
     let data = ctx.dir("data");
     let path = owners.path().to_string_lossy().into_owned();
     let dek = memoria::Dek::generate().to_base64();
@@ -414,13 +447,13 @@ fn start_with_unreadable_source_refused(ctx: &mut Ctx) -> Result<(), Failure> {
         .map_err(|e| Failure::new("a readable owners file starts (presence)", e.to_string()))?;
     ensure(
         started.dek_source == DekSource::Env
-            && started.admission.admit(ANA).is_some()
+            && started.admission.admit(ANA_LONE).is_some()
             && started.admission.owners_file() == Some(owners.path()),
         "the configuration admits from the owners file it names",
         format!("{:?}", started.admission.owners_file()),
     )?;
     for how in ["removed", "a line that is not an address"] {
-        owners.spoil(how, &[ANA]);
+        owners.spoil(how, &[ANA_LONE]);
         let refused = memoria::resolve_config(&data, &env);
         let err = match refused {
             Ok(_) => {
@@ -432,7 +465,7 @@ fn start_with_unreadable_source_refused(ctx: &mut Ctx) -> Result<(), Failure> {
             Err(e) => e,
         };
         ensure(
-            err.kind() == ErrorKind::Config && !format!("{err:#}").contains(ANA),
+            err.kind() == ErrorKind::Config && !format!("{err:#}").contains(ANA_LONE),
             format!(
                 "with the owners file {how}, the refusal is a configuration error quoting no address"
             ),
@@ -445,4 +478,156 @@ fn start_with_unreadable_source_refused(ctx: &mut Ctx) -> Result<(), Failure> {
         )?;
     }
     Ok(())
+}
+
+/// The session cookie a sign-in answer sets, if it sets one with a value.
+fn cookie_of(r: &memoria::testkit::TestResponse) -> Option<String> {
+    session_set(r).and_then(|c| c.split(';').next().map(str::to_string))
+}
+
+/// Pulls the roster now; `Ok` only when the copy was refreshed.
+async fn pulled(m: &Memoria, what: &str) -> Result<(), String> {
+    let r = m.pull_roster().await;
+    check(
+        matches!(r, Some(Ok(_))),
+        format!("memoria pulls the roster {what}"),
+        format!("{r:?}"),
+    )
+}
+
+fn roster_removal_refused_at_verification(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let (world, home) = suite_world(ctx.seed(), &canary);
+    run_world(&world, move |mut m| async move {
+        up(&mut m, &canary).await?;
+        let cai_link = form_delivers(&m, CAI).await?;
+        let dan_link = form_delivers(&m, DAN).await?;
+        let (Some(cai_link), Some(dan_link)) = (cai_link, dan_link) else {
+            return Err(crate::rigs::sim::fail(
+                "the sign-in form delivers Cai and Dan, on the roster, a link each (presence)",
+                "a link is missing",
+            ));
+        };
+        home.remove(CAI);
+        pulled(&m, "after the home removed Cai").await?;
+        let refused = m.follow_sign_in_link(&cai_link).await?.response;
+        check(
+            refused.status == 403 && session_set(&refused).is_none(),
+            "Cai's link, followed after the removal was pulled, answers 403 with no session",
+            format!("{} {:?}", refused.status, session_set(&refused)),
+        )?;
+        check(
+            form_delivers(&m, CAI).await?.is_none(),
+            "the sign-in form delivers Cai, removed, no new link",
+            "it delivered one",
+        )?;
+        let admitted = m.follow_sign_in_link(&dan_link).await?.response;
+        let cookie = cookie_of(&admitted).unwrap_or_default();
+        check(
+            admitted.status == 303 && !cookie.is_empty(),
+            "Dan's link, followed after the same pull, answers 303 with a session (two-sided)",
+            format!("{} {:?}", admitted.status, session_set(&admitted)),
+        )?;
+        finds_both(&m, &cookie, "Dan", &canary).await
+    })
+}
+
+fn roster_removal_refused_in_session(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let (world, home) = suite_world(ctx.seed(), &canary);
+    run_world(&world, move |mut m| async move {
+        up(&mut m, &canary).await?;
+        let cai = m.sign_in(CAI).await?;
+        let dan = m.sign_in(DAN).await?;
+        finds_both(&m, &cai, "Cai", &canary).await?;
+        finds_both(&m, &dan, "Dan", &canary).await?;
+        let (_, page) = search(&m, &cai, &canary).await?;
+        let doc = page
+            .citations()
+            .into_iter()
+            .map(|c| c.link)
+            .find(|l| l.starts_with("/documents/") && !l.is_empty())
+            .unwrap_or_default();
+        let doc = doc.split('#').next().unwrap_or_default().to_string();
+
+        home.remove(CAI);
+        pulled(&m, "after the home removed Cai").await?;
+        let q = memoria::testkit::form_encode(&canary);
+        for (what, uri) in [
+            ("search page", format!("/?q={q}")),
+            ("results fragment", format!("/search?q={q}")),
+            ("document page", doc.clone()),
+            ("brief page", format!("/brief?task={q}&scope=team")),
+            ("roster page", "/roster".to_string()),
+        ] {
+            let r = m.get_with(&cai, &uri).await?.response;
+            check(
+                r.status == 401 && !r.body.contains(SHEETS_TAG) && !r.body.contains(OWNED_TAG),
+                format!(
+                    "Cai's {what}, after his removal was pulled, answers 401 with nothing of either passage"
+                ),
+                format!("{} ({} bytes)", r.status, r.body.len()),
+            )?;
+        }
+        finds_both(&m, &dan, "Dan, still on the roster,", &canary).await?;
+        home.add(CAI);
+        pulled(&m, "after the home listed Cai again").await?;
+        finds_both(&m, &cai, "Cai, listed again, in his same", &canary).await
+    })
+}
+
+fn unreadable_roster_refuses(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let (world, home) = suite_world(ctx.seed(), &canary);
+    home.set_fault(HomeFault::Down);
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let mut faults = vec![HomeFault::Down];
+        faults.extend(GARBAGE.iter().map(|g| HomeFault::Garbage(*g)));
+        for fault in faults {
+            home.set_fault(fault);
+            let r = m.pull_roster().await;
+            check(
+                matches!(r, Some(Err(_))),
+                format!("with the home {fault:?}, the pull fails"),
+                format!("{r:?}"),
+            )?;
+            check(
+                m.roster().and_then(|c| c.status().current).is_none(),
+                format!("with the home {fault:?}, no copy is held"),
+                "a copy is held",
+            )?;
+            check(
+                form_delivers(&m, CAI).await?.is_none(),
+                format!(
+                    "with the home {fault:?} and no copy, the sign-in form delivers Cai no link"
+                ),
+                "it delivered one",
+            )?;
+            let link = form_delivers(&m, ANA).await?;
+            let signed = match link {
+                Some(url) => cookie_of(&m.follow_sign_in_link(&url).await?.response),
+                None => None,
+            };
+            check(
+                signed.is_some(),
+                format!(
+                    "with the home {fault:?}, Ana, an owner, is delivered a link that signs her in (two-sided)"
+                ),
+                "no link or no session",
+            )?;
+        }
+        home.set_fault(HomeFault::None);
+        pulled(&m, "once the home answers").await?;
+        let link = form_delivers(&m, CAI).await?;
+        let signed = match link {
+            Some(url) => cookie_of(&m.follow_sign_in_link(&url).await?.response),
+            None => None,
+        };
+        check(
+            signed.is_some(),
+            "once the roster is pulled, the sign-in form delivers Cai a link that signs him in",
+            "no link or no session",
+        )
+    })
 }

@@ -262,6 +262,9 @@ fn every_get_route_in(ctx: &mut Ctx, mode: EgressMode) -> Result<(), Failure> {
             "/auth/login" => vec!["/auth/login".into(), "/auth/login?token=forged".into()],
             "/signin" => vec!["/signin".into(), "/signin?sent=1".into()],
             "/sources" => vec!["/sources".into()],
+            // Lone shape: the page says there is no roster (suite shape's
+            // roster page is walked by suite 5).
+            "/roster" => vec!["/roster".into()],
             "/brief" => vec![
                 "/brief".into(),
                 "/brief?task=reception&scope=team".into(),

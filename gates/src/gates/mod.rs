@@ -2,7 +2,9 @@
 //!
 //! **Adding a gate** is the gate's file (`gNN_subject.rs`, exporting a
 //! `pub static GATE: Gate`) and one line in the `register!` list below,
-//! in id order. That line declares the module and puts its `GATE` in
+//! in id order. A suite gate (GATES.md's "suite N" checks that memoria's
+//! side holds) is `sNN_subject.rs` with the id `"suite N"`, listed after
+//! every numbered gate, in its own ascending order. That line declares the module and puts its `GATE` in
 //! [`ALL`]; `memoria-harness run`, `list`, `sweep`, the mutation runner and
 //! `cargo test --test gates` (one trial per case) all read [`ALL`], so
 //! nothing else names the gate. The tests below hold the list in id order
@@ -56,22 +58,33 @@ register! {
     g40_brief_repeats,
     g41_organisation_read,
     g42_brief_material,
+    s05_stale_roster,
 }
 
 #[cfg(test)]
 mod tests {
     use super::ALL;
 
+    /// A gate id's place in the order: numbered gates first, then GATES.md's
+    /// suite gates (`suite N`), each by number.
+    fn order(id: &str) -> (u8, u32) {
+        match id.strip_prefix("suite ") {
+            Some(n) => (1, n.parse().expect("a suite gate's id is `suite N`")),
+            None => (0, id.parse().expect("a gate id is a number or `suite N`")),
+        }
+    }
+
     #[test]
     fn the_registry_lists_gates_in_ascending_id_order_without_repeats() {
         assert!(ALL.len() >= 16, "the registry holds {} gates", ALL.len());
-        let ids: Vec<u32> = ALL
-            .iter()
-            .map(|g| g.id.parse().expect("a gate id is a number"))
-            .collect();
+        let ids: Vec<(u8, u32)> = ALL.iter().map(|g| order(g.id)).collect();
         assert!(
             ids.windows(2).all(|w| w[0] < w[1]),
             "gate ids out of order or repeated: {ids:?}"
+        );
+        assert!(
+            ALL.iter().any(|g| g.id.starts_with("suite ")) && ALL.iter().any(|g| g.id == "1"),
+            "the registry holds numbered and suite gates"
         );
     }
 

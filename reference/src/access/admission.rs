@@ -1,4 +1,4 @@
-//! Admission in lone shape: the owners list, and nothing else (§4.3, §4.2 fact 1).
+//! Admission: the owners list in lone shape, and in suite shape the owners list first and then the pulled copy of the home's roster (§4.3, §4.2 fact 1).
 //!
 //! Admission is read, not held (§4.3, gate 21). An [`Admission`] is a
 //! handle on where the owners list comes from, and every question asked of
@@ -24,10 +24,20 @@
 //! newline-separated, at most [`OWNERS_MAX`] addresses. It does not grow by
 //! itself: the list admits operators, not a team (§4.3). Clones share the
 //! source.
+//!
+//! **Suite shape** ([`Admission::with_roster`], `MEMORIA_HOME`): the owners
+//! list still bypasses the roster (decision 11) and is asked first; anyone
+//! else is admitted only by the pulled copy of the home's roster
+//! ([`crate::access::roster`]), on it and within its TTL. While the copy
+//! is missing or stale nobody's team standing can be established
+//! ([`Standing::Lacking`]): [`Admission::admit`] answers `None` for them,
+//! so every read of memoria-owned content refuses (§4.2 fact 1), and the
+//! session check withholds loudly rather than serving.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
+use crate::access::roster::{RosterCopy, RosterLack, RosterStanding};
 use crate::error::{Error, ErrorKind};
 
 /// The environment variable holding the owners list (§4.3).
@@ -66,11 +76,36 @@ enum Source {
     File(PathBuf),
 }
 
-/// Admission in lone shape: a handle on the owners list's source, read on
-/// every question (§4.3). Clones share the source.
+/// Admission: a handle on the owners list's source, read on every
+/// question, and in suite shape the roster's pulled copy (§4.3). Clones
+/// share both.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Admission {
     source: Source,
+    roster: Option<RosterCopy>,
+}
+
+/// One person's standing now (§4.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Standing {
+    /// Admitted: on the owners list, or on a roster copy within its TTL.
+    Admitted(Owner),
+    /// Not admitted: on neither (or the owners source cannot be used, in
+    /// lone shape).
+    Refused,
+    /// Suite shape, not an owner: nobody's team standing can be
+    /// established, because the roster copy is missing or stale.
+    Lacking(RosterLack),
+}
+
+/// Whether `a` (already trimmed and lowercased) is an address as the owners
+/// list and the roster accept one: a local part, `@`, a domain, no
+/// whitespace or control character, at most [`OWNER_ADDRESS_BYTES_MAX`].
+pub(crate) fn is_address(a: &str) -> bool {
+    a.len() <= OWNER_ADDRESS_BYTES_MAX
+        && a.split_once('@')
+            .is_some_and(|(l, d)| !l.is_empty() && !d.is_empty())
+        && !a.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 /// Parses a list of addresses separated by commas or line breaks; `from`
@@ -82,11 +117,7 @@ fn parse_list(list: &str, from: &str) -> Result<Vec<Owner>, Error> {
         if a.is_empty() {
             continue;
         }
-        let valid = a.len() <= OWNER_ADDRESS_BYTES_MAX
-            && a.split_once('@')
-                .is_some_and(|(l, d)| !l.is_empty() && !d.is_empty())
-            && !a.chars().any(|c| c.is_whitespace() || c.is_control());
-        if !valid {
+        if !is_address(&a) {
             return Err(Error::new(
                 ErrorKind::Config,
                 format!("{from} holds an entry that is not an address"),
@@ -144,6 +175,7 @@ impl Admission {
     pub fn parse(list: &str) -> Result<Admission, Error> {
         Ok(Admission {
             source: Source::Listed(parse_list(list, OWNERS_ENV)?),
+            roster: None,
         })
     }
 
@@ -151,6 +183,7 @@ impl Admission {
     pub fn dev_default() -> Admission {
         Admission {
             source: Source::Listed(vec![Owner(DEV_OWNER.to_string())]),
+            roster: None,
         }
     }
 
@@ -167,7 +200,20 @@ impl Admission {
         read_file(&path)?;
         Ok(Admission {
             source: Source::File(path),
+            roster: None,
         })
+    }
+
+    /// The same owners, in suite shape: anyone not on the owners list is
+    /// admitted from `roster`, the pulled copy of the home's roster (§4.3).
+    pub fn with_roster(mut self, roster: RosterCopy) -> Admission {
+        self.roster = Some(roster);
+        self
+    }
+
+    /// The roster copy this admission reads, in suite shape.
+    pub fn roster(&self) -> Option<&RosterCopy> {
+        self.roster.as_ref()
     }
 
     /// The owners file this admission reads, if it reads one.
@@ -202,11 +248,40 @@ impl Admission {
         })
     }
 
-    /// The admitted owner with this address now (case-insensitive), or
-    /// `None`: also `None` for everyone while the source cannot be used.
-    pub fn admit(&self, address: &str) -> Option<Owner> {
+    /// The owner on the owners list with this address now
+    /// (case-insensitive), or `None`: the roster is not asked. What an
+    /// owner-only affordance asks (the roster's confirmation form).
+    pub fn owner(&self, address: &str) -> Option<Owner> {
         let a = address.trim().to_lowercase();
         self.now().into_iter().find(|o| o.0 == a)
+    }
+
+    /// This address's standing now: the owners list first (it bypasses the
+    /// roster, decision 11), then in suite shape the roster's copy.
+    pub fn standing(&self, address: &str) -> Standing {
+        if let Some(owner) = self.owner(address) {
+            return Standing::Admitted(owner);
+        }
+        let Some(roster) = &self.roster else {
+            return Standing::Refused;
+        };
+        let a = address.trim().to_lowercase();
+        match roster.standing(&a) {
+            RosterStanding::Member => Standing::Admitted(Owner(a)),
+            RosterStanding::NotMember => Standing::Refused,
+            RosterStanding::Lacking(lack) => Standing::Lacking(lack),
+        }
+    }
+
+    /// The admitted person with this address now (case-insensitive), or
+    /// `None`: also `None` for everyone while the owners source cannot be
+    /// used, and in suite shape for everyone but the owners while the
+    /// roster's copy is missing or stale.
+    pub fn admit(&self, address: &str) -> Option<Owner> {
+        match self.standing(address) {
+            Standing::Admitted(o) => Some(o),
+            Standing::Refused | Standing::Lacking(_) => None,
+        }
     }
 
     /// Every owner now; empty while the source cannot be used.

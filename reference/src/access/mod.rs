@@ -3,4 +3,6 @@
 pub mod admission;
 pub mod classifier;
 pub mod connector;
+pub mod home;
+pub mod roster;
 pub mod session;

@@ -17,7 +17,7 @@ use axum::response::Response;
 use maud::{Markup, html};
 
 use super::envelope::{error_page, forbidden_csrf, layout, page};
-use super::extract::SignedIn;
+use super::extract::SessionHeld;
 use super::{AppState, CsrfForm, SESSION_COOKIE, SESSION_TTL_S, SIGN_IN_LINK_TTL_S};
 use crate::access::admission::OWNER_ADDRESS_BYTES_MAX;
 use crate::access::session::{
@@ -190,7 +190,7 @@ pub(crate) async fn login(
 
 pub(crate) async fn logout(
     State(state): State<AppState>,
-    SignedIn(session): SignedIn,
+    SessionHeld(session): SessionHeld,
     headers: HeaderMap,
     form: Result<axum::Form<CsrfForm>, axum::extract::rejection::FormRejection>,
 ) -> Response {

@@ -176,6 +176,83 @@ pub(crate) fn withheld_page(w: &crate::search::page::Withheld, footer: &str) -> 
     )
 }
 
+/// The sentence that says why nobody's team standing can be established
+/// (§4.3), for the standing page and the roster page.
+pub(crate) fn lack_sentence(lack: crate::access::roster::RosterLack) -> String {
+    use crate::access::roster::{ROSTER_TTL_S, RosterLack};
+    let minutes = ROSTER_TTL_S / 60;
+    match lack {
+        RosterLack::NoCopy => "memoria has not been able to fetch the team's roster from the home, so nobody's team standing can be established.".to_string(),
+        RosterLack::Stale { awaiting_confirmation: false } => format!(
+            "The team's roster is stale: memoria has not fetched it from the home for over {minutes} minutes, so nobody's team standing can be established."
+        ),
+        RosterLack::Stale { awaiting_confirmation: true } => format!(
+            "The team's roster is stale: the home answers with a new roster generation that an owner has not confirmed, and the copy memoria holds is over {minutes} minutes old, so nobody's team standing can be established."
+        ),
+    }
+}
+
+/// A session whose person's team standing cannot be established now
+/// (suite shape, the roster copy stale or missing: §4.3, suite gate 5).
+/// Nothing is searched or read and no sibling is asked: every source's
+/// results are withheld, each named in a line of its own with the reason.
+/// The search page and its fragment answer 200 (a page that withholds, not
+/// an error); every other route 503, with the same lines.
+pub(crate) fn standing_withheld(
+    state: &AppState,
+    session: &crate::access::session::Session,
+    lack: crate::access::roster::RosterLack,
+    search: bool,
+) -> Response {
+    let footer = state.egress().footer();
+    let status = if search {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    page(
+        status,
+        layout(
+            "Withheld",
+            footer,
+            true,
+            Some(&session.csrf),
+            "",
+            html! {
+                h1 { "Nothing can be shown" }
+                (standing_region(state, lack))
+            },
+        ),
+    )
+}
+
+/// The results region while nobody's team standing can be established:
+/// one withheld line for the roster's reason, one for memoria's own
+/// documents, one per configured sibling (not asked), and no passage.
+pub(crate) fn standing_region(state: &AppState, lack: crate::access::roster::RosterLack) -> Markup {
+    let apps: Vec<String> = state
+        .siblings()
+        .map(|c| c.apps())
+        .unwrap_or_default()
+        .iter()
+        .map(|a| crate::search::page::app_display_name(a))
+        .collect();
+    html! {
+        section #results {
+            p.withheld role="status" data-app="roster" { (lack_sentence(lack)) }
+            p.withheld role="status" data-app="memoria" {
+                "memoria's own documents are withheld until the roster can be fetched."
+            }
+            @for app in &apps {
+                p.withheld role="status" data-app=(app.to_lowercase()) {
+                    (app) " was not asked (unknown); its results are withheld until the roster can be fetched."
+                }
+            }
+            p { "No passage can be shown." }
+        }
+    }
+}
+
 pub(crate) fn sign_in_required(state: &AppState) -> Response {
     let footer = state.egress().footer();
     page(

@@ -7,8 +7,10 @@
 //! (gate 38); a response that carries no body at all is listed in
 //! [`FOOTER_EXEMPT`] with its reason.
 //!
-//! Admission is the owners list (§4.3, lone shape), read from its source on
-//! every request. An owner signs in with a one-time link that `memoria
+//! Admission is the owners list (§4.3, lone shape), and in suite shape the
+//! owners list first and then the home's roster copy, read on every
+//! request; a session whose standing cannot be established (a stale
+//! roster) gets the standing page, every result withheld. An owner signs in with a one-time link that `memoria
 //! serve` delivers on its terminal (never through the log), at start and
 //! whenever the sign-in form asks for one for an owner's address (`GET
 //! /signin`, `POST /auth/begin`: admission before the sign-in classifier,
@@ -39,6 +41,7 @@ mod envelope;
 mod extract;
 mod facts;
 mod markdown;
+mod roster;
 mod search;
 mod sentences;
 mod sources;
@@ -58,6 +61,7 @@ use connector::connector_document;
 use delete::{delete_confirm, delete_document};
 use document::document_page;
 use envelope::{envelope, not_found};
+use roster::{roster_confirm, roster_page};
 use search::{search_fragment, search_page};
 use sources::sources_page;
 use upload::upload;
@@ -182,6 +186,18 @@ pub const DECLARED_ROUTES: &[DeclaredRoute] = &[
         footer: FooterRule::RedirectOnly,
     },
     DeclaredRoute {
+        method: "GET",
+        path: "/roster",
+        what: "the home's roster copy: generation, epoch, age, why standing cannot be established, a generation waiting for confirmation (suite shape, §4.3); never a member",
+        footer: FooterRule::Rendered,
+    },
+    DeclaredRoute {
+        method: "POST",
+        path: "/roster/confirm",
+        what: "an owner on the owners list adopts the roster generation waiting for confirmation (CSRF; §4.3)",
+        footer: FooterRule::Rendered,
+    },
+    DeclaredRoute {
         method: "POST",
         path: "/auth/logout",
         what: "ends the session (CSRF)",
@@ -214,7 +230,7 @@ pub const FOOTER_EXEMPT: &[(&str, &str, u16, &str)] = &[
 /// Serves `state` on `listener` until `shutdown` resolves: what `memoria
 /// serve` runs, and what the simulator runs on memoria's host. Starts the
 /// wake warm-up first (§6.5), so every configured sibling is polled with no
-/// query issued.
+/// query issued, and in suite shape the roster loop beside it.
 ///
 /// # Errors
 /// An I/O error from the listener.
@@ -228,10 +244,14 @@ where
     L::Addr: std::fmt::Debug,
 {
     state.wake_siblings();
+    // Suite shape: the roster is pulled on the same wake (§6.5).
+    state.wake_home();
     state.start_embedding();
-    axum::serve(listener, router(state))
+    let served = axum::serve(listener, router(state.clone()))
         .with_graceful_shutdown(shutdown)
-        .await
+        .await;
+    state.stop_home();
+    served
 }
 
 /// Builds the router over `state`. Every registration here is in [`DECLARED_ROUTES`].
@@ -261,6 +281,8 @@ pub fn router(state: AppState) -> Router {
         .route("/auth/login", get(login))
         .route("/auth/logout", axum::routing::post(logout))
         .route("/brief", get(brief_page))
+        .route("/roster", get(roster_page))
+        .route("/roster/confirm", axum::routing::post(roster_confirm))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(state.clone(), envelope))
         .with_state(state)

@@ -6,8 +6,9 @@ use axum::response::Response;
 use maud::{Markup, html};
 
 use super::AppState;
-use super::envelope::{layout, page};
+use super::envelope::{layout, page, standing_region};
 use super::extract::SignedIn;
+use super::state::SessionCheck;
 use crate::search::page::{SearchError, SearchPage, SemanticRanking, counted};
 use crate::search::query::{QUERY_BYTES_MAX, QUERY_WORDS_MAX};
 
@@ -192,11 +193,22 @@ pub(crate) async fn search_fragment(
     Query(params): Query<SearchParams>,
 ) -> Response {
     let footer = state.egress().footer();
-    let Some(session) = state.session(&headers) else {
-        return page(
-            StatusCode::UNAUTHORIZED,
-            html! { section #results { p.refusal { "Sign in to search." } } p.egress { (footer) } },
-        );
+    let session = match state.session_check(&headers) {
+        SessionCheck::Admitted(s) => s,
+        // Nobody's standing can be established (a stale roster): the
+        // region withholds every result, loudly; nothing is searched.
+        SessionCheck::Lacking(_, lack) => {
+            return page(
+                StatusCode::OK,
+                html! { (standing_region(&state, lack)) p.egress { (footer) } },
+            );
+        }
+        SessionCheck::None => {
+            return page(
+                StatusCode::UNAUTHORIZED,
+                html! { section #results { p.refusal { "Sign in to search." } } p.egress { (footer) } },
+            );
+        }
     };
     let q = params.q.clone().unwrap_or_default();
     let outcome = state

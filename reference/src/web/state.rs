@@ -14,9 +14,11 @@ use std::sync::{Arc, Mutex};
 use axum::http::HeaderMap;
 
 use super::SIGN_IN_LINK_TTL_S;
-use crate::access::admission::{Admission, Owner};
+use crate::access::admission::{Admission, Owner, Standing};
 use crate::access::classifier::{NoClassifier, SignInClassifier};
 use crate::access::connector::Connectors;
+use crate::access::home::HomeClient;
+use crate::access::roster::{ROSTER_REFRESH_S, ROSTER_RETRY_S, RosterFault, RosterLack};
 use crate::access::session::{
     Auth, Session, SignInDelivery, cookie, prune, random_token, token_hash,
 };
@@ -74,6 +76,24 @@ pub struct AppState {
     /// The connectors and their credentials (§9.1); [`Connectors::none`]
     /// unless [`AppState::with_connectors`] names them.
     connectors: Arc<Connectors>,
+    /// The home's client, in suite shape (§4.3): the roster is pulled from
+    /// it into the admission's roster copy.
+    home: Option<Arc<HomeClient>>,
+    /// The roster loop [`AppState::wake_home`] started, stopped by
+    /// [`AppState::stop_home`].
+    roster_loop: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
+}
+
+/// What the session check found for one request's cookie (§4.3).
+#[derive(Debug, Clone)]
+pub(crate) enum SessionCheck {
+    /// A live session of a person admitted now.
+    Admitted(Session),
+    /// A live session of a person whose team standing cannot be
+    /// established now (suite shape: the roster copy is missing or stale).
+    Lacking(Session, RosterLack),
+    /// No live session, or one of a person refused now.
+    None,
 }
 
 impl std::fmt::Debug for AppState {
@@ -112,7 +132,73 @@ impl AppState {
             canary: Arc::new(Mutex::new(CanaryState::Unchecked)),
             scopes: Arc::new(Scopes::none()),
             connectors: Arc::new(Connectors::none()),
+            home: None,
+            roster_loop: Arc::default(),
         }
+    }
+
+    /// The same state in suite shape: the roster is pulled from `home`
+    /// into the admission's roster copy, on wake beside the siblings'
+    /// warm-up ([`AppState::wake_home`], §6.5) and again every
+    /// [`ROSTER_REFRESH_S`] ([`ROSTER_RETRY_S`] after a failure, so a copy
+    /// past its TTL is pulled again at once). An instance whose admission
+    /// has no roster copy ([`Admission::with_roster`]) pulls nothing.
+    pub fn with_home(mut self, home: HomeClient) -> AppState {
+        self.home = Some(Arc::new(home));
+        self
+    }
+
+    /// Pulls the roster once and applies it to the copy (suite call 8):
+    /// `None` in lone shape, else the outcome as applied (`Ok` with the
+    /// generation and epoch adopted only when the copy was refreshed).
+    pub async fn pull_roster(&self) -> Option<Result<(String, u64), RosterFault>> {
+        let (home, copy) = (self.home.as_ref()?, self.admission.roster()?);
+        let pulled = home.pull().await;
+        Some(copy.apply(pulled))
+    }
+
+    /// Starts the roster loop in suite shape: a pull now, on wake and
+    /// before anyone has asked (§6.5), then one every [`ROSTER_REFRESH_S`]
+    /// while pulls succeed and every [`ROSTER_RETRY_S`] while they fail.
+    /// In lone shape, starts nothing.
+    pub fn wake_home(&self) {
+        if self.home.is_none() || self.admission.roster().is_none() {
+            return;
+        }
+        let state = self.clone();
+        let handle = tokio::spawn(async move {
+            loop {
+                let ok = matches!(state.pull_roster().await, Some(Ok(_)));
+                let wait = if ok { ROSTER_REFRESH_S } else { ROSTER_RETRY_S };
+                tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
+            }
+        });
+        if let Some(old) = self
+            .roster_loop
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace(handle)
+        {
+            old.abort();
+        }
+    }
+
+    /// Stops the roster loop, if one runs (the server is stopping).
+    pub fn stop_home(&self) {
+        if let Some(h) = self
+            .roster_loop
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            h.abort();
+        }
+    }
+
+    /// The admission this state asks: the owners source, and in suite
+    /// shape the roster copy.
+    pub fn admission(&self) -> &Admission {
+        &self.admission
     }
 
     /// The same state with the scopes a brief may name: the projects and
@@ -458,15 +544,33 @@ impl AppState {
     }
 
     pub(crate) fn session(&self, headers: &HeaderMap) -> Option<Session> {
-        let id = cookie(headers, SESSION_COOKIE)?;
-        let now = self.now();
-        let auth = self.lock_auth();
-        let s = auth.sessions.get(&token_hash(&id))?;
-        if s.expires_at <= now {
-            return None;
+        match self.session_check(headers) {
+            SessionCheck::Admitted(s) => Some(s),
+            SessionCheck::Lacking(..) | SessionCheck::None => None,
         }
-        // Admission is read, not held: a session whose owner left the list is refused.
-        self.admit(s.owner.address())?;
-        Some(s.clone())
+    }
+
+    /// The session check: the cookie's live session, and its person's
+    /// standing read now, never held by the session (§4.3).
+    pub(crate) fn session_check(&self, headers: &HeaderMap) -> SessionCheck {
+        let Some(id) = cookie(headers, SESSION_COOKIE) else {
+            return SessionCheck::None;
+        };
+        let now = self.now();
+        let s = {
+            let auth = self.lock_auth();
+            match auth.sessions.get(&token_hash(&id)) {
+                Some(s) if s.expires_at > now => s.clone(),
+                _ => return SessionCheck::None,
+            }
+        };
+        // Admission is read, not held: a session whose person left the
+        // owners list or the roster is refused; one whose standing cannot
+        // be established (a stale roster) is withheld, sessions included.
+        match self.admission.standing(s.owner.address()) {
+            Standing::Admitted(_) => SessionCheck::Admitted(s),
+            Standing::Lacking(lack) => SessionCheck::Lacking(s, lack),
+            Standing::Refused => SessionCheck::None,
+        }
     }
 }

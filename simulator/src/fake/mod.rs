@@ -5,12 +5,15 @@
 //! content, and [`wire`] is the fake's own serde view of
 //! `fixtures/contract/`. [`control`] is an optional `/_control` route that
 //! drives state transitions for the conformance kit over loopback.
+//! [`home`] is not a sibling either: the team's home, serving the roster
+//! (suite call 8, §4.3) with faults.
 //! [`provider`] is not a sibling: it is the stub embedding provider (§8.3),
 //! served the same way.
 
 pub mod control;
 pub mod embedder;
 pub mod faults;
+pub mod home;
 pub mod model;
 pub mod provider;
 pub mod server;

@@ -1,0 +1,407 @@
+//! Suite gate 5 (§4.3, GATES.md's suite checks): a stale roster stops team standing for everybody, sessions included — sibling passages answer UNKNOWN (no sibling is asked) and the page withholds loudly; an unfamiliar generation holds the stale copy until an owner confirms; within the TTL the copy is enforced as it stands.
+//!
+//! GATES.md lists suite 5 among the checks a sibling must pass; §4.3 puts
+//! its substance on memoria's side ("past the TTL with no successful fetch
+//! it is stale, and team standing stops being established for anyone —
+//! including people already in a session — so S2 answers UNKNOWN and the
+//! page withholds loudly"), which is what this gate holds, in the
+//! simulator, against a fake home serving the roster (suite call 8).
+//! memoria asks no sibling on a standing nobody has, so "S2 answers
+//! UNKNOWN" is memoria's UNKNOWN: every sibling named as not asked, and the
+//! trace showing no S2 call. Presence first throughout: each member finds
+//! the Sheets passage and memoria's own document before the copy goes
+//! stale, and an owner (the owners list bypasses the roster, decision 11)
+//! is served beside them while it is, the siblings asked for her.
+
+use memoria::{ROSTER_DEADLINE_MS, ROSTER_TTL_S, RosterLack};
+use memoria_simulator::{CallKind, GARBAGE, HOME_GENERATION, HomeFault, Memoria};
+
+use crate::rigs::home::{
+    ANA, CAI, DAN, EVE, OWNED_TAG, SHEETS_TAG, finds_both, form_delivers, search, suite_world, up,
+};
+use crate::rigs::page::Page;
+use crate::rigs::sim::{check, fail, run_world};
+use crate::{Case, Ctx, Failure, Gate};
+
+/// Suite gate 5.
+pub static GATE: Gate = Gate {
+    id: "suite 5",
+    title: "A stale roster stops team standing",
+    sections: &["§4.3", "§6.5"],
+    requirement: "Past the roster's TTL with no successful pull, nobody's team standing is established, sessions included: every page withholds loudly, naming the stale roster, memoria's own documents and every sibling (not asked: UNKNOWN), with no passage shown and no S2 made, while an owner is served as ever; nobody new signs in; an unfamiliar roster generation is not adopted and the copy held goes stale until an owner confirms the generation; within the TTL the copy is enforced as it stands through every failed pull (down, slow past the deadline, an older epoch, garbage).",
+    cases: &[
+        Case {
+            id: "suite 5/a-stale-roster-stops-team-standing-for-everybody-sessions-included",
+            desc: "Cai and Dan, signed in from the roster, each find the Sheets passage and memoria's own document (presence); the home goes down and memoria's clock passes the TTL; each one's search page answers 200 with no result, a withheld line naming the stale roster, one for memoria's own documents and one naming Sheets as not asked; the results fragment says the same; the document and brief pages answer 503 with the same lines and neither passage; no S2 call was made; the sign-in form delivers Cai no link; Ana, an owner, finds the Sheets passage and memoria's document, Sheets asked for her; the home answers again, memoria pulls, and Cai's same session finds both.",
+            run: stale_stops_standing,
+        },
+        Case {
+            id: "suite 5/an-unfamiliar-generation-holds-the-stale-copy-until-an-owner-confirms",
+            desc: "The home starts a new generation listing Dan and Eve (not Cai); the pull does not adopt it: within the TTL Cai's session still finds both documents and the sign-in form delivers Eve no link; Dan, a member but no owner, posts the confirmation form and is refused (403) with the generation still pending; past the TTL Dan's search withholds with a line naming the unconfirmed generation; Ana, an owner, sees the pending generation on the roster page and confirms it through its form (303); then Eve is delivered a link that signs her in and finds both documents, Dan's session finds both again, and Cai's session is refused (401).",
+            run: unfamiliar_generation_held_until_confirmed,
+        },
+        Case {
+            id: "suite 5/within-the-ttl-the-copy-is-enforced-as-it-stands",
+            desc: "The home removes Dan and memoria pulls it (Dan refused, Cai finds both: presence); then the home answers an older epoch listing Dan, then is down, then slow past the deadline, then answers each garbage body: every pull fails, the copy keeps its epoch, Cai's session finds both documents and Dan is delivered no link; one second inside the TTL Cai is still served; one second past it his search withholds.",
+            run: copy_enforced_within_ttl,
+        },
+    ],
+};
+
+/// The S2 calls Sheets has received since the trace was last cleared.
+fn s2_calls(trace: &memoria_simulator::Trace) -> usize {
+    trace
+        .events()
+        .into_iter()
+        .filter(|e| e.call == CallKind::S2)
+        .count()
+}
+
+/// Requires `page` (answered `status`) to be the standing page: `want`
+/// status, no result, a withheld line holding `reason`, one for memoria's
+/// own documents, one naming Sheets as not asked, and neither passage.
+fn withholds(
+    who: &str,
+    status: u16,
+    want: u16,
+    page: &Page,
+    body: &str,
+    reason: &str,
+) -> Result<(), String> {
+    let lines = page.withheld();
+    check(
+        status == want
+            && page.results().is_empty()
+            && lines.iter().any(|l| l.contains(reason))
+            && lines
+                .iter()
+                .any(|l| l.starts_with("memoria's own documents"))
+            && lines
+                .iter()
+                .any(|l| l.starts_with("Sheets was not asked (unknown)")),
+        format!(
+            "{who} answers {want} withholding every result loudly: the roster ({reason}), memoria's own documents and Sheets, not asked"
+        ),
+        format!(
+            "{status}: {} results, withheld {lines:?}",
+            page.results().len()
+        ),
+    )?;
+    check(
+        !body.contains(SHEETS_TAG) && !body.contains(OWNED_TAG),
+        format!("{who} shows nothing of either passage"),
+        "a passage's words are on it",
+    )
+}
+
+/// Requires the session `cookie`'s search, fragment, document and brief
+/// pages to withhold for `reason`.
+async fn every_page_withholds(
+    m: &Memoria,
+    cookie: &str,
+    who: &str,
+    canary: &str,
+    doc: &str,
+    reason: &str,
+) -> Result<(), String> {
+    let q = memoria::testkit::form_encode(canary);
+    for (what, uri, want) in [
+        ("search page", format!("/?q={q}"), 200),
+        ("results fragment", format!("/search?q={q}"), 200),
+        ("document page", doc.to_string(), 503),
+        ("brief page", format!("/brief?task={q}&scope=team"), 503),
+    ] {
+        let r = m.get_with(cookie, &uri).await?.response;
+        let page = Page::of(&r);
+        withholds(
+            &format!("{who}'s {what}"),
+            r.status.as_u16(),
+            want,
+            &page,
+            &r.body,
+            reason,
+        )?;
+    }
+    Ok(())
+}
+
+/// The memoria-owned document's page, as the session `cookie` finds it.
+async fn owned_doc(m: &Memoria, cookie: &str, canary: &str) -> Result<String, String> {
+    let (_, page) = search(m, cookie, canary).await?;
+    page.citations()
+        .into_iter()
+        .find(|c| c.title == "Minutes")
+        .and_then(|c| c.link.split('#').next().map(str::to_string))
+        .filter(|l| l.starts_with("/documents/"))
+        .ok_or_else(|| fail("the search cites memoria's own document", "no citation"))
+}
+
+fn stale_stops_standing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let (world, home) = suite_world(ctx.seed(), &canary);
+    let trace = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        up(&mut m, &canary).await?;
+        let cai = m.sign_in(CAI).await?;
+        let dan = m.sign_in(DAN).await?;
+        finds_both(&m, &cai, "Cai", &canary).await?;
+        finds_both(&m, &dan, "Dan", &canary).await?;
+        let doc = owned_doc(&m, &cai, &canary).await?;
+
+        home.set_fault(HomeFault::Down);
+        let r = m.pull_roster().await;
+        check(
+            matches!(r, Some(Err(_))),
+            "with the home down, the pull fails",
+            format!("{r:?}"),
+        )?;
+        m.advance_s(ROSTER_TTL_S + 1);
+        let lack = m.roster().and_then(|c| c.lacking());
+        check(
+            lack == Some(RosterLack::Stale {
+                awaiting_confirmation: false,
+            }),
+            "past the TTL with no successful pull, the copy is stale",
+            format!("{lack:?}"),
+        )?;
+        trace.clear();
+        every_page_withholds(&m, &cai, "Cai", &canary, &doc, "roster is stale").await?;
+        every_page_withholds(&m, &dan, "Dan", &canary, &doc, "roster is stale").await?;
+        check(
+            s2_calls(&trace) == 0,
+            "no sibling is asked on a standing nobody has: no S2 call",
+            format!("{} S2 calls", s2_calls(&trace)),
+        )?;
+        check(
+            form_delivers(&m, CAI).await?.is_none(),
+            "with the roster stale, the sign-in form delivers Cai no link: nobody new signs in",
+            "it delivered one",
+        )?;
+        let ana = m.sign_in(ANA).await?;
+        finds_both(&m, &ana, "Ana, an owner,", &canary).await?;
+        check(
+            s2_calls(&trace) > 0,
+            "Sheets was asked for Ana, the owner (two-sided: the siblings answer)",
+            "no S2 call",
+        )?;
+        home.set_fault(HomeFault::None);
+        let r = m.pull_roster().await;
+        check(
+            matches!(r, Some(Ok(_))),
+            "once the home answers, the pull succeeds",
+            format!("{r:?}"),
+        )?;
+        finds_both(
+            &m,
+            &cai,
+            "Cai, in his same session once the roster is fresh,",
+            &canary,
+        )
+        .await
+    })
+}
+
+fn unfamiliar_generation_held_until_confirmed(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let (world, home) = suite_world(ctx.seed(), &canary);
+    run_world(&world, move |mut m| async move {
+        up(&mut m, &canary).await?;
+        let cai = m.sign_in(CAI).await?;
+        let dan = m.sign_in(DAN).await?;
+        finds_both(&m, &cai, "Cai", &canary).await?;
+        let next = format!("{HOME_GENERATION}-restored");
+        home.new_generation(&next, &[DAN, EVE]);
+        let r = m.pull_roster().await;
+        check(
+            matches!(r, Some(Err(memoria::RosterFault::UnfamiliarGeneration))),
+            "a pull answering a new generation is not adopted",
+            format!("{r:?}"),
+        )?;
+        finds_both(&m, &cai, "Cai, within the TTL of the copy held,", &canary).await?;
+        check(
+            form_delivers(&m, EVE).await?.is_none(),
+            "the sign-in form delivers Eve, listed only by the unconfirmed generation, no link",
+            "it delivered one",
+        )?;
+        let roster = m.get_with(&dan, "/roster").await?.response;
+        let page = Page::of(&roster);
+        let csrf = page
+            .forms()
+            .iter()
+            .find_map(|f| f.value("csrf").map(str::to_string))
+            .unwrap_or_default();
+        check(
+            roster.status == 200
+                && !csrf.is_empty()
+                && !page.forms().iter().any(|f| f.action == "/roster/confirm"),
+            "Dan's roster page answers 200 without the confirmation form",
+            format!(
+                "{} with forms {:?}",
+                roster.status,
+                page.forms()
+                    .iter()
+                    .map(|f| f.action.clone())
+                    .collect::<Vec<_>>()
+            ),
+        )?;
+        let refused = m
+            .post_form_with(
+                &dan,
+                "/roster/confirm",
+                &[("csrf", &csrf), ("generation", &next)],
+            )
+            .await?
+            .response;
+        let pending = m.roster().and_then(|c| c.status().pending).map(|p| p.0);
+        check(
+            refused.status == 403 && pending.as_deref() == Some(next.as_str()),
+            "Dan, a member but no owner, is refused the confirmation (403) and the generation stays pending",
+            format!("{} with pending {pending:?}", refused.status),
+        )?;
+
+        m.advance_s(ROSTER_TTL_S + 1);
+        let r = m.pull_roster().await;
+        check(
+            matches!(r, Some(Err(memoria::RosterFault::UnfamiliarGeneration))),
+            "past the TTL, the pull still answers the unconfirmed generation",
+            format!("{r:?}"),
+        )?;
+        let (status, page) = search(&m, &dan, &canary).await?;
+        let body = page.text();
+        withholds(
+            "Dan's search page past the TTL",
+            status,
+            200,
+            &page,
+            &body,
+            "new roster generation that an owner has not confirmed",
+        )?;
+
+        let ana = m.sign_in(ANA).await?;
+        let roster = m.get_with(&ana, "/roster").await?.response;
+        let form = Page::of(&roster)
+            .forms()
+            .into_iter()
+            .find(|f| f.action == "/roster/confirm")
+            .ok_or_else(|| {
+                fail(
+                    "Ana's roster page holds the confirmation form",
+                    roster.status.to_string(),
+                )
+            })?;
+        check(
+            form.value("generation") == Some(next.as_str()),
+            "the form names the pending generation",
+            format!("{:?}", form.value("generation")),
+        )?;
+        let fields: Vec<(&str, &str)> = form
+            .inputs
+            .iter()
+            .map(|(n, _, v)| (n.as_str(), v.as_str()))
+            .collect();
+        let confirmed = m
+            .post_form_with(&ana, "/roster/confirm", &fields)
+            .await?
+            .response;
+        check(
+            confirmed.status == 303,
+            "Ana's confirmation answers 303",
+            confirmed.status.to_string(),
+        )?;
+        let link = form_delivers(&m, EVE).await?;
+        let eve = match link {
+            Some(url) => m
+                .follow_sign_in_link(&url)
+                .await?
+                .response
+                .headers
+                .get(axum::http::header::SET_COOKIE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|c| c.split(';').next())
+                .map(str::to_string),
+            None => None,
+        }
+        .ok_or_else(|| {
+            fail(
+                "once confirmed, Eve is delivered a link that signs her in",
+                "no link or no session",
+            )
+        })?;
+        finds_both(&m, &eve, "Eve", &canary).await?;
+        finds_both(
+            &m,
+            &dan,
+            "Dan, in his same session once confirmed,",
+            &canary,
+        )
+        .await?;
+        let (status, _) = search(&m, &cai, &canary).await?;
+        check(
+            status == 401,
+            "Cai, not in the confirmed generation, is refused in his session (401)",
+            status.to_string(),
+        )
+    })
+}
+
+fn copy_enforced_within_ttl(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let (world, home) = suite_world(ctx.seed(), &canary);
+    run_world(&world, move |mut m| async move {
+        up(&mut m, &canary).await?;
+        let cai = m.sign_in(CAI).await?;
+        home.remove(DAN);
+        let r = m.pull_roster().await;
+        let epoch = match r {
+            Some(Ok((_, epoch))) => epoch,
+            other => return Err(fail("memoria pulls Dan's removal", format!("{other:?}"))),
+        };
+        check(
+            form_delivers(&m, DAN).await?.is_none(),
+            "Dan, removed, is delivered no link (presence of the removal)",
+            "he was delivered one",
+        )?;
+        finds_both(&m, &cai, "Cai", &canary).await?;
+        let mut faults = vec![
+            HomeFault::StaleEpoch,
+            HomeFault::Down,
+            HomeFault::Slow(ROSTER_DEADLINE_MS + 500),
+        ];
+        faults.extend(GARBAGE.iter().map(|g| HomeFault::Garbage(*g)));
+        for fault in faults {
+            home.set_fault(fault);
+            let r = m.pull_roster().await;
+            let held = m.roster().and_then(|c| c.status().current).map(|c| c.1);
+            check(
+                matches!(r, Some(Err(_))) && held == Some(epoch),
+                format!(
+                    "with the home {fault:?}, the pull fails and the copy keeps its epoch {epoch}"
+                ),
+                format!("{r:?}, epoch {held:?}"),
+            )?;
+            finds_both(&m, &cai, &format!("with the home {fault:?}, Cai"), &canary).await?;
+            check(
+                form_delivers(&m, DAN).await?.is_none(),
+                format!("with the home {fault:?}, Dan is delivered no link"),
+                "he was delivered one",
+            )?;
+        }
+        let age = m
+            .roster()
+            .and_then(|c| c.status().age_s)
+            .unwrap_or_default();
+        m.advance_s(ROSTER_TTL_S - age - 1);
+        finds_both(&m, &cai, "one second inside the TTL, Cai", &canary).await?;
+        m.advance_s(2);
+        let (status, page) = search(&m, &cai, &canary).await?;
+        let body = page.text();
+        withholds(
+            "one second past the TTL, Cai's search page",
+            status,
+            200,
+            &page,
+            &body,
+            "roster is stale",
+        )
+    })
+}

@@ -1,0 +1,135 @@
+//! The home's client: suite call 8, the roster pull, with memoria's consumer token and no asker (§4.3, §6.5).
+//!
+//! The home's host passes the same team-label check as a sibling's
+//! (`<team>.home.oficina.works`, §6.3, [`crate::sibling::host`]); memoria
+//! dials it through the same [`Dialer`], never follows a redirect, and
+//! bounds each pull by [`ROSTER_DEADLINE_MS`]. The answer is decoded by
+//! [`decode_roster`], totally. The wire format is
+//! `fixtures/contract/README.md`'s "Suite call 8", this project's choice.
+//! Nothing here logs a member's address or the token.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+
+use crate::access::roster::{
+    PulledRoster, ROSTER_BODY_BYTES_MAX, ROSTER_DEADLINE_MS, RosterFault, decode_roster,
+};
+use crate::error::{Error, ErrorKind};
+use crate::sibling::host::SiblingUrl;
+use crate::sibling::transport::{Dialer, TransportError, exchange_within};
+
+/// The environment variable naming the home's base URL (suite shape, §4.3).
+pub const HOME_ENV: &str = "MEMORIA_HOME";
+/// The environment variable holding memoria's consumer token at the home.
+pub const HOME_TOKEN_ENV: &str = "MEMORIA_HOME_TOKEN";
+/// The environment variable naming a file that holds that token.
+pub const HOME_TOKEN_FILE_ENV: &str = "MEMORIA_HOME_TOKEN_FILE";
+/// The app label of the home's host: `<team>.home.oficina.works`.
+pub const HOME_APP_LABEL: &str = "home";
+/// The roster's path at the home (suite call 8, this project's contract).
+pub const ROSTER_PATH: &str = "/roster";
+
+/// memoria's client of its team's home: the roster pull (suite call 8).
+#[derive(Clone)]
+pub struct HomeClient {
+    team: String,
+    url: SiblingUrl,
+    token: String,
+    dialer: Arc<dyn Dialer>,
+}
+
+impl std::fmt::Debug for HomeClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HomeClient")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HomeClient {
+    /// A client of the home at `url` for team `team`, with memoria's
+    /// consumer `token`, dialling through `dialer`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Config`] if `url` is not `http://<team>.home.oficina.works[:port]`
+    /// for this team (the [`crate::HostRefusal`] is its source), or the
+    /// token is empty or not a header value.
+    pub fn new(
+        team: &str,
+        url: &str,
+        token: &str,
+        dialer: Arc<dyn Dialer>,
+    ) -> Result<HomeClient, Error> {
+        let parsed = SiblingUrl::parse(url, team).map_err(|r| {
+            Error::with_source(ErrorKind::Config, format!("{HOME_ENV} is refused"), r)
+        })?;
+        if parsed.app() != HOME_APP_LABEL {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!("{HOME_ENV} must name <team>.{HOME_APP_LABEL}.oficina.works"),
+            ));
+        }
+        let token = token.trim();
+        if token.is_empty() || http::HeaderValue::from_str(&format!("Bearer {token}")).is_err() {
+            return Err(Error::new(
+                ErrorKind::Config,
+                format!("{HOME_TOKEN_ENV} is empty or not a header value"),
+            ));
+        }
+        Ok(HomeClient {
+            team: team.to_ascii_lowercase(),
+            url: parsed,
+            token: token.to_string(),
+            dialer,
+        })
+    }
+
+    /// The team label the home's roster must be for.
+    pub fn team(&self) -> &str {
+        &self.team
+    }
+
+    /// The home's host, e.g. `acme.home.oficina.works`.
+    pub fn host(&self) -> &str {
+        self.url.host()
+    }
+
+    /// Pulls the roster once (suite call 8): `GET /roster` with the
+    /// consumer token, within [`ROSTER_DEADLINE_MS`], decoded whole.
+    ///
+    /// # Errors
+    /// The [`RosterFault`]: unreachable, past the deadline, a status other
+    /// than 200, over the cap, or a body that is not this team's roster.
+    pub async fn pull(&self) -> Result<PulledRoster, RosterFault> {
+        let request = http::Request::builder()
+            .method("GET")
+            .uri(ROSTER_PATH)
+            .header(http::header::HOST, self.url.host())
+            .header(
+                http::header::AUTHORIZATION,
+                format!("Bearer {}", self.token),
+            )
+            .body(Full::new(Bytes::new()))
+            .map_err(|_| RosterFault::Unreachable)?;
+        let answer = tokio::time::timeout(
+            Duration::from_millis(ROSTER_DEADLINE_MS),
+            exchange_within(
+                self.dialer.as_ref(),
+                self.url.host(),
+                self.url.port(),
+                request,
+                ROSTER_BODY_BYTES_MAX,
+            ),
+        )
+        .await;
+        match answer {
+            Err(_) => Err(RosterFault::Deadline),
+            Ok(Err(TransportError::TooLarge)) => Err(RosterFault::TooLarge),
+            Ok(Err(_)) => Err(RosterFault::Unreachable),
+            Ok(Ok(r)) => decode_roster(r.status, &r.body, &self.team),
+        }
+    }
+}
