@@ -652,7 +652,25 @@ fn run_one(
             secs(run_ms)
         );
     }
-    Ok(MutantReport {
+    Ok(report_of(
+        rel,
+        m,
+        (status, detail),
+        (time_ms, build_ms, run_ms),
+        false,
+    ))
+}
+
+/// The report of mutation `m` from file `rel`: its verdict, its wall, build
+/// and run times in milliseconds, and whether the schema build judged it.
+fn report_of(
+    rel: &str,
+    m: &Mutation,
+    (status, detail): (Outcome, String),
+    (time_ms, build_ms, run_ms): (u64, u64, u64),
+    schema: bool,
+) -> MutantReport {
+    MutantReport {
         file: rel.to_string(),
         gate: m.gate.clone(),
         case: m
@@ -667,8 +685,8 @@ fn run_one(
         time_ms,
         build_ms,
         run_ms,
-        schema: false,
-    })
+        schema,
+    }
 }
 
 /// Runs what judges `m` in `scratch` (its gate or case, the kit, or its

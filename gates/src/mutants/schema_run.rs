@@ -25,7 +25,9 @@ use super::judge::failed_case_ids;
 use super::report::secs;
 use super::schema::{self, BodyChange, FileVariant, SCHEMA_BUILD_ATTEMPTS_MAX, SchemaFile};
 use super::scratch::{Ended, Scratch, git_apply};
-use super::{CONFORM_GATE, MutantReport, Mutation, Options, Outcome, SCENARIO_GATE, judged_run};
+use super::{
+    CONFORM_GATE, MutantReport, Mutation, Options, Outcome, SCENARIO_GATE, judged_run, report_of,
+};
 
 /// A schema run's time limit, as a multiple of its baseline's run time on
 /// the schema build (at least [`SCHEMA_RUN_TIMEOUT_MIN_S`], at most the run's
@@ -299,23 +301,8 @@ pub(super) fn pass(
             }
             Some((
                 i,
-                (status == Outcome::Killed).then(|| MutantReport {
-                    file: rel.clone(),
-                    gate: m.gate.clone(),
-                    case: m
-                        .case
-                        .clone()
-                        .or_else(|| (!m.conform.is_empty()).then(|| m.conform.join(" ")))
-                        .or_else(|| m.scenario.clone()),
-                    author: Some(m.author),
-                    breaks: m.breaks.clone(),
-                    status,
-                    detail,
-                    time_ms: ms,
-                    build_ms: 0,
-                    run_ms: ms,
-                    schema: true,
-                }),
+                (status == Outcome::Killed)
+                    .then(|| report_of(rel, m, (status, detail), (ms, 0, ms), true)),
             ))
         },
     )
