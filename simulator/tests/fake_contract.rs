@@ -659,9 +659,9 @@ async fn the_trace_is_content_free_deterministic_and_names_the_callee_host() {
             .all(|e| e.callee == "acme.sheets.oficina.works")
     );
     expect_test::expect![[r#"
-        {"at_ms":0,"caller":"memoria","callee":"acme.sheets.oficina.works","call":"S1","status":200,"faults":[],"detail":{"kind":"s1","cursor_given":false,"rows":[{"item_id":"sh-1","revision":"r1","gone":false}],"more":false}}
-        {"at_ms":0,"caller":"memoria","callee":"acme.sheets.oficina.works","call":"S2","status":200,"faults":[],"detail":{"kind":"s2","subject_kind":"address","subject":"member-1","pairs":[{"item_id":"sh-1","revision":"r1","result":"VISIBLE"}]}}
-        {"at_ms":0,"caller":"memoria","callee":"acme.sheets.oficina.works","call":"S3","status":200,"faults":[],"detail":{"kind":"s3","item_id":"sh-1","revision":"r1","unexpected_fields":[],"served":true}}
+        {"at_ms":0,"caller":"memoria","epoch":1,"callee":"acme.sheets.oficina.works","call":"S1","status":200,"faults":[],"detail":{"kind":"s1","cursor_given":false,"rows":[{"item_id":"sh-1","revision":"r1","gone":false}],"more":false}}
+        {"at_ms":0,"caller":"memoria","epoch":1,"callee":"acme.sheets.oficina.works","call":"S2","status":200,"faults":[],"detail":{"kind":"s2","subject_kind":"address","subject":"member-1","pairs":[{"item_id":"sh-1","revision":"r1","result":"VISIBLE"}]}}
+        {"at_ms":0,"caller":"memoria","epoch":1,"callee":"acme.sheets.oficina.works","call":"S3","status":200,"faults":[],"detail":{"kind":"s3","item_id":"sh-1","revision":"r1","unexpected_fields":[],"served":true}}
     "#]]
     .assert_eq(&rendered);
 }
