@@ -1,8 +1,8 @@
 //! Every conformance case: stable ids grouped by section, level, requirement, spec section, and one body each (§4.1, §6.1, §6.2, GATES.md suite gates 2 and 3).
 //!
 //! One file per section of the case ids, each with its cases and its own
-//! table: [`suite2`], [`suite3`], [`s2`], [`s3`], [`s1`], [`s1a`] and
-//! [`tokens`]; what several share (S2 calls and parsing, byte comparisons,
+//! table: [`suite2`], [`suite3`], [`s2`], [`s3`], [`s1`], [`s1a`],
+//! [`tokens`] and [`errors`]; what several share (S2 calls and parsing, byte comparisons,
 //! feed walks, schema checks) is in `wire.rs`. [`all`] concatenates the
 //! tables in that order, which is the order every run and report lists.
 //! A new case goes in its section's table; a new section is a file, a
@@ -47,6 +47,11 @@ pub const STRANGER_LOCAL_PART: &str = "conform-not-on-the-roster";
 /// (the fake's holds 100). A count of revisions (§6.1, S1 paging).
 pub const S1_PAGE_PROBE_BUMPS: usize = 150;
 
+/// Most new revisions `s1/more-false-only-when-nothing-is-left` makes to
+/// leave exactly one row behind a full page: a sibling whose S1 page holds
+/// more rows than this less one is skipped there. A count of revisions.
+pub const S1_MORE_PROBE_BUMPS_MAX: usize = 1000;
+
 /// Response headers that may differ between two identical requests and are
 /// left out of byte comparisons before the volatile ones are even measured
 /// (suite gate 3: byte identity is of what depends on the item's state).
@@ -67,6 +72,7 @@ macro_rules! case {
 }
 
 // Declared after `case!`, so that every section's table can use it.
+pub mod errors;
 pub mod s1;
 pub mod s1a;
 pub mod s2;
@@ -85,9 +91,10 @@ const SECTIONS: &[&[ConformCase]] = &[
     s1::CASES,
     s1a::CASES,
     tokens::CASES,
+    errors::CASES,
 ];
 
-/// Every case, in list order: each section's table in turn, `suite2` to `tokens`.
+/// Every case, in list order: each section's table in turn, `suite2` to `errors`.
 #[must_use]
 pub fn all() -> &'static [ConformCase] {
     static ALL: OnceLock<Vec<ConformCase>> = OnceLock::new();
@@ -110,6 +117,7 @@ mod tests {
             ("s1", s1::CASES),
             ("s1a", s1a::CASES),
             ("tokens", tokens::CASES),
+            ("errors", errors::CASES),
         ];
         for (section, table) in tables {
             assert!(!table.is_empty(), "{section} has no case");
@@ -134,7 +142,10 @@ mod tests {
             assert!(seen.insert(c.id), "duplicate id {}", c.id);
             let group = c.id.split('/').next().unwrap_or("");
             assert!(
-                ["suite2", "suite3", "s1", "s1a", "s2", "s3", "tokens"].contains(&group),
+                [
+                    "suite2", "suite3", "s1", "s1a", "s2", "s3", "tokens", "errors"
+                ]
+                .contains(&group),
                 "{}",
                 c.id
             );

@@ -1,4 +1,4 @@
-//! S1 (§6.1, gate 3): four-field rows and their schema (from the start and for rows written during the run), never-team items absent and their edits unfed, one row per change with paging that loses none, leaving team read as gone, and 410 for a rewound cursor.
+//! S1 (§6.1, gate 3): four-field rows and their schema (from the start and for rows written during the run), never-team items absent and their edits unfed, one row per change with paging that loses none and says more: false only at the head, leaving team read as gone, and 410 for a rewound cursor.
 //!
 //! One row per change: §6.1 makes the cursor a position in the sibling's
 //! event log, so "rows since the cursor" are that log's events, one per new
@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::wire::{
     Outcome, body_text, call_failed, fail, feed_all, none_wrong, pages_match_schema,
 };
-use super::{PAGES_MAX, S1_PAGE_PROBE_BUMPS, S1_ROW_FIELDS};
+use super::{PAGES_MAX, S1_MORE_PROBE_BUMPS_MAX, S1_PAGE_PROBE_BUMPS, S1_ROW_FIELDS};
 use crate::conform::client::{Auth, encode_query};
 use crate::conform::{ConformCase, Ctx, NotPassed};
 
@@ -225,6 +225,118 @@ fn s1_pages_lose_no_row(ctx: &mut Ctx<'_>) -> Outcome {
     Ok(())
 }
 
+/// One S1 page as a walk saw it: its row count, its `more`, its cursor.
+struct Page {
+    rows: usize,
+    more: bool,
+    cursor: String,
+}
+
+/// Follows S1 from `cursor` (the start when `None`) until a page says
+/// `more: false`, keeping every page's shape.
+fn walk_pages(ctx: &Ctx<'_>, cursor: Option<&str>) -> Result<Vec<Page>, NotPassed> {
+    let mut pages = Vec::new();
+    let mut cursor = cursor.map(str::to_owned);
+    for _ in 0..PAGES_MAX {
+        let path = match &cursor {
+            Some(c) => format!("/s1/feed?cursor={}", encode_query(c)),
+            None => "/s1/feed".to_owned(),
+        };
+        let r = ctx
+            .client
+            .get(&path, Auth::Bearer(ctx.token))
+            .map_err(|e| call_failed("GET /s1/feed", &e))?;
+        if r.status != 200 {
+            return Err(fail(
+                "GET /s1/feed answers 200",
+                format!("status {}", r.status),
+            ));
+        }
+        let v: Value = serde_json::from_slice(&r.body)
+            .map_err(|_| fail("an s1-response JSON body", "not JSON"))?;
+        let page = Page {
+            rows: v["rows"].as_array().map_or(0, Vec::len),
+            more: v["more"] == json!(true),
+            cursor: v["cursor"]
+                .as_str()
+                .ok_or_else(|| fail("a cursor in every S1 page", "none"))?
+                .to_owned(),
+        };
+        let last = !page.more;
+        cursor = Some(page.cursor.clone());
+        pages.push(page);
+        if last {
+            return Ok(pages);
+        }
+    }
+    Err(fail(
+        format!("the feed ends within {PAGES_MAX} pages"),
+        "it did not",
+    ))
+}
+
+/// Reads once more from every `more: false` page's cursor in `pages`:
+/// with nothing changed since, each must be empty. One line per page
+/// that left rows behind.
+fn left_behind(ctx: &Ctx<'_>, pages: &[Page], walk: &str) -> Result<Vec<String>, NotPassed> {
+    let mut wrong = Vec::new();
+    for (n, p) in pages.iter().enumerate().filter(|(_, p)| !p.more) {
+        let again = walk_pages(ctx, Some(&p.cursor))?;
+        let left: usize = again.iter().map(|p| p.rows).sum();
+        if left > 0 {
+            wrong.push(format!(
+                "{walk}: page {} ({} rows) said more: false with {left} rows still behind its cursor",
+                n + 1,
+                p.rows
+            ));
+        }
+    }
+    Ok(wrong)
+}
+
+fn s1_more_false_only_at_head(ctx: &mut Ctx<'_>) -> Outcome {
+    let t = ctx.manifest.item("team");
+    let mut pages = walk_pages(ctx, None)?;
+    let mut wrong = left_behind(ctx, &pages, "from the start")?;
+    let mut size = pages.iter().find(|p| p.more).map(|p| p.rows);
+    if size.is_none() {
+        let head = pages.last().map(|p| p.cursor.clone()).unwrap_or_default();
+        ctx.bump_revisions(&t.item_id, S1_PAGE_PROBE_BUMPS)?;
+        pages = walk_pages(ctx, Some(&head))?;
+        wrong.extend(left_behind(
+            ctx,
+            &pages,
+            &format!("after {S1_PAGE_PROBE_BUMPS} new revisions"),
+        )?);
+        size = pages.iter().find(|p| p.more).map(|p| p.rows);
+    }
+    // A page of `size` rows said `more: true`: make exactly one row more
+    // than that behind the head, the boundary an off-by-one misses.
+    match size.filter(|s| (1..S1_MORE_PROBE_BUMPS_MAX).contains(s)) {
+        Some(size) => {
+            let head = pages.last().map(|p| p.cursor.clone()).unwrap_or_default();
+            ctx.bump_revisions(&t.item_id, size + 1)?;
+            let after = walk_pages(ctx, Some(&head))?;
+            wrong.extend(left_behind(
+                ctx,
+                &after,
+                &format!("{} new revisions, one more than a full page", size + 1),
+            )?);
+        }
+        None if wrong.is_empty() => {
+            return Err(NotPassed::Skip(format!(
+                "no page said more: true with 1 to {} rows, so no boundary of one row past a full page could be made",
+                S1_MORE_PROBE_BUMPS_MAX - 1
+            )));
+        }
+        None => {}
+    }
+    none_wrong(
+        "more: false only when nothing is left: with nothing changed since, every more: false page's cursor reads back no row (contract S1: more: true means ask again straight away)",
+        &wrong,
+    )
+}
+
 fn s1_run_rows_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
     let m = ctx.manifest;
     let (t, down, del) = (
@@ -333,6 +445,14 @@ pub(super) static CASES: &[ConformCase] = &[
         Control,
         "Leaving team-visibility (team → granted) reads as gone: true, the same row shape as a deletion.",
         s1_leaving_is_gone
+    ),
+    case!(
+        "s1/more-false-only-when-nothing-is-left",
+        Must,
+        "§6.1, contract S1 (more)",
+        Control,
+        "A page says more: false only when no row is left behind its cursor, also when exactly one row is left past a full page.",
+        s1_more_false_only_at_head
     ),
     case!(
         "s1/rewound-cursor-410",

@@ -1,4 +1,4 @@
-//! S3 (§6.1, §4.2, gate 25): a team item's body at every revision it held, one 404 (never 403, byte-identical) for everything else, and no field or header that names a person makes a granted item fetchable.
+//! S3 (§6.1, §4.2, gate 25): a team item's body at every revision it held (and the same body at it after a new revision), one 404 (never 403, byte-identical) for everything else, and no field or header that names a person makes a granted item fetchable.
 
 use std::collections::BTreeSet;
 
@@ -9,7 +9,7 @@ use super::wire::{
     Outcome, body_text, call_failed, fail, none_wrong, s3, stable_headers, volatile_between,
 };
 use crate::conform::client::{Auth, encode_query};
-use crate::conform::{ConformCase, Ctx};
+use crate::conform::{ConformCase, Ctx, NotPassed};
 
 fn s3_200(ctx: &mut Ctx<'_>) -> Outcome {
     let h = ctx.manifest.item("team_history");
@@ -229,6 +229,51 @@ fn s3_404_after_partial_restore(ctx: &mut Ctx<'_>) -> Outcome {
     )
 }
 
+/// The parsed `(title, media_type, body)` of a 200 S3 answer for `(item,
+/// rev)`, or a failure naming the status.
+fn s3_content(ctx: &Ctx<'_>, item: &str, rev: &str) -> Result<Value, NotPassed> {
+    let r = s3(ctx, &json!({"item_id": item, "revision": rev}))?;
+    if r.status != 200 {
+        return Err(fail(
+            format!("200 for ({item}, {rev}), team-visible and in its log"),
+            format!("status {}", r.status),
+        ));
+    }
+    let v: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+    Ok(json!([v["title"], v["media_type"], v["body"]]))
+}
+
+fn s3_revision_keeps_its_body(ctx: &mut Ctx<'_>) -> Outcome {
+    let h = ctx.manifest.item("team_history");
+    let mut before = Vec::new();
+    for rev in &h.revisions {
+        before.push((rev.clone(), s3_content(ctx, &h.item_id, rev)?));
+    }
+    let new = ctx
+        .control("bump-revision", &[&h.item_id])?
+        .ok_or_else(|| {
+            fail(
+                "bump-revision prints the new revision",
+                "it printed nothing",
+            )
+        })?;
+    s3_content(ctx, &h.item_id, &new)?;
+    let mut wrong = Vec::new();
+    for (rev, was) in &before {
+        if s3_content(ctx, &h.item_id, rev)? != *was {
+            // Named by id and revision only: no title or body in a report.
+            wrong.push(format!("({}, {rev}) changed", h.item_id));
+        }
+    }
+    none_wrong(
+        format!(
+            "after bump-revision made {new}, every older revision of {} answers the title, media type and body it answered before (a revision's content never changes: §6.1 S3 serves the body at that revision)",
+            h.item_id
+        ),
+        &wrong,
+    )
+}
+
 fn s3_404_identical(ctx: &mut Ctx<'_>) -> Outcome {
     let m = ctx.manifest;
     let mut asks: Vec<(String, String, String)> =
@@ -326,6 +371,14 @@ pub(super) static CASES: &[ConformCase] = &[
         Control,
         "After a partial restore rewinds a team item's log, S3 answers 404 for a revision the restore dropped and 200 for every revision still in the log.",
         s3_404_after_partial_restore
+    ),
+    case!(
+        "s3/older-revision-keeps-its-body",
+        Must,
+        "§6.1 (S3), §4.1 rule 4",
+        Control,
+        "An older revision's S3 answer is its own: after a new revision is made, every revision already in the log answers the same title, media type and body as before.",
+        s3_revision_keeps_its_body
     ),
     case!(
         "s3/404-byte-identical",

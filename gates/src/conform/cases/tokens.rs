@@ -1,9 +1,12 @@
-//! Tokens (§6.2): every call refused without a token or with a near miss (S3 before it looks the pair up), the 401 body, consumers' cursors isolated (one consumer's reads never prune another's), both tokens accepted during a rotation and the old one refused once retired.
+//! Tokens (§6.2): every call refused without a token or with a near miss (S3 before it looks the pair up), the 401 body, consumers' cursors and announces isolated (one consumer's reads never prune another's, one's announce never voids another's), both tokens accepted during a rotation and the old one refused once retired.
 
 use serde_json::{Value, json};
 
 use super::NEVER_ISSUED_REVISION;
-use super::wire::{Outcome, body_text, call_failed, fail, feed_all, none_wrong, s2_body};
+use super::wire::{
+    Outcome, announce_from_as, announce_page_as, body_text, call_failed, fail, feed_all, items_of,
+    none_wrong, record_type, s2_body,
+};
 use crate::conform::client::{Auth, Response, encode_query};
 use crate::conform::{ConformCase, Ctx, NotPassed};
 
@@ -271,6 +274,55 @@ fn reads_prune_nothing(ctx: &mut Ctx<'_>) -> Outcome {
     }
 }
 
+fn announces_isolated(ctx: &mut Ctx<'_>) -> Outcome {
+    let second = ctx
+        .second_token
+        .ok_or_else(|| NotPassed::Skip("needs --second-token".into()))?;
+    let (first, next) = announce_page_as(ctx, ctx.token, None)?;
+    let Some(next) = next else {
+        return Err(NotPassed::Skip(
+            "the announce fits in one page, so no announce is in flight while another opens".into(),
+        ));
+    };
+    // The second consumer opens and completes an announce of its own
+    // while the first consumer's is in flight (§6.1: state per consumer).
+    announce_from_as(ctx, second, None)?;
+    let rest = match announce_from_as(ctx, ctx.token, Some(next)) {
+        Ok((rest, _)) => rest,
+        Err(NotPassed::Fail(f)) => {
+            return Err(fail(
+                "the first consumer's announce goes on to its close after the second consumer opened and completed one of its own",
+                f.actual,
+            ));
+        }
+        Err(other) => return Err(other),
+    };
+    let all: Vec<&Value> = first.iter().chain(rest.iter().flatten()).collect();
+    let got = items_of(all.iter().copied());
+    let counts: Vec<Option<u64>> = all
+        .iter()
+        .filter(|r| record_type(r) == "close")
+        .map(|r| r["count"].as_u64())
+        .collect();
+    let mut wrong = Vec::new();
+    for i in ctx.manifest.items.iter().filter(|i| i.team_visible()) {
+        let n = got.iter().filter(|(id, _)| *id == i.item_id).count();
+        if n != 1 {
+            wrong.push(format!("{} announced {n} times", i.item_id));
+        }
+    }
+    if counts != [u64::try_from(got.len()).ok()] {
+        wrong.push(format!(
+            "close counts {counts:?} for {} item records",
+            got.len()
+        ));
+    }
+    none_wrong(
+        "the first consumer's announce, read across the second consumer's whole announce, still carries every team-visible item once and a close counting them (§6.1, gate 13)",
+        &wrong,
+    )
+}
+
 fn rotation_retired_refused(ctx: &mut Ctx<'_>) -> Outcome {
     let new = ctx
         .control("rotate-begin", &[])?
@@ -358,6 +410,14 @@ pub(super) static CASES: &[ConformCase] = &[
         Control,
         "A second consumer reading to the head and polling from it never prunes the first consumer's older cursor: it still answers 200 with the rows after it.",
         reads_prune_nothing
+    ),
+    case!(
+        "tokens/announces-isolated",
+        Must,
+        "§6.1 (state per consumer), §6.2, gate 13",
+        SecondToken,
+        "A second consumer opening and completing an announce while the first consumer's is in flight leaves the first's going: its next pages answer 200, with every team-visible item once and a close counting them.",
+        announces_isolated
     ),
     case!(
         "tokens/rotation-retired-token-refused",

@@ -334,13 +334,22 @@ pub(super) fn announce_page(
     ctx: &Ctx<'_>,
     page: Option<&str>,
 ) -> Result<(Vec<Value>, Option<String>), NotPassed> {
+    announce_page_as(ctx, ctx.token, page)
+}
+
+/// [`announce_page`] as the consumer holding `token`.
+pub(super) fn announce_page_as(
+    ctx: &Ctx<'_>,
+    token: &str,
+    page: Option<&str>,
+) -> Result<(Vec<Value>, Option<String>), NotPassed> {
     let path = match page {
         Some(p) => format!("/s1a/announce?page={}", encode_query(p)),
         None => "/s1a/announce".to_owned(),
     };
     let r = ctx
         .client
-        .get(&path, Auth::Bearer(ctx.token))
+        .get(&path, Auth::Bearer(token))
         .map_err(|e| call_failed("GET /s1a/announce", &e))?;
     if r.status != 200 {
         return Err(fail(
@@ -360,12 +369,21 @@ pub(super) fn announce_page(
 /// `None`): every page's records, in order, and every `next_page` token.
 pub(super) fn announce_from(
     ctx: &Ctx<'_>,
+    page: Option<String>,
+) -> Result<(Vec<Vec<Value>>, Vec<String>), NotPassed> {
+    announce_from_as(ctx, ctx.token, page)
+}
+
+/// [`announce_from`] as the consumer holding `token`.
+pub(super) fn announce_from_as(
+    ctx: &Ctx<'_>,
+    token: &str,
     mut page: Option<String>,
 ) -> Result<(Vec<Vec<Value>>, Vec<String>), NotPassed> {
     let mut pages = Vec::new();
     let mut tokens = Vec::new();
     for _ in 0..PAGES_MAX {
-        let (records, next) = announce_page(ctx, page.as_deref())?;
+        let (records, next) = announce_page_as(ctx, token, page.as_deref())?;
         pages.push(records);
         match next {
             Some(p) => {
