@@ -715,10 +715,19 @@ struct Boot {
 
 impl Boot {
     fn wake(&self) -> Result<AppState, memoria::Error> {
+        // A process wakes with no roster copy, as a real restart does:
+        // memory does not survive it, only the data directory (§4.3).
+        let admission = match self.admission.roster() {
+            Some(copy) => self.admission.clone().with_roster(memoria::RosterCopy::new(
+                copy.team(),
+                Arc::new(self.clock.clone()),
+            )),
+            None => self.admission.clone(),
+        };
         let instance = Instance::wake(
             InstanceConfig {
                 data_dir: self.data_dir.clone(),
-                admission: self.admission.clone(),
+                admission,
                 egress: EgressMode::AiOff,
             },
             Sealer::new(&Dek::from_bytes(SIM_DEK_BYTES)),

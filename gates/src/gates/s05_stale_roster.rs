@@ -1,4 +1,4 @@
-//! Suite gate 5 (§4.3, GATES.md's suite checks): a stale roster stops team standing for everybody, sessions included — sibling passages answer UNKNOWN (no sibling is asked) and the page withholds loudly; an unfamiliar generation holds the stale copy until an owner confirms; within the TTL the copy is enforced as it stands.
+//! Suite gate 5 (§4.3, GATES.md's suite checks): a stale roster stops team standing for everybody, sessions included — sibling passages answer UNKNOWN (no sibling is asked) and the page withholds loudly; an unfamiliar generation holds the stale copy until an owner confirms, across a restart too; within the TTL the copy is enforced as it stands.
 //!
 //! GATES.md lists suite 5 among the checks a sibling must pass; §4.3 puts
 //! its substance on memoria's side ("past the TTL with no successful fetch
@@ -28,7 +28,7 @@ pub static GATE: Gate = Gate {
     id: "suite 5",
     title: "A stale roster stops team standing",
     sections: &["§4.3", "§6.5"],
-    requirement: "Past the roster's TTL with no successful pull, nobody's team standing is established, sessions included: every page withholds loudly, naming the stale roster, memoria's own documents and every sibling (not asked: UNKNOWN), with no passage shown and no S2 made, while an owner is served as ever; nobody new signs in; an unfamiliar roster generation is not adopted and the copy held goes stale until an owner confirms the generation; within the TTL the copy is enforced as it stands through every failed pull (down, slow past the deadline, an older epoch, garbage).",
+    requirement: "Past the roster's TTL with no successful pull, nobody's team standing is established, sessions included: every page withholds loudly, naming the stale roster, memoria's own documents and every sibling (not asked: UNKNOWN), with no passage shown and no S2 made, while an owner is served as ever; nobody new signs in; an unfamiliar roster generation is not adopted and the copy held goes stale until an owner confirms the generation, and a restart changes neither which generation is familiar nor which epoch is behind; within the TTL the copy is enforced as it stands through every failed pull (down, slow past the deadline, an older epoch, garbage).",
     cases: &[
         Case {
             id: "suite 5/a-stale-roster-stops-team-standing-for-everybody-sessions-included",
@@ -39,6 +39,11 @@ pub static GATE: Gate = Gate {
             id: "suite 5/an-unfamiliar-generation-holds-the-stale-copy-until-an-owner-confirms",
             desc: "The home starts a new generation listing Dan and Eve (not Cai); the pull does not adopt it: within the TTL Cai's session still finds both documents and the sign-in form delivers Eve no link; Dan, a member but no owner, posts the confirmation form and is refused (403) with the generation still pending; past the TTL Dan's search withholds with a line naming the unconfirmed generation; Ana, an owner, sees the pending generation on the roster page and confirms it through its form (303); then Eve is delivered a link that signs her in and finds both documents, Dan's session finds both again, and Cai's session is refused (401).",
             run: unfamiliar_generation_held_until_confirmed,
+        },
+        Case {
+            id: "suite 5/a-restart-keeps-the-generation-and-the-epoch-it-adopted",
+            desc: "memoria adopts Dan's removal (presence) and restarts; the home answers the older epoch that lists Dan: the pull fails as behind, and Dan is delivered no link; the home answers as it stands: the pull is adopted and Cai signs in and finds both (presence); the home starts a new generation listing Dan and Eve and memoria restarts again: the pull is not adopted, Eve and Cai are delivered no link; Ana confirms the generation through the roster page's form (303), and Eve is delivered a link.",
+            run: restart_keeps_coordinates,
         },
         Case {
             id: "suite 5/within-the-ttl-the-copy-is-enforced-as-it-stands",
@@ -340,6 +345,96 @@ fn unfamiliar_generation_held_until_confirmed(ctx: &mut Ctx) -> Result<(), Failu
             status == 401,
             "Cai, not in the confirmed generation, is refused in his session (401)",
             status.to_string(),
+        )
+    })
+}
+
+fn restart_keeps_coordinates(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let (world, home) = suite_world(ctx.seed(), &canary);
+    run_world(&world, move |mut m| async move {
+        up(&mut m, &canary).await?;
+        home.remove(DAN);
+        let r = m.pull_roster().await;
+        let epoch = match r {
+            Some(Ok((_, epoch))) => epoch,
+            other => return Err(fail("memoria pulls Dan's removal", format!("{other:?}"))),
+        };
+        m.restart().await;
+        home.set_fault(HomeFault::StaleEpoch);
+        let r = m.pull_roster().await;
+        check(
+            matches!(r, Some(Err(memoria::RosterFault::EpochBehind { held, .. })) if held == epoch),
+            format!(
+                "after a restart, a pull answering the epoch before Dan's removal fails as behind the epoch {epoch} adopted before it"
+            ),
+            format!("{r:?}"),
+        )?;
+        check(
+            form_delivers(&m, DAN).await?.is_none(),
+            "after the restart, Dan, removed before it, is delivered no link",
+            "he was delivered one",
+        )?;
+        home.set_fault(HomeFault::None);
+        let r = m.pull_roster().await;
+        check(
+            matches!(r, Some(Ok((_, e))) if e == epoch),
+            format!(
+                "the home answering as it stands, the pull is adopted at epoch {epoch} (presence)"
+            ),
+            format!("{r:?}"),
+        )?;
+        let cai = m.sign_in(CAI).await?;
+        finds_both(&m, &cai, "Cai, after the restart", &canary).await?;
+
+        let next = format!("{HOME_GENERATION}-reprovisioned");
+        home.new_generation(&next, &[DAN, EVE]);
+        m.restart().await;
+        let r = m.pull_roster().await;
+        check(
+            matches!(r, Some(Err(memoria::RosterFault::UnfamiliarGeneration))),
+            "after a restart, a pull answering a generation memoria never adopted is not adopted",
+            format!("{r:?}"),
+        )?;
+        for who in [EVE, CAI] {
+            check(
+                form_delivers(&m, who).await?.is_none(),
+                format!(
+                    "with the new generation unconfirmed after the restart, {who} is delivered no link"
+                ),
+                "a link was delivered",
+            )?;
+        }
+        let ana = m.sign_in(ANA).await?;
+        let roster = m.get_with(&ana, "/roster").await?.response;
+        let form = Page::of(&roster)
+            .forms()
+            .into_iter()
+            .find(|f| f.action == "/roster/confirm" && f.value("generation") == Some(next.as_str()))
+            .ok_or_else(|| {
+                fail(
+                    "Ana's roster page holds the confirmation form for the new generation",
+                    roster.status.to_string(),
+                )
+            })?;
+        let fields: Vec<(&str, &str)> = form
+            .inputs
+            .iter()
+            .map(|(n, _, v)| (n.as_str(), v.as_str()))
+            .collect();
+        let confirmed = m
+            .post_form_with(&ana, "/roster/confirm", &fields)
+            .await?
+            .response;
+        check(
+            confirmed.status == 303,
+            "Ana's confirmation answers 303",
+            confirmed.status.to_string(),
+        )?;
+        check(
+            form_delivers(&m, EVE).await?.is_some(),
+            "once Ana confirmed, Eve is delivered a link",
+            "none",
         )
     })
 }

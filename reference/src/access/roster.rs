@@ -25,8 +25,12 @@
 //! **generation memoria has not seen** (the home restored or re-provisioned)
 //! is not adopted: it waits as pending, the copy held goes on ageing toward
 //! stale, and only an owner's confirmation ([`RosterCopy::confirm`], the
-//! form `POST /roster/confirm`) adopts it. The first copy after start is
-//! adopted as it comes: there is no generation to be unfamiliar with yet.
+//! form `POST /roster/confirm`) adopts it. The generation and epoch adopted
+//! last are kept in the store (`roster_held`, coordinates only, never a
+//! member) and remembered at start ([`RosterCopy::remember`]), so a restart
+//! does not make an unfamiliar generation or an older epoch familiar: the
+//! first copy after start is adopted as it comes only when the store holds
+//! no coordinates (a first start).
 //!
 //! The owners list is not here: it bypasses the roster in suite shape too
 //! (decision 11), and [`crate::Admission`] asks it first.
@@ -209,6 +213,10 @@ struct State {
     current: Option<Held>,
     pending: Option<Held>,
     last_fault: Option<RosterFault>,
+    /// The generation and epoch adopted last, the copy's or remembered
+    /// from before a restart ([`RosterCopy::remember`]): what a pull is
+    /// judged against while there is no copy yet.
+    known: Option<(String, u64)>,
 }
 
 /// What an owner sees of the copy (the `/roster` page): coordinates only,
@@ -317,19 +325,26 @@ impl RosterCopy {
     ) -> Result<(String, u64), RosterFault> {
         let now = self.clock.now_unix_s();
         let mut s = self.lock();
+        // Judged against the copy, or with no copy yet against the
+        // coordinates remembered from before a restart.
+        let held = s
+            .current
+            .as_ref()
+            .map(|h| (h.roster.generation.clone(), h.roster.epoch))
+            .or_else(|| s.known.clone());
         let outcome = match pulled {
             Err(f) => Err(f),
             Ok(r) if !r.team.eq_ignore_ascii_case(&self.team) => Err(RosterFault::OtherTeam),
-            Ok(r) => match &s.current {
-                Some(h) if h.roster.generation != r.generation => {
+            Ok(r) => match held {
+                Some((generation, _)) if generation != r.generation => {
                     s.pending = Some(Held {
                         roster: r,
                         pulled_at_s: now,
                     });
                     Err(RosterFault::UnfamiliarGeneration)
                 }
-                Some(h) if r.epoch < h.roster.epoch => Err(RosterFault::EpochBehind {
-                    held: h.roster.epoch,
+                Some((_, epoch)) if r.epoch < epoch => Err(RosterFault::EpochBehind {
+                    held: epoch,
                     answered: r.epoch,
                 }),
                 _ => {
@@ -339,6 +354,7 @@ impl RosterCopy {
                         pulled_at_s: now,
                     });
                     s.pending = None;
+                    s.known = Some(adopted.clone());
                     Ok(adopted)
                 }
             },
@@ -363,6 +379,7 @@ impl RosterCopy {
                     epoch = p.roster.epoch,
                     "an owner confirmed a new roster generation"
                 );
+                s.known = Some((p.roster.generation.clone(), p.roster.epoch));
                 s.current = Some(p);
                 s.last_fault = None;
                 true
@@ -372,6 +389,25 @@ impl RosterCopy {
                 false
             }
         }
+    }
+
+    /// Remembers `generation` at `epoch` as adopted before a restart (the
+    /// store's `roster_held` row): until a pull succeeds there is still no
+    /// copy and nobody is admitted from the roster, but a pull in another
+    /// generation waits for an owner's confirmation and one at an older
+    /// epoch fails, as they would have without the restart (§4.3). Does
+    /// nothing once a copy or a remembered pair is held.
+    pub fn remember(&self, generation: &str, epoch: u64) {
+        let mut s = self.lock();
+        if s.current.is_none() && s.known.is_none() {
+            s.known = Some((generation.to_owned(), epoch));
+        }
+    }
+
+    /// The generation and epoch adopted last (the copy's, or remembered),
+    /// for the store to keep across a restart.
+    pub fn adopted(&self) -> Option<(String, u64)> {
+        self.lock().known.clone()
     }
 
     /// The copy's coordinates for an owner's page.
@@ -534,5 +570,48 @@ mod tests {
         assert!(c.confirm("g2"));
         assert_eq!(c.standing("bo@acme.test"), RosterStanding::Member);
         assert_eq!(c.standing("ana@acme.test"), RosterStanding::NotMember);
+    }
+
+    #[test]
+    fn coordinates_remembered_from_before_a_restart_judge_the_first_pull() {
+        let (c, _) = copy();
+        c.remember("g1", 5);
+        assert_eq!(c.adopted(), Some(("g1".into(), 5)));
+        assert_eq!(
+            c.standing("ana@acme.test"),
+            RosterStanding::Lacking(RosterLack::NoCopy)
+        );
+        assert_eq!(
+            c.apply(Ok(roster("g1", 4, &["ana@acme.test"]))),
+            Err(RosterFault::EpochBehind {
+                held: 5,
+                answered: 4
+            })
+        );
+        assert_eq!(
+            c.apply(Ok(roster("g2", 1, &["ana@acme.test"]))),
+            Err(RosterFault::UnfamiliarGeneration)
+        );
+        assert_eq!(
+            c.standing("ana@acme.test"),
+            RosterStanding::Lacking(RosterLack::NoCopy)
+        );
+        assert!(c.confirm("g2"));
+        assert_eq!(c.adopted(), Some(("g2".into(), 1)));
+        assert_eq!(c.standing("ana@acme.test"), RosterStanding::Member);
+        c.remember("g9", 1);
+        assert_eq!(
+            c.adopted(),
+            Some(("g2".into(), 1)),
+            "a copy held is never overwritten by a remembered pair"
+        );
+    }
+
+    #[test]
+    fn with_nothing_remembered_the_first_pull_is_adopted_as_it_comes() {
+        let (c, _) = copy();
+        assert_eq!(c.adopted(), None);
+        assert_eq!(c.apply(Ok(roster("g7", 2, &[]))), Ok(("g7".into(), 2)));
+        assert_eq!(c.adopted(), Some(("g7".into(), 2)));
     }
 }

@@ -1,4 +1,4 @@
-//! Every table memoria keeps at rest, written once: the store, the connector rows and the breaker counters (§3.2, §5.1, §8.1).
+//! Every table memoria keeps at rest, written once: the store, the connector rows, the breaker counters and the roster coordinates (§3.2, §4.3, §5.1, §8.1).
 //!
 //! What may be plaintext in these tables is exactly §3.2's coordinates:
 //! ids, app names, revisions, ordinals, counts and timestamps. Every other
@@ -108,5 +108,17 @@ CREATE TABLE IF NOT EXISTS breaker_since (
     kind  TEXT NOT NULL,               -- "s2" or "s3"
     day   INTEGER NOT NULL,            -- first UTC day counted
     PRIMARY KEY (app, kind)
+);
+"#;
+
+/// The roster coordinates' table (§4.3; `store/roster.rs` reads and
+/// writes it): per team, the generation and epoch last adopted. Both are
+/// coordinates (an opaque generation compared for equality only, like a
+/// revision, and a counter); no member address is stored.
+pub(crate) const ROSTER_SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS roster_held (
+    team       TEXT PRIMARY KEY,       -- the team label the copy is for
+    generation TEXT NOT NULL,          -- the home's roster generation last adopted
+    epoch      INTEGER NOT NULL        -- its epoch when adopted
 );
 "#;

@@ -30,6 +30,7 @@
 mod breaker;
 mod connector;
 mod documents;
+mod roster;
 mod siblings;
 mod vectors;
 
@@ -37,7 +38,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use super::schema::{BREAKER_SCHEMA, CONNECTOR_SCHEMA, SCHEMA};
+use super::schema::{BREAKER_SCHEMA, CONNECTOR_SCHEMA, ROSTER_SCHEMA, SCHEMA};
 use crate::error::{Error, ErrorKind};
 use crate::storage::seal::{Purpose, Sealer};
 
@@ -367,6 +368,7 @@ impl Store {
         conn.execute_batch(SCHEMA)?;
         conn.execute_batch(CONNECTOR_SCHEMA)?;
         conn.execute_batch(BREAKER_SCHEMA)?;
+        conn.execute_batch(ROSTER_SCHEMA)?;
         let version = meta_get(&conn, "schema_version")?;
         if version == 0 {
             meta_set(&conn, "schema_version", SCHEMA_VERSION)?;

@@ -106,6 +106,7 @@ pub(crate) async fn roster_confirm(
         .roster()
         .is_some_and(|copy| copy.confirm(&generation));
     if confirmed {
+        state.keep_roster_coordinates().await;
         Redirect::to("/roster").into_response()
     } else {
         error_page(

@@ -153,8 +153,58 @@ impl AppState {
     /// generation and epoch adopted only when the copy was refreshed).
     pub async fn pull_roster(&self) -> Option<Result<(String, u64), RosterFault>> {
         let (home, copy) = (self.home.as_ref()?, self.admission.roster()?);
+        // Nothing adopted yet since start: judge this pull against what
+        // the store kept from before it.
+        if copy.adopted().is_none() {
+            self.remember_roster_coordinates().await;
+        }
         let pulled = home.pull().await;
-        Some(copy.apply(pulled))
+        let applied = copy.apply(pulled);
+        if applied.is_ok() {
+            self.keep_roster_coordinates().await;
+        }
+        Some(applied)
+    }
+
+    /// Writes the roster copy's adopted generation and epoch to the store,
+    /// so that a restart judges the next pull against them (§4.3). A
+    /// failed write is logged, its kind only; the copy in memory stands.
+    pub(crate) async fn keep_roster_coordinates(&self) {
+        let Some(copy) = self.admission.roster() else {
+            return;
+        };
+        let Some((generation, epoch)) = copy.adopted() else {
+            return;
+        };
+        let team = copy.team().to_owned();
+        let written = self
+            .blocking(move |i| i.store().set_roster_held(&team, &generation, epoch))
+            .await
+            .and_then(|r| r);
+        if let Err(e) = written {
+            tracing::warn!(kind = ?e.kind(), "the roster's coordinates were not kept in the store");
+        }
+    }
+
+    /// Remembers the roster coordinates the store kept from before this
+    /// start ([`crate::access::roster::RosterCopy::remember`]); a store that cannot be read
+    /// remembers nothing (logged, its kind only).
+    pub(crate) async fn remember_roster_coordinates(&self) {
+        let Some(copy) = self.admission.roster() else {
+            return;
+        };
+        let team = copy.team().to_owned();
+        match self
+            .blocking(move |i| i.store().roster_held(&team))
+            .await
+            .and_then(|r| r)
+        {
+            Ok(Some((generation, epoch))) => copy.remember(&generation, epoch),
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(kind = ?e.kind(), "the roster's kept coordinates could not be read");
+            }
+        }
     }
 
     /// Starts the roster loop in suite shape: a pull now, on wake and
