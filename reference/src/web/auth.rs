@@ -50,7 +50,7 @@ pub(crate) async fn sign_in_page(State(state): State<AppState>) -> Response {
             "",
             html! {
                 h1 { "Sign in" }
-                p { "memoria admits its owners only. Type your address and "
+                p { "memoria admits " (super::envelope::who_is_admitted(&state)) ". Type your address and "
                     code { "memoria serve" } " prints a one-time sign-in link for it in its terminal." }
                 (sign_in_form())
             },
@@ -154,7 +154,10 @@ pub(crate) async fn login(
         tracing::info!("sign-in refused: not admitted");
         return error_page(
             StatusCode::FORBIDDEN,
-            "This sign-in link was sent to an address that is not an owner's now. memoria admits its owners only.",
+            &format!(
+                "This sign-in link was sent to an address memoria does not admit now. memoria admits {}.",
+                super::envelope::who_is_admitted(&state)
+            ),
             footer,
             false,
         );

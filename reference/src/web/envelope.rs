@@ -253,6 +253,16 @@ pub(crate) fn standing_region(state: &AppState, lack: crate::access::roster::Ros
     }
 }
 
+/// Who this instance admits, for the sign-in pages (§4.3): its owners
+/// only in lone shape; its owners and its team's roster in suite shape.
+pub(crate) fn who_is_admitted(state: &AppState) -> &'static str {
+    if state.admission().roster().is_some() {
+        "its owners and the members on its team's roster"
+    } else {
+        "its owners only"
+    }
+}
+
 pub(crate) fn sign_in_required(state: &AppState) -> Response {
     let footer = state.egress().footer();
     page(
@@ -265,7 +275,7 @@ pub(crate) fn sign_in_required(state: &AppState) -> Response {
             "",
             html! {
                 h1 { "Sign in" }
-                p { "memoria admits its owners only. Open the one-time sign-in link that "
+                p { "memoria admits " (who_is_admitted(state)) ". Open the one-time sign-in link that "
                     code { "memoria serve" } " printed in its terminal." }
                 p { a href="/signin" { "Ask for a fresh sign-in link" } }
             },
