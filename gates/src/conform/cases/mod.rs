@@ -2,7 +2,7 @@
 //!
 //! One file per section of the case ids, each with its cases and its own
 //! table: [`suite2`], [`suite3`], [`s2`], [`s3`], [`s1`], [`s1a`],
-//! [`tokens`] and [`errors`]; what several share (S2 calls and parsing, byte comparisons,
+//! [`tokens`] and [`transport`]; what several share (S2 calls and parsing, byte comparisons,
 //! feed walks, schema checks) is in `wire.rs`. [`all`] concatenates the
 //! tables in that order, which is the order every run and report lists.
 //! A new case goes in its section's table; a new section is a file, a
@@ -52,6 +52,11 @@ pub const S1_PAGE_PROBE_BUMPS: usize = 150;
 /// more rows than this less one is skipped there. A count of revisions.
 pub const S1_MORE_PROBE_BUMPS_MAX: usize = 1000;
 
+/// The most rows one S1 page may hold: `s1-response.schema.json`'s
+/// `maxItems` on `rows`. `s1/pages-hold-at-most-500-rows` makes one more
+/// than this behind a cursor. A count of rows.
+pub const S1_PAGE_ROWS_MAX: usize = 500;
+
 /// Response headers that may differ between two identical requests and are
 /// left out of byte comparisons before the volatile ones are even measured
 /// (suite gate 3: byte identity is of what depends on the item's state).
@@ -72,7 +77,6 @@ macro_rules! case {
 }
 
 // Declared after `case!`, so that every section's table can use it.
-pub mod errors;
 pub mod s1;
 pub mod s1a;
 pub mod s2;
@@ -80,6 +84,7 @@ pub mod s3;
 pub mod suite2;
 pub mod suite3;
 pub mod tokens;
+pub mod transport;
 mod wire;
 
 /// Every section's table, in list order.
@@ -91,10 +96,10 @@ const SECTIONS: &[&[ConformCase]] = &[
     s1::CASES,
     s1a::CASES,
     tokens::CASES,
-    errors::CASES,
+    transport::CASES,
 ];
 
-/// Every case, in list order: each section's table in turn, `suite2` to `errors`.
+/// Every case, in list order: each section's table in turn, `suite2` to `transport`.
 #[must_use]
 pub fn all() -> &'static [ConformCase] {
     static ALL: OnceLock<Vec<ConformCase>> = OnceLock::new();
@@ -117,7 +122,7 @@ mod tests {
             ("s1", s1::CASES),
             ("s1a", s1a::CASES),
             ("tokens", tokens::CASES),
-            ("errors", errors::CASES),
+            ("transport", transport::CASES),
         ];
         for (section, table) in tables {
             assert!(!table.is_empty(), "{section} has no case");
@@ -143,7 +148,14 @@ mod tests {
             let group = c.id.split('/').next().unwrap_or("");
             assert!(
                 [
-                    "suite2", "suite3", "s1", "s1a", "s2", "s3", "tokens", "errors"
+                    "suite2",
+                    "suite3",
+                    "s1",
+                    "s1a",
+                    "s2",
+                    "s3",
+                    "tokens",
+                    "transport"
                 ]
                 .contains(&group),
                 "{}",

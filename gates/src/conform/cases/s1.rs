@@ -1,4 +1,4 @@
-//! S1 (§6.1, gate 3): four-field rows and their schema (from the start and for rows written during the run), never-team items absent and their edits unfed, one row per change with paging that loses none and says more: false only at the head, leaving team read as gone, and 410 for a rewound cursor.
+//! S1 (§6.1, gate 3): four-field rows and their schema (from the start and for rows written during the run), never-team items absent and their edits unfed, one row per change with paging that loses none and says more: false only at the head, rows in log order, pages of at most 500 rows, leaving team read as gone, and 410 for a rewound cursor, also once the restored log has regrown past it.
 //!
 //! One row per change: §6.1 makes the cursor a position in the sibling's
 //! event log, so "rows since the cursor" are that log's events, one per new
@@ -16,7 +16,9 @@ use serde_json::{Value, json};
 use super::wire::{
     Outcome, body_text, call_failed, fail, feed_all, none_wrong, pages_match_schema,
 };
-use super::{PAGES_MAX, S1_MORE_PROBE_BUMPS_MAX, S1_PAGE_PROBE_BUMPS, S1_ROW_FIELDS};
+use super::{
+    PAGES_MAX, S1_MORE_PROBE_BUMPS_MAX, S1_PAGE_PROBE_BUMPS, S1_PAGE_ROWS_MAX, S1_ROW_FIELDS,
+};
 use crate::conform::client::{Auth, encode_query};
 use crate::conform::{ConformCase, Ctx, NotPassed};
 
@@ -337,6 +339,76 @@ fn s1_more_false_only_at_head(ctx: &mut Ctx<'_>) -> Outcome {
     )
 }
 
+fn s1_rows_in_log_order(ctx: &mut Ctx<'_>) -> Outcome {
+    let t = ctx.manifest.item("team");
+    let (_, head) = feed_all(ctx, ctx.token, None)?;
+    let made = ctx.bump_revisions(&t.item_id, 3)?;
+    let (rows, _) = feed_all(ctx, ctx.token, Some(&head))?;
+    let got: Vec<&str> = rows
+        .iter()
+        .filter(|r| r["item_id"] == json!(t.item_id))
+        .filter_map(|r| r["revision"].as_str())
+        .collect();
+    if got == made.iter().map(String::as_str).collect::<Vec<_>>() {
+        Ok(())
+    } else {
+        Err(fail(
+            format!(
+                "the rows for {}'s three new revisions in the order they were made: {made:?}",
+                t.item_id
+            ),
+            format!("{got:?}"),
+        ))
+    }
+}
+
+fn s1_pages_hold_at_most_500(ctx: &mut Ctx<'_>) -> Outcome {
+    let t = ctx.manifest.item("team");
+    let (_, head) = feed_all(ctx, ctx.token, None)?;
+    ctx.bump_revisions(&t.item_id, S1_PAGE_ROWS_MAX + 1)?;
+    let pages = walk_pages(ctx, Some(&head))?;
+    let wrong: Vec<String> = pages
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.rows > S1_PAGE_ROWS_MAX)
+        .map(|(n, p)| format!("page {} holds {} rows", n + 1, p.rows))
+        .collect();
+    none_wrong(
+        format!(
+            "with {} rows behind the cursor, every S1 page holds at most {S1_PAGE_ROWS_MAX} rows (s1-response.schema.json's maxItems), the rest behind more: true",
+            S1_PAGE_ROWS_MAX + 1
+        ),
+        &wrong,
+    )
+}
+
+fn s1_restored_cursor_410_once_regrown(ctx: &mut Ctx<'_>) -> Outcome {
+    let t = ctx.manifest.item("team");
+    let (_, c0) = feed_all(ctx, ctx.token, None)?;
+    ctx.control("bump-revision", &[&t.item_id])?;
+    let (_, c1) = feed_all(ctx, ctx.token, Some(&c0))?;
+    ctx.control("whole-log-restore", &[])?;
+    // The restored log grows past the old cursor's place in it: a cursor
+    // checked by position alone is accepted again, in another history.
+    ctx.bump_revisions(&t.item_id, 2)?;
+    let r = ctx
+        .client
+        .get(
+            &format!("/s1/feed?cursor={}", encode_query(&c1)),
+            Auth::Bearer(ctx.token),
+        )
+        .map_err(|e| call_failed("GET /s1/feed", &e))?;
+    let body: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
+    if r.status == 410 && body == json!({"error": "reannounce_required"}) {
+        Ok(())
+    } else {
+        Err(fail(
+            "410 {\"error\":\"reannounce_required\"} for a cursor from before a whole-log restore, after the restored log grew past it by two new revisions",
+            format!("status {}", r.status),
+        ))
+    }
+}
+
 fn s1_run_rows_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
     let m = ctx.manifest;
     let (t, down, del) = (
@@ -453,6 +525,30 @@ pub(super) static CASES: &[ConformCase] = &[
         Control,
         "A page says more: false only when no row is left behind its cursor, also when exactly one row is left past a full page.",
         s1_more_false_only_at_head
+    ),
+    case!(
+        "s1/rows-in-log-order",
+        Must,
+        "§6.1 (the cursor is a position in the event log)",
+        Control,
+        "Rows come in the order their changes were made: three new revisions of one item arrive oldest first.",
+        s1_rows_in_log_order
+    ),
+    case!(
+        "s1/pages-hold-at-most-500-rows",
+        Must,
+        "§6.1, contract S1 (s1-response maxItems)",
+        Control,
+        "With 501 rows behind a cursor, no S1 page holds more than 500 rows: the rest wait behind more: true.",
+        s1_pages_hold_at_most_500
+    ),
+    case!(
+        "s1/rewound-cursor-410-after-the-log-regrows",
+        Must,
+        "§6.1",
+        Control,
+        "A cursor from before a whole-log restore still gets 410 {\"error\":\"reannounce_required\"} once the restored log has grown past its position.",
+        s1_restored_cursor_410_once_regrown
     ),
     case!(
         "s1/rewound-cursor-410",

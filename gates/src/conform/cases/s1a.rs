@@ -1,4 +1,4 @@
-//! S1a (§6.1, §4.1 rule 2): an announce opens first, carries every team-visible item once at its current revision (after a partial restore, a change mid-announce, or with no team item at all), closes with its count and the new cursor, keeps its page tokens apart from S1 cursors, and matches its schema.
+//! S1a (§6.1, §4.1 rule 2): an announce opens first, carries every team-visible item once at its current revision (after a partial restore, a change mid-announce, or with no team item at all), closes with its count and the new cursor (which leaves no change made mid-announce behind), keeps its page tokens apart from S1 cursors, and matches its schema.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -272,6 +272,55 @@ fn s1a_change_mid_announce(ctx: &mut Ctx<'_>) -> Outcome {
     )
 }
 
+fn s1a_close_cursor_leaves_nothing_behind(ctx: &mut Ctx<'_>) -> Outcome {
+    let (first, next) = announce_page(ctx, None)?;
+    let Some(next) = next else {
+        return Err(NotPassed::Skip(
+            "the announce fits in one page, so nothing can change mid-announce".into(),
+        ));
+    };
+    let Some((changed, _)) = items_of(&first).into_iter().next() else {
+        return Err(NotPassed::Skip(
+            "the first page carries no item record".into(),
+        ));
+    };
+    let new = ctx.control("bump-revision", &[&changed])?.ok_or_else(|| {
+        fail(
+            "bump-revision prints the new revision",
+            "it printed nothing",
+        )
+    })?;
+    let (rest, _) = announce_from(ctx, Some(next))?;
+    let all: Vec<&Value> = first.iter().chain(rest.iter().flatten()).collect();
+    let cursor = all
+        .iter()
+        .rev()
+        .find(|r| record_type(r) == "close")
+        .and_then(|r| r["cursor"].as_str())
+        .ok_or_else(|| fail("a cursor in the close record", "none"))?
+        .to_owned();
+    let announced_new = items_of(all.iter().copied())
+        .iter()
+        .any(|(i, r)| *i == changed && *r == new);
+    let (rows, _) = super::wire::feed_all(ctx, ctx.token, Some(&cursor))?;
+    let fed_new = rows
+        .iter()
+        .any(|r| r["item_id"].as_str() == Some(&changed) && r["revision"].as_str() == Some(&new));
+    if announced_new || fed_new {
+        Ok(())
+    } else {
+        Err(fail(
+            format!(
+                "({changed}, {new}), made after the announce's first page was read, either announced or read from S1 after the close record's cursor (the cursor is the log head when the announce opened, §6.1)"
+            ),
+            format!(
+                "neither: the announce carried another revision, and S1 from its cursor read {} rows, none for it",
+                rows.len()
+            ),
+        ))
+    }
+}
+
 fn s1a_empty_team_set(ctx: &mut Ctx<'_>) -> Outcome {
     ctx.control("empty-team-set", &[])?;
     let pages = announce_all(ctx)?;
@@ -378,5 +427,13 @@ pub(super) static CASES: &[ConformCase] = &[
         Control,
         "With no team-visible item, an announce is an open record and a close record with count 0 whose cursor S1 accepts.",
         s1a_empty_team_set
+    ),
+    case!(
+        "s1a/close-cursor-leaves-no-change-behind",
+        Must,
+        "§6.1, §4.1 rule 2",
+        Control,
+        "A change made while an announce is in flight is in the announce or after its close cursor: an item changed once the first page was read is announced at its new revision, or S1 from the close record's cursor reads that revision's row (skipped if the announce fits in one page).",
+        s1a_close_cursor_leaves_nothing_behind
     ),
 ];

@@ -1,4 +1,4 @@
-//! Tokens (§6.2): every call refused without a token or with a near miss (S3 before it looks the pair up), the 401 body, consumers' cursors and announces isolated (one consumer's reads never prune another's, one's announce never voids another's), both tokens accepted during a rotation and the old one refused once retired.
+//! Tokens (§6.2): every call refused without a token or with a near miss (S3 before it looks the pair up), the 401 body, consumers' cursors and announces isolated (one consumer's reads never prune another's, one's announce never voids another's), the token checked before a body is read, both tokens accepted during a rotation and the old one refused once retired.
 
 use serde_json::{Value, json};
 
@@ -124,6 +124,61 @@ fn error_body_401(ctx: &mut Ctx<'_>) -> Outcome {
         .map(|(name, r)| format!("{name} -> {}", body_text(&r)))
         .collect();
     none_wrong(r#"{"error":"unauthorized"} on every refused call"#, &wrong)
+}
+
+/// Bodies a sibling refuses with 400 once a caller is authenticated: an
+/// S2 batch over the cap, an S2 body that is not JSON, an S3 request with
+/// a field the schema does not allow.
+fn bad_bodies(ctx: &Ctx<'_>) -> Vec<(&'static str, &'static str, Vec<u8>)> {
+    let m = ctx.manifest;
+    let t = m.item("team");
+    let a = m.person("member_a");
+    let pairs: Vec<(&str, &str)> = (0..=super::S2_PAIRS_PER_CALL_MAX)
+        .map(|_| (t.item_id.as_str(), t.current()))
+        .collect();
+    vec![
+        (
+            "POST /s2/check with 257 pairs",
+            "/s2/check",
+            s2_body(&m.keys_on, m.subject_value(a, &m.keys_on), &pairs),
+        ),
+        (
+            "POST /s2/check with a body that is not JSON",
+            "/s2/check",
+            b"conform: not json".to_vec(),
+        ),
+        (
+            "POST /s3/fetch with a field the schema does not allow",
+            "/s3/fetch",
+            serde_json::to_vec(
+                &json!({"item_id": t.item_id, "revision": t.current(), "conform_unknown_field": true}),
+            )
+            .expect("JSON serialises"),
+        ),
+    ]
+}
+
+fn refused_before_the_body(ctx: &mut Ctx<'_>) -> Outcome {
+    let not_issued = format!("{}-not-issued", ctx.token);
+    let mut wrong = Vec::new();
+    for (how, auth) in [
+        ("without a token", Auth::Missing),
+        ("with a token nobody was issued", Auth::Bearer(&not_issued)),
+    ] {
+        for (name, path, body) in bad_bodies(ctx) {
+            let r = ctx
+                .client
+                .post(path, body, auth)
+                .map_err(|e| call_failed(name, &e))?;
+            if r.status != 401 {
+                wrong.push(format!("{name} {how} -> {}", r.status));
+            }
+        }
+    }
+    none_wrong(
+        "401 for every S2 and S3 request without a valid token, whatever its body (over the cap, not JSON, an unknown field): the token is checked before the body is read",
+        &wrong,
+    )
 }
 
 fn cursors_isolated(ctx: &mut Ctx<'_>) -> Outcome {
@@ -378,6 +433,14 @@ pub(super) static CASES: &[ConformCase] = &[
         Nothing,
         "A refused call's body is exactly {\"error\":\"unauthorized\"}.",
         error_body_401
+    ),
+    case!(
+        "tokens/refused-before-the-body-is-read",
+        Must,
+        "§6.2, contract common rules (authentication)",
+        Nothing,
+        "An S2 or S3 request without a token, or with one nobody was issued, answers 401 whatever its body (257 pairs, not JSON, an unknown field): the token is checked before the body is read, so an unauthenticated caller learns nothing of the validator.",
+        refused_before_the_body
     ),
     case!(
         "tokens/cursors-isolated",

@@ -1,10 +1,10 @@
-//! Errors (contract common rules): every non-2xx answer the kit provokes (401, 404, 400, 410) is labelled `content-type: application/json` and its body matches `error.schema.json`.
+//! Transport (contract common rules): every answer the kit reads is labelled `content-type: application/json`, the 200s of S1, S1a, S2 and S3 and every non-2xx it provokes (401, 404, 400, 410), and every error body matches `error.schema.json`.
 //!
 //! The contract's transport rule is JSON bodies with `content-type:
 //! application/json` on every call, errors included; a body that parses
-//! while labelled `text/plain` passes every case that reads only bodies,
-//! so the label is checked here, once, on every error the kit can cause
-//! without a control hook.
+//! while labelled `text/plain` or with a document's own media type passes
+//! every case that reads only bodies, so the label is checked here, once,
+//! on every kind of answer the kit can cause without a control hook.
 
 use serde_json::json;
 
@@ -93,6 +93,56 @@ fn provoked(ctx: &Ctx<'_>) -> Result<Vec<(String, Response)>, NotPassed> {
         .collect()
 }
 
+/// The `content-type` values `r` carries, for a failure line.
+fn labels(r: &Response) -> Vec<&str> {
+    r.headers
+        .iter()
+        .filter(|(k, _)| k == "content-type")
+        .map(|(_, v)| v.as_str())
+        .collect()
+}
+
+fn every_200_is_json(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let t = m.item("team");
+    let a = m.person("member_a");
+    let c = ctx.client;
+    let token = Auth::Bearer(ctx.token);
+    let s2 = s2_body(
+        &m.keys_on,
+        m.subject_value(a, &m.keys_on),
+        &[(&t.item_id, t.current())],
+    );
+    let s3 = serde_json::to_vec(&json!({"item_id": t.item_id, "revision": t.current()}))
+        .expect("JSON serialises");
+    let calls = [
+        ("GET /s1/feed", c.get("/s1/feed", token)),
+        ("GET /s1a/announce", c.get("/s1a/announce", token)),
+        ("POST /s2/check", c.post("/s2/check", s2, token)),
+        (
+            "POST /s3/fetch for a team item",
+            c.post("/s3/fetch", s3, token),
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (name, r) in calls {
+        let r = r.map_err(|e| call_failed(name, &e))?;
+        if r.status != 200 {
+            return Err(super::wire::fail(
+                format!("{name} answers 200"),
+                format!("status {}", r.status),
+            ));
+        }
+        if !labelled_json(&r) {
+            wrong.push(format!("{name} -> 200 content-type {:?}", labels(&r)));
+        }
+    }
+    none_wrong(
+        "every 200 of S1, S1a, S2 and S3 labelled content-type: application/json",
+        &wrong,
+    )
+}
+
 fn every_error_is_json(ctx: &mut Ctx<'_>) -> Outcome {
     let answers = provoked(ctx)?;
     let errors: Vec<&(String, Response)> = answers
@@ -109,13 +159,11 @@ fn every_error_is_json(ctx: &mut Ctx<'_>) -> Outcome {
     let mut wrong = Vec::new();
     for (name, r) in errors {
         if !labelled_json(r) {
-            let label: Vec<&str> = r
-                .headers
-                .iter()
-                .filter(|(k, _)| k == "content-type")
-                .map(|(_, v)| v.as_str())
-                .collect();
-            wrong.push(format!("{name} -> {} content-type {label:?}", r.status));
+            wrong.push(format!(
+                "{name} -> {} content-type {:?}",
+                r.status,
+                labels(r)
+            ));
         }
         let problems = crate::conform::schema::violations("error", &r.body);
         if !problems.is_empty() {
@@ -132,12 +180,22 @@ fn every_error_is_json(ctx: &mut Ctx<'_>) -> Outcome {
     )
 }
 
-/// The errors cases, in list order.
-pub(super) static CASES: &[ConformCase] = &[case!(
-    "errors/every-error-is-json",
-    Should,
-    "contract common rules (transport, errors)",
-    Nothing,
-    "Every non-2xx answer (401 without a token, 404 from S3, 400 for an unknown S3 field or 257 S2 pairs, 410 for a cursor or page token never issued) is labelled content-type: application/json and its body matches error.schema.json.",
-    every_error_is_json
-)];
+/// The transport cases, in list order.
+pub(super) static CASES: &[ConformCase] = &[
+    case!(
+        "transport/every-200-is-json",
+        Should,
+        "contract common rules (transport)",
+        Nothing,
+        "Every 200 of S1, S1a, S2 and S3 (a team item's body included) is labelled content-type: application/json, never the document's own media type.",
+        every_200_is_json
+    ),
+    case!(
+        "transport/every-error-is-json",
+        Should,
+        "contract common rules (transport, errors)",
+        Nothing,
+        "Every non-2xx answer (401 without a token, 404 from S3, 400 for an unknown S3 field or 257 S2 pairs, 410 for a cursor or page token never issued) is labelled content-type: application/json and its body matches error.schema.json.",
+        every_error_is_json
+    ),
+];
