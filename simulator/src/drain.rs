@@ -140,6 +140,33 @@ impl Drain {
         }
     }
 
+    /// The next rotation of the same consumer at the same siblings, in the
+    /// same order: its old token at each is this rotation's new one, its
+    /// new one minted from `seed` (a second rotation, after this one).
+    #[must_use]
+    pub fn next(&self, seed: u64) -> Self {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let legs = self
+            .legs
+            .iter()
+            .map(|leg| Leg {
+                app: leg.app.clone(),
+                fake: leg.fake.clone(),
+                old: leg.new.clone(),
+                new: format!(
+                    "tok-{}-{}-rot-{:016x}",
+                    self.consumer,
+                    leg.app,
+                    rng.r#gen::<u64>()
+                ),
+            })
+            .collect();
+        Self {
+            consumer: self.consumer.clone(),
+            legs,
+        }
+    }
+
     /// The consumer this drain rotates.
     #[must_use]
     pub fn consumer(&self) -> &str {

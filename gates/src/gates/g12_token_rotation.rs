@@ -18,6 +18,10 @@
 //! ends by probing each sibling with the retired token and seeing it
 //! refused; the emergency case shows the same page withholding loudly
 //! when the credential really is refused.
+//!
+//! Size: over 700 lines because gate 12's nine cases share one fixture
+//! (three fakes, memoria on token files, the drain) and one clean-search
+//! check, and each walks its phases step by step.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -48,7 +52,7 @@ pub static GATE: Gate = Gate {
     id: "12",
     title: "Token rotation: three phases, each interrupted and resumed, across a partial delivery",
     sections: &["§10", "§6.2"],
-    requirement: "Across three siblings, each of §6.2's phases (expand acceptance, switch the sender, contract acceptance) interrupted after some siblings and resumed leaves every search at every step unwithheld, with no sibling answering memoria 401; memoria sends the new token once it is delivered, with no restart; the drain retires the old token at a sibling only after it has seen memoria use the new one there; re-running a phase changes nothing; an emergency revocation withholds loudly, naming each app, and recovers once the new token is delivered; a token that cannot be read makes no call and withholds that sibling loudly.",
+    requirement: "Across three siblings, each of §6.2's phases (expand acceptance, switch the sender, contract acceptance) interrupted after some siblings and resumed leaves every search at every step unwithheld, with no sibling answering memoria 401; memoria sends the new token once it is delivered, with no restart; the drain retires the old token at a sibling only after it has seen memoria use the new one there; phase 2 refuses a sibling that does not accept the new token yet; a rotation begun while a row holds two tokens is refused and evicts neither; a second rotation's new token takes a fresh epoch and is contracted for only once seen; re-running a phase changes nothing; an emergency revocation withholds loudly, naming each app, and recovers once the new token is delivered; a token that cannot be read makes no call and withholds that sibling loudly.",
     cases: &[
         Case {
             id: "12/searches-never-withhold-for-a-credential-through-every-interrupted-and-resumed-phase",
@@ -74,6 +78,21 @@ pub static GATE: Gate = Gate {
             id: "12/an-emergency-revocation-is-loud-and-recovers",
             desc: "Emergency revocation retires the old token at every sibling before memoria has the new one: the next search shows no passage and one withheld line per app ('Sheets did not answer; 2 results withheld.', Docs, Calendar), and the siblings answered memoria 401. Delivered to Sheets only, Sheets renders and Docs and Calendar are still named; delivered everywhere, the page is whole again.",
             run: emergency_revocation,
+        },
+        Case {
+            id: "12/phase-2-refuses-a-sibling-that-does-not-accept-the-new-token-yet",
+            desc: "Phase 1 stopped after Sheets; phase 2 run to the end delivers to Sheets only and refuses Docs and Calendar as not expanded, their token files byte for byte as they were, and the next search is clean with the new token at Sheets and the old at Docs and Calendar. Phase 1 resumed, phase 2 delivers to Docs and Calendar (presence) and memoria carries the new token everywhere.",
+            run: no_switch_before_expand,
+        },
+        Case {
+            id: "12/a-rotation-begun-while-two-tokens-are-accepted-evicts-neither",
+            desc: "Mid-rotation (the new token accepted everywhere, delivered to Sheets only), a second rotation's phase 1 is refused at every sibling as the consumers row being full: every row holds the two tokens it held, at their epochs, and the next search is clean, the new token at Sheets and the old at Docs and Calendar.",
+            run: no_third_token,
+        },
+        Case {
+            id: "12/a-second-rotation-contracts-only-once-it-observes-its-own-new-token",
+            desc: "After one whole rotation, a second one: its phase 1 gives each sibling's new token an epoch no token there has held (3, never the current token's 2); delivered to Sheets only, phase 3 refuses at all three before memoria calls, and after a search retires the first rotation's token at Sheets only, every search clean; delivered everywhere and seen, it retires it at Docs and Calendar too (presence).",
+            run: second_rotation,
         },
         Case {
             id: "12/a-token-file-that-cannot-be-read-makes-no-call-and-withholds-loudly",
@@ -694,5 +713,250 @@ fn unreadable_token_file(ctx: &mut Ctx) -> Result<(), Failure> {
         m.set_sibling_token("docs", drain.old_token("docs"))?;
         clean(&mut m, &trace, &canary, "the token file restored").await?;
         Ok(())
+    })
+}
+
+/// Memoria's token file at each of `apps`, byte for byte (empty if absent).
+fn token_files(m: &Memoria, apps: &[&str]) -> Vec<Vec<u8>> {
+    apps.iter()
+        .map(|a| {
+            m.token_file(a)
+                .and_then(|p| std::fs::read(p).ok())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn no_switch_before_expand(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, drain, canary) = fixture(ctx);
+    let trace = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        clean(&mut m, &trace, &canary, "before the rotation").await?;
+        report_is(
+            "phase 1 stopped after Sheets",
+            &drain.expand(Stop::After(1)),
+            &["sheets"],
+            &[],
+            &["docs", "calendar"],
+        )?;
+        let before = token_files(&m, &["docs", "calendar"]);
+        let r = drain.switch(&m, Stop::AtEnd);
+        check(
+            r.changed == ["sheets"]
+                && r.unchanged.is_empty()
+                && r.not_reached.is_empty()
+                && r.refused
+                    == [
+                        ("docs".to_owned(), DrainRefusal::NotExpanded),
+                        ("calendar".to_owned(), DrainRefusal::NotExpanded),
+                    ],
+            "phase 2 delivers to Sheets and refuses Docs and Calendar, which do not accept the new token yet",
+            format!("{r:?}"),
+        )?;
+        check(
+            token_files(&m, &["docs", "calendar"]) == before,
+            "Docs' and Calendar's token files are byte for byte as they were",
+            "one was rewritten",
+        )?;
+        let e = clean(&mut m, &trace, &canary, "phase 2 ahead of phase 1").await?;
+        check(
+            e["sheets"] == Some(NEW_EPOCH)
+                && e["docs"] == Some(OLD_EPOCH)
+                && e["calendar"] == Some(OLD_EPOCH),
+            "memoria carries the new token at Sheets and the old at Docs and Calendar",
+            format!("{e:?}"),
+        )?;
+        report_is(
+            "phase 1 resumed",
+            &drain.expand(Stop::AtEnd),
+            &["docs", "calendar"],
+            &["sheets"],
+            &[],
+        )?;
+        report_is(
+            "phase 2 resumed",
+            &drain.switch(&m, Stop::AtEnd),
+            &["docs", "calendar"],
+            &["sheets"],
+            &[],
+        )?;
+        let e = clean(&mut m, &trace, &canary, "phase 2 resumed").await?;
+        check(
+            e == epochs_all(NEW_EPOCH),
+            "memoria carries the new token everywhere",
+            format!("{e:?}"),
+        )
+    })
+}
+
+fn no_third_token(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, drain, canary) = fixture(ctx);
+    let second = drain.next(ctx.seed() ^ 0x1212);
+    let trace = world.trace().clone();
+    let fakes: Vec<_> = APPS.iter().map(|a| world.fake(a).clone()).collect();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let rows =
+            || -> Vec<Vec<(String, u32)>> { fakes.iter().map(|f| f.accepted_epochs()).collect() };
+        report_is("phase 1", &drain.expand(Stop::AtEnd), &APPS, &[], &[])?;
+        report_is(
+            "phase 2 for Sheets only",
+            &drain.switch(&m, Stop::After(1)),
+            &["sheets"],
+            &[],
+            &["docs", "calendar"],
+        )?;
+        clean(&mut m, &trace, &canary, "mid-rotation").await?;
+        let held = rows();
+        let both = vec![
+            (MEMORIA_CONSUMER.to_owned(), OLD_EPOCH),
+            (MEMORIA_CONSUMER.to_owned(), NEW_EPOCH),
+        ];
+        check(
+            held.iter().all(|r| *r == both),
+            "mid-rotation every consumers row holds the old and the new token (presence)",
+            format!("{held:?}"),
+        )?;
+        let r = second.expand(Stop::AtEnd);
+        check(
+            r.changed.is_empty()
+                && r.refused.len() == APPS.len()
+                && r.refused.iter().all(|(_, why)| {
+                    *why == DrainRefusal::Row(memoria_simulator::TokenRefusal::Full)
+                }),
+            "a second rotation's phase 1 is refused at every sibling: the row already holds two tokens",
+            format!("{r:?}"),
+        )?;
+        check(
+            rows() == held,
+            "every consumers row holds the two tokens it held, at their epochs",
+            format!("{:?}", rows()),
+        )?;
+        let e = clean(&mut m, &trace, &canary, "after the refused second expand").await?;
+        check(
+            e["sheets"] == Some(NEW_EPOCH)
+                && e["docs"] == Some(OLD_EPOCH)
+                && e["calendar"] == Some(OLD_EPOCH),
+            "memoria still carries the new token at Sheets and the old at Docs and Calendar",
+            format!("{e:?}"),
+        )
+    })
+}
+
+fn second_rotation(ctx: &mut Ctx) -> Result<(), Failure> {
+    /// The second rotation's new token: one past the first's.
+    const NEXT_EPOCH: u32 = NEW_EPOCH + 1;
+    let (world, drain, canary) = fixture(ctx);
+    let second = drain.next(ctx.seed() ^ 0x1212);
+    let trace = world.trace().clone();
+    let fakes: Vec<_> = APPS.iter().map(|a| world.fake(a).clone()).collect();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let rows =
+            || -> Vec<Vec<(String, u32)>> { fakes.iter().map(|f| f.accepted_epochs()).collect() };
+        report_is("first phase 1", &drain.expand(Stop::AtEnd), &APPS, &[], &[])?;
+        report_is(
+            "first phase 2",
+            &drain.switch(&m, Stop::AtEnd),
+            &APPS,
+            &[],
+            &[],
+        )?;
+        clean(&mut m, &trace, &canary, "first rotation delivered").await?;
+        report_is(
+            "first phase 3",
+            &drain.contract(Stop::AtEnd),
+            &APPS,
+            &[],
+            &[],
+        )?;
+        let e = clean(&mut m, &trace, &canary, "first rotation done").await?;
+        check(
+            e == epochs_all(NEW_EPOCH),
+            "after the first rotation memoria carries its token at epoch 2 everywhere (presence)",
+            format!("{e:?}"),
+        )?;
+
+        report_is(
+            "second phase 1",
+            &second.expand(Stop::AtEnd),
+            &APPS,
+            &[],
+            &[],
+        )?;
+        let want = vec![
+            (MEMORIA_CONSUMER.to_owned(), NEW_EPOCH),
+            (MEMORIA_CONSUMER.to_owned(), NEXT_EPOCH),
+        ];
+        check(
+            rows().iter().all(|r| *r == want),
+            "the second rotation's new token takes an epoch no token there has held",
+            format!("{:?}", rows()),
+        )?;
+        report_is(
+            "second phase 2 for Sheets only",
+            &second.switch(&m, Stop::After(1)),
+            &["sheets"],
+            &[],
+            &["docs", "calendar"],
+        )?;
+        let r = second.contract(Stop::AtEnd);
+        check(
+            r.changed.is_empty()
+                && r.refused.len() == APPS.len()
+                && r.refused
+                    .iter()
+                    .all(|(_, why)| *why == DrainRefusal::NotObserved),
+            "before memoria calls with the second new token, the second phase 3 refuses at all three siblings",
+            format!("{r:?}"),
+        )?;
+        let e = clean(&mut m, &trace, &canary, "second rotation, Sheets delivered").await?;
+        check(
+            e["sheets"] == Some(NEXT_EPOCH)
+                && e["docs"] == Some(NEW_EPOCH)
+                && e["calendar"] == Some(NEW_EPOCH),
+            "memoria carries the second new token at Sheets and the first rotation's at Docs and Calendar",
+            format!("{e:?}"),
+        )?;
+        let r = second.contract(Stop::AtEnd);
+        check(
+            r.changed == ["sheets"]
+                && r.refused
+                    == [
+                        ("docs".to_owned(), DrainRefusal::NotObserved),
+                        ("calendar".to_owned(), DrainRefusal::NotObserved),
+                    ],
+            "the second phase 3 retires the first rotation's token at Sheets only",
+            format!("{r:?}"),
+        )?;
+        clean(
+            &mut m,
+            &trace,
+            &canary,
+            "second rotation, Sheets contracted",
+        )
+        .await?;
+        report_is(
+            "second phase 2 resumed",
+            &second.switch(&m, Stop::AtEnd),
+            &["docs", "calendar"],
+            &["sheets"],
+            &[],
+        )?;
+        clean(&mut m, &trace, &canary, "second rotation delivered").await?;
+        report_is(
+            "second phase 3 once observed everywhere",
+            &second.contract(Stop::AtEnd),
+            &["docs", "calendar"],
+            &["sheets"],
+            &[],
+        )?;
+        let e = clean(&mut m, &trace, &canary, "second rotation done").await?;
+        check(
+            e == epochs_all(NEXT_EPOCH),
+            "memoria carries the second new token everywhere",
+            format!("{e:?}"),
+        )
     })
 }

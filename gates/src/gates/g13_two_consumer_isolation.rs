@@ -19,6 +19,10 @@
 //! per-consumer retention TTL ([`FakeSibling::set_consumer_ttl_ms`], §6.1)
 //! so that one consumer's contact keeping another's row alive is visible:
 //! B idle past the TTL must be told to re-announce whether or not A is busy.
+//!
+//! Size: over 700 lines because gate 13's five cases share one rig (two
+//! consumers, the watch that records B's view step by step, the two-run
+//! comparison); split, a case would sit apart from the comparison it needs.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -52,7 +56,7 @@ pub static GATE: Gate = Gate {
     id: "13",
     title: "Two-consumer isolation on the sibling endpoints",
     sections: &["§10", "§6.1", "§6.2"],
-    requirement: "With two memoria consumers of the same siblings, one consumer's cursor advance, token revocation, token rotation, reads and re-announce never change what the other sees: its S1 rows, S1a items, S2 answers, S3 fetches, the status and token epoch of every call it makes, and its search results, step by step, are the same as in a run where the first consumer is absent.",
+    requirement: "With two memoria consumers of the same siblings, one consumer's cursor advance, token revocation, token rotation, reads and re-announce (also one opened while the other's is being read) never change what the other sees: its S1 rows, S1a items, S2 answers, S3 fetches, the status and token epoch of every call it makes, and its search results, step by step, are the same as in a run where the first consumer is absent.",
     cases: &[
         Case {
             id: "13/one-consumers-cursor-advance-never-changes-the-others-feed",
@@ -73,6 +77,11 @@ pub static GATE: Gate = Gate {
             id: "13/one-consumers-reads-and-re-announce-never-change-what-the-other-sees",
             desc: "A searches as Ana and as Bea, twice each (A's S2 calls with both subjects, presence); A then idles past its TTL while B keeps polling, and A's next poll is told to re-announce and A reads a whole S1a (presence). B's S1 rows, S2 answers for Ana and Bea, and results match the run without A.",
             run: reads,
+        },
+        Case {
+            id: "13/one-consumers-re-announce-never-changes-the-pages-of-anothers",
+            desc: "Sheets pages its S1a two records at a time. B opens a re-announce and reads its first page; a team item is added that sorts first; A opens a re-announce of its own, whose first page lists the new item (presence: A's snapshot differs from B's); B reads the rest of its re-announce by its page tokens to the close. B's S1a items, close count and statuses match the run without A: a page token continues the announce that issued it, never another consumer's.",
+            run: announce,
         },
     ],
 };
@@ -99,12 +108,14 @@ fn render(e: &TraceEvent) -> String {
     )
 }
 
-/// What a case's script is handed: the trace, the fakes, A's drain.
+/// What a case's script is handed: the trace, the fakes, A's drain, B's
+/// token at each app (for a case that calls a sibling as B directly).
 #[derive(Clone)]
 struct Rig {
     trace: Trace,
     fakes: Vec<FakeSibling>,
     drain: Drain,
+    b_tokens: std::collections::BTreeMap<String, String>,
     canary: String,
 }
 
@@ -228,6 +239,15 @@ where
         trace: world.trace().clone(),
         fakes: APPS.iter().map(|a| world.fake(a).clone()).collect(),
         drain: Drain::new(&world, MEMORIA_CONSUMER, &APPS, ctx.seed() ^ 0x13),
+        b_tokens: APPS
+            .iter()
+            .map(|a| {
+                (
+                    (*a).to_owned(),
+                    world.consumer_token(CONSUMER_B, &host(a)).to_owned(),
+                )
+            })
+            .collect(),
         canary: canary.to_owned(),
     };
     let names: &[&str] = if with_a {
@@ -592,6 +612,112 @@ async fn reads_script(mut a: Option<Memoria>, mut b: Memoria, rig: Rig) -> Resul
 
 fn reads(ctx: &mut Ctx) -> Result<(), Failure> {
     compare(ctx, true, reads_script)
+}
+
+/// Records per S1a page at Sheets in the announce case: small, so three
+/// items and the markers span several pages.
+pub const ANNOUNCE_PAGE_RECORDS: usize = 2;
+/// The most S1a pages B reads in the announce case: its items and two
+/// markers, two records a page, with room to spare.
+pub const ANNOUNCE_PAGES_MAX: usize = 8;
+
+/// One GET to `app`'s sibling with `token`, straight from the script (a
+/// consumer's own client reads an announce in one go; this one stops
+/// between pages): the status and the body as JSON.
+async fn get_as(app: &str, token: &str, path: &str) -> Result<(u16, serde_json::Value), String> {
+    let h = host(app);
+    let request = http::Request::builder()
+        .method("GET")
+        .uri(path)
+        .header(http::header::HOST, h.as_str())
+        .header(http::header::AUTHORIZATION, format!("Bearer {token}"))
+        .body(http_body_util::Full::new(bytes::Bytes::new()))
+        .map_err(|e| e.to_string())?;
+    let r = memoria::exchange(
+        &memoria_simulator::TurmoilDialer,
+        &h,
+        memoria_simulator::SIBLING_PORT,
+        request,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let json = serde_json::from_slice(&r.body).unwrap_or(serde_json::Value::Null);
+    Ok((r.status, json))
+}
+
+/// The next page token of an S1a page, if it has one.
+fn next_page(page: &serde_json::Value) -> Option<String> {
+    page.get("next_page")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned)
+}
+
+async fn announce_script(mut a: Option<Memoria>, mut b: Memoria, rig: Rig) -> Result<Seen, String> {
+    let mut w = Watch::new(&rig.trace);
+    wake(&mut a, &mut b, &mut w).await?;
+    w.search(&mut b, OWNERS[0], &rig.canary, "B's first search")
+        .await;
+    let sheets = &rig.fakes[0];
+    sheets
+        .model()
+        .with(|m| m.set_announce_page_records(ANNOUNCE_PAGE_RECORDS));
+    let b_token = rig.b_tokens.get("sheets").ok_or("B's Sheets token")?;
+    let (status, first) = get_as("sheets", b_token, "/s1a/announce").await?;
+    let mut next = next_page(&first);
+    check(
+        status == 200 && next.is_some(),
+        "B's re-announce opens and spans more than one page (presence)",
+        format!("{status}, next page {next:?}"),
+    )?;
+    w.note("B opens a re-announce", None);
+    // Sorts before every `sheets-N`: it lands on the pages B has read.
+    sheets
+        .model()
+        .with(|m| {
+            m.add_item(
+                "sheet-new",
+                Rung::Team,
+                "Note",
+                &body(&rig.canary, "sheets", 9),
+            )
+        })
+        .map_err(|e| e.to_string())?;
+    if a.is_some() {
+        let a_token = rig.drain.old_token("sheets");
+        let (status, page) = get_as("sheets", a_token, "/s1a/announce").await?;
+        check(
+            status == 200 && page.to_string().contains("sheet-new"),
+            "A's re-announce, opened after the item was added, lists it on its first page (presence)",
+            format!("{status}"),
+        )?;
+        w.skip();
+    }
+    let mut closed = false;
+    for _ in 0..ANNOUNCE_PAGES_MAX {
+        let Some(token) = next.take() else {
+            break;
+        };
+        let path = format!("/s1a/announce?page={token}");
+        let (status, page) = get_as("sheets", b_token, &path).await?;
+        if status != 200 {
+            break;
+        }
+        next = next_page(&page);
+        closed = next.is_none();
+    }
+    check(
+        closed,
+        "B reads its re-announce to the close by its page tokens",
+        format!("still at {next:?}"),
+    )?;
+    w.note("B reads the rest of its re-announce", None);
+    w.search(&mut b, OWNERS[0], &rig.canary, "B searches afterwards")
+        .await;
+    Ok(w.seen)
+}
+
+fn announce(ctx: &mut Ctx) -> Result<(), Failure> {
+    compare(ctx, false, announce_script)
 }
 
 // The idle rounds together pass the TTL, or no consumer would expire.

@@ -48,7 +48,7 @@ pub static GATE: Gate = Gate {
     id: "21",
     title: "Admission is read, not held",
     sections: &["§10", "§4.3"],
-    requirement: "A person removed from the owners list, or from the home's roster once the removal is pulled, is refused at verification (403, no session) after following a link sent while they were admitted, and on the next request of a session they hold; an owners source that cannot be read refuses everyone, and a roster that cannot be read (the home down, or garbage, with no copy held) admits no member, at verification, in sessions and at the sign-in form, until it can be read; a person still listed is admitted through the same steps.",
+    requirement: "A person removed from the owners list, or from the home's roster once the removal is pulled, is refused at verification (403, no session) after following a link sent while they were admitted, and on the next request of a session they hold; an owners source that cannot be read refuses everyone, and a roster that cannot be read (the home down, garbage, or another team's roster, with no copy held) admits no member, at verification, in sessions and at the sign-in form, until it can be read; a person still listed is admitted through the same steps.",
     cases: &[
         Case {
             id: "21/an-owner-removed-after-asking-for-a-link-is-refused-at-verification",
@@ -92,7 +92,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "21/an-unreadable-roster-refuses",
-            desc: "Suite shape with the home down from the start, then answering each garbage body (HTML, a cut-off roster, an empty object, a member that is not an address, no members field): every pull fails, no copy is held, the sign-in form delivers Cai no link, and an owner (Ana) is still delivered one that signs her in; the home answers its roster, memoria pulls it, and the form delivers Cai a link that signs him in (the refusal was the roster's).",
+            desc: "Suite shape with the home down from the start, then answering each garbage body (HTML, a cut-off roster, an empty object, a member that is not an address, no members field), then a well-formed roster listing Cai but of another team: every pull fails, no copy is held, the sign-in form delivers Cai no link, and an owner (Ana) is still delivered one that signs her in; the home answers its roster, memoria pulls it, and the form delivers Cai a link that signs him in (the refusal was the roster's).",
             run: unreadable_roster_refuses,
         },
     ],
@@ -584,6 +584,8 @@ fn unreadable_roster_refuses(ctx: &mut Ctx) -> Result<(), Failure> {
         m.warmed_up().await?;
         let mut faults = vec![HomeFault::Down];
         faults.extend(GARBAGE.iter().map(|g| HomeFault::Garbage(*g)));
+        // Well formed, listing Cai, but another team's: not this roster.
+        faults.push(HomeFault::OtherTeam);
         for fault in faults {
             home.set_fault(fault);
             let r = m.pull_roster().await;

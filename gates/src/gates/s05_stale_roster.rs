@@ -28,7 +28,7 @@ pub static GATE: Gate = Gate {
     id: "suite 5",
     title: "A stale roster stops team standing",
     sections: &["§4.3", "§6.5"],
-    requirement: "Past the roster's TTL with no successful pull, nobody's team standing is established, sessions included: every page withholds loudly, naming the stale roster, memoria's own documents and every sibling (not asked: UNKNOWN), with no passage shown and no S2 made, while an owner is served as ever; nobody new signs in; an unfamiliar roster generation is not adopted and the copy held goes stale until an owner confirms the generation, and a restart changes neither which generation is familiar nor which epoch is behind; within the TTL the copy is enforced as it stands through every failed pull (down, slow past the deadline, an older epoch, garbage).",
+    requirement: "Past the roster's TTL with no successful pull, nobody's team standing is established, sessions included: every page withholds loudly, naming the stale roster, memoria's own documents and every sibling (not asked: UNKNOWN), with no passage shown and no S2 made, while an owner is served as ever; nobody new signs in; an unfamiliar roster generation is not adopted and the copy held goes stale until an owner confirms the generation, and a confirmed generation is as old as the pull that brought it, and a restart changes neither which generation is familiar nor which epoch is behind; within the TTL the copy is enforced as it stands through every failed pull (down, slow past the deadline, an older epoch, garbage), and no failed pull, however recent, renews it.",
     cases: &[
         Case {
             id: "suite 5/a-stale-roster-stops-team-standing-for-everybody-sessions-included",
@@ -49,6 +49,16 @@ pub static GATE: Gate = Gate {
             id: "suite 5/within-the-ttl-the-copy-is-enforced-as-it-stands",
             desc: "The home removes Dan and memoria pulls it (Dan refused, Cai finds both: presence); then the home answers an older epoch listing Dan, then is down, then slow past the deadline, then answers each garbage body: every pull fails, the copy keeps its epoch, Cai's session finds both documents and Dan is delivered no link; one second inside the TTL Cai is still served; one second past it his search withholds.",
             run: copy_enforced_within_ttl,
+        },
+        Case {
+            id: "suite 5/a-pull-that-fails-never-renews-the-copy-however-recently-the-home-answered",
+            desc: "The home removes Dan and memoria pulls it (presence); then, spread across the TTL, the home answers an older epoch, is down, is slow past the deadline and answers each garbage body: after every failed pull the copy's age still counts from the last successful pull and Cai is served; one second inside the TTL of that pull Cai is still served, and one second past it, though the home answered a failed pull moments ago, his search withholds naming the stale roster.",
+            run: failed_pulls_renew_nothing,
+        },
+        Case {
+            id: "suite 5/a-confirmed-generation-is-as-old-as-the-pull-that-brought-it",
+            desc: "The home starts a new generation listing Dan and Eve and memoria pulls it (pending); the home goes down and the clock passes the TTL; Ana, an owner, confirms the generation (303): the copy is adopted but, no pull having succeeded within the TTL, it is stale, Dan's search withholds naming the stale roster and Eve is delivered no link; once the home answers and memoria pulls, Dan's session finds both.",
+            run: confirmation_renews_nothing,
         },
     ],
 };
@@ -498,5 +508,155 @@ fn copy_enforced_within_ttl(ctx: &mut Ctx) -> Result<(), Failure> {
             &body,
             "roster is stale",
         )
+    })
+}
+
+/// The copy's age in seconds now (0 with no copy).
+fn age_s(m: &Memoria) -> i64 {
+    m.roster()
+        .and_then(|c| c.status().age_s)
+        .unwrap_or_default()
+}
+
+fn failed_pulls_renew_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let (world, home) = suite_world(ctx.seed(), &canary);
+    run_world(&world, move |mut m| async move {
+        up(&mut m, &canary).await?;
+        let cai = m.sign_in(CAI).await?;
+        home.remove(DAN);
+        let r = m.pull_roster().await;
+        check(
+            matches!(r, Some(Ok(_))),
+            "memoria pulls Dan's removal (presence: the home has an older epoch to lag to)",
+            format!("{r:?}"),
+        )?;
+        finds_both(&m, &cai, "Cai", &canary).await?;
+        let mut faults = vec![
+            HomeFault::StaleEpoch,
+            HomeFault::Down,
+            HomeFault::Slow(ROSTER_DEADLINE_MS + 500),
+        ];
+        faults.extend(GARBAGE.iter().map(|g| HomeFault::Garbage(*g)));
+        faults.push(HomeFault::StaleEpoch);
+        let step = ROSTER_TTL_S / i64::try_from(faults.len() + 1).unwrap_or(i64::MAX);
+        for fault in faults {
+            let before = age_s(&m);
+            m.advance_s(step);
+            home.set_fault(fault);
+            let r = m.pull_roster().await;
+            let age = age_s(&m);
+            check(
+                matches!(r, Some(Err(_))) && age >= before + step,
+                format!(
+                    "with the home {fault:?}, the pull fails and the copy's age still counts from the last successful pull"
+                ),
+                format!("{r:?}, age {before} s then {age} s"),
+            )?;
+            finds_both(&m, &cai, &format!("with the home {fault:?}, Cai"), &canary).await?;
+        }
+        m.advance_s(ROSTER_TTL_S - age_s(&m) - 1);
+        finds_both(&m, &cai, "one second inside the TTL, Cai", &canary).await?;
+        m.advance_s(2);
+        let (status, page) = search(&m, &cai, &canary).await?;
+        let body = page.text();
+        withholds(
+            "one second past the TTL of the last successful pull, the home having answered a failed one moments ago, Cai's search page",
+            status,
+            200,
+            &page,
+            &body,
+            "roster is stale",
+        )
+    })
+}
+
+fn confirmation_renews_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let (world, home) = suite_world(ctx.seed(), &canary);
+    run_world(&world, move |mut m| async move {
+        up(&mut m, &canary).await?;
+        let dan = m.sign_in(DAN).await?;
+        finds_both(&m, &dan, "Dan", &canary).await?;
+        let next = format!("{HOME_GENERATION}-restored");
+        home.new_generation(&next, &[DAN, EVE]);
+        let r = m.pull_roster().await;
+        check(
+            matches!(r, Some(Err(memoria::RosterFault::UnfamiliarGeneration))),
+            "a pull answering a new generation holds it pending",
+            format!("{r:?}"),
+        )?;
+        home.set_fault(HomeFault::Down);
+        m.advance_s(ROSTER_TTL_S + 1);
+        let r = m.pull_roster().await;
+        check(
+            matches!(r, Some(Err(_))),
+            "with the home down past the TTL, the pull fails",
+            format!("{r:?}"),
+        )?;
+        let ana = m.sign_in(ANA).await?;
+        let roster = m.get_with(&ana, "/roster").await?.response;
+        let form = Page::of(&roster)
+            .forms()
+            .into_iter()
+            .find(|f| f.action == "/roster/confirm")
+            .ok_or_else(|| {
+                fail(
+                    "Ana's roster page holds the confirmation form",
+                    roster.status.to_string(),
+                )
+            })?;
+        let fields: Vec<(&str, &str)> = form
+            .inputs
+            .iter()
+            .map(|(n, _, v)| (n.as_str(), v.as_str()))
+            .collect();
+        let confirmed = m
+            .post_form_with(&ana, "/roster/confirm", &fields)
+            .await?
+            .response;
+        let current = m.roster().and_then(|c| c.status().current).map(|c| c.0);
+        check(
+            confirmed.status == 303 && current.as_deref() == Some(next.as_str()),
+            "Ana's confirmation answers 303 and adopts the generation (presence)",
+            format!("{} with {current:?}", confirmed.status),
+        )?;
+        let lack = m.roster().and_then(|c| c.lacking());
+        check(
+            lack == Some(RosterLack::Stale {
+                awaiting_confirmation: false,
+            }),
+            "the confirmed copy is as old as the pull that brought it: past the TTL, stale",
+            format!("{lack:?}"),
+        )?;
+        let (status, page) = search(&m, &dan, &canary).await?;
+        let body = page.text();
+        withholds(
+            "Dan's search page, confirmed but with no pull within the TTL,",
+            status,
+            200,
+            &page,
+            &body,
+            "roster is stale",
+        )?;
+        check(
+            form_delivers(&m, EVE).await?.is_none(),
+            "Eve, listed by the confirmed generation, is delivered no link while the copy is stale",
+            "she was delivered one",
+        )?;
+        home.set_fault(HomeFault::None);
+        let r = m.pull_roster().await;
+        check(
+            matches!(r, Some(Ok(_))),
+            "once the home answers, the pull in the confirmed generation succeeds",
+            format!("{r:?}"),
+        )?;
+        finds_both(
+            &m,
+            &dan,
+            "Dan, in his same session once the copy is fresh,",
+            &canary,
+        )
+        .await
     })
 }

@@ -9,7 +9,8 @@
 //! home restored or re-provisioned), its epoch counting from 1 again.
 //! Faults ([`HomeFault`]), switchable mid-run: down (503), slow past
 //! memoria's deadline, a stale epoch (a lagging replica answering the
-//! roster as it was one change ago), and garbage bodies ([`Garbage`]).
+//! roster as it was one change ago), garbage bodies ([`Garbage`]), and
+//! another team's well-formed roster ([`HomeFault::OtherTeam`]).
 //! Every pull is counted, content-free ([`FakeHome::pulls`]).
 
 use std::collections::BTreeSet;
@@ -66,6 +67,9 @@ pub enum HomeFault {
     StaleEpoch,
     /// It answers 200 with a garbage body.
     Garbage(Garbage),
+    /// It answers 200 with a well-formed roster of another team
+    /// ([`crate::OTHER_TEAM`]) listing the same members: a misrouted answer.
+    OtherTeam,
 }
 
 /// One pull the home received: content-free.
@@ -258,6 +262,16 @@ async fn roster(State(home): State<FakeHome>, headers: HeaderMap) -> Response {
                 None,
             ),
             HomeFault::Garbage(g) => (StatusCode::OK, garbage(&s, g), None),
+            HomeFault::OtherTeam => {
+                let body = serde_json::to_vec(&WireRoster {
+                    team: crate::OTHER_TEAM,
+                    generation: &s.roster.generation,
+                    epoch: s.roster.epoch,
+                    members: s.roster.members.iter().map(String::as_str).collect(),
+                })
+                .unwrap_or_default();
+                (StatusCode::OK, body, Some(s.roster.epoch))
+            }
             HomeFault::StaleEpoch => {
                 let r = s.previous.clone().unwrap_or_else(|| s.roster.clone());
                 (StatusCode::OK, body_of(&s, &r), Some(r.epoch))
