@@ -230,7 +230,7 @@ pub fn resolve(data_dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<
 /// Suite shape's home (§4.3): `MEMORIA_HOME`, with `MEMORIA_TEAM` (the
 /// host must be `<team>.home.oficina.works`, §6.3) and memoria's consumer
 /// token at the home, `MEMORIA_HOME_TOKEN` or a file `MEMORIA_HOME_TOKEN_FILE`
-/// names (read at start). Unset `MEMORIA_HOME` is lone shape.
+/// names (read again on every pull, §6.2). Unset `MEMORIA_HOME` is lone shape.
 fn resolve_home(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Option<crate::access::home::HomeClient>, Error> {
@@ -248,14 +248,20 @@ fn resolve_home(
                 format!("{HOME_TOKEN_ENV} and {HOME_TOKEN_FILE_ENV} are both set"),
             ));
         }
-        (Some(t), None) => t,
-        (None, Some(path)) => std::fs::read_to_string(path.trim()).map_err(|e| {
-            Error::with_source(
-                ErrorKind::Config,
-                format!("the file {HOME_TOKEN_FILE_ENV} names cannot be read"),
-                e,
-            )
-        })?,
+        (Some(t), None) => crate::sibling::token::SiblingToken::Fixed(t),
+        (None, Some(path)) => {
+            // Read once now, so that a start with a file that cannot be
+            // used is refused; then again on every pull (§6.2).
+            let file = crate::sibling::token::SiblingToken::File(path.trim().into());
+            file.current().map_err(|e| {
+                Error::with_source(
+                    ErrorKind::Config,
+                    format!("the file {HOME_TOKEN_FILE_ENV} names cannot be used"),
+                    e,
+                )
+            })?;
+            file
+        }
         (None, None) => {
             return Err(Error::new(
                 ErrorKind::Config,
@@ -263,10 +269,10 @@ fn resolve_home(
             ));
         }
     };
-    HomeClient::new(
+    HomeClient::with_token(
         team.trim(),
         url.trim(),
-        &token,
+        token,
         std::sync::Arc::new(crate::sibling::transport::TcpDialer),
     )
     .map(Some)

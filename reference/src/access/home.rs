@@ -19,6 +19,7 @@ use crate::access::roster::{
 };
 use crate::error::{Error, ErrorKind};
 use crate::sibling::host::SiblingUrl;
+use crate::sibling::token::SiblingToken;
 use crate::sibling::transport::{Dialer, TransportError, exchange_within};
 
 /// The environment variable naming the home's base URL (suite shape, §4.3).
@@ -37,7 +38,7 @@ pub const ROSTER_PATH: &str = "/roster";
 pub struct HomeClient {
     team: String,
     url: SiblingUrl,
-    token: String,
+    token: SiblingToken,
     dialer: Arc<dyn Dialer>,
 }
 
@@ -63,6 +64,21 @@ impl HomeClient {
         token: &str,
         dialer: Arc<dyn Dialer>,
     ) -> Result<HomeClient, Error> {
+        HomeClient::with_token(team, url, SiblingToken::Fixed(token.to_owned()), dialer)
+    }
+
+    /// As [`HomeClient::new`], with the token from `token`: a token file
+    /// (`MEMORIA_HOME_TOKEN_FILE`) is read again on every pull, as a
+    /// sibling's is (§6.2), so a rotated token is sent without a restart.
+    ///
+    /// # Errors
+    /// As [`HomeClient::new`]; the token must be usable now.
+    pub fn with_token(
+        team: &str,
+        url: &str,
+        token: SiblingToken,
+        dialer: Arc<dyn Dialer>,
+    ) -> Result<HomeClient, Error> {
         let parsed = SiblingUrl::parse(url, team).map_err(|r| {
             Error::with_source(ErrorKind::Config, format!("{HOME_ENV} is refused"), r)
         })?;
@@ -72,8 +88,7 @@ impl HomeClient {
                 format!("{HOME_ENV} must name <team>.{HOME_APP_LABEL}.oficina.works"),
             ));
         }
-        let token = token.trim();
-        if token.is_empty() || http::HeaderValue::from_str(&format!("Bearer {token}")).is_err() {
+        if token.current().is_err() {
             return Err(Error::new(
                 ErrorKind::Config,
                 format!("{HOME_TOKEN_ENV} is empty or not a header value"),
@@ -82,7 +97,7 @@ impl HomeClient {
         Ok(HomeClient {
             team: team.to_ascii_lowercase(),
             url: parsed,
-            token: token.to_string(),
+            token,
             dialer,
         })
     }
@@ -104,14 +119,14 @@ impl HomeClient {
     /// The [`RosterFault`]: unreachable, past the deadline, a status other
     /// than 200, over the cap, or a body that is not this team's roster.
     pub async fn pull(&self) -> Result<PulledRoster, RosterFault> {
+        // Read now, for this pull: a token file replaced since is the
+        // token this pull carries.
+        let token = self.token.current().map_err(RosterFault::NoToken)?;
         let request = http::Request::builder()
             .method("GET")
             .uri(ROSTER_PATH)
             .header(http::header::HOST, self.url.host())
-            .header(
-                http::header::AUTHORIZATION,
-                format!("Bearer {}", self.token),
-            )
+            .header(http::header::AUTHORIZATION, format!("Bearer {token}"))
             .body(Full::new(Bytes::new()))
             .map_err(|_| RosterFault::Unreachable)?;
         let answer = tokio::time::timeout(
@@ -131,5 +146,46 @@ impl HomeClient {
             Ok(Err(_)) => Err(RosterFault::Unreachable),
             Ok(Ok(r)) => decode_roster(r.status, &r.body, &self.team),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_home_token_file_is_the_token_source_and_is_read_again_after_a_rotation() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("home-token");
+        std::fs::write(&path, "old-token\n").unwrap();
+        let client = HomeClient::with_token(
+            "acme",
+            "http://acme.home.oficina.works",
+            SiblingToken::File(path.clone()),
+            Arc::new(crate::sibling::transport::TcpDialer),
+        )
+        .unwrap();
+        assert_eq!(client.token.current().unwrap(), "old-token");
+        let next = dir.path().join("home-token.next");
+        std::fs::write(&next, "new-token\n").unwrap();
+        std::fs::rename(&next, &path).unwrap();
+        assert_eq!(client.token.current().unwrap(), "new-token");
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            client.token.current().is_err(),
+            "a token file gone is no token: fail closed"
+        );
+    }
+
+    #[test]
+    fn a_home_token_file_that_cannot_be_used_at_start_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let refused = HomeClient::with_token(
+            "acme",
+            "http://acme.home.oficina.works",
+            SiblingToken::File(dir.path().join("missing")),
+            Arc::new(crate::sibling::transport::TcpDialer),
+        );
+        assert!(refused.is_err());
     }
 }

@@ -81,6 +81,11 @@ pub enum RosterFault {
     /// No answer within [`ROSTER_DEADLINE_MS`].
     #[error("the home did not answer within {ROSTER_DEADLINE_MS} ms")]
     Deadline,
+    /// memoria has no consumer token to send the home now (its token file
+    /// cannot be read or holds no token): no call was made (§6.2, fail
+    /// closed).
+    #[error("no consumer token to send the home: {0}")]
+    NoToken(crate::sibling::token::TokenUnreadable),
     /// The home answered a status other than 200.
     #[error("the home answered status {0}")]
     Status(u16),
@@ -337,10 +342,18 @@ impl RosterCopy {
             Ok(r) if !r.team.eq_ignore_ascii_case(&self.team) => Err(RosterFault::OtherTeam),
             Ok(r) => match held {
                 Some((generation, _)) if generation != r.generation => {
-                    s.pending = Some(Held {
-                        roster: r,
-                        pulled_at_s: now,
-                    });
+                    // A lagging replica of the pending generation never
+                    // replaces what an owner would confirm.
+                    match &s.pending {
+                        Some(p)
+                            if p.roster.generation == r.generation && r.epoch < p.roster.epoch => {}
+                        _ => {
+                            s.pending = Some(Held {
+                                roster: r,
+                                pulled_at_s: now,
+                            });
+                        }
+                    }
                     Err(RosterFault::UnfamiliarGeneration)
                 }
                 Some((_, epoch)) if r.epoch < epoch => Err(RosterFault::EpochBehind {
@@ -613,5 +626,16 @@ mod tests {
         assert_eq!(c.adopted(), None);
         assert_eq!(c.apply(Ok(roster("g7", 2, &[]))), Ok(("g7".into(), 2)));
         assert_eq!(c.adopted(), Some(("g7".into(), 2)));
+    }
+
+    #[test]
+    fn a_lagging_answer_of_the_pending_generation_never_replaces_it() {
+        let (c, _) = copy();
+        c.apply(Ok(roster("g1", 9, &["ana@acme.test"]))).unwrap();
+        let _ = c.apply(Ok(roster("g2", 3, &["bo@acme.test", "cy@acme.test"])));
+        let _ = c.apply(Ok(roster("g2", 2, &["bo@acme.test"])));
+        assert_eq!(c.status().pending, Some(("g2".into(), 3)));
+        assert!(c.confirm("g2"));
+        assert_eq!(c.standing("cy@acme.test"), RosterStanding::Member);
     }
 }
