@@ -1,4 +1,4 @@
-//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every gate has recorded mutations (an adversary's among them), no gate scans HTML or keeps a clock of its own, and S2 is called on one path.
+//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every gate has recorded mutations (an adversary's among them), every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, and S2 is called on one path.
 
 use std::path::Path;
 
@@ -189,5 +189,41 @@ fn no_surface_of_the_reference_calls_s2_except_through_sibling_ruled() {
     assert!(
         elsewhere.is_empty(),
         "S2 called outside sibling::ruled: {elsewhere:?}"
+    );
+}
+
+#[test]
+fn every_conformance_case_is_named_by_a_recorded_broken_fake() {
+    use memoria_gates::{conform, mutants};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mutants");
+    let files = mutants::discover(&dir);
+    let mut named = std::collections::BTreeSet::new();
+    let mut kit_mutations = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        if let Ok(m) = mutants::parse(f, &text)
+            && m.gate == "conform"
+        {
+            kit_mutations += 1;
+            named.extend(m.conform);
+        }
+    }
+    let cases = conform::cases::all();
+    // The presence that makes a missing case mean something: the kit's
+    // cases and its recorded broken fakes were both found.
+    assert!(cases.len() >= 50, "the kit holds {} cases", cases.len());
+    assert!(
+        kit_mutations >= 50,
+        "found {kit_mutations} gC mutations in {}",
+        dir.display()
+    );
+    let bare: Vec<&str> = cases
+        .iter()
+        .map(|c| c.id)
+        .filter(|id| !named.contains(*id))
+        .collect();
+    assert!(
+        bare.is_empty(),
+        "kit cases no recorded broken fake is expected to turn red (a case never seen failing): {bare:?}"
     );
 }
