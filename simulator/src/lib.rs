@@ -108,7 +108,7 @@ pub use fake::model::{
     S1A_RECORDS_PER_PAGE, rfc3339,
 };
 // The fake home: the roster, suite call 8 (§4.3).
-pub use fake::home::{FakeHome, GARBAGE, Garbage, HOME_LABEL, HomeFault, Pull};
+pub use fake::home::{FakeHome, GARBAGE, Garbage, HOME_LABEL, HomeFault, Pull, RosterResponse};
 pub use fake::server::{TOKENS_PER_CONSUMER_MAX, TokenRefusal};
 pub use fake::trace::{TracedPair, TracedRow};
 pub use fake::{

@@ -192,12 +192,15 @@ fn every_request_example_decodes_with_the_fakes_own_types_and_every_message_exam
             "s1-response" => to_compact(&serde_json::from_slice::<S1Response>(raw).unwrap()),
             "s1a-page" => to_compact(&serde_json::from_slice::<S1aPage>(raw).unwrap()),
             "error" => to_compact(&serde_json::from_slice::<ErrorBody>(raw).unwrap()),
+            "roster-response" => to_compact(
+                &serde_json::from_slice::<memoria_simulator::RosterResponse>(raw).unwrap(),
+            ),
             other => panic!("example for an unknown message: {other}"),
         };
         assert_eq!(String::from_utf8(again).unwrap(), text.trim_end(), "{name}");
         seen += 1;
     }
-    assert_eq!(seen, 15);
+    assert_eq!(seen, 17);
 }
 
 #[tokio::test]

@@ -100,12 +100,20 @@ struct HomeState {
     pulls: Vec<Pull>,
 }
 
-#[derive(serde::Serialize)]
-struct WireRoster<'a> {
-    team: &'a str,
-    generation: &'a str,
-    epoch: u64,
-    members: Vec<&'a str>,
+/// The roster as the home answers it (suite call 8,
+/// `roster-response.schema.json`): the team, the generation, the epoch and
+/// the members' addresses, in this field order.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RosterResponse {
+    /// The team label.
+    pub team: String,
+    /// The roster's generation: opaque.
+    pub generation: String,
+    /// The epoch within the generation.
+    pub epoch: u64,
+    /// The members' addresses.
+    pub members: Vec<String>,
 }
 
 /// The fake home; clones share it.
@@ -205,11 +213,11 @@ impl FakeHome {
 }
 
 fn body_of(s: &HomeState, r: &Roster) -> Vec<u8> {
-    serde_json::to_vec(&WireRoster {
-        team: &s.team,
-        generation: &r.generation,
+    serde_json::to_vec(&RosterResponse {
+        team: s.team.clone(),
+        generation: r.generation.clone(),
         epoch: r.epoch,
-        members: r.members.iter().map(String::as_str).collect(),
+        members: r.members.iter().cloned().collect(),
     })
     .unwrap_or_default()
 }
@@ -222,11 +230,11 @@ fn garbage(s: &HomeState, g: Garbage) -> Vec<u8> {
             whole[..whole.len() / 2].to_vec()
         }
         Garbage::EmptyObject => b"{}".to_vec(),
-        Garbage::NotAnAddress => serde_json::to_vec(&WireRoster {
-            team: &s.team,
-            generation: &s.roster.generation,
+        Garbage::NotAnAddress => serde_json::to_vec(&RosterResponse {
+            team: s.team.clone(),
+            generation: s.roster.generation.clone(),
             epoch: s.roster.epoch,
-            members: vec!["not an address"],
+            members: vec!["not an address".into()],
         })
         .unwrap_or_default(),
         Garbage::NoMembers => serde_json::to_vec(&serde_json::json!({
@@ -263,11 +271,11 @@ async fn roster(State(home): State<FakeHome>, headers: HeaderMap) -> Response {
             ),
             HomeFault::Garbage(g) => (StatusCode::OK, garbage(&s, g), None),
             HomeFault::OtherTeam => {
-                let body = serde_json::to_vec(&WireRoster {
-                    team: crate::OTHER_TEAM,
-                    generation: &s.roster.generation,
+                let body = serde_json::to_vec(&RosterResponse {
+                    team: crate::OTHER_TEAM.into(),
+                    generation: s.roster.generation.clone(),
                     epoch: s.roster.epoch,
-                    members: s.roster.members.iter().map(String::as_str).collect(),
+                    members: s.roster.members.iter().cloned().collect(),
                 })
                 .unwrap_or_default();
                 (StatusCode::OK, body, Some(s.roster.epoch))
