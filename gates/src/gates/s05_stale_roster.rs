@@ -28,7 +28,7 @@ pub static GATE: Gate = Gate {
     id: "suite 5",
     title: "A stale roster stops team standing",
     sections: &["§4.3", "§6.5"],
-    requirement: "Past the roster's TTL with no successful pull, nobody's team standing is established, sessions included: every page withholds loudly, naming the stale roster, memoria's own documents and every sibling (not asked: UNKNOWN), with no passage shown and no S2 made, while an owner is served as ever; nobody new signs in; an unfamiliar roster generation is not adopted and the copy held goes stale until an owner confirms the generation, and a confirmed generation is as old as the pull that brought it, and a restart changes neither which generation is familiar nor which epoch is behind; within the TTL the copy is enforced as it stands through every failed pull (down, slow past the deadline, an older epoch, garbage), and no failed pull, however recent, renews it.",
+    requirement: "Past the roster's TTL with no successful pull, nobody's team standing is established, sessions included: every page withholds loudly, naming the stale roster, memoria's own documents and every sibling (not asked: UNKNOWN), with no passage shown and no S2 made, while an owner is served as ever; nobody new signs in; an unfamiliar roster generation is not adopted and the copy held goes stale until an owner confirms the generation, and a confirmed generation is as old as the pull that brought it, a lagging answer of a pending generation never replaces it, and a restart changes neither which generation is familiar nor which epoch is behind; within the TTL the copy is enforced as it stands through every failed pull (down, slow past the deadline, an older epoch, garbage), and no failed pull, however recent, renews it.",
     cases: &[
         Case {
             id: "suite 5/a-stale-roster-stops-team-standing-for-everybody-sessions-included",
@@ -39,6 +39,11 @@ pub static GATE: Gate = Gate {
             id: "suite 5/an-unfamiliar-generation-holds-the-stale-copy-until-an-owner-confirms",
             desc: "The home starts a new generation listing Dan and Eve (not Cai); the pull does not adopt it: within the TTL Cai's session still finds both documents and the sign-in form delivers Eve no link; Dan, a member but no owner, posts the confirmation form and is refused (403) with the generation still pending; past the TTL Dan's search withholds with a line naming the unconfirmed generation; Ana, an owner, sees the pending generation on the roster page and confirms it through its form (303); then Eve is delivered a link that signs her in and finds both documents, Dan's session finds both again, and Cai's session is refused (401).",
             run: unfamiliar_generation_held_until_confirmed,
+        },
+        Case {
+            id: "suite 5/a-lagging-answer-never-replaces-the-pending-generation",
+            desc: "The home starts a new generation listing Dan and Eve, then adds Cai: memoria holds the newer epoch as pending (presence); the home answers the pending generation's older epoch (a lagging replica): the pull is not adopted and the pending epoch stays the newer one; Ana confirms through the roster page's form (303), and Cai, listed only at the newer epoch, is delivered a link.",
+            run: lagging_answer_keeps_pending,
         },
         Case {
             id: "suite 5/a-restart-keeps-the-generation-and-the-epoch-it-adopted",
@@ -355,6 +360,69 @@ fn unfamiliar_generation_held_until_confirmed(ctx: &mut Ctx) -> Result<(), Failu
             status == 401,
             "Cai, not in the confirmed generation, is refused in his session (401)",
             status.to_string(),
+        )
+    })
+}
+
+fn lagging_answer_keeps_pending(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let (world, home) = suite_world(ctx.seed(), &canary);
+    run_world(&world, move |mut m| async move {
+        up(&mut m, &canary).await?;
+        let next = format!("{HOME_GENERATION}-restored");
+        home.new_generation(&next, &[DAN, EVE]);
+        m.pull_roster().await;
+        home.add(CAI);
+        let newer = home.coordinates().1;
+        let r = m.pull_roster().await;
+        let pending = m.roster().and_then(|c| c.status().pending);
+        check(
+            matches!(r, Some(Err(memoria::RosterFault::UnfamiliarGeneration)))
+                && pending == Some((next.clone(), newer)),
+            format!("the new generation's epoch {newer} waits as pending (presence)"),
+            format!("{r:?}, pending {pending:?}"),
+        )?;
+        home.set_fault(HomeFault::StaleEpoch);
+        let r = m.pull_roster().await;
+        let pending = m.roster().and_then(|c| c.status().pending);
+        check(
+            matches!(r, Some(Err(_))) && pending == Some((next.clone(), newer)),
+            format!(
+                "a lagging answer of the pending generation is not adopted and the pending epoch stays {newer}"
+            ),
+            format!("{r:?}, pending {pending:?}"),
+        )?;
+        home.set_fault(HomeFault::None);
+        let ana = m.sign_in(ANA).await?;
+        let roster = m.get_with(&ana, "/roster").await?.response;
+        let form = Page::of(&roster)
+            .forms()
+            .into_iter()
+            .find(|f| f.action == "/roster/confirm")
+            .ok_or_else(|| {
+                fail(
+                    "Ana's roster page holds the confirmation form",
+                    roster.status.to_string(),
+                )
+            })?;
+        let fields: Vec<(&str, &str)> = form
+            .inputs
+            .iter()
+            .map(|(n, _, v)| (n.as_str(), v.as_str()))
+            .collect();
+        let confirmed = m
+            .post_form_with(&ana, "/roster/confirm", &fields)
+            .await?
+            .response;
+        check(
+            confirmed.status == 303,
+            "Ana's confirmation answers 303",
+            confirmed.status.to_string(),
+        )?;
+        check(
+            form_delivers(&m, CAI).await?.is_some(),
+            "once confirmed, Cai, listed only at the newer epoch of the new generation, is delivered a link",
+            "none",
         )
     })
 }
