@@ -30,7 +30,7 @@ use memoria::{SiblingClient, SiblingConfig, SiblingToken};
 use rand::{Rng as _, SeedableRng as _};
 
 use crate::fake::SubjectKind;
-use crate::fake::home::FakeHome;
+use crate::fake::home::{FakeHome, HOME_LABEL};
 use crate::fake::model::ModelHandle;
 use crate::fake::server::{FakeConfig, FakeSibling};
 use crate::fake::trace::{Clock, Trace};
@@ -273,7 +273,10 @@ impl World {
     /// (`MEMORIA_SIBLING_TOKEN_<APP>_FILE`, [`memoria::SiblingToken::File`])
     /// the world writes before the run and a scenario (or a [`crate::Drain`])
     /// may rewrite or remove during it ([`Memoria::set_sibling_token`]):
-    /// memoria reads it on every sibling call (§6.2).
+    /// memoria reads it on every sibling call (§6.2). In suite shape
+    /// memoria's token at the home is a file too
+    /// (`MEMORIA_HOME_TOKEN_FILE`), under the app key [`HOME_LABEL`],
+    /// read on every roster pull.
     pub fn use_token_files(&mut self) {
         self.token_files = true;
     }
@@ -599,21 +602,34 @@ impl World {
             Arc::new(KeymailClassifier::new(Arc::new(dialer.clone())))
                 as Arc<dyn memoria::SignInClassifier>
         });
-        let home = match &self.home {
-            Some((_, token)) => Some(
-                memoria::HomeClient::new(
-                    TEAM,
-                    &format!("http://{HOME_HOST}:{SIBLING_PORT}"),
-                    token,
-                    Arc::new(dialer.clone()),
-                )
-                .map_err(|e| fail(e.to_string()))?,
-            ),
-            None => None,
-        };
-        let (configs, token_files) = self
+        let (configs, mut token_files) = self
             .sibling_configs(consumer, owners_dir.path())
             .map_err(|e| fail(e.to_string()))?;
+        let home = match &self.home {
+            Some((_, token)) => {
+                // With token files, memoria's token at the home is one too
+                // (`MEMORIA_HOME_TOKEN_FILE`), under the key [`HOME_LABEL`].
+                let source = if self.token_files {
+                    let path = owners_dir.path().join(format!("{HOME_LABEL}.token"));
+                    write_atomically(&path, &format!("{token}\n"))
+                        .map_err(|e| fail(e.to_string()))?;
+                    token_files.insert(HOME_LABEL.to_owned(), path.clone());
+                    SiblingToken::File(path)
+                } else {
+                    SiblingToken::Fixed(token.clone())
+                };
+                Some(
+                    memoria::HomeClient::with_token(
+                        TEAM,
+                        &format!("http://{HOME_HOST}:{SIBLING_PORT}"),
+                        source,
+                        Arc::new(dialer.clone()),
+                    )
+                    .map_err(|e| fail(e.to_string()))?,
+                )
+            }
+            None => None,
+        };
         let client =
             SiblingClient::new(TEAM, &configs, Arc::new(dialer)).map_err(|e| SimFailure {
                 refused: Some(e.clone()),

@@ -1,4 +1,4 @@
-//! Gate 12 (§10, §6.2): token rotation — all three phases, each interrupted and resumed, across a partial delivery to three siblings, with no search withheld for a credential.
+//! Gate 12 (§10, §6.2): token rotation — all three phases, each interrupted and resumed, across a partial delivery to three siblings, with no search withheld for a credential; memoria's token at the home is read again on every pull too.
 //!
 //! Requirement: "Token rotation — all three phases, each interrupted and
 //! resumed, across a partial multi-sibling delivery." The world is memoria
@@ -19,7 +19,7 @@
 //! refused; the emergency case shows the same page withholding loudly
 //! when the credential really is refused.
 //!
-//! Size: over 700 lines because gate 12's nine cases share one fixture
+//! Size: over 700 lines because gate 12's ten cases share one fixture
 //! (three fakes, memoria on token files, the drain) and one clean-search
 //! check, and each walks its phases step by step.
 
@@ -98,6 +98,11 @@ pub static GATE: Gate = Gate {
             id: "12/a-token-file-that-cannot-be-read-makes-no-call-and-withholds-loudly",
             desc: "Docs answers a search first (presence). With Docs' token file removed, then empty, then only whitespace, a search makes no call to Docs at all (no call with an empty or remembered token) and names Docs as withheld while Sheets and Calendar render; the file restored, Docs renders again.",
             run: unreadable_token_file,
+        },
+        Case {
+            id: "12/memorias-token-at-the-home-is-read-again-on-every-pull",
+            desc: "Suite shape, memoria's token at the home in a token file: the roster pull succeeds (presence); the home switches to a new token and the next pull is refused (401, the check is real); the file is rewritten with the new token and the next pull is adopted, with no restart; the file emptied, no pull is made at all (the home sees none) and the pull fails for want of a token.",
+            run: home_token_read_on_every_pull,
         },
     ],
 };
@@ -957,6 +962,42 @@ fn second_rotation(ctx: &mut Ctx) -> Result<(), Failure> {
             e == epochs_all(NEXT_EPOCH),
             "memoria carries the second new token everywhere",
             format!("{e:?}"),
+        )
+    })
+}
+
+fn home_token_read_on_every_pull(ctx: &mut Ctx) -> Result<(), Failure> {
+    use crate::rigs::home::{suite_world, up};
+    let canary = ctx.canary();
+    let (mut world, home) = suite_world(ctx.seed(), &canary);
+    world.use_token_files();
+    run_world(&world, move |mut m| async move {
+        up(&mut m, &canary).await?;
+        let rotated = "home-token-rotated";
+        home.set_token(rotated);
+        let r = m.pull_roster().await;
+        check(
+            matches!(r, Some(Err(memoria::RosterFault::Status(401)))),
+            "with the home switched to a new token, a pull with memoria's old one is refused with 401 (presence: the home checks it)",
+            format!("{r:?}"),
+        )?;
+        let changed = m.set_sibling_token(memoria_simulator::HOME_LABEL, rotated)?;
+        let r = m.pull_roster().await;
+        check(
+            changed && matches!(r, Some(Ok(_))),
+            "once memoria's token file at the home holds the new token, the next pull carries it and is adopted, with no restart",
+            format!("file changed: {changed}; {r:?}"),
+        )?;
+        let pulls = home.pulls().len();
+        m.write_token_file(memoria_simulator::HOME_LABEL, "\n")?;
+        let r = m.pull_roster().await;
+        check(
+            matches!(r, Some(Err(memoria::RosterFault::NoToken(_)))) && home.pulls().len() == pulls,
+            "with the token file emptied, no pull reaches the home and the pull fails for want of a token (fail closed)",
+            format!(
+                "{r:?}; the home saw {} new pulls",
+                home.pulls().len() - pulls
+            ),
         )
     })
 }

@@ -162,6 +162,13 @@ impl FakeHome {
         s.previous = Some(before);
     }
 
+    /// Accepts `token` as memoria's consumer token from now on, and no
+    /// other (a rotation at the home, §6.2): a pull with the old one is
+    /// refused with 401.
+    pub fn set_token(&self, token: &str) {
+        self.lock().token = token.to_owned();
+    }
+
     /// Removes `address` from the roster: the epoch moves on.
     pub fn remove(&self, address: &str) {
         self.change(|m| {
