@@ -938,6 +938,77 @@ mod tests {
             .assert_eq(&format!("{:?}", &a[..4]));
     }
 
+    async fn send(stub: &StubProvider, path: &str, body: serde_json::Value) -> (u16, Vec<u8>) {
+        use http_body_util::BodyExt as _;
+        use tower::ServiceExt as _;
+        let request = http::Request::post(path)
+            .header(header::AUTHORIZATION, "Bearer k")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap();
+        let r = stub.router().oneshot(request).await.unwrap();
+        let status = r.status().as_u16();
+        (
+            status,
+            r.into_body().collect().await.unwrap().to_bytes().to_vec(),
+        )
+    }
+
+    #[tokio::test]
+    async fn the_chat_control_actions_set_the_chat_knobs_and_queue_replies() {
+        let stub = StubProvider::new();
+        let act = |action: &str, args: &[&str]| serde_json::json!({"action": action, "args": args});
+        for (action, args) in [
+            ("chat-down", &["503"][..]),
+            ("chat-slow", &["40"]),
+            ("chat-rate-limit", &["2"]),
+            ("chat-malformed", &["on"]),
+            ("chat-oversized", &["on"]),
+            ("chat-reply", &["cited", "[p0]."]),
+            ("chat-default-reply", &["fallback"]),
+        ] {
+            let (status, _) = send(&stub, CONTROL_PATH, act(action, args)).await;
+            assert_eq!(status, 200, "{action}");
+        }
+        assert_eq!(
+            stub.chat_faults(),
+            ChatFaults {
+                down: Some(Down::Status(503)),
+                slow_ms: Some(40),
+                rate_limited_calls: 2,
+                malformed: true,
+                oversized: true,
+            }
+        );
+        assert_eq!(
+            stub.faults(),
+            ProviderFaults::default(),
+            "embeddings untouched"
+        );
+        let (status, _) = send(&stub, CONTROL_PATH, act("chat-slow", &["soon"])).await;
+        assert_eq!(status, 400);
+        send(&stub, CONTROL_PATH, act("faults-off", &[])).await;
+        assert_eq!(stub.chat_faults(), ChatFaults::default());
+        let chat = serde_json::json!({
+            "model": memoria::MODEL_CHEAP,
+            "messages": [{"role": "user", "content": "q"}],
+        });
+        for want in ["cited [p0].", "fallback"] {
+            let (status, body) = send(&stub, STUB_CHAT_PATH, chat.clone()).await;
+            assert_eq!(status, 200);
+            assert_eq!(memoria::decode_chat_response(&body).unwrap().text, want);
+        }
+        let (_, calls) = send(&stub, CONTROL_PATH, act("chat-calls", &[])).await;
+        assert_eq!(calls, br#"{"value":"2"}"#);
+        let (status, _) = send(
+            &stub,
+            STUB_CHAT_PATH,
+            serde_json::json!({"model": "deepseek/deepseek-v4-pro", "messages": [{}]}),
+        )
+        .await;
+        assert_eq!(status, 404, "an undated alias is not served");
+    }
+
     #[test]
     fn drift_moves_a_vector_by_about_its_delta_and_is_seeded() {
         let v = embed_text("office hours");
