@@ -883,6 +883,12 @@ fn serve_provider(addr: std::net::SocketAddr, model: Option<ModelChoice>) -> Exi
         println!("url {url}");
         println!("path {}", memoria_simulator::STUB_EMBED_PATH);
         println!("model {}", memoria::EMBED_MODEL);
+        println!("chat-path {}", memoria_simulator::STUB_CHAT_PATH);
+        println!(
+            "chat-models {} {}",
+            memoria::MODEL_CHEAP,
+            memoria::MODEL_FRONTIER
+        );
         println!("sentinel-marker {}", memoria_simulator::SENTINEL_MARKER);
         println!(
             "note: vectors are deterministic hashed word features (texts sharing words score higher); they are NOT semantic"

@@ -212,8 +212,14 @@ pub use policy::breaker::{
 };
 pub use policy::egress::EgressMode;
 
-// The one provider and its embeddings call, built only with AI on (§7.2, §8.3).
+// The one provider, its embeddings and chat calls, built only with AI on (§7.2, §8.2, §8.3).
 pub use ai::canary::{CANARY_DRIFT_MAX, CANARY_SENTENCES, CanaryState};
+pub use ai::chat::{
+    CHAT_ATTEMPTS_MAX, CHAT_DEADLINE_MS, CHAT_PASSAGES_MAX, CHAT_REPLY_TOKENS_MAX,
+    CHAT_REQUEST_BYTES_MAX, CHAT_RESPONSE_BYTES_MAX, CHAT_RETRY_WAIT_MS, ChatClient, ChatError,
+    ChatErrorKind, ChatModels, ChatPassage, ChatPrompt, ChatReply, FinishReason, ModelTier,
+    PromptRefusal, decode_chat_response, encode_chat_request,
+};
 pub use ai::embed::{
     EMBED_ATTEMPTS_MAX, EMBED_BACKOFF_BASE_MS, EMBED_INGEST_DEADLINE_MS, EMBED_INPUT_BYTES_MAX,
     EMBED_INPUTS_PER_CALL_MAX, EMBED_QUERY_DEADLINE_MS, EMBED_RESPONSE_BYTES_MAX,
@@ -221,8 +227,8 @@ pub use ai::embed::{
     EmbedPolicy, Embedding, InputRefusal, JSON_FLOAT_BYTES_MAX, JsonFault, decode_response,
 };
 pub use ai::provider::{
-    EMBED_MODEL, EMBED_PATH, KeyRefusal, PROVIDER_HOST, PROVIDER_KEY_BYTES_MAX, PROVIDER_NAME,
-    PROVIDER_PORT, ProviderKey,
+    CHAT_PATH, EMBED_MODEL, EMBED_PATH, KeyRefusal, MODEL_CHEAP, MODEL_FRONTIER, PROVIDER_HOST,
+    PROVIDER_KEY_BYTES_MAX, PROVIDER_NAME, PROVIDER_PORT, ProviderKey,
 };
 pub use ai::queue::{DrainReport, drain as drain_embeddings};
 

@@ -44,14 +44,18 @@
 //! [`World::run_consumers`] stand up a second memoria beside the first
 //! against the same fakes (gate 13).
 //!
-//! # The stub embedding provider (§7.2, §8.3)
+//! # The stub provider (§7.2, §8.2, §8.3)
 //!
 //! [`StubProvider`] serves `POST /v1/embeddings` over a deterministic
 //! embedder of hashed word features, which is NOT semantic: texts sharing
 //! words score higher, and nothing more. An input holding
 //! [`SENTINEL_MARKER`] gets [`sentinel_vector`]. It records every request
 //! in memory and has knobs ([`ProviderFaults`]: down, slow, 429, wrong
-//! length, NaN, all-zero, [`Drift`]). Serve it as a fake sibling is served:
+//! length, NaN, all-zero, [`Drift`]). The same stub serves
+//! `POST /v1/chat/completions` with scripted replies
+//! ([`StubProvider::push_chat_reply`]), records every chat body, and has
+//! knobs of its own ([`ChatFaults`]: down, slow, 429, malformed, 5 MB).
+//! Serve it as a fake sibling is served:
 //! `serve_turmoil(stub.router(), port)` on a turmoil host, or
 //! [`serve_loopback`] outside a run.
 //!
@@ -118,12 +122,13 @@ pub use fake::{
     TraceEvent, TruncateAnnounce,
 };
 
-// The stub embedding provider: deterministic, NOT semantic, with knobs (§7.2, §8.3).
+// The stub provider: embeddings deterministic, NOT semantic; chat scripted; both with knobs (§7.2, §8.2, §8.3).
 pub use fake::provider::{
-    Down as ProviderDown, Drift, PROVIDER_ACTIONS, ProviderFaults, RecordedRequest,
-    SENTINEL_MARKER, STUB_EMBED_PATH, STUB_FEATURES_PER_WORD, STUB_INPUTS_PER_CALL_MAX,
-    STUB_PREFIX_VALUES, STUB_REQUEST_BYTES_MAX, STUB_VECTOR_VALUES, StubProvider, dot as stub_dot,
-    embed_text as stub_embed_text, sentinel_vector,
+    ChatFaults, Down as ProviderDown, Drift, PROVIDER_ACTIONS, ProviderFaults, RecordedChatRequest,
+    RecordedRequest, SENTINEL_MARKER, STUB_CHAT_DEFAULT_REPLY, STUB_CHAT_OVERSIZED_BYTES,
+    STUB_CHAT_PATH, STUB_CHAT_REQUEST_BYTES_MAX, STUB_EMBED_PATH, STUB_FEATURES_PER_WORD,
+    STUB_INPUTS_PER_CALL_MAX, STUB_PREFIX_VALUES, STUB_REQUEST_BYTES_MAX, STUB_VECTOR_VALUES,
+    StubProvider, dot as stub_dot, embed_text as stub_embed_text, sentinel_vector,
 };
 
 // A real model behind the stub, for loopback demos (§7.2).

@@ -19,6 +19,16 @@ pub const PROVIDER_PORT: u16 = 443;
 pub const EMBED_MODEL: &str = "qwen/qwen3-embedding-8b";
 /// The OpenAI-compatible embeddings path (§8.3).
 pub const EMBED_PATH: &str = "/v1/embeddings";
+/// The OpenAI-compatible chat completions path (§8.3): the same provider
+/// and host as embeddings.
+pub const CHAT_PATH: &str = "/v1/chat/completions";
+/// `model.cheap`, pinned (§8.2, "model.cheap is
+/// deepseek/deepseek-v4-flash-0731", confirmed by Paul 2026-09-05): a
+/// datestamped id, so gate 30's canary is not load-bearing for it.
+pub const MODEL_CHEAP: &str = "deepseek/deepseek-v4-flash-0731";
+/// `model.frontier`, pinned (§8.2, "model.frontier is
+/// deepseek/deepseek-v4-pro-0813", confirmed by Paul 2026-09-05).
+pub const MODEL_FRONTIER: &str = "deepseek/deepseek-v4-pro-0813";
 /// The longest provider key accepted, in bytes; a bearer token, so a few
 /// hundred bytes at most. This project's bound, not the provider's.
 pub const PROVIDER_KEY_BYTES_MAX: usize = 1024;

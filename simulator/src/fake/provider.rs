@@ -1,4 +1,4 @@
-//! A stub embedding provider: the OpenAI-compatible `POST /v1/embeddings` of §8.3 over a deterministic, NOT semantic, embedder, with fault knobs (§7.2, §8.2, issue 12).
+//! A stub provider: the OpenAI-compatible `POST /v1/embeddings` of §8.3 over a deterministic, NOT semantic, embedder, and `POST /v1/chat/completions` answering scripted replies, each with fault knobs (§7.2, §8.2, §8.3, issues 12 and 14).
 //!
 //! No real model is reachable from these machines, so the tests, the gates
 //! and the demo embed through this. Its vectors come from hashed word
@@ -23,11 +23,24 @@
 //! the embedding canary, gate 30). Delays are `tokio::time::sleep`, which
 //! turmoil simulates; nothing here reads the wall clock.
 //!
+//! The chat completions call is the same provider's (§8.3 names one for
+//! both), so it is this stub's too. It answers scripted replies: texts
+//! queued through [`StubProvider::push_chat_reply`], one per answered
+//! call, then [`StubProvider::set_chat_default_reply`]'s (at first
+//! [`STUB_CHAT_DEFAULT_REPLY`]). Content-level faults (a sentence citing an
+//! id that was not sent, an injected remote image) are scripted replies,
+//! not knobs. Every chat request body is recorded in memory
+//! ([`StubProvider::chat_requests`]) and never logged. Its knobs
+//! ([`ChatFaults`]) are the embeddings call's in kind: down, slow, 429 for
+//! the next N calls, plus a malformed JSON body and an oversized
+//! ([`STUB_CHAT_OVERSIZED_BYTES`]) one.
+//!
 //! Serve it like a fake sibling: `serve_turmoil(stub.router(), port)` as a
 //! turmoil host's body, or `serve_loopback(stub.router(), addr)` outside a
 //! simulation (`memoria-harness serve-provider`). The router carries
 //! [`CONTROL_PATH`] for the knobs; the contract path never does.
 
+use std::collections::VecDeque;
 use std::io::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -63,6 +76,21 @@ pub const STUB_INPUTS_PER_CALL_MAX: usize = 2 * memoria::EMBED_INPUTS_PER_CALL_M
 /// inputs at the client's input cap, with JSON escaping room.
 pub const STUB_REQUEST_BYTES_MAX: usize =
     4 * STUB_INPUTS_PER_CALL_MAX * memoria::EMBED_INPUT_BYTES_MAX;
+
+/// The chat path the stub serves: the provider's chat completions call (§8.3).
+pub const STUB_CHAT_PATH: &str = memoria::CHAT_PATH;
+/// The reply the stub gives when no scripted reply is queued and no default
+/// was set. It cites nothing, so §8.4 would drop it: a test that wants a
+/// cited answer scripts one.
+pub const STUB_CHAT_DEFAULT_REPLY: &str = "The stub provider has no scripted reply.";
+/// The size of the oversized chat body, in bytes: 5 MB (issue 14's "a 5 MB
+/// body"), a valid completion whose content is that long.
+pub const STUB_CHAT_OVERSIZED_BYTES: usize = 5 * 1024 * 1024;
+/// The largest chat request body the stub reads, in bytes: twice the
+/// client's own cap, so the client's cap is what a test sees.
+pub const STUB_CHAT_REQUEST_BYTES_MAX: usize = 2 * memoria::CHAT_REQUEST_BYTES_MAX;
+/// The malformed chat body: a completion cut off mid-string.
+const STUB_CHAT_MALFORMED_BODY: &str = r#"{"id":"stub","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"cut of"#;
 
 /// An input containing this string is embedded as [`sentinel_vector`].
 /// Distinctive enough that no real passage holds it by accident.
@@ -208,6 +236,36 @@ pub struct ProviderFaults {
     pub drift: Option<Drift>,
 }
 
+/// The chat call's knobs, all off by default; apart from the embeddings
+/// call's ([`ProviderFaults`]), so one call can fail while the other answers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChatFaults {
+    /// See [`Down`].
+    pub down: Option<Down>,
+    /// Latency added to every chat call, in ms.
+    pub slow_ms: Option<u64>,
+    /// Answer 429 to this many more calls, then answer again.
+    pub rate_limited_calls: u32,
+    /// Answer 200 with a body that is not valid JSON (a completion cut
+    /// off mid-string).
+    pub malformed: bool,
+    /// Answer 200 with a valid completion of
+    /// [`STUB_CHAT_OVERSIZED_BYTES`] bytes of content.
+    pub oversized: bool,
+}
+
+/// One chat call as received: the body exactly, and the model it asked for.
+/// Memory only; never logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedChatRequest {
+    /// The request body, byte for byte.
+    pub body: Vec<u8>,
+    /// The model asked for, if the body parsed.
+    pub model: Option<String>,
+    /// The `Authorization` header, as sent.
+    pub authorization: Option<String>,
+}
+
 /// One embeddings call as received: the body exactly, and what it said.
 /// Memory only; never logged.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,6 +286,12 @@ struct StubState {
     requests: Vec<RecordedRequest>,
     /// A real model answering in place of the hashed words (loopback only).
     model: Option<Arc<ModelEmbedder>>,
+    chat_faults: ChatFaults,
+    chat_requests: Vec<RecordedChatRequest>,
+    /// Scripted replies, one per answered chat call, first in first out.
+    chat_replies: VecDeque<String>,
+    /// The reply once the queue is empty; `None` is [`STUB_CHAT_DEFAULT_REPLY`].
+    chat_default: Option<String>,
 }
 
 /// The stub provider: its router, its knobs and its record. Clones share
@@ -258,10 +322,11 @@ impl StubProvider {
         self
     }
 
-    /// `POST /v1/embeddings` and `POST /_control`.
+    /// `POST /v1/embeddings`, `POST /v1/chat/completions` and `POST /_control`.
     pub fn router(&self) -> Router {
         Router::new()
             .route(STUB_EMBED_PATH, post(embeddings))
+            .route(STUB_CHAT_PATH, post(chat_completions))
             .route(CONTROL_PATH, post(control))
             .with_state(self.clone())
     }
@@ -332,6 +397,81 @@ impl StubProvider {
     /// Forgets the recorded calls.
     pub fn clear_requests(&self) {
         self.with(|s| s.requests.clear());
+    }
+
+    /// The chat knobs as they are now.
+    #[must_use]
+    pub fn chat_faults(&self) -> ChatFaults {
+        self.with(|s| s.chat_faults.clone())
+    }
+
+    /// Replaces every chat knob at once.
+    pub fn set_chat_faults(&self, faults: ChatFaults) {
+        self.with(|s| s.chat_faults = faults);
+    }
+
+    /// Turns every chat knob off. The scripted replies stay.
+    pub fn clear_chat_faults(&self) {
+        self.set_chat_faults(ChatFaults::default());
+    }
+
+    /// Sets or clears [`Down`] for the chat call.
+    pub fn set_chat_down(&self, down: Option<Down>) {
+        self.with(|s| s.chat_faults.down = down);
+    }
+
+    /// Sets or clears the chat call's added latency, in ms.
+    pub fn set_chat_slow(&self, latency_ms: Option<u64>) {
+        self.with(|s| s.chat_faults.slow_ms = latency_ms);
+    }
+
+    /// Answers 429 to the next `calls` chat calls.
+    pub fn chat_rate_limit_next(&self, calls: u32) {
+        self.with(|s| s.chat_faults.rate_limited_calls = calls);
+    }
+
+    /// Switches the malformed chat body on or off.
+    pub fn set_chat_malformed(&self, on: bool) {
+        self.with(|s| s.chat_faults.malformed = on);
+    }
+
+    /// Switches the 5 MB chat body on or off.
+    pub fn set_chat_oversized(&self, on: bool) {
+        self.with(|s| s.chat_faults.oversized = on);
+    }
+
+    /// Queues `reply` as the text of the next answered chat call, after
+    /// any already queued.
+    pub fn push_chat_reply(&self, reply: &str) {
+        self.with(|s| s.chat_replies.push_back(reply.to_owned()));
+    }
+
+    /// Sets the reply given once the queue is empty; `None` restores
+    /// [`STUB_CHAT_DEFAULT_REPLY`].
+    pub fn set_chat_default_reply(&self, reply: Option<&str>) {
+        self.with(|s| s.chat_default = reply.map(str::to_owned));
+    }
+
+    /// Forgets the queued replies.
+    pub fn clear_chat_replies(&self) {
+        self.with(|s| s.chat_replies.clear());
+    }
+
+    /// Every chat call received, in order.
+    #[must_use]
+    pub fn chat_requests(&self) -> Vec<RecordedChatRequest> {
+        self.with(|s| s.chat_requests.clone())
+    }
+
+    /// How many chat calls were received.
+    #[must_use]
+    pub fn chat_calls(&self) -> usize {
+        self.with(|s| s.chat_requests.len())
+    }
+
+    /// Forgets the recorded chat calls.
+    pub fn clear_chat_requests(&self) {
+        self.with(|s| s.chat_requests.clear());
     }
 
     /// The vector the stub returns for `text` with the knobs as they are
@@ -513,6 +653,106 @@ async fn embeddings(State(stub): State<StubProvider>, headers: HeaderMap, body: 
         .expect("a fixed status and headers make a response")
 }
 
+#[derive(Deserialize)]
+struct ChatRequest {
+    model: String,
+    messages: Vec<serde_json::Value>,
+}
+
+async fn chat_completions(
+    State(stub): State<StubProvider>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let parsed: Option<ChatRequest> = serde_json::from_slice(&body).ok();
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let faults = stub.with(|s| {
+        s.chat_requests.push(RecordedChatRequest {
+            body: body.to_vec(),
+            model: parsed.as_ref().map(|r| r.model.clone()),
+            authorization: authorization.clone(),
+        });
+        let faults = s.chat_faults.clone();
+        s.chat_faults.rate_limited_calls = s.chat_faults.rate_limited_calls.saturating_sub(1);
+        faults
+    });
+    if let Some(ms) = faults.slow_ms {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    match faults.down {
+        Some(Down::Refuse) => {
+            let mut r = StatusCode::SERVICE_UNAVAILABLE.into_response();
+            r.extensions_mut().insert(RefuseConnection);
+            return r;
+        }
+        Some(Down::Status(code)) => {
+            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+            return error(status, "unavailable");
+        }
+        None => {}
+    }
+    if faults.rate_limited_calls > 0 {
+        return error(StatusCode::TOO_MANY_REQUESTS, "rate limited");
+    }
+    if body.len() > STUB_CHAT_REQUEST_BYTES_MAX {
+        return error(StatusCode::PAYLOAD_TOO_LARGE, "request too large");
+    }
+    if !authorization
+        .as_deref()
+        .is_some_and(|a| a.starts_with("Bearer ") && a.len() > 7)
+    {
+        return error(StatusCode::UNAUTHORIZED, "missing bearer token");
+    }
+    let Some(request) = parsed else {
+        return error(StatusCode::BAD_REQUEST, "not a chat completions request");
+    };
+    if request.model != memoria::MODEL_CHEAP && request.model != memoria::MODEL_FRONTIER {
+        return error(StatusCode::NOT_FOUND, "model not found");
+    }
+    if request.messages.is_empty() {
+        return error(StatusCode::BAD_REQUEST, "no messages");
+    }
+    let json = |body: String| {
+        Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body))
+            .expect("a fixed status and headers make a response")
+    };
+    if faults.malformed {
+        return json(STUB_CHAT_MALFORMED_BODY.to_owned());
+    }
+    let content = if faults.oversized {
+        "x".repeat(STUB_CHAT_OVERSIZED_BYTES)
+    } else {
+        stub.with(|s| {
+            s.chat_replies
+                .pop_front()
+                .or_else(|| s.chat_default.clone())
+                .unwrap_or_else(|| STUB_CHAT_DEFAULT_REPLY.to_owned())
+        })
+    };
+    let n = stub.chat_calls();
+    let words = content.split_whitespace().count();
+    json(
+        serde_json::json!({
+            "id": format!("stub-chat-{n}"),
+            "object": "chat.completion",
+            "model": request.model,
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }],
+            "usage": {"prompt_tokens": body.len() / 4, "completion_tokens": words},
+        })
+        .to_string(),
+    )
+}
+
 /// The stub's control actions, as `memoria-harness fake-control` sends them.
 pub const PROVIDER_ACTIONS: &[(&str, &str)] = &[
     (
@@ -534,8 +774,28 @@ pub const PROVIDER_ACTIONS: &[(&str, &str)] = &[
         "drift SEED DELTA|off",
         "perturb every vector by DELTA, seeded, then renormalise",
     ),
-    ("faults-off", "every knob off"),
+    (
+        "chat-down STATUS|refuse|off",
+        "the chat call answers STATUS, drops the connection, or answers again",
+    ),
+    ("chat-slow MS|off", "add MS milliseconds to every chat call"),
+    ("chat-rate-limit N", "answer 429 to the next N chat calls"),
+    (
+        "chat-malformed on|off",
+        "answer chat calls with a body that is not JSON",
+    ),
+    (
+        "chat-oversized on|off",
+        "answer chat calls with a 5 MB completion",
+    ),
+    ("chat-reply TEXT", "queue TEXT as the next chat reply"),
+    (
+        "chat-default-reply TEXT|off",
+        "the chat reply once the queue is empty",
+    ),
+    ("faults-off", "every knob off, embeddings and chat"),
     ("calls", "the number of embeddings calls received (value)"),
+    ("chat-calls", "the number of chat calls received (value)"),
 ];
 
 async fn control(State(stub): State<StubProvider>, Json(req): Json<ControlRequest>) -> Response {
@@ -595,8 +855,47 @@ async fn control(State(stub): State<StubProvider>, Json(req): Json<ControlReques
             },
             _ => return bad(),
         },
-        "faults-off" => stub.clear_faults(),
+        "chat-down" => match arg(0) {
+            Some("off") => stub.set_chat_down(None),
+            Some("refuse") => stub.set_chat_down(Some(Down::Refuse)),
+            Some(code) => match code.parse::<u16>() {
+                Ok(c) if (100..600).contains(&c) => stub.set_chat_down(Some(Down::Status(c))),
+                _ => return bad(),
+            },
+            None => return bad(),
+        },
+        "chat-slow" => match arg(0) {
+            Some("off") => stub.set_chat_slow(None),
+            Some(ms) => match ms.parse() {
+                Ok(ms) => stub.set_chat_slow(Some(ms)),
+                Err(_) => return bad(),
+            },
+            None => return bad(),
+        },
+        "chat-rate-limit" => match arg(0).and_then(|n| n.parse().ok()) {
+            Some(n) => stub.chat_rate_limit_next(n),
+            None => return bad(),
+        },
+        "chat-malformed" => match on_off(0) {
+            Some(on) => stub.set_chat_malformed(on),
+            None => return bad(),
+        },
+        "chat-oversized" => match on_off(0) {
+            Some(on) => stub.set_chat_oversized(on),
+            None => return bad(),
+        },
+        "chat-reply" if !req.args.is_empty() => stub.push_chat_reply(&req.args.join(" ")),
+        "chat-default-reply" => match req.args.as_slice() {
+            [] => return bad(),
+            [off] if off == "off" => stub.set_chat_default_reply(None),
+            args => stub.set_chat_default_reply(Some(&args.join(" "))),
+        },
+        "faults-off" => {
+            stub.clear_faults();
+            stub.clear_chat_faults();
+        }
         "calls" => return done(Some(stub.calls().to_string())),
+        "chat-calls" => return done(Some(stub.chat_calls().to_string())),
         _ => return StatusCode::NOT_FOUND.into_response(),
     }
     done(None)
@@ -637,6 +936,77 @@ mod tests {
         assert_eq!(a, embed_text(SENTINEL_MARKER));
         expect_test::expect!["[-0.013011871, 0.017009955, -0.004806714, 0.012874458]"]
             .assert_eq(&format!("{:?}", &a[..4]));
+    }
+
+    async fn send(stub: &StubProvider, path: &str, body: serde_json::Value) -> (u16, Vec<u8>) {
+        use http_body_util::BodyExt as _;
+        use tower::ServiceExt as _;
+        let request = http::Request::post(path)
+            .header(header::AUTHORIZATION, "Bearer k")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap();
+        let r = stub.router().oneshot(request).await.unwrap();
+        let status = r.status().as_u16();
+        (
+            status,
+            r.into_body().collect().await.unwrap().to_bytes().to_vec(),
+        )
+    }
+
+    #[tokio::test]
+    async fn the_chat_control_actions_set_the_chat_knobs_and_queue_replies() {
+        let stub = StubProvider::new();
+        let act = |action: &str, args: &[&str]| serde_json::json!({"action": action, "args": args});
+        for (action, args) in [
+            ("chat-down", &["503"][..]),
+            ("chat-slow", &["40"]),
+            ("chat-rate-limit", &["2"]),
+            ("chat-malformed", &["on"]),
+            ("chat-oversized", &["on"]),
+            ("chat-reply", &["cited", "[p0]."]),
+            ("chat-default-reply", &["fallback"]),
+        ] {
+            let (status, _) = send(&stub, CONTROL_PATH, act(action, args)).await;
+            assert_eq!(status, 200, "{action}");
+        }
+        assert_eq!(
+            stub.chat_faults(),
+            ChatFaults {
+                down: Some(Down::Status(503)),
+                slow_ms: Some(40),
+                rate_limited_calls: 2,
+                malformed: true,
+                oversized: true,
+            }
+        );
+        assert_eq!(
+            stub.faults(),
+            ProviderFaults::default(),
+            "embeddings untouched"
+        );
+        let (status, _) = send(&stub, CONTROL_PATH, act("chat-slow", &["soon"])).await;
+        assert_eq!(status, 400);
+        send(&stub, CONTROL_PATH, act("faults-off", &[])).await;
+        assert_eq!(stub.chat_faults(), ChatFaults::default());
+        let chat = serde_json::json!({
+            "model": memoria::MODEL_CHEAP,
+            "messages": [{"role": "user", "content": "q"}],
+        });
+        for want in ["cited [p0].", "fallback"] {
+            let (status, body) = send(&stub, STUB_CHAT_PATH, chat.clone()).await;
+            assert_eq!(status, 200);
+            assert_eq!(memoria::decode_chat_response(&body).unwrap().text, want);
+        }
+        let (_, calls) = send(&stub, CONTROL_PATH, act("chat-calls", &[])).await;
+        assert_eq!(calls, br#"{"value":"2"}"#);
+        let (status, _) = send(
+            &stub,
+            STUB_CHAT_PATH,
+            serde_json::json!({"model": "deepseek/deepseek-v4-pro", "messages": [{}]}),
+        )
+        .await;
+        assert_eq!(status, 404, "an undated alias is not served");
     }
 
     #[test]
