@@ -156,6 +156,34 @@ async fn owned_doc(m: &Memoria, cookie: &str, canary: &str) -> Result<String, St
         .ok_or_else(|| fail("the search cites memoria's own document", "no citation"))
 }
 
+/// Ana, an owner, signs in and confirms `generation` through the form the
+/// roster page holds for it; the confirmation's status. The form must be
+/// there and name `generation` (presence of the pending generation).
+async fn owner_confirms(m: &Memoria, generation: &str) -> Result<u16, String> {
+    let ana = m.sign_in(ANA).await?;
+    let roster = m.get_with(&ana, "/roster").await?.response;
+    let form = Page::of(&roster)
+        .forms()
+        .into_iter()
+        .find(|f| f.action == "/roster/confirm" && f.value("generation") == Some(generation))
+        .ok_or_else(|| {
+            fail(
+                format!("Ana's roster page holds the confirmation form naming {generation}"),
+                roster.status.to_string(),
+            )
+        })?;
+    let fields: Vec<(&str, &str)> = form
+        .inputs
+        .iter()
+        .map(|(n, _, v)| (n.as_str(), v.as_str()))
+        .collect();
+    let confirmed = m
+        .post_form_with(&ana, "/roster/confirm", &fields)
+        .await?
+        .response;
+    Ok(confirmed.status.as_u16())
+}
+
 fn stale_stops_standing(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
     let (world, home) = suite_world(ctx.seed(), &canary);
@@ -297,36 +325,11 @@ fn unfamiliar_generation_held_until_confirmed(ctx: &mut Ctx) -> Result<(), Failu
             "new roster generation that an owner has not confirmed",
         )?;
 
-        let ana = m.sign_in(ANA).await?;
-        let roster = m.get_with(&ana, "/roster").await?.response;
-        let form = Page::of(&roster)
-            .forms()
-            .into_iter()
-            .find(|f| f.action == "/roster/confirm")
-            .ok_or_else(|| {
-                fail(
-                    "Ana's roster page holds the confirmation form",
-                    roster.status.to_string(),
-                )
-            })?;
+        let confirmed = owner_confirms(&m, &next).await?;
         check(
-            form.value("generation") == Some(next.as_str()),
-            "the form names the pending generation",
-            format!("{:?}", form.value("generation")),
-        )?;
-        let fields: Vec<(&str, &str)> = form
-            .inputs
-            .iter()
-            .map(|(n, _, v)| (n.as_str(), v.as_str()))
-            .collect();
-        let confirmed = m
-            .post_form_with(&ana, "/roster/confirm", &fields)
-            .await?
-            .response;
-        check(
-            confirmed.status == 303,
+            confirmed == 303,
             "Ana's confirmation answers 303",
-            confirmed.status.to_string(),
+            confirmed.to_string(),
         )?;
         let link = form_delivers(&m, EVE).await?;
         let eve = match link {
@@ -393,31 +396,11 @@ fn lagging_answer_keeps_pending(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{r:?}, pending {pending:?}"),
         )?;
         home.set_fault(HomeFault::None);
-        let ana = m.sign_in(ANA).await?;
-        let roster = m.get_with(&ana, "/roster").await?.response;
-        let form = Page::of(&roster)
-            .forms()
-            .into_iter()
-            .find(|f| f.action == "/roster/confirm")
-            .ok_or_else(|| {
-                fail(
-                    "Ana's roster page holds the confirmation form",
-                    roster.status.to_string(),
-                )
-            })?;
-        let fields: Vec<(&str, &str)> = form
-            .inputs
-            .iter()
-            .map(|(n, _, v)| (n.as_str(), v.as_str()))
-            .collect();
-        let confirmed = m
-            .post_form_with(&ana, "/roster/confirm", &fields)
-            .await?
-            .response;
+        let confirmed = owner_confirms(&m, &next).await?;
         check(
-            confirmed.status == 303,
+            confirmed == 303,
             "Ana's confirmation answers 303",
-            confirmed.status.to_string(),
+            confirmed.to_string(),
         )?;
         check(
             form_delivers(&m, CAI).await?.is_some(),
@@ -483,31 +466,11 @@ fn restart_keeps_coordinates(ctx: &mut Ctx) -> Result<(), Failure> {
                 "a link was delivered",
             )?;
         }
-        let ana = m.sign_in(ANA).await?;
-        let roster = m.get_with(&ana, "/roster").await?.response;
-        let form = Page::of(&roster)
-            .forms()
-            .into_iter()
-            .find(|f| f.action == "/roster/confirm" && f.value("generation") == Some(next.as_str()))
-            .ok_or_else(|| {
-                fail(
-                    "Ana's roster page holds the confirmation form for the new generation",
-                    roster.status.to_string(),
-                )
-            })?;
-        let fields: Vec<(&str, &str)> = form
-            .inputs
-            .iter()
-            .map(|(n, _, v)| (n.as_str(), v.as_str()))
-            .collect();
-        let confirmed = m
-            .post_form_with(&ana, "/roster/confirm", &fields)
-            .await?
-            .response;
+        let confirmed = owner_confirms(&m, &next).await?;
         check(
-            confirmed.status == 303,
+            confirmed == 303,
             "Ana's confirmation answers 303",
-            confirmed.status.to_string(),
+            confirmed.to_string(),
         )?;
         check(
             form_delivers(&m, EVE).await?.is_some(),
@@ -662,32 +625,12 @@ fn confirmation_renews_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
             "with the home down past the TTL, the pull fails",
             format!("{r:?}"),
         )?;
-        let ana = m.sign_in(ANA).await?;
-        let roster = m.get_with(&ana, "/roster").await?.response;
-        let form = Page::of(&roster)
-            .forms()
-            .into_iter()
-            .find(|f| f.action == "/roster/confirm")
-            .ok_or_else(|| {
-                fail(
-                    "Ana's roster page holds the confirmation form",
-                    roster.status.to_string(),
-                )
-            })?;
-        let fields: Vec<(&str, &str)> = form
-            .inputs
-            .iter()
-            .map(|(n, _, v)| (n.as_str(), v.as_str()))
-            .collect();
-        let confirmed = m
-            .post_form_with(&ana, "/roster/confirm", &fields)
-            .await?
-            .response;
+        let confirmed = owner_confirms(&m, &next).await?;
         let current = m.roster().and_then(|c| c.status().current).map(|c| c.0);
         check(
-            confirmed.status == 303 && current.as_deref() == Some(next.as_str()),
+            confirmed == 303 && current.as_deref() == Some(next.as_str()),
             "Ana's confirmation answers 303 and adopts the generation (presence)",
-            format!("{} with {current:?}", confirmed.status),
+            format!("{confirmed} with {current:?}"),
         )?;
         let lack = m.roster().and_then(|c| c.lacking());
         check(

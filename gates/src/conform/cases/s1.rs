@@ -95,12 +95,19 @@ fn s1_leaving_is_gone(ctx: &mut Ctx<'_>) -> Outcome {
     Ok(())
 }
 
-fn s1_rewound_cursor(ctx: &mut Ctx<'_>) -> Outcome {
+/// Reads to the head past one new revision, restores the whole log, makes
+/// `regrow` new revisions, and requires the cursor from before the restore
+/// to get `410 {"error":"reannounce_required"}`; `after` says when, for the
+/// failure.
+fn rewound_cursor_410(ctx: &Ctx<'_>, regrow: usize, after: &str) -> Outcome {
     let t = ctx.manifest.item("team");
     let (_, c0) = feed_all(ctx, ctx.token, None)?;
     ctx.control("bump-revision", &[&t.item_id])?;
     let (_, c1) = feed_all(ctx, ctx.token, Some(&c0))?;
     ctx.control("whole-log-restore", &[])?;
+    if regrow > 0 {
+        ctx.bump_revisions(&t.item_id, regrow)?;
+    }
     let r = ctx
         .client
         .get(
@@ -113,10 +120,16 @@ fn s1_rewound_cursor(ctx: &mut Ctx<'_>) -> Outcome {
         Ok(())
     } else {
         Err(fail(
-            "410 {\"error\":\"reannounce_required\"} for a cursor a whole-log restore rewound",
+            format!(
+                "410 {{\"error\":\"reannounce_required\"}} for a cursor from before a whole-log restore, {after}"
+            ),
             format!("status {} body {}", r.status, body_text(&r)),
         ))
     }
+}
+
+fn s1_rewound_cursor(ctx: &mut Ctx<'_>) -> Outcome {
+    rewound_cursor_410(ctx, 0, "asked straight after it")
 }
 
 fn s1_pages_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
@@ -383,30 +396,13 @@ fn s1_pages_hold_at_most_500(ctx: &mut Ctx<'_>) -> Outcome {
 }
 
 fn s1_restored_cursor_410_once_regrown(ctx: &mut Ctx<'_>) -> Outcome {
-    let t = ctx.manifest.item("team");
-    let (_, c0) = feed_all(ctx, ctx.token, None)?;
-    ctx.control("bump-revision", &[&t.item_id])?;
-    let (_, c1) = feed_all(ctx, ctx.token, Some(&c0))?;
-    ctx.control("whole-log-restore", &[])?;
     // The restored log grows past the old cursor's place in it: a cursor
     // checked by position alone is accepted again, in another history.
-    ctx.bump_revisions(&t.item_id, 2)?;
-    let r = ctx
-        .client
-        .get(
-            &format!("/s1/feed?cursor={}", encode_query(&c1)),
-            Auth::Bearer(ctx.token),
-        )
-        .map_err(|e| call_failed("GET /s1/feed", &e))?;
-    let body: Value = serde_json::from_slice(&r.body).unwrap_or(Value::Null);
-    if r.status == 410 && body == json!({"error": "reannounce_required"}) {
-        Ok(())
-    } else {
-        Err(fail(
-            "410 {\"error\":\"reannounce_required\"} for a cursor from before a whole-log restore, after the restored log grew past it by two new revisions",
-            format!("status {}", r.status),
-        ))
-    }
+    rewound_cursor_410(
+        ctx,
+        2,
+        "after the restored log grew past it by two new revisions",
+    )
 }
 
 fn s1_run_rows_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
