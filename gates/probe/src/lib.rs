@@ -18,6 +18,10 @@
 //! past [`PROBE_START_OFFSET_MAX_BYTES`] inside a larger object, a matrix in
 //! another row order, a row-framed layout, and any transform applied before
 //! writing. The sentinel grep is what sees the framed and text encodings.
+//! Nor can it tell a leak from a coincidence of periods: a corpus whose
+//! rows repeat a pattern in store order, parsed from a file whose layout
+//! repeats too (SQLite's page), correlates by layout alone, so the corpus a
+//! gate probes with must not be periodic in its order.
 
 use std::path::Path;
 

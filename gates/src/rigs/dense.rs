@@ -165,7 +165,12 @@ pub fn seeded(ctx: &mut Ctx, name: &str) -> Result<Embedded, Failure> {
     let sentinel_at = ctx.rng().gen_range(0..SEEDED_CHUNKS);
     let mut sentinel_chunk = None;
     for k in 0..SEEDED_CHUNKS {
-        let topic = &TOPICS[k % TOPICS.len()];
+        // Drawn, not `k % 6`: a periodic corpus gives its pairwise cosines
+        // a period, and a file at rest with a period of its own (SQLite's
+        // 4 KiB page is two rows of 512 f32) then correlates with it by
+        // layout alone: above r = 0.20 on 2 seeds in 40 (CI's seed
+        // 13353194707809713113 among them), on none in 60 once drawn.
+        let topic = &TOPICS[ctx.rng().gen_range(0..TOPICS.len())];
         let words: Vec<&str> = (0..WORDS_PER_PASSAGE)
             .map(|_| {
                 if ctx.rng().gen_bool(0.8) {
