@@ -725,10 +725,15 @@ fn serve(
         // AI on (§8.3): the one provider, dialed like the siblings; its
         // embedding loop starts with `serve`.
         if let (true, Some(key)) = (egress.embeds(), provider_key) {
-            state = state.with_embedder(memoria::EmbedClient::tensorx(
-                Arc::new(memoria::TcpDialer),
-                key,
-            ));
+            state = state
+                .with_embedder(memoria::EmbedClient::tensorx(
+                    Arc::new(memoria::TcpDialer),
+                    key.clone(),
+                ))
+                .with_chat(memoria::ChatClient::tensorx(
+                    Arc::new(memoria::TcpDialer),
+                    key,
+                ));
         }
         println!(
             "memoria: serving {} documents ({} passages) on http://{local}",

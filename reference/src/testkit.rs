@@ -175,6 +175,15 @@ impl TestApp {
         self
     }
 
+    /// The same app with AI on's chat client (the instance must be woken
+    /// with AI on): searches may answer (§8.4) and extract (§8.9). Call
+    /// before signing in.
+    pub fn with_chat(mut self, client: crate::ai::chat::ChatClient) -> TestApp {
+        self.state = self.state.clone().with_chat(client);
+        self.router = web::router(self.state.clone());
+        self
+    }
+
     /// The same app with the suite's sign-in classifier (§3.2), which
     /// `POST /auth/begin` runs over an owner's address only. Call before
     /// signing in.

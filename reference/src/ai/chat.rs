@@ -547,6 +547,23 @@ impl ChatClient {
         tier: ModelTier,
         prompt: &ChatPrompt,
     ) -> Result<ChatReply, ChatError> {
+        self.complete_within(tier, prompt, CHAT_DEADLINE_MS).await
+    }
+
+    /// As [`ChatClient::complete`], within `deadline_ms` milliseconds
+    /// instead of [`CHAT_DEADLINE_MS`]: the answer's own deadline
+    /// (`crate::answer::ANSWER_DEADLINE_MS`, §8.4), a paragraph being
+    /// longer to write than §8.9's list of spans.
+    ///
+    /// # Errors
+    /// As [`ChatClient::complete`], [`ChatError::Deadline`] naming
+    /// `deadline_ms`.
+    pub async fn complete_within(
+        &self,
+        tier: ModelTier,
+        prompt: &ChatPrompt,
+        deadline_ms: u64,
+    ) -> Result<ChatReply, ChatError> {
         let body = encode_chat_request(self.models.id(tier), prompt)?;
         let call = async {
             let mut attempt = 1;
@@ -566,11 +583,9 @@ impl ChatClient {
                 }
             }
         };
-        tokio::time::timeout(Duration::from_millis(CHAT_DEADLINE_MS), call)
+        tokio::time::timeout(Duration::from_millis(deadline_ms), call)
             .await
-            .unwrap_or(Err(ChatError::Deadline {
-                deadline_ms: CHAT_DEADLINE_MS,
-            }))
+            .unwrap_or(Err(ChatError::Deadline { deadline_ms }))
     }
 
     /// One attempt: the exchange, then the body judged.

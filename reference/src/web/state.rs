@@ -23,6 +23,7 @@ use crate::access::session::{
     Auth, Session, SignInDelivery, cookie, prune, random_token, token_hash,
 };
 use crate::ai::canary::CanaryState;
+use crate::ai::chat::ChatClient;
 use crate::ai::embed::EmbedClient;
 use crate::ai::queue::DrainReport;
 use crate::brief::{Brief, BriefError, BriefRequest, Scopes};
@@ -65,6 +66,9 @@ pub struct AppState {
     /// The provider client, with AI on (§8.3); `None` with AI off, and then
     /// nothing is ever embedded or sent.
     pub(crate) embedder: Option<Arc<EmbedClient>>,
+    /// The provider's chat client, with AI on (§8.2, §8.3): answers and
+    /// §8.9's extraction; `None` with AI off, and then no prompt is built.
+    pub(crate) chat: Option<Arc<ChatClient>>,
     /// Wakes the embedding loop after an ingest ([`AppState::embed_soon`]).
     embed_wake: Arc<tokio::sync::Notify>,
     /// What the embedding canary found on this start (§8.2, gate 30).
@@ -128,6 +132,7 @@ impl AppState {
             warm_up: Arc::default(),
             follow_ups: Arc::default(),
             embedder: None,
+            chat: None,
             embed_wake: Arc::default(),
             canary: Arc::new(Mutex::new(CanaryState::Unchecked)),
             scopes: Arc::new(Scopes::none()),
@@ -306,6 +311,26 @@ impl AppState {
         );
         self.embedder = Some(Arc::new(client));
         self
+    }
+
+    /// The same state with the provider's chat client (§8.2, §8.3): with
+    /// it, a search's page may carry a cited 🤖 answer (§8.4) and a model
+    /// row in the address box (§8.9). Only for an instance woken with AI on.
+    ///
+    /// # Panics
+    /// If the instance's egress mode is AI off, as [`AppState::with_embedder`].
+    pub fn with_chat(mut self, client: ChatClient) -> AppState {
+        assert!(
+            self.egress.embeds(),
+            "a provider client needs an instance woken with AI on"
+        );
+        self.chat = Some(Arc::new(client));
+        self
+    }
+
+    /// The chat client, with AI on and one configured; `None` otherwise.
+    pub fn chat(&self) -> Option<&ChatClient> {
+        self.chat.as_deref()
     }
 
     /// Drains the embedding queue once ([`crate::ai::queue::drain`]); with
