@@ -99,6 +99,7 @@
 
 mod access;
 mod ai;
+pub mod answer;
 pub mod brief;
 mod clock;
 mod config;

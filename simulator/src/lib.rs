@@ -90,8 +90,8 @@ mod world;
 pub use world::{
     BROWSER_HOST, EPOCH_UNIX_S, HOME_GENERATION, HOME_HOST, LINK_LATENCY_MS, MEMORIA_CONSUMER,
     MEMORIA_HOST, MEMORIA_PORT, Memoria, OTHER_TEAM, OWNERS, OWNERS_FILE_NAME, Page,
-    SECONDS_PER_DAY, SIBLING_PORT, SIM_DEK_BYTES, SIMULATION_DURATION_S, SiblingSpec, SimClock,
-    SimFailure, TEAM, TICK_MS, World,
+    SECONDS_PER_DAY, SIBLING_PORT, SIM_DEK_BYTES, SIMULATION_DURATION_S, STUB_PROVIDER_KEY,
+    STUB_PROVIDER_PORT, SiblingSpec, SimClock, SimFailure, TEAM, TICK_MS, World,
 };
 
 // The operator drain's token rotation: expand, switch, contract, revoke (§6.2, gates 12 and 13).

@@ -32,6 +32,7 @@ use rand::{Rng as _, SeedableRng as _};
 use crate::fake::SubjectKind;
 use crate::fake::home::{FakeHome, HOME_LABEL};
 use crate::fake::model::ModelHandle;
+use crate::fake::provider::StubProvider;
 use crate::fake::server::{FakeConfig, FakeSibling};
 use crate::fake::trace::{Clock, Trace};
 use crate::guard::{GuardedDialer, NetGuard};
@@ -171,6 +172,7 @@ pub struct World {
     mail_domains: BTreeMap<String, MailDomain>,
     keymail: bool,
     home: Option<(FakeHome, String)>,
+    provider: Option<StubProvider>,
 }
 
 impl std::fmt::Debug for World {
@@ -237,7 +239,19 @@ impl World {
             mail_domains: BTreeMap::new(),
             keymail: false,
             home: None,
+            provider: None,
         }
+    }
+
+    /// Runs memoria with AI on (§8.3): `stub` serves on
+    /// [`memoria::PROVIDER_HOST`] (port [`STUB_PROVIDER_PORT`], plain
+    /// HTTP), and every memoria in the run wakes with AI on and the
+    /// provider's chat client dialing it behind the world's [`NetGuard`]
+    /// (answers, §8.4; §8.9's extraction). No embedding client: searches
+    /// rank lexically, so a scenario's page is the AI-off page plus what
+    /// the chat client adds. The stub records every request body.
+    pub fn use_provider(&mut self, stub: &StubProvider) {
+        self.provider = Some(stub.clone());
     }
 
     /// Runs memoria in suite shape (§4.3): a fake home on [`HOME_HOST`]
@@ -547,6 +561,17 @@ impl World {
                 }
             });
         }
+        if let Some(stub) = &self.provider {
+            let router = stub.router();
+            sim.host(memoria::PROVIDER_HOST, move || {
+                let router = router.clone();
+                async move {
+                    serve_turmoil(router, STUB_PROVIDER_PORT)
+                        .await
+                        .map_err(|e| e.to_string().into())
+                }
+            });
+        }
         for (domain, mail) in &self.mail_domains {
             let router = mail.router();
             sim.host(domain.as_str(), move || {
@@ -630,6 +655,14 @@ impl World {
             }
             None => None,
         };
+        let chat = self.provider.as_ref().map(|_| {
+            memoria::ChatClient::plain_http_stand_in(
+                Arc::new(dialer.clone()),
+                memoria::PROVIDER_HOST,
+                STUB_PROVIDER_PORT,
+                memoria::ProviderKey::parse(STUB_PROVIDER_KEY).expect("the stub's key parses"),
+            )
+        });
         let client =
             SiblingClient::new(TEAM, &configs, Arc::new(dialer)).map_err(|e| SimFailure {
                 refused: Some(e.clone()),
@@ -656,6 +689,7 @@ impl World {
             classifier,
             host: consumer.host.clone(),
             home,
+            chat,
         };
         // Fail fast, outside the simulation, if memoria cannot wake at all.
         let first = boot.wake().map_err(|e| fail(e.to_string()))?;
@@ -727,6 +761,7 @@ struct Boot {
     classifier: Option<Arc<dyn memoria::SignInClassifier>>,
     host: String,
     home: Option<memoria::HomeClient>,
+    chat: Option<memoria::ChatClient>,
 }
 
 impl Boot {
@@ -744,7 +779,11 @@ impl Boot {
             InstanceConfig {
                 data_dir: self.data_dir.clone(),
                 admission,
-                egress: EgressMode::AiOff,
+                egress: if self.chat.is_some() {
+                    EgressMode::AiOn
+                } else {
+                    EgressMode::AiOff
+                },
             },
             Sealer::new(&Dek::from_bytes(SIM_DEK_BYTES)),
             Arc::new(self.clock.clone()),
@@ -762,12 +801,23 @@ impl Boot {
             Some(h) => state.with_home(h.clone()),
             None => state,
         };
+        let state = match &self.chat {
+            Some(c) => state.with_chat(c.clone()),
+            None => state,
+        };
         Ok(match &self.classifier {
             Some(c) => state.with_sign_in_classifier(c.clone()),
             None => state,
         })
     }
 }
+
+/// The port the stub provider serves on in a world ([`World::use_provider`]).
+pub const STUB_PROVIDER_PORT: u16 = 80;
+
+/// The provider key every simulated memoria sends the stub; the stub checks
+/// only that one is sent.
+pub const STUB_PROVIDER_KEY: &str = "stub-provider-key";
 
 /// The DEK every simulated memoria seals under: a fixed test key.
 pub const SIM_DEK_BYTES: [u8; 32] = [7u8; 32];

@@ -32,6 +32,7 @@
 //! matched route template (never the URI, which carries `q` and tokens) and
 //! the status.
 
+mod answer;
 mod auth;
 mod brief;
 mod connector;

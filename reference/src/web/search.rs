@@ -29,6 +29,7 @@ pub(crate) fn parse_page(p: &Option<String>) -> u32 {
 pub(crate) fn results_region(
     q: &str,
     outcome: &Result<SearchPage, SearchError>,
+    answer: Option<&crate::answer::Outcome>,
 ) -> (StatusCode, Markup) {
     match outcome {
         Err(SearchError::TooLong { bytes, chars }) => (
@@ -90,6 +91,8 @@ pub(crate) fn results_region(
                 }
                 // The fact box: below the notices and above the list (§8.8).
                 (super::facts::fact_boxes(&p.facts))
+                // The answer: above the list, below the box (§8.4, §8.2).
+                (super::answer::answer_region(answer, p))
                 @if let Some(count) = p.count_line() { p.count { (count) } }
                 ol start=(p.results.first().map(|r| r.rank).unwrap_or(1)) {
                     @for r in &p.results {
@@ -148,7 +151,13 @@ pub(crate) async fn search_page(
         let outcome = state
             .ruled_search(session.owner.address(), &q, parse_page(&params.page))
             .await;
-        let (status, region) = results_region(&q, &outcome);
+        // With AI on, the page's own ruled results and nothing else may be
+        // answered from (§8.4's invariant): built here, stored nowhere.
+        let answer = match (&outcome, state.chat()) {
+            (Ok(p), Some(chat)) => crate::answer::answer(chat, &q, p).await,
+            _ => None,
+        };
+        let (status, region) = results_region(&q, &outcome, answer.as_ref());
         return page(
             status,
             layout("Results", footer, true, Some(&session.csrf), &q, region),
@@ -214,7 +223,8 @@ pub(crate) async fn search_fragment(
     let outcome = state
         .ruled_search(session.owner.address(), &q, parse_page(&params.page))
         .await;
-    let (status, region) = results_region(&q, &outcome);
+    // The live fragment never calls the answer model (crate::answer).
+    let (status, region) = results_region(&q, &outcome, None);
     page(status, html! { (region) p.egress { (footer) } })
 }
 
@@ -265,7 +275,7 @@ mod tests {
             facts: vec![],
             semantic: SemanticRanking::Off,
         };
-        let (status, region) = results_region("q", &Ok(page));
+        let (status, region) = results_region("q", &Ok(page), None);
         assert_eq!(status, StatusCode::OK);
         expect_test::expect![[r#"<section id="results"><p class="reconciling" role="status" data-app="sheets">Sheets is reconciling after a restore; its results are out of the search until it re-announces.</p><p class="withheld" role="status" data-app="docs">Docs did not answer; 1 result withheld.</p><p class="withheld" role="status" data-app="calendar">Calendar has a newer version of 3 results; withheld while memoria fetches it.</p><ol start="1"></ol><nav class="pages"></nav></section>"#]]
         .assert_eq(&region.into_string());
