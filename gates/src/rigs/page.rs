@@ -232,6 +232,23 @@ impl Page {
             .collect()
     }
 
+    /// The 🤖 answer's sentences (`section.answer span.sentence`), in
+    /// order: each one's text, its citations' `[n]` marks included, and
+    /// the `href` of each citation link (§8.4).
+    pub fn answer_sentences(&self) -> Vec<(String, Vec<String>)> {
+        let cite = selector("a.cite");
+        self.html
+            .select(&selector("section.answer span.sentence"))
+            .map(|s| {
+                let hrefs = s
+                    .select(&cite)
+                    .filter_map(|a| a.value().attr("href").map(str::to_string))
+                    .collect();
+                (folded(s), hrefs)
+            })
+            .collect()
+    }
+
     /// The `href` of every element `css` selects that has one, in order.
     ///
     /// # Panics

@@ -292,6 +292,9 @@ struct StubState {
     chat_replies: VecDeque<String>,
     /// The reply once the queue is empty; `None` is [`STUB_CHAT_DEFAULT_REPLY`].
     chat_default: Option<String>,
+    /// A marker every response body carries (error messages, the malformed
+    /// and oversized chat bodies): what gate 31 looks for in the logs.
+    body_marker: Option<String>,
 }
 
 /// The stub provider: its router, its knobs and its record. Clones share
@@ -440,6 +443,14 @@ impl StubProvider {
         self.with(|s| s.chat_faults.oversized = on);
     }
 
+    /// Sets the marker every response body then carries, on both calls:
+    /// appended to an error's message, and to the malformed chat body;
+    /// the oversized chat body is the marker repeated. `None`: the plain
+    /// bodies. Gate 31 greps the logs for it.
+    pub fn set_body_marker(&self, marker: Option<&str>) {
+        self.with(|s| s.body_marker = marker.map(str::to_owned));
+    }
+
     /// Queues `reply` as the text of the next answered chat call, after
     /// any already queued.
     pub fn push_chat_reply(&self, reply: &str) {
@@ -515,6 +526,14 @@ enum Input {
     Many(Vec<String>),
 }
 
+/// [`error`], its message followed by the stub's body marker when one is set.
+fn error_m(marker: &Option<String>, status: StatusCode, message: &str) -> Response {
+    match marker {
+        Some(m) => error(status, &format!("{message} {m}")),
+        None => error(status, message),
+    }
+}
+
 fn error(status: StatusCode, message: &str) -> Response {
     (
         status,
@@ -524,6 +543,7 @@ fn error(status: StatusCode, message: &str) -> Response {
 }
 
 async fn embeddings(State(stub): State<StubProvider>, headers: HeaderMap, body: Bytes) -> Response {
+    let marker = stub.with(|s| s.body_marker.clone());
     let parsed: Option<EmbedRequest> = serde_json::from_slice(&body).ok();
     let authorization = headers
         .get(header::AUTHORIZATION)
@@ -556,37 +576,45 @@ async fn embeddings(State(stub): State<StubProvider>, headers: HeaderMap, body: 
         }
         Some(Down::Status(code)) => {
             let status = StatusCode::from_u16(code).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-            return error(status, "unavailable");
+            return error_m(&marker, status, "unavailable");
         }
         None => {}
     }
     if faults.rate_limited_calls > 0 {
-        return error(StatusCode::TOO_MANY_REQUESTS, "rate limited");
+        return error_m(&marker, StatusCode::TOO_MANY_REQUESTS, "rate limited");
     }
     if body.len() > STUB_REQUEST_BYTES_MAX {
-        return error(StatusCode::PAYLOAD_TOO_LARGE, "request too large");
+        return error_m(&marker, StatusCode::PAYLOAD_TOO_LARGE, "request too large");
     }
     if !authorization
         .as_deref()
         .is_some_and(|a| a.starts_with("Bearer ") && a.len() > 7)
     {
-        return error(StatusCode::UNAUTHORIZED, "missing bearer token");
+        return error_m(&marker, StatusCode::UNAUTHORIZED, "missing bearer token");
     }
     let Some(request) = parsed else {
-        return error(StatusCode::BAD_REQUEST, "not an embeddings request");
+        return error_m(
+            &marker,
+            StatusCode::BAD_REQUEST,
+            "not an embeddings request",
+        );
     };
     // §7.2: the real model fails the request when `dimensions` is sent.
     if request.dimensions.is_some() {
-        return error(StatusCode::BAD_REQUEST, "dimensions is not supported");
+        return error_m(
+            &marker,
+            StatusCode::BAD_REQUEST,
+            "dimensions is not supported",
+        );
     }
     if request.model != memoria::EMBED_MODEL {
-        return error(StatusCode::NOT_FOUND, "model not found");
+        return error_m(&marker, StatusCode::NOT_FOUND, "model not found");
     }
     if inputs.is_empty() || inputs.len() > STUB_INPUTS_PER_CALL_MAX {
-        return error(StatusCode::BAD_REQUEST, "input count out of range");
+        return error_m(&marker, StatusCode::BAD_REQUEST, "input count out of range");
     }
     if inputs.iter().any(|s| s.is_empty()) {
-        return error(StatusCode::BAD_REQUEST, "empty input");
+        return error_m(&marker, StatusCode::BAD_REQUEST, "empty input");
     }
     let model = stub.with(|s| s.model.clone());
     let base: Vec<Vec<f32>> = match model {
@@ -601,7 +629,13 @@ async fn embeddings(State(stub): State<StubProvider>, headers: HeaderMap, body: 
                         v
                     })
                     .collect(),
-                _ => return error(StatusCode::SERVICE_UNAVAILABLE, "the model did not answer"),
+                _ => {
+                    return error_m(
+                        &marker,
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "the model did not answer",
+                    );
+                }
             }
         }
     };
@@ -664,6 +698,7 @@ async fn chat_completions(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let marker = stub.with(|s| s.body_marker.clone());
     let parsed: Option<ChatRequest> = serde_json::from_slice(&body).ok();
     let authorization = headers
         .get(header::AUTHORIZATION)
@@ -690,30 +725,34 @@ async fn chat_completions(
         }
         Some(Down::Status(code)) => {
             let status = StatusCode::from_u16(code).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-            return error(status, "unavailable");
+            return error_m(&marker, status, "unavailable");
         }
         None => {}
     }
     if faults.rate_limited_calls > 0 {
-        return error(StatusCode::TOO_MANY_REQUESTS, "rate limited");
+        return error_m(&marker, StatusCode::TOO_MANY_REQUESTS, "rate limited");
     }
     if body.len() > STUB_CHAT_REQUEST_BYTES_MAX {
-        return error(StatusCode::PAYLOAD_TOO_LARGE, "request too large");
+        return error_m(&marker, StatusCode::PAYLOAD_TOO_LARGE, "request too large");
     }
     if !authorization
         .as_deref()
         .is_some_and(|a| a.starts_with("Bearer ") && a.len() > 7)
     {
-        return error(StatusCode::UNAUTHORIZED, "missing bearer token");
+        return error_m(&marker, StatusCode::UNAUTHORIZED, "missing bearer token");
     }
     let Some(request) = parsed else {
-        return error(StatusCode::BAD_REQUEST, "not a chat completions request");
+        return error_m(
+            &marker,
+            StatusCode::BAD_REQUEST,
+            "not a chat completions request",
+        );
     };
     if request.model != memoria::MODEL_CHEAP && request.model != memoria::MODEL_FRONTIER {
-        return error(StatusCode::NOT_FOUND, "model not found");
+        return error_m(&marker, StatusCode::NOT_FOUND, "model not found");
     }
     if request.messages.is_empty() {
-        return error(StatusCode::BAD_REQUEST, "no messages");
+        return error_m(&marker, StatusCode::BAD_REQUEST, "no messages");
     }
     let json = |body: String| {
         Response::builder()
@@ -723,10 +762,16 @@ async fn chat_completions(
             .expect("a fixed status and headers make a response")
     };
     if faults.malformed {
-        return json(STUB_CHAT_MALFORMED_BODY.to_owned());
+        return json(match &marker {
+            Some(m) => format!("{STUB_CHAT_MALFORMED_BODY} {m}"),
+            None => STUB_CHAT_MALFORMED_BODY.to_owned(),
+        });
     }
     let content = if faults.oversized {
-        "x".repeat(STUB_CHAT_OVERSIZED_BYTES)
+        match &marker {
+            Some(m) => format!("{m} ").repeat(STUB_CHAT_OVERSIZED_BYTES / (m.len() + 1) + 1),
+            None => "x".repeat(STUB_CHAT_OVERSIZED_BYTES),
+        }
     } else {
         stub.with(|s| {
             s.chat_replies
