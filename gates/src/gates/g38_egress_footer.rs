@@ -33,10 +33,11 @@ const AI_OFF_FORBIDDEN: &[&str] = &["TensorX", "provider", "except", "sent", "mo
 /// [`AI_OFF_FOOTER`]: what leaves (the text of every search, every passage
 /// at indexing), to whom (TensorX, at its host) and for what (embedding by
 /// the pinned model), §3.2 and §8.3.
-pub const AI_ON_FOOTER: &str = "Egress: AI is on. The text of every search, and every passage when it is indexed, is sent to TensorX (api.tensorx.ai) to be embedded by the model qwen/qwen3-embedding-8b. TensorX can read what it receives; nothing else leaves this instance.";
+pub const AI_ON_FOOTER: &str = "Egress: AI is on. The text of every search, and every passage when it is indexed, is sent to TensorX (api.tensorx.ai) to be embedded by the model qwen/qwen3-embedding-8b. To write an answer above a search's results, the search's text and its top eight passages are sent to TensorX's deepseek/deepseek-v4-flash-0731 or deepseek/deepseek-v4-pro-0813 (the answer names which); a search that asks for a postal address, live searches included, sends its top eight passages to deepseek/deepseek-v4-flash-0731 to find one. TensorX can read what it receives; nothing else leaves this instance.";
 
 /// What an AI-on footer must name (§8.3): the provider, its host, the
-/// model id, and both things that leave.
+/// model ids, and what leaves for each: the search and every passage to be
+/// embedded, the top eight to answer (§8.4) or to find an address (§8.9).
 const AI_ON_REQUIRED: &[&str] = &[
     "AI is on",
     "TensorX",
@@ -44,6 +45,10 @@ const AI_ON_REQUIRED: &[&str] = &[
     "qwen/qwen3-embedding-8b",
     "every search",
     "every passage",
+    "deepseek/deepseek-v4-flash-0731",
+    "deepseek/deepseek-v4-pro-0813",
+    "top eight passages",
+    "postal address",
 ];
 
 /// Both modes; every case walks each.

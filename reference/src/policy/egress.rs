@@ -34,7 +34,7 @@ impl EgressMode {
                 "Egress: AI is off. No document leaves this instance: memoria searches your content where it sits."
             }
             EgressMode::AiOn => {
-                "Egress: AI is on. The text of every search, and every passage when it is indexed, is sent to TensorX (api.tensorx.ai) to be embedded by the model qwen/qwen3-embedding-8b. TensorX can read what it receives; nothing else leaves this instance."
+                "Egress: AI is on. The text of every search, and every passage when it is indexed, is sent to TensorX (api.tensorx.ai) to be embedded by the model qwen/qwen3-embedding-8b. To write an answer above a search's results, the search's text and its top eight passages are sent to TensorX's deepseek/deepseek-v4-flash-0731 or deepseek/deepseek-v4-pro-0813 (the answer names which); a search that asks for a postal address, live searches included, sends its top eight passages to deepseek/deepseek-v4-flash-0731 to find one. TensorX can read what it receives; nothing else leaves this instance."
             }
         }
     }
@@ -46,9 +46,15 @@ mod tests {
     use crate::ai::provider::{EMBED_MODEL, PROVIDER_HOST, PROVIDER_NAME};
 
     #[test]
-    fn the_ai_on_footer_names_the_provider_its_host_and_the_model_in_use() {
+    fn the_ai_on_footer_names_the_provider_its_host_and_every_model_in_use() {
         let f = EgressMode::AiOn.footer();
-        for named in [PROVIDER_NAME, PROVIDER_HOST, EMBED_MODEL] {
+        for named in [
+            PROVIDER_NAME,
+            PROVIDER_HOST,
+            EMBED_MODEL,
+            crate::ai::provider::MODEL_CHEAP,
+            crate::ai::provider::MODEL_FRONTIER,
+        ] {
             assert!(f.contains(named), "the AI-on footer names {named}");
         }
         assert!(f.contains("search") && f.contains("passage"));
