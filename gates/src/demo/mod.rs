@@ -344,13 +344,23 @@ pub async fn start_with_model(
             .map_err(|e| format!("serving the stub provider: {e}"))?;
         let key = memoria::ProviderKey::parse(DEMO_PROVIDER_KEY)
             .map_err(|e| format!("the stub provider's key: {e}"))?;
+        // The stub answers chat calls by quoting the passages it was sent,
+        // cited: a cited 🤖 paragraph without a model (issue 14's demo).
+        stub.set_chat_extractive(true);
         provider = Some((stub, at, semantic));
-        let state = state.with_embedder(memoria::EmbedClient::plain_http_stand_in(
-            Arc::new(memoria::TcpDialer),
-            &at.ip().to_string(),
-            at.port(),
-            key,
-        ));
+        let state = state
+            .with_embedder(memoria::EmbedClient::plain_http_stand_in(
+                Arc::new(memoria::TcpDialer),
+                &at.ip().to_string(),
+                at.port(),
+                key.clone(),
+            ))
+            .with_chat(memoria::ChatClient::plain_http_stand_in(
+                Arc::new(memoria::TcpDialer),
+                &at.ip().to_string(),
+                at.port(),
+                key,
+            ));
         // The canary, then the embedding queue, beside the page (as `serve`).
         state.start_embedding();
         state

@@ -228,11 +228,41 @@ fn flatten(reply: &str) -> (String, Stripped) {
     (text, stripped)
 }
 
-/// The text's sentences (UAX #29), a citation group that opens a segment
-/// moved to the sentence before it.
+/// The text cut after every citation group that ends a sentence: the
+/// group, then an optional `.`, `!` or `?`, then whitespace or the end.
+/// UAX #29 does not break before a lower-case word ("floor [1]. thistle
+/// runs"), which would merge two cited sentences into one citing both.
+fn cut_after_citations(text: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    while i < text.len() {
+        if let Some((_, len)) = citation_at(&text[i..]) {
+            let mut end = i + len;
+            if text[end..].starts_with(['.', '!', '?']) {
+                end += 1;
+            }
+            if text[end..].is_empty() || text[end..].starts_with(char::is_whitespace) {
+                pieces.push(&text[start..end]);
+                start = end;
+            }
+            i = end;
+            continue;
+        }
+        i += text[i..].chars().next().map_or(1, char::len_utf8);
+    }
+    pieces.push(&text[start..]);
+    pieces
+}
+
+/// The text's sentences: cut after each sentence-ending citation group,
+/// then by UAX #29, a citation group that opens a segment moved to the
+/// sentence before it.
 fn sentences(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for segment in text.split_sentence_bounds() {
+    for segment in cut_after_citations(text)
+        .into_iter()
+        .flat_map(|piece| piece.split_sentence_bounds())
+    {
         let mut rest = segment;
         let mut lead = String::new();
         loop {
@@ -380,6 +410,21 @@ mod tests {
             vec![
                 ("The budget was approved.".to_string(), vec![2]),
                 ("Travel is capped.".to_string(), vec![1, 2]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_citation_group_ends_its_sentence_even_before_a_lower_case_word() {
+        let j = judge(
+            "Fourteen rooms on the second floor [1]. thistle runs the site [2].",
+            &sent(&["a", "b"]),
+        );
+        assert_eq!(
+            texts(&j),
+            vec![
+                ("Fourteen rooms on the second floor.".to_string(), vec![1]),
+                ("thistle runs the site.".to_string(), vec![2]),
             ]
         );
     }

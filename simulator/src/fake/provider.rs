@@ -295,6 +295,9 @@ struct StubState {
     /// A marker every response body carries (error messages, the malformed
     /// and oversized chat bodies): what gate 31 looks for in the logs.
     body_marker: Option<String>,
+    /// Once the queue is empty, answer with [`extractive_reply`] instead of
+    /// the default reply (the demo's stand-in for a model).
+    chat_extractive: bool,
 }
 
 /// The stub provider: its router, its knobs and its record. Clones share
@@ -449,6 +452,14 @@ impl StubProvider {
     /// bodies. Gate 31 greps the logs for it.
     pub fn set_body_marker(&self, marker: Option<&str>) {
         self.with(|s| s.body_marker = marker.map(str::to_owned));
+    }
+
+    /// Answers, once the queue is empty, with [`extractive_reply`]: the
+    /// first sentence of each of the first three passages sent, each cited
+    /// to its id. Deterministic and NOT a model: it shows a cited answer
+    /// in the demo, and proves nothing about a model's quality.
+    pub fn set_chat_extractive(&self, on: bool) {
+        self.with(|s| s.chat_extractive = on);
     }
 
     /// Queues `reply` as the text of the next answered chat call, after
@@ -776,6 +787,11 @@ async fn chat_completions(
         stub.with(|s| {
             s.chat_replies
                 .pop_front()
+                .or_else(|| {
+                    s.chat_extractive
+                        .then(|| extractive_reply(&request.messages))
+                        .flatten()
+                })
                 .or_else(|| s.chat_default.clone())
                 .unwrap_or_else(|| STUB_CHAT_DEFAULT_REPLY.to_owned())
         })
@@ -796,6 +812,50 @@ async fn chat_completions(
         })
         .to_string(),
     )
+}
+
+/// How many passages [`extractive_reply`] quotes.
+pub const STUB_EXTRACTIVE_PASSAGES_MAX: usize = 3;
+
+/// The extractive stand-in's reply to `messages`: for each of the first
+/// [`STUB_EXTRACTIVE_PASSAGES_MAX`] `[id] text` paragraphs of the user
+/// message (memoria's prompt shape, `memoria::encode_chat_request`), the
+/// text's first sentence followed by `[id]`. `None` if the message holds
+/// no such paragraph.
+pub fn extractive_reply(messages: &[serde_json::Value]) -> Option<String> {
+    let user = messages
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(|r| r.as_str()) == Some("user"))?
+        .get("content")?
+        .as_str()?;
+    let mut out = Vec::new();
+    for para in user.split("\n\n") {
+        let Some(rest) = para.strip_prefix('[') else {
+            continue;
+        };
+        let Some((id, text)) = rest.split_once("] ") else {
+            continue;
+        };
+        let flat = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let first = flat
+            .split_inclusive(". ")
+            .next()
+            .unwrap_or(&flat)
+            .trim()
+            .trim_end_matches('.');
+        if !first.is_empty() {
+            out.push(format!("{first} [{id}]."));
+        }
+        if out.len() == STUB_EXTRACTIVE_PASSAGES_MAX {
+            break;
+        }
+    }
+    (!out.is_empty()).then(|| out.join(" "))
 }
 
 /// The stub's control actions, as `memoria-harness fake-control` sends them.
