@@ -36,6 +36,11 @@ pub static GATE: Gate = Gate {
             run: ai_on_paths,
         },
         Case {
+            id: "4/answer-path",
+            desc: "With AI on in a simulation, ask a question over four Sheets items whose titles, markers and the question carry canaries; the stub answers citing them and then fails. Require the answer rendered, the prompt to have held every marker, the answer's lines logged (judged, then failed), and no canary, title, marker or query word in any log line.",
+            run: answer_path,
+        },
+        Case {
             id: "4/brief-path",
             desc: "Ask for a brief whose task, the resolved document's title, path and sentence, and an organisation document's sentence carry canaries, and one whose task is refused; require the brief resolved and quoting both sentences, the pool read and the assembly logged, and no canary in any log line.",
             run: brief_path,
@@ -462,6 +467,55 @@ fn ai_on_paths(ctx: &mut Ctx) -> Result<(), Failure> {
         words.push(("provider's vector component", v));
     }
     absent_from_logs(&logs, &words)
+}
+
+fn answer_path(ctx: &mut Ctx) -> Result<(), Failure> {
+    use crate::rigs::answer::{ITEMS, marker, prompts, question, title, world};
+    use crate::rigs::sim::{check, run_world};
+    let canary = ctx.canary();
+    let (world, _, stub) = world(ctx.seed(), &canary, ITEMS);
+    let q = question(&canary);
+    let logs = CapturedLogs::default();
+    let (s2, q2, c2) = (stub.clone(), q.clone(), canary.clone());
+    logs.capture(|| {
+        run_world(&world, move |mut m| async move {
+            m.warmed_up().await?;
+            s2.push_chat_reply(&format!("It names {} [1].", marker(&c2, 0)));
+            let page = crate::rigs::page::Page::parse(
+                &m.search(memoria_simulator::OWNERS[0], &q2)
+                    .await
+                    .response
+                    .body,
+            );
+            check(
+                page.answer_sentences().len() == 1,
+                "the answer renders (presence)",
+                format!("{:?}", page.answer_sentences()),
+            )?;
+            s2.set_chat_down(Some(memoria_simulator::ProviderDown::Status(503)));
+            m.search(memoria_simulator::OWNERS[0], &q2).await;
+            Ok(())
+        })
+    })?;
+    let sent = prompts(&stub);
+    ensure(
+        sent.len() >= 2 && (0..ITEMS).all(|i| sent[0].contains(&marker(&canary, i))),
+        "both questions reached the provider, the first with every passage (presence)",
+        format!("{} requests", sent.len()),
+    )?;
+    let text = logs.all_text();
+    ensure(
+        text.contains("answer judged") && text.contains("answer: the provider call failed"),
+        "the answer path logged its lines (presence)",
+        "a line is missing",
+    )?;
+    let mut words: Vec<(&str, String)> = vec![("query", q.clone()), ("canary", canary.clone())];
+    for i in 0..ITEMS {
+        words.push(("passage marker", marker(&canary, i)));
+        words.push(("title", title(i)));
+    }
+    let refs: Vec<(&str, &String)> = words.iter().map(|(w, s)| (*w, s)).collect();
+    absent_from_logs(&logs, &refs)
 }
 
 /// The absence half: no word appears in any line this case or any other
