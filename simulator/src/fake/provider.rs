@@ -1138,4 +1138,22 @@ mod tests {
         assert_eq!(d, again);
         assert_eq!(drifted(v.clone(), "office hours", None), v);
     }
+
+    #[test]
+    fn the_extractive_reply_quotes_and_cites_the_first_sentence_of_each_of_the_first_three_passages()
+     {
+        let user = "[1] # Rooms\nFourteen rooms on the second floor. Swap them.\n\n[2] The coach stops once.\n\n[3] Parking is free.\n\n[4] Never quoted.\n\nQuestion: where?";
+        let messages = vec![
+            serde_json::json!({"role": "system", "content": "instructions"}),
+            serde_json::json!({"role": "user", "content": user}),
+        ];
+        assert_eq!(
+            super::extractive_reply(&messages).as_deref(),
+            Some(
+                "Fourteen rooms on the second floor [1]. The coach stops once [2]. Parking is free [3]."
+            )
+        );
+        let none = vec![serde_json::json!({"role": "user", "content": "Question: x"})];
+        assert_eq!(super::extractive_reply(&none), None);
+    }
 }
