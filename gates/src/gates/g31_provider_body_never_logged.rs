@@ -22,7 +22,7 @@ pub static GATE: Gate = Gate {
     id: "31",
     title: "A provider's response body is never logged",
     sections: &["§10", "§3.2", "§8.3"],
-    requirement: "With every level captured, no line holds any part of a provider's response body: a chat reply that rendered, a chat error's body (5xx, 429, a refusal), the malformed and the 5 MB chat bodies, and an embeddings error's body; each after the body is shown to have reached memoria and the path to have logged.",
+    requirement: "With every level captured, no line holds any part of a provider's response body: a chat reply that rendered, a chat error's body (5xx, 429, 400, 401, 403), the malformed, the 5 MB, the empty and the cut-off chat bodies, and an embeddings error's body; each after the body is shown to have reached memoria and the path to have logged.",
     cases: &[
         Case {
             id: "31/a-reply-that-rendered-is-in-no-log-line",
@@ -31,12 +31,12 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "31/a-chat-error-body-is-in-no-log-line",
-            desc: "With the marker in every body, the provider answers 503, 429 on every attempt, 400, a malformed body and a 5 MB body in turn. Each page names the failure (presence: memoria read the answer) and the capture holds the failure's own line each time; the marker is in no captured line and on no page.",
+            desc: "With the marker in every body (an error's message, the malformed body, the 5 MB body, a field of every completion), the provider answers 503, 429 on every attempt, 400, 401, 403, a malformed body, a 5 MB body, an empty completion and a reply cut at its length limit in turn. Each page names the failure (presence: memoria read the answer) and the capture holds the failure's own line each time; the marker is in no captured line and on no page.",
             run: chat_errors,
         },
         Case {
             id: "31/an-embeddings-error-body-is-in-no-log-line",
-            desc: "With AI on and the marker in every body, the embeddings call answers 503 and then 400. The drain embeds nothing and says so, the stub recorded the calls and the capture holds the drain's failure lines (presence); the marker is in no captured line.",
+            desc: "With AI on and the marker in every body, the embeddings call answers 503, 429, 400 and 401 in turn. The drain embeds nothing and says so, the stub recorded the calls and the capture holds the drain's failure lines (presence); the marker is in no captured line.",
             run: embeddings_errors,
         },
     ],
@@ -83,18 +83,29 @@ fn chat_errors(ctx: &mut Ctx) -> Result<(), Failure> {
     let q = question(&canary);
     let logs = CapturedLogs::default();
     let (m2, s2) = (mark.clone(), stub.clone());
-    let faults: [Fault; 5] = [
+    let faults: [Fault; 9] = [
         ("503", |s| s.set_chat_down(Some(Down::Status(503)))),
         ("429 on every attempt", |s| s.chat_rate_limit_next(10)),
         ("400", |s| s.set_chat_down(Some(Down::Status(400)))),
+        ("401", |s| s.set_chat_down(Some(Down::Status(401)))),
+        ("403", |s| s.set_chat_down(Some(Down::Status(403)))),
         ("a malformed body", |s| s.set_chat_malformed(true)),
         ("a 5 MB body", |s| s.set_chat_oversized(true)),
+        ("an empty completion", |s| {
+            s.set_chat_default_reply(Some(""))
+        }),
+        ("a reply cut at its length limit", |s| {
+            s.set_chat_truncated(true)
+        }),
     ];
     logs.capture(|| {
         run_world(&world, move |mut m| async move {
             m.warmed_up().await?;
             for (name, set) in faults {
                 s2.set_chat_faults(ChatFaults::default());
+                // The reply carries the marker too: a cut-off reply's text
+                // is the provider's body as much as its framing is.
+                s2.set_chat_default_reply(Some(&format!("It changed {m2} [1].")));
                 set(&s2);
                 let body = m.search(OWNERS[0], &q).await.response.body;
                 let loud = Page::parse(&body).texts("p.answer-failed");
@@ -117,10 +128,13 @@ fn chat_errors(ctx: &mut Ctx) -> Result<(), Failure> {
         })
     })?;
     let text = logs.all_text();
-    let failed = text.matches("answer: the provider call failed").count();
+    let failed = text.matches("answer: the provider call failed").count()
+        + text
+            .matches("answer: the reply was cut at its length limit")
+            .count();
     ensure(
-        failed >= 5,
-        "the capture holds the failure's own line for each of the five faults (presence)",
+        failed >= 9,
+        "the capture holds the failure's own line for each of the nine faults (presence)",
         format!("{failed} lines"),
     )?;
     ensure(
@@ -151,7 +165,7 @@ fn embeddings_errors(ctx: &mut Ctx) -> Result<(), Failure> {
     let s2 = stub.clone();
     let drained = logs.capture(|| {
         crate::rigs::dense::with_stub_provider(ctx.seed(), &stub, instance, move |app| async move {
-            for status in [503, 400] {
+            for status in [503, 429, 400, 401] {
                 s2.set_down(Some(Down::Status(status)));
                 let report = app.state().drain_embeddings().await;
                 if report.stored != 0 || report.failure.is_none() {

@@ -37,12 +37,71 @@ pub static GATE: Gate = Gate {
             run: refused_since,
         },
         Case {
+            id: "32/a-revised-passage-is-sent-as-this-request-holds-it",
+            desc: "Ana asks; her prompt holds item 3's text. Sheets revises item 3 to new text; memoria sees it STALE, withholds it and refetches it. Ana's next prompt holds the new text and not the old: no passage text sent in one request is reused in another.",
+            run: revised_passage,
+        },
+        Case {
             id: "32/a-prompt-holds-the-top-eight-ruled-passages-and-nothing-else",
-            desc: "Ten items answer the question. The one request holds exactly the markers of the items ranked 1 to 8 on Ana's page, and no item id or document link.",
+            desc: "Ten items answer the question. The one request holds exactly the markers of the items ranked 1 to 8 on Ana's page, each in the paragraph labelled with that item's rank on the page, and no item id or document link.",
             run: top_eight_only,
         },
     ],
 };
+
+/// The user message's `[id] text` paragraphs, from a recorded body.
+fn labelled(body: &str) -> Vec<(String, String)> {
+    let json: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+    let user = json["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    user.split("\n\n")
+        .filter_map(|p| {
+            let (id, text) = p.strip_prefix('[')?.split_once("] ")?;
+            Some((id.to_string(), text.to_string()))
+        })
+        .collect()
+}
+
+fn revised_passage(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let ana = OWNERS[0];
+    let (world, sheets, stub) = world(ctx.seed(), &canary, ITEMS);
+    let q = question(&canary);
+    let fresh = format!("revisedx{canary}");
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        m.search(ana, &q).await;
+        check(
+            prompts(&stub).first().is_some_and(|p| holds(p, &canary, 3)),
+            "Ana's first prompt holds item 3's text (presence)",
+            "it does not",
+        )?;
+        let revised = format!("{} Revised as {fresh}.\n", body(&canary, 3).trim_end())
+            .replace(&marker(&canary, 3), "");
+        sheets
+            .model()
+            .with(|mm| mm.revise(&item_id(3), &title(3), &revised).expect("revise"));
+        m.search(ana, &q).await;
+        m.settle_follow_ups().await;
+        m.search(ana, &q).await;
+        let sent = prompts(&stub);
+        let last = sent.last().cloned().unwrap_or_default();
+        check(
+            last.contains(&fresh),
+            "the last prompt holds item 3's revised text (presence: memoria refetched it)",
+            format!("{} requests", sent.len()),
+        )?;
+        check(
+            !sent[1..].iter().any(|p| holds(p, &canary, 3)),
+            "no prompt after the revision holds item 3's old text",
+            "one does",
+        )
+    })
+}
 
 fn holds(prompt: &str, canary: &str, i: usize) -> bool {
     prompt.contains(&marker(canary, i))
@@ -211,9 +270,17 @@ fn top_eight_only(ctx: &mut Ctx) -> Result<(), Failure> {
             "the prompt holds exactly the items ranked 1 to 8",
             format!("sent {in_prompt:?}, ranked 1-8 {top:?}"),
         )?;
+        let paragraphs = labelled(&sent[0]);
+        for i in &top {
+            let text = paragraphs.iter().find(|(id, _)| *id == rank[i].to_string());
+            check(
+                text.is_some_and(|(_, t)| t.contains(&marker(&canary, *i))),
+                "each passage is sent under the rank the page shows it at, so [n] cites what the reader opens",
+                format!("item {i} at rank {}: {text:?}", rank[i]),
+            )?;
+        }
         check(
-            (0..n).all(|i| !sent[0].contains(&format!("\"{}\"", item_id(i))))
-                && !sent[0].contains("/documents/"),
+            (0..n).all(|i| !sent[0].contains(&item_id(i))) && !sent[0].contains("/documents/"),
             "no item id and no document link is sent, only the passages' own text",
             "one is",
         )

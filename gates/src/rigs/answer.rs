@@ -83,6 +83,9 @@ pub fn ranks(page: &Page, n: usize) -> BTreeMap<usize, usize> {
 /// A provider fault a case sets: its name and the knob.
 pub type Fault = (&'static str, fn(&StubProvider));
 
+/// A provider fault, and the words the loud line must name it by.
+pub type NamedFault = (&'static str, fn(&StubProvider), &'static str);
+
 /// Every recorded chat request body, as text.
 pub fn prompts(stub: &StubProvider) -> Vec<String> {
     stub.chat_requests()

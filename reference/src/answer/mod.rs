@@ -44,8 +44,8 @@ pub use judge::{
 };
 
 use crate::ai::chat::{
-    CHAT_PASSAGES_MAX, ChatClient, ChatError, ChatModels, ChatPassage, ChatPrompt, ModelTier,
-    PromptRefusal, encode_chat_request,
+    CHAT_PASSAGES_MAX, ChatClient, ChatError, ChatModels, ChatPassage, ChatPrompt, FinishReason,
+    ModelTier, PromptRefusal, encode_chat_request,
 };
 use crate::ai::provider::PROVIDER_NAME;
 use crate::search::page::{SearchPage, SearchResult};
@@ -328,6 +328,20 @@ pub async fn answer(chat: &ChatClient, query: &str, page: &SearchPage) -> Option
         d.len()
     };
     match chat.complete_within(tier, &p, ANSWER_DEADLINE_MS).await {
+        // A reply cut at the token limit may end mid-sentence, or mid-way
+        // through its last citation: refused whole, as §8.9 refuses one.
+        Ok(reply) if reply.finish == FinishReason::Length => {
+            tracing::warn!(
+                route = route.name(),
+                model,
+                "answer: the reply was cut at its length limit"
+            );
+            Some(Outcome::Failed {
+                route,
+                model,
+                what: format!("{PROVIDER_NAME} cut the answer off at its length limit"),
+            })
+        }
         Ok(reply) => {
             let judged = judge(&reply.text, &sent);
             tracing::info!(

@@ -249,6 +249,8 @@ pub struct ChatFaults {
     /// Answer 200 with a body that is not valid JSON (a completion cut
     /// off mid-string).
     pub malformed: bool,
+    /// Answer `finish_reason: "length"`: the reply cut at its token limit.
+    pub truncated: bool,
     /// Answer 200 with a valid completion of
     /// [`STUB_CHAT_OVERSIZED_BYTES`] bytes of content.
     pub oversized: bool,
@@ -439,6 +441,11 @@ impl StubProvider {
     /// Switches the malformed chat body on or off.
     pub fn set_chat_malformed(&self, on: bool) {
         self.with(|s| s.chat_faults.malformed = on);
+    }
+
+    /// Switches the cut-off reply (`finish_reason: "length"`) on or off.
+    pub fn set_chat_truncated(&self, on: bool) {
+        self.with(|s| s.chat_faults.truncated = on);
     }
 
     /// Switches the 5 MB chat body on or off.
@@ -798,20 +805,23 @@ async fn chat_completions(
     };
     let n = stub.chat_calls();
     let words = content.split_whitespace().count();
-    json(
-        serde_json::json!({
-            "id": format!("stub-chat-{n}"),
-            "object": "chat.completion",
-            "model": request.model,
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
-            }],
-            "usage": {"prompt_tokens": body.len() / 4, "completion_tokens": words},
-        })
-        .to_string(),
-    )
+    let mut completion = serde_json::json!({
+        "id": format!("stub-chat-{n}"),
+        "object": "chat.completion",
+        "model": request.model,
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": content},
+            "finish_reason": if faults.truncated { "length" } else { "stop" },
+        }],
+        "usage": {"prompt_tokens": body.len() / 4, "completion_tokens": words},
+    });
+    // The marker rides in a field no client reads, so an empty or cut-off
+    // completion carries it too (gate 31).
+    if let Some(m) = &marker {
+        completion["system_fingerprint"] = serde_json::Value::String(m.clone());
+    }
+    json(completion.to_string())
 }
 
 /// How many passages [`extractive_reply`] quotes.
@@ -892,6 +902,10 @@ pub const PROVIDER_ACTIONS: &[(&str, &str)] = &[
     (
         "chat-oversized on|off",
         "answer chat calls with a 5 MB completion",
+    ),
+    (
+        "chat-truncated on|off",
+        "answer chat calls with finish_reason \"length\": a reply cut at its token limit",
     ),
     ("chat-reply TEXT", "queue TEXT as the next chat reply"),
     (
@@ -989,6 +1003,10 @@ async fn control(State(stub): State<StubProvider>, Json(req): Json<ControlReques
             Some(on) => stub.set_chat_oversized(on),
             None => return bad(),
         },
+        "chat-truncated" => match on_off(0) {
+            Some(on) => stub.set_chat_truncated(on),
+            None => return bad(),
+        },
         "chat-reply" if !req.args.is_empty() => stub.push_chat_reply(&req.args.join(" ")),
         "chat-default-reply" => match req.args.as_slice() {
             [] => return bad(),
@@ -1069,6 +1087,7 @@ mod tests {
             ("chat-rate-limit", &["2"]),
             ("chat-malformed", &["on"]),
             ("chat-oversized", &["on"]),
+            ("chat-truncated", &["on"]),
             ("chat-reply", &["cited", "[p0]."]),
             ("chat-default-reply", &["fallback"]),
         ] {
@@ -1082,6 +1101,7 @@ mod tests {
                 slow_ms: Some(40),
                 rate_limited_calls: 2,
                 malformed: true,
+                truncated: true,
                 oversized: true,
             }
         );
