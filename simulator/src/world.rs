@@ -32,6 +32,7 @@ use rand::{Rng as _, SeedableRng as _};
 use crate::fake::SubjectKind;
 use crate::fake::home::{FakeHome, HOME_LABEL};
 use crate::fake::model::ModelHandle;
+use crate::fake::provider::StubProvider;
 use crate::fake::server::{FakeConfig, FakeSibling};
 use crate::fake::trace::{Clock, Trace};
 use crate::guard::{GuardedDialer, NetGuard};
@@ -171,6 +172,9 @@ pub struct World {
     mail_domains: BTreeMap<String, MailDomain>,
     keymail: bool,
     home: Option<(FakeHome, String)>,
+    /// The stub provider on [`memoria::PROVIDER_HOST`], and whether memoria
+    /// wakes with AI on and its chat client pointed at it.
+    provider: Option<(StubProvider, EgressMode)>,
 }
 
 impl std::fmt::Debug for World {
@@ -237,7 +241,19 @@ impl World {
             mail_domains: BTreeMap::new(),
             keymail: false,
             home: None,
+            provider: None,
         }
+    }
+
+    /// Stands up `stub` as the provider, on a host named as §8.3's
+    /// ([`memoria::PROVIDER_HOST`], port [`PROVIDER_STUB_PORT`]), and wakes
+    /// memoria in `egress` mode: with [`EgressMode::AiOn`] its chat client
+    /// dials the stub in plain HTTP (the testkit-only stand-in) through the
+    /// world's guarded dialer, and with [`EgressMode::AiOff`] it has no
+    /// provider client at all, so the stub hears what AI off sends: nothing
+    /// (§8.9, gate 39). No embedder either way: the ranking stays lexical.
+    pub fn use_stub_provider(&mut self, stub: &StubProvider, egress: EgressMode) {
+        self.provider = Some((stub.clone(), egress));
     }
 
     /// Runs memoria in suite shape (§4.3): a fake home on [`HOME_HOST`]
@@ -558,6 +574,17 @@ impl World {
                 }
             });
         }
+        if let Some((stub, _)) = &self.provider {
+            let router = stub.router();
+            sim.host(memoria::PROVIDER_HOST, move || {
+                let router = router.clone();
+                async move {
+                    serve_turmoil(router, PROVIDER_STUB_PORT)
+                        .await
+                        .map_err(|e| e.to_string().into())
+                }
+            });
+        }
         let mut handles = vec![];
         let mut keep = vec![];
         for name in names {
@@ -630,6 +657,15 @@ impl World {
             }
             None => None,
         };
+        let chat = match &self.provider {
+            Some((_, EgressMode::AiOn)) => Some(memoria::ChatClient::plain_http_stand_in(
+                Arc::new(dialer.clone()),
+                memoria::PROVIDER_HOST,
+                PROVIDER_STUB_PORT,
+                memoria::ProviderKey::parse(PROVIDER_STUB_KEY).map_err(|e| fail(e.to_string()))?,
+            )),
+            _ => None,
+        };
         let client =
             SiblingClient::new(TEAM, &configs, Arc::new(dialer)).map_err(|e| SimFailure {
                 refused: Some(e.clone()),
@@ -656,6 +692,7 @@ impl World {
             classifier,
             host: consumer.host.clone(),
             home,
+            chat,
         };
         // Fail fast, outside the simulation, if memoria cannot wake at all.
         let first = boot.wake().map_err(|e| fail(e.to_string()))?;
@@ -727,6 +764,8 @@ struct Boot {
     classifier: Option<Arc<dyn memoria::SignInClassifier>>,
     host: String,
     home: Option<memoria::HomeClient>,
+    /// With AI on, the chat client to the stub provider.
+    chat: Option<memoria::ChatClient>,
 }
 
 impl Boot {
@@ -744,7 +783,11 @@ impl Boot {
             InstanceConfig {
                 data_dir: self.data_dir.clone(),
                 admission,
-                egress: EgressMode::AiOff,
+                egress: if self.chat.is_some() {
+                    EgressMode::AiOn
+                } else {
+                    EgressMode::AiOff
+                },
             },
             Sealer::new(&Dek::from_bytes(SIM_DEK_BYTES)),
             Arc::new(self.clock.clone()),
@@ -762,12 +805,22 @@ impl Boot {
             Some(h) => state.with_home(h.clone()),
             None => state,
         };
+        let state = match &self.chat {
+            Some(c) => state.with_chat(c.clone()),
+            None => state,
+        };
         Ok(match &self.classifier {
             Some(c) => state.with_sign_in_classifier(c.clone()),
             None => state,
         })
     }
 }
+
+/// The port the stub provider serves on inside a world ([`World::use_stub_provider`]).
+pub const PROVIDER_STUB_PORT: u16 = 80;
+
+/// The key memoria presents to the stub provider (any bearer passes it).
+pub const PROVIDER_STUB_KEY: &str = "stub-provider-key";
 
 /// The DEK every simulated memoria seals under: a fixed test key.
 pub const SIM_DEK_BYTES: [u8; 32] = [7u8; 32];

@@ -32,7 +32,8 @@
 //! not knobs. Every chat request body is recorded in memory
 //! ([`StubProvider::chat_requests`]) and never logged. Its knobs
 //! ([`ChatFaults`]) are the embeddings call's in kind: down, slow, 429 for
-//! the next N calls, plus a malformed JSON body and an oversized
+//! the next N calls, plus a malformed JSON body, a reply marked truncated
+//! (`finish_reason: length`) and an oversized
 //! ([`STUB_CHAT_OVERSIZED_BYTES`]) one.
 //!
 //! Serve it like a fake sibling: `serve_turmoil(stub.router(), port)` as a
@@ -252,6 +253,10 @@ pub struct ChatFaults {
     /// Answer 200 with a valid completion of
     /// [`STUB_CHAT_OVERSIZED_BYTES`] bytes of content.
     pub oversized: bool,
+    /// Answer 200 with the reply as scripted but marked truncated
+    /// (`finish_reason: length`), as a provider does when the model hit
+    /// its token limit (§8.9: such a reply is rejected whole).
+    pub truncated: bool,
 }
 
 /// One chat call as received: the body exactly, and the model it asked for.
@@ -438,6 +443,11 @@ impl StubProvider {
     /// Switches the 5 MB chat body on or off.
     pub fn set_chat_oversized(&self, on: bool) {
         self.with(|s| s.chat_faults.oversized = on);
+    }
+
+    /// Switches the truncated mark (`finish_reason: length`) on or off.
+    pub fn set_chat_truncated(&self, on: bool) {
+        self.with(|s| s.chat_faults.truncated = on);
     }
 
     /// Queues `reply` as the text of the next answered chat call, after
@@ -737,6 +747,7 @@ async fn chat_completions(
     };
     let n = stub.chat_calls();
     let words = content.split_whitespace().count();
+    let finish = if faults.truncated { "length" } else { "stop" };
     json(
         serde_json::json!({
             "id": format!("stub-chat-{n}"),
@@ -745,7 +756,7 @@ async fn chat_completions(
             "choices": [{
                 "index": 0,
                 "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
+                "finish_reason": finish,
             }],
             "usage": {"prompt_tokens": body.len() / 4, "completion_tokens": words},
         })
@@ -787,6 +798,10 @@ pub const PROVIDER_ACTIONS: &[(&str, &str)] = &[
     (
         "chat-oversized on|off",
         "answer chat calls with a 5 MB completion",
+    ),
+    (
+        "chat-truncated on|off",
+        "mark chat replies truncated (finish_reason length)",
     ),
     ("chat-reply TEXT", "queue TEXT as the next chat reply"),
     (
@@ -884,6 +899,10 @@ async fn control(State(stub): State<StubProvider>, Json(req): Json<ControlReques
             Some(on) => stub.set_chat_oversized(on),
             None => return bad(),
         },
+        "chat-truncated" => match on_off(0) {
+            Some(on) => stub.set_chat_truncated(on),
+            None => return bad(),
+        },
         "chat-reply" if !req.args.is_empty() => stub.push_chat_reply(&req.args.join(" ")),
         "chat-default-reply" => match req.args.as_slice() {
             [] => return bad(),
@@ -964,6 +983,7 @@ mod tests {
             ("chat-rate-limit", &["2"]),
             ("chat-malformed", &["on"]),
             ("chat-oversized", &["on"]),
+            ("chat-truncated", &["on"]),
             ("chat-reply", &["cited", "[p0]."]),
             ("chat-default-reply", &["fallback"]),
         ] {
@@ -978,6 +998,7 @@ mod tests {
                 rate_limited_calls: 2,
                 malformed: true,
                 oversized: true,
+                truncated: true,
             }
         );
         assert_eq!(
