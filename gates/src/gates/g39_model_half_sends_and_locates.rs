@@ -11,8 +11,10 @@
 //! name a passage by its rank; then it searches through the web page (or
 //! the live fragment) and reads the recorded bodies and the page.
 
-use memoria::{EgressMode, MODEL_CHEAP, SearchResult};
-use memoria_simulator::{Memoria, OWNERS, ProviderDown, Rung, SiblingSpec, StubProvider, World};
+use memoria::{EgressMode, MODEL_CHEAP, NewDocument, SearchResult};
+use memoria_simulator::{
+    CallKind, Memoria, OWNERS, ProviderDown, Rung, SiblingSpec, Slow, StubProvider, World,
+};
 
 use crate::rigs::page::{FactRowSeen, Page};
 use crate::rigs::sim::{check, fail, run_world};
@@ -49,6 +51,11 @@ pub static GATE: Gate = Gate {
             id: "39/a-passage-ranked-ninth-is-never-sent-and-a-reply-naming-it-is-dropped",
             desc: "Ten items. The request holds no `[9]` and not passage nine's text. A reply naming passage 9 with its address, and passage 1 with passage nine's address, renders no row for it; the same reply's span in passage 1 renders (presence).",
             run: ninth,
+        },
+        Case {
+            id: "39/a-passage-gone-after-the-ruling-thins-the-request-and-result-nine-stays-out",
+            desc: "Nine uploads and one Sheets item, Sheets' S2 slowed by 300 ms; an upload in the top eight is deleted while the ruling waits on Sheets. The request holds the other seven of the top eight and neither the deleted passage nor passage nine: bounded by rank first, then thinned, never refilled.",
+            run: thinned,
         },
         Case {
             id: "39/a-text-not-in-the-passage-byte-for-byte-is-refused",
@@ -448,6 +455,90 @@ fn ninth(ctx: &mut Ctx) -> Result<(), Failure> {
             values == [one.clone()],
             "only passage 1's span renders; passage nine's address is dropped",
             format!("{values:?}"),
+        )
+    })
+}
+
+fn thinned(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let (world, stub) = world(
+        ctx,
+        &[("sh-9".to_string(), site(&canary, 9, &address(9)))],
+        &[],
+        EgressMode::AiOn,
+    );
+    let sheets = world.fake("sheets").clone();
+    stub.set_chat_default_reply(Some("[]"));
+    let q = q_for(&canary);
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let state = m.state();
+        for k in 0..9 {
+            let body = site(&canary, k, &address(k));
+            state
+                .blocking(move |i| {
+                    i.ingest(&NewDocument {
+                        source_key: format!("upload:site-{k}.md"),
+                        title: format!("Premises up-{k}"),
+                        path: format!("site-{k}.md"),
+                        body,
+                    })
+                })
+                .await
+                .map_err(|e| fail("the upload is ingested", e.to_string()))?
+                .map_err(|e| fail("the upload is ingested", e.to_string()))?;
+        }
+        let results = ranked(&m, OWNERS[0], &q).await?;
+        check(
+            results.len() == 10 && results.iter().any(|r| r.app == "sheets"),
+            "ten ruled results, one of them Sheets' (so the ruling asks S2)",
+            format!("{}", results.len()),
+        )?;
+        let gone = results[..8]
+            .iter()
+            .find(|r| r.app == "memoria")
+            .ok_or_else(|| fail("an upload is in the top eight", "none is"))?
+            .clone();
+        let nine = results[8].text.clone();
+        // Signed in, and one request seen, before the timed search.
+        page(&mut m, &q).await;
+        stub.clear_chat_requests();
+        sheets.faults().set_slow(Some(Slow {
+            latency_ms: 300,
+            only: Some(CallKind::S2),
+        }));
+        let id = gone.document_id.clone();
+        let delete = async move {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            state.blocking(move |i| i.delete(&id).map(|_| ())).await
+        };
+        let (_, deleted) = tokio::join!(m.search(OWNERS[0], &q), delete);
+        deleted
+            .map_err(|e| fail("the upload is deleted mid-search", e.to_string()))?
+            .map_err(|e| fail("the upload is deleted mid-search", e.to_string()))?;
+        let bodies = sent(&stub)?;
+        check(
+            bodies.len() == 1,
+            "one request for the search",
+            format!("{}", bodies.len()),
+        )?;
+        let user = &bodies[0];
+        for r in results[..8].iter().filter(|r| r.rank != gone.rank) {
+            check(
+                user.contains(&format!("[{}] {}", r.rank, r.text)),
+                format!("the request holds passage {}, still present", r.rank),
+                "it does not",
+            )?;
+        }
+        check(
+            !user.contains(&gone.text),
+            "the passage deleted after the ruling is not sent",
+            "it is",
+        )?;
+        check(
+            !user.contains("[9]") && !user.contains(&nine),
+            "passage nine does not move up into the gap",
+            "it does",
         )
     })
 }
