@@ -501,9 +501,9 @@ impl AppState {
     async fn model_facts(&self, chat: &ChatClient, q: &str, page: &mut SearchPage) {
         let query = FactQuery::parse(q);
         for kind in query.models.iter().filter(|k| MODEL_KINDS.contains(k)) {
-            let present = self.still_present(&page.results).await;
+            let gone = self.gone_since_ruling(&page.results).await;
             let sent = model::select(&page.results, |r| {
-                present.contains(&(r.document_id.clone(), r.revision))
+                !gone.contains(&(r.document_id.clone(), r.revision))
             });
             if sent.is_empty() {
                 continue;
@@ -533,27 +533,29 @@ impl AppState {
         }
     }
 
-    /// Which of `results`' top-ranked documents are still present now, at
-    /// the revision the result carries: §8.9's thinning, read after the
-    /// ruling. A store that cannot be read holds none (logged, its kind).
-    async fn still_present(&self, results: &[SearchResult]) -> BTreeSet<(String, i64)> {
+    /// Which of `results`' top-ranked documents are gone now, or at another
+    /// revision than the result carries: §8.9's thinning, read after the
+    /// ruling. A store that cannot be read counts every one gone (logged,
+    /// its kind): nothing is sent that could not be checked.
+    async fn gone_since_ruling(&self, results: &[SearchResult]) -> BTreeSet<(String, i64)> {
         let top: Vec<(String, i64)> = results
             .iter()
             .filter(|r| r.rank <= model::MODEL_PASSAGES_MAX)
             .map(|r| (r.document_id.clone(), r.revision))
             .collect();
+        let all = top.clone();
         let read = self
             .blocking(move |i| {
                 top.into_iter()
                     .filter(|(id, revision)| {
-                        matches!(i.store().document(id), Ok(Some(d)) if d.revision == *revision)
+                        !matches!(i.store().document(id), Ok(Some(d)) if d.revision == *revision)
                     })
                     .collect::<BTreeSet<_>>()
             })
             .await;
         read.unwrap_or_else(|e| {
             tracing::warn!(kind = ?e.kind(), "the model half could not read which results are present");
-            BTreeSet::new()
+            all.into_iter().collect()
         })
     }
 
