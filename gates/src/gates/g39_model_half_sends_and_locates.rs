@@ -64,7 +64,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "39/a-short-or-unstructured-or-embedded-text-is-refused",
-            desc: "`Dublin`, the empty string, a digit-free street name, a span splitting a word and a street name inside a recognised email address render nothing; a whole address in the same passage renders (presence).",
+            desc: "`Dublin`, `Dublin 2` (under 12 bytes), the empty string, a digit-free street name, a span splitting a word and a street name inside a recognised email address render nothing; a whole address in the same passage renders (presence).",
             run: short_and_embedded,
         },
         Case {
@@ -618,6 +618,7 @@ fn short_and_embedded(ctx: &mut Ctx) -> Result<(), Failure> {
         },
         &[
             "Dublin",
+            "Dublin 2",
             "",
             "Harcourt Street",
             "2 Harcourt Street, Dublin 2",
