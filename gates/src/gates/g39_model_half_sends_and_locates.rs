@@ -18,7 +18,8 @@ use memoria_simulator::{
 
 use crate::rigs::page::{FactRowSeen, Page};
 use crate::rigs::sim::{check, fail, run_world};
-use crate::{Case, Ctx, Failure, Gate};
+use crate::rigs::support::CapturedLogs;
+use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Gate 39.
 pub static GATE: Gate = Gate {
@@ -211,6 +212,35 @@ fn cite_of(r: &SearchResult) -> String {
         .join(" › ")
 }
 
+/// The captured logs hold `line` (the path logged) and nothing of the
+/// case's content: no canary (query and passages), no address, no title,
+/// no reply (gates 4, 31).
+fn nothing_logged(logs: &CapturedLogs, canary: &str, line: &str) -> Result<(), Failure> {
+    let text = logs.all_text();
+    ensure(
+        text.contains(line),
+        format!("the model half logged {line:?} (presence)"),
+        "no such line",
+    )?;
+    let tail = crate::canary_tail(canary);
+    let leaked: Vec<&str> = [
+        canary,
+        tail,
+        "Harcourt",
+        "Premises",
+        "passage\"",
+        "passage\\\"",
+    ]
+    .into_iter()
+    .filter(|w| text.contains(w))
+    .collect();
+    ensure(
+        leaked.is_empty(),
+        "no query word, passage, address, title or reply in any log line",
+        format!("found {leaked:?}"),
+    )
+}
+
 fn q_for(canary: &str) -> String {
     format!("{canary} postal address")
 }
@@ -219,87 +249,92 @@ fn presence(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
     let (world, stub) = world(ctx, &sites(&canary, 10), &[], EgressMode::AiOn);
     let q = q_for(&canary);
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
-        let results = ranked(&m, OWNERS[0], &q).await?;
-        check(
-            results.len() == 10,
-            "all ten items are ruled results",
-            format!("{}", results.len()),
-        )?;
-        let first = &results[0];
-        let span = address_in(first, 10)?;
-        stub.push_chat_reply(&reply(&[(1, &span)]));
-        let p = page(&mut m, &q).await;
-        let bodies = sent(&stub)?;
-        check(
-            bodies.len() == 1,
-            "one request for the page",
-            format!("{}", bodies.len()),
-        )?;
-        let user = &bodies[0];
-        for r in &results[..8] {
+    let logs = CapturedLogs::default();
+    let words = canary.clone();
+    logs.capture(|| {
+        run_world(&world, move |mut m| async move {
+            m.warmed_up().await?;
+            let results = ranked(&m, OWNERS[0], &q).await?;
             check(
-                user.contains(&format!("[{}] {}", r.rank, r.text)),
-                format!("the request holds passage {} under its index", r.rank),
+                results.len() == 10,
+                "all ten items are ruled results",
+                format!("{}", results.len()),
+            )?;
+            let first = &results[0];
+            let span = address_in(first, 10)?;
+            stub.push_chat_reply(&reply(&[(1, &span)]));
+            let p = page(&mut m, &q).await;
+            let bodies = sent(&stub)?;
+            check(
+                bodies.len() == 1,
+                "one request for the page",
+                format!("{}", bodies.len()),
+            )?;
+            let user = &bodies[0];
+            for r in &results[..8] {
+                check(
+                    user.contains(&format!("[{}] {}", r.rank, r.text)),
+                    format!("the request holds passage {} under its index", r.rank),
+                    "it does not",
+                )?;
+            }
+            for r in &results[8..] {
+                check(
+                    !user.contains(&r.text) && !user.contains(&format!("[{}]", r.rank)),
+                    format!("the request holds nothing of passage {}", r.rank),
+                    "it does",
+                )?;
+            }
+            check(
+                !user.contains("Premises") && !user.contains(&first.document_id),
+                "no title and no document id is sent",
+                "one is",
+            )?;
+            check(
+                user.ends_with(QUESTION),
+                "the request ends with the fixed question, not the reader's query",
                 "it does not",
             )?;
-        }
-        for r in &results[8..] {
+            let rows = model_rows(&p);
+            let want = FactRowSeen {
+                kind: "address".into(),
+                model: true,
+                by: BY.into(),
+                label: format!(
+                    "The {canary} site {} is at",
+                    first.title.trim_start_matches("Premises sh-")
+                ),
+                value: span.clone(),
+                cite: cite_of(first),
+                link: first.link.clone(),
+            };
             check(
-                !user.contains(&r.text) && !user.contains(&format!("[{}]", r.rank)),
-                format!("the request holds nothing of passage {}", r.rank),
-                "it does",
+                rows.len() == 1 && rows[0] == want,
+                "one 🤖 row: the span sliced from passage 1, its label and its citation",
+                format!("{rows:?} (wanted {want:?})"),
             )?;
-        }
-        check(
-            !user.contains("Premises") && !user.contains(&first.document_id),
-            "no title and no document id is sent",
-            "one is",
-        )?;
-        check(
-            user.ends_with(QUESTION),
-            "the request ends with the fixed question, not the reader's query",
-            "it does not",
-        )?;
-        let rows = model_rows(&p);
-        let want = FactRowSeen {
-            kind: "address".into(),
-            model: true,
-            by: BY.into(),
-            label: format!(
-                "The {canary} site {} is at",
-                first.title.trim_start_matches("Premises sh-")
-            ),
-            value: span.clone(),
-            cite: cite_of(first),
-            link: first.link.clone(),
-        };
-        check(
-            rows.len() == 1 && rows[0] == want,
-            "one 🤖 row: the span sliced from passage 1, its label and its citation",
-            format!("{rows:?} (wanted {want:?})"),
-        )?;
-        check(
-            !p.results().is_empty(),
-            "the results still render below the box",
-            "none",
-        )?;
-        // The live fragment runs the same path (§8.9: "that includes live search").
-        stub.push_chat_reply(&reply(&[(1, &span)]));
-        let fragment = m
-            .get(
-                OWNERS[0],
-                &format!("/search?q={}", memoria::testkit::form_encode(&q)),
+            check(
+                !p.results().is_empty(),
+                "the results still render below the box",
+                "none",
+            )?;
+            // The live fragment runs the same path (§8.9: "that includes live search").
+            stub.push_chat_reply(&reply(&[(1, &span)]));
+            let fragment = m
+                .get(
+                    OWNERS[0],
+                    &format!("/search?q={}", memoria::testkit::form_encode(&q)),
+                )
+                .await;
+            let fragment = Page::of(&fragment.response);
+            check(
+                stub.chat_calls() == 2 && model_rows(&fragment) == [want],
+                "the live fragment sends one request and renders the same row",
+                format!("{} calls, {:?}", stub.chat_calls(), model_rows(&fragment)),
             )
-            .await;
-        let fragment = Page::of(&fragment.response);
-        check(
-            stub.chat_calls() == 2 && model_rows(&fragment) == [want],
-            "the live fragment sends one request and renders the same row",
-            format!("{} calls, {:?}", stub.chat_calls(), model_rows(&fragment)),
-        )
-    })
+        })
+    })?;
+    nothing_logged(&logs, &words, "the model half ran")
 }
 
 fn ai_off(ctx: &mut Ctx) -> Result<(), Failure> {
@@ -753,6 +788,9 @@ fn provider_failure(ctx: &mut Ctx) -> Result<(), Failure> {
     let (world, stub) = world(ctx, &sites(&canary, 2), &[], EgressMode::AiOn);
     let q = q_for(&canary);
     stub.set_chat_default_reply(Some(&reply(&[(1, &address(0))])));
+    let logs = CapturedLogs::default();
+    let words = canary.clone();
+    logs.capture(|| {
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
         let fragment_uri = format!("/search?q={}", memoria::testkit::form_encode(&q));
@@ -809,6 +847,8 @@ fn provider_failure(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{:?} {:?}", model_rows(&p), p.withheld()),
         )
     })
+    })?;
+    nothing_logged(&logs, &words, "the model half showed nothing")
 }
 
 fn cap(ctx: &mut Ctx) -> Result<(), Failure> {
