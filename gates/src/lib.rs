@@ -50,5 +50,5 @@ pub use framework::{
 };
 /// Gate 29's measurement, for `memoria-harness quality`.
 pub use gates::g29_retrieval_quality as quality;
-pub use rigs::page::{Citation, Form, Page, ResultItem, Tag};
+pub use rigs::page::{Citation, FactRowSeen, Form, Page, ResultItem, Tag};
 pub use rigs::support::{SEED_ENV, seed_from_env};

@@ -275,14 +275,15 @@ pub mod snapshot {
 }
 
 /// The fact box's deterministic layer (§8.8): the kinds, their recognisers
-/// and validators, the label, and the boxes built from a ruled page.
+/// and validators, the label, and the boxes built from a ruled page; and
+/// its model half's pure logic (§8.9, [`facts::model`]).
 pub mod facts {
     pub use crate::search::facts::{
-        Budget, FACT_PASSAGE_BYTES_MAX, FACT_ROWS_MAX, FACT_SPANS_PER_PASSAGE_MAX, FactBox,
-        FactQuery, FactRow, Found, Incomplete, Kind, LABEL_CHARS_MAX, Label, Narrowed, Span, boxes,
-        scan, spans, tokens,
+        Attribution, Budget, FACT_PASSAGE_BYTES_MAX, FACT_ROWS_MAX, FACT_SPANS_PER_PASSAGE_MAX,
+        FactBox, FactQuery, FactRow, Found, Incomplete, Kind, LABEL_CHARS_MAX, Label, Narrowed,
+        Span, boxes, scan, spans, tokens,
     };
-    pub use crate::search::facts::{eircode, email, iban, label, lexicon, phone, vat};
+    pub use crate::search::facts::{eircode, email, iban, label, lexicon, model, phone, vat};
 }
 
 /// Connectors for memoria-owned content: enumerate, diff, never read a

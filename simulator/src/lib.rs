@@ -89,9 +89,9 @@ mod world;
 // The world: memoria and its siblings on turmoil hosts, one seed (§6.5, §10).
 pub use world::{
     BROWSER_HOST, EPOCH_UNIX_S, HOME_GENERATION, HOME_HOST, LINK_LATENCY_MS, MEMORIA_CONSUMER,
-    MEMORIA_HOST, MEMORIA_PORT, Memoria, OTHER_TEAM, OWNERS, OWNERS_FILE_NAME, Page,
-    SECONDS_PER_DAY, SIBLING_PORT, SIM_DEK_BYTES, SIMULATION_DURATION_S, STUB_PROVIDER_KEY,
-    STUB_PROVIDER_PORT, SiblingSpec, SimClock, SimFailure, TEAM, TICK_MS, World,
+    MEMORIA_HOST, MEMORIA_PORT, Memoria, OTHER_TEAM, OWNERS, OWNERS_FILE_NAME, PROVIDER_STUB_KEY,
+    PROVIDER_STUB_PORT, Page, SECONDS_PER_DAY, SIBLING_PORT, SIM_DEK_BYTES, SIMULATION_DURATION_S,
+    SiblingSpec, SimClock, SimFailure, TEAM, TICK_MS, World,
 };
 
 // The operator drain's token rotation: expand, switch, contract, revoke (§6.2, gates 12 and 13).

@@ -172,7 +172,9 @@ pub struct World {
     mail_domains: BTreeMap<String, MailDomain>,
     keymail: bool,
     home: Option<(FakeHome, String)>,
-    provider: Option<StubProvider>,
+    /// The stub provider on [`memoria::PROVIDER_HOST`], and whether memoria
+    /// wakes with AI on and its chat client pointed at it.
+    provider: Option<(StubProvider, EgressMode)>,
 }
 
 impl std::fmt::Debug for World {
@@ -243,15 +245,21 @@ impl World {
         }
     }
 
-    /// Runs memoria with AI on (§8.3): `stub` serves on
-    /// [`memoria::PROVIDER_HOST`] (port [`STUB_PROVIDER_PORT`], plain
-    /// HTTP), and every memoria in the run wakes with AI on and the
-    /// provider's chat client dialing it behind the world's [`NetGuard`]
-    /// (answers, §8.4; §8.9's extraction). No embedding client: searches
-    /// rank lexically, so a scenario's page is the AI-off page plus what
-    /// the chat client adds. The stub records every request body.
+    /// Stands up `stub` as the provider, on a host named as §8.3's
+    /// ([`memoria::PROVIDER_HOST`], port [`PROVIDER_STUB_PORT`]), and wakes
+    /// memoria in `egress` mode: with [`EgressMode::AiOn`] its chat client
+    /// dials the stub in plain HTTP (the testkit-only stand-in) through the
+    /// world's guarded dialer, and with [`EgressMode::AiOff`] it has no
+    /// provider client at all, so the stub hears what AI off sends: nothing
+    /// (§8.9, gate 39). No embedder either way: the ranking stays lexical.
+    pub fn use_stub_provider(&mut self, stub: &StubProvider, egress: EgressMode) {
+        self.provider = Some((stub.clone(), egress));
+    }
+
+    /// [`World::use_stub_provider`] with AI on: the answer gates' world
+    /// (§8.4; gates 14, 31, 32).
     pub fn use_provider(&mut self, stub: &StubProvider) {
-        self.provider = Some(stub.clone());
+        self.use_stub_provider(stub, EgressMode::AiOn);
     }
 
     /// Runs memoria in suite shape (§4.3): a fake home on [`HOME_HOST`]
@@ -561,23 +569,23 @@ impl World {
                 }
             });
         }
-        if let Some(stub) = &self.provider {
-            let router = stub.router();
-            sim.host(memoria::PROVIDER_HOST, move || {
-                let router = router.clone();
-                async move {
-                    serve_turmoil(router, STUB_PROVIDER_PORT)
-                        .await
-                        .map_err(|e| e.to_string().into())
-                }
-            });
-        }
         for (domain, mail) in &self.mail_domains {
             let router = mail.router();
             sim.host(domain.as_str(), move || {
                 let router = router.clone();
                 async move {
                     serve_turmoil(router, KEYMAIL_PORT)
+                        .await
+                        .map_err(|e| e.to_string().into())
+                }
+            });
+        }
+        if let Some((stub, _)) = &self.provider {
+            let router = stub.router();
+            sim.host(memoria::PROVIDER_HOST, move || {
+                let router = router.clone();
+                async move {
+                    serve_turmoil(router, PROVIDER_STUB_PORT)
                         .await
                         .map_err(|e| e.to_string().into())
                 }
@@ -655,14 +663,15 @@ impl World {
             }
             None => None,
         };
-        let chat = self.provider.as_ref().map(|_| {
-            memoria::ChatClient::plain_http_stand_in(
+        let chat = match &self.provider {
+            Some((_, EgressMode::AiOn)) => Some(memoria::ChatClient::plain_http_stand_in(
                 Arc::new(dialer.clone()),
                 memoria::PROVIDER_HOST,
-                STUB_PROVIDER_PORT,
-                memoria::ProviderKey::parse(STUB_PROVIDER_KEY).expect("the stub's key parses"),
-            )
-        });
+                PROVIDER_STUB_PORT,
+                memoria::ProviderKey::parse(PROVIDER_STUB_KEY).map_err(|e| fail(e.to_string()))?,
+            )),
+            _ => None,
+        };
         let client =
             SiblingClient::new(TEAM, &configs, Arc::new(dialer)).map_err(|e| SimFailure {
                 refused: Some(e.clone()),
@@ -761,6 +770,7 @@ struct Boot {
     classifier: Option<Arc<dyn memoria::SignInClassifier>>,
     host: String,
     home: Option<memoria::HomeClient>,
+    /// With AI on, the chat client to the stub provider.
     chat: Option<memoria::ChatClient>,
 }
 
@@ -812,12 +822,11 @@ impl Boot {
     }
 }
 
-/// The port the stub provider serves on in a world ([`World::use_provider`]).
-pub const STUB_PROVIDER_PORT: u16 = 80;
+/// The port the stub provider serves on inside a world ([`World::use_stub_provider`]).
+pub const PROVIDER_STUB_PORT: u16 = 80;
 
-/// The provider key every simulated memoria sends the stub; the stub checks
-/// only that one is sent.
-pub const STUB_PROVIDER_KEY: &str = "stub-provider-key";
+/// The key memoria presents to the stub provider (any bearer passes it).
+pub const PROVIDER_STUB_KEY: &str = "stub-provider-key";
 
 /// The DEK every simulated memoria seals under: a fixed test key.
 pub const SIM_DEK_BYTES: [u8; 32] = [7u8; 32];

@@ -58,6 +58,7 @@ register! {
     g36_fact_labels,
     g37_fact_cap_collision_narrowing,
     g38_egress_footer,
+    g39_model_half_sends_and_locates,
     g40_brief_repeats,
     g41_organisation_read,
     g42_brief_material,

@@ -53,6 +53,26 @@ pub struct Citation {
     pub meta: String,
 }
 
+/// One fact-box row, `div.fact li.fact-row`, as a reader sees it (§8.8, §8.9).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FactRowSeen {
+    /// Its box's `data-kind`, e.g. `address`.
+    pub kind: String,
+    /// True when its box is a model box (`div.fact-model`, §8.9).
+    pub model: bool,
+    /// The text of its `span.fact-by`: the 🤖 marker, the provider and the
+    /// model (empty on a validated row).
+    pub by: String,
+    /// The text of its `span.fact-label`.
+    pub label: String,
+    /// The text of its `strong.fact-value`, exactly, untrimmed.
+    pub value: String,
+    /// The text of its citation, `a.fact-cite`, whitespace folded.
+    pub cite: String,
+    /// The citation's `href`.
+    pub link: String,
+}
+
 /// One form on a page, as a browser would submit it without script.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Form {
@@ -247,6 +267,42 @@ impl Page {
                 (folded(s), hrefs)
             })
             .collect()
+    }
+
+    /// Every fact-box row, box by box, in order (§8.8, §8.9).
+    pub fn fact_rows(&self) -> Vec<FactRowSeen> {
+        let (row, by, label, value, cite) = (
+            selector("li.fact-row"),
+            selector("span.fact-by"),
+            selector("span.fact-label"),
+            selector("strong.fact-value"),
+            selector("a.fact-cite"),
+        );
+        let mut out = vec![];
+        for b in self.html.select(&selector("div.fact")) {
+            let kind = b.value().attr("data-kind").unwrap_or_default().to_string();
+            let model = b.value().classes().any(|c| c == "fact-model");
+            for li in b.select(&row) {
+                let a = li.select(&cite).next();
+                out.push(FactRowSeen {
+                    kind: kind.clone(),
+                    model,
+                    by: li.select(&by).next().map(text_of).unwrap_or_default(),
+                    label: li.select(&label).next().map(text_of).unwrap_or_default(),
+                    value: li
+                        .select(&value)
+                        .next()
+                        .map(|v| v.text().collect())
+                        .unwrap_or_default(),
+                    cite: a.map(folded).unwrap_or_default(),
+                    link: a
+                        .and_then(|a| a.value().attr("href"))
+                        .unwrap_or_default()
+                        .to_string(),
+                });
+            }
+        }
+        out
     }
 
     /// The `href` of every element `css` selects that has one, in order.

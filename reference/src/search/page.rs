@@ -6,6 +6,7 @@
 //! AHEAD and UNKNOWN are [`Withheld`] with one line per app and reason.
 
 use crate::error::Error;
+use crate::search::facts::model::ModelFailure;
 use crate::search::facts::{FactBox, FactQuery, boxes};
 use crate::search::highlight::Snippet;
 use crate::search::query;
@@ -18,6 +19,9 @@ pub const PAGE_SIZE_RESULTS: usize = 20;
 pub const PAGE_MAX: u32 = 50;
 /// The marker for a passage a person wrote, as opposed to 🤖 for a model's (§8.1).
 pub const MARKER_PERSON: &str = "👨";
+/// The marker for what a model wrote or pointed at (§8.1), e.g. §8.9's
+/// model rows in the fact box.
+pub const MARKER_MODEL: &str = "🤖";
 /// The words a page shows beside [`MARKER_PERSON`], so the marker reads
 /// without an emoji font and without a hover (§8.1: "👨/🤖 marker").
 pub const MARKER_PERSON_LABEL: &str = "written by a person";
@@ -107,6 +111,11 @@ pub struct SearchPage {
     /// The fact boxes, one per kind the query named that has something to
     /// show, read from `results` and nothing else (§8.8).
     pub facts: Vec<FactBox>,
+    /// Why §8.9's model half shows nothing from the provider on this page,
+    /// when its call failed or its reply was rejected whole: the page's one
+    /// loud line naming the provider. `None` with AI off, when no model
+    /// kind was named, and when the call answered and was used.
+    pub model_failure: Option<ModelFailure>,
     /// How the page was ranked (§7): with AI on and the provider silent, the
     /// page says its results are lexical only.
     pub semantic: SemanticRanking,
@@ -388,6 +397,7 @@ impl Candidates {
             query_words: self.query_words,
             page: self.page,
             facts,
+            model_failure: None,
             results,
             has_next: self.has_next,
             withheld: withheld
@@ -530,6 +540,7 @@ mod tests {
             withheld: vec![],
             reconciling: vec![],
             facts: vec![],
+            model_failure: None,
             semantic: SemanticRanking::Off,
         }
     }

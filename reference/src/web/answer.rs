@@ -120,6 +120,7 @@ mod tests {
             reconciling: vec![],
             facts: vec![],
             semantic: SemanticRanking::Off,
+            model_failure: None,
         }
     }
 

@@ -63,6 +63,7 @@ pub(crate) async fn envelope(State(state): State<AppState>, req: Request, next: 
 pub(crate) const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:0 auto;padding:1rem;color:#1b1b1b}\
 header form{display:flex;gap:.5rem}header input[type=search]{flex:1;font-size:1.1rem;padding:.3rem}\
 .facts{border:1px solid #cbd5e1;padding:0 1rem;margin:1rem 0}.facts h2{font-size:1rem;margin:.6rem 0 .2rem}.facts ul{margin:0 0 .6rem;padding-left:1.2rem}\
+.fact-model{border-left:.3rem dashed #7c3aed;padding-left:.6rem;margin:.4rem 0}.fact-by,.fact-caveat{color:#5b21b6;font-size:.9rem}\
 .result{margin:1.2rem 0}.meta{color:#555;font-size:.9rem}mark{background:#ffe58a}\
 .notice{background:#eef4ff;padding:.5rem}.refusal{background:#fff1f0;padding:.5rem}\
 .withheld,.reconciling{background:#fff8e1;border:1px solid #e0b400;border-left-width:.3rem;padding:.5rem .75rem;margin:.6rem 0}\

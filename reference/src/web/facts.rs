@@ -6,10 +6,22 @@
 //! nothing at all, never "no phone number found": the corpus is not the
 //! world. The box adds no form and no focus, so it never changes what Enter
 //! does.
+//!
+//! A model box (§8.9) never borrows a validated box's look: it is classed
+//! `fact-model`, each row is marked 🤖 and names both the provider and the
+//! model ("TensorX · deepseek/deepseek-v4-flash-0731"), and one line says
+//! what memoria checked and what it did not, so a reader can tell
+//! "validated" from "a model pointed here, and the text really is in the
+//! document" at a glance.
 
 use maud::{Markup, html};
 
-use crate::search::facts::FactBox;
+use crate::search::facts::{Attribution, FactBox};
+use crate::search::page::MARKER_MODEL;
+
+/// The line under a model box: what the check guarantees and what it does
+/// not (§8.9, "What the checks do guarantee, narrowly").
+pub(crate) const MODEL_CAVEAT: &str = "Not validated: a model pointed at this text, and memoria checked it is in the cited passage, byte for byte. That it is an address, the whole address and the only one is the model's judgement.";
 
 /// The boxes, in the order the query named their kinds; empty markup for none.
 pub(crate) fn fact_boxes(boxes: &[FactBox]) -> Markup {
@@ -17,23 +29,47 @@ pub(crate) fn fact_boxes(boxes: &[FactBox]) -> Markup {
         @if !boxes.is_empty() {
             section.facts aria-label="Facts found in these results" {
                 @for b in boxes {
-                    div.fact data-kind=(b.kind.name()) {
-                        h2 { (b.kind.heading()) }
-                        ul {
-                            @for row in &b.rows {
-                                li.fact-row {
-                                    span.fact-label { (row.label) } ": "
-                                    strong.fact-value { (row.value) }
-                                    " · "
-                                    a.fact-cite href=(row.link) {
-                                        (row.title)
-                                        @for t in &row.trail { " › " (t) }
+                    @match b.attribution {
+                        Attribution::Validated => {
+                            div.fact data-kind=(b.kind.name()) {
+                                h2 { (b.kind.heading()) }
+                                ul {
+                                    @for row in &b.rows {
+                                        li.fact-row {
+                                            span.fact-label { (row.label) } ": "
+                                            strong.fact-value { (row.value) }
+                                            " · "
+                                            a.fact-cite href=(row.link) {
+                                                (row.title)
+                                                @for t in &row.trail { " › " (t) }
+                                            }
+                                        }
                                     }
+                                }
+                                @if let Some(n) = &b.narrowed {
+                                    p.fact-narrowed { (n.sentence(b.kind)) }
                                 }
                             }
                         }
-                        @if let Some(n) = &b.narrowed {
-                            p.fact-narrowed { (n.sentence(b.kind)) }
+                        Attribution::Model { provider, model } => {
+                            div.fact.fact-model data-kind=(b.kind.name()) data-by="model" {
+                                h2 { (b.kind.heading()) }
+                                ul {
+                                    @for row in &b.rows {
+                                        li.fact-row.fact-row-model {
+                                            span.fact-by { (MARKER_MODEL) " " (provider) " · " (model) } " "
+                                            span.fact-label { (row.label) } ": "
+                                            strong.fact-value { (row.value) }
+                                            " · "
+                                            a.fact-cite href=(row.link) {
+                                                (row.title)
+                                                @for t in &row.trail { " › " (t) }
+                                            }
+                                        }
+                                    }
+                                }
+                                p.fact-caveat { (MODEL_CAVEAT) }
+                            }
                         }
                     }
                 }
@@ -47,7 +83,7 @@ mod tests {
     use expect_test::expect;
 
     use super::fact_boxes;
-    use crate::search::facts::{FactBox, FactRow, Kind, Narrowed};
+    use crate::search::facts::{Attribution, FactBox, FactRow, Kind, Narrowed};
 
     fn row(value: &str, label: &str, title: &str, trail: &[&str], link: &str) -> FactRow {
         FactRow {
@@ -81,6 +117,7 @@ mod tests {
                     matched: vec!["office".into()],
                     others: 3,
                 }),
+                attribution: Attribution::Validated,
             },
             FactBox {
                 kind: Kind::Email,
@@ -92,6 +129,7 @@ mod tests {
                     "/documents/def#p0",
                 )],
                 narrowed: None,
+                attribution: Attribution::Validated,
             },
         ];
         let html = fact_boxes(&boxes).into_string();
@@ -102,5 +140,50 @@ mod tests {
             "one link per row: the citation"
         );
         assert!(!html.contains("mailto:") && !html.contains("tel:"));
+    }
+
+    #[test]
+    fn a_model_box_is_marked_names_the_provider_and_the_model_and_says_it_is_not_validated() {
+        let boxes = [
+            FactBox {
+                kind: Kind::Phone,
+                rows: vec![row(
+                    "01 547 7854",
+                    "Reception",
+                    "Office",
+                    &[],
+                    "/documents/abc#p0",
+                )],
+                narrowed: None,
+                attribution: Attribution::Validated,
+            },
+            FactBox {
+                kind: Kind::Address,
+                rows: vec![row(
+                    "1 Main <St>, Dublin 2",
+                    "Our office",
+                    "Office",
+                    &["Visit"],
+                    "/documents/abc#p1",
+                )],
+                narrowed: None,
+                attribution: Attribution::Model {
+                    provider: "TensorX",
+                    model: "deepseek/deepseek-v4-flash-0731",
+                },
+            },
+        ];
+        let html = fact_boxes(&boxes).into_string();
+        expect![[r#"<section class="facts" aria-label="Facts found in these results"><div class="fact" data-kind="phone"><h2>Phone</h2><ul><li class="fact-row"><span class="fact-label">Reception</span>: <strong class="fact-value">01 547 7854</strong> · <a class="fact-cite" href="/documents/abc#p0">Office</a></li></ul></div><div class="fact fact-model" data-kind="address" data-by="model"><h2>Address</h2><ul><li class="fact-row fact-row-model"><span class="fact-by">🤖 TensorX · deepseek/deepseek-v4-flash-0731</span> <span class="fact-label">Our office</span>: <strong class="fact-value">1 Main &lt;St&gt;, Dublin 2</strong> · <a class="fact-cite" href="/documents/abc#p1">Office › Visit</a></li></ul><p class="fact-caveat">Not validated: a model pointed at this text, and memoria checked it is in the cited passage, byte for byte. That it is an address, the whole address and the only one is the model's judgement.</p></div></section>"#]].assert_eq(&html);
+        assert_eq!(
+            html.matches("<a ").count(),
+            2,
+            "the only links are citations"
+        );
+        assert_eq!(
+            html.matches("🤖").count(),
+            1,
+            "the validated row is unmarked"
+        );
     }
 }

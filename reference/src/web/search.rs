@@ -77,6 +77,11 @@ pub(crate) fn results_region(
                 @if p.semantic == SemanticRanking::Unavailable {
                     p.withheld.semantic role="status" { (SemanticRanking::UNAVAILABLE_SENTENCE) }
                 }
+                // §8.9: the model half's call failed or its reply was
+                // rejected whole; the page is otherwise unchanged.
+                @if let Some(f) = &p.model_failure {
+                    p.withheld.model-failure role="status" { (f.sentence()) }
+                }
                 @for r in &p.reconciling {
                     p.reconciling role="status" data-app=(r.app) { (r.sentence()) }
                 }
@@ -273,6 +278,7 @@ mod tests {
                 app: "sheets".into(),
             }],
             facts: vec![],
+            model_failure: None,
             semantic: SemanticRanking::Off,
         };
         let (status, region) = results_region("q", &Ok(page), None);

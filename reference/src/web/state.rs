@@ -9,6 +9,7 @@
 //! a handle that reads the list again on every question (§4.3: admission
 //! is read, not held).
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use axum::http::HeaderMap;
@@ -32,7 +33,9 @@ use crate::error::Error;
 use crate::instance::Instance;
 use crate::offload::{Offload, SharedInstance};
 use crate::policy::egress::EgressMode;
-use crate::search::page::{SearchError, SearchPage};
+use crate::search::facts::FactQuery;
+use crate::search::facts::model::{self, MODEL_KINDS, MODEL_TIER, ModelFailure};
+use crate::search::page::{SearchError, SearchPage, SearchResult};
 use crate::sibling::SiblingClient;
 use crate::sibling::sync::SyncReport;
 use crate::web::SESSION_COOKIE;
@@ -479,7 +482,81 @@ impl AppState {
         )
         .await?;
         self.start_follow_ups(&ruled.follow_ups);
-        Ok(ruled.page)
+        let mut page = ruled.page;
+        if let Some(chat) = &self.chat {
+            self.model_facts(chat, q, &mut page).await;
+        }
+        Ok(page)
+    }
+
+    /// §8.9's model half, after the ruling and with AI on: for each model
+    /// kind `q` names ([`MODEL_KINDS`]; a validator-backed kind has no way
+    /// in), the top [`crate::search::facts::model::MODEL_PASSAGES_MAX`]
+    /// ruled results still present are sent to the cheap model, and the
+    /// proposals memoria can locate become a box on `page`. A failed call
+    /// or a reply rejected whole leaves the box out and puts one loud line
+    /// on the page ([`SearchPage::model_failure`]); never an error page.
+    /// Logged: counts and error kinds only, never the query, a passage, an
+    /// address or the reply (gates 4, 31).
+    async fn model_facts(&self, chat: &ChatClient, q: &str, page: &mut SearchPage) {
+        let query = FactQuery::parse(q);
+        for kind in query.models.iter().filter(|k| MODEL_KINDS.contains(k)) {
+            let gone = self.gone_since_ruling(&page.results).await;
+            let sent = model::select(&page.results, |r| {
+                !gone.contains(&(r.document_id.clone(), r.revision))
+            });
+            if sent.is_empty() {
+                continue;
+            }
+            let outcome = match chat.complete(MODEL_TIER, &model::prompt(&sent)).await {
+                Err(e) => Err(ModelFailure::Provider(e.kind())),
+                Ok(reply) => model::decode_reply(&reply).map_err(ModelFailure::Reply),
+            };
+            match outcome {
+                Err(failure) => {
+                    tracing::warn!(sent = sent.len(), failed = ?failure, "the model half showed nothing");
+                    page.model_failure = Some(failure);
+                }
+                Ok(proposals) => {
+                    let made = model::model_box(*kind, &sent, &proposals, chat.models());
+                    tracing::info!(
+                        sent = sent.len(),
+                        proposals = proposals.len(),
+                        located = made.located,
+                        refused = ?made.refused,
+                        rows = made.facts.as_ref().map_or(0, |b| b.rows.len()),
+                        "the model half ran"
+                    );
+                    page.facts.extend(made.facts);
+                }
+            }
+        }
+    }
+
+    /// Which of `results`' top-ranked documents are gone now, or at another
+    /// revision than the result carries: §8.9's thinning, read after the
+    /// ruling. A store that cannot be read counts every one gone (logged,
+    /// its kind): nothing is sent that could not be checked.
+    async fn gone_since_ruling(&self, results: &[SearchResult]) -> BTreeSet<(String, i64)> {
+        let top: Vec<(String, i64)> = results
+            .iter()
+            .filter(|r| r.rank <= model::MODEL_PASSAGES_MAX)
+            .map(|r| (r.document_id.clone(), r.revision))
+            .collect();
+        let all = top.clone();
+        let read = self
+            .blocking(move |i| {
+                top.into_iter()
+                    .filter(|(id, revision)| {
+                        !matches!(i.store().document(id), Ok(Some(d)) if d.revision == *revision)
+                    })
+                    .collect::<BTreeSet<_>>()
+            })
+            .await;
+        read.unwrap_or_else(|e| {
+            tracing::warn!(kind = ?e.kind(), "the model half could not read which results are present");
+            all.into_iter().collect()
+        })
     }
 
     /// Builds a brief for `asker` over this state's scopes, ruling every

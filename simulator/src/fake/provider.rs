@@ -32,7 +32,8 @@
 //! not knobs. Every chat request body is recorded in memory
 //! ([`StubProvider::chat_requests`]) and never logged. Its knobs
 //! ([`ChatFaults`]) are the embeddings call's in kind: down, slow, 429 for
-//! the next N calls, plus a malformed JSON body and an oversized
+//! the next N calls, plus a malformed JSON body, a reply marked truncated
+//! (`finish_reason: length`) and an oversized
 //! ([`STUB_CHAT_OVERSIZED_BYTES`]) one.
 //!
 //! Serve it like a fake sibling: `serve_turmoil(stub.router(), port)` as a
@@ -249,11 +250,13 @@ pub struct ChatFaults {
     /// Answer 200 with a body that is not valid JSON (a completion cut
     /// off mid-string).
     pub malformed: bool,
-    /// Answer `finish_reason: "length"`: the reply cut at its token limit.
-    pub truncated: bool,
     /// Answer 200 with a valid completion of
     /// [`STUB_CHAT_OVERSIZED_BYTES`] bytes of content.
     pub oversized: bool,
+    /// Answer 200 with the reply as scripted but marked truncated
+    /// (`finish_reason: length`), as a provider does when the model hit
+    /// its token limit (§8.9: such a reply is rejected whole).
+    pub truncated: bool,
 }
 
 /// One chat call as received: the body exactly, and the model it asked for.
@@ -1101,8 +1104,8 @@ mod tests {
                 slow_ms: Some(40),
                 rate_limited_calls: 2,
                 malformed: true,
-                truncated: true,
                 oversized: true,
+                truncated: true,
             }
         );
         assert_eq!(

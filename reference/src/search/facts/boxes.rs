@@ -51,6 +51,26 @@ pub struct Narrowed {
     pub others: usize,
 }
 
+/// Who vouches for a box's rows: a validator of this layer, or a model
+/// that pointed at a span memoria then located (§8.9: "a reader must be
+/// able to tell 'validated' from 'a model pointed here, and the text really
+/// is in the document' at a glance").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Attribution {
+    /// §8.8's recogniser and validator found every row.
+    Validated,
+    /// §8.9: a model proposed each row's span and memoria found its bytes
+    /// in a sent passage; classification, completeness and relevance are
+    /// the model's judgement. Names both the provider and the model.
+    Model {
+        /// The provider that received the passages, e.g. `TensorX`.
+        provider: &'static str,
+        /// The pinned model id, e.g. `deepseek/deepseek-v4-flash-0731`.
+        model: &'static str,
+    },
+}
+
 /// One kind's box.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct FactBox {
@@ -58,8 +78,10 @@ pub struct FactBox {
     pub kind: Kind,
     /// Its rows, best-ranked first; never empty, at most [`FACT_ROWS_MAX`].
     pub rows: Vec<FactRow>,
-    /// Set when narrowing chose the one row.
+    /// Set when narrowing chose the one row (never for a model box).
     pub narrowed: Option<Narrowed>,
+    /// Who vouches for the rows.
+    pub attribution: Attribution,
 }
 
 impl Narrowed {
@@ -83,9 +105,11 @@ impl Narrowed {
 }
 
 /// One candidate: a value's first occurrence and where it was found.
-struct Candidate<'r> {
-    found: Found,
-    result: &'r SearchResult,
+pub(crate) struct Candidate<'r> {
+    /// The value, its identity and its label.
+    pub(crate) found: Found,
+    /// The passage it is cited to.
+    pub(crate) result: &'r SearchResult,
 }
 
 impl Candidate<'_> {
@@ -143,15 +167,42 @@ pub fn boxes(query: &FactQuery, results: &[SearchResult]) -> Vec<FactBox> {
 
 /// One kind's box, or `None` when its rules render nothing.
 fn kind_box(kind: Kind, query: &FactQuery, found: &[(Found, &SearchResult)]) -> Option<FactBox> {
+    rule_box(
+        kind,
+        candidates(kind, found),
+        Some(&query.qualifiers),
+        Attribution::Validated,
+    )
+}
+
+/// `kind`'s candidates in `found` (which is in rank order): one per
+/// identity ([`Found::canonical`]), its first occurrence, so a value is
+/// cited to the best-ranked passage carrying it.
+pub(crate) fn candidates<'r>(
+    kind: Kind,
+    found: &[(Found, &'r SearchResult)],
+) -> Vec<Candidate<'r>> {
     let mut seen = BTreeSet::new();
-    let candidates: Vec<Candidate<'_>> = found
+    found
         .iter()
         .filter(|(f, _)| f.kind == kind && seen.insert(f.canonical.clone()))
         .map(|(f, r)| Candidate {
             found: f.clone(),
             result: r,
         })
-        .collect();
+        .collect()
+}
+
+/// The box §8.8's rules make of one kind's `candidates`: all of them up
+/// to [`FACT_ROWS_MAX`] unless one's own label is over-long or two share a
+/// citation line; over the cap, narrowing by `qualifiers` when given
+/// (`None`: §8.9's model kinds, which are not narrowed), else nothing.
+pub(crate) fn rule_box(
+    kind: Kind,
+    candidates: Vec<Candidate<'_>>,
+    qualifiers: Option<&[String]>,
+    attribution: Attribution,
+) -> Option<FactBox> {
     if candidates.is_empty() {
         return None;
     }
@@ -167,15 +218,14 @@ fn kind_box(kind: Kind, query: &FactQuery, found: &[(Found, &SearchResult)]) -> 
             kind,
             rows: candidates.iter().map(Candidate::row).collect(),
             narrowed: None,
+            attribution,
         });
     }
     // Over the cap: narrowing by the reader's own words, or nothing.
-    if query.qualifiers.is_empty() {
-        return None;
-    }
+    let qualifiers = qualifiers.filter(|q| !q.is_empty())?;
     let matching: Vec<&Candidate<'_>> = candidates
         .iter()
-        .filter(|c| c.matches(&query.qualifiers))
+        .filter(|c| c.matches(qualifiers))
         .collect();
     let [one] = matching.as_slice() else {
         return None;
@@ -187,8 +237,9 @@ fn kind_box(kind: Kind, query: &FactQuery, found: &[(Found, &SearchResult)]) -> 
         kind,
         rows: vec![one.row()],
         narrowed: Some(Narrowed {
-            matched: query.qualifiers.clone(),
+            matched: qualifiers.to_vec(),
             others: candidates.len() - 1,
         }),
+        attribution,
     })
 }

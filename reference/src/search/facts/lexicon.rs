@@ -17,31 +17,41 @@
 //! single-character tokens (the `s` of `what's` and `Tito's`).
 
 use super::Kind;
+use super::model::ModelKind;
 
-/// One lexicon row: the phrase's tokens and what it primes (`None`: the
-/// postal address, §8.9's model kind, which this layer never produces).
-type Row = (&'static [&'static str], Option<Kind>);
+/// What a lexicon phrase primes: a kind this layer validates, or one of
+/// §8.9's model kinds, which this layer never produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Primes {
+    /// A validator-backed kind (§8.8's table): never sent to a model.
+    Validated(Kind),
+    /// A model kind (§8.9's allowlist): the postal address.
+    Model(ModelKind),
+}
+
+/// One lexicon row: the phrase's tokens and what it primes.
+type Row = (&'static [&'static str], Primes);
 
 /// The kind lexicon (§8.8's table), longest phrase first.
 pub const LEXICON: [Row; 18] = [
-    (&["postal", "address"], None),
-    (&["office", "address"], None),
-    (&["email", "address"], Some(Kind::Email)),
-    (&["phone", "number"], Some(Kind::Phone)),
-    (&["vat", "number"], Some(Kind::Vat)),
-    (&["bank", "details"], Some(Kind::Iban)),
-    (&["post", "code"], Some(Kind::Eircode)),
-    (&["e", "mail"], Some(Kind::Email)),
-    (&["eircode"], Some(Kind::Eircode)),
-    (&["postcode"], Some(Kind::Eircode)),
-    (&["iban"], Some(Kind::Iban)),
-    (&["vat"], Some(Kind::Vat)),
-    (&["phone"], Some(Kind::Phone)),
-    (&["telephone"], Some(Kind::Phone)),
-    (&["tel"], Some(Kind::Phone)),
-    (&["mobile"], Some(Kind::Phone)),
-    (&["email"], Some(Kind::Email)),
-    (&["address"], None),
+    (&["postal", "address"], Primes::Model(ModelKind::Address)),
+    (&["office", "address"], Primes::Model(ModelKind::Address)),
+    (&["email", "address"], Primes::Validated(Kind::Email)),
+    (&["phone", "number"], Primes::Validated(Kind::Phone)),
+    (&["vat", "number"], Primes::Validated(Kind::Vat)),
+    (&["bank", "details"], Primes::Validated(Kind::Iban)),
+    (&["post", "code"], Primes::Validated(Kind::Eircode)),
+    (&["e", "mail"], Primes::Validated(Kind::Email)),
+    (&["eircode"], Primes::Validated(Kind::Eircode)),
+    (&["postcode"], Primes::Validated(Kind::Eircode)),
+    (&["iban"], Primes::Validated(Kind::Iban)),
+    (&["vat"], Primes::Validated(Kind::Vat)),
+    (&["phone"], Primes::Validated(Kind::Phone)),
+    (&["telephone"], Primes::Validated(Kind::Phone)),
+    (&["tel"], Primes::Validated(Kind::Phone)),
+    (&["mobile"], Primes::Validated(Kind::Phone)),
+    (&["email"], Primes::Validated(Kind::Email)),
+    (&["address"], Primes::Model(ModelKind::Address)),
 ];
 
 /// Lexicon tokens that stay qualifiers. `office` appears in the lexicon
@@ -78,8 +88,12 @@ pub fn tokens(text: &str) -> Vec<String> {
 /// names them, and the qualifiers narrowing may use.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FactQuery {
-    /// Kinds primed, first-named first, each once.
+    /// Validator-backed kinds primed, first-named first, each once (§8.8).
     pub kinds: Vec<Kind>,
+    /// Model kinds primed (§8.9's allowlist), first-named first, each once.
+    /// Apart from [`FactQuery::kinds`] by type, so a validator-backed kind
+    /// cannot reach the model half whatever this layer did with it.
+    pub models: Vec<ModelKind>,
     /// The reader's own words left after the lexicon and the stop lists.
     pub qualifiers: Vec<String>,
 }
@@ -89,17 +103,18 @@ impl FactQuery {
     pub fn parse(text: &str) -> FactQuery {
         let toks = tokens(text);
         let mut kinds = Vec::new();
+        let mut models = Vec::new();
         let mut i = 0;
         while i < toks.len() {
             let hit = LEXICON.iter().find(|(phrase, _)| {
                 toks.len() - i >= phrase.len() && phrase.iter().zip(&toks[i..]).all(|(p, t)| p == t)
             });
             match hit {
-                Some((phrase, kind)) => {
-                    if let Some(k) = kind
-                        && !kinds.contains(k)
-                    {
-                        kinds.push(*k);
+                Some((phrase, primes)) => {
+                    match primes {
+                        Primes::Validated(k) if !kinds.contains(k) => kinds.push(*k),
+                        Primes::Model(k) if !models.contains(k) => models.push(*k),
+                        Primes::Validated(_) | Primes::Model(_) => {}
                     }
                     i += phrase.len();
                 }
@@ -119,7 +134,11 @@ impl FactQuery {
                 qualifiers.push(t);
             }
         }
-        FactQuery { kinds, qualifiers }
+        FactQuery {
+            kinds,
+            models,
+            qualifiers,
+        }
     }
 
     /// True if the query names no kind this layer serves: no box, no scan.

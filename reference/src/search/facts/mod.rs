@@ -28,6 +28,9 @@
 //!
 //! No model is called anywhere here (decision 15 as amended: this is the
 //! deterministic layer, and a validator-backed kind never reaches a model).
+//! [`model`] is §8.9's model half as pure logic (what is sent for a postal
+//! address, and which proposals are located); the one call it needs is
+//! made by the web state after the ruling, with AI on only.
 
 pub mod boxes;
 pub mod eircode;
@@ -35,10 +38,11 @@ pub mod email;
 pub mod iban;
 pub mod label;
 pub mod lexicon;
+pub mod model;
 pub mod phone;
 pub mod vat;
 
-pub use boxes::{FACT_ROWS_MAX, FactBox, FactRow, Narrowed, boxes};
+pub use boxes::{Attribution, FACT_ROWS_MAX, FactBox, FactRow, Narrowed, boxes};
 pub use label::{LABEL_CHARS_MAX, Label};
 pub use lexicon::{FactQuery, tokens};
 
@@ -56,8 +60,9 @@ pub const FACT_PASSAGE_BYTES_MAX: usize = 64 * 1024;
 /// 64 bounds the validator work per passage (§8.8's bad input).
 pub const FACT_SPANS_PER_PASSAGE_MAX: usize = 64;
 
-/// The kinds this layer validates (§8.8's table). `address` is primed by
-/// the lexicon but is §8.9's model kind, so this layer never produces one.
+/// The kinds a box may hold: the five this layer validates (§8.8's table,
+/// [`Kind::ALL`]), and [`Kind::Address`], §8.9's model kind, which no
+/// recogniser here produces and only [`model`]'s box carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
@@ -71,10 +76,14 @@ pub enum Kind {
     Vat,
     /// An email address: local@domain; pattern-spotting, and stated as weak.
     Email,
+    /// A postal address: no validator, so never this layer's; a span a
+    /// model pointed at and memoria located (§8.9).
+    Address,
 }
 
 impl Kind {
-    /// Every kind, in the order a box names them when nothing else orders them.
+    /// Every kind this layer validates, in the order a box names them when
+    /// nothing else orders them ([`Kind::Address`] is not one).
     pub const ALL: [Kind; 5] = [
         Kind::Phone,
         Kind::Eircode,
@@ -91,6 +100,7 @@ impl Kind {
             Kind::Iban => "IBAN",
             Kind::Vat => "VAT number",
             Kind::Email => "Email",
+            Kind::Address => "Address",
         }
     }
 
@@ -102,6 +112,7 @@ impl Kind {
             Kind::Iban => "IBAN",
             Kind::Vat => "VAT number",
             Kind::Email => "email address",
+            Kind::Address => "postal address",
         }
     }
 
@@ -113,6 +124,7 @@ impl Kind {
             Kind::Iban => "IBANs",
             Kind::Vat => "VAT numbers",
             Kind::Email => "email addresses",
+            Kind::Address => "postal addresses",
         }
     }
 
@@ -124,6 +136,7 @@ impl Kind {
             Kind::Iban => "iban",
             Kind::Vat => "vat",
             Kind::Email => "email",
+            Kind::Address => "address",
         }
     }
 }
