@@ -466,7 +466,8 @@ impl StubProvider {
 
     /// Answers, once the queue is empty, with [`extractive_reply`]: the
     /// first sentence of each of the first three passages sent, each cited
-    /// to its id. Deterministic and NOT a model: it shows a cited answer
+    /// to its id; to §8.9's address request, the lines that look like a
+    /// street address, as the JSON list it asks for. Deterministic and NOT a model: it shows a cited answer
     /// in the demo, and proves nothing about a model's quality.
     pub fn set_chat_extractive(&self, on: bool) {
         self.with(|s| s.chat_extractive = on);
@@ -836,6 +837,14 @@ pub const STUB_EXTRACTIVE_PASSAGES_MAX: usize = 3;
 /// text's first sentence followed by `[id]`. `None` if the message holds
 /// no such paragraph.
 pub fn extractive_reply(messages: &[serde_json::Value]) -> Option<String> {
+    let system = messages
+        .iter()
+        .find(|m| m.get("role").and_then(|r| r.as_str()) == Some("system"))
+        .and_then(|m| m.get("content")?.as_str())
+        .unwrap_or_default();
+    if system.contains("postal addresses") {
+        return Some(address_reply(messages));
+    }
     let user = messages
         .iter()
         .rev()
@@ -869,6 +878,58 @@ pub fn extractive_reply(messages: &[serde_json::Value]) -> Option<String> {
         }
     }
     (!out.is_empty()).then(|| out.join(" "))
+}
+
+/// The extractive stand-in's answer to §8.9's address request (memoria's
+/// `MODEL_INSTRUCTIONS`): a JSON list of `{"passage", "text"}` for every
+/// line of a sent passage that opens with a house number and a capitalised
+/// word and holds a comma ("14 Grand Canal Quay, Dublin 2, D02 X7K4"),
+/// trimmed. A pattern, NOT a model: it lets the demo show a located
+/// address; it finds nothing else and proves nothing about extraction.
+fn address_reply(messages: &[serde_json::Value]) -> String {
+    let user = messages
+        .iter()
+        .rev()
+        .find(|m| m.get("role").and_then(|r| r.as_str()) == Some("user"))
+        .and_then(|m| m.get("content")?.as_str())
+        .unwrap_or_default();
+    // A passage runs from its `[n] ` paragraph to the next one (its own
+    // blank lines included), and the question ends the last.
+    let mut passages: Vec<(u64, String)> = Vec::new();
+    for para in user.split("\n\n") {
+        if para.starts_with("Question: ") {
+            break;
+        }
+        let opened = para
+            .strip_prefix('[')
+            .and_then(|r| r.split_once("] "))
+            .and_then(|(id, text)| Some((id.parse::<u64>().ok()?, text)));
+        match (opened, passages.last_mut()) {
+            (Some((index, text)), _) => passages.push((index, text.to_owned())),
+            (None, Some((_, text))) => {
+                text.push_str("\n\n");
+                text.push_str(para);
+            }
+            (None, None) => {}
+        }
+    }
+    let mut found = Vec::new();
+    for (index, text) in &passages {
+        let index = *index;
+        for line in text.lines().map(str::trim) {
+            let mut words = line.split(' ');
+            let number = words
+                .next()
+                .is_some_and(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()));
+            let named = words
+                .next()
+                .is_some_and(|w| w.chars().next().is_some_and(char::is_uppercase));
+            if number && named && line.contains(',') {
+                found.push(serde_json::json!({"passage": index, "text": line}));
+            }
+        }
+    }
+    serde_json::Value::Array(found).to_string()
 }
 
 /// The stub's control actions, as `memoria-harness fake-control` sends them.
@@ -1175,6 +1236,14 @@ mod tests {
             Some(
                 "Fourteen rooms on the second floor [1]. The coach stops once [2]. Parking is free [3]."
             )
+        );
+        let address = vec![
+            serde_json::json!({"role": "system", "content": "You find postal addresses in passages."}),
+            serde_json::json!({"role": "user", "content": "[2] Deliveries:\n\n    14 Grand Canal Quay, Dublin 2, D02 X7K4\n    Contact: 01 598 1234\n\n[5] No address, here.\n\nQuestion: List them."}),
+        ];
+        assert_eq!(
+            super::extractive_reply(&address).as_deref(),
+            Some(r#"[{"passage":2,"text":"14 Grand Canal Quay, Dublin 2, D02 X7K4"}]"#)
         );
         let none = vec![serde_json::json!({"role": "user", "content": "Question: x"})];
         assert_eq!(super::extractive_reply(&none), None);
