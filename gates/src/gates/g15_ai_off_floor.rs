@@ -118,6 +118,11 @@ pub static GATE: Gate = Gate {
             run: brief_is_a_get_form,
         },
         Case {
+            id: "15/ai-off-a-question-calls-no-model-and-renders-no-answer",
+            desc: "Presence: with AI on, a question over four Sheets items sends one request to the stub provider and renders a 🤖 answer. The same world with AI off (the stub still served on the provider's host): the same question sends it nothing, the guard hears no lookup of the provider's host, and the page holds no answer, no route line and no answer line, with the AI-off footer: the list exactly as the floor renders it.",
+            run: ai_off_answers_nothing,
+        },
+        Case {
             id: "15/the-guard-hears-memoria-and-no-one-else",
             desc: "The guard itself: after a warm-up, a search and a search no passage matches (where a fallback to meaning would call the provider) it holds a lookup and a connection per configured sibling (presence), the world resolves no provider host (a dial from the browser finds nothing), and the browser's own dials are not in memoria's record.",
             run: guard_hears_memoria,
@@ -134,6 +139,76 @@ pub static GATE: Gate = Gate {
         },
     ],
 };
+
+fn ai_off_answers_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    use crate::rigs::answer::{ITEMS, item_id, question, title};
+    let canary = ctx.canary();
+    let q = question(&canary);
+    for ai in [true, false] {
+        let mut w = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
+        w.fake("sheets").model().with(|m| {
+            for i in 0..ITEMS {
+                m.add_item(
+                    &item_id(i),
+                    Rung::Team,
+                    &title(i),
+                    &crate::rigs::answer::body(&canary, i),
+                )
+                .expect("item");
+            }
+        });
+        let stub = memoria_simulator::StubProvider::new();
+        stub.set_chat_default_reply(Some("It changed [1]."));
+        let egress = if ai {
+            memoria::EgressMode::AiOn
+        } else {
+            memoria::EgressMode::AiOff
+        };
+        w.use_stub_provider(&stub, egress);
+        let guard = w.net_guard().clone();
+        let (q, s2) = (q.clone(), stub.clone());
+        run_world(&w, move |mut m| async move {
+            m.warmed_up().await?;
+            let page = Page::of(&m.search(ANA, &q).await.response);
+            check(
+                page.results().len() == ITEMS,
+                "the question lists the four items",
+                format!("{:?}", page.results()),
+            )?;
+            let answered = page.section("section.answer").is_some();
+            if ai {
+                return check(
+                    s2.chat_calls() == 1 && answered,
+                    "with AI on, the question calls the stub once and renders an answer (presence)",
+                    format!("{} calls, answered {answered}", s2.chat_calls()),
+                );
+            }
+            check(
+                s2.chat_calls() == 0,
+                "with AI off, the stub provider hears nothing",
+                format!("{} calls", s2.chat_calls()),
+            )?;
+            check(
+                !guard.hosts().contains(PROVIDER_HOST),
+                "with AI off, memoria never looks up the provider's host",
+                format!("{:?}", guard.hosts()),
+            )?;
+            check(
+                !answered
+                    && page.texts("p.route").is_empty()
+                    && page.texts("p.answer-failed").is_empty(),
+                "with AI off, the page holds no answer, no route line and no answer line",
+                "it holds one",
+            )?;
+            check(
+                page.footer().as_deref() == Some(AI_OFF_FOOTER),
+                "with AI off, the footer is the AI-off footer",
+                format!("{:?}", page.footer()),
+            )
+        })?;
+    }
+    Ok(())
+}
 
 /// memoria's host name for one of its own siblings.
 fn sibling_host(app: &str) -> String {
