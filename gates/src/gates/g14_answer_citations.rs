@@ -480,7 +480,7 @@ fn model_free_routes(ctx: &mut Ctx) -> Result<(), Failure> {
             ("who knows", format!("Who wrote the {canary} plan")),
         ] {
             let (_, _, p) = page(&mut m, &query).await;
-            let line = p.texts("p.route");
+            let line = p.texts("p.answer-route");
             check(
                 line.len() == 1
                     && line[0].starts_with(&format!("Route: {route} · no model called")),

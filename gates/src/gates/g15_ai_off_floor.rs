@@ -195,7 +195,7 @@ fn ai_off_answers_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
             )?;
             check(
                 !answered
-                    && page.texts("p.route").is_empty()
+                    && page.texts("p.answer-route").is_empty()
                     && page.texts("p.answer-failed").is_empty(),
                 "with AI off, the page holds no answer, no route line and no answer line",
                 "it holds one",

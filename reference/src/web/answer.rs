@@ -45,7 +45,7 @@ pub(crate) fn answer_region(outcome: Option<&Outcome>, page: &SearchPage) -> Mar
     };
     match outcome {
         Outcome::NoModel { route, people } => html! {
-            p.route data-route=(route.name()) {
+            p.answer-route data-route=(route.name()) {
                 (route_line(*route, None)) ". "
                 @match route {
                     Route::Numeric => "This asks for a computed value. memoria never does arithmetic, and its numeric path (§8.7, through the sheet's own engine) is not built yet, so the list below is the answer.",
@@ -63,8 +63,16 @@ pub(crate) fn answer_region(outcome: Option<&Outcome>, page: &SearchPage) -> Mar
                 "No answer: " (PROVIDER_NAME) " · " (model) " failed: " (what) ". The list below is the search, as with AI off."
             }
         },
-        Outcome::Answered(a) => html! {
-            section.answer aria-label="Answer written by a model, with citations" data-route=(a.route.name()) {
+        Outcome::Answered(a) => answered(a, link),
+    }
+}
+
+/// The answered arm: bound outside the template, because gate 17 reads a
+/// field access named like a registration inside a macro as one.
+fn answered(a: &Answer, link: impl Fn(usize) -> Option<String>) -> Markup {
+    let (way, line) = (a.route.name(), route_line(a.route, Some(a.model)));
+    html! {
+            section.answer aria-label="Answer written by a model, with citations" data-route=(way) {
                 @if a.all_dropped() {
                     p.answer-empty role="status" {
                         "🤖 The model's answer was dropped whole: "
@@ -96,9 +104,8 @@ pub(crate) fn answer_region(outcome: Option<&Outcome>, page: &SearchPage) -> Mar
                 @if a.judged.stripped.any() {
                     p.answer-stripped { "Markup in the model's answer was removed: images, links and HTML from a model are never shown." }
                 }
-                p.answer-meta { (route_line(a.route, Some(a.model))) ". " (sent_line(a)) }
+                p.answer-meta { (line) ". " (sent_line(a)) }
             }
-        },
     }
 }
 

@@ -69,7 +69,7 @@ header form{display:flex;gap:.5rem}header input[type=search]{flex:1;font-size:1.
 .withheld,.reconciling{background:#fff8e1;border:1px solid #e0b400;border-left-width:.3rem;padding:.5rem .75rem;margin:.6rem 0}\
 .count{color:#444;margin:.8rem 0 0}.marker-label{font-size:.85rem}\
 .answer{border:1px solid #b4a7d6;border-left:.3rem solid #7e57c2;background:#f7f4fd;padding:.2rem 1rem;margin:1rem 0}.answer .cite{font-size:.85rem;text-decoration:none}\
-.answer-meta,.answer-dropped,.answer-stripped,.route{color:#555;font-size:.9rem}\
+.answer-meta,.answer-dropped,.answer-stripped,.answer-route{color:#555;font-size:.9rem}\
 .ask{display:grid;gap:.3rem;max-width:40rem;margin:1rem 0}.ask textarea,.ask select,.ask input,.ask button{font:inherit;padding:.2rem .3rem}.ask input[name=budget]{max-width:8rem}.ask button{justify-self:start}\
 .brief .status{font-size:1.2rem;margin-bottom:0}.brief blockquote{border-left:.2rem solid #ccc;margin:.3rem 0;padding-left:.8rem}.brief .excerpts li{margin:.6rem 0}\
 .brief pre.text{white-space:pre-wrap;background:#f6f6f6;padding:.4rem .6rem}.brief .grounds code{font-size:.8rem}\
