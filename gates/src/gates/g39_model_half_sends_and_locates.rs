@@ -122,6 +122,9 @@ fn world(
 ) -> (World, StubProvider) {
     let mut world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
     let stub = StubProvider::new();
+    // The answer path (§8.4) calls the provider on the same page: its
+    // requests are answered apart, so this gate counts and scripts §8.9's.
+    stub.set_answers_apart(true);
     world.use_stub_provider(&stub, egress);
     let ana = OWNERS[0];
     world.fake("sheets").model().with(|m| {

@@ -303,6 +303,10 @@ struct StubState {
     /// Once the queue is empty, answer with [`extractive_reply`] instead of
     /// the default reply (the demo's stand-in for a model).
     chat_extractive: bool,
+    /// Answer memoria's answer requests apart ([`StubProvider::set_answers_apart`]).
+    answers_apart: bool,
+    /// The answer requests answered apart, their bodies in order.
+    answer_requests: Vec<Vec<u8>>,
 }
 
 /// The stub provider: its router, its knobs and its record. Clones share
@@ -470,6 +474,23 @@ impl StubProvider {
     /// in the demo, and proves nothing about a model's quality.
     pub fn set_chat_extractive(&self, on: bool) {
         self.with(|s| s.chat_extractive = on);
+    }
+
+    /// Answers memoria's answer requests (§8.4: the system message is
+    /// `memoria::answer::ANSWER_INSTRUCTIONS`) on the side: with
+    /// [`STUB_ANSWER_APART_REPLY`], under no fault, without taking a
+    /// scripted reply, and recorded in [`StubProvider::answer_requests`]
+    /// instead of [`StubProvider::chat_requests`]. A scenario about
+    /// another call (§8.9's extraction, gate 39) then counts and scripts
+    /// only its own.
+    pub fn set_answers_apart(&self, on: bool) {
+        self.with(|s| s.answers_apart = on);
+    }
+
+    /// The answer requests answered apart, their bodies in order.
+    #[must_use]
+    pub fn answer_requests(&self) -> Vec<Vec<u8>> {
+        self.with(|s| s.answer_requests.clone())
     }
 
     /// Queues `reply` as the text of the next answered chat call, after
@@ -725,6 +746,29 @@ async fn chat_completions(
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    // memoria's answer requests, answered on the side when asked to be:
+    // not recorded with the others, no fault, no scripted reply used.
+    let is_answer = parsed.as_ref().is_some_and(|r| {
+        r.messages
+            .first()
+            .and_then(|m| m.get("content"))
+            .and_then(|c| c.as_str())
+            == Some(memoria::answer::ANSWER_INSTRUCTIONS)
+    });
+    if is_answer && stub.with(|s| s.answers_apart) {
+        stub.with(|s| s.answer_requests.push(body.to_vec()));
+        let completion = serde_json::json!({
+            "id": "stub-answer-apart",
+            "object": "chat.completion",
+            "model": parsed.as_ref().map(|r| r.model.clone()),
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": STUB_ANSWER_APART_REPLY},
+                "finish_reason": "stop",
+            }],
+        });
+        return Json(completion).into_response();
+    }
     let faults = stub.with(|s| {
         s.chat_requests.push(RecordedChatRequest {
             body: body.to_vec(),
@@ -826,6 +870,10 @@ async fn chat_completions(
     }
     json(completion.to_string())
 }
+
+/// The reply to an answer request answered apart: it cites nothing, so
+/// memoria drops it whole and says so.
+pub const STUB_ANSWER_APART_REPLY: &str = "The stub answers memoria's answers apart.";
 
 /// How many passages [`extractive_reply`] quotes.
 pub const STUB_EXTRACTIVE_PASSAGES_MAX: usize = 3;
