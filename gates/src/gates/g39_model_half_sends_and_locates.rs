@@ -173,6 +173,13 @@ fn sent(stub: &StubProvider) -> Result<Vec<String>, String> {
                 "every request goes to the cheap model",
                 format!("{:?}", r.model),
             )?;
+            check(
+                body["messages"].as_array().map(Vec::len) == Some(2)
+                    && body["messages"][0]["content"].as_str()
+                        == Some(memoria::facts::model::MODEL_INSTRUCTIONS),
+                "a request is the fixed instructions and one user message, nothing added",
+                format!("{}", body["messages"]),
+            )?;
             body["messages"][1]["content"]
                 .as_str()
                 .map(str::to_owned)
@@ -274,6 +281,16 @@ fn presence(ctx: &mut Ctx) -> Result<(), Failure> {
                 format!("{}", bodies.len()),
             )?;
             let user = &bodies[0];
+            let exact: String = results[..8]
+                .iter()
+                .map(|r| format!("[{}] {}\n\n", r.rank, r.text))
+                .collect::<String>()
+                + QUESTION;
+            check(
+                *user == exact,
+                "the user message is each passage under its index, exactly, then the question: nothing else about a passage",
+                format!("{} bytes, expected {}", user.len(), exact.len()),
+            )?;
             for r in &results[..8] {
                 check(
                     user.contains(&format!("[{}] {}", r.rank, r.text)),
@@ -651,7 +668,7 @@ fn short_and_embedded(ctx: &mut Ctx) -> Result<(), Failure> {
         ctx,
         |c| {
             format!(
-                "# Post\n\nThe {c} post goes to: 12 Harcourt Street, Dublin 2\nWrite to harcourt.street.dublin2@example.ie today.\n"
+                "# Post\n\nThe {c} post goes to: 12 Harcourt Street, Dublin 2\nWrite to harcourt.street.dublin2@example.ie today.\nCall +353 1 547 7854 first.\n"
             )
         },
         &[
@@ -661,6 +678,9 @@ fn short_and_embedded(ctx: &mut Ctx) -> Result<(), Failure> {
             "Harcourt Street",
             "2 Harcourt Street, Dublin 2",
             "harcourt.street.dublin2",
+            "12 Harcourt Street, Dubli",
+            "\t12 Harcourt Street, Dublin 2",
+            "+353 1 547 7854",
         ],
         &["12 Harcourt Street, Dublin 2"],
     )
@@ -733,13 +753,17 @@ fn rejected_whole(ctx: &mut Ctx) -> Result<(), Failure> {
     ]);
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
-        let cases: [(&str, &str); 3] = [
+        let cases: [(&str, &str); 4] = [
             (
                 "truncated",
                 "TensorX's reply to the address search was cut off, so none of it is used.",
             ),
             (
                 "prose",
+                "TensorX's reply to the address search was not the list asked for, so none of it is used.",
+            ),
+            (
+                "trailing prose",
                 "TensorX's reply to the address search was not the list asked for, so none of it is used.",
             ),
             (
@@ -755,6 +779,9 @@ fn rejected_whole(ctx: &mut Ctx) -> Result<(), Failure> {
                     stub.push_chat_reply(&good);
                 }
                 "prose" => stub.push_chat_reply(&format!("Here are the addresses: {good}")),
+                "trailing prose" => {
+                    stub.push_chat_reply(&format!("{good} Let me know if you need more."))
+                }
                 _ => stub.set_chat_malformed(true),
             }
             let p = page(&mut m, &q).await;
@@ -781,6 +808,17 @@ fn rejected_whole(ctx: &mut Ctx) -> Result<(), Failure> {
         check(
             model_rows(&p).len() == 2 && p.withheld().is_empty(),
             "the same list, unmarked, renders its rows (presence)",
+            format!("{:?}", model_rows(&p)),
+        )?;
+        // A proposal naming the passage that does not hold its text is
+        // dropped: check 3 searches the passage named, never another.
+        let results = ranked(&m, OWNERS[0], &q).await?;
+        let other = address_in(&results[1], 2)?;
+        stub.push_chat_reply(&reply(&[(1, &other), (0, &address_in(&results[0], 2)?)]));
+        let p = page(&mut m, &q).await;
+        check(
+            model_rows(&p).is_empty() && p.withheld().is_empty(),
+            "passage 2's address proposed for passage 1, and passage 1's for a passage 0 never sent, render nothing",
             format!("{:?}", model_rows(&p)),
         )
     })
@@ -869,8 +907,8 @@ fn cap(ctx: &mut Ctx) -> Result<(), Failure> {
         stub.push_chat_reply(&reply(&pairs[..3]));
         let p = page(&mut m, &q).await;
         check(
-            model_rows(&p).len() == 3,
-            "three located addresses render three rows (presence)",
+            model_rows(&p).len() == 3 && model_rows(&p).iter().all(|r| r.by == BY),
+            "three located addresses render three rows, each marked 🤖 and naming TensorX and the model (presence)",
             format!("{:?}", model_rows(&p)),
         )?;
         stub.push_chat_reply(&reply(&pairs));

@@ -312,7 +312,10 @@ fn locate_in(
         .spans
         .as_ref()
         .map_err(|_| Refusal::PassageUnreadable)?;
-    let contains = |s: &Span| start <= s.start && s.end <= end;
+    // A span the proposal holds whole is an address's part (its eircode);
+    // one it equals is that span itself (a phone number proposed as an
+    // address), which lies inside it and is refused.
+    let contains = |s: &Span| start <= s.start && s.end <= end && (s.start, s.end) != (start, end);
     if found
         .iter()
         .any(|s| s.start < end && start < s.end && !contains(s))
