@@ -668,7 +668,7 @@ fn short_and_embedded(ctx: &mut Ctx) -> Result<(), Failure> {
         ctx,
         |c| {
             format!(
-                "# Post\n\nThe {c} post goes to: 12 Harcourt Street, Dublin 2\nWrite to harcourt.street.dublin2@example.ie today.\nCall +353 1 547 7854 first.\n"
+                "# Post\n\nThe {c} post goes to: 12 Harcourt Street, Dublin 2\nWrite to harcourt.street.dublin2@example.ie today.\nCall +353 1 547 7854 first. Meet at St. Stephen's Green Park after.\n"
             )
         },
         &[
@@ -681,6 +681,7 @@ fn short_and_embedded(ctx: &mut Ctx) -> Result<(), Failure> {
             "12 Harcourt Street, Dubli",
             "\t12 Harcourt Street, Dublin 2",
             "+353 1 547 7854",
+            "St. Stephen's Green Park",
         ],
         &["12 Harcourt Street, Dublin 2"],
     )
