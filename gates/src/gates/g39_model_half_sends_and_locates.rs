@@ -599,8 +599,8 @@ fn thinned(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 /// A case's one passage (its item `sh-0`, which also carries `canary`).
-/// A first reply proposes each of `refused` for passage 1: delivered, and
-/// no row renders. A second proposes each of `accepted`: the page must show
+/// A reply per proposal of `refused`, each for passage 1: delivered, and
+/// no row renders. A last reply proposes each of `accepted`: the page must show
 /// exactly those as model rows' values (presence), so a refusal is never
 /// hidden behind an accepted proposal at the same coordinate.
 fn one_passage(
@@ -617,12 +617,18 @@ fn one_passage(
         EgressMode::AiOn,
     );
     let pairs = |texts: &[&str]| reply(&texts.iter().map(|t| (1, *t)).collect::<Vec<_>>());
-    stub.push_chat_reply(&pairs(refused));
+    // One request per refused proposal: judged alone, an acceptance can
+    // never hide behind another's citation-line collision (§8.8).
+    for r in refused {
+        stub.push_chat_reply(&pairs(&[r]));
+    }
     stub.push_chat_reply(&pairs(accepted));
     let q = q_for(&canary);
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
-        for (n, want) in [(1, &[][..]), (2, accepted)] {
+        let mut rounds: Vec<(usize, &[&str])> = (1..=refused.len()).map(|n| (n, &[][..])).collect();
+        rounds.push((refused.len() + 1, accepted));
+        for (n, want) in rounds {
             let p = page(&mut m, &q).await;
             check(
                 stub.chat_calls() == n && p.results().len() == 1,
