@@ -44,8 +44,8 @@ pub use judge::{
 };
 
 use crate::ai::chat::{
-    CHAT_PASSAGES_MAX, ChatClient, ChatError, ChatModels, ChatPassage, ChatPrompt, FinishReason,
-    ModelTier, PromptRefusal, encode_chat_request,
+    CHAT_PASSAGES_MAX, ChatClient, ChatError, ChatPassage, ChatPrompt, FinishReason, ModelTier,
+    PromptRefusal, encode_chat_request,
 };
 use crate::ai::provider::PROVIDER_NAME;
 use crate::search::page::{SearchPage, SearchResult};
@@ -372,15 +372,10 @@ pub async fn answer(chat: &ChatClient, query: &str, page: &SearchPage) -> Option
     }
 }
 
-/// The provider's name, as every answer line names it (decision 4).
-pub const ANSWER_PROVIDER: &str = PROVIDER_NAME;
-
-/// The models an answer may name, for a reader of the code: §8.2's pair.
-pub const ANSWER_MODELS: ChatModels = ChatModels::PINNED;
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ai::chat::ChatModels;
     use crate::search::highlight::Snippet;
     use crate::search::page::{MARKER_PERSON, SemanticRanking};
 
