@@ -48,8 +48,8 @@ use crate::brief::{BUDGET_CHARS_DEFAULT, BriefError, BriefRequest, Scopes};
 use crate::error::{Error, ErrorKind};
 use crate::offload::SharedInstance;
 use crate::search::page::SearchError;
-use crate::sibling::SiblingClient;
 use crate::sibling::ruled::FollowUps;
+use crate::sibling::{Puller, SiblingClient};
 
 /// The first MCP revision whose tool results carry `structuredContent`
 /// (the specification's 2025-06-18 changelog: "structured tool output").
@@ -94,6 +94,9 @@ pub struct BriefArgs {
 pub struct McpServer {
     instance: SharedInstance,
     siblings: Option<Arc<SiblingClient>>,
+    /// Starts every sibling pull: on each call, and as a ruling's
+    /// follow-up (§6.1, [`Puller`]), as the page does.
+    puller: Option<Puller>,
     embedder: Option<Arc<EmbedClient>>,
     asker: String,
     scopes: Arc<Scopes>,
@@ -157,9 +160,20 @@ impl McpServer {
         asker: impl Into<String>,
         scopes: Scopes,
     ) -> McpServer {
+        let siblings = siblings.map(Arc::new);
+        let puller = siblings.as_ref().map(|client| {
+            let clock = instance
+                .instance()
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clock()
+                .clone();
+            Puller::new(instance.clone(), client.clone(), clock)
+        });
         McpServer {
             instance,
-            siblings: siblings.map(Arc::new),
+            siblings,
+            puller,
             embedder: embedder.map(Arc::new),
             asker: asker.into(),
             scopes: Arc::new(scopes),
@@ -173,14 +187,27 @@ impl McpServer {
         self.instance.run(move |i| i.admit(&who).is_some()).await
     }
 
-    /// Starts one sync per app `follow_ups` names, beside the call.
+    /// Starts the syncs `follow_ups` names, beside the call
+    /// ([`Puller::follow_up`]).
     fn start_follow_ups(&self, follow_ups: &FollowUps) {
-        let Some(client) = &self.siblings else { return };
-        for app in follow_ups.apps() {
-            let (instance, client) = (self.instance.clone(), client.clone());
-            tokio::spawn(async move {
-                crate::sibling::sync::sync(&instance, &client, &app).await;
-            });
+        if let Some(p) = &self.puller {
+            p.follow_up(follow_ups.apps());
+        }
+    }
+
+    /// A call asked a question: starts, beside it, the pull of every
+    /// sibling that is due (§6.1, [`Puller::question`]).
+    fn questioned(&self) {
+        if let Some(p) = &self.puller {
+            p.question();
+        }
+    }
+
+    /// The wake's pull of every sibling (§6.5), beside the server: what
+    /// [`serve_stdio`] starts before it answers the first call.
+    pub fn wake_siblings(&self) {
+        if let Some(p) = self.puller.clone() {
+            tokio::spawn(async move { p.wake().await });
         }
     }
 
@@ -239,8 +266,13 @@ impl McpServer {
         match ruled {
             Ok(r) => {
                 self.start_follow_ups(&r.follow_ups);
-                let json = serde_json::to_value(&r.page);
-                ("answered", answered(r.page.to_text(), json, structured))
+                let mut page = r.page;
+                if let Some(p) = &self.puller {
+                    page.freshness = p.freshness().await;
+                }
+                self.questioned();
+                let json = serde_json::to_value(&page);
+                ("answered", answered(page.to_text(), json, structured))
             }
             Err(SearchError::NotAdmitted) => ("not_admitted", refused(not_admitted(&self.asker))),
             Err(e @ (SearchError::TooLong { .. } | SearchError::TooManyWords { .. })) => {
@@ -282,6 +314,7 @@ impl McpServer {
         match ruled {
             Ok(r) => {
                 self.start_follow_ups(&r.follow_ups);
+                self.questioned();
                 let json = serde_json::to_value(&r.brief);
                 (
                     r.brief.status.word(),
@@ -324,6 +357,7 @@ impl ServerHandler for McpServer {
 /// # Errors
 /// [`ErrorKind::Io`] if the handshake fails or the transport breaks.
 pub async fn serve_stdio(server: McpServer) -> Result<(), Error> {
+    server.wake_siblings();
     let running = server
         .serve(rmcp::transport::stdio())
         .await

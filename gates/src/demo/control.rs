@@ -15,14 +15,13 @@
 
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
-use std::sync::{Arc, OnceLock};
 
 use axum::Json;
 use axum::Router;
 use axum::extract::State;
 use axum::routing::post;
 use http::StatusCode;
-use memoria::{AppState, Connection, DialFuture, Dialer};
+use memoria::{Connection, DialFuture, Dialer};
 use memoria_simulator::{CONTROL_PATH, Controller, FakeSibling, Outage, Slow, TruncateAnnounce};
 
 /// One control request, as `fake-control` sends it.
@@ -79,10 +78,6 @@ pub const FAULT_ACTIONS: &[(&str, &str)] = &[
         "cut the S1a announce short (no close record), or serve it whole",
     ),
     ("faults-off", "every fault knob off"),
-    (
-        "sync",
-        "memoria polls every sibling's S1 now, as on wake (a STALE refetch, a pending re-announce)",
-    ),
 ];
 
 /// One fake's control: the demo's fault actions, then its `Controller`.
@@ -90,7 +85,6 @@ pub const FAULT_ACTIONS: &[(&str, &str)] = &[
 pub struct DemoControl {
     fake: FakeSibling,
     controller: Controller,
-    state: Arc<OnceLock<AppState>>,
 }
 
 impl std::fmt::Debug for DemoControl {
@@ -103,19 +97,11 @@ impl std::fmt::Debug for DemoControl {
 
 impl DemoControl {
     /// Control over `fake`; `controller` remembers its seeded state for
-    /// `reset`. `state` is memoria's, set once the demo has built it (the
-    /// `sync` action refuses until then).
+    /// `reset`. There is no action that makes memoria pull: it pulls on
+    /// its own wake and on each question (§6.1), so a search is the lever.
     #[must_use]
-    pub fn new(
-        fake: FakeSibling,
-        controller: Controller,
-        state: Arc<OnceLock<AppState>>,
-    ) -> DemoControl {
-        DemoControl {
-            fake,
-            controller,
-            state,
-        }
+    pub fn new(fake: FakeSibling, controller: Controller) -> DemoControl {
+        DemoControl { fake, controller }
     }
 
     /// `POST /_control` on a router of its own, to serve beside the fake's.
@@ -177,39 +163,6 @@ impl DemoControl {
             ("faults-off", []) => {
                 faults.clear();
                 Ok(None)
-            }
-            ("sync", []) => {
-                let state = self
-                    .state
-                    .get()
-                    .ok_or((409, "memoria is not up yet".to_owned()))?;
-                let reports = state.warm_up().await;
-                Ok(Some(
-                    reports
-                        .iter()
-                        .map(|r| {
-                            let reannounce = match &r.reannounce {
-                                None => String::new(),
-                                Some(memoria::ReannounceStatus::Completed) => {
-                                    "; re-announce completed".to_owned()
-                                }
-                                Some(
-                                    memoria::ReannounceStatus::Failed(why)
-                                    | memoria::ReannounceStatus::Unapplied(why),
-                                ) => format!("; re-announce not completed: {why}"),
-                            };
-                            let feed = match &r.feed_error {
-                                Some(e) => format!("; the feed failed: {e}"),
-                                None => String::new(),
-                            };
-                            format!(
-                                "{}: {} fetched, {} deleted, {} retired{reannounce}{feed}",
-                                r.app, r.fetched, r.deleted, r.retired
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                ))
             }
             _ => {
                 let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();

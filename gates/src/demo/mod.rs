@@ -29,7 +29,7 @@ mod control;
 mod siblings;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use memoria::{
     Admission, AppState, Dek, EgressMode, Instance, InstanceConfig, Offload, Owner, Sealer,
@@ -178,13 +178,13 @@ impl Demo {
                     ));
                 }
                 Role::Reconciling => {
-                    out.push_str("    reconciled:\n");
+                    out.push_str(
+                        "    reconciled (then search twice: the first search pulls it):\n",
+                    );
                     out.push_str(&control(Role::Reconciling, "announce whole"));
-                    out.push_str(&control(Role::Reconciling, "sync"));
-                    out.push_str("    reconciling again:\n");
+                    out.push_str("    reconciling again (then search twice):\n");
                     out.push_str(&control(Role::Reconciling, "announce truncate"));
                     out.push_str(&control(Role::Reconciling, "whole-log-restore"));
-                    out.push_str(&control(Role::Reconciling, "sync"));
                 }
             }
         }
@@ -274,10 +274,9 @@ pub async fn start_with_model(
     model: Option<memoria_simulator::ModelEmbedder>,
 ) -> Result<Demo, String> {
     let semantic = model.is_some();
-    let state_cell: Arc<OnceLock<AppState>> = Arc::default();
     let mut siblings = Vec::new();
     for spec in SIBLINGS {
-        siblings.push(serve_sibling(*spec, &state_cell).await?);
+        siblings.push(serve_sibling(*spec).await?);
     }
 
     let data = tempfile::Builder::new()
@@ -367,7 +366,6 @@ pub async fn start_with_model(
     } else {
         state
     };
-    let _ = state_cell.set(state.clone());
     let router = memoria::router(state.clone());
     let server = tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, router).await {
@@ -388,10 +386,7 @@ pub async fn start_with_model(
     Ok(demo)
 }
 
-async fn serve_sibling(
-    spec: DemoSibling,
-    state: &Arc<OnceLock<AppState>>,
-) -> Result<ServedSibling, String> {
+async fn serve_sibling(spec: DemoSibling) -> Result<ServedSibling, String> {
     let clock = Clock::tokio();
     let model = ModelHandle::new(clock.clone());
     model.add_member(owner(), Some("prs_owner"));
@@ -421,11 +416,7 @@ async fn serve_sibling(
         Trace::new(),
         clock,
     );
-    let control = DemoControl::new(
-        fake.clone(),
-        Controller::new(fake.clone(), tokens),
-        state.clone(),
-    );
+    let control = DemoControl::new(fake.clone(), Controller::new(fake.clone(), tokens));
     let served = crate::conform::fake::serve_fake(
         &fake,
         control.router(),

@@ -413,6 +413,7 @@ mod tests {
             has_next: false,
             withheld: vec![],
             reconciling: vec![],
+            freshness: vec![],
             facts: vec![],
             semantic: SemanticRanking::Off,
             model_failure: None,

@@ -108,6 +108,11 @@ pub struct SearchPage {
     /// Sources out of the ranking while they reconcile after a restore, one
     /// line each (§4.1 rule 1, §8.1): the results page names them.
     pub reconciling: Vec<Reconciling>,
+    /// Siblings whose content may be behind, one line each (§8.1: "a failed
+    /// or stale S1 → the page states the corpus is current as of a time"),
+    /// filled by the caller that knows the pulls
+    /// ([`crate::sibling::Puller::freshness`]); empty without siblings.
+    pub freshness: Vec<Freshness>,
     /// The fact boxes, one per kind the query named that has something to
     /// show, read from `results` and nothing else (§8.8).
     pub facts: Vec<FactBox>,
@@ -165,6 +170,9 @@ impl SearchPage {
         }
         for r in &self.reconciling {
             let _ = writeln!(out, "{}", r.sentence());
+        }
+        for f in &self.freshness {
+            let _ = writeln!(out, "{}", f.sentence());
         }
         for w in &self.withheld {
             let _ = writeln!(out, "{}", w.sentence());
@@ -236,6 +244,46 @@ impl Reconciling {
             "{} is reconciling after a restore; its results are out of the search until it re-announces.",
             app_display_name(&self.app)
         )
+    }
+}
+
+/// A sibling whose content on this page may be behind (§8.1): its last
+/// pull for changes failed, or its last S1 answer is old. Content-free; one
+/// line per sibling, in the notices above the results.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Freshness {
+    /// The app of record, e.g. `docs`.
+    pub app: String,
+    /// Unix seconds of its last S1 answer memoria applied: what its content
+    /// is current as of. `None` if it never answered.
+    pub current_as_of: Option<i64>,
+    /// Its last pull failed (the feed did not answer, a fetch or the
+    /// re-announce failed).
+    pub last_pull_failed: bool,
+}
+
+impl Freshness {
+    /// The sentence the page shows, e.g. "memoria's last pull of changes
+    /// from Docs failed; its results are current as of 2026-12-05 09:00
+    /// UTC."
+    pub fn sentence(&self) -> String {
+        let app = app_display_name(&self.app);
+        match (self.current_as_of, self.last_pull_failed) {
+            (Some(t), true) => format!(
+                "memoria's last pull of changes from {app} failed; its results are current as of {} UTC.",
+                crate::clock::iso_date_time(t)
+            ),
+            (None, true) => format!(
+                "memoria's last pull of changes from {app} failed, and none has succeeded yet: its results may be missing."
+            ),
+            (Some(t), false) => format!(
+                "Results from {app} are current as of {} UTC; memoria is pulling its changes now.",
+                crate::clock::iso_date_time(t)
+            ),
+            (None, false) => format!(
+                "{app} has not answered a pull for changes yet: its results may be missing."
+            ),
+        }
     }
 }
 
@@ -409,6 +457,7 @@ impl Candidates {
                 .into_iter()
                 .map(|app| Reconciling { app })
                 .collect(),
+            freshness: vec![],
             semantic: self.semantic,
         }
     }
@@ -539,6 +588,7 @@ mod tests {
             has_next,
             withheld: vec![],
             reconciling: vec![],
+            freshness: vec![],
             facts: vec![],
             model_failure: None,
             semantic: SemanticRanking::Off,

@@ -5,10 +5,12 @@
 //! [`transport`] carries HTTP over a pluggable [`transport::Dialer`],
 //! [`wire`] holds the total decoders, [`token`] reads memoria's token at
 //! each sibling where it is sent (§6.2), [`client`] makes the calls,
-//! [`sync`] pulls changes in and [`ruled`] rules a search page through S2.
+//! [`sync`] pulls changes in, [`pull`] decides when (on wake and on each
+//! question, §6.1) and [`ruled`] rules a search page through S2.
 
 pub mod client;
 pub mod host;
+pub mod pull;
 pub mod ruled;
 pub mod sync;
 pub mod token;
@@ -16,4 +18,5 @@ pub mod transport;
 pub mod wire;
 
 pub use client::SiblingClient;
+pub use pull::Puller;
 pub use wire::{Pair, Verdict};

@@ -345,11 +345,3 @@ pub async fn reannounce(
     );
     (ReannounceStatus::Completed, changed)
 }
-
-/// The wake warm-up (§6.5): polls every configured sibling's S1 at once,
-/// with no query and no asker. Spend the siblings' wake latency where
-/// nobody is waiting.
-pub async fn warm_up(instance: &SharedInstance, client: &SiblingClient) -> Vec<SyncReport> {
-    let apps = client.apps();
-    futures::future::join_all(apps.iter().map(|app| sync(instance, client, app))).await
-}

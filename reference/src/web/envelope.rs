@@ -66,7 +66,7 @@ header form{display:flex;gap:.5rem}header input[type=search]{flex:1;font-size:1.
 .fact-model{border-left:.3rem dashed #7c3aed;padding-left:.6rem;margin:.4rem 0}.fact-by,.fact-caveat{color:#5b21b6;font-size:.9rem}\
 .result{margin:1.2rem 0}.meta{color:#555;font-size:.9rem}mark{background:#ffe58a}\
 .notice{background:#eef4ff;padding:.5rem}.refusal{background:#fff1f0;padding:.5rem}\
-.withheld,.reconciling{background:#fff8e1;border:1px solid #e0b400;border-left-width:.3rem;padding:.5rem .75rem;margin:.6rem 0}\
+.withheld,.reconciling,.freshness{background:#fff8e1;border:1px solid #e0b400;border-left-width:.3rem;padding:.5rem .75rem;margin:.6rem 0}\
 .count{color:#444;margin:.8rem 0 0}.marker-label{font-size:.85rem}\
 .answer{border:1px solid #b4a7d6;border-left:.3rem solid #7e57c2;background:#f7f4fd;padding:.2rem 1rem;margin:1rem 0}.answer .cite{font-size:.85rem;text-decoration:none}\
 .answer-meta,.answer-dropped,.answer-stripped,.answer-route{color:#555;font-size:.9rem}\

@@ -85,6 +85,10 @@ pub(crate) fn results_region(
                 @for r in &p.reconciling {
                     p.reconciling role="status" data-app=(r.app) { (r.sentence()) }
                 }
+                // §8.1: a failed or old S1 pull says how current the corpus is.
+                @for f in &p.freshness {
+                    p.freshness role="status" data-app=(f.app) { (f.sentence()) }
+                }
                 @for w in &p.withheld {
                     p.withheld role="status" data-app=(w.app) { (w.sentence()) }
                 }
@@ -260,8 +264,8 @@ mod tests {
     }
 
     #[test]
-    fn withheld_and_reconciling_lines_are_boxed_notices_apart_from_the_results() {
-        use crate::search::page::{Reconciling, Withheld, WithheldReason};
+    fn withheld_reconciling_and_freshness_lines_are_boxed_notices_apart_from_the_results() {
+        use crate::search::page::{Freshness, Reconciling, Withheld, WithheldReason};
         let page = SearchPage {
             query_words: 1,
             page: 1,
@@ -277,18 +281,30 @@ mod tests {
             reconciling: vec![Reconciling {
                 app: "sheets".into(),
             }],
+            freshness: vec![
+                Freshness {
+                    app: "drive".into(),
+                    current_as_of: Some(1_796_029_200),
+                    last_pull_failed: true,
+                },
+                Freshness {
+                    app: "docs".into(),
+                    current_as_of: Some(1_796_029_200),
+                    last_pull_failed: false,
+                },
+            ],
             facts: vec![],
             model_failure: None,
             semantic: SemanticRanking::Off,
         };
         let (status, region) = results_region("q", &Ok(page), None);
         assert_eq!(status, StatusCode::OK);
-        expect_test::expect![[r#"<section id="results"><p class="reconciling" role="status" data-app="sheets">Sheets is reconciling after a restore; its results are out of the search until it re-announces.</p><p class="withheld" role="status" data-app="docs">Docs did not answer; 1 result withheld.</p><p class="withheld" role="status" data-app="calendar">Calendar has a newer version of 3 results; withheld while memoria fetches it.</p><ol start="1"></ol><nav class="pages"></nav></section>"#]]
+        expect_test::expect![[r#"<section id="results"><p class="reconciling" role="status" data-app="sheets">Sheets is reconciling after a restore; its results are out of the search until it re-announces.</p><p class="freshness" role="status" data-app="drive">memoria's last pull of changes from Drive failed; its results are current as of 2026-11-30 09:00 UTC.</p><p class="freshness" role="status" data-app="docs">Results from Docs are current as of 2026-11-30 09:00 UTC; memoria is pulling its changes now.</p><p class="withheld" role="status" data-app="docs">Docs did not answer; 1 result withheld.</p><p class="withheld" role="status" data-app="calendar">Calendar has a newer version of 3 results; withheld while memoria fetches it.</p><ol start="1"></ol><nav class="pages"></nav></section>"#]]
         .assert_eq(&region.into_string());
         // The box itself: a rule of the page's one stylesheet, no script.
         let style = super::super::envelope::STYLE;
         assert!(
-            style.contains(".withheld,.reconciling{background:"),
+            style.contains(".withheld,.reconciling,.freshness{background:"),
             "{style}"
         );
         assert!(style.contains("border:1px solid"), "{style}");

@@ -35,9 +35,10 @@ use crate::offload::{Offload, SharedInstance};
 use crate::policy::egress::EgressMode;
 use crate::search::facts::FactQuery;
 use crate::search::facts::model::{self, MODEL_KINDS, MODEL_TIER, ModelFailure};
+use crate::search::page::Freshness;
 use crate::search::page::{SearchError, SearchPage, SearchResult};
-use crate::sibling::SiblingClient;
 use crate::sibling::sync::SyncReport;
+use crate::sibling::{Puller, SiblingClient};
 use crate::web::SESSION_COOKIE;
 
 /// How long the embedding loop waits for [`AppState::embed_soon`] before it
@@ -64,8 +65,10 @@ pub struct AppState {
     classifier: Arc<dyn SignInClassifier>,
     pub(crate) base_url: String,
     pub(crate) siblings: Option<Arc<SiblingClient>>,
+    /// Starts every sibling pull: on wake, on each question, and as a
+    /// ruling's follow-up (§6.1, [`Puller`]); `None` without siblings.
+    puller: Option<Puller>,
     pub(crate) warm_up: Arc<Mutex<Option<tokio::task::JoinHandle<Vec<SyncReport>>>>>,
-    pub(crate) follow_ups: Arc<Mutex<Vec<tokio::task::JoinHandle<SyncReport>>>>,
     /// The provider client, with AI on (§8.3); `None` with AI off, and then
     /// nothing is ever embedded or sent.
     pub(crate) embedder: Option<Arc<EmbedClient>>,
@@ -132,8 +135,8 @@ impl AppState {
             classifier: Arc::new(NoClassifier),
             base_url: base_url.into(),
             siblings: None,
+            puller: None,
             warm_up: Arc::default(),
-            follow_ups: Arc::default(),
             embedder: None,
             chat: None,
             embed_wake: Arc::default(),
@@ -395,8 +398,39 @@ impl AppState {
     /// The same state with a sibling client: sibling passages are ruled
     /// through S2 on every search (§8.1). Without one, each is UNKNOWN.
     pub fn with_siblings(mut self, client: SiblingClient) -> AppState {
-        self.siblings = Some(Arc::new(client));
+        let client = Arc::new(client);
+        // Every pull wakes the embedding loop: what it ingested is queued
+        // (a permit no loop takes, with AI off, costs nothing).
+        let embed_wake = self.embed_wake.clone();
+        let puller = Puller::new(self.instance.clone(), client.clone(), self.clock.clone())
+            .with_after(Arc::new(move || embed_wake.notify_one()));
+        self.siblings = Some(client);
+        self.puller = Some(puller);
         self
+    }
+
+    /// The puller behind every sibling pull, if siblings are configured.
+    pub fn puller(&self) -> Option<&Puller> {
+        self.puller.as_ref()
+    }
+
+    /// A question was asked: starts the pull of every sibling that is due
+    /// (§6.1, [`Puller::question`]). Never waits. Called once the request
+    /// is ruled, so its answer is what was held when it was asked, the
+    /// same on every run, and the next question sees what the pull brought.
+    pub(crate) fn questioned(&self) {
+        if let Some(p) = &self.puller {
+            p.question();
+        }
+    }
+
+    /// The siblings a results page names as behind (§8.1,
+    /// [`Puller::freshness`]); empty without siblings.
+    pub(crate) async fn freshness(&self) -> Vec<Freshness> {
+        match &self.puller {
+            Some(p) => p.freshness().await,
+            None => vec![],
+        }
     }
 
     /// The sibling client, if configured.
@@ -408,12 +442,8 @@ impl AppState {
     /// once, with no query issued. Returns when every poll has finished;
     /// spawn it to run beside the server.
     pub async fn warm_up(&self) -> Vec<SyncReport> {
-        match &self.siblings {
-            Some(client) => {
-                let reports = crate::sibling::sync::warm_up(&self.instance, client).await;
-                self.embed_soon();
-                reports
-            }
+        match &self.puller {
+            Some(p) => p.wake().await,
             None => vec![],
         }
     }
@@ -483,6 +513,9 @@ impl AppState {
         .await?;
         self.start_follow_ups(&ruled.follow_ups);
         let mut page = ruled.page;
+        page.freshness = self.freshness().await;
+        // After the ruling, so the page is what was held when it was asked.
+        self.questioned();
         if let Some(chat) = &self.chat {
             self.model_facts(chat, q, &mut page).await;
         }
@@ -581,6 +614,7 @@ impl AppState {
         )
         .await?;
         self.start_follow_ups(&ruled.follow_ups);
+        self.questioned();
         Ok(ruled.brief)
     }
 
@@ -599,46 +633,26 @@ impl AppState {
         )
         .await?;
         self.start_follow_ups(&ruled.follow_ups);
+        self.questioned();
         Ok(ruled.ruling)
     }
 
-    /// Starts one sync per app `follow_ups` names, beside the request; each
-    /// is kept until [`AppState::settle_follow_ups`] awaits it.
+    /// Starts the syncs `follow_ups` names, beside the request
+    /// ([`Puller::follow_up`]).
     pub(crate) fn start_follow_ups(&self, follow_ups: &crate::sibling::ruled::FollowUps) {
-        let Some(client) = &self.siblings else { return };
-        let mut pending = self.follow_ups.lock().unwrap_or_else(|p| p.into_inner());
-        // Finished syncs need no keeping; their reports were logged.
-        pending.retain(|h| !h.is_finished());
-        for app in follow_ups.apps() {
-            let instance = self.instance.clone();
-            let client = client.clone();
-            let state = self.clone();
-            pending.push(tokio::spawn(async move {
-                let report = crate::sibling::sync::sync(&instance, &client, &app).await;
-                state.embed_soon();
-                report
-            }));
+        if let Some(p) = &self.puller {
+            p.follow_up(follow_ups.apps());
         }
     }
 
-    /// Awaits every follow-up sync started so far, and any each of those
-    /// led to, and returns their reports in start order (those already
-    /// pruned as finished are not reported). What a gate awaits instead of
-    /// guessing how long a refetch takes.
+    /// Awaits every pull a question or a ruling's follow-up started so far,
+    /// and any each led to, and returns their reports in start order
+    /// ([`Puller::settle`]). What a gate awaits instead of guessing how
+    /// long a refetch takes; production never needs it.
     pub async fn settle_follow_ups(&self) -> Vec<SyncReport> {
-        let mut reports = vec![];
-        loop {
-            let batch: Vec<_> =
-                std::mem::take(&mut *self.follow_ups.lock().unwrap_or_else(|p| p.into_inner()));
-            if batch.is_empty() {
-                return reports;
-            }
-            for handle in batch {
-                match handle.await {
-                    Ok(r) => reports.push(r),
-                    Err(e) => tracing::error!(error = %e, "a follow-up sync did not finish"),
-                }
-            }
+        match &self.puller {
+            Some(p) => p.settle().await,
+            None => vec![],
         }
     }
 

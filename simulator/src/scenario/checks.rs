@@ -2,7 +2,7 @@
 //!
 //! A [`Check`] holds what was expected, what was seen and whether it held.
 //! A page is summarised ([`summarise_page`]) without its content: results
-//! per app, withheld and reconciling lines, "No passage matched.".
+//! per app, withheld, reconciling and freshness lines, "No passage matched.".
 //! [`page_checks`] judges a query's page against its `expect`; [`expect`]
 //! judges the `expect-*` events: calls in the trace, items held, the
 //! re-announce mark, the owner's sources page.
@@ -32,6 +32,8 @@ pub struct PageSummary {
     pub withheld: Vec<String>,
     /// Reconciling lines.
     pub reconciling: Vec<String>,
+    /// Freshness lines: a sibling whose content may be behind (§8.1).
+    pub freshness: Vec<String>,
     /// Whether it said "No passage matched.".
     pub says_no_match: bool,
 }
@@ -84,6 +86,7 @@ pub fn summarise_page(status: u16, elapsed_ms: u64, body: &str) -> PageSummary {
         by_app,
         withheld: lines_with_class(body, "withheld"),
         reconciling: lines_with_class(body, "reconciling"),
+        freshness: lines_with_class(body, "freshness"),
         says_no_match: body.contains("No passage matched."),
     }
 }
@@ -135,6 +138,13 @@ pub(super) fn page_checks(p: &PageSummary, e: &PageExpect) -> Vec<Check> {
             format!("reconciling lines {r:?}"),
             format!("{:?}", p.reconciling),
             &p.reconciling == r,
+        ));
+    }
+    if let Some(f) = &e.freshness {
+        out.push(check(
+            format!("freshness lines {f:?}"),
+            format!("{:?}", p.freshness),
+            &p.freshness == f,
         ));
     }
     if let Some(b) = e.says_no_match {

@@ -151,6 +151,9 @@ pub struct PageExpect {
     pub withheld: Option<Vec<String>>,
     /// Exactly these reconciling lines, in order.
     pub reconciling: Option<Vec<String>>,
+    /// Exactly these freshness lines (a sibling whose content may be
+    /// behind, §8.1), in order.
+    pub freshness: Option<Vec<String>>,
     /// Whether the page says "No passage matched.".
     pub says_no_match: Option<bool>,
     /// Simulated milliseconds the page may take at most.
@@ -269,11 +272,6 @@ pub enum Event {
         /// The backup's name.
         name: String,
     },
-    /// An ingest tick: memoria polls every sibling's S1 now.
-    Sync {
-        /// When.
-        at_ms: Option<u64>,
-    },
     /// memoria restarts from its data directory.
     Restart {
         /// When.
@@ -353,7 +351,6 @@ impl Event {
             | Event::PartialRestore { at_ms, .. }
             | Event::Backup { at_ms, .. }
             | Event::WholeRestore { at_ms, .. }
-            | Event::Sync { at_ms }
             | Event::Restart { at_ms }
             | Event::AdvanceDays { at_ms, .. }
             | Event::ExpectCalls { at_ms, .. }
@@ -430,7 +427,6 @@ impl Event {
             }
             Event::Backup { app, name, .. } => format!("{app}: backup {name}"),
             Event::WholeRestore { app, name, .. } => format!("{app}: whole-log restore to {name}"),
-            Event::Sync { .. } => "memoria polls every sibling".into(),
             Event::Restart { .. } => "memoria restarts".into(),
             Event::AdvanceDays { days, .. } => format!("memoria's calendar skips {days} days"),
             Event::ExpectCalls { app, call, .. } => format!("expect {call} calls at {app}"),

@@ -422,9 +422,6 @@ async fn apply(
                 .ok_or(format!("no backup {name} of {app}"))?;
             fake(app)?.model().with(|mm| mm.restore_whole(snap));
         }
-        Event::Sync { .. } => {
-            m.sync().await;
-        }
         Event::Restart { .. } => m.restart().await,
         Event::AdvanceDays { days, .. } => m.advance_days(*days),
         Event::ExpectCalls { .. }
