@@ -192,6 +192,80 @@ fn no_surface_of_the_reference_calls_s2_except_through_sibling_ruled() {
     );
 }
 
+/// The calls that pull a sibling in one file of `reference/src`, as
+/// `(what, line)`: `sync(instance, client, app)` (a pull), and the client's
+/// `feed` (S1) and `announce` (S1a).
+fn pull_calls(text: &str) -> Vec<(String, usize)> {
+    use syn::visit::Visit;
+    struct Calls(Vec<(String, usize)>);
+    impl<'a> Visit<'a> for Calls {
+        fn visit_expr_call(&mut self, call: &'a syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*call.func
+                && p.path.segments.last().is_some_and(|s| s.ident == "sync")
+                && call.args.len() == 3
+            {
+                let line = p.path.segments[0].ident.span().start().line;
+                self.0.push(("sync".into(), line));
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+        fn visit_expr_method_call(&mut self, call: &'a syn::ExprMethodCall) {
+            let name = call.method.to_string();
+            if (name == "feed" && call.args.len() == 2)
+                || (name == "announce" && call.args.len() == 1)
+            {
+                self.0.push((name, call.method.span().start().line));
+            }
+            syn::visit::visit_expr_method_call(self, call);
+        }
+    }
+    let Ok(file) = syn::parse_file(text) else {
+        return vec![("<unparsable file>".into(), 0)];
+    };
+    let mut calls = Calls(vec![]);
+    calls.visit_file(&file);
+    calls.0
+}
+
+#[test]
+fn every_sibling_pull_starts_in_the_puller_and_nothing_pulls_on_a_timer() {
+    // §6.1: "memoria pulls on its own wake and on each question. It runs no
+    // timers." A pull (`sibling::sync::sync`) is started only by
+    // `sibling/pull.rs`; S1 and S1a are read only by the pull itself.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/src");
+    let mut in_puller = 0;
+    let mut reads_in_sync = 0;
+    let mut elsewhere = Vec::new();
+    for entry in walkdir::WalkDir::new(&src)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let p = entry.path();
+        if p.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let rel = p.strip_prefix(&src).unwrap_or(p).display().to_string();
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        for (what, line) in pull_calls(&text) {
+            match (what.as_str(), rel.as_str()) {
+                ("sync", "sibling/pull.rs") => in_puller += 1,
+                ("feed" | "announce", "sibling/sync.rs") => reads_in_sync += 1,
+                _ => elsewhere.push(format!("{rel}:{line} calls {what}")),
+            }
+        }
+    }
+    // The presence that makes the absence meaningful.
+    assert!(in_puller >= 1, "sibling/pull.rs starts the pulls");
+    assert_eq!(
+        reads_in_sync, 2,
+        "sibling/sync.rs reads S1 (feed) and S1a (announce) once each"
+    );
+    assert!(
+        elsewhere.is_empty(),
+        "a sibling pulled outside sibling::pull: {elsewhere:?}"
+    );
+}
+
 #[test]
 fn every_conformance_case_is_named_by_a_recorded_broken_fake() {
     use memoria_gates::{conform, mutants};
