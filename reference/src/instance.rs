@@ -780,6 +780,16 @@ impl Instance {
     }
 }
 
+impl WakeReport {
+    fn kind_name(&self) -> &'static str {
+        match self.kind {
+            WakeKind::Fresh => "fresh",
+            WakeKind::Loaded { .. } => "loaded",
+            WakeKind::Rebuilt { .. } => "rebuilt",
+        }
+    }
+}
+
 /// What says the database was restored from a backup, if anything (§7.4):
 /// its deletion sequence stops before the durable log's, or it records a
 /// snapshot generation older than the newest blob in the bucket. A crash
@@ -808,14 +818,4 @@ fn restore_found(
         )));
     }
     Ok(None)
-}
-
-impl WakeReport {
-    fn kind_name(&self) -> &'static str {
-        match self.kind {
-            WakeKind::Fresh => "fresh",
-            WakeKind::Loaded { .. } => "loaded",
-            WakeKind::Rebuilt { .. } => "rebuilt",
-        }
-    }
 }
