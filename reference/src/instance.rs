@@ -160,9 +160,10 @@ impl std::fmt::Debug for Instance {
 
 impl Instance {
     /// Opens the store and wakes the index (§7.3, §7.4), with the tombstone
-    /// log in the data directory: the development default, which a restore
-    /// of the data directory rewinds with the data. Production names the
-    /// log's own directory ([`Instance::wake_with_tombstones`]).
+    /// log in the data directory, which a restore of the data directory
+    /// rewinds with the data: for tests and the throwaway demo, which restore
+    /// nothing. The `memoria` command wakes through [`Instance::wake_from`],
+    /// with the log in its own directory.
     ///
     /// # Errors
     /// As [`Instance::wake_with_tombstones`].
