@@ -20,6 +20,13 @@
 //!   On requires the provider key, `MEMORIA_PROVIDER_KEY` or
 //!   `MEMORIA_PROVIDER_KEY_FILE` (a file holding it). Nothing here names a
 //!   host, a URL or a model: those are fixed in code (§8.3).
+//! - `MEMORIA_TOMBSTONES` names the tombstone directory, where the durable
+//!   tombstone log lives (§7.4), apart from the data directory so that a
+//!   restore of the data does not rewind it. Unset, it is the directory
+//!   beside the data directory named after it with
+//!   [`TOMBSTONE_DIR_SUFFIX`] (`./memoria-data.tombstones` for the default
+//!   data directory): outside the data directory, and needing no setup.
+//!   Set inside the data directory, memoria warns on every start.
 
 use std::path::{Path, PathBuf};
 
@@ -39,6 +46,14 @@ pub const DATA_ENV: &str = "MEMORIA_DATA";
 pub const DATA_DIR_DEFAULT: &str = "./memoria-data";
 /// The development DEK's file name inside the data directory.
 pub const DEV_DEK_FILE_NAME: &str = "dek.key";
+
+/// Environment variable naming the tombstone directory, where the durable
+/// tombstone log lives (§7.4).
+pub const TOMBSTONES_ENV: &str = "MEMORIA_TOMBSTONES";
+/// The default tombstone directory's name is the data directory's with this
+/// appended, beside it (our choice: outside the data directory, so a
+/// restore of the data directory leaves it alone, §7.4).
+pub const TOMBSTONE_DIR_SUFFIX: &str = ".tombstones";
 
 /// Environment variable holding the team owner's AI choice: `on` or `off`
 /// (case-insensitive); unset or empty is off (§8.1, §8.3).
@@ -83,6 +98,9 @@ pub enum DekSource {
 pub struct Config {
     /// The data directory.
     pub data_dir: PathBuf,
+    /// The tombstone directory (`MEMORIA_TOMBSTONES`, or beside the data
+    /// directory): where the durable tombstone log lives (§7.4).
+    pub tombstone_dir: PathBuf,
     /// The DEK.
     pub dek: Dek,
     /// Where it came from.
@@ -101,6 +119,9 @@ pub struct Config {
     /// True if a provider key is configured while AI is off (a warning: it
     /// is not used).
     key_unused: bool,
+    /// True if `MEMORIA_TOMBSTONES` names the data directory or a directory
+    /// inside it (a warning: a restore of the data rewinds the log).
+    tombstones_in_data: bool,
 }
 
 impl Config {
@@ -139,6 +160,12 @@ impl Config {
         if self.dev_owner {
             w.push(format!(
                 "development default: {OWNERS_ENV} and {OWNERS_FILE_ENV} are unset, so the one owner is {DEV_OWNER}."
+            ));
+        }
+        if self.tombstones_in_data {
+            w.push(format!(
+                "{TOMBSTONES_ENV} names {}, inside the data directory: restoring the data directory from a backup also rewinds the tombstone log, and memoria cannot then tell what was deleted since (§7.4). Name a directory outside it, backed up apart.",
+                self.tombstone_dir.display()
             ));
         }
         if self.key_unused {
@@ -208,6 +235,11 @@ pub fn resolve(data_dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<
     };
     let (ai, key_unused) = resolve_ai(env)?;
     let home = resolve_home(env)?;
+    let tombstone_dir = match env(TOMBSTONES_ENV).filter(|s| !s.trim().is_empty()) {
+        Some(dir) => PathBuf::from(dir.trim()),
+        None => tombstone_dir_default(data_dir)?,
+    };
+    let tombstones_in_data = within(&tombstone_dir, data_dir);
     let admission = match &home {
         Some(h) => admission.with_roster(crate::access::roster::RosterCopy::new(
             h.team(),
@@ -217,6 +249,8 @@ pub fn resolve(data_dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<
     };
     Ok(Config {
         data_dir: data_dir.to_path_buf(),
+        tombstone_dir,
+        tombstones_in_data,
         dek,
         dek_source,
         admission,
@@ -225,6 +259,56 @@ pub fn resolve(data_dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<
         ai,
         key_unused,
     })
+}
+
+/// The tombstone directory when `MEMORIA_TOMBSTONES` is unset: beside the
+/// data directory, named after it with [`TOMBSTONE_DIR_SUFFIX`]
+/// (`/srv/memoria-data` → `/srv/memoria-data.tombstones`), never inside it
+/// (§7.4).
+///
+/// # Errors
+/// [`ErrorKind::Config`] if the data directory has no name to take (the
+/// file system's root): then `MEMORIA_TOMBSTONES` must be set.
+pub fn tombstone_dir_default(data_dir: &Path) -> Result<PathBuf, Error> {
+    let absolute = std::path::absolute(data_dir).map_err(|e| {
+        Error::with_source(
+            ErrorKind::Config,
+            format!(
+                "the data directory {} has no absolute form",
+                data_dir.display()
+            ),
+            e,
+        )
+    })?;
+    // `absolute` keeps `..`, whose path has no file name: refused below.
+    let normal: PathBuf = absolute.components().collect();
+    match normal.file_name() {
+        Some(name) => {
+            let mut name = name.to_os_string();
+            name.push(TOMBSTONE_DIR_SUFFIX);
+            Ok(normal.with_file_name(name))
+        }
+        _ => Err(Error::new(
+            ErrorKind::Config,
+            format!(
+                "the data directory {} has no name to put the tombstone directory beside: set {TOMBSTONES_ENV}",
+                data_dir.display()
+            ),
+        )),
+    }
+}
+
+/// True if `dir` is `data_dir` or lies inside it, compared as absolute
+/// paths, component by component (no symlink is resolved).
+fn within(dir: &Path, data_dir: &Path) -> bool {
+    match (std::path::absolute(dir), std::path::absolute(data_dir)) {
+        (Ok(d), Ok(data)) => {
+            let d: PathBuf = d.components().collect();
+            let data: PathBuf = data.components().collect();
+            d.starts_with(&data)
+        }
+        _ => false,
+    }
 }
 
 /// Suite shape's home (§4.3): `MEMORIA_HOME`, with `MEMORIA_TEAM` (the
@@ -396,6 +480,37 @@ mod tests {
                 .iter()
                 .find(|(n, _)| *n == k)
                 .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn the_tombstone_directory_defaults_to_beside_the_data_directory_never_inside_it() {
+        let root = tempfile::tempdir().unwrap();
+        let data = root.path().join("memoria-data");
+        let c = resolve(&data, &env_of(&[])).unwrap();
+        assert_eq!(c.tombstone_dir, root.path().join("memoria-data.tombstones"));
+        assert!(!c.tombstone_dir.starts_with(&data));
+        assert!(!c.warnings().iter().any(|w| w.contains(TOMBSTONES_ENV)));
+        let dotted = tombstone_dir_default(&data.join("sub").join("..")).unwrap_err();
+        assert_eq!(dotted.kind(), ErrorKind::Config);
+        assert!(tombstone_dir_default(Path::new("/")).is_err());
+    }
+
+    #[test]
+    fn a_tombstone_directory_named_inside_the_data_directory_is_used_and_warned_about() {
+        let root = tempfile::tempdir().unwrap();
+        let data = root.path().join("data");
+        let inside = data.join("tomb").to_string_lossy().into_owned();
+        let outside = root.path().join("tomb").to_string_lossy().into_owned();
+        for (dir, warned) in [(inside, true), (outside, false)] {
+            let d = dir.clone();
+            let c = resolve(&data, &move |k| (k == TOMBSTONES_ENV).then(|| d.clone())).unwrap();
+            assert_eq!(c.tombstone_dir, PathBuf::from(&dir));
+            assert_eq!(
+                c.warnings().iter().any(|w| w.contains(TOMBSTONES_ENV)),
+                warned,
+                "{dir}"
+            );
         }
     }
 

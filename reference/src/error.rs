@@ -49,6 +49,11 @@ pub enum ErrorKind {
     Usage,
     /// An operating-system I/O failure.
     Io,
+    /// The durable tombstone log stops before the database's own record of
+    /// deletions (§7.4): it was restored from a backup, replaced or lost.
+    /// memoria refuses to wake rather than serve what was deleted; nothing
+    /// was changed.
+    TombstonesBehind,
     /// The AI provider's call failed (§8.3); the cause is a typed
     /// `EmbedError` naming what, never content.
     Provider,

@@ -1,9 +1,12 @@
 //! One memoria instance: the store, the awake index, admission, and the search path (§4.2, §7.4, §8.1).
 //!
-//! [`Instance::wake`] opens the store and the durable tombstone log
-//! ([`crate::storage::tombstone`]), replays every tombstone after the sequence the
-//! database stops at (a database restored from a backup stops early), and
-//! only then loads the sealed snapshot into memory. It rebuilds only when the
+//! [`Instance::wake_with_tombstones`] opens the store and the durable
+//! tombstone log ([`crate::storage::tombstone`]) in its own directory, asks
+//! the log to vouch for the database (a log that went backwards refuses the
+//! wake), replays every tombstone after the sequence the database stops at
+//! (a database restored from a backup stops early), marks every sibling the
+//! database knows for re-announce when it finds a restore, and only then
+//! loads the sealed snapshot into memory. It rebuilds only when the
 //! snapshot is missing, unreadable, or behind the store, and the
 //! [`WakeReport`] says which and how many tombstones it replayed. Every
 //! change to the store is followed into the index at once; a snapshot is
@@ -30,6 +33,7 @@ pub use semantic::{DenseWake, EMBED_QUEUE_BATCH_CHUNKS, EMBED_TEXT_BYTES_MAX, Sn
 
 use crate::access::admission::{Admission, Owner};
 use crate::clock::{Clock, iso_date};
+use crate::config::Config;
 use crate::crashpoint::crashpoint;
 use crate::dense::{DenseMatrix, QuantisedVector};
 use crate::error::{Error, ErrorKind};
@@ -82,6 +86,11 @@ pub struct WakeReport {
     /// Tombstones replayed from the durable log because the database stopped
     /// short of it, as after a restore from backup (§7.4). 0 normally.
     pub tombstones_replayed: u64,
+    /// The restore this wake found, content-free (`None` normally): the
+    /// database stops before the tombstone log, or records a snapshot
+    /// generation older than one on disk. Every sibling the database knows
+    /// was then marked for re-announce (§7.4, §4.1).
+    pub restore: Option<String>,
     /// The last tombstone sequence in the log after waking (0: none).
     pub tombstone_seq: i64,
     /// How the dense matrix was obtained ([`DenseWake::Off`] with AI off).
@@ -150,24 +159,99 @@ impl std::fmt::Debug for Instance {
 }
 
 impl Instance {
-    /// Opens the store and wakes the index (§7.3, §7.4).
+    /// Opens the store and wakes the index (§7.3, §7.4), with the tombstone
+    /// log in the data directory, which a restore of the data directory
+    /// rewinds with the data: for tests and the throwaway demo, which restore
+    /// nothing. The `memoria` command wakes through [`Instance::wake_from`],
+    /// with the log in its own directory.
     ///
     /// # Errors
-    /// [`ErrorKind::Storage`]/[`ErrorKind::Config`] if the store cannot open;
-    /// [`ErrorKind::Seal`] if stored cells do not open under this DEK during a
-    /// rebuild (a wrong DEK is refused, never served as an empty index).
+    /// As [`Instance::wake_with_tombstones`].
     pub fn wake(
         config: InstanceConfig,
         sealer: Sealer,
         clock: Arc<dyn Clock>,
     ) -> Result<Instance, Error> {
+        let tombstone_dir = config.data_dir.clone();
+        Instance::wake_with_tombstones(config, &tombstone_dir, sealer, clock)
+    }
+
+    /// Wakes the instance `config` describes, as the `memoria` command does:
+    /// its data directory, owners and AI choice, with the tombstone log in
+    /// [`Config::tombstone_dir`] (§7.4).
+    ///
+    /// # Errors
+    /// As [`Instance::wake_with_tombstones`].
+    pub fn wake_from(config: &Config, clock: Arc<dyn Clock>) -> Result<Instance, Error> {
+        Instance::wake_with_tombstones(
+            InstanceConfig {
+                data_dir: config.data_dir.clone(),
+                admission: config.admission.clone(),
+                egress: config.egress(),
+            },
+            &config.tombstone_dir,
+            Sealer::new(&config.dek),
+            clock,
+        )
+    }
+
+    /// Opens the store and wakes the index (§7.3, §7.4), with the durable
+    /// tombstone log in `tombstone_dir`, a directory the operator keeps
+    /// apart from the data directory so that restoring the data does not
+    /// rewind it.
+    ///
+    /// # Errors
+    /// [`ErrorKind::TombstonesBehind`] if the log stops before the
+    /// database's record of deletions (it went backwards: restored, replaced
+    /// or lost), before anything is replayed, loaded or served;
+    /// [`ErrorKind::Io`] if the log cannot be opened (naming its path);
+    /// [`ErrorKind::Storage`]/[`ErrorKind::Config`] if the store cannot open;
+    /// [`ErrorKind::Seal`] if stored cells do not open under this DEK during a
+    /// rebuild (a wrong DEK is refused, never served as an empty index).
+    pub fn wake_with_tombstones(
+        config: InstanceConfig,
+        tombstone_dir: &Path,
+        sealer: Sealer,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Instance, Error> {
         let mut store = Store::open(&config.data_dir, sealer)?;
         let data_dir = config.data_dir.clone();
-        let mut log = TombstoneLog::open(&data_dir)?;
-        // A log behind the database (lost, or an old store) is backfilled
-        // from the database's own record, so the next append does not reuse a seq.
-        for t in store.tombstones_after(log.last_seq())? {
-            log.append_entry(&t)?;
+        let log = TombstoneLog::open(tombstone_dir)?;
+        // §7.4: the log must reach the sequence the database stops at. A log
+        // behind it went backwards, and replaying it would replay nothing.
+        let database_seq = store.tombstone_seq()?;
+        let database_last = store.tombstones_after(database_seq - 1)?;
+        log.vouch_for(database_seq, database_last.first())
+            .map_err(|e| {
+                // A store from before the log had a directory of its own.
+                let earlier = TombstoneLog::path_in(&data_dir);
+                if tombstone_dir != data_dir && earlier.exists() {
+                    Error::with_source(
+                        e.kind(),
+                        format!(
+                            "{} holds this store's earlier tombstone log: move it into {}",
+                            earlier.display(),
+                            tombstone_dir.display()
+                        ),
+                        e,
+                    )
+                } else {
+                    e
+                }
+            })?;
+        let restore = restore_found(&store, &log, &data_dir)?;
+        if let Some(why) = &restore {
+            // §7.4: a restore takes the re-announce path. Marked before the
+            // replay, so a crash in between finds the restore again.
+            let apps = store.known_sibling_apps()?;
+            for app in &apps {
+                store.mark_reannounce(app)?;
+            }
+            tracing::warn!(
+                restore = %why,
+                siblings = apps.len(),
+                "a restore was found at wake; every known sibling is marked for re-announce"
+            );
         }
         // §7.4: replay every tombstone after the sequence the database stops
         // at, before anything is loaded or served.
@@ -258,6 +342,7 @@ impl Instance {
                 chunks,
                 generation,
                 tombstones_replayed: pending.len() as u64,
+                restore: restore.clone(),
                 tombstone_seq: log.last_seq(),
                 dense: DenseWake::Off,
                 vectors: 0,
@@ -293,6 +378,13 @@ impl Instance {
             }
         } else if !pending.is_empty() {
             // Nothing live and no snapshot: record one that includes the tombstones.
+            instance.write_snapshot()?;
+        }
+        if restore.is_some()
+            && instance.wake.generation < snapshot::latest_generation(&instance.data_dir)?
+        {
+            // A restore is recorded by a generation above every one on disk,
+            // so the next wake does not find it again.
             instance.write_snapshot()?;
         }
         tracing::info!(
@@ -697,4 +789,34 @@ impl WakeReport {
             WakeKind::Rebuilt { .. } => "rebuilt",
         }
     }
+}
+
+/// What says the database was restored from a backup, if anything (§7.4):
+/// its deletion sequence stops before the durable log's, or it records a
+/// snapshot generation older than the newest blob in the bucket. A crash
+/// between a deletion's log append and its database transaction, or between
+/// a blob's rename and its generation's record, reads the same: the
+/// siblings are then re-announced once more than needed, which costs an
+/// announce and loses nothing.
+fn restore_found(
+    store: &Store,
+    log: &TombstoneLog,
+    data_dir: &Path,
+) -> Result<Option<String>, Error> {
+    let (database, logged) = (store.tombstone_seq()?, log.last_seq());
+    if database < logged {
+        return Ok(Some(format!(
+            "the database stops at tombstone {database} and the durable log at {logged}"
+        )));
+    }
+    let (recorded, on_disk) = (
+        store.snapshot_generation()?,
+        snapshot::latest_generation(data_dir)?,
+    );
+    if recorded < on_disk {
+        return Ok(Some(format!(
+            "the database records snapshot generation {recorded} and the bucket holds {on_disk}"
+        )));
+    }
+    Ok(None)
 }

@@ -145,7 +145,8 @@ pub use error::{DecodeError, Error, ErrorKind};
 pub use clock::{Clock, FixedClock, SystemClock, iso_date, iso_date_time};
 pub use config::{
     AI_ENV, Ai, Config, DATA_DIR_DEFAULT, DATA_ENV, DEK_ENV, DEK_FILE_ENV, DEV_DEK_FILE_NAME,
-    DekSource, PROVIDER_KEY_ENV, PROVIDER_KEY_FILE_ENV, resolve as resolve_config,
+    DekSource, PROVIDER_KEY_ENV, PROVIDER_KEY_FILE_ENV, TOMBSTONE_DIR_SUFFIX, TOMBSTONES_ENV,
+    resolve as resolve_config, tombstone_dir_default,
 };
 pub use instance::{
     DenseWake, EMBED_QUEUE_BATCH_CHUNKS, EMBED_TEXT_BYTES_MAX, Instance, InstanceConfig,

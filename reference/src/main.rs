@@ -6,7 +6,7 @@
 //! |---|---|
 //! | 0 | success |
 //! | 1 | partial: some files were refused, the document was not found, or `sync-folder`'s enumeration failed (nothing was deleted) |
-//! | 2 | usage or configuration error: a path to import that does not exist, a `MEMORIA_DEK_FILE` that cannot be read, a DEK that does not open the existing store (nothing is changed), missing owners, a `MEMORIA_OWNERS_FILE` that cannot be read or does not hold a list, both `MEMORIA_OWNERS` and `MEMORIA_OWNERS_FILE` set, a `MEMORIA_SIBLING_TOKEN_<APP>_FILE` that cannot be read or holds no token, both it and `MEMORIA_SIBLING_TOKEN_<APP>` set, a malformed `MEMORIA_PROJECTS`; a refused query or brief: a query or task over its limits, a task with no word to read for, a budget out of range, a scope that names nothing configured (clap's own usage errors are 2 as well) |
+//! | 2 | usage or configuration error: a path to import that does not exist, a `MEMORIA_DEK_FILE` that cannot be read, a DEK that does not open the existing store (nothing is changed), missing owners, a `MEMORIA_OWNERS_FILE` that cannot be read or does not hold a list, both `MEMORIA_OWNERS` and `MEMORIA_OWNERS_FILE` set, a `MEMORIA_SIBLING_TOKEN_<APP>_FILE` that cannot be read or holds no token, both it and `MEMORIA_SIBLING_TOKEN_<APP>` set, a malformed `MEMORIA_PROJECTS`, a tombstone log behind the database (restored, replaced or lost: memoria refuses to serve rather than serve what was deleted, and changes nothing); a refused query or brief: a query or task over its limits, a task with no word to read for, a budget out of range, a scope that names nothing configured (clap's own usage errors are 2 as well) |
 //! | 3 | not admitted: `--as` names no owner now, or the owners file cannot be read now (`mcp` answers each call with the refusal instead, and exits 0 when its client closes stdin) |
 //! | 4 | storage, seal or server failure |
 //!
@@ -49,7 +49,7 @@ const EXIT_FAILURE: u8 = 4;
     name = "memoria",
     version,
     about = "A per-team search index that seals everything it stores (the reference memoria, AI off).",
-    after_help = "Environment: MEMORIA_OWNERS (comma-separated owner addresses), MEMORIA_DEK or MEMORIA_DEK_FILE (base64 DEK), MEMORIA_DATA, MEMORIA_LOG (tracing filter, default info), MEMORIA_TEAM and MEMORIA_SIBLINGS (comma-separated sibling URLs, each with MEMORIA_SIBLING_TOKEN_<APP>, or MEMORIA_SIBLING_TOKEN_<APP>_FILE: a file read on every call), MEMORIA_PROJECTS (the projects a brief's --scope names: name=PATH,… import roots) MEMORIA_ORGANISATION (the organisation's shared collection: a PATH) and MEMORIA_CONNECTORS (the connector ingest surface: name=SHA256HEX[;ORIGIN…],…)."
+    after_help = "Environment: MEMORIA_OWNERS (comma-separated owner addresses), MEMORIA_DEK or MEMORIA_DEK_FILE (base64 DEK), MEMORIA_DATA, MEMORIA_TOMBSTONES (the tombstone log's directory, default beside the data directory: back it up apart, never restore it with the data), MEMORIA_LOG (tracing filter, default info), MEMORIA_TEAM and MEMORIA_SIBLINGS (comma-separated sibling URLs, each with MEMORIA_SIBLING_TOKEN_<APP>, or MEMORIA_SIBLING_TOKEN_<APP>_FILE: a file read on every call), MEMORIA_PROJECTS (the projects a brief's --scope names: name=PATH,… import roots) MEMORIA_ORGANISATION (the organisation's shared collection: a PATH) and MEMORIA_CONNECTORS (the connector ingest surface: name=SHA256HEX[;ORIGIN…],…)."
 )]
 struct Cli {
     /// The data directory: database file and sealed snapshots.
@@ -207,7 +207,12 @@ impl<E: Into<anyhow::Error>> From<E> for Exit {
     fn from(e: E) -> Exit {
         let e: anyhow::Error = e.into();
         let code = match e.downcast_ref::<memoria::Error>().map(|e| e.kind()) {
-            Some(ErrorKind::Config | ErrorKind::WrongDek | ErrorKind::Usage) => EXIT_USAGE,
+            Some(
+                ErrorKind::Config
+                | ErrorKind::WrongDek
+                | ErrorKind::TombstonesBehind
+                | ErrorKind::Usage,
+            ) => EXIT_USAGE,
             Some(ErrorKind::NotAdmitted) => EXIT_NOT_ADMITTED,
             Some(ErrorKind::NotFound) => EXIT_PARTIAL,
             _ => EXIT_FAILURE,
@@ -241,18 +246,17 @@ fn load_config(data: &std::path::Path) -> Result<Config, Exit> {
 }
 
 fn wake(config: &Config) -> Result<Instance, Exit> {
-    let instance = Instance::wake(
-        InstanceConfig {
-            data_dir: config.data_dir.clone(),
-            admission: config.admission.clone(),
-            egress: config.egress(),
-        },
-        Sealer::new(&config.dek),
-        Arc::new(SystemClock),
-    )
-    .context("waking the store")?;
+    // §7.4: the tombstone log lives in its own directory, apart from the data.
+    let instance =
+        Instance::wake_from(config, Arc::new(SystemClock)).context("waking the store")?;
     if let memoria::WakeKind::Rebuilt { reason } = &instance.wake_report().kind {
         eprintln!("note: the index was rebuilt from sealed chunks because {reason}");
+    }
+    if let Some(why) = &instance.wake_report().restore {
+        eprintln!(
+            "note: a restore was found at wake ({why}): {} deletions replayed, and every sibling this store knows is marked for re-announce",
+            instance.wake_report().tombstones_replayed
+        );
     }
     Ok(instance)
 }

@@ -28,6 +28,7 @@ fn memoria(data: &Path, dek: &Dek) -> Command {
         .env("MEMORIA_LOG", "warn")
         .env_remove("MEMORIA_DEK_FILE")
         .env_remove("MEMORIA_DATA")
+        .env_remove("MEMORIA_TOMBSTONES")
         .env_remove("MEMORIA_SIBLINGS")
         .env_remove("MEMORIA_AI")
         .env_remove("MEMORIA_PROVIDER_KEY")

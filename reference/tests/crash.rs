@@ -108,6 +108,8 @@ fn memoria(data: &Path) -> Command {
         .arg(data)
         .env("MEMORIA_DEK", dek_base64())
         .env("MEMORIA_OWNERS", OWNER)
+        // The log where `wake` below reads it: these tests restore nothing.
+        .env("MEMORIA_TOMBSTONES", data)
         .env("MEMORIA_LOG", "warn")
         .env_remove("MEMORIA_DEK_FILE")
         .env_remove("MEMORIA_DATA")

@@ -11,6 +11,14 @@
 //! copied back over the live file with its WAL and shared-memory files
 //! removed. The tombstone log and the snapshot bucket are not restored: §7.4
 //! keeps them apart from the database for exactly this reason.
+//!
+//! The restores of the whole data directory, a rewound tombstone log and
+//! the re-announce a restore starts are `whole_directory.rs`'s cases, which
+//! configure memoria as the `memoria` command reads its environment.
+//!
+//! Size: over 800 lines because gate 10's cases share one fixture (two
+//! canaried documents, a hand clock, the backup and restore helpers); the
+//! whole-directory cases live in their own file beside it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,6 +35,8 @@ use crate::rigs::clock::HandClock;
 use crate::rigs::support::dek;
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
+mod whole_directory;
+
 /// The one owner every case searches as.
 const OWNER: &str = "ana@example.org";
 /// The clock's starting instant, unix seconds (2026-09-21).
@@ -40,7 +50,7 @@ pub static GATE: Gate = Gate {
     id: "10",
     title: "Deletion survives a restore",
     sections: &["§10", "§7.4"],
-    requirement: "A deletion is written to a durable tombstone log outside the database and is complete only once a superseding snapshot exists; a database restored from a backup taken before the deletion, woken with the prior snapshot generation or with no blob at all, replays the log before serving and never serves the deleted passage, and never serves an empty index over a full corpus; a generation a restorable backup could point at is not retired.",
+    requirement: "A deletion is written to a durable tombstone log outside the database and is complete only once a superseding snapshot exists; a database restored from a backup taken before the deletion, woken with the prior snapshot generation or with no blob at all, replays the log before serving and never serves the deleted passage, and never serves an empty index over a full corpus; a generation a restorable backup could point at is not retired. The log lives outside the data directory, so restoring the whole data directory replays exactly the deletions after the restored database's sequence; a log that went backwards (rewound or missing) is refused loudly rather than served from; and a restore marks every known sibling for re-announce.",
     cases: &[
         Case {
             id: "10/tombstone-logged-and-snapshot-superseded",
@@ -91,6 +101,21 @@ pub static GATE: Gate = Gate {
             id: "10/restore-with-vectors-keeps-the-deletion",
             desc: "With AI on: 200 passages embedded and snapshotted; back the database up, delete 7 documents, then restore the database and the bucket to the prior generation (its dense blob shown to hold the deleted chunks' vectors) and wake: 7 tombstones replayed, the prior dense blob loaded (not rebuilt), and the woken matrix holds the 193 live vectors, each of unit norm, and none of the deleted.",
             run: restore_with_vectors_keeps_the_deletion,
+        },
+        Case {
+            id: "10/whole-data-directory-restore-keeps-the-deletion",
+            desc: "Configured as `memoria serve` reads it (the tombstone directory its default, outside the data directory): delete a scratch document, copy the whole data directory aside, delete the doomed one, put the copy back (shown to hold the doomed document live) and wake: exactly one tombstone replayed, a restore reported, the deleted passage neither searchable nor openable, the other document found.",
+            run: whole_directory::whole_data_directory_restore_keeps_the_deletion,
+        },
+        Case {
+            id: "10/rewound-tombstone-log-is-refused",
+            desc: "Delete twice, wake once with the intact log (the deletion holds), then rewind the log (a row each: put back a copy from before the last delete; the tombstone directory gone) and wake: refused with TombstonesBehind naming the log's path, where it stops and where the database is, quoting no content.",
+            run: whole_directory::rewound_tombstone_log_is_refused,
+        },
+        Case {
+            id: "10/restore-marks-siblings-for-reannounce",
+            desc: "Hold a sibling's item and cursor (known, not marked); restore the whole data directory after a delete, and in a second row the database alone after a newer snapshot: the wake reports the restore, the sibling is marked for re-announce and a search names it reconciling while still finding the kept document; the next wake finds no new restore and the mark stands.",
+            run: whole_directory::restore_marks_siblings_for_reannounce,
         },
     ],
 };

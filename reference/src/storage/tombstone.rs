@@ -1,12 +1,17 @@
-//! The durable tombstone log: one append-only file beside the database, one line per deletion (§7.4).
+//! The durable tombstone log: one append-only file in a directory of its own, one line per deletion (§7.4).
 //!
-//! §7.4: restoring a database backup from before a deletion also restores
-//! the database's own record of deletions, so the deletion is simply gone.
-//! The log is therefore a file of its own in the data directory
-//! ([`TOMBSTONE_LOG_FILE_NAME`]), never inside the database, written before
-//! the database transaction and fsynced, with a monotonic sequence. On wake
-//! the instance replays every entry after the sequence the database stops at
-//! ([`crate::storage::store::Store::tombstone_seq`]).
+//! §7.4: restoring a backup from before a deletion also restores a
+//! tombstone log from before it, so the deletion is simply gone. The log is
+//! therefore a file of its own ([`TOMBSTONE_LOG_FILE_NAME`]) in the
+//! tombstone directory, which the operator configures apart from the data
+//! directory (`MEMORIA_TOMBSTONES`, [`crate::config::TOMBSTONES_ENV`]), backs up
+//! apart and never restores with the data. It is never inside the database,
+//! written before the database transaction and fsynced, with a monotonic
+//! sequence. On wake the instance replays every entry after the sequence the
+//! database stops at ([`crate::storage::store::Store::tombstone_seq`]), and
+//! first asks the log to vouch for the database ([`TombstoneLog::vouch_for`]):
+//! a log that stops before the database's own record of deletions went
+//! backwards, and memoria refuses to wake on it.
 //!
 //! An entry holds coordinates only (§3.2): the sequence, the public document
 //! id, memoria's integer revision of that document, and the time in unix
@@ -40,7 +45,7 @@ use crate::crashpoint::crashpoint;
 use crate::error::{Error, ErrorKind};
 use crate::storage::store::is_document_id;
 
-/// The log's file name inside the data directory.
+/// The log's file name inside the tombstone directory.
 pub const TOMBSTONE_LOG_FILE_NAME: &str = "tombstones.log";
 /// Bytes of SHA-256 kept as each line's checksum (rendered as twice as many hex digits).
 pub const TOMBSTONE_CHECKSUM_BYTES: usize = 8;
@@ -114,33 +119,45 @@ pub struct TombstoneLog {
 }
 
 impl TombstoneLog {
-    /// The log's path under `data_dir`.
-    pub fn path_in(data_dir: &Path) -> PathBuf {
-        data_dir.join(TOMBSTONE_LOG_FILE_NAME)
+    /// The log's path under the tombstone directory `dir`.
+    pub fn path_in(dir: &Path) -> PathBuf {
+        dir.join(TOMBSTONE_LOG_FILE_NAME)
     }
 
-    /// Opens (creating if needed) the log in `data_dir`, reads every complete
-    /// entry, and truncates a torn last line away (fsynced).
+    /// Opens (creating `dir` and the file if needed) the log in the
+    /// tombstone directory `dir`, reads every complete entry, and truncates a
+    /// torn last line away (fsynced).
     ///
     /// # Errors
     /// [`ErrorKind::Io`] if the file cannot be opened, read or truncated;
     /// [`ErrorKind::Storage`] if a complete line is malformed, fails its
     /// checksum, or breaks the sequence (each entry's seq is the previous + 1).
-    pub fn open(data_dir: &Path) -> Result<TombstoneLog, Error> {
-        fs::create_dir_all(data_dir)?;
-        let path = TombstoneLog::path_in(data_dir);
+    pub fn open(dir: &Path) -> Result<TombstoneLog, Error> {
+        let path = TombstoneLog::path_in(dir);
+        // The directory is the operator's setting: every I/O error names it.
+        let io = |what: &str, e: std::io::Error| {
+            Error::with_source(
+                ErrorKind::Io,
+                format!("tombstone log {}: {what}", path.display()),
+                e,
+            )
+        };
+        fs::create_dir_all(dir).map_err(|e| io("creating its directory", e))?;
         let created = !path.exists();
         let mut file = OpenOptions::new()
             .read(true)
             .append(true)
             .create(true)
-            .open(&path)?;
+            .open(&path)
+            .map_err(|e| io("opening", e))?;
         if created {
-            file.sync_all()?;
-            File::open(data_dir)?.sync_all()?;
+            file.sync_all().map_err(|e| io("syncing", e))?;
+            File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| io("syncing its directory", e))?;
         }
         let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
+        file.read_to_end(&mut bytes).map_err(|e| io("reading", e))?;
         let complete_len = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         let text = std::str::from_utf8(&bytes[..complete_len])
             .map_err(|_| Error::new(ErrorKind::Storage, "tombstone log: a line is not ASCII"))?;
@@ -162,8 +179,9 @@ impl TombstoneLog {
                 torn_bytes,
                 "tombstone log: ignoring a torn last line left by a crash"
             );
-            file.set_len(complete_len as u64)?;
-            file.sync_all()?;
+            file.set_len(complete_len as u64)
+                .map_err(|e| io("truncating a torn line", e))?;
+            file.sync_all().map_err(|e| io("syncing", e))?;
         }
         Ok(TombstoneLog {
             path,
@@ -194,31 +212,50 @@ impl TombstoneLog {
         self.entries.last().map_or(0, |t| t.seq)
     }
 
-    /// Bytes of a torn last line found (and truncated) at open; 0 normally.
-    pub fn torn_bytes_dropped(&self) -> u64 {
-        self.torn_bytes
-    }
-
-    /// Appends an entry taken from elsewhere (the database's own record, when
-    /// the log lost its tail) and fsyncs it.
+    /// Vouches for a database whose own record of deletions stops at
+    /// `database_seq`, with `database_last` its entry at that sequence (§7.4):
+    /// the log must hold that sequence, and hold it for the same document and
+    /// revision. A log behind the database went backwards: it was restored
+    /// from a backup with (or without) the data, replaced, or lost. Replaying
+    /// it would replay nothing the database lacks, and every later deletion
+    /// would reuse a sequence, so memoria refuses to wake on it rather than
+    /// serve what was deleted.
     ///
     /// # Errors
-    /// [`ErrorKind::Storage`] unless `t.seq` is the log's last + 1;
-    /// otherwise as [`TombstoneLog::append`].
-    pub fn append_entry(&mut self, t: &Tombstone) -> Result<(), Error> {
-        if t.seq != self.last_seq() + 1 {
+    /// [`ErrorKind::TombstonesBehind`], naming the log's path and both
+    /// sequences, if the log's last sequence is below `database_seq` or its
+    /// entry there is not `database_last`.
+    pub fn vouch_for(
+        &self,
+        database_seq: i64,
+        database_last: Option<&Tombstone>,
+    ) -> Result<(), Error> {
+        if self.last_seq() < database_seq {
             return Err(Error::new(
-                ErrorKind::Storage,
+                ErrorKind::TombstonesBehind,
                 format!(
-                    "tombstone log: cannot backfill sequence {} after {}",
-                    t.seq,
+                    "the tombstone log {} stops at sequence {} but the database has applied deletions up to sequence {database_seq}: the log went backwards (restored from a backup, replaced or lost), and memoria refuses to serve rather than serve what was deleted; put back the log that holds sequence {database_seq}, never one restored with the data",
+                    self.path.display(),
                     self.last_seq()
                 ),
             ));
         }
-        let appended = self.append(&t.doc_id, t.revision, t.at)?;
-        debug_assert_eq!(&appended, t);
+        let held = self.after(database_seq - 1).first();
+        if database_seq > 0 && held != database_last {
+            return Err(Error::new(
+                ErrorKind::TombstonesBehind,
+                format!(
+                    "the tombstone log {} does not hold the deletion the database records at sequence {database_seq}: it is not this store's log, and memoria refuses to serve on it",
+                    self.path.display()
+                ),
+            ));
+        }
         Ok(())
+    }
+
+    /// Bytes of a torn last line found (and truncated) at open; 0 normally.
+    pub fn torn_bytes_dropped(&self) -> u64 {
+        self.torn_bytes
     }
 
     /// Appends the next entry and fsyncs it; returns it once durable.
@@ -333,6 +370,59 @@ mod tests {
         };
         fs::write(&path, format!("{}{}", line(1), line(3))).unwrap();
         assert!(TombstoneLog::open(dir.path()).is_err());
+    }
+
+    #[test]
+    fn the_log_vouches_only_for_a_database_it_reaches_with_the_same_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = TombstoneLog::open(dir.path()).unwrap();
+        let first = log.append(DOC_A, 1, 100).unwrap();
+        let second = log.append(DOC_B, 1, 101).unwrap();
+        let stranger = Tombstone {
+            doc_id: DOC_A.into(),
+            ..second.clone()
+        };
+        let beyond = Tombstone {
+            seq: 3,
+            ..second.clone()
+        };
+        // (database's sequence, its entry there, vouched for)
+        let rows: [(i64, Option<&Tombstone>, bool); 6] = [
+            (0, None, true),
+            (1, Some(&first), true),
+            (2, Some(&second), true),
+            (2, Some(&stranger), false),
+            (2, None, false),
+            (3, Some(&beyond), false),
+        ];
+        for (seq, last, vouched) in rows {
+            let got = log.vouch_for(seq, last);
+            assert_eq!(got.is_ok(), vouched, "database at {seq}: {got:?}");
+            if let Err(e) = got {
+                assert_eq!(e.kind(), ErrorKind::TombstonesBehind);
+                assert!(e.to_string().contains(&log.path().display().to_string()));
+            }
+        }
+    }
+
+    #[test]
+    fn a_missing_log_is_refused_for_a_database_that_has_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = TombstoneLog::open(&dir.path().join("never-written")).unwrap();
+        let held = Tombstone {
+            seq: 1,
+            doc_id: DOC_A.into(),
+            revision: 1,
+            at: 100,
+        };
+        assert!(log.vouch_for(0, None).is_ok());
+        let e = log.vouch_for(1, Some(&held)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::TombstonesBehind);
+        assert!(
+            e.to_string().contains("stops at sequence 0")
+                && e.to_string().contains("up to sequence 1"),
+            "{e}"
+        );
     }
 
     #[test]

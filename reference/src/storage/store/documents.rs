@@ -270,7 +270,7 @@ impl Store {
     }
 
     /// The tombstones this database holds with a sequence above `seq`, in
-    /// order: what a log that lost its tail is backfilled from.
+    /// order: what the durable log must vouch for at wake (§7.4).
     ///
     /// # Errors
     /// [`ErrorKind::Storage`] on a read failure.

@@ -111,6 +111,24 @@ impl Store {
         Ok(apps)
     }
 
+    /// Every sibling app this database knows, sorted: each one it has
+    /// polled or holds an item of. What a restore marks for re-announce
+    /// (§7.4); a configured sibling it has never polled has nothing to
+    /// reconcile and reads its feed from the start.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn known_sibling_apps(&self) -> Result<Vec<String>, Error> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT app FROM siblings UNION SELECT app FROM documents \
+             WHERE item_id IS NOT NULL ORDER BY 1",
+        )?;
+        let apps = stmt
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<Vec<String>, _>>()?;
+        Ok(apps)
+    }
+
     /// Ids of every live chunk of `app`'s sibling documents, ascending: what
     /// a search leaves out while `app` is reconciling (§4.1 rule 1). Reads
     /// no sealed cell.
