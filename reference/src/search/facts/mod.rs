@@ -297,6 +297,8 @@ pub(crate) fn char_before(text: &str, at: usize) -> Option<char> {
     text[..at].chars().next_back()
 }
 #[cfg(test)]
+mod real_text;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod vectors;

@@ -313,7 +313,11 @@ pub fn find(text: &str, budget: &mut Budget, out: &mut Vec<Span>) {
         pos = r.end.max(start + 1);
         // Only a reading that passes the cheap structural rules costs a
         // validator call, and counts against the passage's budget.
+        // Fewer digits than any number this layer accepts is no candidate:
+        // a table of decimals (`0.808 ns`) must not spend the passage's budget.
+        let digits: usize = r.groups.iter().map(String::len).sum();
         let structural = closes_before(&text[r.end..])
+            && digits >= PHONE_DIGITS_NATIONAL_MIN
             && (r.plus || r.groups.len() > 1)
             && !r.styles.windows(2).any(|w| w[0] != w[1]);
         if !structural || !budget.spend() {
