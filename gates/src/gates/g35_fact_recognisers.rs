@@ -365,17 +365,17 @@ fn enclosing_span(ctx: &mut Ctx) -> Result<(), Failure> {
         "the IBAN's last groups alone are a valid phone number (presence)",
         format!("{:?}", phone::check(tail)),
     )?;
-    let text = "Bank details: NL91 ABNA 0417 1643 00, quoted on every invoice.";
+    let text = "IBAN for invoices: NL91 ABNA 0417 1643 00, quoted on every one.";
     expect(text, Kind::Iban, &["NL91 ABNA 0417 1643 00"])?;
     expect(text, Kind::Phone, &[])?;
-    let doc = format!("# Payments\n\n{text}\n");
+    let doc = format!("# Payments\n\n{text}\n\nQuestions by phone go to the office.\n");
     let b = boxes_for(ctx, &[("Payments", &doc)], "iban")?;
     let got: Vec<_> = b.iter().map(|b| (b.kind, rows(b))).collect();
     ensure(
         got == [(
             Kind::Iban,
             vec![(
-                "Bank details".to_string(),
+                "IBAN for invoices".to_string(),
                 "NL91 ABNA 0417 1643 00".to_string(),
             )],
         )],

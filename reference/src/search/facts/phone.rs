@@ -33,7 +33,8 @@
 //! licence: nothing libphonenumber accepts overrides a rule above.
 
 use phonenumber::country::Id;
-use phonenumber::{Mode, parse};
+use phonenumber::metadata::DATABASE;
+use phonenumber::{Mode, Type, parse};
 
 use super::{Budget, Kind, Span, char_before, closes_before, opens_after};
 
@@ -251,7 +252,13 @@ fn validate(text: &str, r: &Reading) -> Result<String, Refusal> {
         if !trunk && !non_geographic(r) {
             return Err(Refusal::NationalDigits);
         }
-        parse(Some(Id::IE), &digits).map_err(|_| Refusal::Invalid)?
+        let number = parse(Some(Id::IE), &digits).map_err(|_| Refusal::Invalid)?;
+        // Without the trunk, only the ranges Ireland dials that way.
+        let ranges = [Type::TollFree, Type::SharedCost, Type::PremiumRate];
+        if !trunk && !ranges.contains(&number.number_type(&DATABASE)) {
+            return Err(Refusal::Invalid);
+        }
+        number
     };
     if !phonenumber::is_valid(&number) {
         return Err(Refusal::Invalid);
