@@ -12,6 +12,13 @@
 //! check letter; email as local@domain, stated as weak. The span is the
 //! document's bytes exactly, and the work per passage is bounded. Each case
 //! quotes the sentence of §8.8 it holds.
+//!
+//! Issue 32 grew the claim: each kind is recognised in the layouts
+//! documents write (IBANs in national groupings, VAT numbers grouped or
+//! with a lowercase check letter, Irish 1800/1850/1890/15xx numbers in
+//! national form), an SSH-style remote is no email, and a value inside
+//! another kind's value is that value's part (the enclosing span stands;
+//! ARCHITECTURE.md, "Nested fact spans").
 
 use memoria::facts::{self, Incomplete, Kind, eircode, email, iban, phone, vat};
 

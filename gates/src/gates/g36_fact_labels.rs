@@ -6,7 +6,9 @@
 //! `–`, `-`, `=`, tab) and non-empty after removing it; at most 60
 //! characters, and a longer one silences the kind rather than falling back;
 //! an empty one falls through to the heading trail, then the title, never
-//! the empty string. Each case quotes the sentence of §8.8 it holds; the
+//! the empty string. A value in a Markdown table row is labelled from the
+//! row's own cells, never with table syntax (issue 32). Each case quotes
+//! the sentence of §8.8 it holds; the
 //! worked examples (the two office numbers in one chunk, the CEO's line)
 //! are cases.
 

@@ -274,8 +274,9 @@ fn validate(text: &str, r: &Reading) -> Result<String, Refusal> {
 /// True if a national reading is laid out as an Irish number dialled
 /// without the trunk `0`: ten digits, the first group the range's four
 /// starting with `1`, the six after it one group or groups of at most three.
-/// libphonenumber then decides whether the range is one (1800, 1850, 1890,
-/// 15xx).
+/// libphonenumber then decides whether the range is one: the number must
+/// be valid and of type toll-free, shared-cost or premium-rate for IE
+/// (1800, 1850, 1890, 15xx), so `1234 567 890` is not.
 fn non_geographic(r: &Reading) -> bool {
     let Some((range, rest)) = r.groups.split_first() else {
         return false;
