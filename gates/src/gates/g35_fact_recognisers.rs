@@ -12,6 +12,13 @@
 //! check letter; email as local@domain, stated as weak. The span is the
 //! document's bytes exactly, and the work per passage is bounded. Each case
 //! quotes the sentence of §8.8 it holds.
+//!
+//! Issue 32 grew the claim: each kind is recognised in the layouts
+//! documents write (IBANs in national groupings, VAT numbers grouped or
+//! with a lowercase check letter, Irish 1800/1850/1890/15xx numbers in
+//! national form), an SSH-style remote is no email, and a value inside
+//! another kind's value is that value's part (the enclosing span stands;
+//! ARCHITECTURE.md, "Nested fact spans").
 
 use memoria::facts::{self, Incomplete, Kind, eircode, email, iban, phone, vat};
 
@@ -23,7 +30,7 @@ pub static GATE: Gate = Gate {
     id: "35",
     title: "Fact box: recognisers and validators",
     sections: &["§8.8"],
-    requirement: "Every fact kind is recognised generously and validated strictly as §8.8 rules; text that looks like a fact and is not (dates, times, versions, IP addresses, GUIDs, order and invoice numbers, image names with an @, mixed separators, disallowed IBAN check digits, lowercase English in the eircode alphabet) yields no candidate; a span is the document's bytes exactly; the work per passage is bounded.",
+    requirement: "Every fact kind is recognised generously and validated strictly as §8.8 rules, in the layouts documents write it; text that looks like a fact and is not (dates, times, versions, IP addresses, GUIDs, order and invoice numbers, image names with an @, SSH-style remotes, mixed separators, disallowed IBAN check digits, lowercase English in the eircode alphabet) yields no candidate; a value inside another kind's value is not one; a span is the document's bytes exactly; the work per passage is bounded.",
     cases: &[
         Case {
             id: "35/bare-digits-are-no-phone",
@@ -84,6 +91,26 @@ pub static GATE: Gate = Gate {
             id: "35/email-weak-and-no-image-names",
             desc: "\"local@domain, domain carrying a dot, no whitespace — weak\": support@almendra.example is found without its sentence's full stop; a@b, logo@2x.png, hero@1.5x.webp and a URL's user@host/path are not.",
             run: email_rules,
+        },
+        Case {
+            id: "35/an-enclosing-span-stands",
+            desc: "A value inside another kind's validated value is that value's part (issue 32; ARCHITECTURE.md, \"Nested fact spans\"): NL91 ABNA 0417 1643 00, a valid IBAN whose last three groups read as a valid Dublin-area number, is one IBAN and no phone, and an iban search boxes it where both used to cancel; a phone search over it renders nothing.",
+            run: enclosing_span,
+        },
+        Case {
+            id: "35/an-ssh-remote-is-no-email",
+            desc: "\"local@domain … weak\", and weak is no licence to box a remote (issue 32): git@github.com:owner/repo.git (an SSH-style repository address) and user@example.com:8042 yield no email; support@almendra.example: followed by a space still does.",
+            run: ssh_remote,
+        },
+        Case {
+            id: "35/irish-numbers-dialled-without-the-trunk",
+            desc: "Irish freephone, shared-cost and premium numbers in national form (1800, 1850, 1890, 15xx; libphonenumber's tollFree, sharedCost and premiumRate for IE, no national prefix) are phones, one identity with their international form; a list of years and a 1 number libphonenumber does not list are not.",
+            run: no_trunk,
+        },
+        Case {
+            id: "35/iban-and-vat-layouts",
+            desc: "\"country prefix, length by country, mod-97\" and \"modern Irish format and its check letter\", in the layouts documents write (issue 32): an IBAN grouped by a national layout, with hyphens or dots, or a space after its country; a VAT number with a separator after IE, its digits grouped, or a lowercase check letter glued on. An IBAN whose digits run on past its length is refused, never shortened.",
+            run: layouts,
         },
         Case {
             id: "35/look-alikes-yield-nothing",
@@ -336,6 +363,124 @@ fn email_rules(_: &mut Ctx) -> Result<(), Failure> {
         expect(t, Kind::Email, &[])?;
     }
     Ok(())
+}
+
+fn enclosing_span(ctx: &mut Ctx) -> Result<(), Failure> {
+    let tail = "0417 1643 00";
+    ensure(
+        phone::check(tail).is_ok(),
+        "the IBAN's last groups alone are a valid phone number (presence)",
+        format!("{:?}", phone::check(tail)),
+    )?;
+    let text = "IBAN for invoices: NL91 ABNA 0417 1643 00, quoted on every one.";
+    expect(text, Kind::Iban, &["NL91 ABNA 0417 1643 00"])?;
+    expect(text, Kind::Phone, &[])?;
+    let doc = format!("# Payments\n\n{text}\n\nQuestions by phone go to the office.\n");
+    let b = boxes_for(ctx, &[("Payments", &doc)], "iban")?;
+    let got: Vec<_> = b.iter().map(|b| (b.kind, rows(b))).collect();
+    ensure(
+        got == [(
+            Kind::Iban,
+            vec![(
+                "IBAN for invoices".to_string(),
+                "NL91 ABNA 0417 1643 00".to_string(),
+            )],
+        )],
+        "an iban search boxes the IBAN, labelled by the document",
+        format!("{got:?}"),
+    )?;
+    let b = boxes_for(ctx, &[("Payments", &doc)], "phone")?;
+    ensure(
+        b.is_empty(),
+        "a phone search boxes nothing from inside the IBAN",
+        format!("{:?}", b.iter().map(rows).collect::<Vec<_>>()),
+    )
+}
+
+fn ssh_remote(_: &mut Ctx) -> Result<(), Failure> {
+    expect(
+        "Write to support@almendra.example: we answer daily.",
+        Kind::Email,
+        &["support@almendra.example"],
+    )?;
+    for t in [
+        "git clone git@github.com:almendra/handbook.git",
+        "Remote: git@gitlab.example.org:team/site.git (push here)",
+        "rsync -a ana@build.example.net:~/out/ .",
+        "Proxy user@example.com:8042 for the office",
+    ] {
+        expect(t, Kind::Email, &[])?;
+    }
+    let got = email::check("git@github.com:almendra/handbook.git");
+    ensure(
+        got.is_err(),
+        "an SSH-style repository address is refused as a whole",
+        format!("{got:?}"),
+    )
+}
+
+fn no_trunk(_: &mut Ctx) -> Result<(), Failure> {
+    for (national, international) in [
+        ("1800 123 456", "+353 1800 123 456"),
+        ("1850 20 30 40", "+353 1850 20 30 40"),
+        ("1890-123-456", "+353 1890 123 456"),
+        ("1520 123456", "+353 1520 123 456"),
+    ] {
+        expect(
+            &format!("Freephone: {national} today"),
+            Kind::Phone,
+            &[national],
+        )?;
+        let (n, i) = (phone::check(national), phone::check(international));
+        ensure(
+            n.is_ok() && n == i,
+            format!("{national} and {international} are one number"),
+            format!("{n:?} and {i:?}"),
+        )?;
+    }
+    for t in [
+        "Founded between 1800 1850 19 and later",
+        "Reference 1234 567 890 here",
+        "Call 1800123456 today",
+    ] {
+        expect(t, Kind::Phone, &[])?;
+    }
+    Ok(())
+}
+
+fn layouts(_: &mut Ctx) -> Result<(), Failure> {
+    for (written, electronic) in [
+        ("ES91 2100 0418 4502 0005 1332", "ES9121000418450200051332"),
+        ("ES91-2100-0418-4502-0005-1332", "ES9121000418450200051332"),
+        ("ES91 2100 0418 45 0200051332", "ES9121000418450200051332"),
+        ("NO 93 8601 1117 947", "NO9386011117947"),
+        ("NO93.8601.11.17947", "NO9386011117947"),
+        ("NL91 ABNA 0417 1643 00", "NL91ABNA0417164300"),
+    ] {
+        let got = iban::check(written);
+        ensure(
+            got.as_deref() == Ok(electronic),
+            format!("{written} is the IBAN {electronic}"),
+            format!("{got:?}"),
+        )?;
+        expect(&format!("IBAN: {written}."), Kind::Iban, &[written])?;
+    }
+    expect(
+        "IBAN: NL91 ABNA 0417 1643 00 90, twice",
+        Kind::Iban,
+        &[],
+    )?;
+    for written in ["IE 643 3435 F", "IE-6433435F", "IE6433435f", "IE 643 3435F"] {
+        let got = vat::check(written);
+        ensure(
+            got.as_deref() == Ok("IE6433435F"),
+            format!("{written} is the VAT number IE6433435F"),
+            format!("{got:?}"),
+        )?;
+        expect(&format!("VAT: {written}."), Kind::Vat, &[written])?;
+    }
+    // A letter apart from unbroken digits is a word, not a check letter.
+    expect("VAT IE 6433435 F is ours", Kind::Vat, &[])
 }
 
 fn look_alikes(_: &mut Ctx) -> Result<(), Failure> {

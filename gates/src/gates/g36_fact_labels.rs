@@ -6,7 +6,9 @@
 //! `–`, `-`, `=`, tab) and non-empty after removing it; at most 60
 //! characters, and a longer one silences the kind rather than falling back;
 //! an empty one falls through to the heading trail, then the title, never
-//! the empty string. Each case quotes the sentence of §8.8 it holds; the
+//! the empty string. A value in a Markdown table row is labelled from the
+//! row's own cells, never with table syntax (issue 32). Each case quotes
+//! the sentence of §8.8 it holds; the
 //! worked examples (the two office numbers in one chunk, the CEO's line)
 //! are cases.
 
@@ -20,7 +22,7 @@ pub static GATE: Gate = Gate {
     id: "36",
     title: "Fact box: the label rules",
     sections: &["§8.8"],
-    requirement: "Every label is the document's own words before the value (sentence- or line-anchored, after any earlier span of any kind, list marker stripped, ending in a separator, 1 to 60 characters), or the heading trail, or the title; never composed and never empty; an over-long own label silences its kind.",
+    requirement: "Every label is the document's own words before the value (sentence- or line-anchored, after any earlier span of any kind, list marker stripped, ending in a separator, 1 to 60 characters; in a Markdown table row, from the row's own cells without table syntax), or the heading trail, or the title; never composed and never empty; an over-long own label silences its kind.",
     cases: &[
         Case {
             id: "36/earlier-span-starts-the-run",
@@ -61,6 +63,11 @@ pub static GATE: Gate = Gate {
             id: "36/trail-then-title-never-empty",
             desc: "\"Otherwise the chunk's heading trail, and if there is none … the document title, never the empty string.\"",
             run: trail_then_title,
+        },
+        Case {
+            id: "36/table-rows-label-from-their-own-cells",
+            desc: "A value in a Markdown table row is labelled from the row's own cells, never with table syntax in it (issue 32: \"Take the label from the row's own cells (the cell before the value, or the row's first cell)\"): the words before it in its cell ending in a separator, else the cell before, else the first cell; a cell holding another value is skipped; a table cut before its header reads the same; and a phone search over a two-row table renders both rows under their own labels, where both used to collide on the trail.",
+            run: table_rows,
         },
         Case {
             id: "36/two-office-numbers-in-one-chunk",
@@ -299,6 +306,53 @@ fn trail_then_title(_: &mut Ctx) -> Result<(), Failure> {
         l.first().is_some_and(|(_, t, ..)| !t.trim().is_empty()),
         "with no trail and no title the label is still not empty",
         format!("{l:?}"),
+    )
+}
+
+fn table_rows(ctx: &mut Ctx) -> Result<(), Failure> {
+    let table = "| Office | Line | Number |\n|---|---|---|\n| Dublin | Reception | 01 547 7854 |\n| Cork |  | 021 490 1234 |\n| Galway | Fax: 091 123 456 | Main: 091 567 890 |";
+    for (text, what) in [
+        (table.to_string(), "the whole table"),
+        (
+            table.lines().skip(2).collect::<Vec<_>>().join("\n"),
+            "the table cut before its header",
+        ),
+    ] {
+        let l = labels(&text, &["Offices"], "Contacts")?;
+        let got: Vec<(&str, &str, bool)> = l
+            .iter()
+            .map(|(s, t, own, _)| (s.as_str(), t.as_str(), *own))
+            .collect();
+        ensure(
+            got == [
+                ("01 547 7854", "Reception", true),
+                ("021 490 1234", "Cork", true),
+                ("091 123 456", "Fax", true),
+                ("091 567 890", "Main", true),
+            ],
+            format!("in {what}, each value is labelled from its row's own cells"),
+            format!("{l:?}"),
+        )?;
+    }
+    // A cell holding another value is skipped for the row's first cell.
+    label_is(
+        "| Galway | 091 123 456 | 091 567 890 |",
+        &["Offices"],
+        "Contacts",
+        1,
+        "Galway",
+        true,
+    )?;
+    let doc = "# Contacts\n\n## Offices\n\n| Office | Phone |\n|---|---|\n| Dublin | 01 547 7854 |\n| Cork | 021 490 1234 |\n";
+    let b = boxes_for(ctx, &[("Contacts", doc)], "phone")?;
+    let got: Vec<_> = b.iter().map(rows).collect();
+    ensure(
+        got == [vec![
+            ("Dublin".to_string(), "01 547 7854".to_string()),
+            ("Cork".to_string(), "021 490 1234".to_string()),
+        ]],
+        "a phone search over a two-row table renders both rows under their own labels",
+        format!("{got:?}"),
     )
 }
 

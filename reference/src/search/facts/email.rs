@@ -9,6 +9,13 @@
 //! it: an image file name with an `@` (`logo@2x.png`, a density suffix, or
 //! any domain ending in an image extension), and an address glued to a
 //! path or a second `@` (`https://a@b.example/x`, `a@b@c.example`).
+//!
+//! And one on the bytes after it: a host followed by a colon and a path or
+//! a port is a remote, not a mailbox. `git@github.com:owner/repo.git` is an
+//! SSH-style repository address (git, scp and rsync all write it), and
+//! `user@example.com:8042` a URL's authority; neither is boxed as email. A
+//! colon followed by white space or the end (`Write to a@b.example: …`) is
+//! punctuation and ends the address as before.
 
 use super::{Budget, Kind, Span, char_before};
 
@@ -31,6 +38,19 @@ pub enum Refusal {
     ImageName,
     /// Glued to a path, a second `@` or a word.
     NoBoundary,
+    /// A host followed by `:` and a path or a port: `user@host:path` (an
+    /// SSH-style repository address) or `user@host:port`, a remote.
+    Remote,
+}
+
+/// True if `after` (the bytes right after a domain) opens a path or a port
+/// with a colon: `:owner/repo.git`, `:~/src`, `:8042`, `:{{name}}`.
+fn remote_after(after: &str) -> bool {
+    let mut it = after.chars();
+    it.next() == Some(':')
+        && it
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || "/~._-{$%".contains(c))
 }
 
 fn local_char(c: u8) -> bool {
@@ -101,6 +121,9 @@ fn read(text: &str, at: usize) -> Result<(usize, usize), Refusal> {
                 .is_some_and(|c| c.is_alphanumeric()));
     if !before_ok || !after_ok {
         return Err(Refusal::NoBoundary);
+    }
+    if remote_after(after) {
+        return Err(Refusal::Remote);
     }
     Ok((start, end))
 }

@@ -1,8 +1,21 @@
 //! IBANs: two country letters, two check digits and a BBAN, validated by the `iban_validate` crate against the SWIFT registry's length and structure per country and mod-97 (§8.8).
 //!
-//! Recognised in the electronic form (`IE29AIBK93115212345678`) and the
-//! paper form (groups of four, `IE29 AIBK 9311 5212 3456 78`), uppercase
-//! only. The crate checks the country is in the registry, the length and
+//! Recognised in the electronic form (`IE29AIBK93115212345678`), the
+//! paper form (groups of four, `IE29 AIBK 9311 5212 3456 78`) and the
+//! layouts national account numbers are written in, which python-stdnum's
+//! test set carries (`ES72 2013-0692-81-0201150993`, `NO 19 4920 06 96270`,
+//! `NO07.8380.08.06006`, `MK072 5012 …`): two uppercase letters, one
+//! optional space, two check digits, then groups of letters and digits
+//! separated by one space, no-break space, hyphen or dot
+//! ([`IBAN_GROUP_SEPARATORS`]). A group may carry lowercase letters only
+//! beside a digit (`1000 h79`), so an English word is never a group. The
+//! recogniser reads the groups to their natural end and the IBAN ends at
+//! the group boundary where the registry's length for the country is met
+//! (at most one boundary can meet it); it is refused, never shortened, when
+//! digits run on past that boundary (`… 3456 78 90`). The crate normalises
+//! case; the canonical form is uppercase.
+//!
+//! The crate checks the country is in the registry, the length and
 //! BBAN structure for that country, and the ISO 7064 mod-97 check (and
 //! refuses check digits `00` and `01`). This layer refuses `99` on top:
 //! ISO 13616 computes check digits as 98 minus a remainder, so they lie in
@@ -24,8 +37,12 @@ use super::{Budget, Kind, Span, char_before, closes_before, opens_after};
 
 /// The longest IBAN, in characters without spaces (ISO 13616).
 pub const IBAN_CHARS_MAX: usize = 34;
-/// Characters per group in the paper form.
-pub const IBAN_GROUP_CHARS: usize = 4;
+/// The shortest IBAN, in characters without separators (Norway's, in the
+/// SWIFT registry).
+pub const IBAN_CHARS_MIN: usize = 15;
+/// What may separate two groups: the paper form's space, the no-break space
+/// pasted text carries, and the hyphen and dot of national layouts.
+pub const IBAN_GROUP_SEPARATORS: [char; 4] = [' ', '\u{a0}', '-', '.'];
 
 /// SWIFT IBAN registry entries the `iban_validate` crate lacks, as
 /// (country, IBAN length, leading BBAN letters, then the rest of the BBAN
@@ -35,8 +52,8 @@ pub const IBAN_GROUP_CHARS: usize = 4;
 pub const REGISTRY_ADDITIONS: [(&str, usize, usize, bool); 2] =
     [("HN", 28, 4, true), ("PK", 24, 4, false)];
 
-/// Why a string is not an IBAN.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why a string is not an IBAN, least specific first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Refusal {
     /// Not two uppercase letters, two digits, then uppercase letters and digits.
     Shape,
@@ -46,53 +63,109 @@ pub enum Refusal {
     Invalid,
     /// Glued to the text around it.
     NoBoundary,
+    /// Valid at a group boundary, and digits run on after it: the document
+    /// wrote a longer string, and shortening it is never done.
+    RunsOn,
 }
 
 fn alnum(c: u8) -> bool {
     c.is_ascii_uppercase() || c.is_ascii_digit()
 }
 
-/// Reads the generous form at `at`: the electronic string and the end.
-fn read(text: &str, at: usize) -> Option<(String, usize)> {
+/// What the generous recogniser read at one position: the characters
+/// without separators, and after each group how many there were and where
+/// the group ended.
+#[derive(Debug, Default)]
+struct Reading {
+    electronic: String,
+    /// (characters so far, byte offset after the group), ascending.
+    boundaries: Vec<(usize, usize)>,
+}
+
+/// The group of letters and digits at `at`, and its end: uppercase letters
+/// and digits, or lowercase letters too when the group holds a digit.
+fn group(text: &str, at: usize) -> Option<usize> {
     let b = text.as_bytes();
-    let head = b.get(at..at + 4)?;
-    if !(head[0].is_ascii_uppercase()
-        && head[1].is_ascii_uppercase()
-        && head[2].is_ascii_digit()
-        && head[3].is_ascii_digit())
-    {
+    let len = b[at..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .count();
+    let g = &b[at..at + len];
+    let cased = g.iter().all(|c| alnum(*c)) || g.iter().any(u8::is_ascii_digit);
+    (len > 0 && cased).then_some(at + len)
+}
+
+/// Reads the generous form at `at`: the country and check digits, then
+/// every group to the natural end, up to [`IBAN_CHARS_MAX`] characters.
+fn read(text: &str, at: usize) -> Option<Reading> {
+    let b = text.as_bytes();
+    let letters = b.get(at..at + 2)?;
+    if !letters.iter().all(u8::is_ascii_uppercase) {
         return None;
     }
-    let mut pos = at;
-    let mut electronic = String::new();
-    // The first run: the electronic form whole, or the paper form's first group.
-    while pos < b.len() && alnum(b[pos]) && electronic.len() <= IBAN_CHARS_MAX {
-        electronic.push(b[pos] as char);
-        pos += 1;
+    let mut pos = at + 2;
+    if let Some(sp) = [" ", "\u{a0}"]
+        .into_iter()
+        .find(|s| text[pos..].starts_with(s))
+    {
+        pos += sp.len();
     }
-    if electronic.len() == IBAN_GROUP_CHARS {
-        // Paper form: groups of four separated by one space, the last shorter or equal.
-        loop {
-            let sep = [" ", "\u{a0}"]
-                .into_iter()
-                .find(|s| text[pos..].starts_with(s));
-            let Some(sep) = sep else { break };
-            let g = pos + sep.len();
-            let mut e = g;
-            while e < b.len() && alnum(b[e]) && e - g <= IBAN_GROUP_CHARS {
-                e += 1;
-            }
-            if e == g || e - g > IBAN_GROUP_CHARS || electronic.len() + (e - g) > IBAN_CHARS_MAX {
-                break;
-            }
-            electronic.push_str(&text[g..e]);
-            pos = e;
-            if e - g < IBAN_GROUP_CHARS {
-                break;
-            }
+    let check = b.get(pos..pos + 2)?;
+    if !check.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut r = Reading {
+        electronic: format!("{}{}", &text[at..at + 2], &text[pos..pos + 2]),
+        boundaries: vec![],
+    };
+    pos += 2;
+    // The rest of the first group, glued to the check digits (`MK072 …`).
+    if let Some(end) = group(text, pos) {
+        r.electronic.push_str(&text[pos..end]);
+        pos = end;
+    }
+    r.boundaries.push((r.electronic.len(), pos));
+    while r.electronic.len() < IBAN_CHARS_MAX {
+        let Some(sep) = text[pos..]
+            .chars()
+            .next()
+            .filter(|c| IBAN_GROUP_SEPARATORS.contains(c))
+        else {
+            break;
+        };
+        let g = pos + sep.len_utf8();
+        let Some(end) = group(text, g) else {
+            break;
+        };
+        r.electronic.push_str(&text[g..end]);
+        pos = end;
+        r.boundaries.push((r.electronic.len(), pos));
+    }
+    Some(r)
+}
+
+/// The IBAN a reading holds: the one group boundary whose characters pass
+/// the registry and mod-97, closing the text and with no digits running on
+/// after it; its canonical form and end, or why not.
+fn settle(text: &str, r: &Reading) -> Result<(String, usize), Refusal> {
+    let mut refusal = Refusal::Shape;
+    for (chars, end) in &r.boundaries {
+        if !(IBAN_CHARS_MIN..=IBAN_CHARS_MAX).contains(chars) {
+            continue;
+        }
+        let mut after = text[*end..].chars();
+        let runs_on = after
+            .next()
+            .is_some_and(|c| IBAN_GROUP_SEPARATORS.contains(&c))
+            && after.next().is_some_and(|c| c.is_ascii_digit());
+        match validate(&r.electronic[..*chars]) {
+            Ok(_) if runs_on => refusal = Refusal::RunsOn,
+            Ok(_) if !closes_before(&text[*end..]) => refusal = Refusal::NoBoundary,
+            Ok(canonical) => return Ok((canonical, *end)),
+            Err(e) => refusal = refusal.max(e),
         }
     }
-    Some((electronic, pos))
+    Err(refusal)
 }
 
 /// The registry's and mod-97's verdict on an electronic string, and §8.8's check digits.
@@ -144,11 +217,12 @@ fn registry_addition(e: iban::ParseIbanError) -> Result<String, Refusal> {
 /// # Errors
 /// The [`Refusal`].
 pub fn check(candidate: &str) -> Result<String, Refusal> {
-    let (electronic, end) = read(candidate, 0).ok_or(Refusal::Shape)?;
-    if end != candidate.len() {
-        return Err(Refusal::NoBoundary);
+    let r = read(candidate, 0).ok_or(Refusal::Shape)?;
+    match settle(candidate, &r) {
+        Ok((canonical, end)) if end == candidate.len() => Ok(canonical),
+        Ok(_) => Err(Refusal::NoBoundary),
+        Err(e) => Err(e),
     }
-    validate(&electronic)
 }
 
 /// Appends every IBAN in `text` to `out`.
@@ -160,25 +234,30 @@ pub fn find(text: &str, budget: &mut Budget, out: &mut Vec<Span>) {
             start += 1;
             continue;
         }
-        let Some((electronic, end)) = read(text, start) else {
+        let Some(r) = read(text, start) else {
             start += 1;
             continue;
         };
-        if !closes_before(&text[end..]) {
+        let end = r.boundaries.last().map_or(start + 1, |(_, e)| *e);
+        // Only a reading long enough to be an IBAN costs a validator call.
+        if r.electronic.len() < IBAN_CHARS_MIN {
             start = end;
             continue;
         }
         if !budget.spend() {
             return;
         }
-        if let Ok(canonical) = validate(&electronic) {
-            out.push(Span {
-                kind: Kind::Iban,
-                start,
-                end,
-                canonical,
-            });
+        match settle(text, &r) {
+            Ok((canonical, end)) => {
+                out.push(Span {
+                    kind: Kind::Iban,
+                    start,
+                    end,
+                    canonical,
+                });
+                start = end;
+            }
+            Err(_) => start = end,
         }
-        start = end;
     }
 }

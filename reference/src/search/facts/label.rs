@@ -19,6 +19,19 @@
 //!    no trail the document title: never the empty string, and never the
 //!    document's own ([`Label::own`] is false), so narrowing never matches it.
 //!
+//! A value in a Markdown table row is labelled from the row's own cells,
+//! never with table syntax in it (issue 32): a row is a line, not a
+//! sentence, and its cell boundaries are its separators. In order: the
+//! words before the value in its own cell, when they end in a separator
+//! (rule 3 inside the cell); else the cell before the value's; else the
+//! row's first cell; each trimmed, less one trailing separator, and only
+//! when non-empty and holding no other recognised span (rule 1's clause).
+//! A cell label is the document's own ([`Label::own`]) and rule 5 holds
+//! for it. None of those, and the row falls through to rule 6 as a line
+//! does. A row is a line GitHub's table extension reads as one (the same
+//! parser options the chunker reads blocks with), or, for a table the
+//! chunker cut before its header, a line that begins and ends with `|`.
+//!
 //! The sentence split is naive and says so: a full stop, `!` or `?`
 //! followed by white space ends a sentence, except after one of the short
 //! fixed list [`ABBREVIATIONS`]. It is incomplete, and must not grow into a
@@ -52,13 +65,43 @@ pub struct Label {
 }
 
 /// Where runs may start in one passage: every line start and sentence
-/// start, ascending. Built once per passage, so labelling is a search.
+/// start, ascending; and the byte ranges of its Markdown table rows, each
+/// from the row's first byte to its line's end. Built once per passage, so
+/// labelling is a search.
 #[derive(Debug, Clone)]
-pub struct RunStarts(Vec<usize>);
+pub struct RunStarts {
+    starts: Vec<usize>,
+    rows: Vec<(usize, usize)>,
+}
 
 impl RunStarts {
-    /// The run starts of `text`, in one pass.
+    /// The run starts and table rows of `text`.
     pub fn of(text: &str) -> RunStarts {
+        RunStarts {
+            starts: RunStarts::starts_of(text),
+            rows: table_rows(text),
+        }
+    }
+
+    /// The last run start at or before `at`.
+    fn before(&self, at: usize) -> usize {
+        match self.starts.binary_search(&at) {
+            Ok(i) => self.starts[i],
+            Err(0) => 0,
+            Err(i) => self.starts[i - 1],
+        }
+    }
+
+    /// The table row holding byte `at`, if it is in one.
+    fn row(&self, at: usize) -> Option<(usize, usize)> {
+        let i = self.rows.partition_point(|(s, _)| *s <= at);
+        i.checked_sub(1)
+            .map(|i| self.rows[i])
+            .filter(|(s, e)| *s <= at && at < *e)
+    }
+
+    /// Every line start and sentence start of `text`, ascending.
+    fn starts_of(text: &str) -> Vec<usize> {
         let mut out = vec![0];
         let b = text.as_bytes();
         for (i, c) in text.char_indices() {
@@ -88,17 +131,40 @@ impl RunStarts {
         }
         out.sort_unstable();
         out.dedup();
-        RunStarts(out)
+        out
     }
+}
 
-    /// The last run start at or before `at`.
-    fn before(&self, at: usize) -> usize {
-        match self.0.binary_search(&at) {
-            Ok(i) => self.0[i],
-            Err(0) => 0,
-            Err(i) => self.0[i - 1],
+/// The byte ranges of the table rows in `text`, ascending: from a row's
+/// first byte (after any container's marker) to its line's end. GitHub's
+/// table extension decides what is a row, with the chunker's parser
+/// options; a line that begins and ends with `|` is one too, for a table
+/// the chunker cut before its header row (and so no table to a parser).
+fn table_rows(text: &str) -> Vec<(usize, usize)> {
+    use pulldown_cmark::{Event, Parser, Tag};
+    let line_end = |at: usize| text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let mut rows: Vec<(usize, usize)> = Vec::new();
+    if text.contains('|') {
+        let parser = Parser::new_ext(text, crate::ingest::chunk::PARSE_OPTIONS);
+        for (event, range) in parser.into_offset_iter() {
+            if let Event::Start(Tag::TableHead | Tag::TableRow) = event {
+                rows.push((range.start, line_end(range.start)));
+            }
+        }
+        let mut at = 0;
+        for line in text.split('\n') {
+            let t = line.trim();
+            if t.len() >= 2 && t.starts_with('|') && t.ends_with('|') {
+                let start = at + (line.len() - line.trim_start().len());
+                rows.push((start, at + line.len()));
+            }
+            at += line.len() + 1;
         }
     }
+    rows.sort_unstable();
+    // One row per line: a parser's row and a piped line are the same line.
+    rows.dedup_by_key(|(_, end)| *end);
+    rows
 }
 
 /// True if the word ending at the end of `before` is one of [`ABBREVIATIONS`].
@@ -133,17 +199,23 @@ fn strip_marker(run: &str) -> &str {
 }
 
 /// Labels the value starting at byte `start` of `text` (§8.8's rules).
-/// `earlier_end` is where the nearest earlier span (of any kind) ends;
-/// `trail` and `title` are the chunk's heading trail and its document's title.
+/// `earlier` holds the byte ranges of every recognised span (of any kind)
+/// ending at or before `start`, ascending by end; `trail` and `title` are
+/// the chunk's heading trail and its document's title.
 pub fn label(
     text: &str,
     starts: &RunStarts,
     start: usize,
-    earlier_end: Option<usize>,
+    earlier: &[(usize, usize)],
     trail: &[String],
     title: &str,
 ) -> Label {
+    if let Some(row) = starts.row(start) {
+        return cell_label(text, starts, row, start, earlier)
+            .unwrap_or_else(|| fallback(trail, title));
+    }
     let mut run_start = starts.before(start);
+    let earlier_end = earlier.iter().map(|(_, e)| *e).max();
     if let Some(e) = earlier_end.filter(|e| *e > run_start && *e <= start) {
         run_start = e;
     }
@@ -160,6 +232,90 @@ pub fn label(
             };
         }
     }
+    fallback(trail, title)
+}
+
+/// Rules 3 and 5 on a run that ends right before the value: its words
+/// before a trailing separator, the document's own, if there are any.
+fn own_label(run: &str) -> Option<Label> {
+    let run = run.trim_end_matches(|c: char| c.is_whitespace() && c != '\t');
+    let sep = run.chars().next_back().filter(|c| SEPARATORS.contains(c))?;
+    words_label(&run[..run.len() - sep.len_utf8()])
+}
+
+/// Trimmed `words` as the document's own label, unless empty (rule 4).
+fn words_label(words: &str) -> Option<Label> {
+    let words = words.trim();
+    (!words.is_empty()).then(|| Label {
+        text: words.to_string(),
+        own: true,
+        over_long: words.chars().count() > LABEL_CHARS_MAX,
+    })
+}
+
+/// The label a table row's own cells give the value at `start`: the words
+/// before it in its cell ending in a separator, else the cell before its
+/// cell, else the row's first cell (module documentation).
+fn cell_label(
+    text: &str,
+    starts: &RunStarts,
+    row: (usize, usize),
+    start: usize,
+    earlier: &[(usize, usize)],
+) -> Option<Label> {
+    let cells = cells(text, row);
+    let at = cells.iter().position(|(s, e)| *s <= start && start <= *e)?;
+    let (cell_start, _) = cells[at];
+    let mut run_start = starts.before(start).max(cell_start);
+    if let Some(e) = earlier.iter().map(|(_, e)| *e).max() {
+        run_start = run_start.max(e.min(start));
+    }
+    if let Some(l) = own_label(text[run_start..start].trim_start()) {
+        return Some(l);
+    }
+    let holds_a_span = |(s, e): (usize, usize)| earlier.iter().any(|(a, b)| *a < e && s < *b);
+    let cell = |i: usize| {
+        let (s, e) = cells[i];
+        if holds_a_span((s, e)) {
+            return None;
+        }
+        let words = text[s..e].trim();
+        let words = words
+            .strip_suffix(|c: char| SEPARATORS.contains(&c))
+            .unwrap_or(words);
+        words_label(words)
+    };
+    at.checked_sub(1)
+        .and_then(cell)
+        .or_else(|| (at > 0).then(|| cell(0)).flatten())
+}
+
+/// The cells of the table row `row` of `text`, as byte ranges: split at
+/// every `|` a backslash does not escape, less the blank ends a leading
+/// and a trailing pipe leave.
+fn cells(text: &str, (start, end): (usize, usize)) -> Vec<(usize, usize)> {
+    let mut edges = vec![start];
+    let mut escaped = false;
+    for (i, c) in text[start..end].char_indices() {
+        if c == '|' && !escaped {
+            edges.push(start + i);
+        }
+        escaped = c == '\\' && !escaped;
+    }
+    edges.push(end);
+    let last = edges.len() - 2;
+    edges
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| (if i == 0 { w[0] } else { w[0] + 1 }, w[1]))
+        .enumerate()
+        .filter(|(i, (s, e))| !((*i == 0 || *i == last) && text[*s..*e].trim().is_empty()))
+        .map(|(_, c)| c)
+        .collect()
+}
+
+/// Rule 6: the innermost heading, else the title, never the empty string.
+fn fallback(trail: &[String], title: &str) -> Label {
     let fallback = trail
         .iter()
         .rev()

@@ -195,8 +195,16 @@ impl Budget {
     }
 }
 
-/// Every validated span in `text`, of every kind, in order, overlaps
-/// dropped (a span inside another is neither).
+/// Every validated span in `text`, of every kind, in order.
+///
+/// Where two validated spans share bytes, §8.8 is read this way (the
+/// reading is ARCHITECTURE.md's, "Nested fact spans"): a span lying inside
+/// another is the enclosing value's part, and is not a candidate (an
+/// IBAN's last groups that also read as a phone number are the IBAN's, as
+/// §8.9's check 5 says a street name inside an email address is not an
+/// address); the enclosing one stands. Two that cross, or two readings of
+/// exactly the same bytes, are two readings with nothing to choose between
+/// them: neither stands, and neither does a span inside either.
 ///
 /// # Errors
 /// [`Incomplete`] when the passage is over a bound: then nothing from it
@@ -216,22 +224,25 @@ pub fn spans(text: &str) -> Result<Vec<Span>, Incomplete> {
         return Err(Incomplete::TooManySpans);
     }
     all.sort_by_key(|s| (s.start, s.end));
-    // Two spans that overlap are two readings of the same bytes: keep neither.
-    let mut keep = vec![true; all.len()];
-    for i in 0..all.len() {
-        for j in i + 1..all.len() {
-            if all[j].start >= all[i].end {
-                break;
-            }
-            keep[i] = false;
-            keep[j] = false;
-        }
-    }
+    let keep: Vec<bool> = all.iter().map(|s| stands(s, &all)).collect();
     Ok(all
         .into_iter()
         .zip(keep)
         .filter_map(|(s, k)| k.then_some(s))
         .collect())
+}
+
+/// True if `span` stands among `all` (which holds it): every other span
+/// sharing bytes with it lies strictly inside it. A span inside another is
+/// that one's part; two that cross or coincide are two readings of the
+/// same bytes, and neither stands.
+fn stands(span: &Span, all: &[Span]) -> bool {
+    all.iter()
+        .filter(|o| !std::ptr::eq(*o, span))
+        .filter(|o| o.start < span.end && span.start < o.end)
+        .all(|o| {
+            span.start <= o.start && o.end <= span.end && (o.start, o.end) != (span.start, span.end)
+        })
 }
 
 /// Every fact in one passage, each labelled by §8.8's rules against every
@@ -242,14 +253,15 @@ pub fn spans(text: &str) -> Result<Vec<Span>, Incomplete> {
 pub fn scan(text: &str, trail: &[String], title: &str) -> Result<Vec<Found>, Incomplete> {
     let spans = spans(text)?;
     let starts = label::RunStarts::of(text);
+    let ranges: Vec<(usize, usize)> = spans.iter().map(|s| (s.start, s.end)).collect();
     let mut out = Vec::with_capacity(spans.len());
     for (i, s) in spans.iter().enumerate() {
-        let earlier_end = i.checked_sub(1).map(|j| spans[j].end);
+        let earlier = &ranges[..i];
         out.push(Found {
             kind: s.kind,
             span: text[s.start..s.end].to_string(),
             canonical: s.canonical.clone(),
-            label: label::label(text, &starts, s.start, earlier_end, trail, title),
+            label: label::label(text, &starts, s.start, earlier, trail, title),
         });
     }
     Ok(out)
@@ -284,6 +296,8 @@ pub(crate) fn closes_before(rest: &str) -> bool {
 pub(crate) fn char_before(text: &str, at: usize) -> Option<char> {
     text[..at].chars().next_back()
 }
+#[cfg(test)]
+mod real_text;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -391,11 +391,12 @@ pub fn model_box(
             let result = sent[c.passage].result;
             let text = result.text.as_str();
             let read = &reads[&c.passage];
-            let earlier_end = read
-                .spans
-                .as_ref()
-                .ok()
-                .and_then(|ss| ss.iter().filter(|s| s.end <= c.start).map(|s| s.end).max());
+            let earlier: Vec<(usize, usize)> = read.spans.as_ref().map_or(vec![], |ss| {
+                ss.iter()
+                    .filter(|s| s.end <= c.start)
+                    .map(|s| (s.start, s.end))
+                    .collect()
+            });
             let span = text[c.start..c.end].to_owned();
             let found = Found {
                 kind: kind.kind(),
@@ -404,7 +405,7 @@ pub fn model_box(
                     text,
                     &read.starts,
                     c.start,
-                    earlier_end,
+                    &earlier,
                     &result.trail,
                     &result.title,
                 ),

@@ -15,9 +15,17 @@
 //!   wrote;
 //! - the international floor is ten digits, not E.164's eight
 //!   (`+10 000 000 users`);
-//! - a national number is Irish (it starts with the trunk `0` and has 9 or
-//!   10 digits), and canonicalises to E.164 for identity only, so
-//!   `01 547 7854` and `+353 (0)1 547 7854` are one candidate;
+//! - a national number is Irish: it starts with the trunk `0` and has 9 or
+//!   10 digits, or it is one of the ranges Ireland dials without the trunk
+//!   `0` (freephone 1800, shared-cost 1850 and 1890, premium 15xx, ten
+//!   digits in all: libphonenumber's `tollFree`, `sharedCost` and
+//!   `premiumRate` for IE), written with those four digits as a group of
+//!   their own and the six after them in groups of at most three, or as one
+//!   group of six (`1800 123 456`, `1850 20 30 40`, `1890-123456`), which is
+//!   libphonenumber's own layout and its common variants; a list of years
+//!   (`1800 1850 19`) is not one. It canonicalises to E.164 for identity
+//!   only, so `01 547 7854` and `+353 (0)1 547 7854` are one candidate, and
+//!   `1800 123 456` and `+353 1800 123 456` are one;
 //! - the span ends on a word boundary or an extension (`ext. 12`, `x12`).
 //!
 //! What survives those is handed to libphonenumber, which must call it a
@@ -25,7 +33,8 @@
 //! licence: nothing libphonenumber accepts overrides a rule above.
 
 use phonenumber::country::Id;
-use phonenumber::{Mode, parse};
+use phonenumber::metadata::DATABASE;
+use phonenumber::{Mode, Type, parse};
 
 use super::{Budget, Kind, Span, char_before, closes_before, opens_after};
 
@@ -42,6 +51,16 @@ pub const PHONE_DIGITS_INTERNATIONAL_MAX: usize = 15;
 pub const PHONE_DIGITS_NATIONAL_MIN: usize = 9;
 /// Most digits of an Irish national number, the trunk `0` included (`087 120 4455`).
 pub const PHONE_DIGITS_NATIONAL_MAX: usize = 10;
+/// Digits of an Irish number dialled without the trunk `0` (`1800 123 456`):
+/// libphonenumber's IE metadata gives `tollFree`, `sharedCost` and
+/// `premiumRate` ten national digits and no national prefix.
+pub const PHONE_DIGITS_NON_GEOGRAPHIC: usize = 10;
+/// The range's own digits, written as the first group (`1800`, `1850`,
+/// `1890`, `15xx`).
+pub const PHONE_RANGE_DIGITS: usize = 4;
+/// The longest group of the six digits after the range, unless they are
+/// written as one group of six (`1800 123 456`, `1800 123456`).
+pub const PHONE_SUBSCRIBER_GROUP_DIGITS_MAX: usize = 3;
 /// Most digits the recogniser reads in one group before it stops reading:
 /// a longer run is no phone number, and reading on is wasted work.
 pub const PHONE_GROUP_DIGITS_MAX: usize = 15;
@@ -178,7 +197,8 @@ pub enum Refusal {
     GroupCount,
     /// An international number under [`PHONE_DIGITS_INTERNATIONAL_MIN`] digits (or over E.164's 15).
     InternationalDigits,
-    /// A national number that is not an Irish one (trunk `0`, 9 or 10 digits).
+    /// A national number that is not an Irish one: neither the trunk `0`
+    /// and 9 or 10 digits, nor a range dialled without it in its layout.
     NationalDigits,
     /// The number does not end on a word boundary or an extension.
     NoBoundary,
@@ -227,12 +247,18 @@ fn validate(text: &str, r: &Reading) -> Result<String, Refusal> {
         parse(None, format!("+{digits}")).map_err(|_| Refusal::Invalid)?
     } else {
         let digits: String = r.groups.concat();
-        if !digits.starts_with('0')
-            || !(PHONE_DIGITS_NATIONAL_MIN..=PHONE_DIGITS_NATIONAL_MAX).contains(&digits.len())
-        {
+        let trunk = digits.starts_with('0')
+            && (PHONE_DIGITS_NATIONAL_MIN..=PHONE_DIGITS_NATIONAL_MAX).contains(&digits.len());
+        if !trunk && !non_geographic(r) {
             return Err(Refusal::NationalDigits);
         }
-        parse(Some(Id::IE), &digits).map_err(|_| Refusal::Invalid)?
+        let number = parse(Some(Id::IE), &digits).map_err(|_| Refusal::Invalid)?;
+        // Without the trunk, only the ranges Ireland dials that way.
+        let ranges = [Type::TollFree, Type::SharedCost, Type::PremiumRate];
+        if !trunk && !ranges.contains(&number.number_type(&DATABASE)) {
+            return Err(Refusal::Invalid);
+        }
+        number
     };
     if !phonenumber::is_valid(&number) {
         return Err(Refusal::Invalid);
@@ -243,6 +269,27 @@ fn validate(text: &str, r: &Reading) -> Result<String, Refusal> {
         canonical.push_str(ext);
     }
     Ok(canonical)
+}
+
+/// True if a national reading is laid out as an Irish number dialled
+/// without the trunk `0`: ten digits, the first group the range's four
+/// starting with `1`, the six after it one group or groups of at most three.
+/// libphonenumber then decides whether the range is one: the number must
+/// be valid and of type toll-free, shared-cost or premium-rate for IE
+/// (1800, 1850, 1890, 15xx), so `1234 567 890` is not.
+fn non_geographic(r: &Reading) -> bool {
+    let Some((range, rest)) = r.groups.split_first() else {
+        return false;
+    };
+    let rest_digits: usize = rest.iter().map(String::len).sum();
+    range.len() == PHONE_RANGE_DIGITS
+        && range.starts_with('1')
+        && !r.parenthesised.iter().any(|p| *p)
+        && range.len() + rest_digits == PHONE_DIGITS_NON_GEOGRAPHIC
+        && (rest.len() == 1
+            || rest
+                .iter()
+                .all(|g| g.len() <= PHONE_SUBSCRIBER_GROUP_DIGITS_MAX))
 }
 
 /// Checks one candidate string as a whole: the canonical form, or why not.
@@ -274,7 +321,11 @@ pub fn find(text: &str, budget: &mut Budget, out: &mut Vec<Span>) {
         pos = r.end.max(start + 1);
         // Only a reading that passes the cheap structural rules costs a
         // validator call, and counts against the passage's budget.
+        // Fewer digits than any number this layer accepts is no candidate:
+        // a table of decimals (`0.808 ns`) must not spend the passage's budget.
+        let digits: usize = r.groups.iter().map(String::len).sum();
         let structural = closes_before(&text[r.end..])
+            && digits >= PHONE_DIGITS_NATIONAL_MIN
             && (r.plus || r.groups.len() > 1)
             && !r.styles.windows(2).any(|w| w[0] != w[1]);
         if !structural || !budget.spend() {
