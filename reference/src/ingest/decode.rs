@@ -1,5 +1,8 @@
 //! Decoding a file or upload into text memoria can chunk: Markdown, plain text, or HTML (§5, §9.1).
 //!
+//! Text is UTF-8, or UTF-16 with a byte-order mark (issue 32: Windows tools
+//! write it, and it was refused as binary for its NUL bytes).
+//!
 //! Total: any bytes give a [`Decoded`] or a clear [`Error`] whose kind says
 //! why ([`ErrorKind::Empty`], [`ErrorKind::Decode`], [`ErrorKind::TooLarge`]).
 //! HTML is converted to Markdown by the `htmd` crate, so its headings reach
@@ -80,8 +83,9 @@ fn stem(name: &str) -> String {
 /// # Errors
 /// - [`ErrorKind::Empty`]: no bytes, or no words after decoding;
 /// - [`ErrorKind::TooLarge`]: over [`IMPORT_FILE_BYTES_MAX`];
-/// - [`ErrorKind::Decode`]: not UTF-8, or binary (NUL bytes or control
-///   characters), or unconvertible HTML; [`Error::decode_error`] says which.
+/// - [`ErrorKind::Decode`]: not UTF-8 (nor UTF-16 with a byte-order mark),
+///   or binary (NUL bytes or control characters), or unconvertible HTML;
+///   [`Error::decode_error`] says which.
 pub fn decode(name: &str, bytes: &[u8]) -> Result<Decoded, Error> {
     if bytes.is_empty() {
         return Err(Error::new(ErrorKind::Empty, "the file is empty"));
@@ -95,25 +99,11 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Decoded, Error> {
             ),
         ));
     }
-    if bytes.contains(&0) {
-        return Err(Error::with_source(
-            ErrorKind::Decode,
-            "the file is binary (it holds NUL bytes), not text",
-            DecodeError::Binary,
-        ));
-    }
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| {
-            Error::with_source(
-                ErrorKind::Decode,
-                format!(
-                    "the file is not UTF-8 text (invalid byte at offset {})",
-                    e.valid_up_to()
-                ),
-                DecodeError::NotUtf8,
-            )
-        })?
-        .trim_start_matches('\u{feff}');
+    let utf16 = utf16_with_bom(bytes)?;
+    let text = match utf16.as_deref() {
+        Some(text) => text,
+        None => utf8(bytes)?,
+    };
     let control = text
         .chars()
         .filter(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t' | '\u{c}'))
@@ -144,6 +134,74 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Decoded, Error> {
         title: cut_chars(title.trim(), TITLE_CHARS_MAX),
         body,
     })
+}
+
+/// `bytes` as UTF-8 text, a leading byte-order mark dropped.
+///
+/// # Errors
+/// [`ErrorKind::Decode`]: NUL bytes ([`DecodeError::Binary`]) or invalid
+/// UTF-8 ([`DecodeError::NotUtf8`]).
+fn utf8(bytes: &[u8]) -> Result<&str, Error> {
+    if bytes.contains(&0) {
+        return Err(Error::with_source(
+            ErrorKind::Decode,
+            "the file is binary (it holds NUL bytes), not text",
+            DecodeError::Binary,
+        ));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        Error::with_source(
+            ErrorKind::Decode,
+            format!(
+                "the file is not UTF-8 text (invalid byte at offset {})",
+                e.valid_up_to()
+            ),
+            DecodeError::NotUtf8,
+        )
+    })?;
+    Ok(text.trim_start_matches('\u{feff}'))
+}
+
+/// The text of a file that opens with a UTF-16 byte-order mark (`FF FE`,
+/// little-endian, or `FE FF`, big-endian), the mark dropped; `None` for a
+/// file without one, which is read as UTF-8. UTF-16 text holds NUL bytes
+/// (every ASCII character has one), so it is recognised by its mark before
+/// the binary test, and the decoded text then passes the same control
+/// character test as UTF-8 does (a NUL character in it is binary).
+///
+/// # Errors
+/// [`ErrorKind::Decode`] ([`DecodeError::NotUtf16`]): an odd number of
+/// bytes after the mark, or an unpaired surrogate.
+fn utf16_with_bom(bytes: &[u8]) -> Result<Option<String>, Error> {
+    let (rest, unit): (&[u8], fn([u8; 2]) -> u16) = match bytes {
+        [0xFF, 0xFE, rest @ ..] => (rest, u16::from_le_bytes),
+        [0xFE, 0xFF, rest @ ..] => (rest, u16::from_be_bytes),
+        _ => return Ok(None),
+    };
+    let invalid = |what: String| Error::with_source(ErrorKind::Decode, what, DecodeError::NotUtf16);
+    if rest.len() % 2 != 0 {
+        return Err(invalid(format!(
+            "the file is not UTF-16 text (an odd number of bytes, {}, after its byte-order mark)",
+            rest.len()
+        )));
+    }
+    let units = rest.chunks_exact(2).map(|pair| unit([pair[0], pair[1]]));
+    let text = char::decode_utf16(units)
+        .collect::<Result<String, _>>()
+        .map_err(|e| {
+            invalid(format!(
+                "the file is not UTF-16 text (an unpaired surrogate {:#06x})",
+                e.unpaired_surrogate()
+            ))
+        })?;
+    if text.contains('\0') {
+        return Err(Error::with_source(
+            ErrorKind::Decode,
+            "the file is binary (it holds NUL characters), not text",
+            DecodeError::Binary,
+        ));
+    }
+    Ok(Some(text.trim_start_matches('\u{feff}').to_owned()))
 }
 
 fn cut_chars(s: &str, max: usize) -> String {
