@@ -366,7 +366,68 @@ mod tests {
         assert_eq!(d.title, "Unreleased");
     }
 
+    /// `text` as UTF-16 with its byte-order mark, little- or big-endian.
+    fn utf16(text: &str, little: bool) -> Vec<u8> {
+        let mut out = if little {
+            vec![0xFF, 0xFE]
+        } else {
+            vec![0xFE, 0xFF]
+        };
+        for unit in text.encode_utf16() {
+            out.extend(if little {
+                unit.to_le_bytes()
+            } else {
+                unit.to_be_bytes()
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn a_utf16_file_with_a_byte_order_mark_reads_as_its_utf8_twin() {
+        let text = "# Überblick\r\n\r\nZürich 東京 👨\u{200d}👩\u{200d}👧 text\n";
+        for little in [true, false] {
+            let d = decode("notes.md", &utf16(text, little)).unwrap();
+            assert_eq!(d.title, "Überblick");
+            assert_eq!(d.body, text);
+        }
+    }
+
+    #[test]
+    fn broken_utf16_is_refused_with_its_own_detail() {
+        let detail = |bytes: &[u8]| decode("a.txt", bytes).unwrap_err().decode_error();
+        assert_eq!(
+            detail(&[0xFF, 0xFE, b'a', 0, b'b']),
+            Some(DecodeError::NotUtf16)
+        );
+        // An unpaired high surrogate.
+        assert_eq!(
+            detail(&[0xFF, 0xFE, 0x3D, 0xD8, b'a', 0]),
+            Some(DecodeError::NotUtf16)
+        );
+        // A NUL character is binary in UTF-16 as in UTF-8.
+        assert_eq!(
+            detail(&[0xFF, 0xFE, b'a', 0, 0, 0]),
+            Some(DecodeError::Binary)
+        );
+    }
+
     proptest::proptest! {
+        #[test]
+        fn any_text_decodes_the_same_from_utf16_with_a_byte_order_mark_as_from_utf8(text in "\\PC{1,300}", little in proptest::bool::ANY, html in proptest::bool::ANY) {
+            let name = if html { "x.html" } else { "x.md" };
+            let from_utf8 = decode(name, text.as_bytes());
+            let from_utf16 = decode(name, &utf16(&text, little));
+            match (from_utf8, from_utf16) {
+                (Ok(a), Ok(b)) => {
+                    proptest::prop_assert_eq!(a.body, b.body);
+                    proptest::prop_assert_eq!(a.title, b.title);
+                }
+                (Err(a), Err(b)) => proptest::prop_assert_eq!(a.kind(), b.kind()),
+                (a, b) => proptest::prop_assert!(false, "{:?} vs {:?}", a.map(|d| d.body), b.map(|d| d.body)),
+            }
+        }
+
         #[test]
         fn any_bytes_decode_or_refuse_without_panicking(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400), html in proptest::bool::ANY) {
             let name = if html { "x.html" } else { "x.md" };

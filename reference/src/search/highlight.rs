@@ -398,7 +398,56 @@ mod tests {
         assert!(hl(&["x"]).snippet("--- *** ---").segments.is_empty());
     }
 
+    #[test]
+    fn a_passage_of_long_tokens_gives_a_snippet_of_at_most_the_character_cap() {
+        let blob: String = (0..3000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let text = format!("{blob} needle {blob} {blob}");
+        let s = hl(&["needle"]).snippet(&text);
+        let shown: String = s.segments.iter().map(|g| g.text.as_str()).collect();
+        assert!(
+            shown.chars().count() <= SNIPPET_CHARS_MAX,
+            "{}",
+            shown.len()
+        );
+        assert!(s.to_marked_text().contains("[needle]"));
+        assert!(s.cut_before && s.cut_after);
+    }
+
+    #[test]
+    fn a_snippet_of_ordinary_words_is_not_shortened_by_the_character_cap() {
+        let text = "The kettle is descaled every month by whoever is on the rota, and \
+                    the filter jug is rinsed weekly.";
+        let s = hl(&["kettle"]).snippet(text);
+        assert!(!s.cut_before && !s.cut_after);
+        assert_eq!(s.to_marked_text().replace(['[', ']'], ""), text);
+    }
+
     proptest::proptest! {
+        #[test]
+        fn every_snippet_holds_at_most_the_character_cap_and_splits_no_cluster(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec!["needle", " ", "x", "👨\u{200d}👩\u{200d}👧", "🇮🇪", "e\u{301}", "東京", "-"]),
+                0..3000,
+            ),
+            long in 0usize..2000,
+        ) {
+            use unicode_segmentation::UnicodeSegmentation as _;
+            let text = format!("{}{}", "y".repeat(long), pieces.concat());
+            let s = hl(&["needle"]).snippet(&text);
+            let shown: String = s.segments.iter().map(|g| g.text.as_str()).collect();
+            proptest::prop_assert!(shown.chars().count() <= SNIPPET_CHARS_MAX);
+            // Whole clusters of the text only: the shown text is a run of
+            // the text's clusters.
+            let text_clusters: Vec<&str> = text.graphemes(true).collect();
+            let shown_clusters: Vec<&str> = shown.graphemes(true).collect();
+            proptest::prop_assert!(
+                shown_clusters.is_empty()
+                    || text_clusters.windows(shown_clusters.len()).any(|w| w == shown_clusters.as_slice())
+            );
+        }
+
         #[test]
         fn any_text_and_query_snippet_without_panicking(text in "\\PC{0,300}", q in "[a-zé]{1,6}") {
             let s = hl(&[q.as_str()]).snippet(&text);

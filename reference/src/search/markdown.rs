@@ -409,7 +409,96 @@ mod tests {
         assert_eq!(plain_text("01\u{a0}555  1234\n", false), "01\u{a0}555 1234");
     }
 
+    #[test]
+    fn front_matter_is_read_at_the_first_byte_of_a_first_passage_only() {
+        let doc = "---\ntitle: Plan\n---\n# Plan\n\ntext\n\n---\n\n## Part\n\nmore\n\n---\n";
+        assert_eq!(front_matter_len(doc), "---\ntitle: Plan\n---\n".len());
+        assert_eq!(front_matter_len(&doc[1..]), 0);
+        // The later pair is two thematic breaks: the heading between them
+        // is a heading, not front matter.
+        assert_eq!(plain_text(doc, true), "title: Plan Plan text Part more");
+        assert_eq!(front_matter_len("---\n\ntitle: x\n---\n"), 0);
+        assert_eq!(front_matter_len("---\n---\n"), 0);
+        assert_eq!(
+            front_matter_len("+++\ntitle = 'x'\n+++\nbody"),
+            "+++\ntitle = 'x'\n+++\n".len()
+        );
+        assert_eq!(
+            front_matter_len("---\ntitle: x\n...\nbody"),
+            "---\ntitle: x\n...\n".len()
+        );
+    }
+
+    #[test]
+    fn what_a_rendered_page_never_shows_is_not_in_the_plain_text() {
+        // (Markdown, plain text)
+        let rows = [
+            ("Visible <!-- a secret note --> text.", "Visible text."),
+            (
+                "Before\n\n<!--\nsecret\n\n# secret heading\n-->\n\nAfter",
+                "Before After",
+            ),
+            // Inline, an unclosed `<!--` is no comment in CommonMark: text.
+            ("Open <!-- never closed", "Open <!-- never closed"),
+            // Opening a block, it runs to the end.
+            ("Open\n\n<!-- never closed\n\nsecret", "Open"),
+            ("A <span hidden>secret</span> word.", "A word."),
+            (
+                "<div hidden>\n\nsecret **words**\n\n</div>\n\nshown",
+                "shown",
+            ),
+            ("<p style=\"display: none\">secret</p>\n\nshown", "shown"),
+            (
+                "<div hidden><div>secret</div> still secret</div>\nshown",
+                "shown",
+            ),
+            ("<script>\nsecret()\n</script>\n\nshown", "shown"),
+            ("<input hidden value=x> shown <img hidden src=y>", "shown"),
+            ("`<!-- code -->` is code", "<!-- code --> is code"),
+            (
+                "A <b>bold</b> <span data-hidden=\"1\">kept</span>",
+                "A <b>bold</b> <span data-hidden=\"1\">kept</span>",
+            ),
+        ];
+        for (markdown, plain) in rows {
+            assert_eq!(plain_text(markdown, false), plain, "{markdown:?}");
+        }
+    }
+
+    #[test]
+    fn a_markdown_passage_is_indexed_without_its_hidden_text_and_plain_text_as_it_is() {
+        let passage = "Shown <!-- hidden --> and <span hidden>gone</span>.";
+        assert_eq!(
+            TextForm::Markdown.index_text(passage, false),
+            "Shown  and ."
+        );
+        assert_eq!(TextForm::Plain.index_text(passage, false), passage);
+        assert!(matches!(visible("no html at all", false), Cow::Borrowed(_)));
+    }
+
     proptest::proptest! {
+        #[test]
+        fn hidden_text_never_reaches_the_plain_text_and_visible_text_always_does(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "shown", " ", "\n", "\n\n", "<!--", "-->", "<span hidden>", "</span>",
+                    "<div hidden>", "</div>", "<div>", "<b>", "</b>", "secret", "*", "`", "# ",
+                ]),
+                0..60,
+            ),
+        ) {
+            let text = pieces.concat();
+            let out = plain_text(&text, false);
+            // Every word left is from the document, and no word of the
+            // text appears more often than it was written.
+            proptest::prop_assert!(out.matches("shown").count() <= text.matches("shown").count());
+            proptest::prop_assert!(out.matches("secret").count() <= text.matches("secret").count());
+            // With nothing that hides, nothing is cut.
+            if !text.contains("<!--") && !text.contains("hidden") {
+                proptest::prop_assert_eq!(visible(&text, false), text.as_str());
+            }
+        }
+
         #[test]
         fn any_text_gives_plain_text_without_panicking(text in "\\PC{0,300}") {
             let out = plain_text(&text, true);
