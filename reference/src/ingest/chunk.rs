@@ -1,5 +1,9 @@
 //! The chunker: splits a Markdown or plain-text document into the passages memoria indexes, seals and cites.
 //!
+//! Size: over 800 lines because the rules below, and the counted words and
+//! cuts that bound a passage, are one algorithm over one document state;
+//! its tests live in `chunk/tests.rs`.
+//!
 //! memoria-design.md §7.2 made the chunker line-based after three bugs: a
 //! heading immediately above its text was filed as body, a `#` comment in a
 //! fenced code block became a heading, and a file with no blank lines became
@@ -32,7 +36,9 @@
 //!   ([`is_unspaced`](crate::search::text::is_unspaced)) is a word of its own
 //!   (those scripts put no spaces between words), and a run of other
 //!   characters longer than [`WORD_BYTES_MAX`] counts one word per
-//!   [`WORD_BYTES_MAX`] bytes. So a passage is bounded in characters and
+//!   [`WORD_BYTES_MAX`] bytes, its pieces taken between grapheme clusters
+//!   (issue 32: a ZWJ emoji sequence, a flag or an accented letter is never
+//!   cut). So a passage is bounded in characters and
 //!   bytes as well as in words: text without spaces (Japanese prose, a 300 KB
 //!   base64 line, minified code) is cut like any long paragraph, and
 //!   [`CHUNK_BYTES_MAX`] is a last ceiling that white space alone can reach.
@@ -75,10 +81,13 @@
 //!   hard-wrapped prose) is cut into the fewest near-equal pieces the ceiling
 //!   allows, at line boundaries, never inside a raw block that itself fits
 //!   under the ceiling. A raw block over the ceiling is cut between its lines,
-//!   and a single line over the ceiling is cut between counted words (so never
-//!   inside a UTF-8 character; inside a token only when the token itself is
-//!   several counted words). No chunk ever exceeds [`CHUNK_WORDS_MAX`]
-//!   counted words.
+//!   and a single line over the ceiling (a minified script, a one-line JSON
+//!   export, a base64 blob) is cut between counted words, and there between
+//!   index tokens (at white space or punctuation) whenever one lies in the
+//!   part's last three quarters, so a word that would straddle the cut moves
+//!   whole to the next passage (issue 32); only a run of letters and digits
+//!   longer than that is cut inside, between grapheme clusters. No chunk
+//!   ever exceeds [`CHUNK_WORDS_MAX`] counted words.
 //! - **The byte ceiling.** A chunk still over [`CHUNK_BYTES_MAX`] bytes (only
 //!   white space can take it there: a fence of blank lines, a line padded
 //!   with spaces) is cut at the last line break, else the last white space,

@@ -173,10 +173,17 @@ fn utf8(bytes: &[u8]) -> Result<&str, Error> {
 /// [`ErrorKind::Decode`] ([`DecodeError::NotUtf16`]): an odd number of
 /// bytes after the mark, or an unpaired surrogate.
 fn utf16_with_bom(bytes: &[u8]) -> Result<Option<String>, Error> {
-    let (rest, unit): (&[u8], fn([u8; 2]) -> u16) = match bytes {
-        [0xFF, 0xFE, rest @ ..] => (rest, u16::from_le_bytes),
-        [0xFE, 0xFF, rest @ ..] => (rest, u16::from_be_bytes),
+    let (rest, little) = match bytes {
+        [0xFF, 0xFE, rest @ ..] => (rest, true),
+        [0xFE, 0xFF, rest @ ..] => (rest, false),
         _ => return Ok(None),
+    };
+    let unit = |pair: [u8; 2]| {
+        if little {
+            u16::from_le_bytes(pair)
+        } else {
+            u16::from_be_bytes(pair)
+        }
     };
     let invalid = |what: String| Error::with_source(ErrorKind::Decode, what, DecodeError::NotUtf16);
     if rest.len() % 2 != 0 {

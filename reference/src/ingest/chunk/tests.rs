@@ -1,7 +1,8 @@
 //! The chunker's tests: the rules of §7.2 one by one, snapshots of typical pages, and properties over generated text.
 //!
-//! Over 700 lines because each property's generator and oracle sit beside
-//! the rule they check; split by concern (rules, snapshots, properties) if it grows.
+//! Size: over 800 lines because each property's generator and oracle sit
+//! beside the rule they check; split by concern (rules, snapshots,
+//! properties) if it grows.
 
 use super::*;
 use expect_test::{Expect, expect};
