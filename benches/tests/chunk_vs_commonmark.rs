@@ -31,6 +31,20 @@ fn every_heading_commonmark_reads_in_the_crates_markdown_starts_a_passage_trail(
         stdout.contains("compared ") && !stdout.contains("compared 0 files"),
         "the differential compared no file:\n{stdout}\n{stderr}"
     );
+    // Presence: the corpus holds thematic breaks past the first line, the
+    // class a mid-document `---` pair read as front matter broke (issue 32).
+    let breaks = stdout
+        .lines()
+        .find_map(|l| {
+            l.split("a thematic break after the front matter in ")
+                .nth(1)
+        })
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<usize>().ok());
+    assert!(
+        breaks.is_some_and(|n| n > 0),
+        "the differential saw no thematic break after a file's first line:\n{stdout}"
+    );
     assert!(
         out.status.success(),
         "the chunker and CommonMark disagree (exit {:?}):\n{stdout}\n{stderr}",
@@ -38,6 +52,6 @@ fn every_heading_commonmark_reads_in_the_crates_markdown_starts_a_passage_trail(
     );
     println!(
         "{}",
-        stdout.lines().rev().take(2).collect::<Vec<_>>().join("\n")
+        stdout.lines().rev().take(3).collect::<Vec<_>>().join("\n")
     );
 }

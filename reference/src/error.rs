@@ -73,6 +73,9 @@ pub enum DecodeError {
     Binary,
     /// Not valid UTF-8.
     NotUtf8,
+    /// A UTF-16 byte-order mark, then not valid UTF-16: an odd byte count or
+    /// an unpaired surrogate.
+    NotUtf16,
     /// HTML that could not be converted to text.
     Html,
 }
@@ -82,6 +85,7 @@ impl fmt::Display for DecodeError {
         f.write_str(match self {
             DecodeError::Binary => "binary content",
             DecodeError::NotUtf8 => "invalid UTF-8",
+            DecodeError::NotUtf16 => "invalid UTF-16",
             DecodeError::Html => "unconvertible HTML",
         })
     }

@@ -183,6 +183,9 @@ pub use ingest::import::{
 };
 
 // Search and its ruling (§7.1, §7.2, §8.1).
+pub use search::highlight::{
+    Highlighter, SNIPPET_CHARS_MAX, SNIPPET_LEAD_CHARS, SNIPPET_WORDS_MAX, Segment, Snippet,
+};
 pub use search::index::{BM25_WEIGHTS, Hit, LexicalIndex};
 pub use search::markdown::{READ_OPTIONS, TextForm, plain_text};
 pub use search::page::{

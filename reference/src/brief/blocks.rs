@@ -8,10 +8,10 @@
 //! `unicode-segmentation` crate). A sentence over [`BLOCK_CHARS_MAX`] is not
 //! quoted at all rather than cut.
 
-use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, Tag, TagEnd};
 use unicode_segmentation::UnicodeSegmentation as _;
 
-use crate::search::markdown::{TextForm, read_options};
+use crate::search::markdown::{TextForm, read};
 
 /// The longest sentence a brief quotes, in characters: a longer one (a
 /// flattened table, a run-on list) is left out whole, never cut, so every
@@ -72,7 +72,7 @@ fn markdown_blocks(passage: &str, first: bool) -> Vec<String> {
         }
         current.clear();
     };
-    for event in Parser::new_ext(passage, read_options(first)) {
+    for event in read(passage, first) {
         match event {
             Event::Start(
                 Tag::Heading { .. } | Tag::CodeBlock(_) | Tag::MetadataBlock(_) | Tag::HtmlBlock,

@@ -1,5 +1,9 @@
 //! The chunker: splits a Markdown or plain-text document into the passages memoria indexes, seals and cites.
 //!
+//! Size: over 800 lines because the rules below, and the counted words and
+//! cuts that bound a passage, are one algorithm over one document state;
+//! its tests live in `chunk/tests.rs`.
+//!
 //! memoria-design.md §7.2 made the chunker line-based after three bugs: a
 //! heading immediately above its text was filed as body, a `#` comment in a
 //! fenced code block became a heading, and a file with no blank lines became
@@ -32,7 +36,9 @@
 //!   ([`is_unspaced`](crate::search::text::is_unspaced)) is a word of its own
 //!   (those scripts put no spaces between words), and a run of other
 //!   characters longer than [`WORD_BYTES_MAX`] counts one word per
-//!   [`WORD_BYTES_MAX`] bytes. So a passage is bounded in characters and
+//!   [`WORD_BYTES_MAX`] bytes, its pieces taken between grapheme clusters
+//!   (issue 32: a ZWJ emoji sequence, a flag or an accented letter is never
+//!   cut). So a passage is bounded in characters and
 //!   bytes as well as in words: text without spaces (Japanese prose, a 300 KB
 //!   base64 line, minified code) is cut like any long paragraph, and
 //!   [`CHUNK_BYTES_MAX`] is a last ceiling that white space alone can reach.
@@ -48,7 +54,9 @@
 //!   as written: it is the document's own text, and every page escapes it.
 //! - **Raw blocks.** A fenced or indented code block, an HTML block (a comment,
 //!   `<pre>`, `<script>`, `<div>`, ...) and YAML (`---`) or TOML (`+++`) front
-//!   matter are body, kept whole: a blank line inside one does not end the
+//!   matter (only at the document's first byte: a `---` pair further down
+//!   is a thematic break or a setext underline, issue 32) are body, kept
+//!   whole: a blank line inside one does not end the
 //!   paragraph, and an unclosed fence or comment runs to the end of the
 //!   document (blank lines at its end are dropped).
 //! - **Headings and the trail.** A heading closes the current paragraph and
@@ -73,10 +81,13 @@
 //!   hard-wrapped prose) is cut into the fewest near-equal pieces the ceiling
 //!   allows, at line boundaries, never inside a raw block that itself fits
 //!   under the ceiling. A raw block over the ceiling is cut between its lines,
-//!   and a single line over the ceiling is cut between counted words (so never
-//!   inside a UTF-8 character; inside a token only when the token itself is
-//!   several counted words). No chunk ever exceeds [`CHUNK_WORDS_MAX`]
-//!   counted words.
+//!   and a single line over the ceiling (a minified script, a one-line JSON
+//!   export, a base64 blob) is cut between counted words, and there between
+//!   index tokens (at white space or punctuation) whenever one lies in the
+//!   part's last three quarters, so a word that would straddle the cut moves
+//!   whole to the next passage (issue 32); only a run of letters and digits
+//!   longer than that is cut inside, between grapheme clusters. No chunk
+//!   ever exceeds [`CHUNK_WORDS_MAX`] counted words.
 //! - **The byte ceiling.** A chunk still over [`CHUNK_BYTES_MAX`] bytes (only
 //!   white space can take it there: a fence of blank lines, a line padded
 //!   with spaces) is cut at the last line break, else the last white space,
@@ -97,8 +108,12 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, Options, Tag, TagEnd};
 
+use unicode_segmentation::UnicodeSegmentation as _;
+
+use crate::search::markdown::events;
+use crate::search::query::is_word_char;
 use crate::search::text::is_unspaced;
 
 /// The word count a chunk grows toward before it closes (§7.2).
@@ -138,12 +153,13 @@ pub const CHUNK_BYTES_MAX: usize = 32 * 1024;
 pub const HEADING_LEVEL_MAX: usize = 6;
 
 /// The CommonMark extensions the chunker reads blocks with: GitHub tables (so
-/// a table is one block, as the documents' authors see it) and YAML or TOML
-/// front matter (so a `# comment` there is not a heading). No other option
-/// changes which lines are headings.
-pub const PARSE_OPTIONS: Options = Options::ENABLE_TABLES
-    .union(Options::ENABLE_YAML_STYLE_METADATA_BLOCKS)
-    .union(Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS);
+/// a table is one block, as the documents' authors see it). YAML or TOML
+/// front matter (so a `# comment` there is not a heading) is read at the
+/// document's first byte only
+/// ([`front_matter_len`](crate::search::markdown::front_matter_len)): anywhere else `---` is
+/// a thematic break or a setext underline. No other option changes which
+/// lines are headings.
+pub const PARSE_OPTIONS: Options = Options::ENABLE_TABLES;
 
 /// One passage: the unit memoria indexes, seals and cites (§7.2).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,7 +232,7 @@ fn blocks(text: &str) -> Vec<Block> {
     let mut out = Vec::new();
     let mut title: Option<(usize, Range<usize>, String)> = None;
     let mut raw_depth = 0usize;
-    for (event, range) in Parser::new_ext(text, PARSE_OPTIONS).into_offset_iter() {
+    for (event, range) in events(text, PARSE_OPTIONS, true) {
         match event {
             Event::Start(Tag::Heading { level, .. }) => {
                 title = Some((level as usize, range, String::new()));
@@ -288,7 +304,8 @@ fn normalize_line_endings(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Counted words in a line: [`word_spans`] without building them.
+/// Counted words in a line: [`word_spans`] without building them, each
+/// span counting one word per [`WORD_BYTES_MAX`] bytes begun.
 fn count_words(line: &str) -> usize {
     line.split_whitespace()
         .map(|token| {
@@ -296,19 +313,30 @@ fn count_words(line: &str) -> usize {
                 token.len().div_ceil(WORD_BYTES_MAX)
             } else {
                 let mut n = 0;
-                for_each_span(token, |_| n += 1);
+                for_each_span(token, |span| n += span_words(span));
                 n
             }
         })
         .sum()
 }
 
+/// The counted words one span of [`word_spans`] stands for: one, or one per
+/// [`WORD_BYTES_MAX`] bytes begun for a grapheme cluster longer than that
+/// (a family emoji is 25 bytes), so counted words bound bytes.
+fn span_words(span: &str) -> usize {
+    span.len().div_ceil(WORD_BYTES_MAX).max(1)
+}
+
 /// The counted words of `line`, in order, as subslices of it: each
 /// whitespace-separated token, cut into its Chinese and Japanese characters
 /// (one word each) and its runs of other characters, each run cut from its
-/// start into pieces of at most [`WORD_BYTES_MAX`] bytes (never inside a
-/// character). Cutting a line between two of its spans and reading each part
-/// again gives the same spans (the pieces are taken from a run's start).
+/// start into pieces of at most [`WORD_BYTES_MAX`] bytes between grapheme
+/// clusters, so no accent, emoji sequence or flag is ever cut (a cluster
+/// longer than that is a piece of its own, and counts as several words,
+/// [`span_words`]; one longer than [`GRAPHEME_BYTES_MAX`] is cut between
+/// characters). Cutting a line between two of its spans and reading each
+/// part again gives the same spans (the pieces are taken from a run's
+/// start).
 pub fn word_spans(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
     for token in line.split_whitespace() {
@@ -317,24 +345,67 @@ pub fn word_spans(line: &str) -> Vec<&str> {
     out
 }
 
+/// The longest grapheme cluster kept whole, in bytes: longer ones (a base
+/// under a stack of hundreds of combining marks; no writing system needs
+/// one) are cut between characters like any run, so a passage stays
+/// within [`CHUNK_WORDS_MAX`] counted words whatever the input.
+pub const GRAPHEME_BYTES_MAX: usize = 256;
+
 /// Calls `f` with each counted word of one whitespace-free `token`.
 fn for_each_span<'t>(token: &'t str, mut f: impl FnMut(&'t str)) {
-    let mut start = 0;
-    for (i, c) in token.char_indices() {
-        let unspaced = u32::from(c) >= UNSPACED_CHAR_MIN && is_unspaced(c);
-        if unspaced || i + c.len_utf8() - start > WORD_BYTES_MAX {
-            if start < i {
-                f(&token[start..i]);
+    if token.is_ascii() {
+        // One character per cluster: pieces of WORD_BYTES_MAX bytes.
+        let mut rest = token;
+        while rest.len() > WORD_BYTES_MAX {
+            let (piece, after) = rest.split_at(WORD_BYTES_MAX);
+            f(piece);
+            rest = after;
+        }
+        if !rest.is_empty() {
+            f(rest);
+        }
+        return;
+    }
+    // The piece being built: its start, and its end so far.
+    let (mut start, mut end) = (0, 0);
+    for (i, cluster) in token.grapheme_indices(true) {
+        let unspaced = cluster
+            .chars()
+            .next()
+            .is_some_and(|c| u32::from(c) >= UNSPACED_CHAR_MIN && is_unspaced(c));
+        if unspaced || i + cluster.len() - start > WORD_BYTES_MAX {
+            if start < end {
+                f(&token[start..end]);
             }
             start = i;
         }
         if unspaced {
-            f(&token[i..i + c.len_utf8()]);
-            start = i + c.len_utf8();
+            f(cluster);
+            start = i + cluster.len();
+        } else if cluster.len() > GRAPHEME_BYTES_MAX {
+            for_each_char_piece(cluster, &mut f);
+            start = i + cluster.len();
+        }
+        end = i + cluster.len();
+    }
+    if start < end {
+        f(&token[start..end]);
+    }
+}
+
+/// Calls `f` with `text` cut from its start into pieces of at most
+/// [`WORD_BYTES_MAX`] bytes between characters (one longer character is a
+/// piece of its own).
+fn for_each_char_piece<'t>(text: &'t str, f: &mut impl FnMut(&'t str)) {
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if i > start && i + c.len_utf8() - start > WORD_BYTES_MAX {
+            f(&text[start..i]);
+            start = i;
         }
     }
-    if start < token.len() {
-        f(&token[start..]);
+    if start < text.len() {
+        f(&text[start..]);
     }
 }
 
@@ -678,34 +749,95 @@ impl Cutter<'_> {
     }
 }
 
-/// Cuts a line of `words` counted words (more than the ceiling) into the
-/// fewest near-equal parts the ceiling allows, between counted words. The
-/// first part keeps the line's indentation; the white space at each cut is
-/// dropped, and a part that starts inside a token joins its predecessor
-/// with nothing between ([`Join::Glued`]).
+/// Cuts a line of `words` counted words (more than the ceiling) into parts
+/// within the ceiling, each aiming at an equal share of what is left among
+/// the `⌈words / CHUNK_WORDS_MAX⌉` parts planned (so the fewest near-equal
+/// parts when every cut is clean), between counted words, and between
+/// index tokens where it can (issue 32): a
+/// part closes at the last boundary in it with white space or punctuation
+/// on one side ([`is_token_boundary`]) when at least a quarter of the part
+/// lies before it, so a word that would straddle the cut moves whole to the
+/// next part; only a run of letters and digits longer than three quarters of
+/// a part (a base64 blob, a hash of kilobytes) is cut inside, and then
+/// between grapheme clusters. The first part keeps the line's indentation;
+/// the white space at each cut is dropped, and a part that starts inside a
+/// token joins its predecessor with nothing between ([`Join::Glued`]).
 fn split_line_between_words(line: &str, words: usize, mut part: impl FnMut(Join, &str, usize)) {
     let parts = words.div_ceil(CHUNK_WORDS_MAX);
-    let (base, extra) = (words / parts, words % parts);
-    let size_of = |index: usize| base + usize::from(index < extra);
-    let (mut index, mut taken, mut start, mut join) = (0, 0, 0, Join::Line);
-    for word in word_spans(line) {
-        // `word` is a subslice of `line`: its offset is a char boundary.
-        let offset = word.as_ptr() as usize - line.as_ptr() as usize;
-        if taken == 0 && index > 0 {
-            start = offset;
-            let glued = line[..offset]
-                .chars()
-                .next_back()
-                .is_some_and(|c| !c.is_whitespace());
-            join = if glued { Join::Glued } else { Join::Word };
+    // The size the next part aims at: what is left shared among the parts
+    // left, so clean cuts give near-equal parts; within the ceiling.
+    let target_of = |emitted: usize, left: usize| {
+        left.div_ceil(parts.saturating_sub(emitted).max(1))
+            .min(CHUNK_WORDS_MAX)
+    };
+    // Each span's byte range; a span is a subslice of `line`.
+    let spans: Vec<Range<usize>> = word_spans(line)
+        .into_iter()
+        .map(|w| {
+            let at = w.as_ptr() as usize - line.as_ptr() as usize;
+            at..at + w.len()
+        })
+        .collect();
+    let weight = |k: usize| span_words(&line[spans[k].clone()]);
+    let mut emit = |from: usize, to: usize, words: usize| {
+        let start = if from == 0 { 0 } else { spans[from].start };
+        let join = if from == 0 {
+            Join::Line
+        } else if line[..start].ends_with(char::is_whitespace) {
+            Join::Word
+        } else {
+            Join::Glued
+        };
+        part(join, &line[start..spans[to - 1].end], words);
+    };
+    // The current part: its first span and counted words; the latest token
+    // boundary in it, as (span index, counted words before it).
+    let (mut first, mut taken, mut emitted, mut left) = (0, 0, 0, words);
+    let mut target = target_of(0, words);
+    let mut boundary: Option<(usize, usize)> = None;
+    for k in 0..spans.len() {
+        let w = weight(k);
+        if taken > 0 && taken + w > target {
+            if is_token_boundary(line, &spans, k) {
+                boundary = Some((k, taken));
+            }
+            let (cut, before) = match boundary {
+                Some((at, before)) if before * 4 >= target => (at, before),
+                _ => (k, taken),
+            };
+            emit(first, cut, before);
+            emitted += 1;
+            left -= before;
+            target = target_of(emitted, left);
+            (first, taken, boundary) = (cut, 0, None);
+            for j in cut..k {
+                if j > first && is_token_boundary(line, &spans, j) {
+                    boundary = Some((j, taken));
+                }
+                taken += weight(j);
+            }
         }
-        taken += 1;
-        if taken == size_of(index) {
-            part(join, &line[start..offset + word.len()], taken);
-            index += 1;
-            taken = 0;
+        if k > first && is_token_boundary(line, &spans, k) {
+            boundary = Some((k, taken));
         }
+        taken += w;
     }
+    if first < spans.len() {
+        emit(first, spans.len(), taken);
+    }
+}
+
+/// True if a cut before span `k` of `line` splits no index token: white
+/// space stands between it and the span before, or the character on one
+/// side is not a letter or digit ([`is_word_char`]).
+fn is_token_boundary(line: &str, spans: &[Range<usize>], k: usize) -> bool {
+    let at = spans[k].start;
+    if spans[k - 1].end < at {
+        return true;
+    }
+    let before = line[..at].chars().next_back();
+    let after = line[at..].chars().next();
+    !(before.is_some_and(is_word_char) && after.is_some_and(is_word_char))
 }
 
 /// `text` cut into pieces of at most [`CHUNK_BYTES_MAX`] bytes: each cut at

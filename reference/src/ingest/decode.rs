@@ -1,5 +1,8 @@
 //! Decoding a file or upload into text memoria can chunk: Markdown, plain text, or HTML (§5, §9.1).
 //!
+//! Text is UTF-8, or UTF-16 with a byte-order mark (issue 32: Windows tools
+//! write it, and it was refused as binary for its NUL bytes).
+//!
 //! Total: any bytes give a [`Decoded`] or a clear [`Error`] whose kind says
 //! why ([`ErrorKind::Empty`], [`ErrorKind::Decode`], [`ErrorKind::TooLarge`]).
 //! HTML is converted to Markdown by the `htmd` crate, so its headings reach
@@ -80,8 +83,9 @@ fn stem(name: &str) -> String {
 /// # Errors
 /// - [`ErrorKind::Empty`]: no bytes, or no words after decoding;
 /// - [`ErrorKind::TooLarge`]: over [`IMPORT_FILE_BYTES_MAX`];
-/// - [`ErrorKind::Decode`]: not UTF-8, or binary (NUL bytes or control
-///   characters), or unconvertible HTML; [`Error::decode_error`] says which.
+/// - [`ErrorKind::Decode`]: not UTF-8 (nor UTF-16 with a byte-order mark),
+///   or binary (NUL bytes or control characters), or unconvertible HTML;
+///   [`Error::decode_error`] says which.
 pub fn decode(name: &str, bytes: &[u8]) -> Result<Decoded, Error> {
     if bytes.is_empty() {
         return Err(Error::new(ErrorKind::Empty, "the file is empty"));
@@ -95,25 +99,11 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Decoded, Error> {
             ),
         ));
     }
-    if bytes.contains(&0) {
-        return Err(Error::with_source(
-            ErrorKind::Decode,
-            "the file is binary (it holds NUL bytes), not text",
-            DecodeError::Binary,
-        ));
-    }
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| {
-            Error::with_source(
-                ErrorKind::Decode,
-                format!(
-                    "the file is not UTF-8 text (invalid byte at offset {})",
-                    e.valid_up_to()
-                ),
-                DecodeError::NotUtf8,
-            )
-        })?
-        .trim_start_matches('\u{feff}');
+    let utf16 = utf16_with_bom(bytes)?;
+    let text = match utf16.as_deref() {
+        Some(text) => text,
+        None => utf8(bytes)?,
+    };
     let control = text
         .chars()
         .filter(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t' | '\u{c}'))
@@ -144,6 +134,81 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Decoded, Error> {
         title: cut_chars(title.trim(), TITLE_CHARS_MAX),
         body,
     })
+}
+
+/// `bytes` as UTF-8 text, a leading byte-order mark dropped.
+///
+/// # Errors
+/// [`ErrorKind::Decode`]: NUL bytes ([`DecodeError::Binary`]) or invalid
+/// UTF-8 ([`DecodeError::NotUtf8`]).
+fn utf8(bytes: &[u8]) -> Result<&str, Error> {
+    if bytes.contains(&0) {
+        return Err(Error::with_source(
+            ErrorKind::Decode,
+            "the file is binary (it holds NUL bytes), not text",
+            DecodeError::Binary,
+        ));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        Error::with_source(
+            ErrorKind::Decode,
+            format!(
+                "the file is not UTF-8 text (invalid byte at offset {})",
+                e.valid_up_to()
+            ),
+            DecodeError::NotUtf8,
+        )
+    })?;
+    Ok(text.trim_start_matches('\u{feff}'))
+}
+
+/// The text of a file that opens with a UTF-16 byte-order mark (`FF FE`,
+/// little-endian, or `FE FF`, big-endian), the mark dropped; `None` for a
+/// file without one, which is read as UTF-8. UTF-16 text holds NUL bytes
+/// (every ASCII character has one), so it is recognised by its mark before
+/// the binary test, and the decoded text then passes the same control
+/// character test as UTF-8 does (a NUL character in it is binary).
+///
+/// # Errors
+/// [`ErrorKind::Decode`] ([`DecodeError::NotUtf16`]): an odd number of
+/// bytes after the mark, or an unpaired surrogate.
+fn utf16_with_bom(bytes: &[u8]) -> Result<Option<String>, Error> {
+    let (rest, little) = match bytes {
+        [0xFF, 0xFE, rest @ ..] => (rest, true),
+        [0xFE, 0xFF, rest @ ..] => (rest, false),
+        _ => return Ok(None),
+    };
+    let unit = |pair: [u8; 2]| {
+        if little {
+            u16::from_le_bytes(pair)
+        } else {
+            u16::from_be_bytes(pair)
+        }
+    };
+    let invalid = |what: String| Error::with_source(ErrorKind::Decode, what, DecodeError::NotUtf16);
+    if rest.len() % 2 != 0 {
+        return Err(invalid(format!(
+            "the file is not UTF-16 text (an odd number of bytes, {}, after its byte-order mark)",
+            rest.len()
+        )));
+    }
+    let units = rest.chunks_exact(2).map(|pair| unit([pair[0], pair[1]]));
+    let text = char::decode_utf16(units)
+        .collect::<Result<String, _>>()
+        .map_err(|e| {
+            invalid(format!(
+                "the file is not UTF-16 text (an unpaired surrogate {:#06x})",
+                e.unpaired_surrogate()
+            ))
+        })?;
+    if text.contains('\0') {
+        return Err(Error::with_source(
+            ErrorKind::Decode,
+            "the file is binary (it holds NUL characters), not text",
+            DecodeError::Binary,
+        ));
+    }
+    Ok(Some(text.trim_start_matches('\u{feff}').to_owned()))
 }
 
 fn cut_chars(s: &str, max: usize) -> String {
@@ -308,7 +373,68 @@ mod tests {
         assert_eq!(d.title, "Unreleased");
     }
 
+    /// `text` as UTF-16 with its byte-order mark, little- or big-endian.
+    fn utf16(text: &str, little: bool) -> Vec<u8> {
+        let mut out = if little {
+            vec![0xFF, 0xFE]
+        } else {
+            vec![0xFE, 0xFF]
+        };
+        for unit in text.encode_utf16() {
+            out.extend(if little {
+                unit.to_le_bytes()
+            } else {
+                unit.to_be_bytes()
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn a_utf16_file_with_a_byte_order_mark_reads_as_its_utf8_twin() {
+        let text = "# Überblick\r\n\r\nZürich 東京 👨\u{200d}👩\u{200d}👧 text\n";
+        for little in [true, false] {
+            let d = decode("notes.md", &utf16(text, little)).unwrap();
+            assert_eq!(d.title, "Überblick");
+            assert_eq!(d.body, text);
+        }
+    }
+
+    #[test]
+    fn broken_utf16_is_refused_with_its_own_detail() {
+        let detail = |bytes: &[u8]| decode("a.txt", bytes).unwrap_err().decode_error();
+        assert_eq!(
+            detail(&[0xFF, 0xFE, b'a', 0, b'b']),
+            Some(DecodeError::NotUtf16)
+        );
+        // An unpaired high surrogate.
+        assert_eq!(
+            detail(&[0xFF, 0xFE, 0x3D, 0xD8, b'a', 0]),
+            Some(DecodeError::NotUtf16)
+        );
+        // A NUL character is binary in UTF-16 as in UTF-8.
+        assert_eq!(
+            detail(&[0xFF, 0xFE, b'a', 0, 0, 0]),
+            Some(DecodeError::Binary)
+        );
+    }
+
     proptest::proptest! {
+        #[test]
+        fn any_text_decodes_the_same_from_utf16_with_a_byte_order_mark_as_from_utf8(text in "\\PC{1,300}", little in proptest::bool::ANY, html in proptest::bool::ANY) {
+            let name = if html { "x.html" } else { "x.md" };
+            let from_utf8 = decode(name, text.as_bytes());
+            let from_utf16 = decode(name, &utf16(&text, little));
+            match (from_utf8, from_utf16) {
+                (Ok(a), Ok(b)) => {
+                    proptest::prop_assert_eq!(a.body, b.body);
+                    proptest::prop_assert_eq!(a.title, b.title);
+                }
+                (Err(a), Err(b)) => proptest::prop_assert_eq!(a.kind(), b.kind()),
+                (a, b) => proptest::prop_assert!(false, "{:?} vs {:?}", a.map(|d| d.body), b.map(|d| d.body)),
+            }
+        }
+
         #[test]
         fn any_bytes_decode_or_refuse_without_panicking(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400), html in proptest::bool::ANY) {
             let name = if html { "x.html" } else { "x.md" };

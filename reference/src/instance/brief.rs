@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, Tag, TagEnd};
 
 use super::{Instance, QuerySemantic};
 use crate::brief::blocks::sentences;
@@ -21,7 +21,7 @@ use crate::brief::{
     BriefCandidates, BriefError, BriefRequest, Description, ORGANISATION_POOL_PASSAGES,
     POOL_PASSAGES, PoolBlock, PoolPassage, Scope, Scopes, check_request, terms_of,
 };
-use crate::search::markdown::{TextForm, read_options};
+use crate::search::markdown::{TextForm, read};
 use crate::search::query;
 use crate::storage::store::DocumentSummary;
 
@@ -51,7 +51,7 @@ fn path_parts(path: &str) -> Vec<String> {
 fn links(passage: &str, first: bool) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut open: Option<(String, String)> = None;
-    for event in Parser::new_ext(passage, read_options(first)) {
+    for event in read(passage, first) {
         match event {
             Event::Start(Tag::Link { dest_url, .. }) => {
                 open = Some((dest_url.to_string(), String::new()));

@@ -14,19 +14,36 @@
 //! ([`crate::search::text`]). Stop words are not marked unless the query is
 //! nothing else. Snippets are cut at
 //! word boundaries found by [`crate::search::query::words`], so a highlight never
-//! splits a multi-byte character. The output is plain text segments; the page
-//! escapes them (§8.1).
+//! splits a multi-byte character, and no snippet holds more than
+//! [`SNIPPET_CHARS_MAX`] characters (a window of long tokens is cut between
+//! grapheme clusters). The output is plain text segments; the page escapes
+//! them (§8.1).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::ops::Range;
 
 use rust_stemmers::{Algorithm, Stemmer};
+use unicode_segmentation::UnicodeSegmentation as _;
 
 use crate::search::query::{is_stop_word, words};
 use crate::search::text::{fold, is_unspaced};
 
 /// How many words a snippet shows around its best cluster of hits.
 pub const SNIPPET_WORDS_MAX: usize = 36;
+
+/// The most characters (Unicode scalar values) a snippet's segments hold,
+/// ellipses aside (issue 32: a passage of a few very long tokens, a hash
+/// or a minified line, gave snippets of several KB).
+///
+/// 400 is [`SNIPPET_WORDS_MAX`] words of English at their usual length (about
+/// five letters and a space) with room to spare, so a snippet of ordinary
+/// words is never shortened by it; only long tokens are.
+pub const SNIPPET_CHARS_MAX: usize = 400;
+
+/// How many characters a snippet cut by [`SNIPPET_CHARS_MAX`] keeps before
+/// its first hit, for context: a quarter of the cap.
+pub const SNIPPET_LEAD_CHARS: usize = SNIPPET_CHARS_MAX / 4;
 
 /// One run of snippet text: a hit or the plain text between hits.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -213,8 +230,15 @@ impl Highlighter {
         let chosen = &spans[best..best + window];
         let from = if best == 0 { 0 } else { chosen[0].0 };
         let last = chosen[chosen.len() - 1];
-        let cut_after = best + window < spans.len();
+        let mut cut_after = best + window < spans.len();
         let to = if cut_after { last.1 } else { text.len() };
+        // At most SNIPPET_CHARS_MAX characters, from a little before the
+        // first hit, cut between grapheme clusters.
+        let anchor = chosen.iter().find(|s| s.2).map_or(from, |s| s.0);
+        let kept = char_window(text, from..to, anchor);
+        let cut_before = best > 0 || kept.start > from;
+        cut_after |= kept.end < to;
+        let (from, to) = (kept.start, kept.end);
 
         let mut segments: Vec<Segment> = Vec::new();
         let mut push = |s: &str, hit: bool| {
@@ -231,19 +255,70 @@ impl Highlighter {
         };
         let mut cursor = from;
         for &(s, e, hit) in chosen {
-            if hit {
+            let (s, e) = (s.max(from), e.min(to));
+            if hit && s < e && cursor <= s {
                 push(&text[cursor..s], false);
                 push(&text[s..e], true);
                 cursor = e;
             }
         }
-        push(&text[cursor..to], false);
+        push(&text[cursor..to.max(cursor)], false);
         Snippet {
-            cut_before: best > 0,
+            cut_before,
             segments,
             cut_after,
         }
     }
+}
+
+/// The part of `text[range]` a snippet shows: all of it when it holds at
+/// most [`SNIPPET_CHARS_MAX`] characters, else at most that many from up
+/// to [`SNIPPET_LEAD_CHARS`] before `anchor` (the first hit), ending at
+/// white space when there is some in the last quarter. Both ends are
+/// grapheme cluster boundaries, so no accent, emoji sequence or flag is
+/// split; a single cluster longer than the cap is cut between characters.
+fn char_window(text: &str, range: Range<usize>, anchor: usize) -> Range<usize> {
+    let slice = &text[range.clone()];
+    if slice.len() <= SNIPPET_CHARS_MAX || slice.chars().count() <= SNIPPET_CHARS_MAX {
+        return range;
+    }
+    let clusters: Vec<(usize, usize)> = slice
+        .grapheme_indices(true)
+        .map(|(i, g)| (range.start + i, g.chars().count()))
+        .collect();
+    let mut first = clusters
+        .partition_point(|&(i, _)| i <= anchor)
+        .saturating_sub(1);
+    let mut lead = 0;
+    while first > 0 && lead + clusters[first - 1].1 <= SNIPPET_LEAD_CHARS {
+        first -= 1;
+        lead += clusters[first].1;
+    }
+    let (mut end, mut chars) = (first, 0);
+    while end < clusters.len() && chars + clusters[end].1 <= SNIPPET_CHARS_MAX {
+        chars += clusters[end].1;
+        end += 1;
+    }
+    let start = clusters[first].0;
+    if end == first {
+        // One cluster over the cap: its first characters.
+        let stop = text[start..]
+            .char_indices()
+            .nth(SNIPPET_CHARS_MAX)
+            .map_or(range.end, |(i, _)| start + i);
+        return start..stop;
+    }
+    let at = |k: usize| clusters.get(k).map_or(range.end, |c| c.0);
+    // End at white space in the window's last quarter, if any.
+    let quarter = (first + (end - first) * 3 / 4).max(first + 1);
+    if end < clusters.len()
+        && let Some(space) = (quarter..end)
+            .rev()
+            .find(|&k| text[at(k)..at(k + 1)].chars().all(char::is_whitespace))
+    {
+        end = space;
+    }
+    start..at(end)
 }
 
 #[cfg(test)]
@@ -323,7 +398,56 @@ mod tests {
         assert!(hl(&["x"]).snippet("--- *** ---").segments.is_empty());
     }
 
+    #[test]
+    fn a_passage_of_long_tokens_gives_a_snippet_of_at_most_the_character_cap() {
+        let blob: String = (0..3000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let text = format!("{blob} needle {blob} {blob}");
+        let s = hl(&["needle"]).snippet(&text);
+        let shown: String = s.segments.iter().map(|g| g.text.as_str()).collect();
+        assert!(
+            shown.chars().count() <= SNIPPET_CHARS_MAX,
+            "{}",
+            shown.len()
+        );
+        assert!(s.to_marked_text().contains("[needle]"));
+        assert!(s.cut_before && s.cut_after);
+    }
+
+    #[test]
+    fn a_snippet_of_ordinary_words_is_not_shortened_by_the_character_cap() {
+        let text = "The kettle is descaled every month by whoever is on the rota, and \
+                    the filter jug is rinsed weekly.";
+        let s = hl(&["kettle"]).snippet(text);
+        assert!(!s.cut_before && !s.cut_after);
+        assert_eq!(s.to_marked_text().replace(['[', ']'], ""), text);
+    }
+
     proptest::proptest! {
+        #[test]
+        fn every_snippet_holds_at_most_the_character_cap_and_splits_no_cluster(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec!["needle", " ", "x", "👨\u{200d}👩\u{200d}👧", "🇮🇪", "e\u{301}", "東京", "-"]),
+                0..3000,
+            ),
+            long in 0usize..2000,
+        ) {
+            use unicode_segmentation::UnicodeSegmentation as _;
+            let text = format!("{}{}", "y".repeat(long), pieces.concat());
+            let s = hl(&["needle"]).snippet(&text);
+            let shown: String = s.segments.iter().map(|g| g.text.as_str()).collect();
+            proptest::prop_assert!(shown.chars().count() <= SNIPPET_CHARS_MAX);
+            // Whole clusters of the text only: the shown text is a run of
+            // the text's clusters.
+            let text_clusters: Vec<&str> = text.graphemes(true).collect();
+            let shown_clusters: Vec<&str> = shown.graphemes(true).collect();
+            proptest::prop_assert!(
+                shown_clusters.is_empty()
+                    || text_clusters.windows(shown_clusters.len()).any(|w| w == shown_clusters.as_slice())
+            );
+        }
+
         #[test]
         fn any_text_and_query_snippet_without_panicking(text in "\\PC{0,300}", q in "[a-zé]{1,6}") {
             let s = hl(&[q.as_str()]).snippet(&text);

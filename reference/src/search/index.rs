@@ -692,8 +692,42 @@ mod tests {
         assert_eq!(ranked_ids(&idx, "polska", 10, 0), vec![1]);
         assert_eq!(ranked_ids(&idx, "gdansk", 10, 0), vec![2]);
         // Ł is a letter of its own, not L with a mark: Unicode gives it no
-        // decomposition, so only its marked neighbours fold.
+        // decomposition, and the fold table takes it to `l` (issue 32).
         assert_eq!(ranked_ids(&idx, "łodz", 10, 0), vec![2]);
+        assert_eq!(ranked_ids(&idx, "lodz", 10, 0), vec![2]);
+    }
+
+    #[test]
+    fn a_word_typed_plainly_finds_it_written_in_greek_cyrillic_or_with_a_letter_of_its_own() {
+        // (typed, written): Greek tonos and final sigma, Cyrillic ё, and
+        // letters with no decomposition (issue 32).
+        let rows = [
+            ("οδος", "ΟΔΌΣ"),
+            ("Οδός", "οδος"),
+            ("ελπιδα", "ελπίδα"),
+            ("еж", "Ёж"),
+            ("oresund", "Øresund"),
+            ("strasse", "STRASSE Straße"),
+            ("STRASSE", "Straße"),
+            ("dakar", "Đakar"),
+            ("aesir", "Æsir"),
+            ("istanbul", "ıstanbul"),
+            ("istanbul", "İstanbul"),
+            ("kobenhavn", "København"),
+        ];
+        for (typed, written) in rows {
+            let mut idx = LexicalIndex::new().unwrap();
+            idx.insert_new(1, "t", "", &format!("before {written} after"))
+                .unwrap();
+            idx.insert_new(2, "t", "", "before after").unwrap();
+            assert_eq!(
+                ranked_ids(&idx, typed, 10, 0),
+                vec![1],
+                "{typed} → {written}"
+            );
+            // And back: the written form finds itself.
+            assert_eq!(ranked_ids(&idx, written, 10, 0), vec![1], "{written}");
+        }
     }
 
     #[test]

@@ -11,6 +11,9 @@
 //! never shows backticks, `#`, bullets, table pipes, emphasis marks or link
 //! syntax, and a highlight falls on the words the page shows.
 
+use std::borrow::Cow;
+use std::ops::Range;
+
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use crate::ingest::decode::{SourceKind, source_kind};
@@ -18,22 +21,81 @@ use crate::storage::store::DocumentSummary;
 
 /// The CommonMark extensions a passage is read with for display: GitHub
 /// tables, as the chunker reads blocks ([`crate::ingest::chunk`]), and
-/// strikethrough. Front matter is added for a document's first passage
-/// only ([`read_options`]). Nothing that renders a form control (task
-/// lists) or needs a second pass over the document (footnotes).
+/// strikethrough. Front matter is read only at the very start of a
+/// document's first passage ([`events`]). Nothing that renders a form
+/// control (task lists) or needs a second pass over the document
+/// (footnotes).
 pub const READ_OPTIONS: Options = Options::ENABLE_TABLES.union(Options::ENABLE_STRIKETHROUGH);
 
-/// The options a passage is read with: [`READ_OPTIONS`], and YAML or TOML
-/// front matter when the passage is the document's first (`first`), the
-/// only place a document can hold it.
-pub fn read_options(first: bool) -> Options {
-    if first {
-        READ_OPTIONS
-            .union(Options::ENABLE_YAML_STYLE_METADATA_BLOCKS)
-            .union(Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS)
-    } else {
-        READ_OPTIONS
+/// YAML (`---`) and TOML (`+++`) front matter: read at a document's first
+/// byte only ([`front_matter_len`]).
+pub const FRONT_MATTER_OPTIONS: Options = Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
+    .union(Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS);
+
+/// The length in bytes of the front matter `text` opens with, through the
+/// end of its closing line; 0 when it opens with none.
+///
+/// Front matter exists only at the very start of a file (issue 32; CommonMark
+/// tools and static-site generators agree): a `---` or `+++` first line, then
+/// a line that is not blank, up to the first `---` or `...` (`+++` for TOML)
+/// line, as `pulldown-cmark` reads a metadata block. `pulldown-cmark` itself
+/// opens one at any block start, so a thematic break in the middle of a
+/// document would swallow the headings up to the next `---`: every reader
+/// here gives it only this prefix with [`FRONT_MATTER_OPTIONS`] ([`events`]).
+/// Total; parses at most the prefix up to the first closing line.
+pub fn front_matter_len(text: &str) -> usize {
+    let fence = match text.as_bytes().get(..3) {
+        Some(b"---") => "---",
+        Some(b"+++") => "+++",
+        _ => return 0,
+    };
+    // The first closing line after the opening one bounds what is parsed.
+    let mut end = None;
+    let mut at = text.find('\n').map_or(text.len(), |i| i + 1);
+    while at < text.len() {
+        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i + 1);
+        let line = text[at..line_end]
+            .trim_end_matches(['\n', '\r'])
+            .trim_end_matches(' ');
+        if line == fence || (fence == "---" && line == "...") {
+            end = Some(line_end);
+            break;
+        }
+        at = line_end;
     }
+    let Some(end) = end else { return 0 };
+    match Parser::new_ext(&text[..end], FRONT_MATTER_OPTIONS)
+        .into_offset_iter()
+        .next()
+    {
+        Some((Event::Start(Tag::MetadataBlock(_)), range)) if range.start == 0 => end,
+        _ => 0,
+    }
+}
+
+/// The CommonMark events of `markdown` with their byte ranges, read with
+/// `options` (which should not hold [`FRONT_MATTER_OPTIONS`]) and with front
+/// matter read only where it can stand: at the first byte, when `first`
+/// (the text is a whole document, or a document's first passage).
+pub fn events(
+    markdown: &str,
+    options: Options,
+    first: bool,
+) -> impl Iterator<Item = (Event<'_>, Range<usize>)> {
+    let split = if first { front_matter_len(markdown) } else { 0 };
+    let options = options.difference(FRONT_MATTER_OPTIONS);
+    let head = Parser::new_ext(&markdown[..split], options.union(FRONT_MATTER_OPTIONS));
+    let tail = Parser::new_ext(&markdown[split..], options);
+    head.into_offset_iter().chain(
+        tail.into_offset_iter()
+            .map(move |(event, range)| (event, range.start + split..range.end + split)),
+    )
+}
+
+/// A passage's events as the page and snippets read it: [`events`] with
+/// [`READ_OPTIONS`]. `first`: the passage is the document's first.
+pub fn read(markdown: &str, first: bool) -> impl Iterator<Item = Event<'_>> {
+    events(markdown, READ_OPTIONS, first).map(|(event, _)| event)
 }
 
 /// How a document's passages read.
@@ -51,10 +113,16 @@ impl TextForm {
     /// Markdown (the path of a sibling item is `app:item`, with no
     /// extension, and its media type is not stored).
     pub fn of(doc: &DocumentSummary) -> TextForm {
-        if doc.provenance.is_some() {
+        TextForm::of_source(&doc.path, doc.provenance.is_some())
+    }
+
+    /// [`TextForm::of`] from a document's recorded `path` and whether a
+    /// sibling owns it (`sibling`), for a document not yet summarised.
+    pub fn of_source(path: &str, sibling: bool) -> TextForm {
+        if sibling {
             return TextForm::Markdown;
         }
-        match source_kind(&doc.path) {
+        match source_kind(path) {
             SourceKind::Markdown | SourceKind::Html => TextForm::Markdown,
             SourceKind::PlainText => TextForm::Plain,
         }
@@ -69,18 +137,208 @@ impl TextForm {
             TextForm::Plain => passage.to_string(),
         }
     }
+
+    /// The text the index holds of `passage`: a Markdown passage less what
+    /// a rendered page never shows ([`visible`]), plain text as it is, so
+    /// no search finds a passage by a word its reader cannot see. `first`:
+    /// the passage is the document's first (ordinal 0).
+    pub fn index_text(self, passage: &str, first: bool) -> Cow<'_, str> {
+        match self {
+            TextForm::Markdown => visible(passage, first),
+            TextForm::Plain => Cow::Borrowed(passage),
+        }
+    }
+}
+
+/// Elements whose content a browser never renders, whatever their
+/// attributes: scripts, style sheets and templates.
+pub const UNRENDERED_ELEMENTS: [&str; 3] = ["script", "style", "template"];
+
+/// HTML's void elements (WHATWG HTML, "void elements"): they have no
+/// content and no end tag, so a hidden one hides only itself.
+const VOID_ELEMENTS: [&str; 14] = [
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+    "wbr", "param",
+];
+
+/// A Markdown passage less what a rendered page never shows (issue 32): the
+/// document's HTML comments (`<!-- … -->`, an unclosed one to the end), and
+/// every element marked hidden (a `hidden` attribute, or a `style` that says
+/// `display: none`) or never rendered ([`UNRENDERED_ELEMENTS`]), its tags and
+/// everything inside it, Markdown included, to its matching end tag (or the
+/// end of the passage). Which text is HTML is CommonMark's reading
+/// ([`events`]): a `<!--` in a code span or a code block is code, shown.
+/// Everything else is kept byte for byte, the rest of the document's raw
+/// HTML included (the page shows it as text). Borrowed when nothing is cut.
+/// Total over any `&str`.
+pub fn visible(markdown: &str, first: bool) -> Cow<'_, str> {
+    if !markdown.contains('<') {
+        return Cow::Borrowed(markdown);
+    }
+    let mut cuts: Vec<Range<usize>> = Vec::new();
+    let mut state = HiddenHtml::default();
+    for (event, range) in events(markdown, READ_OPTIONS, first) {
+        match event {
+            Event::Html(_) | Event::InlineHtml(_) => {
+                let html = &markdown[range.clone()];
+                state.scan(html, range.start, &mut cuts);
+            }
+            // Text inside hidden HTML (Markdown's own markup between its
+            // words may stay: it shows nothing by itself).
+            Event::Text(_)
+            | Event::Code(_)
+            | Event::InlineMath(_)
+            | Event::DisplayMath(_)
+            | Event::FootnoteReference(_)
+                if state.is_hiding() =>
+            {
+                cuts.push(range);
+            }
+            _ => {}
+        }
+    }
+    if cuts.is_empty() {
+        return Cow::Borrowed(markdown);
+    }
+    cuts.sort_by_key(|r| r.start);
+    let mut out = String::with_capacity(markdown.len());
+    let mut at = 0;
+    for cut in cuts {
+        if cut.start > at {
+            out.push_str(&markdown[at..cut.start]);
+        }
+        at = at.max(cut.end);
+    }
+    out.push_str(&markdown[at.min(markdown.len())..]);
+    Cow::Owned(out)
+}
+
+/// Where [`visible`] stands in the document's HTML: inside a comment, or
+/// inside a hidden element (its name and how many of that name are open).
+#[derive(Debug, Default)]
+struct HiddenHtml {
+    comment: bool,
+    element: Option<(String, usize)>,
+}
+
+impl HiddenHtml {
+    fn is_hiding(&self) -> bool {
+        self.comment || self.element.is_some()
+    }
+
+    /// Reads one run of the document's HTML standing at byte `offset`,
+    /// pushing the byte ranges of it to cut.
+    fn scan(&mut self, html: &str, offset: usize, cuts: &mut Vec<Range<usize>>) {
+        let mut hidden_from = self.is_hiding().then_some(0);
+        let mut at = 0;
+        while at < html.len() {
+            if self.comment {
+                let Some(end) = html[at..].find("-->") else {
+                    break;
+                };
+                at += end + 3;
+                self.comment = false;
+            } else if let Some(lt) = html[at..].find('<').map(|i| at + i) {
+                if html[lt..].starts_with("<!--") {
+                    hidden_from.get_or_insert(lt);
+                    self.comment = true;
+                    at = lt + 4;
+                    continue;
+                }
+                let end = html[lt..].find('>').map_or(html.len(), |i| lt + i + 1);
+                let tag = &html[lt..end];
+                at = end;
+                let Some((closing, name, attributes)) = parse_tag(tag) else {
+                    continue;
+                };
+                let self_closing = tag.ends_with("/>") || VOID_ELEMENTS.contains(&name.as_str());
+                match self.element.as_mut() {
+                    Some((open, depth)) if *open == name && !self_closing => {
+                        if closing {
+                            *depth -= 1;
+                        } else {
+                            *depth += 1;
+                        }
+                        if *depth == 0 {
+                            self.element = None;
+                        }
+                    }
+                    Some(_) => {}
+                    None if !closing && is_hidden(&name, attributes) => {
+                        hidden_from.get_or_insert(lt);
+                        if !self_closing {
+                            self.element = Some((name, 1));
+                        }
+                    }
+                    None => {}
+                }
+            } else {
+                at = html.len();
+            }
+            if !self.is_hiding()
+                && let Some(from) = hidden_from.take()
+            {
+                cuts.push(offset + from..offset + at);
+            }
+        }
+        if let Some(from) = hidden_from {
+            cuts.push(offset + from..offset + html.len());
+        }
+    }
+}
+
+/// A tag's `(closing, lowercased name, attribute text)`; `None` when `tag`
+/// is not a start or end tag (a declaration, a processing instruction, a
+/// lone `<`).
+fn parse_tag(tag: &str) -> Option<(bool, String, &str)> {
+    let inner = tag.strip_prefix('<')?;
+    let (closing, inner) = match inner.strip_prefix('/') {
+        Some(rest) => (true, rest),
+        None => (false, inner),
+    };
+    let name_len = inner
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .unwrap_or(inner.len());
+    if name_len == 0 || !inner.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    Some((
+        closing,
+        inner[..name_len].to_ascii_lowercase(),
+        &inner[name_len..],
+    ))
+}
+
+/// True if an element named `name` with `attributes` is never rendered: one
+/// of [`UNRENDERED_ELEMENTS`], or marked `hidden`, or styled `display: none`.
+fn is_hidden(name: &str, attributes: &str) -> bool {
+    if UNRENDERED_ELEMENTS.contains(&name) {
+        return true;
+    }
+    let lower = attributes.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let hidden_attribute = lower.match_indices("hidden").any(|(i, _)| {
+        let before = i.checked_sub(1).map(|j| bytes[j]);
+        let after = bytes.get(i + "hidden".len()).copied();
+        before.is_some_and(|b| b.is_ascii_whitespace())
+            && after.is_none_or(|b| b.is_ascii_whitespace() || matches!(b, b'=' | b'>' | b'/'))
+    });
+    let squeezed: String = lower.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    hidden_attribute || squeezed.contains("display:none")
 }
 
 /// The text a reader sees of a Markdown passage, without its markup: text,
 /// inline code, link text (never the target), an image's alt text, and the
-/// document's raw HTML as the text it is (the page escapes it). Blocks,
+/// document's raw HTML as the text it is (the page escapes it), less the
+/// comments and hidden elements no rendered page shows ([`visible`]). Blocks,
 /// list items and table cells are separated by one space, and every run of
 /// ASCII white space becomes one space (a no-break space is text and is
 /// kept). `first`: the passage is the document's first, where front matter
-/// may stand ([`read_options`]). Total over any `&str`.
+/// may stand ([`events`]). Total over any `&str`.
 pub fn plain_text(markdown: &str, first: bool) -> String {
+    let markdown = visible(markdown, first);
     let mut raw = String::with_capacity(markdown.len());
-    for event in Parser::new_ext(markdown, read_options(first)) {
+    for event in read(&markdown, first) {
         match event {
             Event::Text(t)
             | Event::Code(t)
@@ -151,7 +409,96 @@ mod tests {
         assert_eq!(plain_text("01\u{a0}555  1234\n", false), "01\u{a0}555 1234");
     }
 
+    #[test]
+    fn front_matter_is_read_at_the_first_byte_of_a_first_passage_only() {
+        let doc = "---\ntitle: Plan\n---\n# Plan\n\ntext\n\n---\n\n## Part\n\nmore\n\n---\n";
+        assert_eq!(front_matter_len(doc), "---\ntitle: Plan\n---\n".len());
+        assert_eq!(front_matter_len(&doc[1..]), 0);
+        // The later pair is two thematic breaks: the heading between them
+        // is a heading, not front matter.
+        assert_eq!(plain_text(doc, true), "title: Plan Plan text Part more");
+        assert_eq!(front_matter_len("---\n\ntitle: x\n---\n"), 0);
+        assert_eq!(front_matter_len("---\n---\n"), 0);
+        assert_eq!(
+            front_matter_len("+++\ntitle = 'x'\n+++\nbody"),
+            "+++\ntitle = 'x'\n+++\n".len()
+        );
+        assert_eq!(
+            front_matter_len("---\ntitle: x\n...\nbody"),
+            "---\ntitle: x\n...\n".len()
+        );
+    }
+
+    #[test]
+    fn what_a_rendered_page_never_shows_is_not_in_the_plain_text() {
+        // (Markdown, plain text)
+        let rows = [
+            ("Visible <!-- a secret note --> text.", "Visible text."),
+            (
+                "Before\n\n<!--\nsecret\n\n# secret heading\n-->\n\nAfter",
+                "Before After",
+            ),
+            // Inline, an unclosed `<!--` is no comment in CommonMark: text.
+            ("Open <!-- never closed", "Open <!-- never closed"),
+            // Opening a block, it runs to the end.
+            ("Open\n\n<!-- never closed\n\nsecret", "Open"),
+            ("A <span hidden>secret</span> word.", "A word."),
+            (
+                "<div hidden>\n\nsecret **words**\n\n</div>\n\nshown",
+                "shown",
+            ),
+            ("<p style=\"display: none\">secret</p>\n\nshown", "shown"),
+            (
+                "<div hidden><div>secret</div> still secret</div>\nshown",
+                "shown",
+            ),
+            ("<script>\nsecret()\n</script>\n\nshown", "shown"),
+            ("<input hidden value=x> shown <img hidden src=y>", "shown"),
+            ("`<!-- code -->` is code", "<!-- code --> is code"),
+            (
+                "A <b>bold</b> <span data-hidden=\"1\">kept</span>",
+                "A <b>bold</b> <span data-hidden=\"1\">kept</span>",
+            ),
+        ];
+        for (markdown, plain) in rows {
+            assert_eq!(plain_text(markdown, false), plain, "{markdown:?}");
+        }
+    }
+
+    #[test]
+    fn a_markdown_passage_is_indexed_without_its_hidden_text_and_plain_text_as_it_is() {
+        let passage = "Shown <!-- hidden --> and <span hidden>gone</span>.";
+        assert_eq!(
+            TextForm::Markdown.index_text(passage, false),
+            "Shown  and ."
+        );
+        assert_eq!(TextForm::Plain.index_text(passage, false), passage);
+        assert!(matches!(visible("no html at all", false), Cow::Borrowed(_)));
+    }
+
     proptest::proptest! {
+        #[test]
+        fn hidden_text_never_reaches_the_plain_text_and_visible_text_always_does(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "shown", " ", "\n", "\n\n", "<!--", "-->", "<span hidden>", "</span>",
+                    "<div hidden>", "</div>", "<div>", "<b>", "</b>", "secret", "*", "`", "# ",
+                ]),
+                0..60,
+            ),
+        ) {
+            let text = pieces.concat();
+            let out = plain_text(&text, false);
+            // Every word left is from the document, and no word of the
+            // text appears more often than it was written.
+            proptest::prop_assert!(out.matches("shown").count() <= text.matches("shown").count());
+            proptest::prop_assert!(out.matches("secret").count() <= text.matches("secret").count());
+            // With nothing that hides, nothing is cut.
+            if !text.contains("<!--") && !text.contains("hidden") {
+                proptest::prop_assert_eq!(visible(&text, false), text.as_str());
+            }
+        }
+
         #[test]
         fn any_text_gives_plain_text_without_panicking(text in "\\PC{0,300}") {
             let out = plain_text(&text, true);

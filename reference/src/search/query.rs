@@ -183,12 +183,12 @@ pub fn plan(text: &str) -> Option<Plan> {
     })
 }
 
-/// The query's terms in the order typed, lowercased, not deduplicated: the
-/// [`words`] of its [`text::nfc`] form, with a word that mixes letters of
+/// The query's terms in the order typed, not deduplicated: the [`words`] of
+/// its [`text::nfc`] form [`text::fold`]ed as the index folds its text, with a word that mixes letters of
 /// a spaced script and an unspaced one ([`text::is_unspaced`]) cut where
 /// the script changes, so each term is either a word or one unspaced run.
 pub fn terms(text: &str) -> Vec<String> {
-    let normal = text::nfc(text);
+    let normal = text::fold(&text::nfc(text));
     let mut out = Vec::new();
     for (_, w) in words(&normal) {
         let mut rest = w;
@@ -198,7 +198,7 @@ pub fn terms(text: &str) -> Vec<String> {
                 .char_indices()
                 .find(|(_, c)| text::is_unspaced(*c) != unspaced)
                 .map_or(rest.len(), |(i, _)| i);
-            out.push(rest[..end].to_lowercase());
+            out.push(rest[..end].to_owned());
             rest = &rest[end..];
         }
     }

@@ -5,9 +5,13 @@
 //! - **Normalisation.** "café" can be written as one code point (`é`,
 //!   U+00E9) or two (`e` + U+0301). Everything the index holds and every
 //!   query goes through [`nfc`] first, so the decomposed form of a word finds
-//!   its composed form. Accents are then folded by the index's tokenizer
-//!   (`unicode61 remove_diacritics 2`), so `polska` finds `Polską`; the
-//!   highlighter folds the same way ([`fold`]) so that match is marked.
+//!   its composed form. Case and accents are then folded ([`fold`]: Unicode
+//!   case folding, accents off Latin, Greek and Cyrillic letters, and a
+//!   table for the letters with no accent to strip, such as `ł` and `ø`),
+//!   the same for the index, the query and the highlighter, so `polska`
+//!   finds and marks `Polską`, `οδος` finds `ΟΔΌΣ` and `lodz` finds `Łódź`.
+//!   The index's tokenizer (`unicode61 remove_diacritics 2`) sees the
+//!   folded text.
 //! - **Text without spaces.** Chinese and Japanese write a sentence as one
 //!   run of letters: to `unicode61` `東京で会議を開きました` is one token, so
 //!   `東京` would find nothing. A run of such characters ([`is_unspaced`]) is
@@ -24,6 +28,7 @@
 
 use std::borrow::Cow;
 
+use icu_casemap::CaseMapper;
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 use unicode_script::{Script, UnicodeScript};
@@ -63,12 +68,18 @@ pub fn is_unspaced(c: char) -> bool {
         || matches!(c, '\u{30FC}' | '\u{3005}' | '\u{309D}' | '\u{309E}' | '\u{30FD}' | '\u{30FE}')
 }
 
-/// `text` as the index holds it: [`nfc`], then every run of [`is_unspaced`]
+/// `text` as the index holds it: [`nfc`], [`fold`]ed, then every run of [`is_unspaced`]
 /// characters as its overlapping pairs, space-separated, with a space
 /// either side so the run never joins a neighbouring word. A run of one
 /// character stays one character. Borrowed when nothing changes.
 pub fn index_form(text: &str) -> Cow<'_, str> {
     let normal = nfc(text);
+    // ASCII is left to the tokenizer, which lowercases it as `fold` does.
+    let normal = if normal.is_ascii() {
+        normal
+    } else {
+        Cow::Owned(fold(&normal))
+    };
     // Every unspaced character is U+2E80 or above, so its UTF-8 lead byte
     // is at least 0xE2: most text is passed over by one byte scan.
     if !normal.bytes().any(|b| b >= UNSPACED_LEAD_BYTE_MIN) || !normal.chars().any(is_unspaced) {
@@ -119,18 +130,105 @@ fn push_pairs(out: &mut String, run: &[char]) {
     out.push(' ');
 }
 
-/// `word` lowercased with its accents removed (NFD, combining marks
-/// dropped): the comparison the highlighter makes, matching what the
-/// index's `remove_diacritics` folds.
+/// Letters folded to ASCII though Unicode gives them no decomposition to
+/// strip an accent from, sorted by letter: a reader who types `lodz`,
+/// `oresund`, `strasse`, `dakar` or `istanbul` plainly finds `Łódź`,
+/// `Øresund`, `Straße`, `Đakar` and `Istanbul` written with a dotless `ı`.
+///
+/// Source: Apache Lucene's `ASCIIFoldingFilter` (which tantivy's
+/// `AsciiFoldingFilter` ports), its mappings of the lowercase letters of
+/// Latin-1 Supplement, Latin Extended-A and Latin Extended-B that have no
+/// canonical decomposition, as the letters appear after Unicode case
+/// folding ([`fold`]); `ß` is not here because case folding already makes
+/// it `ss`. Only letters: Lucene's table also turns symbols, superscripts
+/// and enclosed digits into ASCII, which memoria does not (they are not
+/// what a reader types in place of a letter).
+pub const FOLD_TABLE: [(char, &str); 32] = [
+    ('æ', "ae"),
+    ('ð', "d"),
+    ('ø', "o"),
+    ('þ', "th"),
+    ('đ', "d"),
+    ('ħ', "h"),
+    ('ı', "i"),
+    ('ĳ', "ij"),
+    ('ĸ', "q"),
+    ('ŀ', "l"),
+    ('ł', "l"),
+    ('ŋ', "n"),
+    ('œ', "oe"),
+    ('ŧ', "t"),
+    ('ƀ', "b"),
+    ('ƃ', "b"),
+    ('ƈ', "c"),
+    ('ƌ', "d"),
+    ('ƒ', "f"),
+    ('ƙ', "k"),
+    ('ƚ', "l"),
+    ('ƞ', "n"),
+    ('ƥ', "p"),
+    ('ƫ', "t"),
+    ('ƭ', "t"),
+    ('ƴ', "y"),
+    ('ƶ', "z"),
+    ('ȡ', "d"),
+    ('ȥ', "z"),
+    ('ȴ', "l"),
+    ('ȵ', "n"),
+    ('ȶ', "t"),
+];
+
+/// `word` folded as a search engine folds it, the comparison of the index
+/// ([`index_form`]), the query ([`crate::search::query::terms`]) and the
+/// highlighter alike (issue 32):
+///
+/// 1. Unicode full case folding (`CaseFolding.txt`, through ICU4X's
+///    `icu_casemap`): `Σ` and the final `ς` become `σ`, `ß` becomes `ss`.
+/// 2. Accents removed: in the canonical decomposition (NFD), the combining
+///    marks on a Latin, Greek or Cyrillic letter (or on a digit or symbol)
+///    are dropped, so `é`, Greek tonos (`ά`) and Cyrillic `ё` lose theirs.
+///    Marks of other scripts are kept: a Devanagari vowel sign or the
+///    Japanese voicing mark (`が`) is part of the letter, not an accent.
+/// 3. [`FOLD_TABLE`]: `ł`, `ø`, `đ`, `æ`, dotless `ı` and the other letters
+///    with no decomposition become ASCII.
+/// 4. The result recomposed (NFC), so kept marks and Hangul stand as typed.
+///
+/// Not NFKC: full-width and compatibility forms stay as they are. Not a
+/// transliteration (`deunicode`, `any_ascii`): that turns Chinese and
+/// Japanese into Latin syllables, which the pairs of [`index_form`] need
+/// to see as written. Idempotent; ASCII is only lowercased. Folds a word or
+/// a whole text alike: the index and the query fold the whole text before
+/// cutting it into words, so the two cut the same words.
 pub fn fold(word: &str) -> String {
     // ASCII has no marks to drop and lowercases byte for byte.
     if word.is_ascii() {
         return word.to_ascii_lowercase();
     }
-    word.nfd()
-        .filter(|c| !is_combining_mark(*c))
-        .flat_map(char::to_lowercase)
-        .collect()
+    let cased = CaseMapper::new().fold_string(word);
+    let mut out = String::with_capacity(cased.len());
+    // A mark with no letter before it in the text belongs to nothing.
+    let mut drop_marks = true;
+    for c in cased.nfd() {
+        if is_combining_mark(c) {
+            if !drop_marks {
+                out.push(c);
+            }
+            continue;
+        }
+        drop_marks = c.is_ascii()
+            || matches!(
+                c.script(),
+                Script::Latin | Script::Greek | Script::Cyrillic | Script::Common
+            );
+        match FOLD_TABLE.binary_search_by_key(&c, |&(letter, _)| letter) {
+            Ok(i) => out.push_str(FOLD_TABLE[i].1),
+            Err(_) => out.push(c),
+        }
+    }
+    match is_nfc_quick(out.chars()) {
+        IsNormalized::Yes => out,
+        _ => out.nfc().collect(),
+    }
 }
 
 #[cfg(test)]
@@ -155,12 +253,10 @@ mod tests {
     #[test]
     fn folding_an_ascii_word_lowercases_it_as_the_general_path_does() {
         for w in ["Mutex", "HTTP2", "o'Brien", "a-b_c"] {
-            let general: String = w
-                .nfd()
-                .filter(|c| !is_combining_mark(*c))
-                .flat_map(char::to_lowercase)
-                .collect();
-            assert_eq!(fold(w), general);
+            // The general path, reached by one non-ASCII letter that folds
+            // to itself.
+            let general = fold(&format!("{w}ж"));
+            assert_eq!(format!("{}ж", fold(w)), general);
         }
     }
 
@@ -205,6 +301,93 @@ mod tests {
     fn folding_removes_accents_and_case() {
         assert_eq!(fold("Polską"), "polska");
         assert_eq!(fold("Cafe\u{301}"), "cafe");
+    }
+
+    #[test]
+    fn folding_reaches_greek_cyrillic_and_letters_with_no_decomposition() {
+        // (written, folded)
+        let rows = [
+            ("ΟΔΌΣ", "οδοσ"),
+            ("οδός", "οδοσ"),
+            ("Ёлка", "елка"),
+            ("Łódź", "lodz"),
+            ("Øresund", "oresund"),
+            ("Straße", "strasse"),
+            ("ẞ", "ss"),
+            ("Đakar", "dakar"),
+            ("Æsir", "aesir"),
+            ("Œuvre", "oeuvre"),
+            ("ıstanbul", "istanbul"),
+            ("İstanbul", "istanbul"),
+            ("Þór", "thor"),
+            ("ﬁle", "file"),
+        ];
+        for (written, folded) in rows {
+            assert_eq!(fold(written), folded, "{written}");
+        }
+    }
+
+    #[test]
+    fn folding_keeps_the_marks_that_are_letters_of_other_scripts() {
+        // The Japanese voicing mark and Devanagari vowel signs are part of
+        // the letter; Hangul and Han are left as they are.
+        assert_ne!(fold("が"), fold("か"));
+        assert_eq!(fold("ガ"), "ガ");
+        assert_eq!(fold("हिन्दी"), "हिन्दी");
+        assert_eq!(fold("한국어"), "한국어");
+        assert_eq!(fold("東京"), "東京");
+    }
+
+    #[test]
+    fn every_fold_table_letter_is_sorted_undecomposable_folded_and_maps_to_ascii() {
+        assert!(FOLD_TABLE.windows(2).all(|w| w[0].0 < w[1].0));
+        for (letter, ascii) in FOLD_TABLE {
+            let nfd: String = letter.to_string().nfd().collect();
+            assert_eq!(nfd, letter.to_string(), "{letter} decomposes");
+            let cased = CaseMapper::new()
+                .fold_string(&letter.to_string())
+                .into_owned();
+            assert_eq!(
+                cased,
+                letter.to_string(),
+                "{letter} is not its own case fold"
+            );
+            assert!(
+                !ascii.is_empty() && ascii.bytes().all(|b| b.is_ascii_lowercase()),
+                "{letter} → {ascii}"
+            );
+        }
+    }
+
+    /// Words of Latin, Greek and Cyrillic with and without their accents
+    /// and special letters, in any case, with some Japanese and Hangul.
+    fn mixed_word() -> impl proptest::strategy::Strategy<Value = String> {
+        "[a-zA-ZéÉłŁøØßẞđĐæÆıİœŒςσΣάΆήέΐёЁжЖ\u{301}\u{308}がか한東]{1,12}"
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn folding_is_idempotent(word in mixed_word()) {
+            let once = fold(&word);
+            proptest::prop_assert_eq!(fold(&once), once);
+        }
+
+        #[test]
+        fn the_index_holds_the_words_the_query_searches_for(text in proptest::collection::vec(mixed_word(), 1..6)) {
+            // What the query side searches for ([`terms`], folded) is what
+            // the index side holds ([`index_form`], tokenized as unicode61
+            // tokenizes: runs of letters and digits, lowercased), for every
+            // spaced-script word; an unspaced run is held as its pairs.
+            let text = text.join(" ");
+            let held: Vec<String> = crate::search::query::words(&index_form(&text))
+                .map(|(_, w)| w.to_lowercase())
+                .collect();
+            let searched: Vec<String> = crate::search::query::terms(&text)
+                .into_iter()
+                .flat_map(|t| if t.chars().next().is_some_and(is_unspaced) { pairs(&t) } else { vec![t] })
+                .collect();
+            proptest::prop_assert_eq!(held, searched);
+        }
     }
 
     #[test]

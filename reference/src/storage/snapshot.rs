@@ -40,9 +40,14 @@ pub const SNAPSHOT_DIR_NAME: &str = "snapshots";
 pub const BACKUP_RETENTION_WINDOW_S: i64 = 35 * 24 * 60 * 60;
 const MAGIC: &[u8; 4] = b"MIDX";
 /// 2: the index holds [`crate::search::text::index_form`] text under
-/// `remove_diacritics 2` (issue 11); a version-1 image is rebuilt from the
-/// sealed chunks at wake, as any image that does not load is.
-const FORMAT_VERSION: u32 = 2;
+/// `remove_diacritics 2` (issue 11). 3: that text is folded beyond Latin
+/// ([`crate::search::text::fold`]) and a Markdown passage is indexed less
+/// its comments and hidden elements
+/// ([`crate::search::markdown::TextForm::index_text`]) (issue 32). An image
+/// of an older version is rebuilt from the sealed chunks at wake, as any
+/// image that does not load is, so no index folded the old way answers a
+/// query folded the new way.
+const FORMAT_VERSION: u32 = 3;
 const HEADER_BYTES: usize = 4 + 4 + 8 + 8 + 8;
 
 /// What a snapshot records besides the index image.

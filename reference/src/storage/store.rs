@@ -130,7 +130,9 @@ pub struct IndexedChunk {
     pub title: String,
     /// The heading trail joined with " > ".
     pub trail: String,
-    /// The passage text.
+    /// The passage text as the index reads it
+    /// ([`TextForm::index_text`](crate::search::markdown::TextForm::index_text)):
+    /// a Markdown passage less its HTML comments and hidden elements.
     pub body: String,
 }
 
@@ -205,7 +207,9 @@ pub struct Passage {
     pub ordinal: i64,
     /// Heading trail, outermost first.
     pub trail: Vec<String>,
-    /// The passage text.
+    /// The passage text as the index reads it
+    /// ([`TextForm::index_text`](crate::search::markdown::TextForm::index_text)):
+    /// a Markdown passage less its HTML comments and hidden elements.
     pub body: String,
 }
 

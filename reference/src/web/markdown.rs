@@ -26,9 +26,9 @@
 use std::fmt::Write as _;
 
 use maud::{Escaper, Markup, PreEscaped};
-use pulldown_cmark::{Alignment, Event, HeadingLevel, LinkType, Parser, Tag, TagEnd};
+use pulldown_cmark::{Alignment, Event, HeadingLevel, LinkType, Tag, TagEnd};
 
-use crate::search::markdown::read_options;
+use crate::search::markdown::read;
 
 /// The `rel` every rendered link carries: no opener, no referrer, and no
 /// endorsement of the target by this page.
@@ -86,7 +86,7 @@ fn folded(s: &str) -> String {
 /// that same heading does not repeat it. Total over any `&str`.
 pub(crate) fn render(markdown: &str, first: bool, shown_heading: Option<&str>) -> Markup {
     let mut w = Writer::default();
-    let mut events = Parser::new_ext(markdown, read_options(first)).peekable();
+    let mut events = read(markdown, first).peekable();
     // A passage that opens with the heading the page just rendered.
     if let (Some(shown), Some(Event::Start(Tag::Heading { .. }))) = (shown_heading, events.peek()) {
         let mut text = String::new();

@@ -1,7 +1,8 @@
 //! The chunker's tests: the rules of §7.2 one by one, snapshots of typical pages, and properties over generated text.
 //!
-//! Over 700 lines because each property's generator and oracle sit beside
-//! the rule they check; split by concern (rules, snapshots, properties) if it grows.
+//! Size: over 800 lines because each property's generator and oracle sit
+//! beside the rule they check; split by concern (rules, snapshots,
+//! properties) if it grows.
 
 use super::*;
 use expect_test::{Expect, expect};
@@ -404,6 +405,31 @@ fn a_setext_underline_under_a_list_item_is_a_thematic_break() {
 }
 
 #[test]
+fn a_thematic_break_pair_in_the_middle_of_a_document_is_not_front_matter() {
+    let text = "# Guide\n\nintro\n\n---\n\n## Install\n\nrun it\n\n---\n\n## Use\n\ncall it\n";
+    assert_eq!(
+        trails(&chunk(text)),
+        ["Guide", "Guide > Install", "Guide > Use"]
+    );
+    // A `---` second line under a paragraph is a setext underline.
+    let text = "intro\n---\n# not\n---\nbody\n";
+    assert_eq!(trails(&chunk(text)), ["intro", "not"]);
+    // Front matter opens only at the first byte, not after a blank line.
+    let text = "\n---\ntitle: x\n---\n# Real\nbody\n";
+    assert_eq!(trails(&chunk(text)), ["", "title: x", "Real"]);
+}
+
+#[test]
+fn front_matter_at_the_first_byte_is_body_and_a_later_pair_is_not() {
+    let text = "---\n# yaml comment\n---\n# Title\n\ntext\n\n---\n\n## Part\n\nmore\n\n---\n";
+    let chunks = chunk(text);
+    assert_eq!(trails(&chunks), ["", "Title", "Title > Part"]);
+    assert_eq!(chunks[0].text, "---\n# yaml comment\n---");
+    let toml = "+++\ntitle = 'x'\n+++\n## A\nbody\n";
+    assert_eq!(trails(&chunk(toml)), ["", "A"]);
+}
+
+#[test]
 fn yaml_front_matter_is_body_not_a_heading() {
     let chunks = chunk("---\ntitle: Budget\n---\n\n# Budget\nbody\n");
     assert_eq!(trails(&chunks), ["", "Budget"]);
@@ -745,6 +771,9 @@ enum Block {
     },
     Para(Vec<String>),
     Fence(Vec<String>),
+    /// A thematic break, `---` after a blank line: never front matter
+    /// (the document's first line is never one), never a setext underline.
+    Break,
 }
 
 fn word() -> impl Strategy<Value = String> {
@@ -770,6 +799,7 @@ fn block() -> impl Strategy<Value = Block> {
             prop_oneof![line_of(8), Just("# comment".to_owned()), Just("## section?".to_owned()), Just(String::new())],
             0..10,
         ).prop_map(Block::Fence),
+        2 => Just(Block::Break),
     ]
 }
 
@@ -804,6 +834,7 @@ fn render_doc(blocks: &[Block], gaps: &[bool], eol: &str) -> (String, Vec<(Strin
                 all.push("```".to_owned());
                 all
             }
+            Block::Break => vec![String::new(), "---".to_owned()],
         };
         // A heading is a passage of its own lines when its section is
         // empty, the next heading is not deeper, and the trail holds a
@@ -858,4 +889,85 @@ proptest! {
             prop_assert_eq!(&chunk(&twin), &chunks);
         }
     }
+}
+
+/// The index tokens of `text` (runs of letters and digits, as `unicode61`
+/// cuts them), in order.
+fn index_tokens(text: &str) -> Vec<&str> {
+    crate::search::query::words(text).map(|(_, w)| w).collect()
+}
+
+/// A line with no white space: words joined by punctuation, as a minified
+/// script or a one-line JSON export is.
+fn unspaced_line() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec("[a-zA-Z0-9é東]{1,14}", 1200..3000),
+        prop::collection::vec(
+            prop::sample::select(vec![
+                ",", ":", "\":\"", "\",\"", "{", "}", ".", "/", "=", "-",
+            ]),
+            1200..3000,
+        ),
+    )
+        .prop_map(|(words, seps)| {
+            words
+                .iter()
+                .zip(seps.iter().cycle())
+                .map(|(w, s)| format!("{w}{s}"))
+                .collect()
+        })
+}
+
+/// Clusters that are several characters each: ZWJ sequences, flags, a
+/// letter with combining marks, a skin tone.
+fn clusters() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop::sample::select(vec![
+            "👨\u{200d}👩\u{200d}👧\u{200d}👦",
+            "🇮🇪",
+            "🇯🇵",
+            "e\u{301}\u{323}",
+            "👍🏽",
+            "x",
+            "字",
+            "-",
+        ]),
+        3000..9000,
+    )
+    .prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn a_long_line_without_spaces_is_cut_between_tokens_so_every_token_is_whole_in_one_passage(line in unspaced_line()) {
+        let chunks = chunk(&line);
+        prop_assert!(chunks.len() >= 2, "{} passages", chunks.len());
+        assert_invariants(&line, &chunks)?;
+        let got: Vec<&str> = chunks.iter().flat_map(|c| index_tokens(&c.text)).collect();
+        prop_assert_eq!(got, index_tokens(&line));
+    }
+
+    #[test]
+    fn no_grapheme_cluster_is_split_across_passages(line in clusters()) {
+        use unicode_segmentation::UnicodeSegmentation as _;
+        let chunks = chunk(&line);
+        prop_assert!(chunks.len() >= 2, "{} passages", chunks.len());
+        assert_invariants(&line, &chunks)?;
+        let got: Vec<&str> = chunks.iter().flat_map(|c| c.text.graphemes(true)).collect();
+        let want: Vec<&str> = line.graphemes(true).collect();
+        prop_assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn a_cluster_longer_than_the_word_bytes_is_one_counted_span_of_several_words() {
+    let family = "👨\u{200d}👩\u{200d}👧\u{200d}👦";
+    assert_eq!(family.len(), 25);
+    assert_eq!(word_spans(&format!("ab{family}cd")), ["ab", family, "cd"]);
+    assert_eq!(count_words(family), 2);
+    // A stack of marks past GRAPHEME_BYTES_MAX is cut between characters.
+    let zalgo = format!("a{}", "\u{301}".repeat(GRAPHEME_BYTES_MAX));
+    assert!(word_spans(&zalgo).iter().all(|s| s.len() <= WORD_BYTES_MAX));
 }

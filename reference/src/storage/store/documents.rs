@@ -1,10 +1,13 @@
 //! Documents, their chunks and the tombstones applied: one transaction per ingest and per deletion (§5.2, §7.4).
 
+use std::borrow::Cow;
+
 use rusqlite::{OptionalExtension, params};
 
 use super::*;
 use crate::crashpoint::crashpoint;
 use crate::ingest::chunk;
+use crate::search::markdown::TextForm;
 use crate::storage::tombstone::Tombstone;
 
 /// The live-chunk listing ([`Store::live_chunk_listing`]): documents scanned
@@ -173,6 +176,7 @@ impl Store {
         }
 
         let mut added = Vec::with_capacity(chunks.len());
+        let form = TextForm::of_source(&doc.path, provenance.is_some());
         for c in &chunks {
             let chunk_id = Store::next_chunk_id(&tx)?;
             let trail_json = serde_json::to_vec(&c.trail).expect("strings serialise");
@@ -195,7 +199,7 @@ impl Store {
                 chunk_id,
                 title: doc.title.clone(),
                 trail: c.trail.join(" > "),
-                body: c.text.clone(),
+                body: form.index_text(&c.text, c.ordinal == 0).into_owned(),
             });
         }
         Store::bump_seq(&tx)?;
@@ -462,12 +466,17 @@ impl Store {
     pub fn live_chunks(&self) -> Result<Vec<IndexedChunk>, Error> {
         let mut out = Vec::new();
         for doc in self.documents()? {
+            let form = TextForm::of(&doc);
             for p in self.passages(&doc.id)? {
+                let body = match form.index_text(&p.body, p.ordinal == 0) {
+                    Cow::Borrowed(_) => p.body,
+                    Cow::Owned(visible) => visible,
+                };
                 out.push(IndexedChunk {
                     chunk_id: p.chunk_id,
                     title: doc.title.clone(),
                     trail: p.trail.join(" > "),
-                    body: p.body,
+                    body,
                 });
             }
         }
