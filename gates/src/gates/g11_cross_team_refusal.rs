@@ -59,7 +59,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "11/https-sibling-verified",
-            desc: "acme.sheets serves over TLS on loopback with a certificate the team's throwaway private CA signed: memoria's client given that CA pulls S1 and gets VISIBLE from S2 over https (the fake hears both); without the CA, and against a second acme.sheets whose certificate another CA signed, the handshake is refused as UntrustedCertificate, the feed gets no answer and that fake hears no call though it accepted the connection; an https:// URL of beta.sheets is refused at configuration, and its server, up and answering a direct TLS probe (presence), had accepted no connection before it.",
+            desc: "acme.sheets serves over TLS on loopback with a certificate the team's throwaway private CA signed: memoria's client given that CA pulls S1 and gets VISIBLE from S2 over https (the fake hears both); without the CA, and against a second acme.sheets whose certificate another CA signed, the handshake is refused as UntrustedCertificate, the feed gets no answer and that fake hears no call though it accepted the connection; a certificate the team's CA signed for beta.sheets, served as acme.sheets, is refused as WrongHost; an https:// URL of beta.sheets is refused at configuration, and its server, up and answering a direct TLS probe (presence), had accepted no connection before it.",
             run: https_sibling_verified,
         },
     ],
@@ -251,12 +251,14 @@ fn redirect_not_followed(ctx: &mut Ctx) -> Result<(), Failure> {
 const TLS_FAKE_TOKEN: &str = "tls-case-token";
 
 /// A fake `app` of `team` holding one team-visible item, served over TLS on
-/// loopback with a certificate `ca` signed for its host. Returns the fake,
-/// the served server and the item's revision.
+/// loopback with a certificate `ca` signed for `cert_team`'s host of the
+/// same app (its own, or another's). Returns the fake, the served server
+/// and the item's revision.
 async fn serve_tls_fake(
     ca: &ThrowawayCa,
     team: &str,
     app: &str,
+    cert_team: &str,
 ) -> Result<(FakeSibling, TlsServed, String), Failure> {
     let clock = Clock::tokio();
     let model = ModelHandle::new(clock.clone());
@@ -276,7 +278,7 @@ async fn serve_tls_fake(
         clock,
     );
     let config = ca
-        .server_config(&[fake.host()])
+        .server_config(&[&format!("{cert_team}.{app}.oficina.works")])
         .map_err(|e| Failure::new("a server certificate", e))?;
     let served = serve_tls_loopback(fake.router(), config)
         .await
@@ -292,9 +294,12 @@ fn https_sibling_verified(_ctx: &mut Ctx) -> Result<(), Failure> {
     let trust = TlsTrust::with_ca_pem(team_ca.pem().as_bytes())
         .map_err(|e| Failure::new("the team CA's PEM is taken", e.to_string()))?;
     block_on(async move {
-        let (sheets, served, revision) = serve_tls_fake(&team_ca, TEAM, "sheets").await?;
-        let (impostor, impostor_served, _) = serve_tls_fake(&other_ca, TEAM, "sheets").await?;
-        let (beta_fake, beta_served, _) = serve_tls_fake(&team_ca, "beta", "sheets").await?;
+        let (sheets, served, revision) = serve_tls_fake(&team_ca, TEAM, "sheets", TEAM).await?;
+        let (impostor, impostor_served, _) =
+            serve_tls_fake(&other_ca, TEAM, "sheets", TEAM).await?;
+        let (misnamed, misnamed_served, _) =
+            serve_tls_fake(&team_ca, TEAM, "sheets", "beta").await?;
+        let (beta_fake, beta_served, _) = serve_tls_fake(&team_ca, "beta", "sheets", "beta").await?;
         let acme = sheets.host().to_owned();
         let beta = beta_fake.host().to_owned();
         let dialer: Arc<dyn Dialer> = Arc::new(LoopbackDialer::new([acme.clone(), beta.clone()]));
@@ -387,6 +392,23 @@ fn https_sibling_verified(_ctx: &mut Ctx) -> Result<(), Failure> {
             ),
             "the refusal is typed: TransportError::Tls(UntrustedCertificate)",
             format!("{:?}", typed.map(|r| r.status)),
+        )?;
+
+        // The team's CA, but a certificate for beta.sheets: not this host.
+        let misled = client(misnamed_served.addr.port(), Some(&trust))?;
+        let refused = misled.feed("sheets", None).await;
+        let typed = exchange(&tls, &acme, misnamed_served.addr.port(), probe(&acme)?).await;
+        ensure(
+            matches!(refused, Err(FeedError::NoAnswer))
+                && misnamed.trace().events().is_empty()
+                && matches!(typed, Err(TransportError::Tls(TlsRefusal::WrongHost))),
+            "a certificate the team's CA signed for another host is refused as WrongHost",
+            format!(
+                "{:?}, {} calls heard, {:?}",
+                refused.map(|p| p.rows.len()),
+                misnamed.trace().events().len(),
+                typed.map(|r| r.status)
+            ),
         )?;
 
         // Another team's https:// URL: refused before any connection.
