@@ -82,10 +82,10 @@ pub struct ConfigRefusal {
 /// memoria's client for its own team's siblings.
 #[derive(Clone)]
 pub struct SiblingClient {
+    trust: TlsTrust,
     team: String,
     siblings: BTreeMap<String, Sibling>,
     dialer: Arc<dyn Dialer>,
-    trust: TlsTrust,
 }
 
 impl std::fmt::Debug for SiblingClient {
@@ -135,10 +135,10 @@ impl SiblingClient {
             }
         }
         Ok(SiblingClient {
+            trust: TlsTrust::public(),
             team: team.to_ascii_lowercase(),
             siblings: map,
             dialer,
-            trust: TlsTrust::public(),
         })
     }
 
