@@ -14,7 +14,7 @@
 //! exit codes; the logic lives in the library, and what is here is argument
 //! handling and printing.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -144,6 +144,9 @@ enum Cmd {
         /// The fake's URL, as `serve-fake` printed it.
         #[arg(long)]
         url: String,
+        /// For an `https://` fake: a PEM file of a private CA to trust beside Mozilla's roots.
+        #[arg(long)]
+        ca_file: Option<PathBuf>,
         /// The action and its arguments.
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         action: Vec<String>,
@@ -180,9 +183,13 @@ enum Cmd {
 
 #[derive(Debug, clap::Args)]
 struct ConformArgs {
-    /// The server, `http://host:port`.
+    /// The server, `http://host:port` or `https://host:port`.
     #[arg(long)]
     target: Option<String>,
+    /// For an `https://` target: a PEM file of a private CA to trust beside
+    /// Mozilla's roots (as `memoria serve`'s MEMORIA_SIBLING_CA_FILE).
+    #[arg(long)]
+    ca_file: Option<PathBuf>,
     /// The consumer's bearer token (or env MEMORIA_CONFORM_TOKEN).
     #[arg(long, env = "MEMORIA_CONFORM_TOKEN", hide_env_values = true)]
     token: Option<String>,
@@ -226,7 +233,11 @@ fn main() -> ExitCode {
     match cli.command {
         Cmd::Conform(args) => conform(*args),
         Cmd::ServeFake { manifest, addr } => serve_fake(manifest.as_deref(), addr),
-        Cmd::FakeControl { url, action } => fake_control(&url, &action),
+        Cmd::FakeControl {
+            url,
+            ca_file,
+            action,
+        } => fake_control(&url, ca_file.as_deref(), &action),
         Cmd::ServeProvider { addr, model } => serve_provider(addr, model),
         Cmd::Demo { addr, ai, model } => demo(addr, ai, model),
         Cmd::Quality => quality(),
@@ -739,8 +750,14 @@ fn conform(args: ConformArgs) -> ExitCode {
         Ok(t) => t,
         Err(e) => return usage(e),
     };
+    let trust = match args.ca_file.as_deref().map(memoria::TlsTrust::from_ca_file) {
+        None => memoria::TlsTrust::public(),
+        Some(Ok(trust)) => trust,
+        Some(Err(e)) => return usage(format!("--ca-file: {e:#}")),
+    };
     let opts = conform::Options {
         target,
+        trust,
         token,
         second_token,
         hook,
@@ -753,7 +770,7 @@ fn conform(args: ConformArgs) -> ExitCode {
     };
     let report = match conform::run(&opts) {
         Ok(r) => r,
-        Err(e @ conform::RunError::Unreachable { .. }) => {
+        Err(e @ (conform::RunError::Unreachable { .. } | conform::RunError::Tls { .. })) => {
             eprintln!("memoria-harness conform: {e}");
             return ExitCode::from(EXIT_UNREACHABLE);
         }
@@ -945,7 +962,7 @@ fn demo(addr: std::net::SocketAddr, ai: bool, model: Option<ModelChoice>) -> Exi
     })
 }
 
-fn fake_control(url: &str, action: &[String]) -> ExitCode {
+fn fake_control(url: &str, ca_file: Option<&Path>, action: &[String]) -> ExitCode {
     let cannot = ExitCode::from(conform::control::CONTROL_EXIT_CANNOT as u8);
     let target = match conform::client::Target::parse(url) {
         Ok(t) => t,
@@ -957,7 +974,15 @@ fn fake_control(url: &str, action: &[String]) -> ExitCode {
     let (name, args) = action.split_first().expect("clap requires an action");
     let body = serde_json::to_vec(&serde_json::json!({"action": name, "args": args}))
         .expect("JSON serialises");
-    let client = conform::client::Client::new(target, false);
+    let trust = match ca_file.map(memoria::TlsTrust::from_ca_file) {
+        None => memoria::TlsTrust::public(),
+        Some(Ok(trust)) => trust,
+        Some(Err(e)) => {
+            eprintln!("memoria-harness fake-control: --ca-file: {e:#}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let client = conform::client::Client::new(target, false).with_trust(trust);
     match client.post(
         memoria_simulator::CONTROL_PATH,
         body,

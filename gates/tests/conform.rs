@@ -16,6 +16,7 @@ use memoria_gates::conform::{
 fn options(url: &str, hook: Hook) -> Options {
     Options {
         target: Target::parse(url).expect("the fake's URL parses"),
+        trust: memoria::TlsTrust::public(),
         token: FAKE_TOKEN.into(),
         second_token: Some(FAKE_SECOND_TOKEN.into()),
         hook,
@@ -64,6 +65,81 @@ fn every_case_must_and_should_passes_against_the_fake_over_loopback_with_none_sk
         .collect();
     assert!(not_passed.is_empty(), "{not_passed:#?}");
     assert_eq!(report.cases.len(), conform::cases::all().len());
+}
+
+/// The fake over TLS on loopback, its certificate signed by a throwaway CA
+/// for `localhost`; the CA's PEM is written to a file, as an operator's
+/// private CA would be.
+struct ServedTls {
+    url: String,
+    pem: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+    _served: fake::TlsServed,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn serve_tls() -> ServedTls {
+    let ca = fake::ThrowawayCa::new("conform test CA").expect("a CA");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let pem = dir.path().join("team-ca.pem");
+    std::fs::write(&pem, ca.pem()).expect("the CA's PEM is written");
+    let config = ca
+        .server_config(&["localhost", "127.0.0.1"])
+        .expect("a server certificate");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let (url, served) = rt
+        .block_on(fake::serve_tls(&Manifest::builtin(), config))
+        .expect("the fake serves over TLS");
+    ServedTls {
+        url,
+        pem,
+        _dir: dir,
+        _served: served,
+        _rt: rt,
+    }
+}
+
+#[test]
+fn every_case_passes_against_the_fake_over_https_when_its_private_ca_is_given() {
+    let served = serve_tls();
+    let (url, pem) = (served.url.clone(), &served.pem);
+    let hook = Hook::from_argv(vec![
+        env!("CARGO_BIN_EXE_memoria-harness").into(),
+        "fake-control".into(),
+        "--url".into(),
+        url.clone(),
+        "--ca-file".into(),
+        pem.display().to_string(),
+    ]);
+    let mut opts = options(&url, hook);
+    opts.trust = memoria::TlsTrust::from_ca_file(pem).expect("the CA file is taken");
+    assert!(opts.target.tls, "{url} is an https:// target");
+    let report = conform::run(&opts).expect("the fake is reachable over TLS");
+    let not_passed: Vec<String> = report
+        .cases
+        .iter()
+        .filter(|c| c.status != Status::Pass)
+        .map(|c| format!("{} {:?} {:?} {:?}", c.id, c.status, c.actual, c.skipped))
+        .collect();
+    assert!(not_passed.is_empty(), "{not_passed:#?}");
+    assert_eq!(report.cases.len(), conform::cases::all().len());
+}
+
+#[test]
+fn an_https_target_signed_by_no_trusted_ca_is_refused_as_untrusted_not_run() {
+    let served = serve_tls();
+    let err = conform::run(&options(&served.url, Hook::default())).unwrap_err();
+    assert_eq!(
+        err,
+        conform::RunError::Tls {
+            url: served.url.clone(),
+            refusal: memoria::TlsRefusal::UntrustedCertificate,
+        }
+    );
 }
 
 #[test]

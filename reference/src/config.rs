@@ -27,6 +27,11 @@
 //!   [`TOMBSTONE_DIR_SUFFIX`] (`./memoria-data.tombstones` for the default
 //!   data directory): outside the data directory, and needing no setup.
 //!   Set inside the data directory, memoria warns on every start.
+//! - `MEMORIA_SIBLING_CA_FILE` names a PEM file of a team's private CA
+//!   certificates: an `https://` sibling or home is trusted if its
+//!   certificate chains to Mozilla's roots or to one of these (§6.1). Unset
+//!   means Mozilla's roots alone; a file that cannot be used refuses to
+//!   start. The provider never trusts it.
 
 use std::path::{Path, PathBuf};
 
@@ -62,6 +67,11 @@ pub const AI_ENV: &str = "MEMORIA_AI";
 pub const PROVIDER_KEY_ENV: &str = "MEMORIA_PROVIDER_KEY";
 /// Environment variable naming a file that holds the provider's API key.
 pub const PROVIDER_KEY_FILE_ENV: &str = "MEMORIA_PROVIDER_KEY_FILE";
+
+/// Environment variable naming a PEM file of the team's private CA
+/// certificates, trusted for `https://` siblings and the home beside
+/// Mozilla's roots (§6.1).
+pub const SIBLING_CA_FILE_ENV: &str = "MEMORIA_SIBLING_CA_FILE";
 
 /// The team owner's AI choice (§8.3): off, or on with the key to the one
 /// provider. Its `Debug` never shows the key.
@@ -116,6 +126,9 @@ pub struct Config {
     pub home: Option<crate::access::home::HomeClient>,
     /// The AI choice (`MEMORIA_AI`).
     pub ai: Ai,
+    /// What an `https://` sibling or home is verified against: Mozilla's
+    /// roots, plus `MEMORIA_SIBLING_CA_FILE`'s certificates (§6.1).
+    pub sibling_trust: crate::sibling::tls::TlsTrust,
     /// True if a provider key is configured while AI is off (a warning: it
     /// is not used).
     key_unused: bool,
@@ -234,7 +247,8 @@ pub fn resolve(data_dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<
         }
     };
     let (ai, key_unused) = resolve_ai(env)?;
-    let home = resolve_home(env)?;
+    let sibling_trust = resolve_sibling_trust(env)?;
+    let home = resolve_home(env)?.map(|h| h.with_trust(sibling_trust.clone()));
     let tombstone_dir = match env(TOMBSTONES_ENV).filter(|s| !s.trim().is_empty()) {
         Some(dir) => PathBuf::from(dir.trim()),
         None => tombstone_dir_default(data_dir)?,
@@ -257,6 +271,7 @@ pub fn resolve(data_dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<
         dev_owner,
         home,
         ai,
+        sibling_trust,
         key_unused,
     })
 }
@@ -360,6 +375,30 @@ fn resolve_home(
         std::sync::Arc::new(crate::sibling::transport::TcpDialer),
     )
     .map(Some)
+}
+
+/// What `https://` siblings and the home are verified against (§6.1):
+/// Mozilla's roots, plus the certificates of the PEM file
+/// `MEMORIA_SIBLING_CA_FILE` names, if it is set and not blank.
+///
+/// # Errors
+/// [`ErrorKind::Config`] naming the file, when it cannot be read, is over
+/// [`crate::sibling::tls::SIBLING_CA_FILE_BYTES_MAX`], or holds no usable
+/// certificate.
+pub fn resolve_sibling_trust(
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<crate::sibling::tls::TlsTrust, Error> {
+    use crate::sibling::tls::TlsTrust;
+    match env(SIBLING_CA_FILE_ENV).filter(|s| !s.trim().is_empty()) {
+        None => Ok(TlsTrust::public()),
+        Some(path) => TlsTrust::from_ca_file(Path::new(path.trim())).map_err(|e| {
+            Error::with_source(
+                ErrorKind::Config,
+                format!("{SIBLING_CA_FILE_ENV} is refused"),
+                e,
+            )
+        }),
+    }
 }
 
 /// `MEMORIA_AI` and, when on, the provider key; and whether a key is set
@@ -602,6 +641,25 @@ mod tests {
             !dir.path().join(DEV_DEK_FILE_NAME).exists(),
             "no development key was made"
         );
+    }
+
+    #[test]
+    fn the_sibling_ca_file_is_optional_and_one_that_cannot_be_used_refuses_to_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let unset = resolve_sibling_trust(&env_of(&[])).unwrap();
+        assert_eq!(unset.private_ca_certs(), 0);
+        let blank = resolve_sibling_trust(&env_of(&[(SIBLING_CA_FILE_ENV, " ")])).unwrap();
+        assert_eq!(blank.private_ca_certs(), 0);
+        let not_pem = dir.path().join("team-ca.pem");
+        std::fs::write(&not_pem, "not a certificate\n").unwrap();
+        let missing = dir.path().join("missing-ca.pem");
+        for path in [not_pem, missing] {
+            let path = path.to_str().unwrap().to_string();
+            let env = move |k: &str| (k == SIBLING_CA_FILE_ENV).then(|| path.clone());
+            let err = resolve(dir.path(), &env).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Config);
+            assert!(format!("{err:#}").contains("-ca.pem"), "{err:#}");
+        }
     }
 
     #[test]

@@ -145,8 +145,8 @@ pub use error::{DecodeError, Error, ErrorKind};
 pub use clock::{Clock, FixedClock, SystemClock, iso_date, iso_date_time};
 pub use config::{
     AI_ENV, Ai, Config, DATA_DIR_DEFAULT, DATA_ENV, DEK_ENV, DEK_FILE_ENV, DEV_DEK_FILE_NAME,
-    DekSource, PROVIDER_KEY_ENV, PROVIDER_KEY_FILE_ENV, TOMBSTONE_DIR_SUFFIX, TOMBSTONES_ENV,
-    resolve as resolve_config, tombstone_dir_default,
+    DekSource, PROVIDER_KEY_ENV, PROVIDER_KEY_FILE_ENV, SIBLING_CA_FILE_ENV, TOMBSTONE_DIR_SUFFIX,
+    TOMBSTONES_ENV, resolve as resolve_config, resolve_sibling_trust, tombstone_dir_default,
 };
 pub use instance::{
     DenseWake, EMBED_QUEUE_BATCH_CHUNKS, EMBED_TEXT_BYTES_MAX, Instance, InstanceConfig,
@@ -239,8 +239,11 @@ pub use ai::queue::{DrainReport, drain as drain_embeddings};
 
 // Siblings (§4.1, §6).
 pub use sibling::client::{ConfigRefusal, SIBLING_DEADLINE_MS, SiblingClient, SiblingConfig};
-pub use sibling::host::{HostRefusal, SiblingUrl};
+pub use sibling::host::{
+    HostRefusal, SIBLING_PORT_DEFAULT, SIBLING_TLS_PORT_DEFAULT, SiblingScheme, SiblingUrl,
+};
 pub use sibling::sync::{ReannounceStatus, SyncReport};
+pub use sibling::tls::{CaRefusal, SIBLING_CA_FILE_BYTES_MAX, TlsDialer, TlsRefusal, TlsTrust};
 pub use sibling::token::{
     SIBLING_TOKEN_BYTES_MAX, SIBLING_TOKEN_ENV_PREFIX, SIBLING_TOKEN_FILE_SLACK_BYTES,
     SIBLING_TOKEN_FILE_SUFFIX, SiblingToken, TokenUnreadable,

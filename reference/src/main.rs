@@ -612,7 +612,10 @@ fn import_summary(report: &memoria::ImportReport) -> String {
 /// at start, or `MEMORIA_SIBLING_TOKEN_<APP>_FILE`, a file read on every
 /// call to that sibling, so a rotated token is sent with no restart (§6.2).
 /// One of the two, not both; a token file that cannot be used at start
-/// refuses to start. Unset `MEMORIA_SIBLINGS` means no siblings.
+/// refuses to start. Unset `MEMORIA_SIBLINGS` means no siblings. An
+/// `https://` URL is dialled with TLS, trusting Mozilla's roots and the
+/// private CA file `MEMORIA_SIBLING_CA_FILE` names (§6.1); a file that
+/// cannot be used refuses to start.
 fn sibling_client_from_env() -> Result<Option<memoria::SiblingClient>, Exit> {
     let Ok(list) = std::env::var("MEMORIA_SIBLINGS") else {
         return Ok(None);
@@ -661,8 +664,10 @@ fn sibling_client_from_env() -> Result<Option<memoria::SiblingClient>, Exit> {
             token,
         });
     }
+    let trust = memoria::resolve_sibling_trust(&|k| std::env::var(k).ok())
+        .map_err(|e| Exit(EXIT_USAGE, anyhow::anyhow!("{e:#}")))?;
     memoria::SiblingClient::new(&team, &configs, Arc::new(memoria::TcpDialer))
-        .map(Some)
+        .map(|client| Some(client.with_trust(trust)))
         .map_err(|e| Exit(EXIT_USAGE, anyhow::anyhow!("{e}")))
 }
 

@@ -1,16 +1,19 @@
 //! The kit's HTTP/1.1 client: one exchange per call over real TCP, raw response bytes kept, and a content-free `--trace` (§6.1, §6.2).
 //!
 //! It reuses memoria's transport ([`memoria::exchange`]
-//! over [`TcpDialer`]) and blocks on its own current-thread runtime, so the
-//! cases are plain functions. The trace prints method, path, status and
+//! over [`TcpDialer`], and for an `https://` target memoria's own
+//! [`TlsDialer`] over it, trusting Mozilla's roots and an optional private
+//! CA, as `memoria serve` does, §6.1) and blocks on its own current-thread
+//! runtime, so the cases are plain functions. The trace prints method, path, status and
 //! body sizes, and ids and values of S2 and S1 bodies, but never a token,
 //! a subject value, a title or a body.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use memoria::{TcpDialer, TransportError, exchange};
+use memoria::{Dialer, TcpDialer, TlsDialer, TlsRefusal, TlsTrust, TransportError, exchange};
 
 /// How long one exchange may take before the kit calls it failed, in
 /// milliseconds: generous for a loopback or LAN server.
@@ -46,6 +49,9 @@ pub enum ClientError {
     /// HTTP failed mid-exchange, or the body was too large.
     #[error("the exchange failed: {0}")]
     Exchange(String),
+    /// An `https://` target's TLS handshake refused the server.
+    #[error("TLS refused: {0}")]
+    Tls(TlsRefusal),
     /// No answer within [`EXCHANGE_TIMEOUT_MS`].
     #[error("no answer within {EXCHANGE_TIMEOUT_MS} ms")]
     Timeout,
@@ -76,49 +82,68 @@ pub enum Unreachable {
     Other(String),
 }
 
-/// The target: `http://host:port`.
+/// The target: `http://host:port` or `https://host:port`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
-    /// Host to dial and to send as `host:`.
+    /// Host to dial, to send as `host:` and, over TLS, to verify the
+    /// certificate against.
     pub host: String,
     /// TCP port.
     pub port: u16,
+    /// True for `https://`: every exchange runs over TLS.
+    pub tls: bool,
 }
 
 impl std::fmt::Display for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "http://{}:{}", self.host, self.port)
+        let scheme = if self.tls { "https" } else { "http" };
+        write!(f, "{scheme}://{}:{}", self.host, self.port)
     }
 }
 
 impl Target {
-    /// Parses `http://host[:port]` (port 80 if absent). A path is ignored.
+    /// Parses `http://host[:port]` (port 80 if absent) or
+    /// `https://host[:port]` (port 443 if absent). A path is ignored.
     ///
     /// # Errors
     /// A message for another scheme or an unparseable URL.
     pub fn parse(url: &str) -> Result<Target, String> {
         let uri: http::Uri = url.parse().map_err(|_| format!("not a URL: {url:?}"))?;
-        if uri.scheme_str() != Some("http") {
-            return Err("the target must be http://host:port (terminate TLS in front)".into());
-        }
+        let (tls, port) = match uri.scheme_str() {
+            Some("http") => (false, 80),
+            Some("https") => (true, 443),
+            _ => return Err("the target must be http://host:port or https://host:port".into()),
+        };
         let host = uri.host().ok_or("the target URL has no host")?.to_string();
         Ok(Target {
             host,
-            port: uri.port_u16().unwrap_or(80),
+            port: uri.port_u16().unwrap_or(port),
+            tls,
         })
     }
 }
 
 /// A blocking client for one target.
-#[derive(Debug)]
 pub struct Client {
     target: Target,
     runtime: tokio::runtime::Runtime,
     trace: bool,
+    dialer: Arc<dyn Dialer>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("target", &self.target)
+            .field("trace", &self.trace)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Client {
-    /// A client for `target`; `trace` prints every exchange to stderr.
+    /// A client for `target`; `trace` prints every exchange to stderr. An
+    /// `https://` target is verified against Mozilla's roots until
+    /// [`Client::with_trust`] adds a private CA.
     ///
     /// # Panics
     /// If a current-thread tokio runtime cannot be built (out of resources).
@@ -129,10 +154,50 @@ impl Client {
             .build()
             .expect("a current-thread runtime builds");
         Client {
+            dialer: dialer_for(&target, TlsTrust::public()),
             target,
             runtime,
             trace,
         }
+    }
+
+    /// The same client, an `https://` target verified against `trust`
+    /// (e.g. [`TlsTrust::from_ca_file`] for a team's private CA).
+    #[must_use]
+    pub fn with_trust(mut self, trust: TlsTrust) -> Client {
+        self.dialer = dialer_for(&self.target, trust);
+        self
+    }
+
+    /// For an `https://` target, opens one connection and completes the
+    /// TLS handshake, within [`EXCHANGE_TIMEOUT_MS`]; for `http://`, nothing.
+    ///
+    /// # Errors
+    /// The [`TlsRefusal`] that ended the handshake, or
+    /// [`TlsRefusal::Handshake`] for a connection that failed or timed out
+    /// during it.
+    pub fn handshake(&self) -> Result<(), TlsRefusal> {
+        if !self.target.tls {
+            return Ok(());
+        }
+        let (host, port) = (self.target.host.as_str(), self.target.port);
+        self.runtime.block_on(async {
+            let dialed = tokio::time::timeout(Duration::from_millis(EXCHANGE_TIMEOUT_MS), async {
+                self.dialer.dial(host, port).await
+            })
+            .await;
+            match dialed {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(e)) => Err(e
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<TlsRefusal>())
+                    .cloned()
+                    .unwrap_or_else(|| TlsRefusal::Handshake(e.to_string()))),
+                Err(_) => Err(TlsRefusal::Handshake(format!(
+                    "no handshake within {EXCHANGE_TIMEOUT_MS} ms"
+                ))),
+            }
+        })
     }
 
     /// Opens (and closes) one TCP connection to the target, within
@@ -243,13 +308,14 @@ impl Client {
         let result = self.runtime.block_on(async {
             tokio::time::timeout(
                 Duration::from_millis(EXCHANGE_TIMEOUT_MS),
-                exchange(&TcpDialer, host, port, request),
+                exchange(self.dialer.as_ref(), host, port, request),
             )
             .await
         });
         let out = match result {
             Err(_) => Err(ClientError::Timeout),
             Ok(Err(TransportError::Connect(_))) => Err(ClientError::Unreachable),
+            Ok(Err(TransportError::Tls(refusal))) => Err(ClientError::Tls(refusal)),
             Ok(Err(e)) => Err(ClientError::Exchange(e.to_string())),
             Ok(Ok(r)) => Ok(Response {
                 status: r.status,
@@ -270,6 +336,15 @@ impl Client {
             eprintln!("{}", trace_line(method, path, &sent, auth, &out));
         }
         out
+    }
+}
+
+/// The target's dialer: real TCP, with memoria's TLS over it for `https://`.
+fn dialer_for(target: &Target, trust: TlsTrust) -> Arc<dyn Dialer> {
+    if target.tls {
+        Arc::new(TlsDialer::new(Arc::new(TcpDialer), trust))
+    } else {
+        Arc::new(TcpDialer)
     }
 }
 
@@ -372,16 +447,24 @@ mod tests {
     }
 
     #[test]
-    fn a_target_must_be_plain_http_with_a_host() {
-        assert_eq!(
-            Target::parse("http://127.0.0.1:8080").unwrap(),
-            Target {
-                host: "127.0.0.1".into(),
-                port: 8080
-            }
-        );
-        assert!(Target::parse("https://x.test").is_err());
-        assert!(Target::parse("nonsense").is_err());
+    fn a_target_is_http_or_https_with_a_host_and_its_schemes_default_port() {
+        let rows = [
+            ("http://127.0.0.1:8080", "127.0.0.1", 8080, false),
+            ("http://x.test", "x.test", 80, false),
+            ("https://x.test", "x.test", 443, true),
+            ("https://localhost:8443/", "localhost", 8443, true),
+        ];
+        for (url, host, port, tls) in rows {
+            let want = Target {
+                host: host.into(),
+                port,
+                tls,
+            };
+            assert_eq!(Target::parse(url).as_ref(), Ok(&want), "{url}");
+        }
+        for url in ["ftp://x.test", "nonsense"] {
+            assert!(Target::parse(url).is_err(), "{url}");
+        }
     }
 
     #[test]

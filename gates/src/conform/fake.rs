@@ -4,7 +4,8 @@
 //! `tests/conform.rs`. The fake mints revisions `r1`, `r2`, … so a manifest
 //! served here must use those tokens. [`serve_fake`], serving any fake with
 //! a control route beside it, is what `memoria-harness demo` serves its
-//! four siblings with (`crate::demo`).
+//! four siblings with (`crate::demo`). [`serve_tls`] serves the same fake
+//! over TLS, for the kit's `https://` targets (§6.1).
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -16,6 +17,7 @@ use memoria_simulator::{
 use tokio::task::JoinHandle;
 
 use super::manifest::{self, Manifest};
+pub use crate::rigs::tls::{ThrowawayCa, TlsServed};
 
 /// The first consumer's token on the served fake (a local fake's, not a secret).
 pub const FAKE_TOKEN: &str = "conform-token-1";
@@ -122,6 +124,30 @@ pub fn seed(m: &Manifest, model: &ModelHandle) -> Result<(), String> {
 /// # Errors
 /// A message for a manifest the fake cannot hold, or a failed bind.
 pub async fn serve(m: &Manifest, addr: SocketAddr) -> Result<ServedFake, String> {
+    let (fake, control) = seeded(m)?;
+    serve_fake(&fake, control, addr).await
+}
+
+/// As [`serve`], over TLS with `config` on an ephemeral loopback port
+/// (e.g. a [`crate::rigs::tls::ThrowawayCa`]'s certificate for
+/// `localhost`). Returns the `https://localhost:PORT` URL and the server.
+/// Call inside a tokio runtime; never inside a simulated run.
+///
+/// # Errors
+/// A message for a manifest the fake cannot hold, or a failed bind.
+pub async fn serve_tls(
+    m: &Manifest,
+    config: std::sync::Arc<tokio_rustls::rustls::ServerConfig>,
+) -> Result<(String, crate::rigs::tls::TlsServed), String> {
+    let (fake, control) = seeded(m)?;
+    let served = crate::rigs::tls::serve_tls_loopback(fake.router().merge(control), config)
+        .await
+        .map_err(|e| format!("binding loopback for TLS: {e}"))?;
+    Ok((format!("https://localhost:{}", served.addr.port()), served))
+}
+
+/// The fake seeded from `m`, and its control route.
+fn seeded(m: &Manifest) -> Result<(FakeSibling, axum::Router), String> {
     let clock = Clock::tokio();
     let model = ModelHandle::new(clock.clone());
     model.with(|m| m.set_announce_page_records(FAKE_ANNOUNCE_PAGE_RECORDS));
@@ -147,7 +173,7 @@ pub async fn serve(m: &Manifest, addr: SocketAddr) -> Result<ServedFake, String>
         clock,
     );
     let controller = Controller::new(fake.clone(), tokens);
-    serve_fake(&fake, controller.router(), addr).await
+    Ok((fake, controller.router()))
 }
 
 /// Serves `fake`'s contract routes with `control` (a `/_control` route)

@@ -174,8 +174,11 @@ impl Ctx<'_> {
 /// Everything one run needs.
 #[derive(Debug)]
 pub struct Options {
-    /// The server.
+    /// The server, `http://` or `https://`.
     pub target: Target,
+    /// What an `https://` target's certificate is verified against:
+    /// Mozilla's roots, plus a private CA (`--ca-file`, §6.1).
+    pub trust: memoria::TlsTrust,
     /// The consumer token.
     pub token: String,
     /// A second consumer's token.
@@ -210,6 +213,15 @@ pub enum RunError {
         url: String,
         /// Why no connection opened.
         cause: client::Unreachable,
+    },
+    /// An `https://` target's TLS handshake refused it (exit 3): which
+    /// URL, and why (e.g. a certificate no trusted CA signed).
+    #[error("the target {url} refused TLS: {refusal}")]
+    Tls {
+        /// The target as `https://host:port`.
+        url: String,
+        /// Why the handshake ended.
+        refusal: memoria::TlsRefusal,
     },
 }
 
@@ -284,14 +296,21 @@ pub fn parse_known_failing(text: &str) -> Result<Vec<String>, RunError> {
 /// Runs the selected cases against the target.
 ///
 /// # Errors
-/// [`RunError`] for a bad selection or an unreachable target.
+/// [`RunError`] for a bad selection, an unreachable target, or an
+/// `https://` target whose handshake fails.
 pub fn run(opts: &Options) -> Result<ConformReport, RunError> {
     let selected = select(&opts.run, &opts.skip, opts.strict)?;
-    let client = Client::new(opts.target.clone(), opts.trace);
+    let client = Client::new(opts.target.clone(), opts.trace).with_trust(opts.trust.clone());
     if let Err(cause) = client.connect() {
         return Err(RunError::Unreachable {
             url: opts.target.to_string(),
             cause,
+        });
+    }
+    if let Err(refusal) = client.handshake() {
+        return Err(RunError::Tls {
+            url: opts.target.to_string(),
+            refusal,
         });
     }
     let began = Instant::now();

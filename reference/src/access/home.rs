@@ -2,7 +2,8 @@
 //!
 //! The home's host passes the same team-label check as a sibling's
 //! (`<team>.home.oficina.works`, §6.3, [`crate::sibling::host`]); memoria
-//! dials it through the same [`Dialer`], never follows a redirect, and
+//! dials it through the same [`Dialer`] (with TLS for an `https://` home,
+//! trusting what the siblings do, §6.1), never follows a redirect, and
 //! bounds each pull by [`ROSTER_DEADLINE_MS`]. The answer is decoded by
 //! [`decode_roster`], totally. The wire format is
 //! `fixtures/contract/README.md`'s "Suite call 8", this project's choice.
@@ -19,6 +20,7 @@ use crate::access::roster::{
 };
 use crate::error::{Error, ErrorKind};
 use crate::sibling::host::SiblingUrl;
+use crate::sibling::tls::{TlsTrust, dialer_for};
 use crate::sibling::token::SiblingToken;
 use crate::sibling::transport::{Dialer, TransportError, exchange_within};
 
@@ -40,6 +42,7 @@ pub struct HomeClient {
     url: SiblingUrl,
     token: SiblingToken,
     dialer: Arc<dyn Dialer>,
+    trust: TlsTrust,
 }
 
 impl std::fmt::Debug for HomeClient {
@@ -55,7 +58,7 @@ impl HomeClient {
     /// consumer `token`, dialling through `dialer`.
     ///
     /// # Errors
-    /// [`ErrorKind::Config`] if `url` is not `http://<team>.home.oficina.works[:port]`
+    /// [`ErrorKind::Config`] if `url` is not `http(s)://<team>.home.oficina.works[:port]`
     /// for this team (the [`crate::HostRefusal`] is its source), or the
     /// token is empty or not a header value.
     pub fn new(
@@ -99,7 +102,16 @@ impl HomeClient {
             url: parsed,
             token,
             dialer,
+            trust: TlsTrust::public(),
         })
+    }
+
+    /// The same client, an `https://` home verified against `trust`
+    /// (Mozilla's roots plus the team's private CA, as the siblings', §6.1).
+    #[must_use]
+    pub fn with_trust(mut self, trust: TlsTrust) -> HomeClient {
+        self.trust = trust;
+        self
     }
 
     /// The team label the home's roster must be for.
@@ -132,7 +144,7 @@ impl HomeClient {
         let answer = tokio::time::timeout(
             Duration::from_millis(ROSTER_DEADLINE_MS),
             exchange_within(
-                self.dialer.as_ref(),
+                dialer_for(self.url.scheme(), &self.dialer, &self.trust).as_ref(),
                 self.url.host(),
                 self.url.port(),
                 request,

@@ -37,7 +37,7 @@ use super::provider::{
     CHAT_PATH, MODEL_CHEAP, MODEL_FRONTIER, PROVIDER_HOST, PROVIDER_NAME, PROVIDER_PORT,
     ProviderKey,
 };
-use super::tls::TlsDialer;
+use crate::sibling::tls::{TlsDialer, TlsTrust};
 use crate::sibling::transport::{Dialer, RawResponse, TransportError, exchange_within};
 
 /// The most passages sent in one request: §8.6's "~8 passages plus
@@ -498,7 +498,7 @@ impl ChatClient {
                 host: PROVIDER_HOST.to_owned(),
                 port: PROVIDER_PORT,
             },
-            dialer: Arc::new(TlsDialer::new(dialer)),
+            dialer: Arc::new(TlsDialer::new(dialer, TlsTrust::public())),
             key,
             models: ChatModels::PINNED,
         }

@@ -29,7 +29,7 @@ use serde::Deserialize;
 use super::provider::{
     EMBED_MODEL, EMBED_PATH, PROVIDER_HOST, PROVIDER_NAME, PROVIDER_PORT, ProviderKey,
 };
-use super::tls::TlsDialer;
+use crate::sibling::tls::{TlsDialer, TlsTrust};
 use crate::sibling::transport::{Dialer, RawResponse, TransportError, exchange_within};
 
 /// The values in one vector the model returns: qwen3-embedding-8b's native
@@ -540,7 +540,7 @@ impl EmbedClient {
                 host: PROVIDER_HOST.to_owned(),
                 port: PROVIDER_PORT,
             },
-            dialer: Arc::new(TlsDialer::new(dialer)),
+            dialer: Arc::new(TlsDialer::new(dialer, TlsTrust::public())),
             key,
         }
     }

@@ -13,4 +13,3 @@ pub(crate) mod chat;
 pub(crate) mod embed;
 pub(crate) mod provider;
 pub(crate) mod queue;
-mod tls;

@@ -13,6 +13,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 
 use super::host::{HostRefusal, SiblingUrl};
+use super::tls::{TlsTrust, dialer_for};
 use super::token::SiblingToken;
 use super::transport::{Dialer, RawResponse, TransportError, exchange};
 use super::wire::{
@@ -32,7 +33,8 @@ pub const INGEST_CALL_DEADLINE_MS: u64 = 10_000;
 /// for it comes from (§6.2).
 #[derive(Clone)]
 pub struct SiblingConfig {
-    /// e.g. `http://acme.sheets.oficina.works:8080`.
+    /// e.g. `https://acme.sheets.oficina.works` or
+    /// `http://acme.sheets.oficina.works:8080` (§6.1, §6.3).
     pub url: String,
     /// memoria's consumer token at this sibling: given at start, or a file
     /// read on every call ([`SiblingToken`]).
@@ -80,6 +82,7 @@ pub struct ConfigRefusal {
 /// memoria's client for its own team's siblings.
 #[derive(Clone)]
 pub struct SiblingClient {
+    trust: TlsTrust,
     team: String,
     siblings: BTreeMap<String, Sibling>,
     dialer: Arc<dyn Dialer>,
@@ -90,13 +93,16 @@ impl std::fmt::Debug for SiblingClient {
         f.debug_struct("SiblingClient")
             .field("team", &self.team)
             .field("apps", &self.siblings.keys().collect::<Vec<_>>())
+            .field("trust", &self.trust)
             .finish_non_exhaustive()
     }
 }
 
 impl SiblingClient {
     /// A client for team `team` over `dialer`. Every URL must be this team's
-    /// (§6.3); two URLs for one app are refused as well.
+    /// (§6.3); two URLs for one app are refused as well. An `https://`
+    /// sibling is dialled with TLS over `dialer`, trusting Mozilla's roots
+    /// until [`SiblingClient::with_trust`] adds a private CA (§6.1).
     ///
     /// # Errors
     /// The first [`ConfigRefusal`].
@@ -129,10 +135,19 @@ impl SiblingClient {
             }
         }
         Ok(SiblingClient {
+            trust: TlsTrust::public(),
             team: team.to_ascii_lowercase(),
             siblings: map,
             dialer,
         })
+    }
+
+    /// The same client, its `https://` siblings verified against `trust`
+    /// (Mozilla's roots plus the team's private CA, `MEMORIA_SIBLING_CA_FILE`).
+    #[must_use]
+    pub fn with_trust(mut self, trust: TlsTrust) -> SiblingClient {
+        self.trust = trust;
+        self
     }
 
     /// The team label this client dials within.
@@ -213,7 +228,7 @@ impl SiblingClient {
             .body(Full::new(Bytes::from(body.unwrap_or_default())))
             .map_err(|e| TransportError::Http(e.to_string()))?;
         exchange(
-            self.dialer.as_ref(),
+            dialer_for(sibling.url.scheme(), &self.dialer, &self.trust).as_ref(),
             sibling.url.host(),
             sibling.url.port(),
             request,

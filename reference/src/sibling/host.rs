@@ -11,16 +11,19 @@ use std::fmt;
 
 /// The domain every sibling host sits under (§6.3, home ruling 16).
 pub const SIBLING_DOMAIN: &str = "oficina.works";
-/// The port dialled when a sibling URL names none.
+/// The port dialled when an `http://` sibling URL names none.
 pub const SIBLING_PORT_DEFAULT: u16 = 80;
+/// The port dialled when an `https://` sibling URL names none.
+pub const SIBLING_TLS_PORT_DEFAULT: u16 = 443;
 /// The longest DNS label, in bytes (RFC 1035).
 pub const DNS_LABEL_BYTES_MAX: usize = 63;
 
 /// Why a sibling URL was refused before any connection was opened.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HostRefusal {
-    /// Not an absolute `http://host[:port]` URL with nothing else in it.
-    #[error("not a sibling URL of the form http://<team>.<app>.oficina.works[:port]")]
+    /// Not an absolute `http://host[:port]` or `https://host[:port]` URL
+    /// with nothing else in it.
+    #[error("not a sibling URL of the form http(s)://<team>.<app>.oficina.works[:port]")]
     Malformed,
     /// The host is not `<team>.<app>.oficina.works`.
     #[error("the host is not under {SIBLING_DOMAIN} as <team>.<app>")]
@@ -30,33 +33,84 @@ pub enum HostRefusal {
     OtherTeam,
 }
 
+/// How a sibling URL is dialled: its scheme (§6.1).
+///
+/// `https://` is TLS over the dialer's stream, verified against Mozilla's
+/// roots and the team's private CA ([`super::tls`]); `http://` is plain
+/// HTTP. Where plain HTTP may be used is where it always could: the same
+/// same-team hosts, over whatever [`super::transport::Dialer`] the instance
+/// was given. The simulator's turmoil dialer and the demo's loopback dialer
+/// serve `http://` only; a deployment names `https://`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SiblingScheme {
+    /// `http://`: plain HTTP/1.1.
+    Http,
+    /// `https://`: HTTP/1.1 over TLS.
+    Https,
+}
+
+impl SiblingScheme {
+    /// `http` or `https`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SiblingScheme::Http => "http",
+            SiblingScheme::Https => "https",
+        }
+    }
+
+    /// The port dialled when the URL names none:
+    /// [`SIBLING_PORT_DEFAULT`] or [`SIBLING_TLS_PORT_DEFAULT`].
+    pub fn default_port(self) -> u16 {
+        match self {
+            SiblingScheme::Http => SIBLING_PORT_DEFAULT,
+            SiblingScheme::Https => SIBLING_TLS_PORT_DEFAULT,
+        }
+    }
+}
+
 /// A sibling's base URL that has passed the same-team check (§6.3).
 #[derive(Clone, PartialEq, Eq)]
 pub struct SiblingUrl {
     host: String,
     app: String,
     port: u16,
+    scheme: SiblingScheme,
 }
 
 impl fmt::Debug for SiblingUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SiblingUrl(http://{}:{})", self.host, self.port)
+        write!(
+            f,
+            "SiblingUrl({}://{}:{})",
+            self.scheme.as_str(),
+            self.host,
+            self.port
+        )
     }
 }
 
 impl SiblingUrl {
     /// Parses `url` and accepts it only if its team label is `team`.
     ///
-    /// Accepted: `http://acme.sheets.oficina.works`, with an optional port,
-    /// an optional trailing `/`, any letter case and one trailing dot on the
-    /// host. Everything else is refused, including userinfo, paths, queries,
-    /// fragments, IP literals, percent-escapes and punycode team labels that
-    /// are not literally `team`.
+    /// Accepted: `http://acme.sheets.oficina.works` or
+    /// `https://acme.sheets.oficina.works`, with an optional port (default
+    /// 80 or 443 by scheme), an optional trailing `/`, any letter case and
+    /// one trailing dot on the host. Everything else is refused, including
+    /// another scheme, userinfo, paths, queries, fragments, IP literals,
+    /// percent-escapes and punycode team labels that are not literally
+    /// `team`. The check is the same for both schemes, and it is made here,
+    /// before any connection is opened.
     ///
     /// # Errors
     /// A [`HostRefusal`] naming why.
     pub fn parse(url: &str, team: &str) -> Result<SiblingUrl, HostRefusal> {
-        let rest = url.strip_prefix("http://").ok_or(HostRefusal::Malformed)?;
+        let (scheme, rest) = if let Some(rest) = url.strip_prefix("https://") {
+            (SiblingScheme::Https, rest)
+        } else if let Some(rest) = url.strip_prefix("http://") {
+            (SiblingScheme::Http, rest)
+        } else {
+            return Err(HostRefusal::Malformed);
+        };
         let authority = rest.strip_suffix('/').unwrap_or(rest);
         if authority.is_empty()
             || !authority
@@ -73,7 +127,7 @@ impl SiblingUrl {
                 }
                 (h, port)
             }
-            None => (authority, SIBLING_PORT_DEFAULT),
+            None => (authority, scheme.default_port()),
         };
         let host = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
         let labels: Vec<&str> = host.split('.').collect();
@@ -96,6 +150,7 @@ impl SiblingUrl {
             app: labels[1].to_string(),
             host,
             port,
+            scheme,
         })
     }
 
@@ -113,6 +168,11 @@ impl SiblingUrl {
     pub fn port(&self) -> u16 {
         self.port
     }
+
+    /// The scheme: whether the host is dialled with TLS (§6.1).
+    pub fn scheme(&self) -> SiblingScheme {
+        self.scheme
+    }
 }
 
 #[cfg(test)]
@@ -125,6 +185,35 @@ mod tests {
         assert_eq!(
             (u.host(), u.app(), u.port()),
             ("acme.sheets.oficina.works", "sheets", 8443)
+        );
+    }
+
+    #[test]
+    fn an_https_url_is_accepted_with_443_by_default_and_its_scheme_kept() {
+        let rows = [
+            (
+                "https://acme.sheets.oficina.works",
+                SiblingScheme::Https,
+                443,
+            ),
+            (
+                "https://acme.sheets.oficina.works:8443/",
+                SiblingScheme::Https,
+                8443,
+            ),
+            ("http://acme.sheets.oficina.works", SiblingScheme::Http, 80),
+        ];
+        for (url, scheme, port) in rows {
+            let u = SiblingUrl::parse(url, "acme").unwrap();
+            assert_eq!((u.scheme(), u.port()), (scheme, port), "{url}");
+        }
+    }
+
+    #[test]
+    fn an_https_url_of_another_team_is_refused_as_another_team() {
+        assert_eq!(
+            SiblingUrl::parse("https://beta.sheets.oficina.works", "acme"),
+            Err(HostRefusal::OtherTeam)
         );
     }
 

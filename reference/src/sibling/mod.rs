@@ -3,6 +3,7 @@
 //! The wire shapes are `fixtures/contract/`'s, which are the interface
 //! (suite ruling 7). [`host`] refuses other teams' hosts (§6.3),
 //! [`transport`] carries HTTP over a pluggable [`transport::Dialer`],
+//! [`tls`] runs TLS over its stream for an `https://` sibling (§6.1),
 //! [`wire`] holds the total decoders, [`token`] reads memoria's token at
 //! each sibling where it is sent (§6.2), [`client`] makes the calls,
 //! [`sync`] pulls changes in, [`pull`] decides when (on wake and on each
@@ -13,6 +14,7 @@ pub mod host;
 pub mod pull;
 pub mod ruled;
 pub mod sync;
+pub mod tls;
 pub mod token;
 pub mod transport;
 pub mod wire;

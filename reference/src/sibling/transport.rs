@@ -3,7 +3,9 @@
 //! The client speaks HTTP/1.1 with hyper over whatever [`Dialer`] hands it.
 //! One connection per exchange, no pooling, and redirects are never followed:
 //! a 3xx is returned to the caller as a status like any other, and every
-//! caller treats it as a failed call (§6.3).
+//! caller treats it as a failed call (§6.3). An `https://` sibling is
+//! dialled through a [`super::tls::TlsDialer`] over the same dialer, so TLS
+//! changes the stream and nothing else here.
 
 use std::future::Future;
 use std::io;
@@ -56,6 +58,10 @@ pub enum TransportError {
     /// The stream could not be opened.
     #[error("could not connect: {0}")]
     Connect(io::Error),
+    /// The stream opened, and the TLS handshake refused the server before
+    /// any HTTP was sent (an `https://` URL, §6.1).
+    #[error("TLS refused: {0}")]
+    Tls(super::tls::TlsRefusal),
     /// HTTP failed mid-exchange (reset, bad framing).
     #[error("the exchange failed: {0}")]
     Http(String),
@@ -63,6 +69,21 @@ pub enum TransportError {
     /// ([`SIBLING_RESPONSE_BYTES_MAX`] for a sibling).
     #[error("the response body is over its byte cap")]
     TooLarge,
+}
+
+impl TransportError {
+    /// A dial's I/O error: [`TransportError::Tls`] when its inner error is
+    /// the [`super::tls::TlsRefusal`] a TLS dialer put there, else
+    /// [`TransportError::Connect`].
+    fn from_dial(e: io::Error) -> TransportError {
+        match e
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<super::tls::TlsRefusal>())
+        {
+            Some(refusal) => TransportError::Tls(refusal.clone()),
+            None => TransportError::Connect(e),
+        }
+    }
 }
 
 /// A whole response: status and body bytes.
@@ -106,7 +127,7 @@ pub(crate) async fn exchange_within(
     let stream = dialer
         .dial(host, port)
         .await
-        .map_err(TransportError::Connect)?;
+        .map_err(TransportError::from_dial)?;
     let io = hyper_util::rt::TokioIo::new(stream);
     let (mut sender, conn) = hyper::client::conn::http1::handshake(io)
         .await
