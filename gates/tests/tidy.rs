@@ -156,23 +156,28 @@ fn s2_calls(text: &str) -> Vec<(String, usize)> {
     calls.0
 }
 
+/// Every Rust file of `reference/src`, as (its path below `src/`, its text).
+fn reference_sources() -> Vec<(String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/src");
+    walkdir::WalkDir::new(&src)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        .map(|e| {
+            let p = e.path();
+            let rel = p.strip_prefix(&src).unwrap_or(p).display().to_string();
+            (rel, std::fs::read_to_string(p).unwrap_or_default())
+        })
+        .collect()
+}
+
 #[test]
 fn no_surface_of_the_reference_calls_s2_except_through_sibling_ruled() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/src");
     // Where S2 is allowed: the client that makes the call, and the one path.
     let allowed = ["sibling/client.rs", "sibling/ruled.rs"];
     let mut in_ruled = 0;
     let mut elsewhere = Vec::new();
-    for entry in walkdir::WalkDir::new(&src)
-        .into_iter()
-        .filter_map(Result::ok)
-    {
-        let p = entry.path();
-        if p.extension().is_none_or(|x| x != "rs") {
-            continue;
-        }
-        let rel = p.strip_prefix(&src).unwrap_or(p).display().to_string();
-        let text = std::fs::read_to_string(p).unwrap_or_default();
+    for (rel, text) in reference_sources() {
         for (method, line) in s2_calls(&text) {
             if rel == "sibling/ruled.rs" {
                 in_ruled += 1;
@@ -232,20 +237,10 @@ fn every_sibling_pull_starts_in_the_puller_and_nothing_pulls_on_a_timer() {
     // §6.1: "memoria pulls on its own wake and on each question. It runs no
     // timers." A pull (`sibling::sync::sync`) is started only by
     // `sibling/pull.rs`; S1 and S1a are read only by the pull itself.
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/src");
     let mut in_puller = 0;
     let mut reads_in_sync = 0;
     let mut elsewhere = Vec::new();
-    for entry in walkdir::WalkDir::new(&src)
-        .into_iter()
-        .filter_map(Result::ok)
-    {
-        let p = entry.path();
-        if p.extension().is_none_or(|x| x != "rs") {
-            continue;
-        }
-        let rel = p.strip_prefix(&src).unwrap_or(p).display().to_string();
-        let text = std::fs::read_to_string(p).unwrap_or_default();
+    for (rel, text) in reference_sources() {
         for (what, line) in pull_calls(&text) {
             match (what.as_str(), rel.as_str()) {
                 ("sync", "sibling/pull.rs") => in_puller += 1,
