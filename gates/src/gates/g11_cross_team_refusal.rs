@@ -299,7 +299,8 @@ fn https_sibling_verified(_ctx: &mut Ctx) -> Result<(), Failure> {
             serve_tls_fake(&other_ca, TEAM, "sheets", TEAM).await?;
         let (misnamed, misnamed_served, _) =
             serve_tls_fake(&team_ca, TEAM, "sheets", "beta").await?;
-        let (beta_fake, beta_served, _) = serve_tls_fake(&team_ca, "beta", "sheets", "beta").await?;
+        let (beta_fake, beta_served, _) =
+            serve_tls_fake(&team_ca, "beta", "sheets", "beta").await?;
         let acme = sheets.host().to_owned();
         let beta = beta_fake.host().to_owned();
         let dialer: Arc<dyn Dialer> = Arc::new(LoopbackDialer::new([acme.clone(), beta.clone()]));

@@ -13,9 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use memoria::{
-    Config, DB_FILE_NAME, ErrorKind, Instance, NewDocument, Provenance,
-};
+use memoria::{Config, DB_FILE_NAME, ErrorKind, Instance, NewDocument, Provenance};
 
 use super::{OWNER, T0_S, deletion_holds, doc, fail, finds, opens};
 use crate::rigs::clock::HandClock;
@@ -111,7 +109,11 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), Failure> {
     for entry in std::fs::read_dir(from).map_err(io("the data directory lists"))? {
         let entry = entry.map_err(io("an entry reads"))?;
         let target = to.join(entry.file_name());
-        if entry.file_type().map_err(io("an entry's type reads"))?.is_dir() {
+        if entry
+            .file_type()
+            .map_err(io("an entry's type reads"))?
+            .is_dir()
+        {
             copy_tree(&entry.path(), &target)?;
         } else {
             std::fs::copy(entry.path(), &target).map_err(io("a file is copied"))?;
@@ -282,8 +284,7 @@ pub(super) fn restore_marks_siblings_for_reannounce(ctx: &mut Ctx) -> Result<(),
         };
         ensure(
             marked(&m)?.is_empty()
-                && m
-                    .store()
+                && m.store()
                     .known_sibling_apps()
                     .map_err(fail("the known siblings read"))?
                     == vec![SIBLING_APP.to_string()],
@@ -310,7 +311,11 @@ pub(super) fn restore_marks_siblings_for_reannounce(ctx: &mut Ctx) -> Result<(),
             drop(m);
             super::restore(&v.s.dir, &backup)?;
         }
-        let how = if whole { "the whole data directory" } else { "the database alone" };
+        let how = if whole {
+            "the whole data directory"
+        } else {
+            "the database alone"
+        };
         let woken = wake(&v).map_err(fail("the restored store wakes"))?;
         ensure(
             woken.wake_report().restore.is_some(),
@@ -327,15 +332,27 @@ pub(super) fn restore_marks_siblings_for_reannounce(ctx: &mut Ctx) -> Result<(),
             .map_err(|e| Failure::new("the search runs", e.to_string()))?;
         ensure(
             page.reconciling == vec![SIBLING_APP.to_string()] && !page.results.is_empty(),
-            format!("after a restore of {how}, the page names the sibling as reconciling and still finds the kept document"),
-            format!("reconciling {:?}, {} results", page.reconciling, page.results.len()),
+            format!(
+                "after a restore of {how}, the page names the sibling as reconciling and still finds the kept document"
+            ),
+            format!(
+                "reconciling {:?}, {} results",
+                page.reconciling,
+                page.results.len()
+            ),
         )?;
         drop(woken);
         let next = wake(&v).map_err(fail("the store wakes once more"))?;
         ensure(
             next.wake_report().restore.is_none() && marked(&next)? == vec![SIBLING_APP.to_string()],
-            format!("the next wake after a restore of {how} finds no new restore, and the mark stands until a re-announce completes"),
-            format!("{:?}, marked {:?}", next.wake_report().restore, marked(&next)?),
+            format!(
+                "the next wake after a restore of {how} finds no new restore, and the mark stands until a re-announce completes"
+            ),
+            format!(
+                "{:?}, marked {:?}",
+                next.wake_report().restore,
+                marked(&next)?
+            ),
         )?;
     }
     Ok(())
