@@ -267,9 +267,11 @@ fn titles_passages_paths(ctx: &mut Ctx) -> Result<(), Failure> {
     let file = ctx.canary();
     let refused = ctx.canary();
     let import_dir = ctx.dir("import");
+    // Invalid UTF-8 with no byte-order mark: refused as text in any
+    // encoding memoria reads (`FF FE` would now open UTF-16, issue 32).
     write_file(
         &import_dir.join(format!("{refused}.md")),
-        b"\xff\xfe not utf-8",
+        b"\xc3\x28 not utf-8",
     );
     let logs = CapturedLogs::default();
     let mut app = app(ctx, OWNER)?;
