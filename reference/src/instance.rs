@@ -1,5 +1,8 @@
 //! One memoria instance: the store, the awake index, admission, and the search path (§4.2, §7.4, §8.1).
 //!
+//! Size: over 800 lines because wake, replay and every operation that
+//! must keep the store and the awake index in step live together.
+//!
 //! [`Instance::wake_with_tombstones`] opens the store and the durable
 //! tombstone log ([`crate::storage::tombstone`]) in its own directory, asks
 //! the log to vouch for the database (a log that went backwards refuses the

@@ -1,5 +1,9 @@
 //! Gate 10 (§10, §7.4): deletion survives a restore — a tombstone applied, a snapshot superseded, then a restore from before the delete must not serve the deleted passage.
 //!
+//! Size: over 800 lines because gate 10's cases share one rig (a data
+//! directory, a delete, a backup to restore); the whole-directory cases
+//! already live apart in `whole_directory.rs`.
+//!
 //! Every case works on a real data directory: two documents, each carrying
 //! a seed-derived canary word, so "the deleted passage is not served" is a
 //! search for a word that was searchable a moment before (presence before

@@ -1,5 +1,8 @@
 //! The chat completions call: instructions, ruled passages and a question in, one typed reply or one typed error out, through the one provider (§8.2, §8.3).
 //!
+//! Size: over 800 lines because the request, its deadline and the total
+//! decoder of the reply change together, with their tests.
+//!
 //! One request is the OpenAI-compatible `POST /v1/chat/completions` to the
 //! same host, over the same [`Dialer`] and TLS, with the same key, as the
 //! embeddings call: no base URL, host or port is a parameter (§8.3,

@@ -1,5 +1,8 @@
 //! The embeddings call: texts in, validated 4,096-value vectors out, through the one provider (§7.2, §8.3).
 //!
+//! Size: over 800 lines because the request, its batching and the total
+//! decoder of the vectors change together, with their tests.
+//!
 //! One request is the OpenAI-compatible `POST /v1/embeddings` with exactly
 //! `{"model": EMBED_MODEL, "input": [...]}`. Never `dimensions`: the pinned
 //! model emits 4,096 values and fails the request if it is sent (§7.2); the
