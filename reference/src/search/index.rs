@@ -1,5 +1,8 @@
 //! The lexical index: an in-memory, contentless FTS5 table ranked by BM25 (§3.1, §7.1, §7.2).
 //!
+//! Size: over 800 lines because the FTS5 schema, the query plan and
+//! the ranking over both scripts' tokens must agree, and are tested together.
+//!
 //! FTS5 postings are plaintext terms, so this table never lives in the
 //! database file (§3.1). It is an in-memory SQLite database that exists only
 //! while memoria is awake, and it is persisted only as one sealed snapshot
