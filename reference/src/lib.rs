@@ -242,6 +242,9 @@ pub use sibling::client::{ConfigRefusal, SIBLING_DEADLINE_MS, SiblingClient, Sib
 pub use sibling::host::{
     HostRefusal, SIBLING_PORT_DEFAULT, SIBLING_TLS_PORT_DEFAULT, SiblingScheme, SiblingUrl,
 };
+pub use sibling::pull::{
+    Puller, S1_CURRENT_AS_OF_AFTER_S, S1_PULL_BACKOFF_MAX_S, S1_PULL_INTERVAL_MIN_S,
+};
 pub use sibling::sync::{ReannounceStatus, SyncReport};
 pub use sibling::tls::{CaRefusal, SIBLING_CA_FILE_BYTES_MAX, TlsDialer, TlsRefusal, TlsTrust};
 pub use sibling::token::{

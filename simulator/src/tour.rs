@@ -112,7 +112,7 @@ pub fn tour(seed: u64) -> Result<String, SimFailure> {
             .set_malformed_s2(Some(MalformedS2::DuplicateItem));
         m.search(OWNERS[0], TOUR_QUERY).await;
         tokio::time::sleep(Duration::from_secs(1)).await;
-        m.sync().await;
+        m.question_pulls(OWNERS[0]).await;
         m.search(OWNERS[1], TOUR_QUERY).await;
         Ok(())
     })?;

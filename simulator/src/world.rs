@@ -91,6 +91,11 @@ impl SimClock {
     }
 }
 
+/// What [`Memoria::question_pulls`] searches for: a word no corpus holds, so
+/// the question rules nothing; any question starts the
+/// pulls that are due, whatever it finds.
+pub const QUESTION_PULL_WORDS: &str = "xqpullquestion";
+
 /// Seconds in a UTC day.
 pub const SECONDS_PER_DAY: i64 = 86_400;
 
@@ -893,9 +898,42 @@ impl Memoria {
         }
     }
 
-    /// Polls every configured sibling's S1 now, as a later wake would.
-    pub async fn sync(&self) -> Vec<memoria::SyncReport> {
-        self.state().warm_up().await
+    /// Pulls memoria's siblings the way production does after its wake:
+    /// by asking it questions (§6.1). Waits (simulated) until a question is
+    /// due to pull, [`memoria::S1_PULL_INTERVAL_MIN_S`] after
+    /// the last pull started, has `reader` search, and awaits the pulls that
+    /// question started; while some sibling is still in its backoff after a
+    /// failed pull, asks again after twice the wait, up to
+    /// [`memoria::S1_PULL_BACKOFF_MAX_S`]. Returns the newest
+    /// report of each sibling pulled, in the order they finished.
+    ///
+    /// Nothing here is a hook production lacks: the search is a reader's
+    /// request over HTTP, and awaiting what it started only observes it.
+    ///
+    /// # Panics
+    /// As [`Memoria::search`]: if `reader` cannot sign in.
+    pub async fn question_pulls(&mut self, reader: &str) -> Vec<memoria::SyncReport> {
+        use memoria::{S1_PULL_BACKOFF_MAX_S, S1_PULL_INTERVAL_MIN_S};
+        let apps = self
+            .state()
+            .siblings()
+            .map(|c| c.apps())
+            .unwrap_or_default();
+        let mut reports: Vec<memoria::SyncReport> = Vec::new();
+        let mut wait_s = S1_PULL_INTERVAL_MIN_S;
+        loop {
+            tokio::time::sleep(Duration::from_secs(wait_s.unsigned_abs())).await;
+            self.search(reader, QUESTION_PULL_WORDS).await;
+            for r in self.settle_follow_ups().await {
+                reports.retain(|old| old.app != r.app);
+                reports.push(r);
+            }
+            let pulled_all = apps.iter().all(|a| reports.iter().any(|r| &r.app == a));
+            if pulled_all || wait_s >= S1_PULL_BACKOFF_MAX_S {
+                return reports;
+            }
+            wait_s = (wait_s * 2).min(S1_PULL_BACKOFF_MAX_S);
+        }
     }
 
     /// Awaits every follow-up sync memoria started from a ruling (the

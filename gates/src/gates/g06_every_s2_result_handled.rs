@@ -236,7 +236,7 @@ fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
         // A complete re-announce brings Sheets back into the ranking (§4.1).
         sheets.faults().set_truncate_announce(None);
         docs.faults().set_outage(None);
-        m.sync().await;
+        m.question_pulls(ana).await;
         let again = m.search(ana, &canary).await.response.body;
         check(
             again.contains("tagfresh"),

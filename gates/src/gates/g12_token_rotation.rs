@@ -371,7 +371,7 @@ fn walk(ctx: &mut Ctx) -> Result<(), Failure> {
             &[],
         )?;
         clean(&mut m, &trace, &canary, "phase 3 resumed").await?;
-        m.sync().await;
+        m.question_pulls(OWNERS[0]).await;
         let events = trace.events();
         check(
             events
@@ -413,7 +413,7 @@ fn new_token_without_restart(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{e:?}"),
         )?;
         let from = trace.events().len();
-        m.sync().await;
+        m.question_pulls(OWNERS[0]).await;
         let polls: Vec<(String, Option<u32>)> = trace.events()[from..]
             .iter()
             .filter(|e| e.call == CallKind::S1)

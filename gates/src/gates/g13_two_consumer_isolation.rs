@@ -108,6 +108,11 @@ fn render(e: &TraceEvent) -> String {
     )
 }
 
+/// Whether a rendered call of B's is an S1 read.
+fn is_s1(rendered: &str) -> bool {
+    rendered.contains(" S1 status=")
+}
+
 /// What a case's script is handed: the trace, the fakes, A's drain, B's
 /// token at each app (for a case that calls a sibling as B directly).
 #[derive(Clone)]
@@ -124,6 +129,12 @@ struct Watch {
     trace: Trace,
     from: usize,
     seen: Seen,
+    /// B's S1 calls made during its searches, not yet noted. A question
+    /// pulls when the last pull is old enough (§6.1), and A's own steps
+    /// make simulated time pass, so with A present a search of B's may pull
+    /// where without A it does not: these calls are noted with B's next
+    /// poll instead, as part of the feed B read up to there.
+    carried: Vec<String>,
 }
 
 impl Watch {
@@ -132,6 +143,7 @@ impl Watch {
             trace: trace.clone(),
             from: trace.events().len(),
             seen: Seen::default(),
+            carried: Vec::new(),
         }
     }
 
@@ -165,10 +177,14 @@ impl Watch {
         events
     }
 
-    /// B searches as `owner`; notes what it called and the page.
+    /// B searches as `owner`; notes what it called and the page, and
+    /// carries the S1 calls its question's pull made to the next poll.
     async fn search(&mut self, b: &mut Memoria, owner: &str, q: &str, name: &str) {
         let page = b.search(owner, q).await;
         b.settle_follow_ups().await;
+        let (_, calls) = self.take();
+        let (s1, calls): (Vec<String>, Vec<String>) = calls.into_iter().partition(|c| is_s1(c));
+        self.carried.extend(s1);
         let p = Page::of(&page.response);
         let mut shown = p.withheld();
         shown.extend(p.reconciling());
@@ -177,14 +193,30 @@ impl Watch {
                 .into_iter()
                 .map(|r| format!("{}: {}", r.app, r.text)),
         );
-        self.note(name, Some(shown));
+        self.seen.0.push(Step {
+            name: name.to_owned(),
+            calls,
+            page: Some(shown),
+        });
     }
 
-    /// B polls every sibling; notes what it called.
-    async fn sync(&mut self, b: &Memoria, name: &str) {
-        b.sync().await;
+    /// B is asked a question, which pulls every sibling that is due (§6.1); notes what it called.
+    async fn sync(&mut self, b: &mut Memoria, name: &str) {
+        b.question_pulls(OWNERS[0]).await;
         b.settle_follow_ups().await;
-        self.note(name, None);
+        let (_, mut calls) = self.take();
+        calls.append(&mut self.carried);
+        // A poll that found nothing new says nothing about isolation, and
+        // how many of them B made depends on the time A's steps took.
+        calls.retain(|c| {
+            !(is_s1(c) && c.contains("status=Some(200)") && c.contains(r#""rows":[]"#))
+        });
+        calls.sort();
+        self.seen.0.push(Step {
+            name: name.to_owned(),
+            calls,
+            page: None,
+        });
     }
 }
 
@@ -359,8 +391,8 @@ async fn cursor_script(mut a: Option<Memoria>, mut b: Memoria, rig: Rig) -> Resu
                 })
                 .map_err(|e| e.to_string())?;
         }
-        if let Some(a) = a.as_ref() {
-            a.sync().await;
+        if let Some(a) = a.as_mut() {
+            a.question_pulls(OWNERS[0]).await;
             let events = w.skip();
             let rows = calls_of_a(&events)
                 .iter()
@@ -380,7 +412,7 @@ async fn cursor_script(mut a: Option<Memoria>, mut b: Memoria, rig: Rig) -> Resu
         tokio::time::sleep(Duration::from_millis(ROUND_MS)).await;
     }
     w.skip();
-    b.sync().await;
+    b.question_pulls(OWNERS[0]).await;
     b.settle_follow_ups().await;
     let (_, calls) = w.take();
     let expired = calls
@@ -397,7 +429,7 @@ async fn cursor_script(mut a: Option<Memoria>, mut b: Memoria, rig: Rig) -> Resu
         calls,
         page: None,
     });
-    w.sync(&b, "B polls again").await;
+    w.sync(&mut b, "B polls again").await;
     w.search(
         &mut b,
         OWNERS[0],
@@ -433,7 +465,7 @@ async fn token_script(mut a: Option<Memoria>, mut b: Memoria, rig: Rig) -> Resul
     }
     w.search(&mut b, OWNERS[0], &rig.canary, "B after A's revocation")
         .await;
-    w.sync(&b, "B polls after A's revocation").await;
+    w.sync(&mut b, "B polls after A's revocation").await;
     if let Some(a) = a.as_mut() {
         a.remove_token_file("docs")?;
         a.search(OWNERS[0], &rig.canary).await;
@@ -492,7 +524,7 @@ async fn rotation_script(mut a: Option<Memoria>, mut b: Memoria, rig: Rig) -> Re
     }
     w.search(&mut b, OWNERS[0], &rig.canary, "B after A's phase 2")
         .await;
-    w.sync(&b, "B polls after A's phase 2").await;
+    w.sync(&mut b, "B polls after A's phase 2").await;
     if let Some(a) = a.as_mut() {
         let r = rig.drain.contract(Stop::AtEnd);
         check(
@@ -501,7 +533,7 @@ async fn rotation_script(mut a: Option<Memoria>, mut b: Memoria, rig: Rig) -> Re
             format!("{r:?}"),
         )?;
         a.search(OWNERS[0], &rig.canary).await;
-        a.sync().await;
+        a.question_pulls(OWNERS[0]).await;
         let events = w.skip();
         let epochs: Vec<Option<u32>> = calls_of_a(&events).iter().map(|e| e.epoch).collect();
         check(
@@ -528,7 +560,7 @@ async fn rotation_script(mut a: Option<Memoria>, mut b: Memoria, rig: Rig) -> Re
     }
     w.search(&mut b, OWNERS[0], &rig.canary, "B after A's phase 3")
         .await;
-    w.sync(&b, "B polls after A's phase 3").await;
+    w.sync(&mut b, "B polls after A's phase 3").await;
     Ok(w.seen)
 }
 
@@ -563,13 +595,14 @@ async fn reads_script(mut a: Option<Memoria>, mut b: Memoria, rig: Rig) -> Resul
     w.search(&mut b, OWNERS[1], &rig.canary, "B as Bea after A's reads")
         .await;
     for round in 0..ROUNDS {
-        w.sync(&b, &format!("B keeps polling, round {round}")).await;
+        w.sync(&mut b, &format!("B keeps polling, round {round}"))
+            .await;
         tokio::time::sleep(Duration::from_millis(ROUND_MS)).await;
     }
-    if let Some(a) = a.as_ref() {
+    if let Some(a) = a.as_mut() {
         // The 410 marks the sibling; the next sync reads the announce.
-        a.sync().await;
-        a.sync().await;
+        a.question_pulls(OWNERS[0]).await;
+        a.question_pulls(OWNERS[0]).await;
         a.settle_follow_ups().await;
         let events = w.skip();
         let a_calls = calls_of_a(&events);
@@ -592,7 +625,7 @@ async fn reads_script(mut a: Option<Memoria>, mut b: Memoria, rig: Rig) -> Resul
             format!("{told} answers 410, {closed} closed announces"),
         )?;
     }
-    w.sync(&b, "B polls after A's re-announce").await;
+    w.sync(&mut b, "B polls after A's re-announce").await;
     w.search(
         &mut b,
         OWNERS[0],

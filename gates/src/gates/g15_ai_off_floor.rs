@@ -103,6 +103,11 @@ pub static GATE: Gate = Gate {
             run: withholding_is_loud,
         },
         Case {
+            id: "15/a-failed-pull-says-how-current-the-page-is",
+            desc: "§8.1: \"the page states the time the corpus is current as of\" when S1 fails. Docs' feed answers 503 after the wake: the question that meets it still shows Docs' held passages, and its pull fails; the next page says, in one line a reader sees as it opens, that memoria's last pull from Docs failed and its results are current as of the wake's pull (the simulation's epoch, to the minute), names no other sibling, and still shows Docs' passages.",
+            run: failed_pull_names_freshness,
+        },
+        Case {
             id: "15/the-fact-box-is-on-the-floor",
             desc: "§8.1: \"§8.8's fact box is part of this floor … it renders inside the results region rather than beside it.\" An office phone number in a Sheets passage: the box is inside section#results, holds the number, and cites the passage by its deep link.",
             run: fact_box_on_the_floor,
@@ -597,6 +602,67 @@ fn withholding_is_loud(ctx: &mut Ctx) -> Result<(), Failure> {
         check(
             page.results_from("sheets") == 2 && page.results_from("docs") == 0,
             "Sheets' two passages still shown, none of Docs'",
+            format!("{:?}", page.results()),
+        )
+    })
+}
+
+fn failed_pull_names_freshness(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let apps = ["sheets", "docs"];
+    let w = world(ctx, &apps);
+    for (app, prefix, titles) in [("sheets", "sh", &TITLES[..2]), ("docs", "dc", &TITLES[2..])] {
+        w.fake(app).model().with(|m| {
+            for (i, t) in titles.iter().enumerate() {
+                m.add_item(
+                    &format!("{prefix}-{i}"),
+                    Rung::Team,
+                    t,
+                    &body(t, &canary, "is held"),
+                )
+                .expect("item");
+            }
+        });
+    }
+    let docs = w.fake("docs").clone();
+    floor(&w, &apps, move |mut m| async move {
+        m.warmed_up().await?;
+        let first = read(&m.search(ANA, &canary).await, "the first results page")?;
+        check(
+            first.freshness().is_empty() && first.results_from("docs") == 3,
+            "right after the wake's pulls the page names no sibling as behind and shows Docs' three passages (presence)",
+            format!("{:?} {:?}", first.freshness(), first.results()),
+        )?;
+        docs.faults()
+            .set_outage_for(Some(Outage::Status(503)), Some(CallKind::S1));
+        tokio::time::sleep(std::time::Duration::from_secs(
+            memoria::S1_PULL_INTERVAL_MIN_S.unsigned_abs() + 1,
+        ))
+        .await;
+        // This question is due to pull; its page is what memoria held.
+        m.search(ANA, &canary).await;
+        m.settle_follow_ups().await;
+        let page = read(
+            &m.search(ANA, &canary).await,
+            "the page after a failed pull",
+        )?;
+        let as_of = memoria::iso_date_time(memoria_simulator::EPOCH_UNIX_S);
+        let want = format!(
+            "memoria's last pull of changes from Docs failed; its results are current as of {as_of} UTC."
+        );
+        check(
+            page.freshness() == [want.clone()],
+            format!("one line: {want:?}"),
+            format!("{:?}", page.freshness()),
+        )?;
+        check(
+            page.shown_texts("p.freshness") == page.freshness(),
+            "the freshness line is shown as the page opens, not folded or hidden away",
+            format!("{:?}", page.tags("details, [hidden], [style]")),
+        )?;
+        check(
+            page.results_from("docs") == 3 && page.results_from("sheets") == 2,
+            "what memoria holds of Docs is still shown beside Sheets': a failed pull withholds nothing",
             format!("{:?}", page.results()),
         )
     })

@@ -402,7 +402,8 @@ fn failed_announce(ctx: &mut Ctx) -> Result<(), Failure> {
             TruncateAnnounce::WrongCount(-1),
         ] {
             sheets.faults().set_truncate_announce(Some(fault));
-            let report = sheets_report(&m.sync().await).ok_or("no Sheets sync")?;
+            let report =
+                sheets_report(&m.question_pulls(OWNERS[0]).await).ok_or("no Sheets sync")?;
             check(
                 matches!(report.reannounce, Some(ReannounceStatus::Failed(_)))
                     && report.retired == 0,
@@ -444,7 +445,7 @@ fn completed_announce(ctx: &mut Ctx) -> Result<(), Failure> {
             restored_and_marked(&mut m, &sheets, &canary, SHEETS_CHUNKS + DOCS_CHUNKS).await?;
         sheets.faults().set_truncate_announce(None);
         let before = trace.events().len();
-        let report = sheets_report(&m.sync().await).ok_or("no Sheets sync")?;
+        let report = sheets_report(&m.question_pulls(OWNERS[0]).await).ok_or("no Sheets sync")?;
         check(
             report.reannounce == Some(ReannounceStatus::Completed) && report.retired == 1,
             "the complete announce is applied and retires one item",
@@ -536,7 +537,7 @@ fn refetch_failure_keeps_the_mark(ctx: &mut Ctx) -> Result<(), Failure> {
         sheets
             .faults()
             .set_outage_for(Some(Outage::Status(503)), Some(CallKind::S3));
-        let report = sheets_report(&m.sync().await).ok_or("no Sheets sync")?;
+        let report = sheets_report(&m.question_pulls(OWNERS[0]).await).ok_or("no Sheets sync")?;
         check(
             matches!(report.reannounce, Some(ReannounceStatus::Unapplied(_)))
                 && report.fetch_failed >= 1,
@@ -561,7 +562,7 @@ fn refetch_failure_keeps_the_mark(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{results} results, {docs} from Docs, {lines:?}"),
         )?;
         sheets.faults().set_outage_for(None, None);
-        let report = sheets_report(&m.sync().await).ok_or("no Sheets sync")?;
+        let report = sheets_report(&m.question_pulls(OWNERS[0]).await).ok_or("no Sheets sync")?;
         let (_, _, marked, a, _) = held(&m)?;
         check(
             report.reannounce == Some(ReannounceStatus::Completed)
@@ -608,7 +609,7 @@ fn announce_brings_new_and_newer(ctx: &mut Ctx) -> Result<(), Failure> {
         });
         sheets.faults().set_truncate_announce(None);
         let before = trace.events().len();
-        let report = sheets_report(&m.sync().await).ok_or("no Sheets sync")?;
+        let report = sheets_report(&m.question_pulls(OWNERS[0]).await).ok_or("no Sheets sync")?;
         check(
             report.reannounce == Some(ReannounceStatus::Completed),
             "the complete announce is applied",

@@ -216,6 +216,14 @@ impl Page {
         self.texts("p.reconciling")
     }
 
+    /// The freshness lines, `p.freshness`, in order: one per sibling whose
+    /// last pull failed or whose content is old (§8.1), e.g. "memoria's
+    /// last pull of changes from Docs failed; its results are current as of
+    /// 2026-11-30 09:00 UTC."
+    pub fn freshness(&self) -> Vec<String> {
+        self.texts("p.freshness")
+    }
+
     /// The results, `li.result`, in rank order, each with its app.
     pub fn results(&self) -> Vec<ResultItem> {
         let app = selector("span.app");
