@@ -73,6 +73,11 @@ pub const PROVIDER_KEY_FILE_ENV: &str = "MEMORIA_PROVIDER_KEY_FILE";
 /// Mozilla's roots (§6.1).
 pub const SIBLING_CA_FILE_ENV: &str = "MEMORIA_SIBLING_CA_FILE";
 
+/// The variable naming how many seconds `memoria serve` goes without a
+/// request before it evicts the decrypted index (§3.5); `0` never evicts.
+/// Unset: [`crate::IDLE_EVICT_DEFAULT_S`].
+pub const IDLE_EVICT_ENV: &str = "MEMORIA_IDLE_EVICT_S";
+
 /// The team owner's AI choice (§8.3): off, or on with the key to the one
 /// provider. Its `Debug` never shows the key.
 #[derive(Debug, Clone, Default)]
@@ -401,6 +406,26 @@ pub fn resolve_sibling_trust(
     }
 }
 
+/// `MEMORIA_IDLE_EVICT_S` (§3.5): how long without a request before the
+/// decrypted index is evicted; `None` (the value `0`) never evicts.
+///
+/// # Errors
+/// [`ErrorKind::Config`] if the value is not a whole number of seconds.
+pub fn resolve_idle_evict(
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<std::time::Duration>, Error> {
+    let seconds = match env(IDLE_EVICT_ENV) {
+        None => crate::IDLE_EVICT_DEFAULT_S,
+        Some(v) => v.trim().parse::<u64>().map_err(|_| {
+            Error::new(
+                ErrorKind::Config,
+                format!("{IDLE_EVICT_ENV} must be a whole number of seconds (0: never evict)"),
+            )
+        })?,
+    };
+    Ok((seconds > 0).then(|| std::time::Duration::from_secs(seconds)))
+}
+
 /// `MEMORIA_AI` and, when on, the provider key; and whether a key is set
 /// with AI off.
 fn resolve_ai(env: &dyn Fn(&str) -> Option<String>) -> Result<(Ai, bool), Error> {
@@ -659,6 +684,25 @@ mod tests {
             let err = resolve(dir.path(), &env).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Config);
             assert!(format!("{err:#}").contains("-ca.pem"), "{err:#}");
+        }
+    }
+
+    #[test]
+    fn the_idle_eviction_defaults_to_a_quarter_hour_and_zero_switches_it_off() {
+        use std::time::Duration;
+        let rows: [(&'static [(&str, &str)], Option<Option<Duration>>); 5] = [
+            (&[], Some(Some(Duration::from_secs(crate::IDLE_EVICT_DEFAULT_S)))),
+            (&[("MEMORIA_IDLE_EVICT_S", "60")], Some(Some(Duration::from_secs(60)))),
+            (&[("MEMORIA_IDLE_EVICT_S", " 0 ")], Some(None)),
+            (&[("MEMORIA_IDLE_EVICT_S", "soon")], None),
+            (&[("MEMORIA_IDLE_EVICT_S", "-5")], None),
+        ];
+        for (env, want) in rows {
+            let got = resolve_idle_evict(&env_of(env));
+            match want {
+                Some(w) => assert_eq!(got.ok(), Some(w), "{env:?}"),
+                None => assert_eq!(got.map_err(|e| e.kind()), Err(ErrorKind::Config), "{env:?}"),
+            }
         }
     }
 

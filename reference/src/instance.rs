@@ -150,6 +150,11 @@ pub struct Instance {
     snapshot_tombstone_seq: i64,
     /// Every live chunk's vector, with AI on (§7.2; empty with AI off).
     dense: DenseMatrix,
+    /// Where the durable tombstone log lives, for a re-wake (§7.4).
+    tombstone_dir: PathBuf,
+    /// The decrypted index and vectors were dropped after an idle spell
+    /// (§3.5); the next use wakes them again ([`Instance::evict`]).
+    evicted: bool,
 }
 
 impl std::fmt::Debug for Instance {
@@ -353,6 +358,8 @@ impl Instance {
             tombstones: log,
             snapshot_tombstone_seq,
             dense: DenseMatrix::new(),
+            tombstone_dir: tombstone_dir.to_path_buf(),
+            evicted: false,
         };
         // The dense matrix wakes before any snapshot below is written, so
         // that snapshot seals the matrix, not an empty one.
@@ -398,6 +405,57 @@ impl Instance {
             "awake"
         );
         Ok(instance)
+    }
+
+    /// Drops the decrypted index and dense vectors from memory after an idle
+    /// spell (§3.5: "idle eviction of the decrypted handle"), having first
+    /// sealed a snapshot that holds them, so the next wake loads rather than
+    /// rebuilds. The sealed store and its key stay open; nothing readable
+    /// of the corpus stays in memory but what the store's cache holds.
+    /// [`crate::SharedInstance::run`] wakes an evicted instance before any
+    /// work ([`Instance::rewake`]). Evicting twice is a no-op.
+    ///
+    /// # Errors
+    /// As [`Instance::write_snapshot`]; nothing is dropped then.
+    pub fn evict(&mut self) -> Result<(), Error> {
+        if self.evicted {
+            return Ok(());
+        }
+        self.write_snapshot()?;
+        self.index = LexicalIndex::new()?;
+        self.dense = DenseMatrix::new();
+        self.evicted = true;
+        tracing::info!("idle: the decrypted index is evicted until the next question");
+        Ok(())
+    }
+
+    /// True while the index is evicted ([`Instance::evict`]).
+    pub fn is_evicted(&self) -> bool {
+        self.evicted
+    }
+
+    /// Wakes an evicted instance again, as a start does (§7.3, §7.4): the
+    /// same data directory, tombstone log, key, admission and clock. A
+    /// no-op when not evicted.
+    ///
+    /// # Errors
+    /// As [`Instance::wake_with_tombstones`]; the instance stays evicted.
+    pub fn rewake(&mut self) -> Result<(), Error> {
+        if !self.evicted {
+            return Ok(());
+        }
+        let woken = Instance::wake_with_tombstones(
+            InstanceConfig {
+                data_dir: self.data_dir.clone(),
+                admission: self.admission.clone(),
+                egress: self.egress,
+            },
+            &self.tombstone_dir.clone(),
+            self.store.sealer().clone(),
+            self.clock.clone(),
+        )?;
+        *self = woken;
+        Ok(())
     }
 
     /// What waking did.

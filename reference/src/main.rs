@@ -732,6 +732,10 @@ fn serve(
         }
         // The connectors the ingest surface admits (/connectors/…, §9.1).
         state = state.with_connectors(connectors);
+        // §3.5: the decrypted index leaves memory after an idle spell.
+        let idle = memoria::resolve_idle_evict(&|k| std::env::var(k).ok())
+            .map_err(|e| Exit(EXIT_USAGE, anyhow::anyhow!("{e:#}")))?;
+        state = state.with_idle_evict(idle);
         // The projects and the organisation a brief may name (/brief).
         state = state.with_scopes(scopes);
         // AI on (§8.3): the one provider, dialed like the siblings; its

@@ -51,6 +51,9 @@ pub enum Offload {
 pub struct SharedInstance {
     instance: Arc<Mutex<Instance>>,
     offload: Offload,
+    /// Requests served so far ([`SharedInstance::touch`]): what the idle
+    /// eviction watches (§3.5).
+    uses: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for SharedInstance {
@@ -82,7 +85,46 @@ impl SharedInstance {
         SharedInstance {
             instance: Arc::new(Mutex::new(instance)),
             offload,
+            uses: Arc::default(),
         }
+    }
+
+    /// Counts one request served: the instance is not idle (§3.5).
+    pub fn touch(&self) {
+        self.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Requests served so far ([`SharedInstance::touch`]).
+    pub fn uses(&self) -> u64 {
+        self.uses.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// True while an idle spell has evicted the index ([`Instance::evict`]).
+    pub fn is_evicted(&self) -> bool {
+        lock(&self.instance).is_evicted()
+    }
+
+    /// Evicts the decrypted index ([`Instance::evict`], §3.5); the next
+    /// [`SharedInstance::run`] wakes it again.
+    ///
+    /// # Errors
+    /// As [`Instance::evict`], and as [`SharedInstance::run_cold`].
+    pub async fn evict(&self) -> Result<(), Error> {
+        self.run_cold(Instance::evict).await?
+    }
+
+    /// As [`SharedInstance::run`], but an evicted instance is not woken
+    /// first: for work that reads or writes the sealed store alone (the
+    /// roster copy's record, §4.3), never the index or the vectors.
+    ///
+    /// # Errors
+    /// As [`SharedInstance::run`].
+    pub async fn run_cold<T, F>(&self, work: F) -> Result<T, Error>
+    where
+        F: FnOnce(&mut Instance) -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.run_where(false, work).await
     }
 
     /// Where this handle runs store work.
@@ -103,7 +145,9 @@ impl SharedInstance {
     ///
     /// # Errors
     /// [`ErrorKind::Abandoned`] if `work` panicked (caught, logged by kind
-    /// only), or if the runtime shut down before pooled work ran.
+    /// only), or if the runtime shut down before pooled work ran; as
+    /// [`Instance::rewake`] if an idle spell evicted the index and it cannot
+    /// be woken again (§3.5).
     ///
     /// # Panics
     /// With [`Offload::Pool`], if called outside a tokio runtime.
@@ -112,21 +156,37 @@ impl SharedInstance {
         F: FnOnce(&mut Instance) -> T + Send + 'static,
         T: Send + 'static,
     {
+        self.run_where(true, work).await
+    }
+
+    async fn run_where<T, F>(&self, wake: bool, work: F) -> Result<T, Error>
+    where
+        F: FnOnce(&mut Instance) -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let awake = move |i: &mut Instance| -> Result<T, Error> {
+            if wake {
+                i.rewake()?;
+            }
+            Ok(work(i))
+        };
         match self.offload {
-            Offload::Inline => catch_unwind(AssertUnwindSafe(|| work(&mut lock(&self.instance))))
-                .map_err(|_| abandoned_by_panic()),
+            Offload::Inline => {
+                catch_unwind(AssertUnwindSafe(|| awake(&mut lock(&self.instance))))
+                    .map_err(|_| abandoned_by_panic())?
+            }
             Offload::Pool => {
                 let instance = self.instance.clone();
                 let dispatch = tracing::dispatcher::get_default(|d| d.clone());
                 let span = tracing::Span::current();
                 let joined = tokio::task::spawn_blocking(move || {
                     tracing::dispatcher::with_default(&dispatch, || {
-                        span.in_scope(|| work(&mut lock(&instance)))
+                        span.in_scope(|| awake(&mut lock(&instance)))
                     })
                 })
                 .await;
                 match joined {
-                    Ok(t) => Ok(t),
+                    Ok(t) => t,
                     Err(e) if e.is_panic() => Err(abandoned_by_panic()),
                     Err(_) => Err(Error::new(
                         ErrorKind::Abandoned,

@@ -180,6 +180,9 @@ pub struct World {
     /// The stub provider on [`memoria::PROVIDER_HOST`], and whether memoria
     /// wakes with AI on and its chat client pointed at it.
     provider: Option<(StubProvider, EgressMode)>,
+    /// memoria's idle eviction (§3.5), when a world sets one other than
+    /// production's default ([`World::idle_evict`]).
+    idle_evict: Option<Option<Duration>>,
 }
 
 impl std::fmt::Debug for World {
@@ -247,6 +250,7 @@ impl World {
             keymail: false,
             home: None,
             provider: None,
+            idle_evict: None,
         }
     }
 
@@ -265,6 +269,17 @@ impl World {
     /// (§8.4; gates 14, 31, 32).
     pub fn use_provider(&mut self, stub: &StubProvider) {
         self.use_stub_provider(stub, EgressMode::AiOn);
+    }
+
+    /// memoria evicts its decrypted index after `idle` without a request
+    /// (§3.5, `MEMORIA_IDLE_EVICT_S`), or never with `None`; production's
+    /// [`memoria::IDLE_EVICT_DEFAULT_S`] is longer than a simulation runs.
+    pub fn idle_evict(&mut self, idle: Option<Duration>) {
+        self.idle_evict = Some(idle);
+        self.settings.insert(
+            "idle_evict_s".into(),
+            idle.map_or("never".into(), |d| d.as_secs().to_string()),
+        );
     }
 
     /// Runs memoria in suite shape (§4.3): a fake home on [`HOME_HOST`]
@@ -704,6 +719,7 @@ impl World {
             host: consumer.host.clone(),
             home,
             chat,
+            idle_evict: self.idle_evict,
         };
         // Fail fast, outside the simulation, if memoria cannot wake at all.
         let first = boot.wake().map_err(|e| fail(e.to_string()))?;
@@ -777,6 +793,8 @@ struct Boot {
     home: Option<memoria::HomeClient>,
     /// With AI on, the chat client to the stub provider.
     chat: Option<memoria::ChatClient>,
+    /// [`World::idle_evict`]'s setting, if the world made one.
+    idle_evict: Option<Option<Duration>>,
 }
 
 impl Boot {
@@ -812,6 +830,10 @@ impl Boot {
             memoria::Offload::Inline,
         )
         .with_siblings(self.client.clone());
+        let state = match self.idle_evict {
+            Some(idle) => state.with_idle_evict(idle),
+            None => state,
+        };
         let state = match &self.home {
             Some(h) => state.with_home(h.clone()),
             None => state,

@@ -75,12 +75,84 @@ pub static GATE: Gate = Gate {
             run: a_wake_is_measured,
         },
         Case {
+            id: "20/an-idle-spell-evicts-and-the-next-question-wakes-by-loading",
+            desc: "§3.5's idle eviction, as memoria serve runs it in a simulated world with a 60 s idle time: while a reader asks every 30 s for two minutes the index stays in memory (presence); after two idle minutes with no request the decrypted index is gone (no chunk in memory, the instance marked evicted); the next question shows the same three passages, and the wake it made loaded the sealed snapshot the eviction wrote, the wake this gate's budget measures, not a rebuild.",
+            run: idle_eviction_wakes_by_loading,
+        },
+        Case {
             id: "20/the-budget-holds-at-90k",
             desc: "From the two measured wakes: the whole-corpus wake plus each chunk up to 90,000 at the bytes slope, at 50 MB/s, plus the wake's CPU; require it within 5 s.",
             run: budget_holds,
         },
     ],
 };
+
+/// The idle time the eviction case sets, seconds: short, so a simulated
+/// run reaches it; production's is [`memoria::IDLE_EVICT_DEFAULT_S`].
+const IDLE_S: u64 = 60;
+
+fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
+    use std::time::Duration;
+
+    use memoria_simulator::{OWNERS, Rung, SiblingSpec, World};
+
+    use crate::rigs::sim::{check, run_world};
+
+    let canary = ctx.canary();
+    let mut w = World::new(ctx.seed(), vec![SiblingSpec::own("docs")]);
+    w.idle_evict(Some(Duration::from_secs(IDLE_S)));
+    w.fake("docs").model().with(|m| {
+        for i in 0..3 {
+            m.add_item(
+                &format!("dc-{i}"),
+                Rung::Team,
+                &format!("Note {i}"),
+                &format!("# Note {i}\n\nThe {canary} figure is {i}.\n"),
+            )
+            .expect("item");
+        }
+    });
+    run_world(&w, move |mut m| async move {
+        let ana = OWNERS[0];
+        m.warmed_up().await?;
+        let shown = |page: &memoria_simulator::Page| {
+            crate::rigs::page::Page::of(&page.response).results_from("docs")
+        };
+        for round in 0..4 {
+            tokio::time::sleep(Duration::from_secs(IDLE_S / 2)).await;
+            let n = shown(&m.search(ana, &canary).await);
+            check(
+                n == 3,
+                format!("round {round}: a reader asking every {} s finds Docs' three passages", IDLE_S / 2),
+                format!("{n} shown"),
+            )?;
+        }
+        let instance = m.state().instance();
+        check(
+            !instance.lock().map_err(|_| "lock")?.is_evicted(),
+            "while a reader asks more often than the idle time, the index stays in memory (presence)",
+            "it was evicted",
+        )?;
+        tokio::time::sleep(Duration::from_secs(2 * IDLE_S + 1)).await;
+        {
+            let guard = instance.lock().map_err(|_| "lock")?;
+            let held = guard.index().chunk_ids().map_err(|e| e.to_string())?.len();
+            check(
+                guard.is_evicted() && held == 0,
+                "after two idle spells with no request the decrypted index is evicted: no chunk in memory",
+                format!("evicted {}, {held} chunks in memory", guard.is_evicted()),
+            )?;
+        }
+        let n = shown(&m.search(ana, &canary).await);
+        check(n == 3, "the next question shows Docs' three passages again", format!("{n} shown"))?;
+        let guard = instance.lock().map_err(|_| "lock")?;
+        check(
+            !guard.is_evicted() && matches!(guard.wake_report().kind, WakeKind::Loaded { .. }),
+            "the question woke the index by loading the sealed snapshot the eviction wrote (the wake this gate measures), not by a rebuild",
+            format!("evicted {}, wake {:?}", guard.is_evicted(), guard.wake_report().kind),
+        )
+    })
+}
 
 /// What one measured wake read and spent.
 #[derive(Debug, Clone, Copy, PartialEq)]

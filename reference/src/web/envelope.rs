@@ -17,6 +17,8 @@ pub(crate) async fn envelope(State(state): State<AppState>, req: Request, next: 
         .get::<MatchedPath>()
         .map(|m| m.as_str().to_string())
         .unwrap_or_else(|| "(unmatched)".to_string());
+    // Every request counts against the idle eviction (§3.5).
+    state.touch();
     let mut resp = next.run(req).await;
     let status = resp.status();
     let is_html = resp

@@ -70,7 +70,7 @@ use upload::upload;
 #[cfg(feature = "testkit")]
 pub use crate::access::session::CapturedDelivery;
 pub use crate::access::session::{SignInDelivery, TerminalDelivery};
-pub use state::{AppState, EMBED_DRAIN_INTERVAL_S};
+pub use state::{AppState, EMBED_DRAIN_INTERVAL_S, IDLE_EVICT_DEFAULT_S};
 
 /// The largest upload accepted, in bytes (§9.1: "body cap 1 MiB").
 pub const UPLOAD_BYTES_MAX: usize = 1024 * 1024;
@@ -248,6 +248,7 @@ where
     // Suite shape: the roster is pulled on the same wake (§6.5).
     state.wake_home();
     state.start_embedding();
+    state.start_idle_eviction();
     let served = axum::serve(listener, router(state.clone()))
         .with_graceful_shutdown(shutdown)
         .await;

@@ -48,6 +48,15 @@ use crate::web::SESSION_COOKIE;
 /// provider from being called more than 60 times an hour.
 pub const EMBED_DRAIN_INTERVAL_S: u64 = 60;
 
+/// How long `memoria serve` goes without a request before it evicts the
+/// decrypted index and vectors from memory (§3.5: "idle eviction of the
+/// decrypted handle — the mitigation that matters most"). The spec names
+/// no figure; 15 minutes is ours: past a working session's pauses, so a
+/// team at work rarely waits for a wake, and short enough that an idle
+/// night holds no plaintext index. `MEMORIA_IDLE_EVICT_S` overrides it
+/// (0: never).
+pub const IDLE_EVICT_DEFAULT_S: u64 = 15 * 60;
+
 /// Shared state behind the router.
 #[derive(Clone)]
 pub struct AppState {
@@ -92,6 +101,9 @@ pub struct AppState {
     /// The roster loop [`AppState::wake_home`] started, stopped by
     /// [`AppState::stop_home`].
     roster_loop: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
+    /// How long without a request before the decrypted index is evicted
+    /// (§3.5, `MEMORIA_IDLE_EVICT_S`); `None` keeps it for good.
+    idle_evict: Option<std::time::Duration>,
 }
 
 /// What the session check found for one request's cookie (§4.3).
@@ -145,7 +157,46 @@ impl AppState {
             connectors: Arc::new(Connectors::none()),
             home: None,
             roster_loop: Arc::default(),
+            idle_evict: Some(std::time::Duration::from_secs(IDLE_EVICT_DEFAULT_S)),
         }
+    }
+
+    /// The same state, evicting the decrypted index after `idle` without a
+    /// request (§3.5), or never with `None`; [`IDLE_EVICT_DEFAULT_S`] unless
+    /// this names another.
+    pub fn with_idle_evict(mut self, idle: Option<std::time::Duration>) -> AppState {
+        self.idle_evict = idle;
+        self
+    }
+
+    /// Counts a request (the router calls this on every one): the instance
+    /// is not idle.
+    pub(crate) fn touch(&self) {
+        self.instance.touch();
+    }
+
+    /// Starts the idle watch `memoria serve` runs (§3.5): once
+    /// [`AppState::with_idle_evict`]'s time passes with no request, the
+    /// decrypted index and vectors are evicted ([`Instance::evict`]); the
+    /// next request wakes them ([`SharedInstance::run`]). Background work
+    /// (embedding, the roster) neither counts as a request nor wakes it.
+    pub fn start_idle_eviction(&self) {
+        let Some(idle) = self.idle_evict else {
+            return;
+        };
+        let instance = self.instance.clone();
+        tokio::spawn(async move {
+            loop {
+                let seen = instance.uses();
+                tokio::time::sleep(idle).await;
+                if instance.uses() == seen
+                    && !instance.is_evicted()
+                    && let Err(e) = instance.evict().await
+                {
+                    tracing::warn!(kind = ?e.kind(), "the idle index could not be evicted");
+                }
+            }
+        });
     }
 
     /// The same state in suite shape: the roster is pulled from `home`
@@ -189,7 +240,8 @@ impl AppState {
         };
         let team = copy.team().to_owned();
         let written = self
-            .blocking(move |i| i.store().set_roster_held(&team, &generation, epoch))
+            .instance
+            .run_cold(move |i| i.store().set_roster_held(&team, &generation, epoch))
             .await
             .and_then(|r| r);
         if let Err(e) = written {
@@ -206,7 +258,8 @@ impl AppState {
         };
         let team = copy.team().to_owned();
         match self
-            .blocking(move |i| i.store().roster_held(&team))
+            .instance
+            .run_cold(move |i| i.store().roster_held(&team))
             .await
             .and_then(|r| r)
         {
@@ -388,7 +441,11 @@ impl AppState {
         tokio::spawn(async move {
             state.check_canary().await;
             loop {
-                state.drain_embeddings().await;
+                // An evicted index has no vectors to add to; the request
+                // that wakes it queues what it brings (§3.5).
+                if !state.instance.is_evicted() {
+                    state.drain_embeddings().await;
+                }
                 let wait = std::time::Duration::from_secs(EMBED_DRAIN_INTERVAL_S);
                 let _ = tokio::time::timeout(wait, state.embed_wake.notified()).await;
             }
