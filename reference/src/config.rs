@@ -73,6 +73,11 @@ pub const PROVIDER_KEY_FILE_ENV: &str = "MEMORIA_PROVIDER_KEY_FILE";
 /// Mozilla's roots (§6.1).
 pub const SIBLING_CA_FILE_ENV: &str = "MEMORIA_SIBLING_CA_FILE";
 
+/// The variable that keeps Calendar's bodies: `on`, or `off` (the
+/// default, §3.5: "Calendar bodies off by default"), when an event is kept
+/// as its title alone.
+pub const CALENDAR_BODIES_ENV: &str = "MEMORIA_CALENDAR_BODIES";
+
 /// The variable naming how many seconds `memoria serve` goes without a
 /// request before it evicts the decrypted index (§3.5); `0` never evicts.
 /// Unset: [`crate::IDLE_EVICT_DEFAULT_S`].
@@ -406,6 +411,21 @@ pub fn resolve_sibling_trust(
     }
 }
 
+/// `MEMORIA_CALENDAR_BODIES` (§3.5): `true` only for `on`.
+///
+/// # Errors
+/// [`ErrorKind::Config`] for any value but `on` or `off`.
+pub fn resolve_calendar_bodies(env: &dyn Fn(&str) -> Option<String>) -> Result<bool, Error> {
+    match env(CALENDAR_BODIES_ENV).as_deref().map(str::trim) {
+        None | Some("off") => Ok(false),
+        Some("on") => Ok(true),
+        Some(_) => Err(Error::new(
+            ErrorKind::Config,
+            format!("{CALENDAR_BODIES_ENV} must be on or off"),
+        )),
+    }
+}
+
 /// `MEMORIA_IDLE_EVICT_S` (§3.5): how long without a request before the
 /// decrypted index is evicted; `None` (the value `0`) never evicts.
 ///
@@ -684,6 +704,19 @@ mod tests {
             let err = resolve(dir.path(), &env).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Config);
             assert!(format!("{err:#}").contains("-ca.pem"), "{err:#}");
+        }
+    }
+
+    #[test]
+    fn calendar_bodies_are_off_unless_switched_on() {
+        let rows: [(&'static [(&str, &str)], Option<bool>); 4] = [
+            (&[], Some(false)),
+            (&[("MEMORIA_CALENDAR_BODIES", "off")], Some(false)),
+            (&[("MEMORIA_CALENDAR_BODIES", "on")], Some(true)),
+            (&[("MEMORIA_CALENDAR_BODIES", "yes")], None),
+        ];
+        for (env, want) in rows {
+            assert_eq!(resolve_calendar_bodies(&env_of(env)).ok(), want, "{env:?}");
         }
     }
 

@@ -145,8 +145,8 @@ pub use error::{DecodeError, Error, ErrorKind};
 pub use clock::{Clock, FixedClock, SystemClock, iso_date, iso_date_time};
 pub use config::{
     AI_ENV, Ai, Config, DATA_DIR_DEFAULT, DATA_ENV, DEK_ENV, DEK_FILE_ENV, DEV_DEK_FILE_NAME,
-    DekSource, IDLE_EVICT_ENV, PROVIDER_KEY_ENV, PROVIDER_KEY_FILE_ENV, SIBLING_CA_FILE_ENV,
-    TOMBSTONE_DIR_SUFFIX, TOMBSTONES_ENV, resolve as resolve_config, resolve_idle_evict,
+    CALENDAR_BODIES_ENV, DekSource, IDLE_EVICT_ENV, PROVIDER_KEY_ENV, PROVIDER_KEY_FILE_ENV, SIBLING_CA_FILE_ENV,
+    TOMBSTONE_DIR_SUFFIX, TOMBSTONES_ENV, resolve as resolve_config, resolve_calendar_bodies, resolve_idle_evict,
     resolve_sibling_trust, tombstone_dir_default,
 };
 pub use instance::{
@@ -239,7 +239,7 @@ pub use ai::provider::{
 pub use ai::queue::{DrainReport, drain as drain_embeddings};
 
 // Siblings (§4.1, §6).
-pub use sibling::client::{ConfigRefusal, SIBLING_DEADLINE_MS, SiblingClient, SiblingConfig};
+pub use sibling::client::{BODIES_REFUSED_BY_DEFAULT, CALENDAR_APP, ConfigRefusal, SIBLING_DEADLINE_MS, SiblingClient, SiblingConfig};
 pub use sibling::host::{
     HostRefusal, SIBLING_PORT_DEFAULT, SIBLING_TLS_PORT_DEFAULT, SiblingScheme, SiblingUrl,
 };

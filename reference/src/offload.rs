@@ -54,6 +54,8 @@ pub struct SharedInstance {
     /// Requests served so far ([`SharedInstance::touch`]): what the idle
     /// eviction watches (§3.5).
     uses: Arc<std::sync::atomic::AtomicU64>,
+    /// Idle evictions so far ([`SharedInstance::evict`]).
+    evictions: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for SharedInstance {
@@ -86,6 +88,7 @@ impl SharedInstance {
             instance: Arc::new(Mutex::new(instance)),
             offload,
             uses: Arc::default(),
+            evictions: Arc::default(),
         }
     }
 
@@ -110,7 +113,22 @@ impl SharedInstance {
     /// # Errors
     /// As [`Instance::evict`], and as [`SharedInstance::run_cold`].
     pub async fn evict(&self) -> Result<(), Error> {
-        self.run_cold(Instance::evict).await?
+        let evicted_now = self
+            .run_cold(|i| {
+                let was = i.is_evicted();
+                i.evict().map(|()| !was)
+            })
+            .await??;
+        if evicted_now {
+            self.evictions
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// How many times an idle spell has evicted the index since start.
+    pub fn evictions(&self) -> u64 {
+        self.evictions.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// As [`SharedInstance::run`], but an evicted instance is not woken

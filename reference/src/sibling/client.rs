@@ -83,6 +83,9 @@ pub struct ConfigRefusal {
 #[derive(Clone)]
 pub struct SiblingClient {
     trust: TlsTrust,
+    /// Apps whose S3 bodies memoria keeps; the others are kept as their
+    /// titles alone (§3.5, [`SiblingClient::with_calendar_bodies`]).
+    bodies_refused: std::collections::BTreeSet<String>,
     team: String,
     siblings: BTreeMap<String, Sibling>,
     dialer: Arc<dyn Dialer>,
@@ -97,6 +100,15 @@ impl std::fmt::Debug for SiblingClient {
             .finish_non_exhaustive()
     }
 }
+
+/// The Calendar sibling's app name (§6.2's host `<team>.calendar.oficina.works`).
+pub const CALENDAR_APP: &str = "calendar";
+
+/// The apps whose bodies memoria does not keep unless the owner turns
+/// them on (§3.5: "Refusing sources by kind. Calendar bodies off by
+/// default."): an invitation's body carries dial-in codes, attendees'
+/// notes and agendas nobody meant for a team-wide index.
+pub const BODIES_REFUSED_BY_DEFAULT: &[&str] = &[CALENDAR_APP];
 
 impl SiblingClient {
     /// A client for team `team` over `dialer`. Every URL must be this team's
@@ -136,10 +148,32 @@ impl SiblingClient {
         }
         Ok(SiblingClient {
             trust: TlsTrust::public(),
+            bodies_refused: BODIES_REFUSED_BY_DEFAULT
+                .iter()
+                .map(|a| (*a).to_owned())
+                .collect(),
             team: team.to_ascii_lowercase(),
             siblings: map,
             dialer,
         })
+    }
+
+    /// The same client, keeping Calendar's bodies (`on`, `MEMORIA_CALENDAR_BODIES=on`)
+    /// or only their titles (the default, §3.5: "Calendar bodies off by default").
+    #[must_use]
+    pub fn with_calendar_bodies(mut self, on: bool) -> SiblingClient {
+        if on {
+            self.bodies_refused.remove(CALENDAR_APP);
+        } else {
+            self.bodies_refused.insert(CALENDAR_APP.to_owned());
+        }
+        self
+    }
+
+    /// Whether memoria keeps `app`'s S3 bodies; when not, an item is kept
+    /// as its title alone, searchable by it and shown as it (§3.5).
+    pub fn keeps_bodies(&self, app: &str) -> bool {
+        !self.bodies_refused.contains(app)
     }
 
     /// The same client, its `https://` siblings verified against `trust`

@@ -75,6 +75,18 @@ where
     instance.run(work).await?
 }
 
+/// What memoria keeps of a fetched body: the body, or for an app whose
+/// bodies are refused by kind (§3.5, [`SiblingClient::keeps_bodies`]) the
+/// title alone, so the item is found and cited by its title and nothing
+/// of its body is stored.
+fn kept_body(client: &SiblingClient, app: &str, title: &str, body: String) -> String {
+    if client.keeps_bodies(app) {
+        body
+    } else {
+        title.to_owned()
+    }
+}
+
 /// Polls `app`'s S1 feed from the stored cursor and applies every row:
 /// `gone` deletes, a new revision is fetched through S3 and ingested.
 /// A `410` marks the app for re-announce and changes nothing else.
@@ -160,9 +172,9 @@ pub async fn sync(instance: &SharedInstance, client: &SiblingClient, app: &str) 
                 Ok(body) => {
                     let doc = NewDocument {
                         source_key: String::new(),
-                        title: body.title,
                         path: format!("{app}:{}", row.item_id),
-                        body: body.body,
+                        body: kept_body(client, app, &body.title, body.body),
+                        title: body.title,
                     };
                     let provenance = Provenance {
                         app: app.to_string(),
@@ -296,9 +308,9 @@ pub async fn reannounce(
             Ok(body) => {
                 let doc = NewDocument {
                     source_key: String::new(),
-                    title: body.title,
                     path: format!("{app}:{item_id}"),
-                    body: body.body,
+                    body: kept_body(client, app, &body.title, body.body),
+                    title: body.title,
                 };
                 let provenance = Provenance {
                     app: app.to_string(),

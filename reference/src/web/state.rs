@@ -169,6 +169,12 @@ impl AppState {
         self
     }
 
+    /// How many times an idle spell has evicted the decrypted index since
+    /// this state started (§3.5, [`AppState::start_idle_eviction`]).
+    pub fn idle_evictions(&self) -> u64 {
+        self.instance.evictions()
+    }
+
     /// Counts a request (the router calls this on every one): the instance
     /// is not idle.
     pub(crate) fn touch(&self) {
