@@ -15,7 +15,9 @@
 //!
 //! - `framework/`: what a gate and a case are ([`Gate`], [`Case`], [`Ctx`],
 //!   [`Failure`]), running one to a verdict ([`run_case`], [`check_case`]),
-//!   choosing cases ([`select`]) and rendering runs ([`report`]);
+//!   choosing cases ([`select`]), rendering runs ([`report`]), saying how
+//!   far a run has got ([`progress`]) and the counts the docs state
+//!   ([`listing`]);
 //! - `rigs/`: what bodies build their worlds with: seeds and greps
 //!   (`support`), simulated siblings (`sim`), and the page reader (`page`);
 //! - `gates/`: the registry and one file per gate.
@@ -45,8 +47,8 @@ pub mod mutants;
 
 pub use framework::{
     CANARY_CHARS, CANARY_TAIL_CHARS, Case, CaseFn, Ctx, Failure, Gate, Status, assert_case,
-    canary_tail, case, check_case, check_case_reported, ensure, filter_picks, gate, registry,
-    replay_command, report, run_case, select,
+    canary_tail, case, check_case, check_case_reported, ensure, filter_picks, gate, listing,
+    progress, registry, replay_command, report, run_case, select,
 };
 /// Gate 29's measurement, for `memoria-harness quality`.
 pub use gates::g29_retrieval_quality as quality;

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use memoria_gates::progress::{Mode, Progress};
 use memoria_gates::report::{CaseReport, GateReport, RunReport};
 use memoria_gates::{Status, conform, mutants, registry, run_case, select};
 
@@ -49,6 +50,14 @@ enum Format {
     Junit,
 }
 
+/// `list`'s output formats.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum ListFormat {
+    Text,
+    Json,
+    Markdown,
+}
+
 #[derive(Debug, Subcommand)]
 enum Cmd {
     /// Run gates: every one, or those named by id, case id or glob (`6`, `27/empty-page`, `1/*`).
@@ -69,11 +78,15 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         json_report: Option<PathBuf>,
     },
-    /// List every gate and case with its requirement and spec sections.
+    /// List every gate and case with its requirement and spec sections; `--format markdown` prints the gate table the README holds.
     List {
-        /// Output format (text or json).
+        /// Output format: text, json, or markdown (number, title, case count).
         #[arg(long, value_enum, default_value = "text")]
-        format: Format,
+        format: ListFormat,
+        /// Rewrite the generated blocks (`<!-- generated: NAME -->`) of
+        /// these Markdown files in place, from the registry, and print nothing else.
+        #[arg(long, value_name = "FILE", num_args = 1..)]
+        refresh: Vec<PathBuf>,
     },
     /// Replay incident scenarios (`scenarios/*.toml`): print each timeline and check its expectations.
     Replay {
@@ -257,7 +270,8 @@ fn main() -> ExitCode {
             format,
             json_report.as_deref(),
         ),
-        Cmd::List { format } => list(format),
+        Cmd::List { refresh, .. } if !refresh.is_empty() => refresh_docs(&refresh),
+        Cmd::List { format, .. } => list(format),
         Cmd::Replay {
             files,
             seed,
@@ -307,7 +321,9 @@ fn replay(files: &[PathBuf], seed: Option<u64>, format: Format, shrink: bool) ->
     }
     let mut failed = false;
     let mut reports = vec![];
+    let progress = Progress::start("replay", files.len() as u64, Mode::detect());
     for file in files {
+        progress.running(&file.display().to_string());
         let parsed = std::fs::read_to_string(file)
             .map_err(|e| e.to_string())
             .and_then(|t| scenario::parse(&t).map_err(|e| e.to_string()));
@@ -402,6 +418,13 @@ fn replay(files: &[PathBuf], seed: Option<u64>, format: Format, shrink: bool) ->
             }
             r
         };
+        let checks: usize = r.entries.iter().map(|e| e.checks.len()).sum();
+        let verdict = if r.passed() { "pass" } else { "FAIL" };
+        progress.finished(&format!(
+            "{verdict} {} ({checks} checks, seed {})",
+            file.display(),
+            r.seed
+        ));
         if !r.passed() {
             failed = true;
             eprintln!(
@@ -413,6 +436,7 @@ fn replay(files: &[PathBuf], seed: Option<u64>, format: Format, shrink: bool) ->
             );
         }
     }
+    drop(progress);
     if format == Format::Json {
         println!(
             "{}",
@@ -445,8 +469,11 @@ fn sweep(selectors: &[String], skip: &[String], from: u64, seeds: u64) -> ExitCo
     let cases: Vec<_> = chosen.into_iter().flat_map(|(_, cs)| cs).collect();
     let t0 = Instant::now();
     let mut failures = 0u64;
+    let progress = Progress::start("sweep", seeds, Mode::detect());
     for seed in from..end {
+        let (seed_t0, failures_before) = (Instant::now(), failures);
         for c in &cases {
+            progress.running(&format!("seed {seed}: {}", c.id));
             if let Status::Fail(f) = run_case(c, seed) {
                 failures += 1;
                 println!(
@@ -455,7 +482,14 @@ fn sweep(selectors: &[String], skip: &[String], from: u64, seeds: u64) -> ExitCo
                 );
             }
         }
+        progress.finished(&format!(
+            "seed {seed}: {} cases, {} failed ({:.1} s)",
+            cases.len(),
+            failures - failures_before,
+            seed_t0.elapsed().as_secs_f64()
+        ));
     }
+    drop(progress);
     let secs = t0.elapsed().as_secs_f64().max(f64::EPSILON);
     println!(
         "{seeds} seeds x {} cases in {secs:.1} s: {:.1} seeds per minute, {failures} failures",
@@ -484,16 +518,22 @@ fn run(
         }
     };
     eprintln!("memoria-harness: seed {seed}");
+    let total = chosen.iter().map(|(_, cs)| cs.len() as u64).sum();
+    let progress = Progress::start("run", total, Mode::detect());
     let mut gates = Vec::new();
     for (g, cases) in chosen {
         let mut reports = Vec::new();
         for c in cases {
+            progress.running(c.id);
             let t0 = Instant::now();
             let status = run_case(c, seed);
-            reports.push(CaseReport::of(c, status, t0.elapsed().as_millis() as u64));
+            let ms = t0.elapsed().as_millis() as u64;
+            progress.finished(&unit_line(&status, c.id, ms));
+            reports.push(CaseReport::of(c, status, ms));
         }
         gates.push(GateReport::of(g, reports));
     }
+    drop(progress);
     let report = RunReport::new(seed, gates);
     if let Some(path) = json_report
         && let Err(e) = std::fs::write(path, report.to_json() + "\n")
@@ -520,9 +560,57 @@ fn run(
     }
 }
 
-fn list(format: Format) -> ExitCode {
+/// A finished case's progress line: `pass 1/database-and-wal (0.3 s)`.
+fn unit_line(status: &Status, id: &str, ms: u64) -> String {
+    let verdict = match status {
+        Status::Pass => "pass",
+        Status::Fail(_) => "FAIL",
+    };
+    format!("{verdict} {id} ({:.1} s)", ms as f64 / 1000.0)
+}
+
+/// `list --refresh`: each file's generated blocks rewritten from the
+/// registry; exit 2 naming the file on an I/O error or a malformed block.
+fn refresh_docs(files: &[PathBuf]) -> ExitCode {
+    for f in files {
+        let refreshed = std::fs::read_to_string(f)
+            .map_err(|e| format!("reading {}: {e}", f.display()))
+            .and_then(|t| {
+                memoria_gates::listing::refresh(&t)
+                    .map(|r| (t, r))
+                    .map_err(|e| format!("{}: {e}", f.display()))
+            })
+            .and_then(|(before, after)| {
+                if before == after {
+                    return Ok(false);
+                }
+                std::fs::write(f, after)
+                    .map(|()| true)
+                    .map_err(|e| format!("writing {}: {e}", f.display()))
+            });
+        match refreshed {
+            Ok(changed) => eprintln!(
+                "memoria-harness: {} {}",
+                f.display(),
+                if changed {
+                    "refreshed"
+                } else {
+                    "already current"
+                }
+            ),
+            Err(e) => {
+                eprintln!("memoria-harness: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn list(format: ListFormat) -> ExitCode {
     match format {
-        Format::Json => {
+        ListFormat::Markdown => print!("{}", memoria_gates::listing::gates_markdown()),
+        ListFormat::Json => {
             let v: Vec<serde_json::Value> = registry()
                 .iter()
                 .map(|g| {
@@ -540,7 +628,7 @@ fn list(format: Format) -> ExitCode {
                 serde_json::to_string_pretty(&v).expect("list serialises")
             );
         }
-        Format::Text | Format::Junit => {
+        ListFormat::Text => {
             for g in registry() {
                 println!("gate {} · {} · {}", g.id, g.title, g.sections.join(" "));
                 println!("  requirement: {}", g.requirement);

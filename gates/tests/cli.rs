@@ -1,4 +1,4 @@
-//! The `memoria-harness` command as a newcomer meets it: a run of nothing is a usage error, an unreachable target names its URL and cause, `replay --shrink` on a passing scenario says there is nothing to shrink, and `demo` prints fake-control commands that run.
+//! The `memoria-harness` command as a newcomer meets it: progress on stderr and the report alone on stdout, a run of nothing is a usage error, an unreachable target names its URL and cause, `replay --shrink` on a passing scenario says there is nothing to shrink, and `demo` prints fake-control commands that run.
 
 use std::io::BufRead as _;
 use std::process::{Command, Output, Stdio};
@@ -75,6 +75,72 @@ fn conform_against_a_closed_port_exits_3_naming_the_url_and_connection_refused()
     assert!(
         stderr.contains("connection refused"),
         "names the cause: {stderr}"
+    );
+}
+
+/// The gate whose cases the progress tests run: a quick one.
+const QUICK_GATE: &str = "26";
+
+#[test]
+fn run_prints_a_line_per_finished_case_on_stderr_and_stdout_is_the_json_report_byte_for_byte() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let report = dir.path().join("run.json");
+    let report_arg = report.display().to_string();
+    let (out, stdout, stderr) = harness(&[
+        "run",
+        QUICK_GATE,
+        "--seed",
+        "7",
+        "--format",
+        "json",
+        "--json-report",
+        &report_arg,
+    ]);
+    assert!(out.status.success(), "{stderr}");
+    let written = std::fs::read(&report).expect("the report file is written");
+    assert_eq!(
+        out.stdout, written,
+        "stdout holds the report and nothing else"
+    );
+    let gate = memoria_gates::gate(QUICK_GATE).expect("registered");
+    let total = gate.cases.len();
+    assert!(total > 0, "the gate has cases");
+    for (n, c) in gate.cases.iter().enumerate() {
+        let line = format!(
+            "run [{:>w$}/{total}] pass {} (",
+            n + 1,
+            c.id,
+            w = total.to_string().len()
+        );
+        assert!(
+            stderr.contains(&line),
+            "{line:?} missing from stderr:\n{stderr}"
+        );
+    }
+    assert!(!stdout.contains("run ["), "a progress line reached stdout");
+}
+
+#[test]
+fn run_as_junit_and_replay_keep_progress_off_stdout() {
+    let (out, stdout, stderr) = harness(&["run", QUICK_GATE, "--seed", "7", "--format", "junit"]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.starts_with("<?xml"), "{stdout}");
+    assert!(stdout.trim_end().ends_with("</testsuites>"), "{stdout}");
+    assert!(
+        stderr.contains("run [") && !stdout.contains("run ["),
+        "{stderr}"
+    );
+
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/cold-morning.toml"
+    );
+    let (out, stdout, stderr) = harness(&["replay", file, "--format", "json"]);
+    assert!(out.status.success(), "{stderr}");
+    serde_json::from_str::<serde_json::Value>(&stdout).expect("stdout is one JSON document");
+    assert!(
+        stderr.contains("replay [1/1] pass ") && stderr.contains("cold-morning.toml"),
+        "{stderr}"
     );
 }
 

@@ -1,4 +1,4 @@
-//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every gate has recorded mutations (an adversary's among them), every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, and S2 is called on one path.
+//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, every gate has recorded mutations (an adversary's among them), every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, and S2 is called on one path.
 
 use std::path::Path;
 
@@ -294,5 +294,101 @@ fn every_conformance_case_is_named_by_a_recorded_broken_fake() {
     assert!(
         bare.is_empty(),
         "kit cases no recorded broken fake is expected to turn red (a case never seen failing): {bare:?}"
+    );
+}
+
+/// The documents whose counts are generated, and the blocks each must hold
+/// at least (the presence that makes "no stale count" mean something).
+const GENERATED_DOCS: &[(&str, &[&str])] = &[
+    (
+        "README.md",
+        &["gates", "gate-count", "gates-to-come", "conform-count"],
+    ),
+    ("ARCHITECTURE.md", &["gate-count"]),
+];
+
+#[test]
+fn every_generated_block_in_the_readme_and_architecture_is_what_the_registry_says_now() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut stale = String::new();
+    for (doc, blocks) in GENERATED_DOCS {
+        let path = root.join(doc);
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        for b in *blocks {
+            assert!(
+                text.contains(&format!("<!-- generated: {b} -->")),
+                "{doc} holds no generated block {b:?}"
+            );
+        }
+        let fresh = memoria_gates::listing::refresh(&text).unwrap_or_else(|e| panic!("{doc}: {e}"));
+        if fresh != text {
+            stale.push_str(&format!("{doc}:\n"));
+            let (old, new): (Vec<&str>, Vec<&str>) =
+                (text.lines().collect(), fresh.lines().collect());
+            for l in old.iter().filter(|l| !new.contains(l)) {
+                stale.push_str(&format!("  - {l}\n"));
+            }
+            for l in new.iter().filter(|l| !old.contains(l)) {
+                stale.push_str(&format!("  + {l}\n"));
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "generated blocks are stale; refresh them with\n  {}\n(after cargo test --workspace --all-targets --no-run)\n{stale}",
+        memoria_gates::listing::REFRESH_COMMAND
+    );
+}
+
+/// `cargo tree`'s crates with their features, one `name vX [f,g]` per
+/// line, for `selection` over the edge kinds `edges`.
+fn crates_with_features(selection: &[&str], edges: &str) -> std::collections::BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = std::process::Command::new(&cargo)
+        .current_dir(&root)
+        .args(["tree", "--frozen", "--prefix", "none", "--no-dedupe"])
+        .args(["-e", edges, "-f", "{p} [{f}]"])
+        .args(selection)
+        .output()
+        .unwrap_or_else(|e| panic!("running {cargo} tree: {e}"));
+    assert!(
+        out.status.success(),
+        "cargo tree {selection:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.starts_with("memoria"))
+        .map(|l| {
+            // `name vX (source) [features] (*)`: the source and marks dropped.
+            let l = l.trim_end_matches(" (*)").replace(" (proc-macro)", "");
+            match (l.find(" ("), l.find(" [")) {
+                (Some(open), Some(feat)) if open < feat => {
+                    format!("{}{}", &l[..open], &l[feat..])
+                }
+                _ => l,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_harness_alone_resolves_every_shared_crate_with_the_features_of_the_workspace_build() {
+    // One build (README): `cargo run -p memoria-gates` reuses the units of
+    // `cargo test --workspace` only if no crate it shares is resolved with
+    // other features; gates/Cargo.toml asks for the dev-dependencies' ones.
+    let harness = crates_with_features(&["-p", "memoria-gates"], "normal,build");
+    let workspace = crates_with_features(&["--workspace"], "normal,build,dev");
+    assert!(
+        harness.iter().any(|c| c.starts_with("tokio v")) && harness.len() > 100,
+        "cargo tree listed the harness's crates: {} lines",
+        harness.len()
+    );
+    let differing: Vec<&String> = harness.difference(&workspace).collect();
+    assert!(
+        differing.is_empty(),
+        "the harness alone resolves these crates with features the workspace build does not; add the workspace's features to gates/Cargo.toml's alignment block (compare `cargo tree --workspace -e features -i NAME`):\n{differing:#?}"
     );
 }

@@ -525,7 +525,13 @@ fn dev_dek(path: &Path) -> Result<(Dek, bool), Error> {
                 ),
             ));
         }
-        std::fs::create_dir_all(parent)?;
+        std::fs::create_dir_all(parent).map_err(|e| {
+            Error::with_source(
+                ErrorKind::Io,
+                format!("the data directory {} cannot be created", parent.display()),
+                e,
+            )
+        })?;
     }
     let dek = Dek::generate();
     write_private(path, dek.to_base64().as_bytes())?;
@@ -549,8 +555,15 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), Error> {
             e,
         )
     })?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| {
+            Error::with_source(
+                ErrorKind::Io,
+                format!("{} cannot be written", path.display()),
+                e,
+            )
+        })?;
     Ok(())
 }
 

@@ -179,8 +179,10 @@ pub use ingest::decode::{
     decode, is_importable_name,
 };
 pub use ingest::import::{
-    FileOutcome, IMPORT_FILES_MAX, ImportReport, check_paths as check_import_paths,
-    collect as collect_import_paths, import, ingest_bytes,
+    Collected as CollectedImport, FileOutcome, IMPORT_FILES_MAX, IMPORT_SKIPS_LISTED_MAX,
+    ImportReport, SkipReason, Skipped, check_paths as check_import_paths,
+    collect as collect_import_paths, collect_reporting as collect_import_paths_reporting, import,
+    ingest_bytes,
 };
 
 // Search and its ruling (§7.1, §7.2, §8.1).

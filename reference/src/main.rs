@@ -8,10 +8,10 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success |
-//! | 1 | partial: some files were refused, the document was not found, or `sync-folder`'s enumeration failed (nothing was deleted) |
-//! | 2 | usage or configuration error: a path to import that does not exist, a `MEMORIA_DEK_FILE` that cannot be read, a DEK that does not open the existing store (nothing is changed), missing owners, a `MEMORIA_OWNERS_FILE` that cannot be read or does not hold a list, both `MEMORIA_OWNERS` and `MEMORIA_OWNERS_FILE` set, a `MEMORIA_SIBLING_TOKEN_<APP>_FILE` that cannot be read or holds no token, both it and `MEMORIA_SIBLING_TOKEN_<APP>` set, a malformed `MEMORIA_PROJECTS`, a tombstone log behind the database (restored, replaced or lost: memoria refuses to serve rather than serve what was deleted, and changes nothing); a refused query or brief: a query or task over its limits, a task with no word to read for, a budget out of range, a scope that names nothing configured (clap's own usage errors are 2 as well) |
+//! | 1 | partial: some files were refused, an entry of a walked directory could not be read, the document was not found, or `sync-folder`'s enumeration failed (nothing was deleted) |
+//! | 2 | usage or configuration error: a data directory that does not exist for a command that only reads (`search`, `list`, `brief`, `mcp`, `delete`, `serve` without `--init`; nothing is created), a `--data` that names something other than a directory, a path to import that does not exist, a `MEMORIA_DEK_FILE` that cannot be read, a DEK that does not open the existing store (nothing is changed), missing owners, a `MEMORIA_OWNERS_FILE` that cannot be read or does not hold a list, both `MEMORIA_OWNERS` and `MEMORIA_OWNERS_FILE` set, a `MEMORIA_SIBLING_TOKEN_<APP>_FILE` that cannot be read or holds no token, both it and `MEMORIA_SIBLING_TOKEN_<APP>` set, a malformed `MEMORIA_PROJECTS`, a tombstone log behind the database (restored, replaced or lost: memoria refuses to serve rather than serve what was deleted, and changes nothing); a refused query or brief: a query or task over its limits, a task with no word to read for, a budget out of range, a scope that names nothing configured (clap's own usage errors are 2 as well) |
 //! | 3 | not admitted: `--as` names no owner now, or the owners file cannot be read now (`mcp` answers each call with the refusal instead, and exits 0 when its client closes stdin) |
-//! | 4 | storage, seal or server failure |
+//! | 4 | storage, seal or server failure, an I/O error (each names its path) |
 //!
 //! Logs go to stderr through `tracing` and never carry content (§3.2): no
 //! query text, titles, passages, paths or tokens. What the command prints on
@@ -78,6 +78,11 @@ enum Command {
         /// Allow binding a non-loopback address.
         #[arg(long)]
         allow_remote: bool,
+        /// Create the data directory (and, with no DEK configured, its
+        /// development key) if it does not exist; without it, `serve`
+        /// refuses a data directory that does not exist.
+        #[arg(long)]
+        init: bool,
     },
     /// Serve the embedded Almendra Studio corpus, then import any PATHs while serving.
     ///
@@ -266,7 +271,11 @@ fn wake(config: &Config) -> Result<Instance, Exit> {
 
 fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
     match cli.command {
-        Command::Serve { addr, allow_remote } => {
+        Command::Serve {
+            addr,
+            allow_remote,
+            init,
+        } => {
             if !addr.ip().is_loopback() && !allow_remote {
                 return Err(Exit(
                     EXIT_USAGE,
@@ -275,6 +284,10 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
                     ),
                 ));
             }
+            check_data_dir(
+                &cli.data,
+                if init { Absent::Create } else { Absent::Refuse },
+            )?;
             let config = load_config(&cli.data)?;
             let instance = wake(&config)?;
             let key = config.provider_key().cloned();
@@ -283,6 +296,9 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
         }
         Command::Demo { paths, addr } => {
             memoria::check_import_paths(&paths)?;
+            if data_given {
+                check_data_dir(&cli.data, Absent::Create)?;
+            }
             let throwaway = if data_given {
                 None
             } else {
@@ -345,6 +361,7 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
         Command::Import { paths, format } => {
             // A path that does not exist is refused before the store is touched.
             memoria::check_import_paths(&paths)?;
+            check_data_dir(&cli.data, Absent::Create)?;
             let config = load_config(&cli.data)?;
             let mut instance = wake(&config)?;
             let report = memoria::import(&mut instance, &paths)?;
@@ -352,13 +369,21 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
                 Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
                 Format::Text => print_import_text(&report),
             }
-            Ok(if report.refused() > 0 {
+            // A walk error is a partial import; a symlink left unfollowed is the rule.
+            let unreadable = report.skipped_total
+                - report
+                    .skipped
+                    .iter()
+                    .filter(|s| s.reason == memoria::SkipReason::Symlink)
+                    .count();
+            Ok(if report.refused() > 0 || unreadable > 0 {
                 EXIT_PARTIAL
             } else {
                 0
             })
         }
         Command::SyncFolder { path, format } => {
+            check_data_dir(&cli.data, Absent::Create)?;
             let config = load_config(&cli.data)?;
             let mut instance = wake(&config)?;
             let report = memoria::connector::sync_folder(&mut instance, &path)?;
@@ -395,6 +420,7 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
             page,
             format,
         } => {
+            check_data_dir(&cli.data, Absent::Refuse)?;
             let config = load_config(&cli.data)?;
             if config.admission.admit(&asker).is_none() {
                 return Err(not_an_owner(&asker));
@@ -451,6 +477,7 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
             format,
             task,
         } => {
+            check_data_dir(&cli.data, Absent::Refuse)?;
             let config = load_config(&cli.data)?;
             if config.admission.admit(&asker).is_none() {
                 return Err(not_an_owner(&asker));
@@ -495,6 +522,7 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
             Ok(0)
         }
         Command::Mcp { asker } => {
+            check_data_dir(&cli.data, Absent::Refuse)?;
             let config = load_config(&cli.data)?;
             let scopes = Scopes::from_env()?;
             let instance = memoria::SharedInstance::new(wake(&config)?, memoria::Offload::Pool);
@@ -513,6 +541,7 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
             Ok(0)
         }
         Command::Delete { id } => {
+            check_data_dir(&cli.data, Absent::Refuse)?;
             let config = load_config(&cli.data)?;
             let mut instance = wake(&config)?;
             let d = instance.delete(&id)?;
@@ -525,6 +554,7 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
             Ok(0)
         }
         Command::List { format } => {
+            check_data_dir(&cli.data, Absent::Refuse)?;
             let config = load_config(&cli.data)?;
             let instance = wake(&config)?;
             let docs = instance.store().documents()?;
@@ -543,6 +573,53 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
             }
             Ok(0)
         }
+    }
+}
+
+/// What a command does with a data directory that does not exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Absent {
+    /// Create it, with its development key when no DEK is configured
+    /// (`import`, `sync-folder`, `serve --init`, `demo --data`).
+    Create,
+    /// Refuse, creating nothing: a command that only reads (`search`,
+    /// `list`, `brief`, `mcp`, `delete`, `serve`) would otherwise answer
+    /// from a new, empty store under a new key, as if the data were lost.
+    Refuse,
+}
+
+/// Checks the data directory before anything is read or created: a path
+/// that is not a directory is refused whatever the command (exit 2), a
+/// missing one is refused unless the command may create it (exit 2), and
+/// one whose metadata cannot be read is a storage failure (exit 4). Every
+/// message names the path.
+fn check_data_dir(data: &std::path::Path, absent: Absent) -> Result<(), Exit> {
+    match std::fs::metadata(data) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(Exit(
+            EXIT_USAGE,
+            anyhow::anyhow!(
+                "the data directory {} is not a directory; --data (or {DATA_ENV}) must name a directory, or a path where one may be created",
+                data.display()
+            ),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match absent {
+            Absent::Create => Ok(()),
+            Absent::Refuse => Err(Exit(
+                EXIT_USAGE,
+                anyhow::anyhow!(
+                    "the data directory {} does not exist; nothing was created. Check --data (or {DATA_ENV}); a new store is made by `memoria import`, `memoria serve --init` or `memoria demo --data DIR`",
+                    data.display()
+                ),
+            )),
+        },
+        Err(e) => Err(Exit(
+            EXIT_FAILURE,
+            anyhow::Error::new(e).context(format!(
+                "the data directory {} cannot be read",
+                data.display()
+            )),
+        )),
     }
 }
 
@@ -576,7 +653,23 @@ fn brief_refusal(e: BriefError, scopes: &Scopes) -> Exit {
 
 fn print_import_text(report: &memoria::ImportReport) {
     print_import_files(report, true);
+    print_import_skips(report);
     println!("{}", import_summary(report));
+}
+
+/// One line per entry a walk left unread, with why, and a count of those
+/// past the listed ones.
+fn print_import_skips(report: &memoria::ImportReport) {
+    for s in &report.skipped {
+        match &s.detail {
+            Some(d) => println!("skipped    {}: {} ({d})", s.path, s.reason.as_str()),
+            None => println!("skipped    {}: {}", s.path, s.reason.as_str()),
+        }
+    }
+    let unlisted = report.skipped_total - report.skipped.len();
+    if unlisted > 0 {
+        println!("skipped    {unlisted} more entries, not listed");
+    }
 }
 
 /// One line per file (`all`), or only the refused ones.
@@ -599,13 +692,21 @@ fn print_import_files(report: &memoria::ImportReport, all: bool) {
 }
 
 fn import_summary(report: &memoria::ImportReport) -> String {
+    let of = |reason| report.skipped.iter().filter(|s| s.reason == reason).count();
+    let symlinks = of(memoria::SkipReason::Symlink);
+    let unreadable = of(memoria::SkipReason::Unreadable);
+    // Entries past the listed ones are counted with the unreadable: the
+    // total is exact, the split is by what was listed.
+    let unlisted = report.skipped_total - report.skipped.len();
     format!(
-        "{} created, {} revised, {} unchanged, {} refused, {} skipped by extension",
+        "{} created, {} revised, {} unchanged, {} refused, {} skipped by extension, {} symlinks skipped, {} unreadable skipped",
         report.count(IngestStatus::Created),
         report.count(IngestStatus::Revised) + report.count(IngestStatus::Restored),
         report.count(IngestStatus::Unchanged),
         report.refused(),
-        report.skipped_by_extension
+        report.skipped_by_extension,
+        symlinks,
+        unreadable + unlisted
     )
 }
 
@@ -784,6 +885,7 @@ async fn import_while_serving(state: AppState, paths: Vec<PathBuf>) {
     match import_beside(&state, paths).await {
         Ok(report) => {
             print_import_files(&report, false);
+            print_import_skips(&report);
             println!("demo: import done: {}", import_summary(&report));
         }
         Err(e) => eprintln!("memoria: the demo's import stopped: {e:#}"),
@@ -796,14 +898,17 @@ async fn import_beside(
     state: &AppState,
     paths: Vec<PathBuf>,
 ) -> anyhow::Result<memoria::ImportReport> {
-    let (files, skipped) =
-        tokio::task::spawn_blocking(move || memoria::collect_import_paths(&paths))
+    let collected =
+        tokio::task::spawn_blocking(move || memoria::collect_import_paths_reporting(&paths))
             .await
             .context("listing the files to import")??;
+    let files = collected.files;
     let total = files.len();
     println!("demo: importing {total} files while serving; a search finds what is in so far");
     let mut report = memoria::ImportReport {
-        skipped_by_extension: skipped,
+        skipped_by_extension: collected.skipped_by_extension,
+        skipped: collected.skipped,
+        skipped_total: collected.skipped_total,
         ..memoria::ImportReport::default()
     };
     let mut reported_tenths = 0;

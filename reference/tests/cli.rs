@@ -77,8 +77,154 @@ fn importing_a_path_that_does_not_exist_is_a_usage_error_and_touches_no_store() 
 }
 
 #[test]
+fn a_command_that_only_reads_refuses_a_data_directory_that_does_not_exist_and_creates_nothing() {
+    let rows: &[&[&str]] = &[
+        &["search", "--as", OWNER, "kettle"],
+        &["list"],
+        &[
+            "brief",
+            "--as",
+            OWNER,
+            "--scope",
+            "team",
+            "descale the kettle",
+        ],
+        &["mcp", "--as", OWNER],
+        &["serve", "--addr", "127.0.0.1:0"],
+        &["delete", "0123456789abcdef0123456789abcdef"],
+    ];
+    for args in rows {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = dir.path().join("typo-data");
+        let mut cmd = memoria(&data, &Dek::generate());
+        // No DEK configured: the path that would make a development key.
+        cmd.env_remove("MEMORIA_DEK").args(*args);
+        let (out, stderr) = run(cmd);
+        assert_eq!(out.status.code(), Some(EXIT_USAGE), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{} does not exist", data.display())),
+            "{args:?} names the path: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?} printed an answer");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).expect("lists").collect();
+        assert!(left.is_empty(), "{args:?} created {left:?}");
+    }
+}
+
+#[test]
+fn a_data_path_naming_a_file_is_refused_with_exit_2_naming_it_and_the_file_is_untouched() {
+    let rows: &[&[&str]] = &[
+        &["list"],
+        &["search", "--as", OWNER, "kettle"],
+        &["import", "NOTES"],
+        &["sync-folder", "NOTES"],
+        &["serve", "--init", "--addr", "127.0.0.1:0"],
+    ];
+    for args in rows {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let notes = dir.path().join("notes");
+        std::fs::create_dir(&notes).expect("creates");
+        std::fs::write(notes.join("kettle.md"), "# Kettle\n\nDescale it.\n").expect("writes");
+        let data = dir.path().join("data.txt");
+        std::fs::write(&data, "not a store\n").expect("writes");
+        let mut cmd = memoria(&data, &Dek::generate());
+        cmd.env_remove("MEMORIA_DEK");
+        for a in *args {
+            if *a == "NOTES" {
+                cmd.arg(&notes);
+            } else {
+                cmd.arg(a);
+            }
+        }
+        let (out, stderr) = run(cmd);
+        assert_eq!(out.status.code(), Some(EXIT_USAGE), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{} is not a directory", data.display())),
+            "{args:?} names the path: {stderr}"
+        );
+        assert!(!stderr.contains("os error 17"), "{args:?}: {stderr}");
+        assert_eq!(std::fs::read(&data).expect("reads"), b"not a store\n");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).expect("lists").count(),
+            2,
+            "{args:?} created something beside the file"
+        );
+    }
+}
+
+#[test]
+fn import_names_each_entry_it_skips_with_why_and_counts_them_in_its_summary() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let notes = dir.path().join("notes");
+    std::fs::create_dir_all(notes.join("locked")).expect("creates");
+    std::fs::write(notes.join("kettle.md"), "# Kettle\n\nDescale it monthly.\n").expect("writes");
+    std::fs::write(
+        notes.join("locked/inside.md"),
+        "# Inside\n\nBehind a lock.\n",
+    )
+    .expect("writes");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).expect("creates");
+    std::fs::write(outside.join("far.md"), "# Far\n\nOutside the tree.\n").expect("writes");
+    std::os::unix::fs::symlink(notes.join("kettle.md"), notes.join("link-to-file.md"))
+        .expect("links");
+    std::os::unix::fs::symlink(&outside, notes.join("link-to-dir")).expect("links");
+    std::os::unix::fs::symlink(dir.path().join("gone.md"), notes.join("dangling.md"))
+        .expect("links");
+    use std::os::unix::fs::PermissionsExt as _;
+    let locked = notes.join("locked");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).expect("chmods");
+    // Root lists a directory whatever its mode: then nothing is unreadable.
+    let lock_holds = std::fs::read_dir(&locked).is_err();
+
+    let mut cmd = memoria(&dir.path().join("data"), &Dek::generate());
+    cmd.arg("import").arg(&notes);
+    let (out, stderr) = run(cmd);
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).expect("chmods");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    // (the entry, the reason printed for it)
+    let rows = [
+        ("link-to-file.md", "symlink"),
+        ("link-to-dir", "symlink"),
+        ("dangling.md", "symlink"),
+    ];
+    for (entry, why) in rows {
+        let line = format!("skipped    {}: {why}", notes.join(entry).display());
+        assert!(stdout.contains(&line), "{line:?} missing from:\n{stdout}");
+    }
+    assert!(!stdout.contains("far.md"), "a link was followed: {stdout}");
+    let summary = stdout.lines().last().unwrap_or_default();
+    if lock_holds {
+        let line = format!("skipped    {}: unreadable", locked.display());
+        assert!(stdout.contains(&line), "{line:?} missing from:\n{stdout}");
+        assert!(
+            summary.ends_with("3 symlinks skipped, 1 unreadable skipped"),
+            "{summary}"
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "a walk error is partial: {stderr}"
+        );
+    } else {
+        assert!(stdout.contains("inside.md"), "{stdout}");
+        assert!(
+            summary.ends_with("3 symlinks skipped, 0 unreadable skipped"),
+            "{summary}"
+        );
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+    }
+    assert!(
+        summary.starts_with("1 created") || summary.starts_with("2 created"),
+        "{summary}"
+    );
+}
+
+#[test]
 fn ai_on_without_a_key_is_refused_and_ai_on_with_one_never_prints_the_key() {
     let dir = tempfile::tempdir().expect("tempdir");
+    // `list` only reads: its data directory must exist.
+    std::fs::create_dir(dir.path().join("data")).expect("creates");
     let mut cmd = memoria(&dir.path().join("data"), &Dek::generate());
     cmd.env("MEMORIA_AI", "on").arg("list");
     let (out, stderr) = run(cmd);
@@ -98,6 +244,7 @@ fn ai_on_without_a_key_is_refused_and_ai_on_with_one_never_prints_the_key() {
 fn a_dek_file_that_does_not_exist_is_a_configuration_error_and_its_cause_is_printed() {
     let dir = tempfile::tempdir().expect("tempdir");
     let missing = dir.path().join("missing.key");
+    std::fs::create_dir(dir.path().join("data")).expect("creates");
     let mut cmd = memoria(&dir.path().join("data"), &Dek::generate());
     cmd.env_remove("MEMORIA_DEK")
         .env("MEMORIA_DEK_FILE", &missing)

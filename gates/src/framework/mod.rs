@@ -5,6 +5,8 @@
 
 mod ctx;
 mod gate;
+pub mod listing;
+pub mod progress;
 pub mod report;
 mod run;
 pub mod select;

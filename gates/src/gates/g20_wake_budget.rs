@@ -269,8 +269,13 @@ pub fn measure(ctx: &mut Ctx) -> Result<Measured, Failure> {
     let dir = ctx.dir("data");
     let sealer = Sealer::new(&dek(ctx.rng()));
     let mut points = Vec::new();
-    for part in [first, second] {
+    for (half, part) in [first, second].into_iter().enumerate() {
         {
+            crate::progress::note(&format!(
+                "gate 20: importing and embedding half {} of 2 of the Rust book ({} files)",
+                half + 1,
+                part.len()
+            ));
             let mut instance = wake_ai_on(&dir, sealer.clone())?;
             memoria::import(&mut instance, part)
                 .map_err(|e| Failure::new("the corpus imports", e.to_string()))?;

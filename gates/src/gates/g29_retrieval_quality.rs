@@ -354,6 +354,11 @@ fn model_vectors(texts: &[String]) -> Result<(Vec<Vec<f32>>, usize), Failure> {
     if !missing.is_empty() {
         // The model the stub's `--model minilm` serves, one call for all the
         // texts the cache lacks (it embeds them in batches).
+        crate::progress::note(&format!(
+            "gate 29: embedding {} of {} texts with all-MiniLM-L6-v2 (the cache holds the rest; about two minutes for the whole book on 2 cores)",
+            missing.len(),
+            texts.len()
+        ));
         let model = memoria_simulator::ModelEmbedder::start(&workspace()).map_err(|e| {
             Failure::new("the embedding model is fetched and starts", e.to_string())
         })?;
@@ -537,6 +542,7 @@ pub fn measure() -> Result<Quality, Failure> {
     // A fixed key: the measurement depends on no draw.
     let sealer = Sealer::new(&memoria::Dek::from_bytes([29u8; 32]));
     let mut instance = wake_ai_on(&dir, sealer.clone())?;
+    crate::progress::note("gate 29: importing the Rust book");
     let report = memoria::import(&mut instance, std::slice::from_ref(&corpus))
         .map_err(|e| Failure::new("the corpus imports", e.to_string()))?;
     let mut chapter_of = HashMap::new();

@@ -2,7 +2,11 @@
 //!
 //! A directory is walked recursively for `.md`, `.markdown`, `.txt`, `.html`
 //! and `.htm` files, in sorted order so runs are repeatable. A file named
-//! explicitly is read whatever its extension. Each file is decoded
+//! explicitly is read whatever its extension. A symbolic link found inside
+//! a walked directory is not followed (it may lead out of the tree, or
+//! round in a loop) and an entry the walk cannot read is not read: each is
+//! reported by path and reason in [`ImportReport::skipped`], never dropped
+//! silently. A link named on the command line is followed. Each file is decoded
 //! ([`crate::ingest::decode`]) and ingested on its own: a file that cannot be read or
 //! decoded is reported by name and the others still go in. One snapshot is
 //! written at the end if anything changed.
@@ -46,6 +50,13 @@ pub struct ImportReport {
     pub files: Vec<FileOutcome>,
     /// Files in a walked directory skipped for their extension.
     pub skipped_by_extension: usize,
+    /// Entries of a walked directory left unread, each with its path and
+    /// why (a symbolic link, or a walk error); at most
+    /// [`IMPORT_SKIPS_LISTED_MAX`] are listed, [`ImportReport::skipped_total`]
+    /// counts them all.
+    pub skipped: Vec<Skipped>,
+    /// Every entry left unread, listed or not.
+    pub skipped_total: usize,
     /// The snapshot generation written at the end, if any change was made.
     pub snapshot_generation: Option<i64>,
 }
@@ -62,6 +73,67 @@ impl ImportReport {
             .iter()
             .filter(|f| f.status == Some(status))
             .count()
+    }
+}
+
+/// The most skipped entries one import lists by path; the rest are counted.
+pub const IMPORT_SKIPS_LISTED_MAX: usize = 1_000;
+
+/// Why an entry of a walked directory was left unread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// A symbolic link: not followed inside a walked directory.
+    Symlink,
+    /// The walk could not read the entry (a directory it may not list, an
+    /// entry gone while it walked).
+    Unreadable,
+}
+
+impl SkipReason {
+    /// The reason as the import's text output and JSON spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Symlink => "symlink",
+            SkipReason::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// One entry of a walked directory that was left unread.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Skipped {
+    /// The entry's path as the walk found it.
+    pub path: String,
+    /// Why it was left unread.
+    pub reason: SkipReason,
+    /// The I/O error's kind, for a walk error (`permission denied`).
+    pub detail: Option<String>,
+}
+
+/// What [`collect_reporting`] found to import, and what it left unread.
+#[derive(Debug, Default)]
+pub struct Collected {
+    /// The files to read, sorted within each directory.
+    pub files: Vec<PathBuf>,
+    /// Files skipped for their extension (or past [`IMPORT_FILES_MAX`]).
+    pub skipped_by_extension: usize,
+    /// Entries left unread, at most [`IMPORT_SKIPS_LISTED_MAX`].
+    pub skipped: Vec<Skipped>,
+    /// Every entry left unread.
+    pub skipped_total: usize,
+}
+
+impl Collected {
+    fn skip(&mut self, path: &Path, reason: SkipReason, detail: Option<String>) {
+        self.skipped_total += 1;
+        if self.skipped.len() < IMPORT_SKIPS_LISTED_MAX {
+            self.skipped.push(Skipped {
+                path: path.display().to_string(),
+                reason,
+                detail,
+            });
+        }
     }
 }
 
@@ -92,33 +164,53 @@ fn path_metadata(p: &Path) -> Result<std::fs::Metadata, Error> {
 /// # Errors
 /// [`ErrorKind::Usage`] if a named path does not exist or cannot be read.
 pub fn collect(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, usize), Error> {
-    let mut files = Vec::new();
-    let mut skipped = 0;
+    let c = collect_reporting(paths)?;
+    Ok((c.files, c.skipped_by_extension))
+}
+
+/// [`collect`], with every entry of a walked directory that was left
+/// unread (a symbolic link, a walk error) reported by path and reason.
+///
+/// # Errors
+/// [`ErrorKind::Usage`] if a named path does not exist or cannot be read.
+pub fn collect_reporting(paths: &[PathBuf]) -> Result<Collected, Error> {
+    let mut c = Collected::default();
     for p in paths {
         let meta = path_metadata(p)?;
-        if meta.is_dir() {
-            for entry in walkdir::WalkDir::new(p)
-                .sort_by_file_name()
-                .into_iter()
-                .filter_map(Result::ok)
-                .filter(|e| e.file_type().is_file())
-            {
-                let name = entry.file_name().to_string_lossy();
-                if decode::is_importable_name(&name) && !name.starts_with('.') {
-                    files.push(entry.into_path());
-                } else {
-                    skipped += 1;
+        if !meta.is_dir() {
+            c.files.push(p.clone());
+            continue;
+        }
+        for entry in walkdir::WalkDir::new(p).sort_by_file_name() {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    let at = e.path().unwrap_or(p).to_path_buf();
+                    let detail = e.io_error().map(|io| io.kind().to_string());
+                    c.skip(&at, SkipReason::Unreadable, detail);
+                    continue;
                 }
+            };
+            if entry.path_is_symlink() && entry.depth() > 0 {
+                c.skip(entry.path(), SkipReason::Symlink, None);
+                continue;
             }
-        } else {
-            files.push(p.clone());
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy();
+            if decode::is_importable_name(&name) && !name.starts_with('.') {
+                c.files.push(entry.into_path());
+            } else {
+                c.skipped_by_extension += 1;
+            }
         }
     }
-    if files.len() > IMPORT_FILES_MAX {
-        skipped += files.len() - IMPORT_FILES_MAX;
-        files.truncate(IMPORT_FILES_MAX);
+    if c.files.len() > IMPORT_FILES_MAX {
+        c.skipped_by_extension += c.files.len() - IMPORT_FILES_MAX;
+        c.files.truncate(IMPORT_FILES_MAX);
     }
-    Ok((files, skipped))
+    Ok(c)
 }
 
 /// Ingests one named blob of bytes; shared by import and upload.
@@ -147,9 +239,16 @@ pub fn ingest_bytes(
 /// [`ErrorKind::Usage`] if a named path does not exist; snapshot errors at the
 /// end. Per-file failures are reported in the [`ImportReport`], not returned.
 pub fn import(instance: &mut Instance, paths: &[PathBuf]) -> Result<ImportReport, Error> {
-    let (files, skipped) = collect(paths)?;
+    let Collected {
+        files,
+        skipped_by_extension,
+        skipped,
+        skipped_total,
+    } = collect_reporting(paths)?;
     let mut report = ImportReport {
-        skipped_by_extension: skipped,
+        skipped_by_extension,
+        skipped,
+        skipped_total,
         ..ImportReport::default()
     };
     let mut changed = false;

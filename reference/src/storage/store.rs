@@ -359,9 +359,24 @@ impl Store {
     /// file; [`ErrorKind::Config`] if the file carries another schema version.
     pub fn open(data_dir: &Path, sealer: Sealer) -> Result<Store, Error> {
         check_dek(data_dir, &sealer)?;
-        std::fs::create_dir_all(data_dir)?;
+        std::fs::create_dir_all(data_dir).map_err(|e| {
+            Error::with_source(
+                ErrorKind::Io,
+                format!(
+                    "the data directory {} cannot be created",
+                    data_dir.display()
+                ),
+                e,
+            )
+        })?;
         let path = data_dir.join(DB_FILE_NAME);
-        let conn = Connection::open(&path)?;
+        let conn = Connection::open(&path).map_err(|e| {
+            Error::with_source(
+                ErrorKind::Storage,
+                format!("the database {} cannot be opened", path.display()),
+                e,
+            )
+        })?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = FULL;
