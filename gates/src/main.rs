@@ -214,6 +214,15 @@ enum MutantsAction {
         #[arg(long)]
         check: bool,
     },
+    /// Print the diff each mutation makes against the tree as it is now (an item-anchored one's edits made), or why it does not resolve.
+    Show {
+        /// Mutation files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The workspace root (default: this binary's own workspace).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -308,6 +317,7 @@ fn main() -> ExitCode {
                 workspace,
                 check,
             }) => convert_mutants(files, workspace, check),
+            Some(MutantsAction::Show { files, workspace }) => show_mutants(&files, workspace),
             None => run_mutants(
                 a.gate,
                 a.files,
@@ -405,6 +415,35 @@ fn guards(path: &Path, workspace: Option<PathBuf>, format: Format) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+fn show_mutants(files: &[PathBuf], workspace: Option<PathBuf>) -> ExitCode {
+    let workspace = match workspace_root(workspace) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("memoria-harness: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let mut failed = false;
+    for f in files {
+        let made = std::fs::read_to_string(f)
+            .map_err(|e| format!("{}: {e}", f.display()))
+            .and_then(|t| mutants::parse(f, &t))
+            .and_then(|mut m| m.resolve(&workspace).map(|()| m));
+        match made {
+            Ok(m) => print!("# {}: {}\n{}", f.display(), m.breaks, m.diff),
+            Err(e) => {
+                failed = true;
+                eprintln!("memoria-harness: {}: {e}", f.display());
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(EXIT_FAIL)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 fn convert_mutants(files: Vec<PathBuf>, workspace: Option<PathBuf>, check: bool) -> ExitCode {
@@ -766,6 +805,17 @@ fn list(format: Format) -> ExitCode {
                     println!("  {:<36} {}", c.id, c.desc);
                 }
                 println!();
+            }
+            for (gate, what) in [
+                (mutants::CONFORM_GATE, "the conformance kit's broken fakes"),
+                (mutants::SCENARIO_GATE, "the incident scenarios"),
+            ] {
+                let ms = of(gate);
+                println!(
+                    "{what} ({gate}): {} mutations touching {}",
+                    ms.len(),
+                    mutants::guards::files_of(ms).join(", ")
+                );
             }
         }
     }

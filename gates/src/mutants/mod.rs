@@ -267,7 +267,7 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
     {
         let t_seed = Instant::now();
         say(format!(
-            "a scratch target directory is cold: listing the dependency units {} holds for the harness (cargo build --message-format=json there), to copy them",
+            "a scratch target directory is cold: listing the dependency units {} holds for the harness, to copy them (cargo build --message-format=json there, which first builds the harness there if it is not fresh)",
             caller_target.display()
         ));
         let units = dependency_units(&opts.workspace, &caller_target)?;
