@@ -364,7 +364,12 @@ fn guards(path: &Path, workspace: Option<PathBuf>, format: Format) -> ExitCode {
         );
         return ExitCode::from(EXIT_USAGE);
     }
-    let on = mutants::guards::guarding(&mutants::guards::by_gate(&workspace), &rel);
+    let mut on: Vec<(String, Vec<mutants::guards::Standing>)> =
+        mutants::guards::guarding(&mutants::guards::by_gate(&workspace), &rel)
+            .into_iter()
+            .collect();
+    // Gates in their numeric order, then suite 5, the kit and the scenarios.
+    on.sort_by_key(|(gate, _)| (gate.parse::<u32>().unwrap_or(u32::MAX), gate.clone()));
     let title = |gate: &str| {
         registry().iter().find(|g| g.id == gate).map_or_else(
             || match gate {
@@ -384,7 +389,7 @@ fn guards(path: &Path, workspace: Option<PathBuf>, format: Format) -> ExitCode {
             println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
         }
         Format::Text | Format::Junit => {
-            let n: usize = on.values().map(Vec::len).sum();
+            let n: usize = on.iter().map(|(_, ms)| ms.len()).sum();
             println!(
                 "{}: {n} recorded mutation{} of {} gate{} stand on it",
                 rel.display(),
@@ -400,11 +405,12 @@ fn guards(path: &Path, workspace: Option<PathBuf>, format: Format) -> ExitCode {
                     if ms.len() == 1 { "" } else { "s" }
                 );
                 for m in ms {
-                    let anchors: Vec<&str> = m
+                    let mut anchors: Vec<&str> = m
                         .anchors
                         .iter()
                         .map(|a| a.split_once(": ").map_or(a.as_str(), |(_, i)| i))
                         .collect();
+                    anchors.dedup();
                     if anchors.is_empty() {
                         println!("  {}  (a diff)", m.file);
                     } else {
