@@ -167,33 +167,74 @@ enum Cmd {
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         action: Vec<String>,
     },
-    /// Apply each recorded mutation in a scratch copy, build, run its gate, and require it killed.
-    Mutants {
-        /// Only mutations that name this gate.
+    /// Apply each recorded mutation in a scratch copy, build, run its gate, and require it killed; `mutants convert` turns recorded diffs into item-anchored TOML.
+    Mutants(Box<MutantsArgs>),
+    /// The gates and recorded mutations that stand on a file (or on any file under a folder), with the items they are anchored to.
+    Guards {
+        /// A file or folder, relative to the workspace or the current directory.
+        path: PathBuf,
+        /// The workspace root (default: this binary's own workspace).
         #[arg(long)]
-        gate: Option<String>,
-        /// Mutation files; default every `mutants/**/*.diff`.
+        workspace: Option<PathBuf>,
+        /// Output format (text or json).
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+struct MutantsArgs {
+    #[command(subcommand)]
+    action: Option<MutantsAction>,
+    /// Only mutations that name this gate.
+    #[arg(long)]
+    gate: Option<String>,
+    /// Mutation files; default every `mutants/**/*.toml` and `*.diff`.
+    files: Vec<PathBuf>,
+    /// The workspace root (default: this binary's own workspace).
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    /// Seed passed to every gate run; random if omitted.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Per-run timeout in seconds.
+    #[arg(long, default_value_t = mutants::MUTANT_RUN_TIMEOUT_S)]
+    timeout: u64,
+    /// Workers building side by side, each in its own scratch copy
+    /// (default: one per core, at most 4).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Build every mutation on its own, skipping the schema build that
+    /// holds all the mutations of function bodies at once.
+    #[arg(long)]
+    no_schema: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+enum MutantsAction {
+    /// Convert recorded `*.diff` mutations into item-anchored `*.toml` in their gate's folder, proving each makes the same files as `git apply` of its diff; one that cannot be converted stays a diff with a `kept-as-diff:` line.
+    Convert {
+        /// Diff files; default every `mutants/**/*.diff` without a `kept-as-diff:` line.
         files: Vec<PathBuf>,
         /// The workspace root (default: this binary's own workspace).
         #[arg(long)]
         workspace: Option<PathBuf>,
-        /// Seed passed to every gate run; random if omitted.
+        /// Convert and prove, but write nothing.
         #[arg(long)]
-        seed: Option<u64>,
-        /// Per-run timeout in seconds.
-        #[arg(long, default_value_t = mutants::MUTANT_RUN_TIMEOUT_S)]
-        timeout: u64,
-        /// Workers building side by side, each in its own scratch copy
-        /// (default: one per core, at most 4).
+        check: bool,
+    },
+    /// Print the diff each mutation makes against the tree as it is now (an item-anchored one's edits made), or why it does not resolve.
+    Show {
+        /// Mutation files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The workspace root (default: this binary's own workspace).
         #[arg(long)]
-        jobs: Option<usize>,
-        /// Build every mutation on its own, skipping the schema build that
-        /// holds all the mutations of function bodies at once.
-        #[arg(long)]
-        no_schema: bool,
-        /// Output format.
-        #[arg(long, value_enum, default_value = "text")]
-        format: Format,
+        workspace: Option<PathBuf>,
     },
 }
 
@@ -284,24 +325,234 @@ fn main() -> ExitCode {
             seeds,
             from,
         } => sweep(&selectors, &skip, from, seeds),
-        Cmd::Mutants {
-            gate,
-            files,
+        Cmd::Mutants(a) => match a.action {
+            Some(MutantsAction::Convert {
+                files,
+                workspace,
+                check,
+            }) => convert_mutants(files, workspace, check),
+            Some(MutantsAction::Show { files, workspace }) => show_mutants(&files, workspace),
+            None => run_mutants(
+                a.gate,
+                a.files,
+                a.workspace,
+                a.seed.unwrap_or_else(rand::random),
+                a.timeout,
+                (a.jobs, !a.no_schema),
+                a.format,
+            ),
+        },
+        Cmd::Guards {
+            path,
             workspace,
-            seed,
-            timeout,
-            jobs,
-            no_schema,
             format,
-        } => run_mutants(
-            gate,
-            files,
-            workspace,
-            seed.unwrap_or_else(rand::random),
-            timeout,
-            (jobs, !no_schema),
-            format,
-        ),
+        } => guards(&path, workspace, format),
+    }
+}
+
+/// The workspace a command works on: `--workspace`, else this binary's own,
+/// canonical.
+///
+/// # Errors
+/// It does not exist (the message names it).
+fn workspace_root(workspace: Option<PathBuf>) -> Result<PathBuf, String> {
+    let w = workspace.unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/..")));
+    w.canonicalize()
+        .map_err(|e| format!("workspace {}: {e}", w.display()))
+}
+
+fn guards(path: &Path, workspace: Option<PathBuf>, format: Format) -> ExitCode {
+    let workspace = match workspace_root(workspace) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("memoria-harness: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let rel = mutants::guards::relative(&workspace, path);
+    if !workspace.join(&rel).exists() {
+        eprintln!(
+            "memoria-harness: {} is no file or folder of the workspace {}",
+            rel.display(),
+            workspace.display()
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let mut on: Vec<(String, Vec<mutants::guards::Standing>)> =
+        mutants::guards::guarding(&mutants::guards::by_gate(&workspace), &rel)
+            .into_iter()
+            .collect();
+    // Gates in their numeric order, then suite 5, the kit and the scenarios.
+    on.sort_by_key(|(gate, _)| (gate.parse::<u32>().unwrap_or(u32::MAX), gate.clone()));
+    let title = |gate: &str| {
+        registry().iter().find(|g| g.id == gate).map_or_else(
+            || match gate {
+                mutants::CONFORM_GATE => "the conformance kit against a broken fake".to_string(),
+                mutants::SCENARIO_GATE => "incident scenarios".to_string(),
+                _ => String::new(),
+            },
+            |g| g.title.to_string(),
+        )
+    };
+    match format {
+        Format::Json => {
+            let v: Vec<serde_json::Value> = on
+                .iter()
+                .map(|(gate, ms)| serde_json::json!({"gate": gate, "title": title(gate), "mutations": ms}))
+                .collect();
+            println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
+        }
+        Format::Text | Format::Junit => {
+            let n: usize = on.iter().map(|(_, ms)| ms.len()).sum();
+            println!(
+                "{}: {n} recorded mutation{} of {} gate{} stand on it",
+                rel.display(),
+                if n == 1 { "" } else { "s" },
+                on.len(),
+                if on.len() == 1 { "" } else { "s" }
+            );
+            for (gate, ms) in &on {
+                println!(
+                    "\ngate {gate} · {} · {} mutation{}",
+                    title(gate),
+                    ms.len(),
+                    if ms.len() == 1 { "" } else { "s" }
+                );
+                for m in ms {
+                    let mut anchors: Vec<&str> = m
+                        .anchors
+                        .iter()
+                        .map(|a| a.split_once(": ").map_or(a.as_str(), |(_, i)| i))
+                        .collect();
+                    anchors.dedup();
+                    if anchors.is_empty() {
+                        println!("  {}  (a diff)", m.file);
+                    } else {
+                        println!("  {}  ({})", m.file, anchors.join("; "));
+                    }
+                }
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn show_mutants(files: &[PathBuf], workspace: Option<PathBuf>) -> ExitCode {
+    let workspace = match workspace_root(workspace) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("memoria-harness: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let mut failed = false;
+    for f in files {
+        let made = std::fs::read_to_string(f)
+            .map_err(|e| format!("{}: {e}", f.display()))
+            .and_then(|t| mutants::parse(f, &t))
+            .and_then(|mut m| m.resolve(&workspace).map(|()| m));
+        match made {
+            Ok(m) => print!("# {}: {}\n{}", f.display(), m.breaks, m.diff),
+            Err(e) => {
+                failed = true;
+                eprintln!("memoria-harness: {}: {e}", f.display());
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(EXIT_FAIL)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn convert_mutants(files: Vec<PathBuf>, workspace: Option<PathBuf>, check: bool) -> ExitCode {
+    let workspace = match workspace_root(workspace) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("memoria-harness: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let dir = workspace.join("mutants");
+    let files: Vec<PathBuf> = if files.is_empty() {
+        mutants::discover(&dir)
+            .into_iter()
+            .filter(|f| f.extension().is_some_and(|x| x == "diff"))
+            .filter(|f| {
+                std::fs::read_to_string(f)
+                    .is_ok_and(|t| !t.lines().any(|l| l.starts_with("kept-as-diff:")))
+            })
+            .collect()
+    } else {
+        files
+    };
+    let (mut converted, mut kept, mut failed) = (0, 0, 0);
+    let mut why_kept: std::collections::BTreeMap<String, usize> = Default::default();
+    for f in &files {
+        match mutants::convert::convert(&workspace, &dir, f) {
+            Ok(c) => {
+                let to =
+                    c.to.strip_prefix(&workspace)
+                        .unwrap_or(&c.to)
+                        .display()
+                        .to_string();
+                match &c.kept {
+                    None => {
+                        converted += 1;
+                        println!(
+                            "{} -> {to}: the same files as its diff ({})",
+                            f.display(),
+                            c.anchors.join("; ")
+                        );
+                    }
+                    Some(why) => {
+                        kept += 1;
+                        *why_kept.entry(why.clone()).or_default() += 1;
+                        println!("{} -> {to}: kept as a diff: {why}", f.display());
+                    }
+                }
+                if !check {
+                    let written =
+                        c.to.parent()
+                            .map_or(Ok(()), std::fs::create_dir_all)
+                            .and_then(|()| std::fs::write(&c.to, &c.text))
+                            .and_then(|()| {
+                                let same = std::fs::canonicalize(f).ok()
+                                    == std::fs::canonicalize(&c.to).ok();
+                                if same {
+                                    Ok(())
+                                } else {
+                                    std::fs::remove_file(f)
+                                }
+                            });
+                    if let Err(e) = written {
+                        eprintln!("memoria-harness: writing {to}: {e}");
+                        return ExitCode::from(EXIT_USAGE);
+                    }
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                println!("{}: not converted: {e}", f.display());
+            }
+        }
+    }
+    println!(
+        "{converted} converted to item-anchored TOML, {kept} kept as diffs, {failed} not converted{}",
+        if check {
+            " (--check: nothing written)"
+        } else {
+            ""
+        }
+    );
+    for (why, n) in why_kept {
+        println!("  kept: {n} × {why}");
+    }
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAIL)
     }
 }
 
@@ -608,6 +859,10 @@ fn refresh_docs(files: &[PathBuf]) -> ExitCode {
 }
 
 fn list(format: ListFormat) -> ExitCode {
+    let recorded = workspace_root(None)
+        .map(|w| mutants::guards::by_gate(&w))
+        .unwrap_or_default();
+    let of = |id: &str| recorded.get(id).map(Vec::as_slice).unwrap_or_default();
     match format {
         ListFormat::Markdown => print!("{}", memoria_gates::listing::gates_markdown()),
         ListFormat::Json => {
@@ -620,6 +875,8 @@ fn list(format: ListFormat) -> ExitCode {
                         "sections": g.sections,
                         "requirement": g.requirement,
                         "cases": g.cases.iter().map(|c| serde_json::json!({"id": c.id, "desc": c.desc})).collect::<Vec<_>>(),
+                        "mutations": of(g.id).len(),
+                        "guards": mutants::guards::files_of(of(g.id)),
                     })
                 })
                 .collect();
@@ -632,10 +889,27 @@ fn list(format: ListFormat) -> ExitCode {
             for g in registry() {
                 println!("gate {} · {} · {}", g.id, g.title, g.sections.join(" "));
                 println!("  requirement: {}", g.requirement);
+                let ms = of(g.id);
+                println!(
+                    "  mutations: {} touching {}",
+                    ms.len(),
+                    mutants::guards::files_of(ms).join(", ")
+                );
                 for c in g.cases {
                     println!("  {:<36} {}", c.id, c.desc);
                 }
                 println!();
+            }
+            for (gate, what) in [
+                (mutants::CONFORM_GATE, "the conformance kit's broken fakes"),
+                (mutants::SCENARIO_GATE, "the incident scenarios"),
+            ] {
+                let ms = of(gate);
+                println!(
+                    "{what} ({gate}): {} mutations touching {}",
+                    ms.len(),
+                    mutants::guards::files_of(ms).join(", ")
+                );
             }
         }
     }
@@ -655,12 +929,10 @@ fn run_mutants(
         eprintln!("memoria-harness: --jobs 0 runs nothing; give at least 1");
         return ExitCode::from(EXIT_USAGE);
     }
-    let workspace =
-        workspace.unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/..")));
-    let workspace = match workspace.canonicalize() {
+    let workspace = match workspace_root(workspace) {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("memoria-harness: workspace {}: {e}", workspace.display());
+            eprintln!("memoria-harness: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };

@@ -255,3 +255,51 @@ fn the_harness_demo_prints_its_sign_in_link_and_fake_control_commands_that_run()
         );
     }
 }
+
+#[test]
+fn guards_names_the_gates_and_mutations_that_stand_on_a_file_and_refuses_a_path_that_is_not_there()
+{
+    let (out, stdout, stderr) = harness(&["guards", "reference/src/sibling/sync.rs"]);
+    assert!(out.status.success(), "{stderr}");
+    for want in [
+        "gate 27 ",
+        "mutants/g27/author-omitted-items-kept.toml  (fn reannounce)",
+        "gate scenario ",
+    ] {
+        assert!(stdout.contains(want), "{want:?} missing from:\n{stdout}");
+    }
+    let (out, _, stderr) = harness(&["guards", "reference/src/no-such-file.rs"]);
+    assert_eq!(out.status.code(), Some(EXIT_USAGE), "{stderr}");
+    assert!(stderr.contains("no-such-file.rs"), "{stderr}");
+}
+
+#[test]
+fn list_counts_each_gates_mutations_and_the_files_they_touch() {
+    let (out, stdout, stderr) = harness(&["list"]);
+    assert!(out.status.success(), "{stderr}");
+    let gate27 = stdout
+        .split("\ngate ")
+        .find(|g| g.starts_with("27 "))
+        .expect("gate 27 is listed");
+    assert!(
+        gate27.contains("  mutations: ") && gate27.contains("reference/src/sibling/sync.rs"),
+        "{gate27}"
+    );
+    assert!(stdout.contains("the conformance kit's broken fakes (conform): "));
+}
+
+#[test]
+fn mutants_show_makes_an_item_anchored_mutation_into_a_diff_against_the_tree() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../mutants/g06/adversary-any-2xx-status-decoded.toml"
+    );
+    let (out, stdout, stderr) = harness(&["mutants", "show", file]);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains(
+            "--- a/reference/src/sibling/wire.rs\n+++ b/reference/src/sibling/wire.rs\n@@ -"
+        ) && stdout.contains("\n-        S2Answer::Http { status: 200, body } => body,\n"),
+        "{stdout}"
+    );
+}

@@ -94,6 +94,68 @@ fn every_registered_gate_has_two_recorded_mutations_and_one_by_an_adversary() {
     );
 }
 
+#[test]
+fn every_recorded_mutation_resolves_against_the_tree_and_sits_in_its_gates_folder() {
+    use memoria_gates::mutants::{self, convert::folder_of};
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .expect("the workspace");
+    let dir = workspace.join("mutants");
+    let files = mutants::discover(&dir);
+    let (mut anchored, mut edits) = (0, 0);
+    let mut wrong = vec![];
+    for f in &files {
+        let name = f.strip_prefix(&dir).unwrap_or(f).display().to_string();
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        let mut m = match mutants::parse(f, &text) {
+            Ok(m) => m,
+            Err(e) => {
+                wrong.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let folder = f
+            .parent()
+            .and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if folder != folder_of(&m.gate) {
+            wrong.push(format!(
+                "{name}: gate {} lives in mutants/{}/ (memoria-harness mutants convert moves it)",
+                m.gate,
+                folder_of(&m.gate)
+            ));
+        }
+        if m.edits.is_empty() {
+            if m.kept_as_diff.is_none() {
+                wrong.push(format!(
+                    "{name}: a diff without a `kept-as-diff:` line (run memoria-harness mutants convert {name})"
+                ));
+            }
+            continue;
+        }
+        anchored += 1;
+        edits += m.edits.len();
+        if let Err(e) = m.resolve(&workspace) {
+            wrong.push(format!(
+                "{name}: no longer resolves: {e} (move the edit with its code)"
+            ));
+        } else if !m.diff.starts_with("--- a/") {
+            wrong.push(format!("{name}: resolved to no diff"));
+        }
+    }
+    // The presence that makes "none wrong" mean something: the recorded set
+    // was found, and most of it is item-anchored and was made against the tree.
+    assert!(
+        anchored >= 400 && edits >= anchored,
+        "{anchored} item-anchored mutations with {edits} edits among {} files in {}",
+        files.len(),
+        dir.display()
+    );
+    assert!(wrong.is_empty(), "recorded mutations: {wrong:#?}");
+}
+
 /// What a gate file must leave to the rigs: markup scanned by hand (the
 /// page reader, `rigs/page.rs`, parses pages) and a clock of its own (the
 /// hand clock is `rigs/clock.rs`).

@@ -243,6 +243,8 @@ mod tests {
             breaks: "x".into(),
             diff: String::new(),
             touches: vec![],
+            edits: vec![],
+            kept_as_diff: None,
         };
         let (outcome, detail) = judge_conform(&m, &ran(1, "not json"));
         assert_eq!(outcome, Outcome::Invalid, "{detail}");

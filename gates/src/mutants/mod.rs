@@ -63,8 +63,13 @@
 //! `judge` reads a run's typed report back and gives the verdict, and
 //! [`report`] renders the run.
 
+pub mod anchor;
+pub mod convert;
+pub mod edits;
+pub mod guards;
 mod judge;
 pub mod parse;
+mod progress;
 pub mod report;
 pub mod schema;
 mod schema_run;
@@ -214,7 +219,7 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
         .collect();
     let say = |s: String| {
         if opts.progress {
-            eprintln!("mutants: {s}");
+            progress::line(&format!("mutants: {s}"));
         }
     };
     let caller_target = caller_target_dir(&opts.workspace);
@@ -248,16 +253,35 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             .display()
             .to_string();
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
-        parsed.push((rel, parse(f, &text)));
+        // An item-anchored mutation becomes a diff against the scratch
+        // copy just made: the tree as it is now, wherever its items moved.
+        let m = parse(f, &text).and_then(|mut m| {
+            m.resolve(&scratches[0].work)?;
+            Ok(m)
+        });
+        parsed.push((rel, m));
     }
     if scratches
         .iter()
         .any(|s| !s.target.join("debug").join(".fingerprint").is_dir())
     {
         let t_seed = Instant::now();
+        say(format!(
+            "a scratch target directory is cold: listing the dependency units {} holds for the harness, to copy them (cargo build --message-format=json there, which first builds the harness there if it is not fresh)",
+            caller_target.display()
+        ));
         let units = dependency_units(&opts.workspace, &caller_target)?;
+        say(format!(
+            "{} dependency units to copy into each cold scratch target directory (listed in {})",
+            units.len(),
+            secs(t_seed.elapsed().as_millis() as u64)
+        ));
         for s in &scratches {
-            match seed_units(&caller_target, &s.target, &units) {
+            let step =
+                progress::Step::new(&format!("seeding {}", s.target.display()), 0, "entries");
+            let seeded = seed_units(&caller_target, &s.target, &units, &step);
+            step.done();
+            match seeded {
                 Ok(0) => {}
                 Ok(bytes) => say(format!(
                     "seeded {} with {} dependency units ({} MB) from {} in {}",
@@ -278,6 +302,7 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             }
         }
     }
+    let _bar = opts.progress.then(|| progress::start(parsed.len()));
     let t_schema = Instant::now();
     let (schema_reports, leftover) = if opts.schema {
         schema_run::pass(&scratches, &parsed, opts, &say)?
@@ -596,7 +621,8 @@ fn run_one(
         Ok(m) => m,
         Err(why) => {
             if opts.progress {
-                eprintln!("[{n}/{total}] {rel}: invalid: {why}");
+                progress::line(&format!("[{n}/{total}] {rel}: invalid: {why}"));
+                progress::finished(&format!("{rel}: invalid"));
             }
             return Ok(MutantReport {
                 file: rel.to_string(),
@@ -614,7 +640,7 @@ fn run_one(
         }
     };
     if opts.progress {
-        eprintln!("[{n}/{total}] {rel}: {}", m.breaks);
+        progress::line(&format!("[{n}/{total}] {rel}: {}", m.breaks));
     }
     let mut build_ms = 0;
     let mut run_ms = 0;
@@ -643,14 +669,15 @@ fn run_one(
     };
     let time_ms = t0.elapsed().as_millis() as u64;
     if opts.progress {
-        eprintln!(
-            "[{n}/{total}] {}: {} in {} (build {}, run {})",
+        let verdict = format!("{status:?}").to_lowercase();
+        progress::line(&format!(
+            "[{n}/{total}] {}: {verdict} in {} (build {}, run {})",
             rel,
-            format!("{status:?}").to_lowercase(),
             secs(time_ms),
             secs(build_ms),
             secs(run_ms)
-        );
+        ));
+        progress::finished(&format!("{rel}: {verdict}"));
     }
     Ok(report_of(
         rel,

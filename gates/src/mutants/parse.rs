@@ -1,9 +1,10 @@
-//! Reading a mutation file: its `key: value` header and the diff beneath it.
+//! Reading a mutation file: an item-anchored `*.toml` (header keys and `[[edit]]` tables), or a `*.diff` (a `key: value` header and the diff beneath it).
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::edits::Edit;
 use super::{CONFORM_GATE, FORBIDDEN_PREFIXES, SCENARIO_GATE};
 
 /// Who chose a mutation.
@@ -34,24 +35,76 @@ pub struct Mutation {
     pub author: Author,
     /// One line on what it breaks.
     pub breaks: String,
-    /// The unified diff.
+    /// The unified diff: a `*.diff` file's own, or, for an item-anchored
+    /// mutation, the one [`Mutation::resolve`] makes against a tree (empty
+    /// until then).
     pub diff: String,
-    /// Workspace-relative paths the diff touches.
+    /// Workspace-relative paths the mutation touches.
     pub touches: Vec<String>,
+    /// An item-anchored mutation's edits (`edits.rs`); empty for a diff.
+    pub edits: Vec<Edit>,
+    /// A `*.diff` file's `kept-as-diff:` line: why it is not item-anchored.
+    pub kept_as_diff: Option<String>,
 }
 
-/// Parses a mutation file's text.
+impl Mutation {
+    /// For an item-anchored mutation, makes its edits against the files
+    /// under `root` and keeps the result as [`Mutation::diff`]; a diff
+    /// mutation is left as it is.
+    ///
+    /// # Errors
+    /// A file cannot be read, an item path names no item or several, a
+    /// `find` does not occur exactly once in its item, or edits overlap:
+    /// the mutation is then `invalid` (`edits::apply`).
+    pub fn resolve(&mut self, root: &Path) -> Result<(), String> {
+        if !self.edits.is_empty() {
+            self.diff = super::edits::to_diff(root, &self.edits)?;
+        }
+        Ok(())
+    }
+}
+
+/// The header keys of a mutation file, in either form.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Header {
+    gate: Option<String>,
+    case: Option<String>,
+    author: Option<String>,
+    breaks: Option<String>,
+    #[serde(default)]
+    conform: Vec<String>,
+    scenario: Option<String>,
+    #[serde(default)]
+    edit: Vec<Edit>,
+}
+
+/// Parses a mutation file's text: TOML if `file` ends in `.toml`, else a
+/// header and a diff.
 ///
 /// # Errors
 /// A message for a missing `gate`, `author` or `breaks`, an unknown author,
-/// an empty diff, or a diff touching a forbidden path.
+/// an empty diff or no `[[edit]]`, a misshapen edit, or a path touching a
+/// forbidden folder.
 pub fn parse(file: &Path, text: &str) -> Result<Mutation, String> {
+    if file.extension().is_some_and(|x| x == "toml") {
+        let h: Header = toml::from_str(text).map_err(|e| format!("not a mutation's TOML: {e}"))?;
+        if h.edit.is_empty() {
+            return Err("no `[[edit]]`".into());
+        }
+        for e in &h.edit {
+            e.check()?;
+        }
+        let touches = super::edits::files(&h.edit);
+        return checked(file, h, String::new(), touches, None);
+    }
     let mut gate = None;
     let mut case = None;
     let mut author = None;
     let mut breaks = None;
     let mut conform: Vec<String> = Vec::new();
     let mut scenario = None;
+    let mut kept_as_diff = None;
     let mut diff_start = None;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
@@ -69,11 +122,49 @@ pub fn parse(file: &Path, text: &str) -> Result<Mutation, String> {
                 "breaks" => breaks = Some(v),
                 "conform" => conform = v.split_whitespace().map(str::to_owned).collect(),
                 "scenario" => scenario = Some(v).filter(|s| !s.is_empty()),
+                "kept-as-diff" => kept_as_diff = Some(v),
                 _ => {}
             }
         }
         offset += line.len();
     }
+    let diff = text[diff_start.ok_or("no unified diff (no `--- a/…` line)")?..].to_string();
+    let touches: Vec<String> = diff
+        .lines()
+        .filter_map(|l| l.strip_prefix("+++ "))
+        .map(|p| p.trim().trim_start_matches("b/").to_string())
+        .collect();
+    let header = Header {
+        gate,
+        case,
+        author,
+        breaks,
+        conform,
+        scenario,
+        edit: Vec::new(),
+    };
+    checked(file, header, diff, touches, kept_as_diff)
+}
+
+/// The header's rules, for both forms.
+fn checked(
+    file: &Path,
+    h: Header,
+    diff: String,
+    touches: Vec<String>,
+    kept_as_diff: Option<String>,
+) -> Result<Mutation, String> {
+    let Header {
+        gate,
+        case,
+        author,
+        breaks,
+        conform,
+        scenario,
+        edit: edits,
+    } = h;
+    let case = case.filter(|c| !c.is_empty());
+    let scenario = scenario.filter(|s| !s.is_empty());
     let gate = gate.ok_or("no `gate:` line")?;
     let author = match author.as_deref() {
         Some("author") => Author::Author,
@@ -86,12 +177,6 @@ pub fn parse(file: &Path, text: &str) -> Result<Mutation, String> {
         None => return Err("no `author:` line".into()),
     };
     let breaks = breaks.ok_or("no `breaks:` line")?;
-    let diff = text[diff_start.ok_or("no unified diff (no `--- a/…` line)")?..].to_string();
-    let touches: Vec<String> = diff
-        .lines()
-        .filter_map(|l| l.strip_prefix("+++ "))
-        .map(|p| p.trim().trim_start_matches("b/").to_string())
-        .collect();
     if touches.is_empty() {
         return Err("the diff touches no file".into());
     }
@@ -152,17 +237,28 @@ pub fn parse(file: &Path, text: &str) -> Result<Mutation, String> {
         breaks,
         diff,
         touches,
+        edits,
+        kept_as_diff,
     })
 }
 
-/// Every `*.diff` directly in `dir` (not in subfolders such as
-/// `survivors/`, which hold attempts awaiting a stronger gate), sorted.
+/// A folder under `mutants/` whose files are not recorded mutations:
+/// attempts awaiting a stronger gate.
+pub const SURVIVORS_DIR: &str = "survivors";
+
+/// Every `*.toml` and `*.diff` under `dir`, in any folder (the gate folders
+/// `g01/`, `conform/`, `scenario/`, …) but [`SURVIVORS_DIR`], sorted.
 pub fn discover(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = walkdir::WalkDir::new(dir)
-        .max_depth(1)
         .into_iter()
+        .filter_entry(|e| e.depth() == 0 || e.file_name() != SURVIVORS_DIR)
         .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "diff"))
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| {
+            e.path()
+                .extension()
+                .is_some_and(|x| x == "diff" || x == "toml")
+        })
         .map(|e| e.into_path())
         .collect();
     v.sort();
@@ -182,6 +278,45 @@ mod tests {
         assert_eq!(m.author, Author::Adversary);
         assert_eq!(m.touches, vec!["reference/src/store.rs"]);
         assert!(m.diff.starts_with("--- a/"));
+    }
+
+    const GOOD_TOML: &str = r#"gate = "26"
+case = "26/second-dek-different-id"
+author = "adversary"
+breaks = "bare sha"
+
+[[edit]]
+file = "reference/src/store.rs"
+item = "fn id"
+find = '''
+    hmac(k, b)
+'''
+replace = '''
+    sha(b)
+'''
+"#;
+
+    #[test]
+    fn an_item_anchored_mutation_parses_with_its_edits_and_no_diff_yet() {
+        let m = parse(Path::new("x.toml"), GOOD_TOML).unwrap();
+        assert_eq!((m.gate.as_str(), m.author), ("26", Author::Adversary));
+        assert_eq!(m.touches, vec!["reference/src/store.rs"]);
+        assert_eq!(m.edits[0].find.as_deref(), Some("    hmac(k, b)\n"));
+        assert!(m.diff.is_empty());
+        for (from, to) in [
+            ("reference/src/store.rs", "gates/src/lib.rs"),
+            ("item = ", "items = "),
+            ("replace = ", "replace-item = "),
+        ] {
+            let e = parse(Path::new("x.toml"), &GOOD_TOML.replace(from, to));
+            assert!(e.is_err(), "{to} accepted");
+        }
+        let no_edit = &GOOD_TOML[..GOOD_TOML.find("[[edit]]").unwrap()];
+        assert!(
+            parse(Path::new("x.toml"), no_edit)
+                .unwrap_err()
+                .contains("no `[[edit]]`")
+        );
     }
 
     #[test]

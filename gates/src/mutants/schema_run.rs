@@ -288,16 +288,19 @@ pub(super) fn pass(
             let ms = t0.elapsed().as_millis() as u64;
             let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             if opts.progress {
-                eprintln!(
-                    "[schema {n}/{total}] {rel}: {} in {}{}",
-                    format!("{status:?}").to_lowercase(),
+                let verdict = format!("{status:?}").to_lowercase();
+                super::progress::line(&format!(
+                    "[schema {n}/{total}] {rel}: {verdict} in {}{}",
                     secs(ms),
                     if status == Outcome::Killed {
                         ""
                     } else {
                         "; it is built on its own next"
                     }
-                );
+                ));
+                if status == Outcome::Killed {
+                    super::progress::finished(&format!("{rel}: {verdict}"));
+                }
             }
             Some((
                 i,

@@ -458,12 +458,14 @@ pub(super) fn seed_units(
     from: &Path,
     to: &Path,
     hashes: &std::collections::BTreeSet<String>,
+    step: &super::progress::Step,
 ) -> Result<u64, String> {
     let (src, dst) = (from.join("debug"), to.join("debug"));
     if dst.join(".fingerprint").is_dir() || hashes.is_empty() {
         return Ok(0);
     }
-    let mut bytes = 0;
+    // What to copy first, so that the progress can say how far it got.
+    let mut todo: Vec<(&str, String, PathBuf)> = Vec::new();
     for dir in ["deps", "build", ".fingerprint"] {
         let Ok(entries) = std::fs::read_dir(src.join(dir)) else {
             continue;
@@ -471,18 +473,23 @@ pub(super) fn seed_units(
         std::fs::create_dir_all(dst.join(dir))
             .map_err(|err| format!("{}: {err}", dst.join(dir).display()))?;
         for e in entries.filter_map(Result::ok) {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
+            let name = e.file_name().to_string_lossy().into_owned();
             let ours = name
                 .split('.')
                 .next()
                 .and_then(|stem| stem.rsplit_once('-'))
                 .is_some_and(|(_, h)| hashes.contains(h));
             if ours {
-                bytes += copy_tree(&e.path(), &dst.join(dir).join(&*name))
-                    .map_err(|err| format!("seeding {dir}/{name}: {err}"))?;
+                todo.push((dir, name, e.path()));
             }
         }
+    }
+    step.set_total(todo.len() as u64);
+    let mut bytes = 0;
+    for (k, (dir, name, path)) in todo.iter().enumerate() {
+        bytes += copy_tree(path, &dst.join(dir).join(name))
+            .map_err(|err| format!("seeding {dir}/{name}: {err}"))?;
+        step.at(k as u64 + 1, &format!("{} MB copied", bytes / 1_000_000));
     }
     Ok(bytes)
 }

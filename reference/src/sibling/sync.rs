@@ -65,6 +65,114 @@ pub enum ReannounceStatus {
     Unapplied(String),
 }
 
+/// Reconciles `app` after its restore (§4.1 rules 2–4): reads a whole S1a
+/// announce; if it failed, retires nothing and leaves the mark. If it is
+/// complete, retires every held item it omits (a deletion through
+/// [`Instance::delete`], so tombstoned), refetches through S3 every
+/// announced item whose revision is not the one held (equality only, in
+/// either direction, and items not held at all), then stores the close
+/// cursor and clears the mark. Nothing here reads an S2 answer. Returns the
+/// status and whether the store changed; counts go into `report`.
+pub async fn reannounce(
+    instance: &SharedInstance,
+    client: &SiblingClient,
+    app: &str,
+    report: &mut SyncReport,
+) -> (ReannounceStatus, bool) {
+    let announce: Announce = match client.announce(app).await {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::warn!(app, error = %e, "re-announce failed: nothing retired");
+            return (ReannounceStatus::Failed(e.to_string()), false);
+        }
+    };
+    let a = app.to_string();
+    let held = match step(instance, move |i| i.store().sibling_documents(&a)).await {
+        Ok(h) => h,
+        Err(e) => return (ReannounceStatus::Unapplied(e.to_string()), false),
+    };
+    let mut changed = false;
+    let mut unapplied: Option<String> = None;
+    let mut held_revisions = std::collections::BTreeMap::new();
+    // Rule 3: what the complete announce omits is retired.
+    for doc in held {
+        let Some(p) = doc.provenance else { continue };
+        if announce.items.contains_key(&p.item_id) {
+            held_revisions.insert(p.item_id, p.revision);
+            continue;
+        }
+        match step(instance, move |i| i.delete(&doc.id)).await {
+            Ok(_) => {
+                report.retired += 1;
+                changed = true;
+            }
+            Err(e) => unapplied = Some(e.to_string()),
+        }
+    }
+    // Rule 4: the announced revision replaces memoria's, whichever way.
+    for (item_id, revision) in &announce.items {
+        if held_revisions.get(item_id) == Some(revision) {
+            report.unchanged += 1;
+            continue;
+        }
+        let pair = Pair {
+            item_id: item_id.clone(),
+            revision: revision.clone(),
+        };
+        match client.fetch(app, &pair).await {
+            Ok(body) => {
+                let doc = NewDocument {
+                    source_key: String::new(),
+                    path: format!("{app}:{item_id}"),
+                    body: kept_body(client, app, &body.title, body.body),
+                    title: body.title,
+                };
+                let provenance = Provenance {
+                    app: app.to_string(),
+                    item_id: item_id.clone(),
+                    revision: revision.clone(),
+                };
+                match step(instance, move |i| i.ingest_sibling(&doc, &provenance)).await {
+                    Ok(_) => {
+                        report.fetched += 1;
+                        changed = true;
+                    }
+                    Err(e) => {
+                        report.fetch_failed += 1;
+                        unapplied = Some(e.to_string());
+                    }
+                }
+            }
+            // Left team-visibility since the announce: S1 will say `gone`.
+            Err(FetchError::NotFound) => report.not_found += 1,
+            Err(e) => {
+                report.fetch_failed += 1;
+                unapplied = Some(e.to_string());
+            }
+        }
+    }
+    if let Some(reason) = unapplied {
+        tracing::warn!(app, "re-announce not fully applied: the mark stands");
+        return (ReannounceStatus::Unapplied(reason), changed);
+    }
+    let (a, cursor) = (app.to_string(), announce.cursor.clone());
+    if let Err(e) = step(instance, move |i| {
+        let now = i.clock().now_unix_s();
+        i.store().complete_reannounce(&a, &cursor, now)
+    })
+    .await
+    {
+        return (ReannounceStatus::Unapplied(e.to_string()), changed);
+    }
+    tracing::info!(
+        app,
+        items = announce.items.len(),
+        retired = report.retired,
+        "re-announce complete: back in the ranking"
+    );
+    (ReannounceStatus::Completed, changed)
+}
+
 /// One store step of a sync, run where the instance's offload says; a
 /// step that panicked is that step's error ([`crate::ErrorKind::Abandoned`]).
 async fn step<T, F>(instance: &SharedInstance, work: F) -> Result<T, Error>
@@ -248,112 +356,4 @@ pub async fn sync(instance: &SharedInstance, client: &SiblingClient, app: &str) 
         "sibling synced"
     );
     report
-}
-
-/// Reconciles `app` after its restore (§4.1 rules 2–4): reads a whole S1a
-/// announce; if it failed, retires nothing and leaves the mark. If it is
-/// complete, retires every held item it omits (a deletion through
-/// [`Instance::delete`], so tombstoned), refetches through S3 every
-/// announced item whose revision is not the one held (equality only, in
-/// either direction, and items not held at all), then stores the close
-/// cursor and clears the mark. Nothing here reads an S2 answer. Returns the
-/// status and whether the store changed; counts go into `report`.
-pub async fn reannounce(
-    instance: &SharedInstance,
-    client: &SiblingClient,
-    app: &str,
-    report: &mut SyncReport,
-) -> (ReannounceStatus, bool) {
-    let announce: Announce = match client.announce(app).await {
-        Ok(a) => a,
-        Err(e) => {
-            tracing::warn!(app, error = %e, "re-announce failed: nothing retired");
-            return (ReannounceStatus::Failed(e.to_string()), false);
-        }
-    };
-    let a = app.to_string();
-    let held = match step(instance, move |i| i.store().sibling_documents(&a)).await {
-        Ok(h) => h,
-        Err(e) => return (ReannounceStatus::Unapplied(e.to_string()), false),
-    };
-    let mut changed = false;
-    let mut unapplied: Option<String> = None;
-    let mut held_revisions = std::collections::BTreeMap::new();
-    // Rule 3: what the complete announce omits is retired.
-    for doc in held {
-        let Some(p) = doc.provenance else { continue };
-        if announce.items.contains_key(&p.item_id) {
-            held_revisions.insert(p.item_id, p.revision);
-            continue;
-        }
-        match step(instance, move |i| i.delete(&doc.id)).await {
-            Ok(_) => {
-                report.retired += 1;
-                changed = true;
-            }
-            Err(e) => unapplied = Some(e.to_string()),
-        }
-    }
-    // Rule 4: the announced revision replaces memoria's, whichever way.
-    for (item_id, revision) in &announce.items {
-        if held_revisions.get(item_id) == Some(revision) {
-            report.unchanged += 1;
-            continue;
-        }
-        let pair = Pair {
-            item_id: item_id.clone(),
-            revision: revision.clone(),
-        };
-        match client.fetch(app, &pair).await {
-            Ok(body) => {
-                let doc = NewDocument {
-                    source_key: String::new(),
-                    path: format!("{app}:{item_id}"),
-                    body: kept_body(client, app, &body.title, body.body),
-                    title: body.title,
-                };
-                let provenance = Provenance {
-                    app: app.to_string(),
-                    item_id: item_id.clone(),
-                    revision: revision.clone(),
-                };
-                match step(instance, move |i| i.ingest_sibling(&doc, &provenance)).await {
-                    Ok(_) => {
-                        report.fetched += 1;
-                        changed = true;
-                    }
-                    Err(e) => {
-                        report.fetch_failed += 1;
-                        unapplied = Some(e.to_string());
-                    }
-                }
-            }
-            // Left team-visibility since the announce: S1 will say `gone`.
-            Err(FetchError::NotFound) => report.not_found += 1,
-            Err(e) => {
-                report.fetch_failed += 1;
-                unapplied = Some(e.to_string());
-            }
-        }
-    }
-    if let Some(reason) = unapplied {
-        tracing::warn!(app, "re-announce not fully applied: the mark stands");
-        return (ReannounceStatus::Unapplied(reason), changed);
-    }
-    let (a, cursor) = (app.to_string(), announce.cursor.clone());
-    if let Err(e) = step(instance, move |i| {
-        let now = i.clock().now_unix_s();
-        i.store().complete_reannounce(&a, &cursor, now)
-    })
-    .await
-    {
-        return (ReannounceStatus::Unapplied(e.to_string()), changed);
-    }
-    tracing::info!(
-        app,
-        items = announce.items.len(),
-        retired = report.retired,
-        "re-announce complete: back in the ranking"
-    );
-    (ReannounceStatus::Completed, changed)
 }

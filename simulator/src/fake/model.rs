@@ -231,6 +231,62 @@ impl Model {
         self.clock.now_ms()
     }
 
+    /// S2 (§4.1) for one subject: one result per pair, in order, and the
+    /// asker's trace label. `keys_on` is the kind this sibling keys on: a
+    /// subject of the other kind gets `UNKNOWN` for every pair.
+    ///
+    /// `VISIBLE` iff the item is team-visible AND the grants join admits the
+    /// asker, at the current revision; `STALE` for an older revision in the
+    /// log; `AHEAD` for a revision not in the log of an item so admitted;
+    /// `NOT_VISIBLE` for everything else, including no row at all.
+    ///
+    /// The label is the person's (`member-N`, `guest-N`), `stranger` for a
+    /// subject the sibling does not know, or `not-keyed` for the other kind.
+    #[must_use]
+    pub fn check(
+        &self,
+        keys_on: SubjectKind,
+        kind: SubjectKind,
+        value: &str,
+        pairs: &[Pair],
+    ) -> (String, Vec<S2Result>) {
+        let answer = |pair: &Pair, result: S2Value| S2Result {
+            item_id: pair.item_id.clone(),
+            revision: pair.revision.clone(),
+            result,
+        };
+        if kind != keys_on {
+            return (
+                "not-keyed".to_owned(),
+                pairs.iter().map(|p| answer(p, S2Value::Unknown)).collect(),
+            );
+        }
+        let asker = self.resolve(kind, value);
+        let label = match &asker {
+            Asker::Known(p) => p.label.clone(),
+            Asker::Stranger => "stranger".to_owned(),
+        };
+        let results = pairs
+            .iter()
+            .map(|pair| {
+                let value = match self.state.items.get(&pair.item_id) {
+                    Some(item) if item.team_visible() && Self::grants_join(item, &asker) => {
+                        if item.current().revision == pair.revision {
+                            S2Value::Visible
+                        } else if item.log.iter().any(|r| r.revision == pair.revision) {
+                            S2Value::Stale
+                        } else {
+                            S2Value::Ahead
+                        }
+                    }
+                    _ => S2Value::NotVisible,
+                };
+                answer(pair, value)
+            })
+            .collect();
+        (label, results)
+    }
+
     /// Adds a team member keyed by `address`, optionally with a person ref.
     /// Returns their trace label (`member-N`).
     pub fn add_member(&mut self, address: &str, person_ref: Option<&str>) -> String {
@@ -661,62 +717,6 @@ impl Model {
             Rung::Granted { to } => to.contains(&person.address),
             Rung::Team => person.role == Role::Member,
         }
-    }
-
-    /// S2 (§4.1) for one subject: one result per pair, in order, and the
-    /// asker's trace label. `keys_on` is the kind this sibling keys on: a
-    /// subject of the other kind gets `UNKNOWN` for every pair.
-    ///
-    /// `VISIBLE` iff the item is team-visible AND the grants join admits the
-    /// asker, at the current revision; `STALE` for an older revision in the
-    /// log; `AHEAD` for a revision not in the log of an item so admitted;
-    /// `NOT_VISIBLE` for everything else, including no row at all.
-    ///
-    /// The label is the person's (`member-N`, `guest-N`), `stranger` for a
-    /// subject the sibling does not know, or `not-keyed` for the other kind.
-    #[must_use]
-    pub fn check(
-        &self,
-        keys_on: SubjectKind,
-        kind: SubjectKind,
-        value: &str,
-        pairs: &[Pair],
-    ) -> (String, Vec<S2Result>) {
-        let answer = |pair: &Pair, result: S2Value| S2Result {
-            item_id: pair.item_id.clone(),
-            revision: pair.revision.clone(),
-            result,
-        };
-        if kind != keys_on {
-            return (
-                "not-keyed".to_owned(),
-                pairs.iter().map(|p| answer(p, S2Value::Unknown)).collect(),
-            );
-        }
-        let asker = self.resolve(kind, value);
-        let label = match &asker {
-            Asker::Known(p) => p.label.clone(),
-            Asker::Stranger => "stranger".to_owned(),
-        };
-        let results = pairs
-            .iter()
-            .map(|pair| {
-                let value = match self.state.items.get(&pair.item_id) {
-                    Some(item) if item.team_visible() && Self::grants_join(item, &asker) => {
-                        if item.current().revision == pair.revision {
-                            S2Value::Visible
-                        } else if item.log.iter().any(|r| r.revision == pair.revision) {
-                            S2Value::Stale
-                        } else {
-                            S2Value::Ahead
-                        }
-                    }
-                    _ => S2Value::NotVisible,
-                };
-                answer(pair, value)
-            })
-            .collect();
-        (label, results)
     }
 
     /// S3 (§6.1): the body of `pair` if the item is team-visible now and
