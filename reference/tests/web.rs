@@ -1196,20 +1196,24 @@ async fn passages_are_numbered_from_one_on_every_page_while_anchors_keep_the_ord
 }
 
 #[tokio::test]
-async fn the_person_marker_carries_its_words_beside_it_not_only_on_hover() {
+async fn the_person_marker_is_a_drawn_figure_with_its_words_beside_it_never_a_fonts_emoji() {
     let (_dir, app) = signed_in_app().await;
     upload_ok(&app, "kitchen.md", KITCHEN_MD).await;
     let results = app.get("/?q=descale").await;
     let meta = metas(&results.body);
     assert_eq!(meta.len(), 1);
     assert!(
-        meta[0].contains(&format!(
-            " · {} {} · ",
-            memoria::MARKER_PERSON,
-            memoria::MARKER_PERSON_LABEL
-        )),
+        meta[0].contains(&format!(" · {} · ", memoria::MARKER_PERSON_LABEL)),
         "{meta:?}"
     );
+    // Drawn, so it renders where no emoji font is installed (issue 31),
+    // and hidden from a screen reader, which reads the words instead.
+    assert!(
+        results.body.contains(r#"<svg class="marker-figure" viewBox="0 0 16 16" width="14" height="14" aria-hidden="true""#),
+        "{}",
+        results.body
+    );
+    assert!(!results.body.contains(memoria::MARKER_PERSON));
     assert_eq!(memoria::MARKER_PERSON_LABEL, "written by a person");
 }
 

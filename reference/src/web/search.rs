@@ -9,7 +9,7 @@ use super::AppState;
 use super::envelope::{layout, page, standing_region};
 use super::extract::SignedIn;
 use super::state::SessionCheck;
-use crate::search::page::{SearchError, SearchPage, SemanticRanking, counted};
+use crate::search::page::{SearchError, SearchPage, SearchResult, SemanticRanking, counted};
 use crate::search::query::{QUERY_BYTES_MAX, QUERY_WORDS_MAX};
 
 #[derive(Debug, serde::Deserialize)]
@@ -96,7 +96,14 @@ pub(crate) fn results_region(
                 // and the page never claims nothing matched (§4.1 rule 1).
                 @if p.results.is_empty() && p.reconciling.is_empty() {
                     @if !p.withheld.is_empty() { p { "No passage can be shown." } }
-                    @else if p.page > 1 { p { "No more results." } } @else { p { "No passage matched." } }
+                    @else if p.page > 1 {
+                        p.none { "No more results. " a href=(page_link(q, 1)) { "Back to the first page" } "." }
+                    } @else {
+                        p.none {
+                            "No passage matched. Try fewer or other words, or "
+                            a href="/" { "browse every document" } "."
+                        }
+                    }
                 }
                 // The fact box: below the notices and above the list (§8.8).
                 (super::facts::fact_boxes(&p.facts))
@@ -104,23 +111,16 @@ pub(crate) fn results_region(
                 (super::answer::answer_region(answer, p))
                 @if let Some(count) = p.count_line() { p.count { (count) } }
                 ol start=(p.results.first().map(|r| r.rank).unwrap_or(1)) {
-                    @for r in &p.results {
-                        li.result {
-                            div {
-                                a href=(r.link) { strong { (r.title) } }
-                                @if !r.trail_below_title().is_empty() { " › " (r.trail_below_title().join(" › ")) }
-                            }
-                            div.meta {
-                                span.app { (r.app) } " · passage " (r.passage_number()) " · "
-                                span.marker { (r.marker) " " span.marker-label { (r.marker_label()) } }
-                                " · " (r.date) " · revision " (r.revision)
-                            }
-                            p.snippet {
-                                @if r.snippet.cut_before { "… " }
-                                @for s in &r.snippet.segments {
-                                    @if s.hit { mark { (s.text) } } @else { (s.text) }
+                    @for entry in fold(&p.results) {
+                        @match entry {
+                            Entry::Shown(r) => { (result_item(r, q, p.page)) }
+                            Entry::Fold(more) => {
+                                li.fold {
+                                    details {
+                                        summary { (fold_summary(&more)) }
+                                        ol { @for r in more { (result_item(r, q, p.page)) } }
+                                    }
                                 }
-                                @if r.snippet.cut_after { " …" }
                             }
                         }
                     }
@@ -138,10 +138,129 @@ pub(crate) fn results_region(
     }
 }
 
+/// How many results of one document a page shows before it folds the
+/// rest of that document's results on the page under it (issue 31: one
+/// document filled ten of thirteen results).
+pub(crate) const FOLD_AFTER_RESULTS: usize = 3;
+
+/// One entry of the rendered list: a result, or the fold that holds a
+/// document's results past its first [`FOLD_AFTER_RESULTS`] on this page.
+pub(crate) enum Entry<'a> {
+    /// A result shown in its place.
+    Shown(&'a SearchResult),
+    /// A document's further results on this page, in rank order.
+    Fold(Vec<&'a SearchResult>),
+}
+
+/// The page's results as the list renders them. Folding is within the page
+/// only: page N is still ranks 20(N−1)+1 to 20N of the one ranking, each
+/// result on the page it ranks on; a document's results past its first
+/// [`FOLD_AFTER_RESULTS`] on this page are moved, in rank order, into one
+/// fold placed straight after its last shown result. A later page counts
+/// afresh: a document folded on page 1 shows its first three there again.
+pub(crate) fn fold(results: &[SearchResult]) -> Vec<Entry<'_>> {
+    use std::collections::HashMap;
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut folded: HashMap<&str, Vec<&SearchResult>> = HashMap::new();
+    for r in results {
+        let n = seen.entry(r.document_id.as_str()).or_insert(0);
+        *n += 1;
+        if *n > FOLD_AFTER_RESULTS {
+            folded.entry(r.document_id.as_str()).or_default().push(r);
+        }
+    }
+    let mut shown: HashMap<&str, usize> = HashMap::new();
+    let mut out = Vec::with_capacity(results.len());
+    for r in results {
+        let n = shown.entry(r.document_id.as_str()).or_insert(0);
+        *n += 1;
+        if *n > FOLD_AFTER_RESULTS {
+            continue;
+        }
+        out.push(Entry::Shown(r));
+        if *n == FOLD_AFTER_RESULTS {
+            if let Some(more) = folded.remove(r.document_id.as_str()) {
+                out.push(Entry::Fold(more));
+            }
+        }
+    }
+    out
+}
+
+/// A fold's summary: "7 more passages from Runbook: deploying client sites".
+fn fold_summary(more: &[&SearchResult]) -> String {
+    let title = more.first().map(|r| r.title.as_str()).unwrap_or_default();
+    let noun = if more.len() == 1 {
+        "passage"
+    } else {
+        "passages"
+    };
+    format!("{} more {noun} from {title}", more.len())
+}
+
+/// The 👨 marker as the page draws it: an inline SVG figure (no font's
+/// emoji, so it renders the same on every machine) hidden from assistive
+/// technology, and its words beside it, which are what a screen reader
+/// reads (§8.1; issue 31: an emoji rendered as an empty box).
+pub(crate) fn person_marker() -> Markup {
+    html! {
+        span.marker data-marker="person" {
+            svg.marker-figure viewBox="0 0 16 16" width="14" height="14" aria-hidden="true" focusable="false" {
+                circle cx="8" cy="4.5" r="3.2" fill="currentColor" {}
+                path d="M1.5 15.5c0-3.9 2.9-6.6 6.5-6.6s6.5 2.7 6.5 6.6z" fill="currentColor" {}
+            }
+            " "
+            span.marker-label { (crate::search::page::MARKER_PERSON_LABEL) }
+        }
+    }
+}
+
+/// One result's list item: its rank as the item's number, the title linking
+/// to the passage with the search kept (so the document page can link back
+/// to these results), and its citation line.
+fn result_item(r: &SearchResult, q: &str, page: u32) -> Markup {
+    html! {
+        li.result value=(r.rank) {
+            div {
+                a href=(result_href(&r.link, q, page)) { strong { (r.title) } }
+                @if !r.trail_below_title().is_empty() { " › " (r.trail_below_title().join(" › ")) }
+            }
+            div.meta {
+                span.app { (r.app) } " · passage " (r.passage_number()) " · "
+                (person_marker())
+                " · " (r.date) " · revision " (r.revision)
+            }
+            p.snippet {
+                @if r.snippet.cut_before { "… " }
+                @for s in &r.snippet.segments {
+                    @if s.hit { mark { (s.text) } } @else { (s.text) }
+                }
+                @if r.snippet.cut_after { " …" }
+            }
+        }
+    }
+}
+
+/// A result's link as the results page writes it: the deep link
+/// (`/documents/{id}#p{n}`) with the search it came from as its query
+/// (`?q=…&page=N`), so the document page links back to these results.
+pub(crate) fn result_href(link: &str, q: &str, page: u32) -> String {
+    let (path, anchor) = link.split_once('#').unwrap_or((link, ""));
+    let query = form_urlencoded::Serializer::new(String::new())
+        .append_pair("q", q)
+        .append_pair("page", &page.to_string())
+        .finish();
+    if anchor.is_empty() {
+        format!("{path}?{query}")
+    } else {
+        format!("{path}?{query}#{anchor}")
+    }
+}
+
 /// The link to page `page` of the search for `q`: `/?q=…&page=N`, the query
 /// form-encoded (`application/x-www-form-urlencoded`, what the `Query`
 /// extractor decodes) so that any `q` comes back byte for byte.
-fn page_link(q: &str, page: u32) -> String {
+pub(crate) fn page_link(q: &str, page: u32) -> String {
     let query = form_urlencoded::Serializer::new(String::new())
         .append_pair("q", q)
         .append_pair("page", &page.to_string())
@@ -155,22 +274,31 @@ pub(crate) async fn search_page(
     Query(params): Query<SearchParams>,
 ) -> Response {
     let q = params.q.clone().unwrap_or_default();
+    let mut nothing_searched = None;
     if params.q.is_some() {
         let footer = state.egress().footer();
         let outcome = state
             .ruled_search(session.owner.address(), &q, parse_page(&params.page))
             .await;
-        // With AI on, the page's own ruled results and nothing else may be
-        // answered from (§8.4's invariant): built here, stored nowhere.
-        let answer = match (&outcome, state.chat()) {
-            (Ok(p), Some(chat)) => crate::answer::answer(chat, &q, p).await,
-            _ => None,
-        };
-        let (status, region) = results_region(&q, &outcome, answer.as_ref());
-        return page(
-            status,
-            layout("Results", footer, true, Some(&session.csrf), &q, region),
-        );
+        // A search with no word to look for searched nothing: the page is
+        // the home page's list, with a line saying why (issue 31).
+        if let Ok(p) = &outcome
+            && p.query_words == 0
+        {
+            nothing_searched = Some(results_region(&q, &outcome, None).1);
+        } else {
+            // With AI on, the page's own ruled results and nothing else may be
+            // answered from (§8.4's invariant): built here, stored nowhere.
+            let answer = match (&outcome, state.chat()) {
+                (Ok(p), Some(chat)) => crate::answer::answer(chat, &q, p).await,
+                _ => None,
+            };
+            let (status, region) = results_region(&q, &outcome, answer.as_ref());
+            return page(
+                status,
+                layout("Results", footer, true, Some(&session.csrf), &q, region),
+            );
+        }
     }
     let footer = state.egress().footer();
     let asker = session.owner.address().to_string();
@@ -180,6 +308,7 @@ pub(crate) async fn search_page(
         .flatten()
         .unwrap_or_default();
     let body = html! {
+        @if let Some(region) = nothing_searched { (region) }
         h1 { "Search your team's documents" }
         @if params.deleted.is_some() { p.notice { "The document was deleted." } }
         p { (counted(docs.len(), "document", "documents")) ". Every passage found here is one of them, cited." }
@@ -191,8 +320,8 @@ pub(crate) async fn search_page(
             button type="submit" { "Upload" }
             p.meta { "Markdown, plain text or HTML, up to 1 MiB." }
         }
-        h2 { "Documents" }
-        ul {
+        h2 #documents { "Documents" }
+        ul.documents {
             @for d in &docs {
                 li { a href=(format!("/documents/{}", d.id)) { (d.title) }
                      span.meta { " · " (crate::clock::iso_date(d.updated_at)) " · revision " (d.revision) } }
@@ -201,7 +330,7 @@ pub(crate) async fn search_page(
     };
     page(
         StatusCode::OK,
-        layout("Search", footer, true, Some(&session.csrf), "", body),
+        layout("Search", footer, true, Some(&session.csrf), &q, body),
     )
 }
 
