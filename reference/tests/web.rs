@@ -118,7 +118,17 @@ fn result_count(body: &str) -> usize {
 fn result_links(body: &str) -> Vec<String> {
     body.split("href=\"/documents/")
         .skip(1)
-        .map(|rest| rest[..rest.find('"').expect("closing quote")].to_string())
+        .map(|rest| {
+            // A result's link keeps the search it came from (`?q=…&page=N`,
+            // for the document page's way back); the passage it cites is
+            // the path and the anchor.
+            let href = &rest[..rest.find('"').expect("closing quote")];
+            let (path, anchor) = href
+                .split_once('#')
+                .map_or((href, None), |(p, a)| (p, Some(a)));
+            let path = path.split_once('?').map_or(path, |(p, _)| p);
+            anchor.map_or_else(|| path.to_string(), |a| format!("{path}#{a}"))
+        })
         .collect()
 }
 
@@ -1121,7 +1131,10 @@ async fn the_passage_a_result_links_to_is_anchored_and_marked_without_script() {
     let links = result_links(&results.body);
     assert_eq!(links.len(), 1, "{}", results.body);
     let (path, fragment) = links[0].split_once('#').expect("a deep link");
-    assert_eq!(fragment, "p1");
+    assert_eq!(
+        fragment, "p2",
+        "the second passage, labelled and anchored 2"
+    );
     let doc = app.get(&format!("/documents/{path}")).await;
     assert!(
         doc.body.contains(&format!(
@@ -1177,18 +1190,18 @@ async fn a_snippet_shows_the_passages_text_without_markdown_symbols_and_still_ma
 }
 
 #[tokio::test]
-async fn passages_are_numbered_from_one_on_every_page_while_anchors_keep_the_ordinal() {
+async fn passages_are_numbered_from_one_on_every_page_and_anchors_name_the_same_number() {
     let (_dir, app) = signed_in_app().await;
     let id = upload_ok(&app, "kitchen.md", KITCHEN_MD).await;
     let results = app.get("/?q=descale").await;
-    assert_eq!(result_links(&results.body), [format!("{id}#p0")]);
+    assert_eq!(result_links(&results.body), [format!("{id}#p1")]);
     let meta = metas(&results.body);
     assert!(meta[0].contains(" · passage 1 · "), "{meta:?}");
     let doc = app.get(&format!("/documents/{id}")).await;
     assert!(
-        doc.body.contains("<section class=\"passage\" id=\"p0\">")
-            && doc.body.contains("<a href=\"#p0\">Passage 1</a>")
-            && doc.body.contains("<a href=\"#p1\">Passage 2</a>"),
+        doc.body.contains("<section class=\"passage\" id=\"p1\">")
+            && doc.body.contains("<a href=\"#p1\">Passage 1</a>")
+            && doc.body.contains("<a href=\"#p2\">Passage 2</a>"),
         "{}",
         doc.body
     );
@@ -1959,7 +1972,7 @@ async fn a_brief_over_an_uploaded_document_is_resolved_first_with_its_excerpt_li
     );
     assert!(
         region.contains(&format!(
-            r#"<a href="/documents/{id}#p0">Kitchen</a> › Coffee machine · passage 1"#
+            r#"<a href="/documents/{id}#p1">Kitchen</a> › Coffee machine · passage 1"#
         )),
         "the excerpt links to its passage: {region}"
     );

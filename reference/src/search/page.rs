@@ -592,7 +592,7 @@ mod tests {
             marker: MARKER_PERSON,
             revision: 1,
             date: "2026-01-01".into(),
-            link: "/documents/d#p0".into(),
+            link: "/documents/d#p1".into(),
             snippet: Snippet {
                 cut_before: false,
                 segments: vec![],

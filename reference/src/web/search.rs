@@ -209,7 +209,6 @@ pub(crate) fn person_marker() -> Markup {
                 circle cx="8" cy="4.5" r="3.2" fill="currentColor" {}
                 path d="M1.5 15.5c0-3.9 2.9-6.6 6.5-6.6s6.5 2.7 6.5 6.6z" fill="currentColor" {}
             }
-            " "
             span.marker-label { (crate::search::page::MARKER_PERSON_LABEL) }
         }
     }
@@ -437,6 +436,110 @@ mod tests {
             "{style}"
         );
         assert!(style.contains("border:1px solid"), "{style}");
+    }
+
+    /// A result of document `doc` at `rank`, titled after it.
+    fn ranked(rank: usize, doc: &str) -> SearchResult {
+        SearchResult {
+            rank,
+            app: "memoria".into(),
+            document_id: doc.into(),
+            title: format!("Doc {doc}"),
+            trail: vec![],
+            ordinal: i64::try_from(rank).unwrap_or(0),
+            marker: crate::search::page::MARKER_PERSON,
+            revision: 1,
+            date: "2026-01-01".into(),
+            link: format!("/documents/{doc}#p{rank}"),
+            snippet: crate::search::highlight::Snippet {
+                cut_before: false,
+                segments: vec![],
+                cut_after: false,
+            },
+            provenance: None,
+            text: String::new(),
+        }
+    }
+
+    /// The list as ranks, a fold as `[ranks]`.
+    fn laid(entries: &[Entry<'_>]) -> String {
+        entries
+            .iter()
+            .map(|e| match e {
+                Entry::Shown(r) => r.rank.to_string(),
+                Entry::Fold(more) => format!(
+                    "[{}]",
+                    more.iter()
+                        .map(|r| r.rank.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn a_documents_results_past_its_first_three_on_a_page_fold_under_it_and_no_result_changes_page()
+    {
+        // (first rank on the page, the document of each result in rank order, the list laid out)
+        let table: &[(usize, &str, &str)] = &[
+            (1, "aaaaaaa", "1 2 3 [4 5 6 7]"),
+            (1, "aaab", "1 2 3 4"),
+            (1, "abababab", "1 2 3 4 5 [7] 6 [8]"),
+            (1, "aaaabbbb", "1 2 3 [4] 5 6 7 [8]"),
+            (1, "abcabcabc", "1 2 3 4 5 6 7 8 9"),
+            // Page 2 starts at rank 21 and folds its own results afresh:
+            // the document folded on page 1 shows its first three again.
+            (21, "aaaaa", "21 22 23 [24 25]"),
+            (1, "", ""),
+        ];
+        for (first, docs, want) in table {
+            let results: Vec<SearchResult> = docs
+                .chars()
+                .enumerate()
+                .map(|(i, d)| ranked(first + i, &d.to_string()))
+                .collect();
+            let entries = fold(&results);
+            assert_eq!(laid(&entries), *want, "{docs}");
+            // Every result on the page is in the list exactly once.
+            let mut ranks: Vec<usize> = entries
+                .iter()
+                .flat_map(|e| match e {
+                    Entry::Shown(r) => vec![r.rank],
+                    Entry::Fold(more) => more.iter().map(|r| r.rank).collect(),
+                })
+                .collect();
+            ranks.sort_unstable();
+            assert_eq!(
+                ranks,
+                (*first..first + docs.len()).collect::<Vec<_>>(),
+                "{docs}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_fold_says_how_many_more_passages_and_from_which_document() {
+        let results: Vec<SearchResult> = (1..=10).map(|r| ranked(r, "a")).collect();
+        let entries = fold(&results);
+        let Some(Entry::Fold(more)) = entries.last() else {
+            panic!("a fold")
+        };
+        assert_eq!(fold_summary(more), "7 more passages from Doc a");
+        assert_eq!(fold_summary(&more[..1]), "1 more passage from Doc a");
+    }
+
+    #[test]
+    fn a_results_link_keeps_the_search_and_the_anchor() {
+        assert_eq!(
+            result_href("/documents/abc#p2", "a&b c", 3),
+            "/documents/abc?q=a%26b+c&page=3#p2"
+        );
+        assert_eq!(
+            result_href("/documents/abc", "x", 1),
+            "/documents/abc?q=x&page=1"
+        );
     }
 
     #[test]
