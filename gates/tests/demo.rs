@@ -440,7 +440,7 @@ async fn a_person_in_chromium_signs_in_searches_and_reads_results_every_withheld
         .unwrap_or_else(|e| panic!("{at}: {e}"));
     let home = visible_text(&client, "an empty search", |t| t.contains("Documents")).await;
     assert!(
-        home.contains("Offsite room list"),
+        home.contains("Runbook: deploying client sites"),
         "{at}: an empty search does not list the documents:\n{home}"
     );
     shots(&client, "empty-search").await;
@@ -448,8 +448,10 @@ async fn a_person_in_chromium_signs_in_searches_and_reads_results_every_withheld
         .goto(&format!("{}/?q=qqzzxxvv", demo.url))
         .await
         .unwrap_or_else(|e| panic!("{at}: {e}"));
+    // The demo's Drive is reconciling, so the page may not claim that
+    // nothing matched (§4.1 rule 1); it still offers a way on.
     let none = visible_text(&client, "a search that matches nothing", |t| {
-        t.contains("No passage matched.")
+        t.contains("Drive is reconciling")
     })
     .await;
     assert!(

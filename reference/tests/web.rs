@@ -1081,7 +1081,7 @@ async fn a_markdown_document_page_is_rendered_with_raw_html_as_text_no_image_and
     let resp = app.get(&format!("/documents/{id}")).await;
     assert_eq!(resp.status, StatusCode::OK);
     assert_footer("the document page", &resp);
-    expect![[r##"<section class="passage" id="p0"><p class="meta"><a href="#p0">Passage 1</a></p><div class="body"><p>Run <code>lpstat -p</code> to see <strong>every</strong> printer, then read <a href="https://example.org/manual" rel="noopener noreferrer nofollow">the manual</a> or this or that.</p><ul><li>first bullet</li><li>second bullet</li></ul><div class="table"><table><thead><tr><th>Floor</th><th>Printer</th></tr></thead><tbody><tr><td>2</td><td><em>Kyocera</em></td></tr></tbody></table></div><p><span class="image">[image: floor plan]</span> and <span class="image">[image]</span></p><pre class="html">&lt;div onclick=&quot;steal()&quot;&gt;a raw block&lt;/div&gt;</pre></div></section><section class="passage" id="p1"><h2>Toner</h2><p class="meta"><a href="#p1">Passage 2</a></p><div class="body"><p>The toner lives &lt;b&gt;here&lt;/b&gt;, on the shelf.</p></div></section>"##]]
+    expect![[r##"<section class="passage" id="p1"><p class="meta"><a href="#p1">Passage 1</a></p><div class="body"><p>Run <code>lpstat -p</code> to see <strong>every</strong> printer, then read <a href="https://example.org/manual" rel="noopener noreferrer nofollow">the manual</a> or this or that.</p><ul><li>first bullet</li><li>second bullet</li></ul><div class="table"><table><thead><tr><th>Floor</th><th>Printer</th></tr></thead><tbody><tr><td>2</td><td><em>Kyocera</em></td></tr></tbody></table></div><p><span class="image">[image: floor plan]</span> and <span class="image">[image]</span></p><pre class="html">&lt;div onclick=&quot;steal()&quot;&gt;a raw block&lt;/div&gt;</pre></div></section><section class="passage" id="p2"><h2>Toner</h2><p class="meta"><a href="#p2">Passage 2</a></p><div class="body"><p>The toner lives &lt;b&gt;here&lt;/b&gt;, on the shelf.</p></div></section>"##]]
     .assert_eq(passages_html(&resp.body));
     for absent in [
         "<img",
@@ -1108,7 +1108,7 @@ async fn a_plain_text_document_page_shows_its_text_and_makes_nothing_of_markdown
     let resp = app.get(&format!("/documents/{id}")).await;
     assert_eq!(resp.status, StatusCode::OK);
     expect![[r##"
-        <section class="passage" id="p0"><p class="meta"><a href="#p0">Passage 1</a></p><pre class="text">Shopping list for the studio
+        <section class="passage" id="p1"><p class="meta"><a href="#p1">Passage 1</a></p><pre class="text">Shopping list for the studio
 
         - oat milk
         * coffee beans

@@ -876,8 +876,7 @@ fn guard_hears_memoria(ctx: &mut Ctx) -> Result<(), Failure> {
         // matches is where a fallback to meaning would reach for one.
         let none = read(&m.search(ANA, &unmatched).await, "an empty results page")?;
         check(
-            none.results().is_empty()
-                && matches!(none.texts("section#results p").as_slice(), [line] if line.starts_with("No passage matched")),
+            none.results().is_empty() && none.texts("section#results p") == ["No passage matched."],
             "a search no passage holds says so, and nothing more",
             format!("{:?}", none.texts("section#results p")),
         )?;

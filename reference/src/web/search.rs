@@ -96,12 +96,16 @@ pub(crate) fn results_region(
                 // and the page never claims nothing matched (§4.1 rule 1).
                 @if p.results.is_empty() && p.reconciling.is_empty() {
                     @if !p.withheld.is_empty() { p { "No passage can be shown." } }
-                    @else if p.page > 1 {
-                        p.none { "No more results. " a href=(page_link(q, 1)) { "Back to the first page" } "." }
-                    } @else {
-                        p.none {
-                            "No passage matched. Try fewer or other words, or "
-                            a href="/" { "browse every document" } "."
+                    @else if p.page > 1 { p { "No more results." } } @else { p { "No passage matched." } }
+                }
+                // A page with no result is never a dead end (issue 31): a
+                // way on, whatever the reason it is empty.
+                @if p.results.is_empty() {
+                    nav.way-on {
+                        @if p.page > 1 && p.reconciling.is_empty() && p.withheld.is_empty() {
+                            a href=(page_link(q, 1)) { "Back to the first page of results" }
+                        } @else {
+                            "Try fewer or other words, or " a href="/#documents" { "browse every document" } "."
                         }
                     }
                 }
@@ -224,10 +228,14 @@ fn result_item(r: &SearchResult, q: &str, page: u32) -> Markup {
                 a href=(result_href(&r.link, q, page)) { strong { (r.title) } }
                 @if !r.trail_below_title().is_empty() { " › " (r.trail_below_title().join(" › ")) }
             }
+            // Each part after the first carries its own " · " and does not
+            // break inside, so a narrow page never starts a line with one.
             div.meta {
-                span.app { (r.app) } " · passage " (r.passage_number()) " · "
-                (person_marker())
-                " · " (r.date) " · revision " (r.revision)
+                span.app { (r.app) }
+                span.part { " · passage " (r.passage_number()) }
+                span.part { " · " (person_marker()) }
+                span.part { " · " (r.date) }
+                span.part { " · revision " (r.revision) }
             }
             p.snippet {
                 @if r.snippet.cut_before { "… " }
@@ -427,7 +435,7 @@ mod tests {
         };
         let (status, region) = results_region("q", &Ok(page), None);
         assert_eq!(status, StatusCode::OK);
-        expect_test::expect![[r#"<section id="results"><p class="reconciling" role="status" data-app="sheets">Sheets is reconciling after a restore; its results are out of the search until it re-announces.</p><p class="freshness" role="status" data-app="drive">memoria's last pull of changes from Drive failed; its results are current as of 2026-11-30 09:00 UTC.</p><p class="freshness" role="status" data-app="docs">Results from Docs are current as of 2026-11-30 09:00 UTC; memoria is pulling its changes now.</p><p class="withheld" role="status" data-app="docs">Docs did not answer; 1 result withheld.</p><p class="withheld" role="status" data-app="calendar">Calendar has a newer version of 3 results; withheld while memoria fetches it.</p><ol start="1"></ol><nav class="pages"></nav></section>"#]]
+        expect_test::expect![[r#"<section id="results"><p class="reconciling" role="status" data-app="sheets">Sheets is reconciling after a restore; its results are out of the search until it re-announces.</p><p class="freshness" role="status" data-app="drive">memoria's last pull of changes from Drive failed; its results are current as of 2026-11-30 09:00 UTC.</p><p class="freshness" role="status" data-app="docs">Results from Docs are current as of 2026-11-30 09:00 UTC; memoria is pulling its changes now.</p><p class="withheld" role="status" data-app="docs">Docs did not answer; 1 result withheld.</p><p class="withheld" role="status" data-app="calendar">Calendar has a newer version of 3 results; withheld while memoria fetches it.</p><nav class="way-on">Try fewer or other words, or <a href="/#documents">browse every document</a>.</nav><ol start="1"></ol><nav class="pages"></nav></section>"#]]
         .assert_eq(&region.into_string());
         // The box itself: a rule of the page's one stylesheet, no script.
         let style = super::super::envelope::STYLE;
