@@ -331,7 +331,7 @@ pub(crate) async fn search_page(
         ul.documents {
             @for d in &docs {
                 li { a href=(format!("/documents/{}", d.id)) { (d.title) }
-                     span.meta { " · " (crate::clock::iso_date(d.updated_at)) " · revision " (d.revision) } }
+                     span.meta { span.part { " · " (crate::clock::iso_date(d.updated_at)) } span.part { " · revision " (d.revision) } } }
             }
         }
     };
