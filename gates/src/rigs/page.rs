@@ -508,6 +508,20 @@ impl Page {
     }
 }
 
+/// A result's `href` as a deep link: the results page writes
+/// `/documents/{id}?q=…&page=N#p{n}`, the search kept so the document
+/// page can link back to it; the passage cited is `/documents/{id}#p{n}`.
+pub fn deep_link(href: &str) -> String {
+    let (path, anchor) = href
+        .split_once('#')
+        .map_or((href, None), |(p, a)| (p, Some(a)));
+    let path = path.split_once('?').map_or(path, |(p, _)| p);
+    match anchor {
+        Some(a) => format!("{path}#{a}"),
+        None => path.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -592,19 +606,5 @@ mod tests {
         let b = Page::parse("<form><input type=\"hidden\" name=\"csrf\" value=\"two\"></form>");
         assert_eq!(a.shape(), b.shape());
         assert!(a.shape().contains(&"input.".to_string()), "{:?}", a.shape());
-    }
-}
-
-/// A result's `href` as a deep link: the results page writes
-/// `/documents/{id}?q=…&page=N#p{n}`, the search kept so the document
-/// page can link back to it; the passage cited is `/documents/{id}#p{n}`.
-pub fn deep_link(href: &str) -> String {
-    let (path, anchor) = href
-        .split_once('#')
-        .map_or((href, None), |(p, a)| (p, Some(a)));
-    let path = path.split_once('?').map_or(path, |(p, _)| p);
-    match anchor {
-        Some(a) => format!("{path}#{a}"),
-        None => path.to_string(),
     }
 }

@@ -182,10 +182,10 @@ pub(crate) fn fold(results: &[SearchResult]) -> Vec<Entry<'_>> {
             continue;
         }
         out.push(Entry::Shown(r));
-        if *n == FOLD_AFTER_RESULTS {
-            if let Some(more) = folded.remove(r.document_id.as_str()) {
-                out.push(Entry::Fold(more));
-            }
+        if *n == FOLD_AFTER_RESULTS
+            && let Some(more) = folded.remove(r.document_id.as_str())
+        {
+            out.push(Entry::Fold(more));
         }
     }
     out
