@@ -204,6 +204,96 @@ async fn screenshot(client: &Client, name: &str) -> PathBuf {
     path
 }
 
+/// The widths every page is looked at, in CSS pixels: a laptop's window
+/// and a phone's (issue 31).
+const WIDTHS: [u32; 2] = [1280, 390];
+/// The window's height for every screenshot, in CSS pixels.
+const WINDOW_HEIGHT: u32 = 1400;
+
+/// Screenshots of the page now shown at each of [`WIDTHS`], named
+/// `{name}-{width}.png`; the window is left at the first width.
+async fn shots(client: &Client, name: &str) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for width in WIDTHS.iter().rev() {
+        client
+            .set_window_size(*width, WINDOW_HEIGHT)
+            .await
+            .expect("the window is resized");
+        paths.push(screenshot(client, &format!("{name}-{width}.png")).await);
+    }
+    paths
+}
+
+/// What the marker's drawn figure looks like in pixels: its size, the
+/// luminance (0 black to 255 white) at the centre of its head and at its
+/// top-left corner, and the share of its pixels that are ink.
+#[derive(Debug)]
+struct MarkerPixels {
+    width: u64,
+    height: u64,
+    head: f64,
+    corner: f64,
+    ink: f64,
+}
+
+/// Luminance under which a pixel is ink, not the page's white.
+const INK_LUMINANCE_MAX: f64 = 160.0;
+
+/// Reads the first result's drawn marker as pixels: a screenshot of the
+/// element, decoded by Chromium itself on a blank page (the page's own
+/// `img-src 'self'` refuses a `data:` image, rightly), then goes back.
+async fn marker_pixels(client: &Client, at: &str) -> MarkerPixels {
+    use base64::Engine as _;
+    let back = client.current_url().await.expect("a URL");
+    let figure = client
+        .find(Locator::Css("li.result span.marker svg"))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: no result's marker is a drawn figure (svg): {e}"));
+    let png = figure
+        .screenshot()
+        .await
+        .expect("a screenshot of the marker");
+    client
+        .goto("data:text/html,<!doctype html><title>pixels</title>")
+        .await
+        .expect("a blank page");
+    let decoded = client
+        .execute_async(
+            "const [b64, done] = [arguments[0], arguments[arguments.length - 1]];
+             const img = new Image();
+             img.onerror = () => done(null);
+             img.onload = () => {
+               const c = document.createElement('canvas');
+               c.width = img.width; c.height = img.height;
+               const g = c.getContext('2d'); g.drawImage(img, 0, 0);
+               const d = g.getImageData(0, 0, c.width, c.height).data;
+               const lum = (x, y) => { const i = (y * c.width + x) * 4;
+                 return (d[i] * 299 + d[i + 1] * 587 + d[i + 2] * 114) / 1000; };
+               let ink = 0;
+               for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) if (lum(x, y) < arguments[1]) ink++;
+               done({ width: c.width, height: c.height,
+                      head: lum(Math.floor(c.width / 2), Math.floor(c.height * 4.5 / 16)),
+                      corner: lum(0, 0), ink: ink / (c.width * c.height) });
+             };
+             img.src = 'data:image/png;base64,' + b64;",
+            vec![
+                serde_json::json!(base64::engine::general_purpose::STANDARD.encode(&png)),
+                serde_json::json!(INK_LUMINANCE_MAX),
+            ],
+        )
+        .await
+        .expect("the screenshot decodes");
+    client.goto(back.as_str()).await.expect("back to the page");
+    let number = |k: &str| decoded[k].as_f64().unwrap_or(f64::NAN);
+    MarkerPixels {
+        width: decoded["width"].as_u64().unwrap_or(0),
+        height: decoded["height"].as_u64().unwrap_or(0),
+        head: number("head"),
+        corner: number("corner"),
+        ink: number("ink"),
+    }
+}
+
 async fn started() -> Demo {
     demo::start(([127, 0, 0, 1], 0).into(), false)
         .await
@@ -247,6 +337,39 @@ async fn a_person_in_chromium_signs_in_searches_and_reads_results_every_withheld
     })
     .await;
     let shot = screenshot(&client, "search-page.png").await;
+    // The 👨 marker renders the same on every machine: drawn, not a font's
+    // emoji, which shows as an empty box where no emoji font is installed
+    // (issue 31). Its words carry no character a plain font lacks, and its
+    // figure is ink where its head is and white at its corner: an empty
+    // box (a missing glyph) is white at its centre.
+    let marker_text = client
+        .find(Locator::Css("li.result span.marker"))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: no result carries a marker: {e}"))
+        .text()
+        .await
+        .unwrap_or_default();
+    assert!(
+        marker_text.trim() == memoria::MARKER_PERSON_LABEL
+            && marker_text.chars().all(|c| (c as u32) < 0x2000),
+        "{at}: the marker's text is {marker_text:?}: a character a plain font may lack"
+    );
+    let pixels = marker_pixels(&client, &at).await;
+    assert!(
+        pixels.width >= 10
+            && pixels.height >= 10
+            && pixels.head < INK_LUMINANCE_MAX
+            && pixels.corner >= INK_LUMINANCE_MAX
+            && (0.2..0.6).contains(&pixels.ink),
+        "{at}: the marker's figure did not render as a figure: {pixels:?}"
+    );
+    // Searched again on the way back: a STALE or AHEAD sibling has since
+    // been synced, so only the results themselves are waited for.
+    visible_text(&client, "the results again", |t| {
+        t.contains("Offsite room list")
+    })
+    .await;
+    shots(&client, "search-page").await;
     for title in ["Offsite room list", "Offsite travel notes"] {
         assert!(
             results.contains(title),
@@ -287,6 +410,67 @@ async fn a_person_in_chromium_signs_in_searches_and_reads_results_every_withheld
     assert!(
         document.contains(&footer),
         "{at}: the footer is missing from the document page:\n{document}"
+    );
+    shots(&client, "document-page").await;
+    // The way back keeps the search: the link names it, and follows to it.
+    let back = format!("Back to the results for “{DEMO_QUERY}”");
+    assert!(document.contains(&back), "{at}: no way back:\n{document}");
+    client
+        .find(Locator::XPath("//nav[@class='back']/a"))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: no back link: {e}"))
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("{at}: following the back link: {e}"));
+    visible_text(&client, "the results, back from the document", |t| {
+        t.contains("Offsite room list") && t.contains("Offsite travel notes")
+    })
+    .await;
+    let url = client.current_url().await.expect("a URL");
+    assert!(
+        url.query()
+            .is_some_and(|q| q.contains(&format!("q={DEMO_QUERY}"))),
+        "{at}: the way back lost the search: {url}"
+    );
+    // An empty search is the home page's list; no match says so and
+    // offers the way back to it.
+    client
+        .goto(&format!("{}/?q=", demo.url))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: {e}"));
+    let home = visible_text(&client, "an empty search", |t| t.contains("Documents")).await;
+    assert!(
+        home.contains("Runbook: deploying client sites"),
+        "{at}: an empty search does not list the documents:\n{home}"
+    );
+    shots(&client, "empty-search").await;
+    client
+        .goto(&format!("{}/?q=qqzzxxvv", demo.url))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: {e}"));
+    // The demo's Drive is reconciling, so the page may not claim that
+    // nothing matched (§4.1 rule 1); it still offers a way on.
+    let none = visible_text(&client, "a search that matches nothing", |t| {
+        t.contains("Drive is reconciling")
+    })
+    .await;
+    assert!(
+        none.contains("browse every document"),
+        "{at}: no way on from no match:\n{none}"
+    );
+    shots(&client, "no-match").await;
+    client
+        .goto(&format!(
+            "{}/brief?task=offsite+room+list&scope=team",
+            demo.url
+        ))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: {e}"));
+    let brief = visible_text(&client, "a brief", |t| t.contains("Grounds")).await;
+    shots(&client, "brief").await;
+    assert!(
+        brief.contains("Grounds: "),
+        "{at}: the brief page has no grounds:\n{brief}"
     );
     client.close().await.unwrap_or_else(|e| panic!("{at}: {e}"));
     assert!(shot.exists() && doc_shot.exists());

@@ -775,7 +775,7 @@ impl Instance {
             results.push(SearchResult {
                 rank: offset + results.len() + 1,
                 app: ph.document.app.clone(),
-                link: format!("/documents/{}#p{}", ph.document.id, ph.passage.ordinal),
+                link: crate::search::page::passage_link(&ph.document.id, ph.passage.ordinal),
                 document_id: ph.document.id,
                 title: ph.document.title,
                 trail: ph.passage.trail,

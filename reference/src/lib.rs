@@ -194,7 +194,7 @@ pub use search::markdown::{READ_OPTIONS, TextForm, plain_text};
 pub use search::page::{
     Candidates, MARKER_PERSON, MARKER_PERSON_LABEL, PAGE_MAX, PAGE_SIZE_RESULTS, Reconciling,
     SearchError, SearchPage, SearchResult, SemanticRanking, Verdicts, Withheld, WithheldReason,
-    app_display_name, counted,
+    app_display_name, counted, passage_anchor, passage_link, passage_number,
 };
 pub use search::query::{
     Plan, QUERY_BYTES_MAX, QUERY_WORDS_MAX, Query, QueryRefusal, STOP_WORDS, is_stop_word,
@@ -267,8 +267,10 @@ pub use web::{
 
 // The agent transport: briefs and searches over MCP on stdio (issue 16).
 pub use mcp::{
-    BRIEF_TOOL, BriefArgs, MCP_SERVER_NAME, McpServer, SEARCH_TOOL, STRUCTURED_CONTENT_SINCE,
-    SearchArgs, serve_stdio as serve_mcp,
+    BRIEF_TOOL, BriefArgs, DOCUMENT_ABSENT_SENTENCE, DOCUMENT_ID_ARG_BYTES_MAX, DOCUMENT_TOOL,
+    DocumentAnswer, DocumentArgs, DocumentPassage, DocumentTarget, MCP_SERVER_NAME, McpServer,
+    PUBLIC_URL_BYTES_MAX, PUBLIC_URL_ENV, PublicUrl, SEARCH_TOOL, STRUCTURED_CONTENT_SINCE,
+    SearchArgs, ToolOutcome, serve_stdio as serve_mcp,
 };
 
 /// The sibling wire contract as memoria reads and writes it (§4.1, §6.1;

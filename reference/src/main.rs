@@ -52,7 +52,7 @@ const EXIT_FAILURE: u8 = 4;
     name = "memoria",
     version,
     about = "A per-team search index that seals everything it stores (the reference memoria, AI off).",
-    after_help = "Environment: MEMORIA_OWNERS (comma-separated owner addresses), MEMORIA_DEK or MEMORIA_DEK_FILE (base64 DEK), MEMORIA_DATA, MEMORIA_TOMBSTONES (the tombstone log's directory, default beside the data directory: back it up apart, never restore it with the data), MEMORIA_LOG (tracing filter, default info), MEMORIA_TEAM and MEMORIA_SIBLINGS (comma-separated sibling URLs, each with MEMORIA_SIBLING_TOKEN_<APP>, or MEMORIA_SIBLING_TOKEN_<APP>_FILE: a file read on every call), MEMORIA_PROJECTS (the projects a brief's --scope names: name=PATH,… import roots) MEMORIA_ORGANISATION (the organisation's shared collection: a PATH) and MEMORIA_CONNECTORS (the connector ingest surface: name=SHA256HEX[;ORIGIN…],…)."
+    after_help = "Environment: MEMORIA_OWNERS (comma-separated owner addresses), MEMORIA_DEK or MEMORIA_DEK_FILE (base64 DEK), MEMORIA_DATA, MEMORIA_TOMBSTONES (the tombstone log's directory, default beside the data directory: back it up apart, never restore it with the data), MEMORIA_LOG (tracing filter, default info), MEMORIA_TEAM and MEMORIA_SIBLINGS (comma-separated sibling URLs, each with MEMORIA_SIBLING_TOKEN_<APP>, or MEMORIA_SIBLING_TOKEN_<APP>_FILE: a file read on every call), MEMORIA_PROJECTS (the projects a brief's --scope names: name=PATH,… import roots) MEMORIA_ORGANISATION (the organisation's shared collection: a PATH), MEMORIA_PUBLIC_URL (the instance's public base URL: `mcp` makes every link absolute on it) and MEMORIA_CONNECTORS (the connector ingest surface: name=SHA256HEX[;ORIGIN…],…)."
 )]
 struct Cli {
     /// The data directory: database file and sealed snapshots.
@@ -157,7 +157,7 @@ enum Command {
         /// The task, in the agent's words.
         task: String,
     },
-    /// Serve an agent over the Model Context Protocol on stdin and stdout: the tools `search` and `brief`, as OWNER.
+    /// Serve an agent over the Model Context Protocol on stdin and stdout: the tools `search`, `brief` and `document`, as OWNER.
     ///
     /// An MCP client starts this as a child process. Each call is admitted
     /// against the owners list when it is made (MEMORIA_OWNERS_FILE is read
@@ -523,6 +523,12 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
         }
         Command::Mcp { asker } => {
             check_data_dir(&cli.data, Absent::Refuse)?;
+            // An operator's public base URL makes every link absolute
+            // (issue 31); a malformed one refuses to start, before any wake.
+            let public_url = std::env::var(memoria::PUBLIC_URL_ENV)
+                .ok()
+                .map(|raw| memoria::PublicUrl::parse(&raw))
+                .transpose()?;
             let config = load_config(&cli.data)?;
             let scopes = Scopes::from_env()?;
             let instance = memoria::SharedInstance::new(wake(&config)?, memoria::Offload::Pool);
@@ -534,7 +540,10 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
                 .enable_all()
                 .build()
                 .context("starting the runtime")?;
-            let server = memoria::McpServer::new(instance, client, embedder, asker, scopes);
+            let mut server = memoria::McpServer::new(instance, client, embedder, asker, scopes);
+            if let Some(url) = public_url {
+                server = server.with_public_url(url);
+            }
             runtime
                 .block_on(memoria::serve_mcp(server))
                 .context("serving MCP on stdio")?;

@@ -1,4 +1,4 @@
-//! `memoria mcp` as an agent's client meets it: JSON-RPC over the child's stdin and stdout, two tools, each answering what the CLI prints for the same request, every call admitted, and no content in its log.
+//! `memoria mcp` as an agent's client meets it: JSON-RPC over the child's stdin and stdout, three tools, search and brief answering what the CLI prints for the same request, every call admitted, no content in its log; and the official MCP Python SDK following a result's link through the document tool.
 //!
 //! Each test imports files with the real binary, then spawns `memoria mcp`
 //! and speaks the protocol by hand, one JSON message a line (MCP's stdio
@@ -192,7 +192,8 @@ fn text_of(result: &Value) -> &str {
 }
 
 #[test]
-fn an_agent_lists_both_tools_and_each_answers_what_the_cli_prints_for_the_same_request() {
+fn an_agent_lists_the_three_tools_and_search_and_brief_answer_what_the_cli_prints_for_the_same_request()
+ {
     let dir = tempfile::tempdir().expect("tempdir");
     let (data, dek) = imported(dir.path());
     let cli_brief = cli_stdout(
@@ -225,7 +226,7 @@ fn an_agent_lists_both_tools_and_each_answers_what_the_cli_prints_for_the_same_r
     let tools = list["result"]["tools"].as_array().expect("tools");
     let mut names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
     names.sort_unstable();
-    assert_eq!(names, ["brief", "search"], "{list}");
+    assert_eq!(names, ["brief", "document", "search"], "{list}");
     let brief_tool = tools.iter().find(|t| t["name"] == "brief").expect("brief");
     let required = &brief_tool["inputSchema"]["required"];
     assert!(
@@ -381,5 +382,164 @@ fn at_trace_level_the_log_holds_the_calls_and_no_task_query_or_passage() {
             !stderr.contains(content),
             "{content} reached the log: {stderr}"
         );
+    }
+}
+
+/// The official MCP Python SDK's interpreter, as `fixtures/mcp-sdk/fetch`
+/// installs it.
+fn sdk_python() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/mcp-sdk/venv/bin/python")
+}
+
+/// The public base URL the SDK test sets: every link must start with it.
+const PUBLIC_URL: &str = "https://memoria.example.org";
+
+#[test]
+fn an_agent_on_the_official_python_sdk_follows_absolute_links_numbered_as_labelled_through_the_document_tool()
+ {
+    let python = sdk_python();
+    assert!(
+        python.exists(),
+        "the official MCP Python SDK is not installed at {}: run fixtures/mcp-sdk/fetch (about 10 MB from PyPI) and test again. \
+         This test does not pass without it: it is the one client from the ecosystem that drives memoria mcp.",
+        python.display()
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(&docs).expect("mkdir");
+    std::fs::write(
+        docs.join("kettle.md"),
+        "# Kettle\n\nDescale the office kettle every month with citric acid.\n\n## Filter\n\nThe kettle filter is rinsed weekly under the tap, never with soap.\n",
+    )
+    .expect("writes");
+    let data = dir.path().join("data");
+    let dek = Dek::generate();
+    let out = memoria(&data, &dek)
+        .arg("import")
+        .arg(&docs)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/mcp-sdk/drive.py");
+    let mut child = Command::new(&python)
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_memoria"))
+        .arg(&data)
+        .arg(OWNER)
+        .arg("kettle filter")
+        .arg("rinsed weekly")
+        .env("MEMORIA_DEK", dek.to_base64())
+        .env("MEMORIA_OWNERS", OWNER)
+        .env("MEMORIA_LOG", "warn")
+        .env("MEMORIA_PUBLIC_URL", format!("{PUBLIC_URL}/"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the SDK's python starts");
+    let status = child
+        .wait_timeout(Duration::from_secs(ANSWER_DEADLINE_S * 2))
+        .expect("waits")
+        .unwrap_or_else(|| {
+            let _ = child.kill();
+            panic!(
+                "the SDK client did not finish in {} s",
+                ANSWER_DEADLINE_S * 2
+            );
+        });
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    if let Some(mut o) = child.stdout.take() {
+        let _ = std::io::Read::read_to_string(&mut o, &mut stdout);
+    }
+    if let Some(mut e) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
+    }
+    assert!(
+        status.success() && stdout.contains("all checks passed"),
+        "the SDK client's checks failed:\n{stdout}\n{stderr}"
+    );
+    // Presence of what was checked: the labels and links were compared.
+    assert!(
+        stdout.contains("links to #p") && stdout.contains("absolute on the public URL"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_public_url_is_read_whole_or_refused_naming_the_setting() {
+    for (raw, want) in [
+        (
+            "https://memoria.example.org",
+            Some("https://memoria.example.org"),
+        ),
+        (
+            "https://memoria.example.org/",
+            Some("https://memoria.example.org"),
+        ),
+        (
+            "http://10.0.0.5:8080/team/",
+            Some("http://10.0.0.5:8080/team"),
+        ),
+        ("  https://m.example.org  ", Some("https://m.example.org")),
+        ("memoria.example.org", None),
+        ("ftp://memoria.example.org", None),
+        ("https://", None),
+        ("https://:443", None),
+        ("https://user@memoria.example.org", None),
+        ("https://memoria.example.org/?a=b", None),
+        ("https://memoria.example.org/#x", None),
+        ("https://memoria example.org", None),
+    ] {
+        match (memoria::PublicUrl::parse(raw), want) {
+            (Ok(url), Some(w)) => assert_eq!(url.as_str(), w, "{raw:?}"),
+            (Err(e), None) => assert!(
+                e.to_string().contains(memoria::PUBLIC_URL_ENV),
+                "{raw:?}: {e}"
+            ),
+            (got, want) => panic!("{raw:?}: {got:?}, wanted {want:?}"),
+        }
+    }
+    let long = format!(
+        "https://{}.example.org",
+        "a".repeat(memoria::PUBLIC_URL_BYTES_MAX)
+    );
+    assert!(memoria::PublicUrl::parse(&long).is_err());
+}
+
+#[test]
+fn the_document_tool_reads_an_id_a_citation_or_a_link_and_nothing_else() {
+    let id = "0123456789abcdef0123456789abcdef";
+    for (raw, want) in [
+        (id.to_string(), Some(None)),
+        (format!("{id}#p2"), Some(Some(2))),
+        (format!("/documents/{id}#p1"), Some(Some(1))),
+        (
+            format!("https://m.example.org/documents/{id}#p12"),
+            Some(Some(12)),
+        ),
+        (format!("https://m.example.org/documents/{id}"), Some(None)),
+        (format!("{id}#p0"), None),
+        (format!("{id}#x2"), None),
+        (format!("{id}#p"), None),
+        ("0123".to_string(), None),
+        (String::new(), None),
+    ] {
+        let got = memoria::DocumentTarget::parse(&raw);
+        match want {
+            Some(passage) => assert_eq!(
+                got,
+                Some(memoria::DocumentTarget {
+                    id: id.to_string(),
+                    passage
+                }),
+                "{raw:?}"
+            ),
+            None => assert_eq!(got, None, "{raw:?}"),
+        }
     }
 }

@@ -118,7 +118,17 @@ fn result_count(body: &str) -> usize {
 fn result_links(body: &str) -> Vec<String> {
     body.split("href=\"/documents/")
         .skip(1)
-        .map(|rest| rest[..rest.find('"').expect("closing quote")].to_string())
+        .map(|rest| {
+            // A result's link keeps the search it came from (`?q=…&page=N`,
+            // for the document page's way back); the passage it cites is
+            // the path and the anchor.
+            let href = &rest[..rest.find('"').expect("closing quote")];
+            let (path, anchor) = href
+                .split_once('#')
+                .map_or((href, None), |(p, a)| (p, Some(a)));
+            let path = path.split_once('?').map_or(path, |(p, _)| p);
+            anchor.map_or_else(|| path.to_string(), |a| format!("{path}#{a}"))
+        })
         .collect()
 }
 
@@ -1071,7 +1081,7 @@ async fn a_markdown_document_page_is_rendered_with_raw_html_as_text_no_image_and
     let resp = app.get(&format!("/documents/{id}")).await;
     assert_eq!(resp.status, StatusCode::OK);
     assert_footer("the document page", &resp);
-    expect![[r##"<section class="passage" id="p0"><p class="meta"><a href="#p0">Passage 1</a></p><div class="body"><p>Run <code>lpstat -p</code> to see <strong>every</strong> printer, then read <a href="https://example.org/manual" rel="noopener noreferrer nofollow">the manual</a> or this or that.</p><ul><li>first bullet</li><li>second bullet</li></ul><div class="table"><table><thead><tr><th>Floor</th><th>Printer</th></tr></thead><tbody><tr><td>2</td><td><em>Kyocera</em></td></tr></tbody></table></div><p><span class="image">[image: floor plan]</span> and <span class="image">[image]</span></p><pre class="html">&lt;div onclick=&quot;steal()&quot;&gt;a raw block&lt;/div&gt;</pre></div></section><section class="passage" id="p1"><h2>Toner</h2><p class="meta"><a href="#p1">Passage 2</a></p><div class="body"><p>The toner lives &lt;b&gt;here&lt;/b&gt;, on the shelf.</p></div></section>"##]]
+    expect![[r##"<section class="passage" id="p1"><p class="meta"><a href="#p1">Passage 1</a></p><div class="body"><p>Run <code>lpstat -p</code> to see <strong>every</strong> printer, then read <a href="https://example.org/manual" rel="noopener noreferrer nofollow">the manual</a> or this or that.</p><ul><li>first bullet</li><li>second bullet</li></ul><div class="table"><table><thead><tr><th>Floor</th><th>Printer</th></tr></thead><tbody><tr><td>2</td><td><em>Kyocera</em></td></tr></tbody></table></div><p><span class="image">[image: floor plan]</span> and <span class="image">[image]</span></p><pre class="html">&lt;div onclick=&quot;steal()&quot;&gt;a raw block&lt;/div&gt;</pre></div></section><section class="passage" id="p2"><h2>Toner</h2><p class="meta"><a href="#p2">Passage 2</a></p><div class="body"><p>The toner lives &lt;b&gt;here&lt;/b&gt;, on the shelf.</p></div></section>"##]]
     .assert_eq(passages_html(&resp.body));
     for absent in [
         "<img",
@@ -1098,7 +1108,7 @@ async fn a_plain_text_document_page_shows_its_text_and_makes_nothing_of_markdown
     let resp = app.get(&format!("/documents/{id}")).await;
     assert_eq!(resp.status, StatusCode::OK);
     expect![[r##"
-        <section class="passage" id="p0"><p class="meta"><a href="#p0">Passage 1</a></p><pre class="text">Shopping list for the studio
+        <section class="passage" id="p1"><p class="meta"><a href="#p1">Passage 1</a></p><pre class="text">Shopping list for the studio
 
         - oat milk
         * coffee beans
@@ -1121,7 +1131,10 @@ async fn the_passage_a_result_links_to_is_anchored_and_marked_without_script() {
     let links = result_links(&results.body);
     assert_eq!(links.len(), 1, "{}", results.body);
     let (path, fragment) = links[0].split_once('#').expect("a deep link");
-    assert_eq!(fragment, "p1");
+    assert_eq!(
+        fragment, "p2",
+        "the second passage, labelled and anchored 2"
+    );
     let doc = app.get(&format!("/documents/{path}")).await;
     assert!(
         doc.body.contains(&format!(
@@ -1177,18 +1190,18 @@ async fn a_snippet_shows_the_passages_text_without_markdown_symbols_and_still_ma
 }
 
 #[tokio::test]
-async fn passages_are_numbered_from_one_on_every_page_while_anchors_keep_the_ordinal() {
+async fn passages_are_numbered_from_one_on_every_page_and_anchors_name_the_same_number() {
     let (_dir, app) = signed_in_app().await;
     let id = upload_ok(&app, "kitchen.md", KITCHEN_MD).await;
     let results = app.get("/?q=descale").await;
-    assert_eq!(result_links(&results.body), [format!("{id}#p0")]);
+    assert_eq!(result_links(&results.body), [format!("{id}#p1")]);
     let meta = metas(&results.body);
     assert!(meta[0].contains(" · passage 1 · "), "{meta:?}");
     let doc = app.get(&format!("/documents/{id}")).await;
     assert!(
-        doc.body.contains("<section class=\"passage\" id=\"p0\">")
-            && doc.body.contains("<a href=\"#p0\">Passage 1</a>")
-            && doc.body.contains("<a href=\"#p1\">Passage 2</a>"),
+        doc.body.contains("<section class=\"passage\" id=\"p1\">")
+            && doc.body.contains("<a href=\"#p1\">Passage 1</a>")
+            && doc.body.contains("<a href=\"#p2\">Passage 2</a>"),
         "{}",
         doc.body
     );
@@ -1196,20 +1209,24 @@ async fn passages_are_numbered_from_one_on_every_page_while_anchors_keep_the_ord
 }
 
 #[tokio::test]
-async fn the_person_marker_carries_its_words_beside_it_not_only_on_hover() {
+async fn the_person_marker_is_a_drawn_figure_with_its_words_beside_it_never_a_fonts_emoji() {
     let (_dir, app) = signed_in_app().await;
     upload_ok(&app, "kitchen.md", KITCHEN_MD).await;
     let results = app.get("/?q=descale").await;
     let meta = metas(&results.body);
     assert_eq!(meta.len(), 1);
     assert!(
-        meta[0].contains(&format!(
-            " · {} {} · ",
-            memoria::MARKER_PERSON,
-            memoria::MARKER_PERSON_LABEL
-        )),
+        meta[0].contains(&format!(" · {} · ", memoria::MARKER_PERSON_LABEL)),
         "{meta:?}"
     );
+    // Drawn, so it renders where no emoji font is installed (issue 31),
+    // and hidden from a screen reader, which reads the words instead.
+    assert!(
+        results.body.contains(r#"<svg class="marker-figure" viewBox="0 0 16 16" width="14" height="14" aria-hidden="true""#),
+        "{}",
+        results.body
+    );
+    assert!(!results.body.contains(memoria::MARKER_PERSON));
     assert_eq!(memoria::MARKER_PERSON_LABEL, "written by a person");
 }
 
@@ -1955,7 +1972,7 @@ async fn a_brief_over_an_uploaded_document_is_resolved_first_with_its_excerpt_li
     );
     assert!(
         region.contains(&format!(
-            r#"<a href="/documents/{id}#p0">Kitchen</a> › Coffee machine · passage 1"#
+            r#"<a href="/documents/{id}#p1">Kitchen</a> › Coffee machine · passage 1"#
         )),
         "the excerpt links to its passage: {region}"
     );

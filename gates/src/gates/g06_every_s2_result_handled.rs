@@ -7,7 +7,8 @@
 //! withhold loudly, mark for re-announce and delete nothing; withhold loudly
 //! naming the app). The malformed answers end to end: a fake Docs answers
 //! each way the decoder must survive, and the page withholds exactly the
-//! pairs that got no clean answer, loudly.
+//! pairs that got no clean answer, loudly. The MCP server's `document`
+//! tool meets the values too, on the same one S2 path.
 
 use std::path::PathBuf;
 
@@ -42,6 +43,11 @@ pub static GATE: Gate = Gate {
             id: "6/document-page-values",
             desc: "The five values on GET /documents/{id}, each asked there and nowhere else: VISIBLE renders the document; NOT_VISIBLE answers the same 404 page as an id memoria never held; STALE is withheld (503) with the search page's STALE line for Sheets and a refetch follows, after which the page renders the new revision; AHEAD is withheld with the search page's AHEAD line, marks Sheets for re-announce and deletes nothing; UNKNOWN is withheld with 'Docs did not answer; 1 result withheld.'.",
             run: document_page_values,
+        },
+        Case {
+            id: "6/mcp-document-values",
+            desc: "The MCP server's document tool, on the one S2 path: with every sibling answering VISIBLE it opens each document and one passage by its {id}#p{n}; then VISIBLE still opens, NOT_VISIBLE answers exactly what an id never held answers (no title, no text), and UNKNOWN is refused with 'Docs did not answer; 1 result withheld.'.",
+            run: mcp_document_values,
         },
         Case {
             id: "6/malformed-answers",
@@ -502,6 +508,120 @@ fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
                 "UNKNOWN: withheld (503) with exactly {want:?} for a document of three passages, and no title"
             ),
             format!("status {status}, shows {shows}, lines {lines:?}"),
+        )
+    })
+}
+
+/// The MCP server a process serving `m`'s page would run beside it, as
+/// `ana`: the same instance, siblings, puller and scopes.
+fn mcp_beside(m: &Memoria, ana: &str) -> memoria::McpServer {
+    let state = m.state();
+    let server = memoria::McpServer::new(
+        state.shared_instance().clone(),
+        state.siblings().map(|c| (*c).clone()),
+        None,
+        ana,
+        state.scopes().clone(),
+    );
+    match state.puller() {
+        Some(p) => server.with_puller(p.clone()),
+        None => server,
+    }
+}
+
+/// The document tool's answer for `id`: refused or not, and its text.
+async fn tool_document(server: &memoria::McpServer, id: &str) -> (bool, String) {
+    let outcome = server
+        .document_call(memoria::DocumentArgs { id: id.to_string() })
+        .await;
+    (outcome.is_error, outcome.text)
+}
+
+fn mcp_document_values(ctx: &mut Ctx) -> Result<(), Failure> {
+    let ana = OWNERS[0];
+    let canary = ctx.canary();
+    let world = World::new(
+        ctx.seed(),
+        vec![SiblingSpec::own("sheets"), SiblingSpec::own("docs")],
+    );
+    let (sheets, docs) = (world.fake("sheets").clone(), world.fake("docs").clone());
+    five_items(
+        &sheets,
+        &docs,
+        TITLE_TAG,
+        &three_passages(&canary, "tagunknown"),
+        &canary,
+    );
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let v = document_id(&m, "sheets", "sh-v")?;
+        let nv = document_id(&m, "sheets", "sh-nv")?;
+        let un = document_id(&m, "docs", "dc-u")?;
+        let server = mcp_beside(&m, ana);
+        // Presence: with every sibling answering VISIBLE, the tool opens each.
+        for (id, tag) in [
+            (&v, "tagvisible"),
+            (&nv, "tagnotvisible"),
+            (&un, "tagunknown"),
+        ] {
+            let (refused, text) = tool_document(&server, id).await;
+            check(
+                !refused && text.contains(tag) && text.contains("tagtitle"),
+                format!(
+                    "before any change, the document tool opens the {tag} document, title and text"
+                ),
+                format!("refused {refused}, {} bytes", text.len()),
+            )?;
+        }
+        let (refused, text) = tool_document(&server, &format!("{un}#p2")).await;
+        check(
+            !refused
+                && text.contains(&format!("passage 2 › Part two · /documents/{un}#p2"))
+                && !text.contains("passage 1")
+                && !text.contains("passage 3"),
+            "{id}#p2 opens passage 2 alone, labelled and linked with the same number",
+            text.lines().take(4).collect::<Vec<_>>().join(" / "),
+        )?;
+        let never = "0".repeat(v.len());
+        let (never_refused, never_text) = tool_document(&server, &never).await;
+        sheets.model().with(|mm| {
+            mm.set_rung(
+                "sh-nv",
+                Rung::Granted {
+                    to: [ana.to_string()].into(),
+                },
+            )
+            .expect("downgrade");
+        });
+        docs.faults().set_outage(Some(Outage::Status(503)));
+        let (refused, text) = tool_document(&server, &v).await;
+        check(
+            !refused && text.contains("tagvisible"),
+            "VISIBLE: the document tool opens the document",
+            format!("refused {refused}, {} bytes", text.len()),
+        )?;
+        let (refused, text) = tool_document(&server, &nv).await;
+        check(
+            refused
+                && never_refused
+                && text == never_text
+                && !text.contains("tagnotvisible")
+                && !text.contains("tagtitle"),
+            "NOT_VISIBLE: the document tool answers what an id never held answers, byte for byte, with no title or text",
+            format!("refused {refused}: {text:?}; never held: {never_text:?}"),
+        )?;
+        let (refused, text) = tool_document(&server, &format!("{nv}#p1")).await;
+        check(
+            refused && text == never_text,
+            "NOT_VISIBLE: a passage of it is refused the same way",
+            format!("refused {refused}: {text:?}"),
+        )?;
+        let (refused, text) = tool_document(&server, &un).await;
+        let want = "Docs did not answer; 1 result withheld.";
+        check(
+            refused && text == want && !text.contains("tagunknown"),
+            format!("UNKNOWN: the document tool refuses with exactly {want:?}"),
+            format!("refused {refused}: {text:?}"),
         )
     })
 }

@@ -84,7 +84,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "15/every-passage-carries-its-citation",
-            desc: "§8.1: \"ranked passages, each carrying app, title, locator, 👨/🤖 marker, date, and a deep link\". Five sibling passages: each result names its app and title, a passage locator, the 👨 marker with its words (\"👨 written by a person\", so it reads without an emoji font), an ISO date and a deep link /documents/{id}#p{n}; the passage naming the canary three times ranks first.",
+            desc: "§8.1: \"ranked passages, each carrying app, title, locator, 👨/🤖 marker, date, and a deep link\". Five sibling passages: each result names its app and title, a passage locator, the 👨 marker drawn as an SVG figure beside its words (\"written by a person\", so it reads without an emoji font), an ISO date and a deep link /documents/{id}#p{n}; the passage naming the canary three times ranks first.",
             run: every_passage_cited,
         },
         Case {
@@ -440,7 +440,7 @@ fn every_passage_cited(ctx: &mut Ctx) -> Result<(), Failure> {
                     t.strip_prefix("passage ")
                         .is_some_and(|n| n.parse::<u32>().is_ok())
                 })
-                && tokens.contains(&format!("{MARKER_PERSON} {MARKER_PERSON_LABEL}").as_str())
+                && tokens.contains(&MARKER_PERSON_LABEL)
                 && tokens.iter().any(|t| is_iso_date(t))
                 && is_deep_link(&c.link);
             check(
@@ -449,6 +449,20 @@ fn every_passage_cited(ctx: &mut Ctx) -> Result<(), Failure> {
                 format!("{c:?}"),
             )?;
         }
+        // The marker is drawn, not a font's emoji: an SVG figure in each
+        // result's marker, and no emoji character left beside its words.
+        let figures = page.tags("li.result span.marker svg").len();
+        let markers = page.tags("li.result span.marker").len();
+        check(
+            figures == cites.len()
+                && markers == cites.len()
+                && !page.text().contains(MARKER_PERSON),
+            "each result's 👨 marker is an SVG figure beside its words, with no emoji for a font to miss",
+            format!(
+                "{figures} figures, {markers} markers, {} results",
+                cites.len()
+            ),
+        )?;
         Ok(())
     })
 }

@@ -54,7 +54,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "42/the-description-is-the-first-passages-lead",
-            desc: "A two-section ledger document whose second section alone matches the task: the excerpts quote that section, and the description is still the lead sentence of the first passage, cited as its #p0.",
+            desc: "A two-section ledger document whose second section alone matches the task: the excerpts quote that section, and the description is still the lead sentence of the first passage, cited as its #p1.",
             run: description_is_first_passages_lead,
         },
         Case {
@@ -378,7 +378,7 @@ fn description_is_first_passages_lead(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{:?}", b.status),
         ));
     };
-    let second = format!("{}#p1", item.document_id);
+    let second = format!("{}#p2", item.document_id);
     ensure(
         quoted(&b).contains(restore) && b.excerpts.iter().all(|e| e.passage == second),
         "the brief quotes the second section, and no excerpt the first (presence: only the second matched)",
@@ -390,7 +390,7 @@ fn description_is_first_passages_lead(ctx: &mut Ctx) -> Result<(), Failure> {
                 .collect::<Vec<_>>()
         ),
     )?;
-    let first = format!("{}#p0", item.document_id);
+    let first = format!("{}#p1", item.document_id);
     ensure(
         b.description
             .as_ref()

@@ -46,7 +46,7 @@ pub struct Citation {
     pub app: String,
     /// The text of the title its first link carries.
     pub title: String,
-    /// That link's `href`: the deep link.
+    /// The deep link that link names, without the search it came from.
     pub link: String,
     /// The text of its `div.meta`, whitespace folded: the locator, the
     /// marker, the date and the revision.
@@ -224,11 +224,25 @@ impl Page {
         self.texts("p.freshness")
     }
 
+    /// Every `li.result` in rank order. A result folded under its document
+    /// (a `li.result` inside `li.fold`) comes later in the page's source
+    /// than some results it outranks; each item's `value` is its rank.
+    fn result_items(&self) -> Vec<scraper::ElementRef<'_>> {
+        let mut items: Vec<_> = self.html.select(&selector("li.result")).collect();
+        items.sort_by_key(|li| {
+            li.value()
+                .attr("value")
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(usize::MAX)
+        });
+        items
+    }
+
     /// The results, `li.result`, in rank order, each with its app.
     pub fn results(&self) -> Vec<ResultItem> {
         let app = selector("span.app");
-        self.html
-            .select(&selector("li.result"))
+        self.result_items()
+            .into_iter()
             .map(|li| ResultItem {
                 app: li.select(&app).next().map(text_of).unwrap_or_default(),
                 text: folded(li),
@@ -236,24 +250,27 @@ impl Page {
             .collect()
     }
 
-    /// Each result's citation, `li.result`, in rank order.
+    /// Each result's citation, `li.result`, in rank order; its `link` is the
+    /// deep link its title's `href` names, without the search it came from
+    /// ([`deep_link`]).
     pub fn citations(&self) -> Vec<Citation> {
         let (app, link, meta) = (
             selector("span.app"),
             selector("a[href]"),
             selector("div.meta"),
         );
-        self.html
-            .select(&selector("li.result"))
+        self.result_items()
+            .into_iter()
             .map(|li| {
                 let first = li.select(&link).next();
                 Citation {
                     app: li.select(&app).next().map(text_of).unwrap_or_default(),
                     title: first.map(folded).unwrap_or_default(),
-                    link: first
-                        .and_then(|a| a.value().attr("href"))
-                        .unwrap_or_default()
-                        .to_string(),
+                    link: deep_link(
+                        first
+                            .and_then(|a| a.value().attr("href"))
+                            .unwrap_or_default(),
+                    ),
                     meta: li.select(&meta).next().map(folded).unwrap_or_default(),
                 }
             })
@@ -496,6 +513,20 @@ impl Page {
     /// The page's whole text, every run of whitespace folded into one space.
     pub fn text(&self) -> String {
         folded(self.html.root_element())
+    }
+}
+
+/// A result's `href` as a deep link: the results page writes
+/// `/documents/{id}?q=…&page=N#p{n}`, the search kept so the document
+/// page can link back to it; the passage cited is `/documents/{id}#p{n}`.
+pub fn deep_link(href: &str) -> String {
+    let (path, anchor) = href
+        .split_once('#')
+        .map_or((href, None), |(p, a)| (p, Some(a)));
+    let path = path.split_once('?').map_or(path, |(p, _)| p);
+    match anchor {
+        Some(a) => format!("{path}#{a}"),
+        None => path.to_string(),
     }
 }
 

@@ -198,9 +198,14 @@ pub struct PoolPassage {
 }
 
 impl PoolPassage {
-    /// The passage's id as a brief cites it: `{document}#p{ordinal}`.
+    /// The passage's id as a brief cites it: `{document}#p{n}`, `n` its
+    /// number from 1 ([`crate::search::page::passage_anchor`]).
     pub fn id(&self) -> String {
-        format!("{}#p{}", self.document.id, self.ordinal)
+        format!(
+            "{}#{}",
+            self.document.id,
+            crate::search::page::passage_anchor(self.ordinal)
+        )
     }
 }
 
@@ -311,7 +316,7 @@ pub struct Excerpt {
     pub title: String,
     /// The section: the heading trail below the title.
     pub section: Vec<String>,
-    /// The passage it is quoted from: `{document}#p{ordinal}`.
+    /// The passage it is quoted from: `{document}#p{n}`, `n` from 1.
     pub passage: String,
     /// The document's app of record.
     pub app: String,
@@ -400,7 +405,7 @@ pub struct Brief {
     /// The tied candidates of a `choose`.
     pub candidates: Vec<Item>,
     /// Every id the material stands on, before any shrinking: documents as
-    /// `{id}@{revision}`, passages as `{id}#p{ordinal}`. Never shrunk.
+    /// `{id}@{revision}`, passages as `{id}#p{n}` (`n` from 1). Never shrunk.
     pub grounds: Vec<String>,
     /// Sibling passages withheld loudly, per app and reason (§8.1).
     pub withheld: Vec<Withheld>,

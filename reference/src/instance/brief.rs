@@ -275,7 +275,11 @@ impl Instance {
                             Description {
                                 text: lead,
                                 from: "lead_sentence",
-                                passage: format!("{}#p0", doc.id),
+                                passage: format!(
+                                    "{}#{}",
+                                    doc.id,
+                                    crate::search::page::passage_anchor(0)
+                                ),
                             },
                         );
                     }

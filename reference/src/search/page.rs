@@ -39,7 +39,8 @@ pub struct SearchResult {
     pub title: String,
     /// Heading trail, outermost first.
     pub trail: Vec<String>,
-    /// The passage's 0-based position; cited as `#p{ordinal}`.
+    /// The passage's 0-based position; cited as `#p{ordinal + 1}`
+    /// ([`passage_anchor`]).
     pub ordinal: i64,
     /// 👨 for a passage a person wrote.
     pub marker: &'static str,
@@ -47,7 +48,8 @@ pub struct SearchResult {
     pub revision: i64,
     /// ISO date of the revision.
     pub date: String,
-    /// Deep link: `/documents/{id}#p{ordinal}`.
+    /// Deep link: `/documents/{id}#p{n}`, `n` the passage's number from 1
+    /// ([`passage_link`]).
     pub link: String,
     /// The highlighted window of the passage.
     pub snippet: Snippet,
@@ -60,10 +62,11 @@ pub struct SearchResult {
 }
 
 impl SearchResult {
-    /// The passage's number as a page shows it, from 1: `ordinal + 1`. The
-    /// deep link and the JSON keep the 0-based `ordinal` (`#p{ordinal}`).
+    /// The passage's number as a page shows it, from 1: `ordinal + 1`, the
+    /// number its deep link's anchor names too (`#p{n}`). The JSON keeps
+    /// the 0-based `ordinal` beside it.
     pub fn passage_number(&self) -> i64 {
-        self.ordinal + 1
+        passage_number(self.ordinal)
     }
 
     /// The words a page shows beside the marker: [`MARKER_PERSON_LABEL`]
@@ -80,6 +83,27 @@ impl SearchResult {
     pub fn trail_below_title(&self) -> &[String] {
         trail_below(&self.title, &self.trail)
     }
+}
+
+/// A passage's number as every surface shows it, from 1, for its 0-based
+/// `ordinal`: the label ("passage 2") and the anchor (`#p2`) alike (§8.1).
+pub fn passage_number(ordinal: i64) -> i64 {
+    ordinal.saturating_add(1)
+}
+
+/// The anchor of the passage at 0-based `ordinal` on its document's page:
+/// `p{n}`, `n` its [`passage_number`], so a link names the number its
+/// label shows.
+pub fn passage_anchor(ordinal: i64) -> String {
+    format!("p{}", passage_number(ordinal))
+}
+
+/// The deep link to the passage at 0-based `ordinal` of document
+/// `document_id`: `/documents/{id}#p{n}` ([`passage_anchor`]), relative to
+/// the instance (the MCP server makes it absolute with
+/// `MEMORIA_PUBLIC_URL`).
+pub fn passage_link(document_id: &str, ordinal: i64) -> String {
+    format!("/documents/{document_id}#{}", passage_anchor(ordinal))
 }
 
 /// `trail` without a first entry that merely repeats `title` (a
@@ -568,7 +592,7 @@ mod tests {
             marker: MARKER_PERSON,
             revision: 1,
             date: "2026-01-01".into(),
-            link: "/documents/d#p0".into(),
+            link: "/documents/d#p1".into(),
             snippet: Snippet {
                 cut_before: false,
                 segments: vec![],
@@ -648,7 +672,11 @@ mod tests {
         let mut r = result(1);
         r.ordinal = 0;
         assert_eq!(r.passage_number(), 1, "ordinal 0 is passage 1");
-        assert_eq!(r.link, "/documents/d#p0", "the anchor keeps the ordinal");
+        assert_eq!(
+            passage_link("d", r.ordinal),
+            "/documents/d#p1",
+            "the anchor names the number the label shows"
+        );
         assert_eq!(r.marker_label(), "written by a person");
     }
 }

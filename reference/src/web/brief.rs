@@ -50,13 +50,92 @@ fn parse_budget(b: &Option<String>) -> Option<usize> {
 }
 
 /// `/documents/{id}#p{n}` for a passage cited as `{id}#p{n}`, and its
-/// number as a reader counts (from 1).
+/// number as a reader counts, `n` (from 1, as the anchor counts).
 fn passage_link(passage: &str) -> (String, String) {
     let number = passage
         .rsplit_once("#p")
         .and_then(|(_, n)| n.parse::<i64>().ok())
-        .map_or_else(|| passage.to_string(), |n| (n + 1).to_string());
+        .map_or_else(|| passage.to_string(), |n| n.to_string());
     (format!("/documents/{passage}"), number)
+}
+
+/// One document the brief stands on, as its grounds list it: its title
+/// (when the brief names it), revision and the passages cited.
+struct Ground<'a> {
+    id: &'a str,
+    title: Option<&'a str>,
+    revision: Option<&'a str>,
+    passages: Vec<&'a str>,
+}
+
+/// The brief's grounds (`{id}@{revision}` and `{id}#p{n}`, in the brief's
+/// order) grouped by document, each with the title the brief gives it.
+fn grounds_of(b: &Brief) -> Vec<Ground<'_>> {
+    let mut titles: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    for i in b.item.iter().chain(&b.candidates) {
+        titles.insert(&i.document_id, &i.title);
+    }
+    for e in &b.excerpts {
+        titles.insert(&e.document_id, &e.title);
+    }
+    for r in &b.relations {
+        titles.insert(&r.target_id, &r.target_title);
+    }
+    let mut out: Vec<Ground<'_>> = Vec::new();
+    for g in &b.grounds {
+        let (id, revision, passage) = match (g.split_once('@'), g.split_once("#p")) {
+            (Some((id, rev)), _) => (id, Some(rev), None),
+            (None, Some((id, n))) => (id, None, Some(n)),
+            (None, None) => (g.as_str(), None, None),
+        };
+        let at = match out.iter().position(|o| o.id == id) {
+            Some(at) => at,
+            None => {
+                out.push(Ground {
+                    id,
+                    title: titles.get(id).copied(),
+                    revision: None,
+                    passages: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        if revision.is_some() {
+            out[at].revision = revision;
+        }
+        out[at].passages.extend(passage);
+    }
+    out
+}
+
+/// The grounds as a reader follows them: each document by its title,
+/// linked, with its revision and the passages cited, each linked to its
+/// anchor; the ids themselves stay in the brief's text below (issue 31).
+fn grounds(b: &Brief) -> Markup {
+    let docs = grounds_of(b);
+    html! {
+        div.meta.grounds {
+            p { "Grounds: " (counted(docs.len(), "document", "documents")) ", "
+                (counted(b.grounds.len(), "id", "ids")) ", every one the material stands on before the budget:" }
+            ul {
+                @for d in &docs {
+                    li data-id=(d.id) {
+                        a href=(format!("/documents/{}", d.id)) {
+                            @if let Some(t) = d.title { (t) } @else { "document " (d.id.get(..8).unwrap_or(d.id)) }
+                        }
+                        @if let Some(r) = d.revision { " · revision " (r) }
+                        @if !d.passages.is_empty() {
+                            " · " (if d.passages.len() == 1 { "passage " } else { "passages " })
+                            @for (i, n) in d.passages.iter().enumerate() {
+                                @if i > 0 { ", " }
+                                a href=(format!("/documents/{}#p{n}", d.id)) { (n) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The form, filled in with what was asked: a GET to `/brief`.
@@ -237,12 +316,7 @@ pub(crate) fn brief_region(b: &Brief) -> Markup {
                 }
             }
             @if let Some(s) = &b.shrink { p.notice { (shrink_sentence(s)) } }
-            p.meta.grounds { "Grounds: " (counted(b.grounds.len(), "id", "ids")) " — "
-                @for (i, g) in b.grounds.iter().enumerate() {
-                    @if i > 0 { " " }
-                    code { (g) }
-                }
-            }
+            (grounds(b))
             details {
                 summary { "The brief as text (what " code { "memoria brief" } " prints and the MCP tool answers)" }
                 pre.text { (b.to_text()) }
@@ -323,8 +397,8 @@ mod tests {
 
     #[test]
     fn a_cited_passage_links_to_its_anchor_and_is_numbered_from_one() {
-        let (link, n) = passage_link("0123456789abcdef0123456789abcdef#p0");
-        assert_eq!(link, "/documents/0123456789abcdef0123456789abcdef#p0");
-        assert_eq!(n, "1");
+        let (link, n) = passage_link("0123456789abcdef0123456789abcdef#p1");
+        assert_eq!(link, "/documents/0123456789abcdef0123456789abcdef#p1");
+        assert_eq!(n, "1", "the number the anchor names");
     }
 }

@@ -1,16 +1,16 @@
 //! A document's page: a memoria-owned document on §4.2's two facts, a sibling's only on S2's VISIBLE, asked now (§8.1, §4.1).
 //!
 //! The page is the document's passages in order, each a
-//! `section.passage#p{ordinal}`, the anchor a result's deep link names
-//! (`/documents/{id}#p{ordinal}`, 0-based); the page numbers them from 1
-//! ("Passage 1"). The passage a link lands on is marked by the stylesheet's
+//! `section.passage#p{n}`, the anchor a result's deep link names
+//! (`/documents/{id}#p{n}`), and `n` is the number the page shows
+//! ("Passage 1" is `#p1`, [`crate::search::page::passage_anchor`]). The passage a link lands on is marked by the stylesheet's
 //! `:target`, with no script. A Markdown document is rendered
 //! ([`super::markdown`]: raw HTML shown as text, no image, no script link),
 //! and the headings a passage opens (its trail, which the chunker keeps out
 //! of the passage's own lines, §7.2) are rendered above it; a plain-text
 //! document is shown as the text it is ([`TextForm`]).
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use maud::{Markup, html};
@@ -19,7 +19,7 @@ use super::AppState;
 use super::envelope::{error_page, layout, not_found_page, page, withheld_page};
 use super::extract::SignedIn;
 use crate::search::markdown::TextForm;
-use crate::search::page::{counted, trail_below};
+use crate::search::page::{counted, passage_anchor, passage_number, trail_below};
 use crate::sibling::ruled::DocumentRuling;
 use crate::storage::store::{DocumentSummary, Passage, is_document_id};
 
@@ -28,10 +28,19 @@ const TRAIL_HEADING_LEVEL_MIN: usize = 2;
 /// The deepest heading HTML has.
 const TRAIL_HEADING_LEVEL_MAX: usize = 6;
 
+/// The search a document page was opened from, which its back link
+/// returns to: the results page's `q` and `page` (issue 31).
+#[derive(Debug, serde::Deserialize)]
+pub(crate) struct FromSearch {
+    q: Option<String>,
+    page: Option<String>,
+}
+
 pub(crate) async fn document_page(
     State(state): State<AppState>,
     SignedIn(session): SignedIn,
     Path(id): Path<String>,
+    Query(from): Query<FromSearch>,
 ) -> Response {
     if !is_document_id(&id) {
         return not_found_page(&state, true);
@@ -42,10 +51,14 @@ pub(crate) async fn document_page(
     let found = state.ruled_document(session.owner.address(), &id).await;
     match found {
         Ok(DocumentRuling::Shown { doc, passages }) => {
-            let body = document_body(&doc, &passages);
+            let q = from.q.as_deref().unwrap_or_default();
+            let body = html! {
+                (back_link(q, super::search::parse_page(&from.page)))
+                (document_body(&doc, &passages))
+            };
             page(
                 StatusCode::OK,
-                layout(&doc.title, footer, true, Some(&session.csrf), "", body),
+                layout(&doc.title, footer, true, Some(&session.csrf), q, body),
             )
         }
         Ok(DocumentRuling::Absent) => not_found_page(&state, true),
@@ -58,6 +71,20 @@ pub(crate) async fn document_page(
                 footer,
                 true,
             )
+        }
+    }
+}
+
+/// The way back: to the results page the document was opened from, with
+/// its query and page kept, or to the list of every document.
+fn back_link(q: &str, page: u32) -> Markup {
+    html! {
+        nav.back {
+            @if q.trim().is_empty() {
+                a href="/#documents" { "‹ Every document" }
+            } @else {
+                a href=(super::search::page_link(q, page)) { "‹ Back to the results for “" (q) "”" }
+            }
         }
     }
 }
@@ -123,12 +150,12 @@ fn document_body(doc: &DocumentSummary, passages: &[Passage]) -> Markup {
         }
         @for l in &laid {
             @let p = l.passage;
-            section.passage id=(format!("p{}", p.ordinal)) {
+            section.passage id=(passage_anchor(p.ordinal)) {
                 @if form == TextForm::Markdown {
                     @for (level, text) in &l.opens { (heading(*level, text)) }
                 }
                 p.meta {
-                    a href=(format!("#p{}", p.ordinal)) { "Passage " (p.ordinal + 1) }
+                    a href=(format!("#{}", passage_anchor(p.ordinal))) { "Passage " (passage_number(p.ordinal)) }
                     @if l.opens.is_empty() && !trail_below(&doc.title, &p.trail).is_empty() {
                         " · " (trail_below(&doc.title, &p.trail).join(" › "))
                     }

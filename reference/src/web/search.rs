@@ -9,7 +9,7 @@ use super::AppState;
 use super::envelope::{layout, page, standing_region};
 use super::extract::SignedIn;
 use super::state::SessionCheck;
-use crate::search::page::{SearchError, SearchPage, SemanticRanking, counted};
+use crate::search::page::{SearchError, SearchPage, SearchResult, SemanticRanking, counted};
 use crate::search::query::{QUERY_BYTES_MAX, QUERY_WORDS_MAX};
 
 #[derive(Debug, serde::Deserialize)]
@@ -98,29 +98,33 @@ pub(crate) fn results_region(
                     @if !p.withheld.is_empty() { p { "No passage can be shown." } }
                     @else if p.page > 1 { p { "No more results." } } @else { p { "No passage matched." } }
                 }
+                // A page with no result is never a dead end (issue 31): a
+                // way on, whatever the reason it is empty.
+                @if p.results.is_empty() {
+                    nav.way-on {
+                        @if p.page > 1 && p.reconciling.is_empty() && p.withheld.is_empty() {
+                            a href=(page_link(q, 1)) { "Back to the first page of results" }
+                        } @else {
+                            "Try fewer or other words, or " a href="/#documents" { "browse every document" } "."
+                        }
+                    }
+                }
                 // The fact box: below the notices and above the list (§8.8).
                 (super::facts::fact_boxes(&p.facts))
                 // The answer: above the list, below the box (§8.4, §8.2).
                 (super::answer::answer_region(answer, p))
                 @if let Some(count) = p.count_line() { p.count { (count) } }
                 ol start=(p.results.first().map(|r| r.rank).unwrap_or(1)) {
-                    @for r in &p.results {
-                        li.result {
-                            div {
-                                a href=(r.link) { strong { (r.title) } }
-                                @if !r.trail_below_title().is_empty() { " › " (r.trail_below_title().join(" › ")) }
-                            }
-                            div.meta {
-                                span.app { (r.app) } " · passage " (r.passage_number()) " · "
-                                span.marker { (r.marker) " " span.marker-label { (r.marker_label()) } }
-                                " · " (r.date) " · revision " (r.revision)
-                            }
-                            p.snippet {
-                                @if r.snippet.cut_before { "… " }
-                                @for s in &r.snippet.segments {
-                                    @if s.hit { mark { (s.text) } } @else { (s.text) }
+                    @for entry in fold(&p.results) {
+                        @match entry {
+                            Entry::Shown(r) => { (result_item(r, q, p.page)) }
+                            Entry::Fold(more) => {
+                                li.fold {
+                                    details {
+                                        summary { (fold_summary(&more)) }
+                                        ol { @for r in more { (result_item(r, q, p.page)) } }
+                                    }
                                 }
-                                @if r.snippet.cut_after { " …" }
                             }
                         }
                     }
@@ -138,10 +142,132 @@ pub(crate) fn results_region(
     }
 }
 
+/// How many results of one document a page shows before it folds the
+/// rest of that document's results on the page under it (issue 31: one
+/// document filled ten of thirteen results).
+pub(crate) const FOLD_AFTER_RESULTS: usize = 3;
+
+/// One entry of the rendered list: a result, or the fold that holds a
+/// document's results past its first [`FOLD_AFTER_RESULTS`] on this page.
+pub(crate) enum Entry<'a> {
+    /// A result shown in its place.
+    Shown(&'a SearchResult),
+    /// A document's further results on this page, in rank order.
+    Fold(Vec<&'a SearchResult>),
+}
+
+/// The page's results as the list renders them. Folding is within the page
+/// only: page N is still ranks 20(N−1)+1 to 20N of the one ranking, each
+/// result on the page it ranks on; a document's results past its first
+/// [`FOLD_AFTER_RESULTS`] on this page are moved, in rank order, into one
+/// fold placed straight after its last shown result. A later page counts
+/// afresh: a document folded on page 1 shows its first three there again.
+pub(crate) fn fold(results: &[SearchResult]) -> Vec<Entry<'_>> {
+    use std::collections::HashMap;
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut folded: HashMap<&str, Vec<&SearchResult>> = HashMap::new();
+    for r in results {
+        let n = seen.entry(r.document_id.as_str()).or_insert(0);
+        *n += 1;
+        if *n > FOLD_AFTER_RESULTS {
+            folded.entry(r.document_id.as_str()).or_default().push(r);
+        }
+    }
+    let mut shown: HashMap<&str, usize> = HashMap::new();
+    let mut out = Vec::with_capacity(results.len());
+    for r in results {
+        let n = shown.entry(r.document_id.as_str()).or_insert(0);
+        *n += 1;
+        if *n > FOLD_AFTER_RESULTS {
+            continue;
+        }
+        out.push(Entry::Shown(r));
+        if *n == FOLD_AFTER_RESULTS
+            && let Some(more) = folded.remove(r.document_id.as_str())
+        {
+            out.push(Entry::Fold(more));
+        }
+    }
+    out
+}
+
+/// A fold's summary: "7 more passages from Runbook: deploying client sites".
+fn fold_summary(more: &[&SearchResult]) -> String {
+    let title = more.first().map(|r| r.title.as_str()).unwrap_or_default();
+    let noun = if more.len() == 1 {
+        "passage"
+    } else {
+        "passages"
+    };
+    format!("{} more {noun} from {title}", more.len())
+}
+
+/// The 👨 marker as the page draws it: an inline SVG figure (no font's
+/// emoji, so it renders the same on every machine) hidden from assistive
+/// technology, and its words beside it, which are what a screen reader
+/// reads (§8.1; issue 31: an emoji rendered as an empty box).
+pub(crate) fn person_marker() -> Markup {
+    html! {
+        span.marker data-marker="person" {
+            svg.marker-figure viewBox="0 0 16 16" width="14" height="14" aria-hidden="true" focusable="false" {
+                circle cx="8" cy="4.5" r="3.2" fill="currentColor" {}
+                path d="M1.5 15.5c0-3.9 2.9-6.6 6.5-6.6s6.5 2.7 6.5 6.6z" fill="currentColor" {}
+            }
+            span.marker-label { (crate::search::page::MARKER_PERSON_LABEL) }
+        }
+    }
+}
+
+/// One result's list item: its rank as the item's number, the title linking
+/// to the passage with the search kept (so the document page can link back
+/// to these results), and its citation line.
+fn result_item(r: &SearchResult, q: &str, page: u32) -> Markup {
+    html! {
+        li.result value=(r.rank) {
+            div {
+                a href=(result_href(&r.link, q, page)) { strong { (r.title) } }
+                @if !r.trail_below_title().is_empty() { " › " (r.trail_below_title().join(" › ")) }
+            }
+            // Each part after the first carries its own " · " and does not
+            // break inside, so a narrow page never starts a line with one.
+            div.meta {
+                span.app { (r.app) }
+                span.part { " · passage " (r.passage_number()) }
+                span.part { " · " (person_marker()) }
+                span.part { " · " (r.date) }
+                span.part { " · revision " (r.revision) }
+            }
+            p.snippet {
+                @if r.snippet.cut_before { "… " }
+                @for s in &r.snippet.segments {
+                    @if s.hit { mark { (s.text) } } @else { (s.text) }
+                }
+                @if r.snippet.cut_after { " …" }
+            }
+        }
+    }
+}
+
+/// A result's link as the results page writes it: the deep link
+/// (`/documents/{id}#p{n}`) with the search it came from as its query
+/// (`?q=…&page=N`), so the document page links back to these results.
+pub(crate) fn result_href(link: &str, q: &str, page: u32) -> String {
+    let (path, anchor) = link.split_once('#').unwrap_or((link, ""));
+    let query = form_urlencoded::Serializer::new(String::new())
+        .append_pair("q", q)
+        .append_pair("page", &page.to_string())
+        .finish();
+    if anchor.is_empty() {
+        format!("{path}?{query}")
+    } else {
+        format!("{path}?{query}#{anchor}")
+    }
+}
+
 /// The link to page `page` of the search for `q`: `/?q=…&page=N`, the query
 /// form-encoded (`application/x-www-form-urlencoded`, what the `Query`
 /// extractor decodes) so that any `q` comes back byte for byte.
-fn page_link(q: &str, page: u32) -> String {
+pub(crate) fn page_link(q: &str, page: u32) -> String {
     let query = form_urlencoded::Serializer::new(String::new())
         .append_pair("q", q)
         .append_pair("page", &page.to_string())
@@ -155,22 +281,31 @@ pub(crate) async fn search_page(
     Query(params): Query<SearchParams>,
 ) -> Response {
     let q = params.q.clone().unwrap_or_default();
+    let mut nothing_searched = None;
     if params.q.is_some() {
         let footer = state.egress().footer();
         let outcome = state
             .ruled_search(session.owner.address(), &q, parse_page(&params.page))
             .await;
-        // With AI on, the page's own ruled results and nothing else may be
-        // answered from (§8.4's invariant): built here, stored nowhere.
-        let answer = match (&outcome, state.chat()) {
-            (Ok(p), Some(chat)) => crate::answer::answer(chat, &q, p).await,
-            _ => None,
-        };
-        let (status, region) = results_region(&q, &outcome, answer.as_ref());
-        return page(
-            status,
-            layout("Results", footer, true, Some(&session.csrf), &q, region),
-        );
+        // A search with no word to look for searched nothing: the page is
+        // the home page's list, with a line saying why (issue 31).
+        if let Ok(p) = &outcome
+            && p.query_words == 0
+        {
+            nothing_searched = Some(results_region(&q, &outcome, None).1);
+        } else {
+            // With AI on, the page's own ruled results and nothing else may be
+            // answered from (§8.4's invariant): built here, stored nowhere.
+            let answer = match (&outcome, state.chat()) {
+                (Ok(p), Some(chat)) => crate::answer::answer(chat, &q, p).await,
+                _ => None,
+            };
+            let (status, region) = results_region(&q, &outcome, answer.as_ref());
+            return page(
+                status,
+                layout("Results", footer, true, Some(&session.csrf), &q, region),
+            );
+        }
     }
     let footer = state.egress().footer();
     let asker = session.owner.address().to_string();
@@ -180,6 +315,7 @@ pub(crate) async fn search_page(
         .flatten()
         .unwrap_or_default();
     let body = html! {
+        @if let Some(region) = nothing_searched { (region) }
         h1 { "Search your team's documents" }
         @if params.deleted.is_some() { p.notice { "The document was deleted." } }
         p { (counted(docs.len(), "document", "documents")) ". Every passage found here is one of them, cited." }
@@ -191,17 +327,17 @@ pub(crate) async fn search_page(
             button type="submit" { "Upload" }
             p.meta { "Markdown, plain text or HTML, up to 1 MiB." }
         }
-        h2 { "Documents" }
-        ul {
+        h2 #documents { "Documents" }
+        ul.documents {
             @for d in &docs {
                 li { a href=(format!("/documents/{}", d.id)) { (d.title) }
-                     span.meta { " · " (crate::clock::iso_date(d.updated_at)) " · revision " (d.revision) } }
+                     span.meta { span.part { " · " (crate::clock::iso_date(d.updated_at)) } span.part { " · revision " (d.revision) } } }
             }
         }
     };
     page(
         StatusCode::OK,
-        layout("Search", footer, true, Some(&session.csrf), "", body),
+        layout("Search", footer, true, Some(&session.csrf), &q, body),
     )
 }
 
@@ -299,7 +435,7 @@ mod tests {
         };
         let (status, region) = results_region("q", &Ok(page), None);
         assert_eq!(status, StatusCode::OK);
-        expect_test::expect![[r#"<section id="results"><p class="reconciling" role="status" data-app="sheets">Sheets is reconciling after a restore; its results are out of the search until it re-announces.</p><p class="freshness" role="status" data-app="drive">memoria's last pull of changes from Drive failed; its results are current as of 2026-11-30 09:00 UTC.</p><p class="freshness" role="status" data-app="docs">Results from Docs are current as of 2026-11-30 09:00 UTC; memoria is pulling its changes now.</p><p class="withheld" role="status" data-app="docs">Docs did not answer; 1 result withheld.</p><p class="withheld" role="status" data-app="calendar">Calendar has a newer version of 3 results; withheld while memoria fetches it.</p><ol start="1"></ol><nav class="pages"></nav></section>"#]]
+        expect_test::expect![[r#"<section id="results"><p class="reconciling" role="status" data-app="sheets">Sheets is reconciling after a restore; its results are out of the search until it re-announces.</p><p class="freshness" role="status" data-app="drive">memoria's last pull of changes from Drive failed; its results are current as of 2026-11-30 09:00 UTC.</p><p class="freshness" role="status" data-app="docs">Results from Docs are current as of 2026-11-30 09:00 UTC; memoria is pulling its changes now.</p><p class="withheld" role="status" data-app="docs">Docs did not answer; 1 result withheld.</p><p class="withheld" role="status" data-app="calendar">Calendar has a newer version of 3 results; withheld while memoria fetches it.</p><nav class="way-on">Try fewer or other words, or <a href="/#documents">browse every document</a>.</nav><ol start="1"></ol><nav class="pages"></nav></section>"#]]
         .assert_eq(&region.into_string());
         // The box itself: a rule of the page's one stylesheet, no script.
         let style = super::super::envelope::STYLE;
@@ -308,6 +444,110 @@ mod tests {
             "{style}"
         );
         assert!(style.contains("border:1px solid"), "{style}");
+    }
+
+    /// A result of document `doc` at `rank`, titled after it.
+    fn ranked(rank: usize, doc: &str) -> SearchResult {
+        SearchResult {
+            rank,
+            app: "memoria".into(),
+            document_id: doc.into(),
+            title: format!("Doc {doc}"),
+            trail: vec![],
+            ordinal: i64::try_from(rank).unwrap_or(0),
+            marker: crate::search::page::MARKER_PERSON,
+            revision: 1,
+            date: "2026-01-01".into(),
+            link: format!("/documents/{doc}#p{rank}"),
+            snippet: crate::search::highlight::Snippet {
+                cut_before: false,
+                segments: vec![],
+                cut_after: false,
+            },
+            provenance: None,
+            text: String::new(),
+        }
+    }
+
+    /// The list as ranks, a fold as `[ranks]`.
+    fn laid(entries: &[Entry<'_>]) -> String {
+        entries
+            .iter()
+            .map(|e| match e {
+                Entry::Shown(r) => r.rank.to_string(),
+                Entry::Fold(more) => format!(
+                    "[{}]",
+                    more.iter()
+                        .map(|r| r.rank.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn a_documents_results_past_its_first_three_on_a_page_fold_under_it_and_no_result_changes_page()
+    {
+        // (first rank on the page, the document of each result in rank order, the list laid out)
+        let table: &[(usize, &str, &str)] = &[
+            (1, "aaaaaaa", "1 2 3 [4 5 6 7]"),
+            (1, "aaab", "1 2 3 4"),
+            (1, "abababab", "1 2 3 4 5 [7] 6 [8]"),
+            (1, "aaaabbbb", "1 2 3 [4] 5 6 7 [8]"),
+            (1, "abcabcabc", "1 2 3 4 5 6 7 8 9"),
+            // Page 2 starts at rank 21 and folds its own results afresh:
+            // the document folded on page 1 shows its first three again.
+            (21, "aaaaa", "21 22 23 [24 25]"),
+            (1, "", ""),
+        ];
+        for (first, docs, want) in table {
+            let results: Vec<SearchResult> = docs
+                .chars()
+                .enumerate()
+                .map(|(i, d)| ranked(first + i, &d.to_string()))
+                .collect();
+            let entries = fold(&results);
+            assert_eq!(laid(&entries), *want, "{docs}");
+            // Every result on the page is in the list exactly once.
+            let mut ranks: Vec<usize> = entries
+                .iter()
+                .flat_map(|e| match e {
+                    Entry::Shown(r) => vec![r.rank],
+                    Entry::Fold(more) => more.iter().map(|r| r.rank).collect(),
+                })
+                .collect();
+            ranks.sort_unstable();
+            assert_eq!(
+                ranks,
+                (*first..first + docs.len()).collect::<Vec<_>>(),
+                "{docs}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_fold_says_how_many_more_passages_and_from_which_document() {
+        let results: Vec<SearchResult> = (1..=10).map(|r| ranked(r, "a")).collect();
+        let entries = fold(&results);
+        let Some(Entry::Fold(more)) = entries.last() else {
+            panic!("a fold")
+        };
+        assert_eq!(fold_summary(more), "7 more passages from Doc a");
+        assert_eq!(fold_summary(&more[..1]), "1 more passage from Doc a");
+    }
+
+    #[test]
+    fn a_results_link_keeps_the_search_and_the_anchor() {
+        assert_eq!(
+            result_href("/documents/abc#p2", "a&b c", 3),
+            "/documents/abc?q=a%26b+c&page=3#p2"
+        );
+        assert_eq!(
+            result_href("/documents/abc", "x", 1),
+            "/documents/abc?q=x&page=1"
+        );
     }
 
     #[test]
