@@ -183,6 +183,9 @@ pub struct World {
     /// memoria's idle eviction (§3.5), when a world sets one other than
     /// production's default ([`World::idle_evict`]).
     idle_evict: Option<Option<Duration>>,
+    /// memoria keeps Calendar's bodies (`MEMORIA_CALENDAR_BODIES=on`);
+    /// production's default, off, unless [`World::calendar_bodies`] says.
+    calendar_bodies: bool,
 }
 
 impl std::fmt::Debug for World {
@@ -251,6 +254,7 @@ impl World {
             home: None,
             provider: None,
             idle_evict: None,
+            calendar_bodies: false,
         }
     }
 
@@ -280,6 +284,15 @@ impl World {
             "idle_evict_s".into(),
             idle.map_or("never".into(), |d| d.as_secs().to_string()),
         );
+    }
+
+    /// memoria keeps the Calendar sibling's bodies (`on`), as an owner
+    /// who sets `MEMORIA_CALENDAR_BODIES=on` does; production's default is
+    /// off (§3.5), and then an event is held as its title alone.
+    pub fn calendar_bodies(&mut self, on: bool) {
+        self.calendar_bodies = on;
+        self.settings
+            .insert("calendar_bodies".into(), if on { "on" } else { "off" }.into());
     }
 
     /// Runs memoria in suite shape (§4.3): a fake home on [`HOME_HOST`]
@@ -692,11 +705,12 @@ impl World {
             )),
             _ => None,
         };
-        let client =
-            SiblingClient::new(TEAM, &configs, Arc::new(dialer)).map_err(|e| SimFailure {
+        let client = SiblingClient::new(TEAM, &configs, Arc::new(dialer))
+            .map_err(|e| SimFailure {
                 refused: Some(e.clone()),
                 ..fail(e.to_string())
-            })?;
+            })?
+            .with_calendar_bodies(self.calendar_bodies);
         let owners_file = owners_dir.path().join(OWNERS_FILE_NAME);
         write_owners(&owners_file, &self.owners).map_err(|e| fail(e.to_string()))?;
         let clock = SimClock::default();

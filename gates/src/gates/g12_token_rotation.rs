@@ -120,6 +120,9 @@ fn fixture(ctx: &mut Ctx) -> (World, Drain, String) {
         APPS.iter().map(|a| SiblingSpec::own(a)).collect(),
     );
     world.use_token_files();
+    // Every sibling's passages are matched by their bodies, Calendar's too:
+    // the owner has kept Calendar's bodies (§3.5's default is off).
+    world.calendar_bodies(true);
     for app in APPS {
         world.fake(app).model().with(|m| {
             for i in 0..ITEMS_PER_APP {

@@ -61,10 +61,13 @@ pub static GATE: Gate = Gate {
 const APPS: [&str; 3] = ["sheets", "docs", "calendar"];
 
 fn world(ctx: &mut Ctx, canary: &str) -> World {
-    let world = World::new(
+    let mut world = World::new(
         ctx.seed(),
         APPS.iter().map(|a| SiblingSpec::own(a)).collect(),
     );
+    // Every sibling's passage is matched by its body, Calendar's too: the
+    // owner has kept Calendar's bodies (§3.5's default is off).
+    world.calendar_bodies(true);
     for app in APPS {
         world.fake(app).model().with(|m| {
             m.add_item(
