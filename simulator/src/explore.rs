@@ -514,8 +514,15 @@ pub struct Failure {
 pub fn failure(s: &Scenario, r: &Replay) -> Option<Failure> {
     if let Some(err) = &r.error {
         let event = r.entries.last().map_or(0, |e| e.index + 1);
+        // The kind of error, without its numbers: the shrinker keeps it.
+        let kind: String = err
+            .split_whitespace()
+            .take(6)
+            .map(|w| if w.chars().any(|c| c.is_ascii_digit()) { "N" } else { w })
+            .collect::<Vec<_>>()
+            .join(" ");
         return Some(Failure {
-            invariant: "[simulation]".into(),
+            invariant: format!("[simulation: {kind}]"),
             event,
             described: s.events.get(event).map_or(String::new(), Event::describe),
             detail: err.clone(),

@@ -413,7 +413,8 @@ fn tag(item: &Item) -> String {
 
 /// Liveness (module docs): every fault is switched off, memoria's calendar
 /// moves past the quiet period before each of [`CONVERGENCE_ROUNDS`]
-/// questions (which start its pulls, §6.1), and then each admitted member
+/// rounds of questions, one for every team-visible item (they start its
+/// pulls, §6.1, and let S2 see a restore, §4.1), and then each admitted member
 /// in `readers` asks for every team-visible item the sibling shows them:
 /// it must be on the page at its current revision, with no source named
 /// reconciling or withheld. Each final page is judged for safety too.
@@ -433,9 +434,31 @@ pub(super) async fn converge(
     for fake in fakes.values() {
         fake.faults().clear();
     }
+    // The questions people go on asking: each round, every team-visible
+    // item is asked for once, by a member it shows to (a partial restore
+    // is seen only by S2, in a question that touches the item, §4.1).
     for _ in 0..CONVERGENCE_ROUNDS {
         m.advance_s(QUIET_S);
         let _ = m.search(first, "convergence").await;
+        for fake in fakes.values() {
+            let asks: Vec<(String, String)> = fake.model().with(|mm| {
+                mm.items()
+                    .filter(|i| i.team_visible())
+                    .filter_map(|i| {
+                        readers
+                            .iter()
+                            .find(|r| {
+                                !i.removed.contains(*r)
+                                    && mm.person(r).map(|p| p.role) == Some(Role::Member)
+                            })
+                            .map(|r| (r.clone(), tag(i)))
+                    })
+                    .collect()
+            });
+            for (reader, q) in asks {
+                let _ = m.search(&reader, &q).await;
+            }
+        }
         tokio::time::sleep(Duration::from_millis(PULL_SETTLE_MS)).await;
     }
     let mut found = 0usize;
