@@ -783,6 +783,14 @@ mod tests {
     }
 
     #[test]
+    fn one_seed_replayed_twice_leaves_a_byte_identical_trace() {
+        let x = generate(5);
+        let (a, b) = (explore(&x).expect("replays"), explore(&x).expect("replays"));
+        assert!(a.entries.len() > 100, "{} entries", a.entries.len());
+        assert_eq!(a.render_text(), b.render_text());
+    }
+
+    #[test]
     fn a_generated_run_written_as_a_file_parses_back_to_itself() {
         for seed in 0..20 {
             let x = generate(seed);
