@@ -518,7 +518,13 @@ pub fn failure(s: &Scenario, r: &Replay) -> Option<Failure> {
         let kind: String = err
             .split_whitespace()
             .take(6)
-            .map(|w| if w.chars().any(|c| c.is_ascii_digit()) { "N" } else { w })
+            .map(|w| {
+                if w.chars().any(|c| c.is_ascii_digit()) {
+                    "N"
+                } else {
+                    w
+                }
+            })
             .collect::<Vec<_>>()
             .join(" ");
         return Some(Failure {
