@@ -16,11 +16,17 @@ const EXIT_FAIL: u8 = 1;
 
 /// What `explore` was asked.
 pub struct Args<'a> {
+    /// The first seed.
     pub from: u64,
+    /// How many seeds from `from`.
     pub seeds: u64,
+    /// `K/N`: only every Nth seed from `from + K`.
     pub shard: Option<&'a str>,
+    /// Where shrunk scenarios are written.
     pub out: &'a Path,
+    /// Shrink a failure.
     pub shrink: bool,
+    /// Print every seed's timeline.
     pub timeline: bool,
 }
 
@@ -31,6 +37,7 @@ fn parse_shard(s: &str) -> Option<(u64, u64)> {
     (n > 0 && k < n).then_some((k, n))
 }
 
+/// Runs the seeds `a` names; exit 0 if every one held, 1 if one failed, 2 on a usage error.
 pub fn explore(a: Args<'_>) -> ExitCode {
     if a.seeds == 0 {
         eprintln!("memoria-harness: --seeds 0 runs nothing; give at least 1");
@@ -83,8 +90,7 @@ pub fn explore(a: Args<'_>) -> ExitCode {
             continue;
         }
         let t = Instant::now();
-        let (minimal, runs) = explore::shrink(&x.scenario, *seed, &f.invariant);
-        let mut minimal = minimal;
+        let (mut minimal, runs) = explore::shrink(&x.scenario, *seed, &f.invariant);
         minimal.title = format!("explore seed {seed}: {} (shrunk)", f.invariant);
         minimal.about = format!(
             "Found by `memoria-harness explore --seed {seed}` (swarm {}) and shrunk from {} events to {} in {runs} replays: {}",

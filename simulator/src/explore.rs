@@ -392,7 +392,7 @@ pub fn generate(seed: u64) -> Exploration {
             },
             "whole-restore" => {
                 let app = apps.choose(&mut rng).cloned().unwrap_or_default();
-                match backups.iter().filter(|(a, _, _)| *a == app).last().cloned() {
+                match backups.iter().rfind(|(a, _, _)| *a == app).cloned() {
                     Some((_, name, snapshot)) if rng.gen_bool(0.5) => {
                         known.retain(|k| k.app != app);
                         known.extend(snapshot);
