@@ -27,6 +27,8 @@ use memoria_gates::progress::{Mode, Progress};
 use memoria_gates::report::{CaseReport, GateReport, RunReport};
 use memoria_gates::{Status, conform, mutants, registry, run_case, select};
 
+mod explore_cli;
+
 const EXIT_FAIL: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 /// `conform`: the target cannot be reached.
@@ -116,6 +118,30 @@ enum Cmd {
         /// The first seed; the sweep runs `from`, `from + 1`, ….
         #[arg(long, default_value_t = 0)]
         from: u64,
+    },
+    /// Explore: one seed draws a world, a random workload and a swarm of faults, judged by the truth oracle; a failure is shrunk to a scenario file `replay` runs.
+    Explore {
+        /// One seed (the same as `--seeds 1 --from SEED`).
+        #[arg(long, conflicts_with_all = ["seeds", "from"])]
+        seed: Option<u64>,
+        /// How many seeds.
+        #[arg(long, default_value_t = 1)]
+        seeds: u64,
+        /// The first seed; the run covers `from .. from + seeds`.
+        #[arg(long, default_value_t = 0)]
+        from: u64,
+        /// Run only shard K of N (`K/N`, K from 0): every Nth seed of the range from `from + K`.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<String>,
+        /// Where a failing seed's shrunk scenario is written.
+        #[arg(long, default_value = "target/explore")]
+        out: PathBuf,
+        /// Report a failure without shrinking it.
+        #[arg(long)]
+        no_shrink: bool,
+        /// Print each seed's whole timeline.
+        #[arg(long)]
+        timeline: bool,
     },
     /// Prove a sibling server's S1, S1a, S2 and S3 conform: exit 0 pass, 1 a case failed, 2 usage, 3 the target cannot be reached.
     Conform(Box<ConformArgs>),
@@ -325,6 +351,22 @@ fn main() -> ExitCode {
             seeds,
             from,
         } => sweep(&selectors, &skip, from, seeds),
+        Cmd::Explore {
+            seed,
+            seeds,
+            from,
+            shard,
+            out,
+            no_shrink,
+            timeline,
+        } => explore_cli::explore(explore_cli::Args {
+            from: seed.unwrap_or(from),
+            seeds: if seed.is_some() { 1 } else { seeds },
+            shard: shard.as_deref(),
+            out: &out,
+            shrink: !no_shrink,
+            timeline,
+        }),
         Cmd::Mutants(a) => match a.action {
             Some(MutantsAction::Convert {
                 files,

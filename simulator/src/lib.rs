@@ -77,6 +77,7 @@
 
 mod corpus;
 mod drain;
+pub mod explore;
 mod fake;
 mod fake_connector;
 mod guard;

@@ -1274,6 +1274,15 @@ impl Memoria {
         })
     }
 
+    /// The session cookie `owner` browses with (signing in first if
+    /// needed): a scenario keeps it to use after `owner` is removed.
+    ///
+    /// # Errors
+    /// If `owner` is not admitted now, or the sign-in sets no session.
+    pub async fn session(&mut self, owner: &str) -> Result<String, String> {
+        self.cookie(owner).await
+    }
+
     async fn cookie(&mut self, owner: &str) -> Result<String, String> {
         if let Some(c) = self.cookies.get(owner) {
             return Ok(c.clone());

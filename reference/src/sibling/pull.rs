@@ -225,6 +225,17 @@ impl Puller {
         }
     }
 
+    /// Stops every pull this puller started that still runs: the server
+    /// is stopping, and no pull of the instance it served may write to
+    /// the store after it (a process that exits ends its pulls; a restart
+    /// in one process must too, or two instances write one tombstone log).
+    pub fn stop(&self) {
+        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        for h in tasks.drain(..) {
+            h.abort();
+        }
+    }
+
     fn spawn(&self, app: String, trigger: Trigger) {
         let me = self.clone();
         let handle = tokio::spawn(async move { me.pull(&app, trigger).await });

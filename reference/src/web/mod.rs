@@ -253,6 +253,7 @@ where
         .with_graceful_shutdown(shutdown)
         .await;
     state.stop_home();
+    state.stop_pulls();
     served
 }
 

@@ -303,6 +303,22 @@ impl AppState {
         }
     }
 
+    /// Stops the wake's warm-up and every sibling pull still running (the
+    /// server is stopping, [`Puller::stop`]).
+    pub fn stop_pulls(&self) {
+        if let Some(h) = self
+            .warm_up
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            h.abort();
+        }
+        if let Some(p) = &self.puller {
+            p.stop();
+        }
+    }
+
     /// Stops the roster loop, if one runs (the server is stopping).
     pub fn stop_home(&self) {
         if let Some(h) = self

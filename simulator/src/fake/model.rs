@@ -295,6 +295,23 @@ impl Model {
         self.add_person(address, person_ref, Role::Member, label)
     }
 
+    /// The person keyed by `address`, if the sibling knows them.
+    #[must_use]
+    pub fn person(&self, address: &str) -> Option<&Person> {
+        self.state.people.get(address)
+    }
+
+    /// Forgets the person keyed by `address`: a stranger to this sibling
+    /// from now on (S2 answers NOT_VISIBLE for them).
+    pub fn forget_person(&mut self, address: &str) {
+        self.state.people.remove(address);
+    }
+
+    /// Every item the sibling has a row for, deleted ones included, by id.
+    pub fn items(&self) -> impl Iterator<Item = &Item> {
+        self.state.items.values()
+    }
+
     /// Adds a guest keyed by `address`. Returns their trace label (`guest-N`).
     pub fn add_guest(&mut self, address: &str, person_ref: Option<&str>) -> String {
         self.guests += 1;

@@ -19,15 +19,22 @@
 //!   timeline checks something);
 //! - `replay.rs`: [`world`] and [`replay`], driving the world;
 //! - `checks.rs`: the assertions a scenario states, as [`Check`]s;
+//! - `oracle.rs`: the explorer's truth oracle, safety at every page and
+//!   liveness after the faults (`oracle = true`);
 //! - `shrink.rs`: [`shrink`], the smallest timeline that still fails.
 
 mod checks;
+mod oracle;
 mod parse;
 mod replay;
 mod shrink;
 mod validate;
 
 pub use checks::{Check, PageSummary, summarise_page};
+pub use oracle::{
+    CONVERGENCE_ROUNDS, LIVENESS, PULL_SETTLE_MS, QUIET_S, SAFETY_ADMITTED, SAFETY_COUNTED,
+    SAFETY_PROVENANCE, SAFETY_VISIBLE, corpus_tag, letters,
+};
 pub use parse::{
     Event, FaultDecl, ItemDecl, PageExpect, RungDecl, Scenario, ScenarioError, SiblingDecl, parse,
 };

@@ -28,6 +28,19 @@ pub struct Scenario {
     /// Reader names; each is an owner of memoria and a member at every sibling.
     #[serde(default)]
     pub readers: Vec<String>,
+    /// Guests: admitted by memoria, a guest at every sibling (who sees no
+    /// team item, §4.1). A query may name one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guests: Vec<String>,
+    /// Strangers: admitted by memoria, unknown to every sibling. A query
+    /// may name one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub strangers: Vec<String>,
+    /// Judge every query's page with the explorer's truth oracle
+    /// (`oracle.rs`: safety at every render, §4.1, §8.1), besides any
+    /// `expect` it carries.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub oracle: bool,
     /// The siblings.
     #[serde(rename = "sibling", default)]
     pub siblings: Vec<SiblingDecl>,
@@ -65,10 +78,10 @@ pub struct ItemDecl {
     #[serde(default)]
     pub rung: RungDecl,
     /// Readers an item is granted to (with `rung = "granted"`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub granted_to: Vec<String>,
     /// Readers removed from a team item ("minus rows I have been removed from").
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed: Vec<String>,
 }
 
@@ -87,6 +100,11 @@ pub enum RungDecl {
     Private,
     /// `granted_to` only.
     Granted,
+    /// Team rung, reachable by link and not shared with the team: not
+    /// team-visible (§4.1 custody).
+    LinkShared,
+    /// Team rung, shared with guests only: not team-visible.
+    GuestOnly,
 }
 
 /// A fault knob as a scenario switches it on (`simulator/src/fake/faults.rs`).
@@ -272,6 +290,32 @@ pub enum Event {
         /// The backup's name.
         name: String,
     },
+    /// The sibling makes an item team-visible again (team rung, neither
+    /// link-shared nor guest-only): a visibility change back (§4.1).
+    Upgrade {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// Which item.
+        item: String,
+    },
+    /// memoria's owners file is rewritten without `reader` (§4.3): their
+    /// later queries use the session they held, and must show nothing.
+    RemoveReader {
+        /// When.
+        at_ms: Option<u64>,
+        /// The reader removed.
+        reader: String,
+    },
+    /// Liveness (the explorer's oracle): faults are off; after a quiet
+    /// period and a few questions, every team-visible item at its current
+    /// revision is found by every admitted member the sibling shows it to,
+    /// and no page names a source as reconciling or withheld.
+    ExpectConverged {
+        /// When.
+        at_ms: Option<u64>,
+    },
     /// memoria restarts from its data directory.
     Restart {
         /// When.
@@ -351,6 +395,9 @@ impl Event {
             | Event::PartialRestore { at_ms, .. }
             | Event::Backup { at_ms, .. }
             | Event::WholeRestore { at_ms, .. }
+            | Event::Upgrade { at_ms, .. }
+            | Event::RemoveReader { at_ms, .. }
+            | Event::ExpectConverged { at_ms }
             | Event::Restart { at_ms }
             | Event::AdvanceDays { at_ms, .. }
             | Event::ExpectCalls { at_ms, .. }
@@ -368,6 +415,7 @@ impl Event {
                 | Event::ExpectHeld { .. }
                 | Event::ExpectReannounce { .. }
                 | Event::ExpectSources { .. }
+                | Event::ExpectConverged { .. }
         )
     }
 
@@ -427,6 +475,9 @@ impl Event {
             }
             Event::Backup { app, name, .. } => format!("{app}: backup {name}"),
             Event::WholeRestore { app, name, .. } => format!("{app}: whole-log restore to {name}"),
+            Event::Upgrade { app, item, .. } => format!("{app}: {item} team-visible again"),
+            Event::RemoveReader { reader, .. } => format!("{reader} removed from the owners"),
+            Event::ExpectConverged { .. } => "expect memoria converged (liveness)".into(),
             Event::Restart { .. } => "memoria restarts".into(),
             Event::AdvanceDays { days, .. } => format!("memoria's calendar skips {days} days"),
             Event::ExpectCalls { app, call, .. } => format!("expect {call} calls at {app}"),

@@ -204,16 +204,38 @@ pub fn world(s: &Scenario, seed: u64) -> Result<World, ScenarioError> {
             .collect(),
     );
     let readers: Vec<String> = s.readers.iter().map(|r| address(r)).collect();
-    world.set_owners(&readers);
+    let admitted: Vec<String> = readers
+        .iter()
+        .cloned()
+        .chain(s.guests.iter().chain(&s.strangers).map(|r| address(r)))
+        .collect();
+    world.set_owners(&admitted);
     world.set("readers", readers.len());
+    if !s.guests.is_empty() || !s.strangers.is_empty() {
+        world.set("guests", s.guests.len());
+        world.set("strangers", s.strangers.len());
+    }
     let corpus = corpus::load_items(s.siblings.iter().map(|x| x.corpus).sum());
     world.set("corpus", format!("{:?}", corpus.source));
     let mut offset = 0;
     for x in &s.siblings {
         let fake = world.fake(&x.app).clone();
         let result: Result<(), String> = fake.model().with(|m| {
+            for g in &s.guests {
+                m.add_guest(&address(g), None);
+            }
+            for g in &s.strangers {
+                m.forget_person(&address(g));
+            }
             for (i, (title, body)) in corpus.items.iter().skip(offset).take(x.corpus).enumerate() {
-                m.add_item(&format!("{}-c{i}", x.app), Rung::Team, title, body)
+                // The oracle reads a page by titles: each ends in a tag of its own.
+                let (title, body) = if s.oracle {
+                    let tag = super::oracle::corpus_tag(&x.app, i);
+                    (format!("{title} {tag}"), format!("{tag}\n\n{body}"))
+                } else {
+                    (title.clone(), body.clone())
+                };
+                m.add_item(&format!("{}-c{i}", x.app), Rung::Team, &title, &body)
                     .map_err(|e| format!("{e:?}"))?;
             }
             for item in &x.items {
@@ -224,7 +246,7 @@ pub fn world(s: &Scenario, seed: u64) -> Result<World, ScenarioError> {
                     )
                 };
                 let rung = match item.rung {
-                    RungDecl::Team => Rung::Team,
+                    RungDecl::Team | RungDecl::LinkShared | RungDecl::GuestOnly => Rung::Team,
                     RungDecl::Private => Rung::Private {
                         owner: readers[0].clone(),
                     },
@@ -234,6 +256,12 @@ pub fn world(s: &Scenario, seed: u64) -> Result<World, ScenarioError> {
                 };
                 m.add_item(&item.id, rung, &item.words, &body(1))
                     .map_err(|e| format!("{}: {e:?}", item.id))?;
+                match item.rung {
+                    RungDecl::LinkShared => m.set_link_shared(&item.id, true),
+                    RungDecl::GuestOnly => m.set_guest_only(&item.id, true),
+                    _ => Ok(()),
+                }
+                .map_err(|e| format!("{}: {e:?}", item.id))?;
                 for n in 2..=item.revisions {
                     m.revise(&item.id, &item.words, &body(n))
                         .map_err(|e| format!("{}: {e:?}", item.id))?;
@@ -270,6 +298,11 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
         .map(|x| (x.app.clone(), world.fake(&x.app).clone()))
         .collect();
     let trace = world.trace().clone();
+    let mut ctx = Ctx {
+        oracle: s.oracle,
+        members: s.readers.iter().map(|r| address(r)).collect(),
+        removed: BTreeMap::new(),
+    };
     let run = world.run(move |mut m| async move {
         let mut backups: BTreeMap<(String, String), Snapshot> = BTreeMap::new();
         let mut seen = 0usize;
@@ -294,6 +327,7 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
             }
             apply(
                 &mut m,
+                &mut ctx,
                 &fakes,
                 &mut backups,
                 event,
@@ -319,8 +353,20 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
     })
 }
 
+/// What a replay keeps between events for the oracle.
+struct Ctx {
+    /// Judge every page with the oracle.
+    oracle: bool,
+    /// The members' addresses still admitted.
+    members: Vec<String>,
+    /// Readers removed from the owners, with the session each held.
+    removed: BTreeMap<String, String>,
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn apply(
     m: &mut Memoria,
+    ctx: &mut Ctx,
     fakes: &BTreeMap<String, crate::fake::server::FakeSibling>,
     backups: &mut BTreeMap<(String, String), Snapshot>,
     event: &Event,
@@ -336,14 +382,33 @@ async fn apply(
         Event::Query {
             reader, q, expect, ..
         } => {
-            let page = m.search(&address(reader), q).await;
+            let before = trace.events().len();
+            let who = address(reader);
+            let page = match ctx.removed.get(&who) {
+                // A removed reader browses with the session they held.
+                Some(cookie) => {
+                    let uri = format!("/?q={}", memoria::testkit::form_encode(q));
+                    m.get_with(cookie, &uri).await?
+                }
+                None => m.search(&who, q).await,
+            };
+            if ctx.oracle {
+                let all = trace.events();
+                entry.checks.extend(super::oracle::judge_page(
+                    &who,
+                    &page.response.body,
+                    &all[before.min(all.len())..],
+                    fakes,
+                    !ctx.removed.contains_key(&who),
+                ));
+            }
             let summary = summarise_page(
                 page.response.status.as_u16(),
                 page.elapsed.as_millis() as u64,
                 &page.response.body,
             );
             if let Some(e) = expect {
-                entry.checks = page_checks(&summary, e);
+                entry.checks.extend(page_checks(&summary, e));
             }
             entry.page = Some(summary);
         }
@@ -421,6 +486,34 @@ async fn apply(
                 .get(&(app.clone(), name.clone()))
                 .ok_or(format!("no backup {name} of {app}"))?;
             fake(app)?.model().with(|mm| mm.restore_whole(snap));
+        }
+        Event::Upgrade { app, item, .. } => {
+            fake(app)?
+                .model()
+                .with(|mm| {
+                    mm.set_rung(item, Rung::Team)?;
+                    mm.set_link_shared(item, false)?;
+                    mm.set_guest_only(item, false)
+                })
+                .map_err(|e| format!("{item}: {e:?}"))?;
+        }
+        Event::RemoveReader { reader, .. } => {
+            let who = address(reader);
+            let cookie = m.session(&who).await?;
+            ctx.removed.insert(who.clone(), cookie);
+            ctx.members.retain(|a| *a != who);
+            let left: Vec<String> = std::fs::read_to_string(m.owners_file())
+                .map_err(|e| format!("{}: {e}", m.owners_file().display()))?
+                .lines()
+                .filter(|l| !l.is_empty() && *l != who)
+                .map(str::to_string)
+                .collect();
+            let left: Vec<&str> = left.iter().map(String::as_str).collect();
+            m.set_owners(&left)?;
+        }
+        Event::ExpectConverged { .. } => {
+            let members = ctx.members.clone();
+            entry.checks = super::oracle::converge(m, fakes, &members, trace).await?;
         }
         Event::Restart { .. } => m.restart().await,
         Event::AdvanceDays { days, .. } => m.advance_days(*days),

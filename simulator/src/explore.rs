@@ -1,0 +1,813 @@
+//! The explorer: one seed draws a world, a random workload and a swarm of faults, replayed through memoria's production paths and judged by the truth oracle; a failure shrinks to a scenario file (§4.1, §6.1, §6.5, §8.1).
+//!
+//! Size: just over 800 lines because the generator, the shrinker and the
+//! file writer share one scenario vocabulary and their tests; splitting the
+//! generator out is the next step.
+//!
+//! [`generate`] turns a seed into an incident [`Scenario`] with
+//! `oracle = true`: 2 to 5 people (members, guests, strangers, one member
+//! later removed from the owners), 1 to 4 fake siblings holding items on
+//! every rung (team, private, granted, link-shared, guest-only, team minus
+//! a removed reader) of real text and of their own, and about 200 events
+//! over simulated minutes: revisions, creations, deletions, visibility
+//! changes both ways, searches by everybody, and the faults of the seed's
+//! [`Swarm`], a random subset of the fault kinds the fakes know, each with
+//! a random weight (swarm testing, as FoundationDB and TigerBeetle do).
+//! The timeline ends with `expect-converged`: the faults stop, and
+//! liveness is judged after the oracle's quiet period.
+//!
+//! [`explore`] replays it ([`crate::scenario::replay`]: the same machinery
+//! as `memoria-harness replay`, memoria driven only by questions, time and
+//! the fakes, never a "sync now"). [`shrink`] reduces a failing run by
+//! delta debugging (chunks of events, then siblings, items and people)
+//! while it fails with the same invariant, and [`to_toml`] writes the
+//! result as a file `replay` reads.
+
+use std::collections::BTreeMap;
+
+use rand::seq::SliceRandom as _;
+use rand::{Rng as _, SeedableRng as _};
+
+use crate::scenario::{
+    Event, FaultDecl, ItemDecl, Replay, RungDecl, Scenario, ScenarioError, SiblingDecl, letters,
+    replay,
+};
+
+/// The people a world draws from, in order; the first is always a member.
+pub const PEOPLE: [&str; 5] = ["ana", "bea", "cai", "dov", "eli"];
+/// The apps a world draws its siblings from, in order.
+pub const APPS: [&str; 4] = ["sheets", "docs", "calendar", "drive"];
+/// Events in one run, inclusive range (the "about 200").
+pub const EVENTS: std::ops::RangeInclusive<usize> = 180..=220;
+/// Simulated ms between two events, inclusive range.
+pub const EVENT_GAP_MS: std::ops::RangeInclusive<u64> = 100..=2_000;
+/// The most replays one shrink may run before it stops where it is.
+pub const SHRINK_REPLAYS_MAX: usize = 400;
+
+/// Words every generated item's title starts with: queries by them find
+/// several items at once.
+const WORDS: [&str; 8] = [
+    "budget", "rota", "offsite", "roadmap", "invoice", "hiring", "backlog", "release",
+];
+
+/// Malformed S2 shapes the fake knows (`validate.rs`'s list).
+const MALFORMED: [&str; 10] = [
+    "not-json",
+    "empty",
+    "truncated",
+    "trailing-bytes",
+    "missing-item",
+    "short-response",
+    "duplicate-item",
+    "unknown-value",
+    "kind-mismatch",
+    "extra-field",
+];
+
+/// One kind of fault a seed may switch on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FaultKind {
+    /// A cold sibling: the first call after a quiet spell waits.
+    Cold,
+    /// Added latency, inside and past the deadline.
+    Slow,
+    /// Hangs, refused connections, 5xx.
+    Outage,
+    /// S2 answers VISIBLE for anyone.
+    Lie,
+    /// Malformed and short S2 bodies.
+    Malformed,
+    /// Announces cut off or miscounted.
+    Announce,
+    /// Every call redirected.
+    Redirect,
+    /// One item's content rewound without its log (AHEAD).
+    PartialRestore,
+    /// The whole log restored to a backup (410).
+    WholeRestore,
+    /// memoria restarts from its data directory.
+    Restart,
+}
+
+impl FaultKind {
+    /// Every kind, in order.
+    pub const ALL: [FaultKind; 10] = [
+        FaultKind::Cold,
+        FaultKind::Slow,
+        FaultKind::Outage,
+        FaultKind::Lie,
+        FaultKind::Malformed,
+        FaultKind::Announce,
+        FaultKind::Redirect,
+        FaultKind::PartialRestore,
+        FaultKind::WholeRestore,
+        FaultKind::Restart,
+    ];
+
+    /// Its name as printed with a seed.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::Cold => "cold",
+            FaultKind::Slow => "slow",
+            FaultKind::Outage => "outage",
+            FaultKind::Lie => "lie",
+            FaultKind::Malformed => "malformed-s2",
+            FaultKind::Announce => "announce",
+            FaultKind::Redirect => "redirect",
+            FaultKind::PartialRestore => "partial-restore",
+            FaultKind::WholeRestore => "whole-restore",
+            FaultKind::Restart => "restart",
+        }
+    }
+
+    fn is_knob(self) -> bool {
+        !matches!(
+            self,
+            FaultKind::PartialRestore | FaultKind::WholeRestore | FaultKind::Restart
+        )
+    }
+}
+
+/// The fault kinds a seed switched on, each with its weight (1 to 4).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Swarm(pub Vec<(FaultKind, u32)>);
+
+impl std::fmt::Display for Swarm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self
+            .0
+            .iter()
+            .map(|(k, w)| format!("{}×{w}", k.name()))
+            .collect();
+        write!(f, "[{}]", names.join(" "))
+    }
+}
+
+/// One seed's run, before it is replayed.
+#[derive(Debug, Clone)]
+pub struct Exploration {
+    /// The seed.
+    pub seed: u64,
+    /// The fault kinds it switched on.
+    pub swarm: Swarm,
+    /// The generated scenario (`oracle = true`, ending in `expect-converged`).
+    pub scenario: Scenario,
+}
+
+/// What the generator knows of one item, to draw only valid events.
+#[derive(Debug, Clone)]
+struct Known {
+    app: String,
+    id: String,
+    /// Revision numbers in the item's log (`r1` is 1).
+    log: Vec<u64>,
+    next: u64,
+    deleted: bool,
+}
+
+/// Draws seed `seed`'s world, workload and swarm (module docs).
+pub fn generate(seed: u64) -> Exploration {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x6578_706c_6f72_6521);
+    let mut kinds = vec![];
+    for k in FaultKind::ALL {
+        if rng.gen_bool(0.4) {
+            kinds.push((k, rng.gen_range(1..=4)));
+        }
+    }
+    let swarm = Swarm(kinds);
+    let people = rng.gen_range(2..=PEOPLE.len());
+    let (mut readers, mut guests, mut strangers) = (vec![PEOPLE[0].to_string()], vec![], vec![]);
+    for p in &PEOPLE[1..people] {
+        match rng.gen_range(0..4) {
+            0 => guests.push(p.to_string()),
+            1 => strangers.push(p.to_string()),
+            _ => readers.push(p.to_string()),
+        }
+    }
+    let removed =
+        (readers.len() > 1 && rng.gen_bool(0.6)).then(|| readers[readers.len() - 1].clone());
+    let mut known: Vec<Known> = vec![];
+    let mut siblings = vec![];
+    let mut serial = 0usize;
+    for app in &APPS[..rng.gen_range(1..=APPS.len())] {
+        let corpus = rng.gen_range(0..=2);
+        for i in 0..corpus {
+            known.push(Known {
+                app: app.to_string(),
+                id: format!("{app}-c{i}"),
+                log: vec![1],
+                next: 1,
+                deleted: false,
+            });
+        }
+        let mut items = vec![];
+        for _ in 0..rng.gen_range(2..=6) {
+            let id = format!("{}-i{}", &app[..2], letters(serial));
+            serial += 1;
+            let (rung, granted_to, removed_from) = match rng.gen_range(0..10) {
+                0 => (RungDecl::Private, vec![], vec![]),
+                1 => (
+                    RungDecl::Granted,
+                    vec![readers.choose(&mut rng).cloned().unwrap_or_default()],
+                    vec![],
+                ),
+                2 => (RungDecl::LinkShared, vec![], vec![]),
+                3 => (RungDecl::GuestOnly, vec![], vec![]),
+                4 => (
+                    RungDecl::Team,
+                    vec![],
+                    vec![readers.choose(&mut rng).cloned().unwrap_or_default()],
+                ),
+                _ => (RungDecl::Team, vec![], vec![]),
+            };
+            let revisions = rng.gen_range(1..=3);
+            known.push(Known {
+                app: app.to_string(),
+                id: id.clone(),
+                log: (1..=revisions as u64).collect(),
+                next: revisions as u64,
+                deleted: false,
+            });
+            items.push(ItemDecl {
+                words: format!(
+                    "{} {}",
+                    WORDS.choose(&mut rng).unwrap_or(&"budget"),
+                    tag(&id)
+                ),
+                id,
+                revisions,
+                rung,
+                granted_to,
+                removed: removed_from,
+            });
+        }
+        siblings.push(SiblingDecl {
+            app: app.to_string(),
+            corpus,
+            items,
+        });
+    }
+    let apps: Vec<String> = siblings.iter().map(|s| s.app.clone()).collect();
+    let everybody: Vec<String> = readers
+        .iter()
+        .chain(&guests)
+        .chain(&strangers)
+        .cloned()
+        .collect();
+    let mut events = vec![Event::WarmedUp { at_ms: None }];
+    let count = rng.gen_range(EVENTS);
+    let remove_at = removed.as_ref().map(|_| rng.gen_range(1..count));
+    let mut t = 0u64;
+    let mut backups: Vec<(String, String, Vec<Known>)> = vec![];
+    let knobs: Vec<(FaultKind, u32)> = swarm
+        .0
+        .iter()
+        .filter(|(k, _)| k.is_knob())
+        .cloned()
+        .collect();
+    let weight = |k: FaultKind| swarm.0.iter().find(|(x, _)| *x == k).map_or(0, |(_, w)| *w);
+    let knob_weight: u32 = knobs.iter().map(|(_, w)| w).sum();
+    // Weights of the workload's kinds; faults by the swarm's weights.
+    let table: Vec<(&str, u32)> = vec![
+        ("query", 40),
+        ("revise", 10),
+        ("create", 5),
+        ("delete", 3),
+        ("downgrade", 4),
+        ("upgrade", 3),
+        ("fault", 2 * knob_weight),
+        ("clear", if knob_weight > 0 { 4 } else { 0 }),
+        ("partial-restore", weight(FaultKind::PartialRestore)),
+        ("whole-restore", 2 * weight(FaultKind::WholeRestore)),
+        ("restart", weight(FaultKind::Restart)),
+    ];
+    let total: u32 = table.iter().map(|(_, w)| w).sum();
+    let mut created = 0usize;
+    for n in 1..count {
+        t += rng.gen_range(EVENT_GAP_MS);
+        let at_ms = Some(t);
+        if Some(n) == remove_at
+            && let Some(r) = &removed
+        {
+            events.push(Event::RemoveReader {
+                at_ms,
+                reader: r.clone(),
+            });
+            continue;
+        }
+        let mut pick = rng.gen_range(0..total);
+        let kind = table
+            .iter()
+            .find(|(_, w)| {
+                if pick < *w {
+                    true
+                } else {
+                    pick -= w;
+                    false
+                }
+            })
+            .map_or("query", |(k, _)| *k);
+        let live: Vec<usize> = (0..known.len()).filter(|i| !known[*i].deleted).collect();
+        let event = match kind {
+            "revise" | "delete" | "downgrade" | "upgrade" | "partial-restore"
+                if !live.is_empty() =>
+            {
+                let k = &mut known[*live.choose(&mut rng).unwrap_or(&0)];
+                let (app, item) = (k.app.clone(), k.id.clone());
+                match kind {
+                    "revise" => {
+                        k.next += 1;
+                        k.log.push(k.next);
+                        Event::Revise { at_ms, app, item }
+                    }
+                    "delete" => {
+                        k.deleted = true;
+                        Event::Delete { at_ms, app, item }
+                    }
+                    "downgrade" => {
+                        let to = readers
+                            .iter()
+                            .filter(|_| rng.gen_bool(0.5))
+                            .cloned()
+                            .collect();
+                        Event::Downgrade {
+                            at_ms,
+                            app,
+                            item,
+                            to,
+                        }
+                    }
+                    "upgrade" => Event::Upgrade { at_ms, app, item },
+                    _ if k.log.len() > 1 => {
+                        let keep = rng.gen_range(1..k.log.len());
+                        k.log.truncate(keep);
+                        let to = format!("r{}", k.log[keep - 1]);
+                        Event::PartialRestore {
+                            at_ms,
+                            app,
+                            item,
+                            to,
+                        }
+                    }
+                    _ => query(&mut rng, at_ms, &everybody, &known),
+                }
+            }
+            "create" => {
+                let app = apps.choose(&mut rng).cloned().unwrap_or_default();
+                let id = format!("{}-n{}", &app[..2], letters(created));
+                created += 1;
+                known.push(Known {
+                    app: app.clone(),
+                    id: id.clone(),
+                    log: vec![1],
+                    next: 1,
+                    deleted: false,
+                });
+                Event::Create {
+                    at_ms,
+                    words: format!("{} {}", WORDS.choose(&mut rng).unwrap_or(&"rota"), tag(&id)),
+                    app,
+                    item: id,
+                }
+            }
+            "fault" => {
+                let app = apps.choose(&mut rng).cloned().unwrap_or_default();
+                let mut pick = rng.gen_range(0..knob_weight.max(1));
+                let k = knobs
+                    .iter()
+                    .find(|(_, w)| {
+                        if pick < *w {
+                            true
+                        } else {
+                            pick -= w;
+                            false
+                        }
+                    })
+                    .map_or(FaultKind::Outage, |(k, _)| *k);
+                Event::Fault {
+                    at_ms,
+                    app,
+                    fault: fault(&mut rng, k),
+                }
+            }
+            "clear" => Event::Clear {
+                at_ms,
+                app: apps.choose(&mut rng).cloned().unwrap_or_default(),
+            },
+            "whole-restore" => {
+                let app = apps.choose(&mut rng).cloned().unwrap_or_default();
+                match backups.iter().rfind(|(a, _, _)| *a == app).cloned() {
+                    Some((_, name, snapshot)) if rng.gen_bool(0.5) => {
+                        known.retain(|k| k.app != app);
+                        known.extend(snapshot);
+                        Event::WholeRestore { at_ms, app, name }
+                    }
+                    _ => {
+                        let name = format!("b{}", backups.len());
+                        let snapshot = known.iter().filter(|k| k.app == app).cloned().collect();
+                        backups.push((app.clone(), name.clone(), snapshot));
+                        Event::Backup { at_ms, app, name }
+                    }
+                }
+            }
+            "restart" => Event::Restart { at_ms },
+            _ => query(&mut rng, at_ms, &everybody, &known),
+        };
+        events.push(event);
+    }
+    events.push(Event::ExpectConverged { at_ms: None });
+    let scenario = Scenario {
+        title: format!("explore seed {seed}"),
+        about: format!("Generated by `memoria-harness explore --seed {seed}`; swarm {swarm}."),
+        seed: Some(seed),
+        readers,
+        guests,
+        strangers,
+        oracle: true,
+        siblings,
+        events,
+    };
+    Exploration {
+        seed,
+        swarm,
+        scenario,
+    }
+}
+
+/// An item's tag: the last word of its title, letters only.
+fn tag(id: &str) -> String {
+    let letters: String = id.chars().filter(char::is_ascii_lowercase).collect();
+    format!("qx{letters}")
+}
+
+fn query(
+    rng: &mut rand::rngs::StdRng,
+    at_ms: Option<u64>,
+    everybody: &[String],
+    known: &[Known],
+) -> Event {
+    let reader = everybody.choose(rng).cloned().unwrap_or_default();
+    let q = match rng.gen_range(0..3) {
+        0 => WORDS.choose(rng).unwrap_or(&"budget").to_string(),
+        _ => match known.choose(rng) {
+            Some(k) if k.id.contains("-c") => {
+                let i: usize =
+                    k.id.rsplit("-c")
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(0);
+                crate::scenario::corpus_tag(&k.app, i)
+            }
+            Some(k) => tag(&k.id),
+            None => "budget".into(),
+        },
+    };
+    Event::Query {
+        at_ms,
+        reader,
+        q,
+        expect: None,
+    }
+}
+
+fn fault(rng: &mut rand::rngs::StdRng, k: FaultKind) -> FaultDecl {
+    match k {
+        FaultKind::Cold => FaultDecl::Cold {
+            idle_ms: rng.gen_range(500..=5_000),
+            wake_ms: rng.gen_range(100..=4_000),
+        },
+        FaultKind::Slow => FaultDecl::Slow {
+            latency_ms: *[100, 800, 3_000, 8_000].choose(rng).unwrap_or(&100),
+            all: rng.gen_bool(0.5),
+        },
+        FaultKind::Outage => FaultDecl::Outage {
+            mode: ["hang", "refuse", "503", "500"]
+                .choose(rng)
+                .unwrap_or(&"503")
+                .to_string(),
+        },
+        FaultKind::Lie => FaultDecl::LieVisible,
+        FaultKind::Malformed => FaultDecl::MalformedS2 {
+            shape: MALFORMED.choose(rng).unwrap_or(&"empty").to_string(),
+        },
+        FaultKind::Announce if rng.gen_bool(0.5) => FaultDecl::AnnounceNoClose,
+        FaultKind::Announce => FaultDecl::AnnounceWrongCount {
+            delta: *[-1, 1].choose(rng).unwrap_or(&1),
+        },
+        _ => FaultDecl::Redirect {
+            location: "http://acme.elsewhere.oficina.works/".into(),
+        },
+    }
+}
+
+/// How one replay ended, for the explorer.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The invariant that broke: the failed check's leading `[…]`, or
+    /// `[simulation]` when the run itself failed.
+    pub invariant: String,
+    /// The index of the event that broke it.
+    pub event: usize,
+    /// The event, described content-free.
+    pub described: String,
+    /// What was expected and what was seen.
+    pub detail: String,
+}
+
+/// The first failure of `r`, a replay of `s`.
+pub fn failure(s: &Scenario, r: &Replay) -> Option<Failure> {
+    if let Some(err) = &r.error {
+        let event = r.entries.last().map_or(0, |e| e.index + 1);
+        // The kind of error, without its numbers: the shrinker keeps it.
+        let kind: String = err
+            .split_whitespace()
+            .take(6)
+            .map(|w| {
+                if w.chars().any(|c| c.is_ascii_digit()) {
+                    "N"
+                } else {
+                    w
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        return Some(Failure {
+            invariant: format!("[simulation: {kind}]"),
+            event,
+            described: s.events.get(event).map_or(String::new(), Event::describe),
+            detail: err.clone(),
+        });
+    }
+    let (event, check) = r.failures().into_iter().next()?;
+    let invariant = check
+        .expected
+        .strip_prefix('[')
+        .and_then(|x| x.split_once(']'))
+        .map_or("[expectation]".to_string(), |(k, _)| format!("[{k}]"));
+    Some(Failure {
+        invariant,
+        event,
+        described: s.events.get(event).map_or(String::new(), Event::describe),
+        detail: format!("{} — saw {}", check.expected, check.actual),
+    })
+}
+
+/// Replays one exploration.
+///
+/// # Errors
+/// As [`replay`].
+pub fn explore(x: &Exploration) -> Result<Replay, ScenarioError> {
+    replay(&x.scenario, Some(x.seed))
+}
+
+/// Delta debugging (module docs): the smallest scenario found that still
+/// fails with `invariant` under `seed`, and how many replays it took.
+/// Events go first, in chunks halving down to one; then whole siblings
+/// (with the events naming them), their items and corpus, and the people
+/// no event names. At most [`SHRINK_REPLAYS_MAX`] replays.
+pub fn shrink(s: &Scenario, seed: u64, invariant: &str) -> (Scenario, usize) {
+    let mut runs = 0usize;
+    let mut fails = |c: &Scenario| -> bool {
+        if runs >= SHRINK_REPLAYS_MAX {
+            return false;
+        }
+        runs += 1;
+        replay(c, Some(seed))
+            .ok()
+            .and_then(|r| failure(c, &r))
+            .is_some_and(|f| f.invariant == invariant)
+    };
+    let mut best = s.clone();
+    let mut chunk = best.events.len() / 2;
+    while chunk >= 1 {
+        let mut progressed = false;
+        let mut i = 0;
+        while i < best.events.len() {
+            let mut c = best.clone();
+            let end = (i + chunk).min(c.events.len());
+            c.events.drain(i..end);
+            if fails(&c) {
+                best = c;
+                progressed = true;
+            } else {
+                i += chunk;
+            }
+        }
+        if !progressed {
+            chunk /= 2;
+        }
+    }
+    for app in best
+        .siblings
+        .iter()
+        .map(|x| x.app.clone())
+        .collect::<Vec<_>>()
+    {
+        let mut c = best.clone();
+        c.siblings.retain(|x| x.app != app);
+        c.events.retain(|e| event_app(e) != Some(app.as_str()));
+        if !c.siblings.is_empty() && fails(&c) {
+            best = c;
+        }
+    }
+    for si in 0..best.siblings.len() {
+        if best.siblings[si].corpus > 0 {
+            let mut c = best.clone();
+            c.siblings[si].corpus = 0;
+            if fails(&c) {
+                best = c;
+            }
+        }
+        let mut ii = 0;
+        while ii < best.siblings[si].items.len() {
+            let mut c = best.clone();
+            c.siblings[si].items.remove(ii);
+            if fails(&c) {
+                best = c;
+            } else {
+                ii += 1;
+            }
+        }
+    }
+    for group in 0..2 {
+        let names = if group == 0 {
+            best.guests.clone()
+        } else {
+            best.strangers.clone()
+        };
+        for name in names {
+            let mut c = best.clone();
+            c.guests.retain(|g| *g != name);
+            c.strangers.retain(|g| *g != name);
+            if !c
+                .events
+                .iter()
+                .any(|e| matches!(e, Event::Query { reader, .. } if *reader == name))
+                && fails(&c)
+            {
+                best = c;
+            }
+        }
+    }
+    (best, runs)
+}
+
+fn event_app(e: &Event) -> Option<&str> {
+    let value = match e {
+        Event::Fault { app, .. }
+        | Event::Clear { app, .. }
+        | Event::Revise { app, .. }
+        | Event::Create { app, .. }
+        | Event::Delete { app, .. }
+        | Event::Downgrade { app, .. }
+        | Event::Upgrade { app, .. }
+        | Event::PartialRestore { app, .. }
+        | Event::Backup { app, .. }
+        | Event::WholeRestore { app, .. }
+        | Event::ExpectCalls { app, .. }
+        | Event::ExpectHeld { app, .. }
+        | Event::ExpectSources { app, .. }
+        | Event::ExpectReannounce { app, .. } => app,
+        _ => return None,
+    };
+    Some(value.as_str())
+}
+
+/// `s` as a scenario file's text, in the form [`crate::scenario::parse`]
+/// reads: each event's kind as `do`, each fault's as `kind`.
+///
+/// # Errors
+/// If the scenario cannot be written as TOML (a bug).
+pub fn to_toml(s: &Scenario) -> Result<String, String> {
+    let mut value = serde_json::to_value(s).map_err(|e| e.to_string())?;
+    strip_nulls(&mut value);
+    if let Some(events) = value.get_mut("event").and_then(|v| v.as_array_mut()) {
+        for e in events.iter_mut() {
+            *e = untag(e, "do");
+            if let Some(f) = e.get_mut("fault") {
+                *f = untag(f, "kind");
+            }
+        }
+    }
+    // Scalars first, then the tables, as a person writes a file.
+    let mut out = String::new();
+    let mut top = BTreeMap::new();
+    let mut tables = serde_json::Map::new();
+    for (k, v) in value.as_object().cloned().unwrap_or_default() {
+        if v.is_array()
+            && v.as_array()
+                .is_some_and(|a| a.iter().all(|x| x.is_object()) && !a.is_empty())
+        {
+            tables.insert(k, v);
+        } else {
+            top.insert(k, v);
+        }
+    }
+    for key in [
+        "title",
+        "about",
+        "seed",
+        "oracle",
+        "readers",
+        "guests",
+        "strangers",
+    ] {
+        if let Some(v) = top.remove(key) {
+            let t: toml::Value = serde_json::from_value(v).map_err(|e| e.to_string())?;
+            let mut one = toml::Table::new();
+            one.insert(key.into(), t);
+            out.push_str(&toml::to_string(&one).map_err(|e| e.to_string())?);
+        }
+    }
+    for key in ["sibling", "event"] {
+        if let Some(v) = tables.remove(key) {
+            let t: toml::Value = serde_json::from_value(v).map_err(|e| e.to_string())?;
+            let mut one = toml::Table::new();
+            one.insert(key.into(), t);
+            out.push('\n');
+            out.push_str(&toml::to_string(&one).map_err(|e| e.to_string())?);
+        }
+    }
+    Ok(out)
+}
+
+fn strip_nulls(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(o) => {
+            o.retain(|_, x| !x.is_null());
+            o.values_mut().for_each(strip_nulls);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(strip_nulls),
+        _ => {}
+    }
+}
+
+/// `{ kind = { fields } }` (or `"kind"`) as `{ tag = "kind", fields }`.
+fn untag(v: &serde_json::Value, tag: &str) -> serde_json::Value {
+    match v {
+        serde_json::Value::String(kind) => serde_json::json!({ tag: kind }),
+        serde_json::Value::Object(o) if o.len() == 1 => {
+            let (kind, fields) = o.iter().next().expect("one entry");
+            let mut out = serde_json::Map::new();
+            out.insert(tag.into(), serde_json::Value::String(kind.clone()));
+            if let Some(f) = fields.as_object() {
+                out.extend(f.clone());
+            }
+            serde_json::Value::Object(out)
+        }
+        other => other.clone(),
+    }
+}
+
+/// The seeds shard `k` of `n` runs out of `from .. from + count`: every
+/// `n`th seed from `from + k` (as cargo-mutants' `--shard k/n`), so the
+/// shards are disjoint and together cover the range.
+///
+/// # Panics
+/// If `k >= n`: a usage error the caller refuses first.
+pub fn shard(from: u64, count: u64, k: u64, n: u64) -> Vec<u64> {
+    assert!(k < n, "shard {k}/{n}");
+    (from..from.saturating_add(count))
+        .filter(|s| (s - from) % n == k)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_of_a_seed_range_are_disjoint_and_cover_it() {
+        for n in 1..6u64 {
+            let mut all: Vec<u64> = (0..n).flat_map(|k| shard(40, 23, k, n)).collect();
+            all.sort_unstable();
+            assert_eq!(all, (40..63).collect::<Vec<_>>(), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn one_seed_always_draws_the_same_run() {
+        let (a, b) = (generate(11), generate(11));
+        assert_eq!(to_toml(&a.scenario), to_toml(&b.scenario));
+        assert_eq!(a.swarm, b.swarm);
+    }
+
+    #[test]
+    fn one_seed_replayed_twice_leaves_a_byte_identical_trace() {
+        let x = generate(5);
+        let (a, b) = (explore(&x).expect("replays"), explore(&x).expect("replays"));
+        assert!(a.entries.len() > 100, "{} entries", a.entries.len());
+        assert_eq!(a.render_text(), b.render_text());
+    }
+
+    #[test]
+    fn a_generated_run_written_as_a_file_parses_back_to_itself() {
+        for seed in 0..20 {
+            let x = generate(seed);
+            let text = to_toml(&x.scenario).expect("writes");
+            let back = crate::scenario::parse(&text)
+                .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+            assert_eq!(to_toml(&back), Ok(text), "seed {seed}");
+        }
+    }
+}

@@ -1,0 +1,564 @@
+//! The truth oracle: every page a person sees is judged against the fake siblings' own state and the spec, never memoria's internals (§4.1, §6.1, §6.5, §8.1).
+//!
+//! A scenario with `oracle = true` (what `memoria-harness explore`
+//! generates) has every query's page judged here, as the person saw it:
+//!
+//! - **Safety, at every render** ([`judge_page`]): a passage reaches a
+//!   person only if, in the request that rendered it, its sibling answered
+//!   S2 VISIBLE for that person at that revision, and the sibling's truth
+//!   (its model: team-visible, the grants join, the current revision)
+//!   agrees unless that answer was a lie the sibling told (§4.1, §8.1).
+//!   Every withheld line counts what the sibling answered that request:
+//!   STALE, AHEAD and UNKNOWN loudly, exactly once, in their app's line
+//!   with their reason; NOT_VISIBLE never (§4.1's table). A person no
+//!   longer admitted sees no passage (§4.3).
+//! - **Liveness** ([`converge`]): once every fault is off, after a quiet
+//!   period of [`QUIET_S`] on memoria's calendar and
+//!   [`CONVERGENCE_ROUNDS`] questions, every team-visible item at its
+//!   current revision is found by each admitted member the sibling shows
+//!   it to, and no page names a source reconciling or withheld (§4.1 rule
+//!   1, §6.1, §6.5).
+//!
+//! The oracle reads a page by the titles the world gave its items: every
+//! item's title ends in a word of its own (its tag), which is also what
+//! [`converge`] asks for.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use super::checks::Check;
+use crate::fake::faults::Faults;
+use crate::fake::model::{Item, Role};
+use crate::fake::server::FakeSibling;
+use crate::fake::trace::{CallDetail, CallKind, TraceEvent};
+use crate::world::{MEMORIA_CONSUMER, Memoria};
+
+/// The quiet period before the liveness check, in seconds of memoria's
+/// calendar: memoria's longest wait between two pulls of a failing
+/// sibling, `S1_PULL_BACKOFF_MAX_S` (`reference/src/sibling/pull.rs`,
+/// README "Siblings": "pulled again within five minutes of the first
+/// question after it returns"), plus the least interval between two
+/// pulls, `S1_PULL_INTERVAL_MIN_S` (5 s). After it, the next question
+/// starts a pull of every sibling (§6.1: on each question).
+pub const QUIET_S: i64 = 300 + 5;
+/// Questions (each after a quiet period) before liveness is judged: a
+/// whole-log restore's 410 marks the sibling (1), the next pull is the
+/// re-announce (2), and the one after it catches the feed up from the
+/// announce's cursor (3) (§4.1 rule 2, §6.1).
+pub const CONVERGENCE_ROUNDS: usize = 3;
+/// Simulated time a pull is given to finish after the question that
+/// started it, in ms: the feed, up to a page of S3 fetches and an
+/// announce, each inside §6.5's per-call deadline, at the world's link
+/// latency.
+pub const PULL_SETTLE_MS: u64 = 15_000;
+/// A body shorter than this, in bytes, is one passage: its withheld count
+/// is exact (one line entry per pair). Longer bodies may be several
+/// passages of one pair, so their count is a lower bound.
+pub const ONE_PASSAGE_BODY_BYTES_MAX: usize = 400;
+
+/// The invariant a failed oracle check names, as the first word of its
+/// `expected` (the shrinker keeps a failure by it).
+pub const SAFETY_VISIBLE: &str = "[safety:visible]";
+/// A withheld line disagrees with what S2 answered.
+pub const SAFETY_COUNTED: &str = "[safety:counted]";
+/// A person no longer admitted saw a passage.
+pub const SAFETY_ADMITTED: &str = "[safety:admitted]";
+/// A page showed something no sibling holds.
+pub const SAFETY_PROVENANCE: &str = "[safety:provenance]";
+/// Liveness failed after the quiet period.
+pub const LIVENESS: &str = "[liveness]";
+
+/// The tag a corpus item's title ends in, in an oracle world: letters
+/// only, unique per app and index (`qxsheetscb` for sheets' item 1).
+pub fn corpus_tag(app: &str, index: usize) -> String {
+    format!("qx{app}c{}", letters(index))
+}
+
+/// `n` in base 26 over `a`..`z` (`0` → `a`).
+pub fn letters(mut n: usize) -> String {
+    let mut out = vec![];
+    loop {
+        out.push(b'a' + (n % 26) as u8);
+        n /= 26;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// One result as the page shows it. The page's "revision N" is memoria's
+/// own count, not the sibling's token: the revision a passage was shown
+/// at is the one its S2 pair asked about in that request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Shown {
+    app: String,
+    title: String,
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
+fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let at = s.find(open)? + open.len();
+    let end = s[at..].find(close)?;
+    Some(&s[at..at + end])
+}
+
+fn results(body: &str) -> Vec<Shown> {
+    let mut out = vec![];
+    for block in body.split("<li class=\"result\"").skip(1) {
+        let block = block.split("</li>").next().unwrap_or(block);
+        out.push(Shown {
+            app: between(block, "<span class=\"app\">", "<")
+                .unwrap_or("")
+                .to_string(),
+            title: unescape(between(block, "<strong>", "</strong>").unwrap_or("")),
+        });
+    }
+    out
+}
+
+/// Why a withheld line withholds (§8.1's sentences).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Reason {
+    Unknown,
+    Stale,
+    Ahead,
+}
+
+impl Reason {
+    fn wire(self) -> &'static str {
+        match self {
+            Reason::Unknown => "UNKNOWN",
+            Reason::Stale => "STALE",
+            Reason::Ahead => "AHEAD",
+        }
+    }
+}
+
+/// (app, reason, count) of every plain withheld line.
+fn withheld_lines(body: &str) -> Vec<(String, Option<Reason>, usize)> {
+    let mut out = vec![];
+    for block in body
+        .split("<p class=\"withheld\" role=\"status\" data-app=\"")
+        .skip(1)
+    {
+        let app = block.split('"').next().unwrap_or("").to_string();
+        let sentence = between(block, ">", "</p>").unwrap_or("");
+        let reason = if sentence.contains("did not answer") {
+            Some(Reason::Unknown)
+        } else if sentence.contains("newer version") {
+            Some(Reason::Stale)
+        } else if sentence.contains("is behind") {
+            Some(Reason::Ahead)
+        } else {
+            None
+        };
+        let count = sentence
+            .split(|c: char| !c.is_ascii_digit())
+            .find(|w| !w.is_empty())
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(0);
+        out.push((app, reason, count));
+    }
+    out
+}
+
+fn fail(invariant: &str, what: String, saw: String) -> Check {
+    Check {
+        expected: format!("{invariant} {what}"),
+        actual: saw,
+        ok: false,
+    }
+}
+
+/// The app label of a fake's host (`acme.sheets.oficina.works` → `sheets`).
+fn app_of(callee: &str) -> &str {
+    callee.split('.').nth(1).unwrap_or(callee)
+}
+
+/// The sibling's truth for `address` on `item` at `revision` (§4.1): the
+/// item is team-visible (custody), the grants join admits them (a member,
+/// not removed from the item), and `revision` is current.
+fn truly_visible(item: &Item, role: Option<Role>, address: &str, revision: &str) -> bool {
+    item.team_visible()
+        && role == Some(Role::Member)
+        && !item.removed.contains(address)
+        && item.current().revision == revision
+}
+
+/// Judges one page `address` saw (`body`), rendered while `window` (the
+/// S-calls the siblings received during the request) happened, against
+/// `fakes`' state now (no sibling changes during a request). `admitted`
+/// is false for a person the owners file no longer names. Returns only
+/// the failed checks, plus one passing summary check.
+pub(super) fn judge_page(
+    address: &str,
+    body: &str,
+    window: &[TraceEvent],
+    fakes: &BTreeMap<String, FakeSibling>,
+    admitted: bool,
+) -> Vec<Check> {
+    let mut out = vec![];
+    let shown = results(body);
+    if !admitted && !shown.is_empty() {
+        out.push(fail(
+            SAFETY_ADMITTED,
+            "a person no longer admitted sees no passage (§4.3)".into(),
+            format!("{} results", shown.len()),
+        ));
+    }
+    let s2: Vec<&TraceEvent> = window
+        .iter()
+        .filter(|e| e.call == CallKind::S2 && e.caller == MEMORIA_CONSUMER)
+        .collect();
+    for r in &shown {
+        let Some(fake) = fakes.get(&r.app) else {
+            out.push(fail(
+                SAFETY_PROVENANCE,
+                "every result comes from a declared sibling".into(),
+                format!("a result from {:?}", r.app),
+            ));
+            continue;
+        };
+        let (found, label, role) = fake.model().with(|m| {
+            let person = m.person(address);
+            let found = m
+                .items()
+                .find(|i| i.log.iter().any(|v| v.title == r.title))
+                .cloned();
+            (
+                found,
+                person.map_or("stranger".to_string(), |p| p.label.clone()),
+                person.map(|p| p.role),
+            )
+        });
+        let Some(item) = found else {
+            out.push(fail(
+                SAFETY_PROVENANCE,
+                format!("every result from {} is one of its items", r.app),
+                "a title it never held".into(),
+            ));
+            continue;
+        };
+        match visible_answer(&s2, &r.app, &label, &item.item_id) {
+            None => out.push(fail(
+                SAFETY_VISIBLE,
+                format!(
+                    "{}:{} is shown only after {} answered VISIBLE for {label} in this request (§4.1, §8.1)",
+                    r.app, item.item_id, r.app
+                ),
+                "no such answer".into(),
+            )),
+            Some((revision, lie)) => {
+                if !lie && !truly_visible(&item, role, address, &revision) {
+                    out.push(fail(
+                        SAFETY_VISIBLE,
+                        format!(
+                            "{}:{}@{revision} is shown only when the sibling's truth says VISIBLE for {label} (§4.1)",
+                            r.app, item.item_id
+                        ),
+                        format!(
+                            "team-visible {}, current {}, removed {}",
+                            item.team_visible(),
+                            item.current().revision,
+                            item.removed.contains(address)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    out.extend(judge_withheld(body, &s2, fakes));
+    if out.is_empty() {
+        out.push(Check {
+            expected: format!(
+                "oracle: {} passages ruled, withheld lines counted",
+                shown.len()
+            ),
+            actual: "held".into(),
+            ok: true,
+        });
+    }
+    out
+}
+
+/// The revision `app` answered VISIBLE for `item_id` to `label` in `s2`,
+/// and whether that answer was shaped by a lie.
+fn visible_answer(
+    s2: &[&TraceEvent],
+    app: &str,
+    label: &str,
+    item_id: &str,
+) -> Option<(String, bool)> {
+    s2.iter().find_map(|e| {
+        let CallDetail::S2 { subject, pairs, .. } = &e.detail else {
+            return None;
+        };
+        (app_of(&e.callee) == app && e.status == Some(200) && subject.as_deref() == Some(label))
+            .then_some(())?;
+        pairs
+            .iter()
+            .find(|p| p.item_id == item_id && p.result == "VISIBLE")
+            .map(|p| (p.revision.clone(), e.faults.iter().any(|f| f == "lie")))
+    })
+}
+
+/// Whether `faults` can shape an S2 answer (the announce knob cannot).
+fn s2_faulted(faults: &Faults) -> bool {
+    let mut f = faults.clone();
+    f.truncate_announce = None;
+    f != Faults::default()
+}
+
+/// Loud withholding (§4.1's table, §8.1): per app whose S2 this request
+/// was clean (no knob on, every call answered 200 unshaped), each reason's
+/// line counts the pairs answered so, exactly when each is one passage and
+/// at least otherwise; a reason nobody answered has no line (NOT_VISIBLE is
+/// never counted).
+fn judge_withheld(
+    body: &str,
+    s2: &[&TraceEvent],
+    fakes: &BTreeMap<String, FakeSibling>,
+) -> Vec<Check> {
+    let mut out = vec![];
+    let lines = withheld_lines(body);
+    for (app, fake) in fakes {
+        if s2_faulted(&fake.faults().get()) {
+            continue;
+        }
+        let mine: Vec<&&TraceEvent> = s2.iter().filter(|e| app_of(&e.callee) == app).collect();
+        if mine
+            .iter()
+            .any(|e| e.status != Some(200) || !e.faults.is_empty())
+        {
+            continue;
+        }
+        let mut asked: BTreeMap<Reason, BTreeSet<(String, String)>> = BTreeMap::new();
+        for e in &mine {
+            if let CallDetail::S2 { pairs, .. } = &e.detail {
+                for p in pairs {
+                    let reason = match p.result.as_str() {
+                        "STALE" => Reason::Stale,
+                        "AHEAD" => Reason::Ahead,
+                        "UNKNOWN" => Reason::Unknown,
+                        _ => continue,
+                    };
+                    asked
+                        .entry(reason)
+                        .or_default()
+                        .insert((p.item_id.clone(), p.revision.clone()));
+                }
+            }
+        }
+        for reason in [Reason::Unknown, Reason::Stale, Reason::Ahead] {
+            let pairs = asked.remove(&reason).unwrap_or_default();
+            let counted: Vec<usize> = lines
+                .iter()
+                .filter(|(a, r, _)| a == app && *r == Some(reason))
+                .map(|(_, _, n)| *n)
+                .collect();
+            let exact = fake.model().with(|m| {
+                pairs.iter().all(|(id, rev)| {
+                    m.item(id).is_some_and(|i| {
+                        i.log.iter().any(|v| {
+                            v.revision == *rev && v.body.len() < ONE_PASSAGE_BODY_BYTES_MAX
+                        })
+                    })
+                })
+            });
+            let n: usize = counted.iter().sum();
+            let ok = counted.len() <= 1
+                && if pairs.is_empty() {
+                    counted.is_empty()
+                } else if exact {
+                    n == pairs.len()
+                } else {
+                    n >= pairs.len()
+                };
+            if !ok {
+                out.push(fail(
+                    SAFETY_COUNTED,
+                    format!(
+                        "{app}'s {} answers are counted once each in one line: {} pair(s){} (§4.1, §8.1)",
+                        reason.wire(),
+                        pairs.len(),
+                        if exact { "" } else { " at least" }
+                    ),
+                    format!("lines counting {counted:?}"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The word a person asks to find `item`: its current title's last word
+/// (the item's tag).
+fn tag(item: &Item) -> String {
+    item.current()
+        .title
+        .split_whitespace()
+        .last()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Liveness (module docs): every fault is switched off, memoria's calendar
+/// moves past the quiet period before each of [`CONVERGENCE_ROUNDS`]
+/// rounds of questions, one for every team-visible item (they start its
+/// pulls, §6.1, and let S2 see a restore, §4.1), and then each admitted member
+/// in `readers` asks for every team-visible item the sibling shows them:
+/// it must be on the page at its current revision, with no source named
+/// reconciling or withheld. Each final page is judged for safety too.
+///
+/// # Errors
+/// If memoria cannot be reached.
+pub(super) async fn converge(
+    m: &mut Memoria,
+    fakes: &BTreeMap<String, FakeSibling>,
+    readers: &[String],
+    trace: &crate::fake::trace::Trace,
+) -> Result<Vec<Check>, String> {
+    let mut out = vec![];
+    let Some(first) = readers.first() else {
+        return Ok(out);
+    };
+    for fake in fakes.values() {
+        fake.faults().clear();
+    }
+    // The questions people go on asking: each round, every team-visible
+    // item is asked for once, by a member it shows to (a partial restore
+    // is seen only by S2, in a question that touches the item, §4.1).
+    for _ in 0..CONVERGENCE_ROUNDS {
+        m.advance_s(QUIET_S);
+        let _ = m.search(first, "convergence").await;
+        for fake in fakes.values() {
+            let asks: Vec<(String, String)> = fake.model().with(|mm| {
+                mm.items()
+                    .filter(|i| i.team_visible())
+                    .filter_map(|i| {
+                        readers
+                            .iter()
+                            .find(|r| {
+                                !i.removed.contains(*r)
+                                    && mm.person(r).map(|p| p.role) == Some(Role::Member)
+                            })
+                            .map(|r| (r.clone(), tag(i)))
+                    })
+                    .collect()
+            });
+            for (reader, q) in asks {
+                let _ = m.search(&reader, &q).await;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(PULL_SETTLE_MS)).await;
+    }
+    let mut found = 0usize;
+    for (app, fake) in fakes {
+        let items: Vec<Item> = fake
+            .model()
+            .with(|mm| mm.items().filter(|i| i.team_visible()).cloned().collect());
+        for item in items {
+            for reader in readers {
+                let member = fake
+                    .model()
+                    .with(|mm| mm.person(reader).map(|p| p.role) == Some(Role::Member));
+                if !member || item.removed.contains(reader) {
+                    continue;
+                }
+                let before = trace.events().len();
+                let page = m.search(reader, &tag(&item)).await;
+                let all = trace.events();
+                let window = &all[before.min(all.len())..];
+                let body = &page.response.body;
+                out.extend(
+                    judge_page(reader, body, window, fakes, true)
+                        .into_iter()
+                        .filter(|c| !c.ok),
+                );
+                let shown = results(body);
+                let want = Shown {
+                    app: app.clone(),
+                    title: item.current().title.clone(),
+                };
+                let revision = item.current().revision.clone();
+                let s2: Vec<&TraceEvent> = window
+                    .iter()
+                    .filter(|e| e.call == CallKind::S2 && e.caller == MEMORIA_CONSUMER)
+                    .collect();
+                let label = fake
+                    .model()
+                    .with(|mm| mm.person(reader).map(|p| p.label.clone()))
+                    .unwrap_or_default();
+                let current = visible_answer(&s2, app, &label, &item.item_id)
+                    .is_some_and(|(r, _)| r == revision);
+                let notices =
+                    withheld_lines(body).len() + body.matches("<p class=\"reconciling\"").count();
+                if !shown.contains(&want) || !current || notices > 0 {
+                    out.push(fail(
+                        LIVENESS,
+                        format!(
+                            "after the quiet period {app}:{}@{} is found by {} with no source withheld or reconciling (§4.1, §6.1, §6.5)",
+                            item.item_id,
+                            revision,
+                            reader.split('@').next().unwrap_or(reader)
+                        ),
+                        format!(
+                            "{} results, the item {}, {notices} notice lines",
+                            shown.len(),
+                            match (shown.contains(&want), current) {
+                                (true, true) => "at its current revision",
+                                (true, false) => "at another revision",
+                                _ => "absent",
+                            }
+                        ),
+                    ));
+                } else {
+                    found += 1;
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push(Check {
+            expected: format!(
+                "{LIVENESS} every team-visible item found by each member it shows to"
+            ),
+            actual: format!("{found} found"),
+            ok: true,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tag_is_letters_only_and_unique_per_index() {
+        let tags: BTreeSet<String> = (0..100).map(|i| corpus_tag("docs", i)).collect();
+        assert_eq!(tags.len(), 100);
+        assert!(
+            tags.iter()
+                .all(|t| t.chars().all(|c| c.is_ascii_lowercase()))
+        );
+    }
+
+    #[test]
+    fn a_withheld_line_is_read_as_its_app_reason_and_count() {
+        let body = "<p class=\"withheld\" role=\"status\" data-app=\"docs\">Docs has a newer version of 3 results; withheld while memoria fetches it.</p>";
+        assert_eq!(
+            withheld_lines(body),
+            vec![("docs".to_string(), Some(Reason::Stale), 3)]
+        );
+    }
+}
