@@ -737,8 +737,14 @@ mod tests {
     fn the_idle_eviction_defaults_to_a_quarter_hour_and_zero_switches_it_off() {
         use std::time::Duration;
         let rows: [(&'static [(&str, &str)], Option<Option<Duration>>); 5] = [
-            (&[], Some(Some(Duration::from_secs(crate::IDLE_EVICT_DEFAULT_S)))),
-            (&[("MEMORIA_IDLE_EVICT_S", "60")], Some(Some(Duration::from_secs(60)))),
+            (
+                &[],
+                Some(Some(Duration::from_secs(crate::IDLE_EVICT_DEFAULT_S))),
+            ),
+            (
+                &[("MEMORIA_IDLE_EVICT_S", "60")],
+                Some(Some(Duration::from_secs(60))),
+            ),
             (&[("MEMORIA_IDLE_EVICT_S", " 0 ")], Some(None)),
             (&[("MEMORIA_IDLE_EVICT_S", "soon")], None),
             (&[("MEMORIA_IDLE_EVICT_S", "-5")], None),

@@ -144,10 +144,10 @@ pub use error::{DecodeError, Error, ErrorKind};
 // Time, configuration and the instance (§7.4).
 pub use clock::{Clock, FixedClock, SystemClock, iso_date, iso_date_time};
 pub use config::{
-    AI_ENV, Ai, Config, DATA_DIR_DEFAULT, DATA_ENV, DEK_ENV, DEK_FILE_ENV, DEV_DEK_FILE_NAME,
-    CALENDAR_BODIES_ENV, DekSource, IDLE_EVICT_ENV, PROVIDER_KEY_ENV, PROVIDER_KEY_FILE_ENV, SIBLING_CA_FILE_ENV,
-    TOMBSTONE_DIR_SUFFIX, TOMBSTONES_ENV, resolve as resolve_config, resolve_calendar_bodies, resolve_idle_evict,
-    resolve_sibling_trust, tombstone_dir_default,
+    AI_ENV, Ai, CALENDAR_BODIES_ENV, Config, DATA_DIR_DEFAULT, DATA_ENV, DEK_ENV, DEK_FILE_ENV,
+    DEV_DEK_FILE_NAME, DekSource, IDLE_EVICT_ENV, PROVIDER_KEY_ENV, PROVIDER_KEY_FILE_ENV,
+    SIBLING_CA_FILE_ENV, TOMBSTONE_DIR_SUFFIX, TOMBSTONES_ENV, resolve as resolve_config,
+    resolve_calendar_bodies, resolve_idle_evict, resolve_sibling_trust, tombstone_dir_default,
 };
 pub use instance::{
     DenseWake, EMBED_QUEUE_BATCH_CHUNKS, EMBED_TEXT_BYTES_MAX, Instance, InstanceConfig,
@@ -241,7 +241,10 @@ pub use ai::provider::{
 pub use ai::queue::{DrainReport, drain as drain_embeddings};
 
 // Siblings (§4.1, §6).
-pub use sibling::client::{BODIES_REFUSED_BY_DEFAULT, CALENDAR_APP, ConfigRefusal, SIBLING_DEADLINE_MS, SiblingClient, SiblingConfig};
+pub use sibling::client::{
+    BODIES_REFUSED_BY_DEFAULT, CALENDAR_APP, ConfigRefusal, SIBLING_DEADLINE_MS, SiblingClient,
+    SiblingConfig,
+};
 pub use sibling::host::{
     HostRefusal, SIBLING_PORT_DEFAULT, SIBLING_TLS_PORT_DEFAULT, SiblingScheme, SiblingUrl,
 };
@@ -259,9 +262,9 @@ pub use sibling::wire::{Pair, Subject, SubjectKind, Verdict};
 
 // The web surface (§8.1, §9.1).
 pub use web::{
-    AppState, CONNECTOR_BODY_MAX_BYTES, DECLARED_ROUTES, DeclaredRoute, EMBED_DRAIN_INTERVAL_S, IDLE_EVICT_DEFAULT_S,
-    FOOTER_EXEMPT, FooterRule, MULTIPART_OVERHEAD_BYTES_MAX, SESSION_COOKIE, SESSION_TTL_S,
-    SESSIONS_MAX, SIGN_IN_LINK_TTL_S, SignInDelivery, TOKEN_BYTES, TerminalDelivery,
+    AppState, CONNECTOR_BODY_MAX_BYTES, DECLARED_ROUTES, DeclaredRoute, EMBED_DRAIN_INTERVAL_S,
+    FOOTER_EXEMPT, FooterRule, IDLE_EVICT_DEFAULT_S, MULTIPART_OVERHEAD_BYTES_MAX, SESSION_COOKIE,
+    SESSION_TTL_S, SESSIONS_MAX, SIGN_IN_LINK_TTL_S, SignInDelivery, TOKEN_BYTES, TerminalDelivery,
     UPLOAD_BYTES_MAX, UPLOAD_NAME_CHARS_MAX, router, scope_names, serve,
 };
 

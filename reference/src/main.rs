@@ -783,7 +783,13 @@ fn sibling_client_from_env() -> Result<Option<memoria::SiblingClient>, Exit> {
     let trust = memoria::resolve_sibling_trust(&|k| std::env::var(k).ok())
         .map_err(|e| Exit(EXIT_USAGE, anyhow::anyhow!("{e:#}")))?;
     memoria::SiblingClient::new(&team, &configs, Arc::new(memoria::TcpDialer))
-        .map(|client| Some(client.with_trust(trust).with_calendar_bodies(calendar_bodies)))
+        .map(|client| {
+            Some(
+                client
+                    .with_trust(trust)
+                    .with_calendar_bodies(calendar_bodies),
+            )
+        })
         .map_err(|e| Exit(EXIT_USAGE, anyhow::anyhow!("{e}")))
 }
 

@@ -189,10 +189,8 @@ impl SharedInstance {
             Ok(work(i))
         };
         match self.offload {
-            Offload::Inline => {
-                catch_unwind(AssertUnwindSafe(|| awake(&mut lock(&self.instance))))
-                    .map_err(|_| abandoned_by_panic())?
-            }
+            Offload::Inline => catch_unwind(AssertUnwindSafe(|| awake(&mut lock(&self.instance))))
+                .map_err(|_| abandoned_by_panic())?,
             Offload::Pool => {
                 let instance = self.instance.clone();
                 let dispatch = tracing::dispatcher::get_default(|d| d.clone());

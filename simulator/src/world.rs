@@ -291,8 +291,10 @@ impl World {
     /// off (§3.5), and then an event is held as its title alone.
     pub fn calendar_bodies(&mut self, on: bool) {
         self.calendar_bodies = on;
-        self.settings
-            .insert("calendar_bodies".into(), if on { "on" } else { "off" }.into());
+        self.settings.insert(
+            "calendar_bodies".into(),
+            if on { "on" } else { "off" }.into(),
+        );
     }
 
     /// Runs memoria in suite shape (§4.3): a fake home on [`HOME_HOST`]

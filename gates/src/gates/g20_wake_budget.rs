@@ -123,7 +123,10 @@ fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
             let n = shown(&m.search(ana, &canary).await);
             check(
                 n == 3,
-                format!("round {round}: a reader asking every {} s finds Docs' three passages", IDLE_S / 2),
+                format!(
+                    "round {round}: a reader asking every {} s finds Docs' three passages",
+                    IDLE_S / 2
+                ),
                 format!("{n} shown"),
             )?;
         }
@@ -142,16 +145,27 @@ fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
             check(
                 guard.is_evicted() && held == 0 && evictions == 1,
                 "after two idle spells with no request the decrypted index is evicted, once: no chunk in memory",
-                format!("evicted {}, {held} chunks in memory, {evictions} evictions", guard.is_evicted()),
+                format!(
+                    "evicted {}, {held} chunks in memory, {evictions} evictions",
+                    guard.is_evicted()
+                ),
             )?;
         }
         let n = shown(&m.search(ana, &canary).await);
-        check(n == 3, "the next question shows Docs' three passages again", format!("{n} shown"))?;
+        check(
+            n == 3,
+            "the next question shows Docs' three passages again",
+            format!("{n} shown"),
+        )?;
         let guard = instance.lock().map_err(|_| "lock")?;
         check(
             !guard.is_evicted() && matches!(guard.wake_report().kind, WakeKind::Loaded { .. }),
             "the question woke the index by loading the sealed snapshot the eviction wrote (the wake this gate measures), not by a rebuild",
-            format!("evicted {}, wake {:?}", guard.is_evicted(), guard.wake_report().kind),
+            format!(
+                "evicted {}, wake {:?}",
+                guard.is_evicted(),
+                guard.wake_report().kind
+            ),
         )
     })
 }
