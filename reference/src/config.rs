@@ -571,6 +571,9 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 mod tests {
     use super::*;
 
+    /// A table row's environment: variable and value pairs.
+    type Env = &'static [(&'static str, &'static str)];
+
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |k| {
             pairs
@@ -722,7 +725,7 @@ mod tests {
 
     #[test]
     fn calendar_bodies_are_off_unless_switched_on() {
-        let rows: [(&'static [(&str, &str)], Option<bool>); 4] = [
+        let rows: [(Env, Option<bool>); 4] = [
             (&[], Some(false)),
             (&[("MEMORIA_CALENDAR_BODIES", "off")], Some(false)),
             (&[("MEMORIA_CALENDAR_BODIES", "on")], Some(true)),
@@ -736,7 +739,7 @@ mod tests {
     #[test]
     fn the_idle_eviction_defaults_to_a_quarter_hour_and_zero_switches_it_off() {
         use std::time::Duration;
-        let rows: [(&'static [(&str, &str)], Option<Option<Duration>>); 5] = [
+        let rows: [(Env, Option<Option<Duration>>); 5] = [
             (
                 &[],
                 Some(Some(Duration::from_secs(crate::IDLE_EVICT_DEFAULT_S))),
