@@ -209,8 +209,8 @@ impl Demo {
             out.push_str(&format!("  {action:<30} {what}\n"));
         }
         out.push_str(&format!(
-            "  {:<30} the fake's own: a new revision, a partial or whole-log restore, a deletion, the seeded state\n",
-            "bump-revision ITEM | partial-restore ITEM REV | whole-log-restore | delete ITEM | reset"
+            "  {:<30} the fake's own: a new item, a new revision, a partial or whole-log restore, a deletion, the seeded state\n",
+            "create ITEM WORDS… | bump-revision ITEM | partial-restore ITEM REV | whole-log-restore | delete ITEM | reset"
         ));
         out
     }

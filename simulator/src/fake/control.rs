@@ -134,6 +134,20 @@ impl Controller {
                 Ok(Some(made.join("\n")))
             }
             ("delete", [item]) => model.delete(item).map(|()| None).map_err(refused),
+            // A new team item, titled and worded by `words`: what a person
+            // creating a document in the sibling does while memoria runs.
+            ("create", [item, words @ ..]) if !words.is_empty() => {
+                let words = words.join(" ");
+                model
+                    .add_item(
+                        item,
+                        Rung::Team,
+                        &words,
+                        &format!("# {words}\n\nCreated while memoria runs: {words}.\n"),
+                    )
+                    .map(Some)
+                    .map_err(refused)
+            }
             ("set-link-shared", [item]) => model
                 .set_link_shared(item, true)
                 .map(|()| None)
