@@ -1,5 +1,7 @@
 //! Configuration from the environment: the data directory, the DEK, and the owners list (§3, §4.3).
 //!
+//! Size: every setting's resolution and its table of tests; the tests are about half of it.
+//!
 //! - `MEMORIA_DEK` (standard base64 of 32 bytes) or `MEMORIA_DEK_FILE` (a
 //!   file holding that text) supplies the DEK in real use.
 //! - With neither set, the **development default** applies: a DEK is

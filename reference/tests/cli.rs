@@ -1,5 +1,7 @@
 //! The `memoria` command as a newcomer meets it: bad input is a usage or configuration error (exit 2) with its cause printed, a wrong DEK changes nothing on disk, a brief prints its status first and refuses what it cannot read, and `demo` answers its sign-in link before its import is done and keeps a named data directory.
 //!
+//! Size: the `memoria` command's behaviour as a newcomer meets it, one test per friction; splitting by subcommand would scatter one story.
+//!
 //! The demo tests run the real binary on a loopback port the kernel picks
 //! (`--addr 127.0.0.1:0`) and read the address it prints. A failure names
 //! the command line and the port.

@@ -1,5 +1,7 @@
 //! One simulated world: memoria and its siblings as turmoil hosts, every setting drawn from one seed (§6.5, §10).
 //!
+//! Size: the World, its boot and the Memoria handle are one lifecycle; the browser client is the piece issue 29 names to move out.
+//!
 //! A [`World`] holds the fake siblings, their shared [`Trace`] and the
 //! settings the seed chose. [`World::run`] builds a turmoil simulation with
 //! one host per fake, one host for memoria serving through

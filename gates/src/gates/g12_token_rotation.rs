@@ -1,5 +1,7 @@
 //! Gate 12 (§10, §6.2): token rotation — all three phases, each interrupted and resumed, across a partial delivery to three siblings, with no search withheld for a credential; memoria's token at the home is read again on every pull too.
 //!
+//! Size: one gate's eleven cases over one rig (the drain, the phases, the token files); the house issue's cases-as-data split shrinks it, not a cut by line count.
+//!
 //! Requirement: "Token rotation — all three phases, each interrupted and
 //! resumed, across a partial multi-sibling delivery." The world is memoria
 //! and three fake siblings (Sheets, Docs, Calendar) in simulated time, one

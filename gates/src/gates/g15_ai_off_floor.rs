@@ -1,5 +1,7 @@
 //! Gate 15 (§8.1, §3.2, §10): the AI-off floor — every §8.1 affordance works scriptless with the provider unreachable, and a network guard asserts nothing left the instance.
 //!
+//! Size: fourteen floor cases share its world, its page reader and the network guard's syn walk; the guard's walk is the piece to move out when cases become table rows (issue 29).
+//!
 //! Each simulated case builds a world of fake siblings and no provider: the
 //! world holds no host for §8.3's provider ([`PROVIDER_HOST`]), so it is
 //! unreachable, and memoria runs with AI off (its only mode). A browser on

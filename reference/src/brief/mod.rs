@@ -1,5 +1,7 @@
 //! Briefs for agents: a bounded, cited body of material about one task, every sentence quoted from a passage its person may read now (`brief-material.md`, `brief-repeats.md`, `brief-organisation-read.md`).
 //!
+//! Size: the brief's one use-case, assembly through rendering, in one place; the house issue's application layer is where it splits.
+//!
 //! An agent starting a task in one of the team's projects asks for a brief
 //! from one [`Scope`]. [`crate::Instance::brief_candidates`] validates the
 //! request, reads the pool (the combined read over the asked scope and the

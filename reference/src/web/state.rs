@@ -1,5 +1,7 @@
 //! The state behind the router: the instance, sessions, the sibling client, the follow-up syncs a ruling started, the scopes a brief reads, and with AI on the provider client and the embedding loop (§8.1, §6.5, §8.3).
 //!
+//! Size: the router's state and its background tasks (pulls, roster, embedding, idle eviction); issue 29's application layer takes the use-cases out of it.
+//!
 //! A handler never locks the instance: store work goes through
 //! [`AppState::blocking`], which runs it where the state's [`Offload`] says
 //! (off the async worker threads in production, issue 10). What a request
