@@ -50,7 +50,8 @@
 //!     body: "# Kitchen\n\nDescale the coffee machine monthly.".into(),
 //! }).unwrap();
 //! let page = m.search("ana@example.org", "descaling", 1).unwrap();
-//! assert_eq!(page.results[0].link, format!("/documents/{}#p0", page.results[0].document_id));
+//! // Passages are numbered from 1 on the page and in links (`ordinal` counts from 0).
+//! assert_eq!(page.results[0].link, format!("/documents/{}#p1", page.results[0].document_id));
 //! assert!(m.search("eve@example.org", "descaling", 1).is_err());
 //! ```
 //!
