@@ -113,7 +113,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "10/rewound-tombstone-log-is-refused",
-            desc: "Delete twice, wake once with the intact log (the deletion holds), then rewind the log (a row each: put back a copy from before the last delete; the tombstone directory gone) and wake: refused with TombstonesBehind naming the log's path, where it stops and where the database is, quoting no content.",
+            desc: "Delete twice, wake once with the intact log (the deletion holds), then rewind the log (a row each: put back a copy from before the last delete; the tombstone directory gone; another store's log, as far along, put in its place) and wake: refused with TombstonesBehind naming the log's path, where it stops (or that it does not hold the database's last deletion) and where the database is, quoting no content.",
             run: whole_directory::rewound_tombstone_log_is_refused,
         },
         Case {

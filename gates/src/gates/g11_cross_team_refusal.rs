@@ -59,7 +59,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "11/https-sibling-verified",
-            desc: "acme.sheets serves over TLS on loopback with a certificate the team's throwaway private CA signed: memoria's client given that CA pulls S1 and gets VISIBLE from S2 over https (the fake hears both); without the CA, and against a second acme.sheets whose certificate another CA signed, the handshake is refused as UntrustedCertificate, the feed gets no answer and that fake hears no call though it accepted the connection; a certificate the team's CA signed for beta.sheets, served as acme.sheets, is refused as WrongHost; an https:// URL of beta.sheets is refused at configuration, and its server, up and answering a direct TLS probe (presence), had accepted no connection before it.",
+            desc: "acme.sheets serves over TLS on loopback with a certificate the team's throwaway private CA signed: memoria's client given that CA (in a PEM bundle between two other CAs) pulls S1 and gets VISIBLE from S2 over https (the fake hears both); without the CA, and against a second acme.sheets whose certificate another CA signed, the handshake is refused as UntrustedCertificate, the feed gets no answer and that fake hears no call though it accepted the connection; a certificate the team's CA signed for beta.sheets, served as acme.sheets, is refused as WrongHost; an https:// URL of beta.sheets is refused at configuration, and its server, up and answering a direct TLS probe (presence), had accepted no connection before it.",
             run: https_sibling_verified,
         },
     ],
@@ -291,8 +291,21 @@ fn https_sibling_verified(_ctx: &mut Ctx) -> Result<(), Failure> {
         ThrowawayCa::new("acme private CA").map_err(|e| Failure::new("a throwaway CA", e))?;
     let other_ca =
         ThrowawayCa::new("nobody's CA").map_err(|e| Failure::new("a second throwaway CA", e))?;
-    let trust = TlsTrust::with_ca_pem(team_ca.pem().as_bytes())
-        .map_err(|e| Failure::new("the team CA's PEM is taken", e.to_string()))?;
+    // The team's CA file is a bundle, as in a rotation: the team's CA
+    // between two others that sign nothing here, so every certificate of
+    // the file must be trusted, not only its first or its last.
+    let retired_ca = ThrowawayCa::new("acme's retired CA")
+        .map_err(|e| Failure::new("a third throwaway CA", e))?;
+    let next_ca =
+        ThrowawayCa::new("acme's next CA").map_err(|e| Failure::new("a fourth throwaway CA", e))?;
+    let bundle = format!("{}\n{}\n{}", retired_ca.pem(), team_ca.pem(), next_ca.pem());
+    let trust = TlsTrust::with_ca_pem(bundle.as_bytes())
+        .map_err(|e| Failure::new("the team's CA bundle is taken", e.to_string()))?;
+    ensure(
+        trust.private_ca_certs() == 3,
+        "the bundle's three certificates are trusted beside Mozilla's roots",
+        format!("{} private CA certificates", trust.private_ca_certs()),
+    )?;
     block_on(async move {
         let (sheets, served, revision) = serve_tls_fake(&team_ca, TEAM, "sheets", TEAM).await?;
         let (impostor, impostor_served, _) =

@@ -106,7 +106,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "15/a-failed-pull-says-how-current-the-page-is",
-            desc: "§8.1: \"the page states the time the corpus is current as of\" when S1 fails. Docs' feed answers 503 after the wake: the question that meets it still shows Docs' held passages, and its pull fails; the next page says, in one line a reader sees as it opens, that memoria's last pull from Docs failed and its results are current as of the wake's pull (the simulation's epoch, to the minute), names no other sibling, and still shows Docs' passages.",
+            desc: "§8.1: \"the page states the time the corpus is current as of\" when S1 fails. Docs' feed answers 503 after the wake: the question that meets it, more than a minute after the wake, still shows Docs' held passages, and its pull fails; the next page says, in one line a reader sees as it opens, that memoria's last pull from Docs failed and its results are current as of the wake's pull (the simulation's epoch, to the minute, not the failure's minute), names no other sibling, and still shows Docs' passages.",
             run: failed_pull_names_freshness,
         },
         Case {
@@ -651,8 +651,11 @@ fn failed_pull_names_freshness(ctx: &mut Ctx) -> Result<(), Failure> {
         )?;
         docs.faults()
             .set_outage_for(Some(Outage::Status(503)), Some(CallKind::S1));
+        // Past the epoch's minute: the line dates Docs' content to the
+        // minute, so a failure dated to the failed pull would read as the
+        // wake's pull were both in one minute.
         tokio::time::sleep(std::time::Duration::from_secs(
-            memoria::S1_PULL_INTERVAL_MIN_S.unsigned_abs() + 1,
+            memoria::S1_PULL_INTERVAL_MIN_S.unsigned_abs() + 61,
         ))
         .await;
         // This question is due to pull; its page is what memoria held.

@@ -76,7 +76,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "20/an-idle-spell-evicts-and-the-next-question-wakes-by-loading",
-            desc: "§3.5's idle eviction, as memoria serve runs it in a simulated world with a 60 s idle time: while a reader asks every 30 s for two minutes the index is never evicted; after two idle minutes with no request the decrypted index is gone, evicted once (no chunk in memory, the instance marked evicted); the next question shows the same three passages, and the wake it made loaded the sealed snapshot the eviction wrote, the wake this gate's budget measures, not a rebuild.",
+            desc: "§3.5's idle eviction, as memoria serve runs it in a simulated world with a 60 s idle time: while a reader asks every 30 s for two minutes the index is never evicted; after two idle minutes with no request the decrypted index is gone, evicted once (no chunk in memory, the instance marked evicted); the next question shows the same three passages, and the wake it made loaded the sealed snapshot the eviction wrote (a generation above every one before the idle spell), the wake this gate's budget measures, not a rebuild; a second idle spell after it evicts again.",
             run: idle_eviction_wakes_by_loading,
         },
         Case {
@@ -137,6 +137,13 @@ fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
             "while a reader asks more often than the idle time, the index is never evicted",
             format!("{evictions} evictions"),
         )?;
+        // The newest snapshot before the idle spell: the eviction seals one after it.
+        let sealed_before = instance
+            .lock()
+            .map_err(|_| "lock")?
+            .store()
+            .snapshot_generation()
+            .map_err(|e| e.to_string())?;
         tokio::time::sleep(Duration::from_secs(2 * IDLE_S + 1)).await;
         {
             let guard = instance.lock().map_err(|_| "lock")?;
@@ -157,15 +164,31 @@ fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
             "the next question shows Docs' three passages again",
             format!("{n} shown"),
         )?;
+        {
+            let guard = instance.lock().map_err(|_| "lock")?;
+            check(
+                !guard.is_evicted()
+                    && matches!(guard.wake_report().kind,
+                        WakeKind::Loaded { generation } if generation > sealed_before),
+                format!(
+                    "the question woke the index by loading the sealed snapshot the eviction wrote (the wake this gate measures, a generation above {sealed_before}), not by a rebuild"
+                ),
+                format!(
+                    "evicted {}, wake {:?}",
+                    guard.is_evicted(),
+                    guard.wake_report().kind
+                ),
+            )?;
+        }
+        // Every idle spell evicts, not only the first: the watch goes on
+        // after a question has woken the index.
+        tokio::time::sleep(Duration::from_secs(2 * IDLE_S + 1)).await;
         let guard = instance.lock().map_err(|_| "lock")?;
+        let evictions = m.state().idle_evictions();
         check(
-            !guard.is_evicted() && matches!(guard.wake_report().kind, WakeKind::Loaded { .. }),
-            "the question woke the index by loading the sealed snapshot the eviction wrote (the wake this gate measures), not by a rebuild",
-            format!(
-                "evicted {}, wake {:?}",
-                guard.is_evicted(),
-                guard.wake_report().kind
-            ),
+            guard.is_evicted() && evictions == 2,
+            "a second idle spell after that question evicts the index again",
+            format!("evicted {}, {evictions} evictions", guard.is_evicted()),
         )
     })
 }

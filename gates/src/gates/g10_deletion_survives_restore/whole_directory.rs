@@ -217,13 +217,34 @@ enum Rewind {
     EarlierCopy,
     /// The tombstone directory gone.
     Missing,
+    /// Another store's log put in its place, as far along as this one
+    /// (two deletions of its own): it reaches the database's sequence but
+    /// does not hold its deletions.
+    Foreign,
 }
 
 pub(super) fn rewound_tombstone_log_is_refused(ctx: &mut Ctx) -> Result<(), Failure> {
-    // (how, the sequence the rewound log stops at)
-    let rows: [(Rewind, i64); 2] = [(Rewind::EarlierCopy, 1), (Rewind::Missing, 0)];
+    // (how, the sequence the rewound log stops at; None: it reaches the
+    // database's but holds other deletions)
+    let rows: [(Rewind, Option<i64>); 3] = [
+        (Rewind::EarlierCopy, Some(1)),
+        (Rewind::Missing, Some(0)),
+        (Rewind::Foreign, None),
+    ];
     for (how, stops_at) in rows {
         let (v, mut m) = served(ctx, &format!("srv-{how:?}"), false)?;
+        let foreign = match how {
+            Rewind::Foreign => {
+                let (other, mut o) = served(ctx, "srv-other-store", false)?;
+                delete_a_scratch_document(ctx, &mut o)?;
+                o.delete(&other.s.doomed)
+                    .map_err(fail("the other store's delete succeeds"))?;
+                let path = o.tombstone_log().path().to_path_buf();
+                drop(o);
+                Some(path)
+            }
+            _ => None,
+        };
         delete_a_scratch_document(ctx, &mut m)?;
         let log_path = m.tombstone_log().path().to_path_buf();
         let earlier = log_path.with_extension("earlier");
@@ -238,6 +259,9 @@ pub(super) fn rewound_tombstone_log_is_refused(ctx: &mut Ctx) -> Result<(), Fail
         match how {
             Rewind::EarlierCopy => std::fs::copy(&earlier, &log_path).map(|_| ()),
             Rewind::Missing => std::fs::remove_dir_all(&v.config.tombstone_dir),
+            Rewind::Foreign => foreign
+                .as_ref()
+                .map_or(Ok(()), |other| std::fs::copy(other, &log_path).map(|_| ())),
         }
         .map_err(|e| Failure::new(format!("the log is rewound ({how:?})"), e.to_string()))?;
         let refused = wake(&v);
@@ -252,13 +276,21 @@ pub(super) fn rewound_tombstone_log_is_refused(ctx: &mut Ctx) -> Result<(), Fail
             Err(e) => e,
         };
         let said = format!("{err:#}");
+        let sequences = match stops_at {
+            Some(stops_at) => {
+                said.contains(&format!("stops at sequence {stops_at}"))
+                    && said.contains(&format!("up to sequence {database_at}"))
+            }
+            None => said.contains(&format!(
+                "does not hold the deletion the database records at sequence {database_at}"
+            )),
+        };
         ensure(
             err.kind() == ErrorKind::TombstonesBehind
                 && said.contains(&log_path.display().to_string())
-                && said.contains(&format!("stops at sequence {stops_at}"))
-                && said.contains(&format!("up to sequence {database_at}")),
+                && sequences,
             format!(
-                "with the log rewound ({how:?}), the refusal is TombstonesBehind naming the log's path and sequences {stops_at} and {database_at}"
+                "with the log rewound ({how:?}), the refusal is TombstonesBehind naming the log's path, where it stops ({stops_at:?}) and the database's sequence {database_at}"
             ),
             format!("{:?}: {said}", err.kind()),
         )?;
