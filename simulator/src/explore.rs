@@ -318,7 +318,12 @@ pub fn generate(seed: u64) -> Exploration {
                     "revise" => {
                         k.next += 1;
                         k.log.push(k.next);
-                        Event::Revise { at_ms, app, item }
+                        Event::Revise {
+                            at_ms,
+                            app,
+                            item,
+                            words: None,
+                        }
                     }
                     "delete" => {
                         k.deleted = true;

@@ -228,6 +228,11 @@ pub enum Event {
         app: String,
         /// Which item.
         item: String,
+        /// Words the new revision's body adds, e.g. `wombat`: a query finds
+        /// the new revision, and only it, by them. None: the body says
+        /// "revised" and nothing new.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        words: Option<String>,
     },
     /// The sibling creates a new team-visible item at `r1` holding `words`.
     Create {

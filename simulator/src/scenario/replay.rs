@@ -427,7 +427,9 @@ async fn apply(
             }
         }
         Event::Clear { app, .. } => fake(app)?.faults().clear(),
-        Event::Revise { app, item, .. } => {
+        Event::Revise {
+            app, item, words, ..
+        } => {
             fake(app)?
                 .model()
                 .with(|mm| {
@@ -435,11 +437,11 @@ async fn apply(
                         .item(item)
                         .map(|i| i.current().title.clone())
                         .unwrap_or_default();
-                    mm.revise(
-                        item,
-                        &title,
-                        &format!("# {title}\n\nThe {title} notes, revised.\n"),
-                    )
+                    let body = match words {
+                        Some(w) => format!("# {title}\n\nThe {title} notes, revised: {w}.\n"),
+                        None => format!("# {title}\n\nThe {title} notes, revised.\n"),
+                    };
+                    mm.revise(item, &title, &body)
                 })
                 .map_err(|e| format!("{item}: {e:?}"))?;
         }
