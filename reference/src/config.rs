@@ -413,14 +413,20 @@ pub fn resolve_sibling_trust(
     }
 }
 
-/// `MEMORIA_CALENDAR_BODIES` (§3.5): `true` only for `on`.
+/// `MEMORIA_CALENDAR_BODIES` (§3.5): `Some(true)` for `on`, `Some(false)`
+/// for `off`, `None` when unset, and then the sibling client's own default
+/// stands ([`crate::BODIES_REFUSED_BY_DEFAULT`]: off). One default, in one
+/// place.
 ///
 /// # Errors
 /// [`ErrorKind::Config`] for any value but `on` or `off`.
-pub fn resolve_calendar_bodies(env: &dyn Fn(&str) -> Option<String>) -> Result<bool, Error> {
+pub fn resolve_calendar_bodies(
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<bool>, Error> {
     match env(CALENDAR_BODIES_ENV).as_deref().map(str::trim) {
-        None | Some("off") => Ok(false),
-        Some("on") => Ok(true),
+        None => Ok(None),
+        Some("off") => Ok(Some(false)),
+        Some("on") => Ok(Some(true)),
         Some(_) => Err(Error::new(
             ErrorKind::Config,
             format!("{CALENDAR_BODIES_ENV} must be on or off"),
@@ -726,11 +732,11 @@ mod tests {
     }
 
     #[test]
-    fn calendar_bodies_are_off_unless_switched_on() {
-        let rows: [(Env, Option<bool>); 4] = [
-            (&[], Some(false)),
-            (&[("MEMORIA_CALENDAR_BODIES", "off")], Some(false)),
-            (&[("MEMORIA_CALENDAR_BODIES", "on")], Some(true)),
+    fn calendar_bodies_are_the_clients_default_unless_named_on_or_off() {
+        let rows: [(Env, Option<Option<bool>>); 4] = [
+            (&[], Some(None)),
+            (&[("MEMORIA_CALENDAR_BODIES", "off")], Some(Some(false))),
+            (&[("MEMORIA_CALENDAR_BODIES", "on")], Some(Some(true))),
             (&[("MEMORIA_CALENDAR_BODIES", "yes")], None),
         ];
         for (env, want) in rows {

@@ -784,11 +784,11 @@ fn sibling_client_from_env() -> Result<Option<memoria::SiblingClient>, Exit> {
         .map_err(|e| Exit(EXIT_USAGE, anyhow::anyhow!("{e:#}")))?;
     memoria::SiblingClient::new(&team, &configs, Arc::new(memoria::TcpDialer))
         .map(|client| {
-            Some(
-                client
-                    .with_trust(trust)
-                    .with_calendar_bodies(calendar_bodies),
-            )
+            let client = client.with_trust(trust);
+            Some(match calendar_bodies {
+                Some(on) => client.with_calendar_bodies(on),
+                None => client,
+            })
         })
         .map_err(|e| Exit(EXIT_USAGE, anyhow::anyhow!("{e}")))
 }

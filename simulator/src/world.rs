@@ -186,8 +186,9 @@ pub struct World {
     /// production's default ([`World::idle_evict`]).
     idle_evict: Option<Option<Duration>>,
     /// memoria keeps Calendar's bodies (`MEMORIA_CALENDAR_BODIES=on`);
-    /// production's default, off, unless [`World::calendar_bodies`] says.
-    calendar_bodies: bool,
+    /// `None`: the sibling client's own default (off, §3.5), as production
+    /// with the variable unset; else [`World::calendar_bodies`]'s choice.
+    calendar_bodies: Option<bool>,
 }
 
 impl std::fmt::Debug for World {
@@ -256,7 +257,7 @@ impl World {
             home: None,
             provider: None,
             idle_evict: None,
-            calendar_bodies: false,
+            calendar_bodies: None,
         }
     }
 
@@ -292,7 +293,7 @@ impl World {
     /// who sets `MEMORIA_CALENDAR_BODIES=on` does; production's default is
     /// off (§3.5), and then an event is held as its title alone.
     pub fn calendar_bodies(&mut self, on: bool) {
-        self.calendar_bodies = on;
+        self.calendar_bodies = Some(on);
         self.settings.insert(
             "calendar_bodies".into(),
             if on { "on" } else { "off" }.into(),
@@ -713,8 +714,11 @@ impl World {
             .map_err(|e| SimFailure {
                 refused: Some(e.clone()),
                 ..fail(e.to_string())
-            })?
-            .with_calendar_bodies(self.calendar_bodies);
+            })?;
+        let client = match self.calendar_bodies {
+            Some(on) => client.with_calendar_bodies(on),
+            None => client,
+        };
         let owners_file = owners_dir.path().join(OWNERS_FILE_NAME);
         write_owners(&owners_file, &self.owners).map_err(|e| fail(e.to_string()))?;
         let clock = SimClock::default();
