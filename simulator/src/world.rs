@@ -710,8 +710,8 @@ impl World {
             )),
             _ => None,
         };
-        let client = SiblingClient::new(TEAM, &configs, Arc::new(dialer))
-            .map_err(|e| SimFailure {
+        let client =
+            SiblingClient::new(TEAM, &configs, Arc::new(dialer)).map_err(|e| SimFailure {
                 refused: Some(e.clone()),
                 ..fail(e.to_string())
             })?;
