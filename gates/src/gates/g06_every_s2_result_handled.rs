@@ -313,8 +313,10 @@ fn stable_headers(r: &memoria::testkit::TestResponse) -> Vec<(String, String)> {
     v
 }
 
-fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
-    let ana = OWNERS[0];
+/// The world the document-page and MCP document cases share: Sheets and
+/// Docs with [`five_items`], Docs' three-passage item tagged `tagunknown`;
+/// returns it, both fakes and the canary.
+fn document_world(ctx: &mut Ctx) -> (World, FakeSibling, FakeSibling, String) {
     let canary = ctx.canary();
     let world = World::new(
         ctx.seed(),
@@ -328,6 +330,12 @@ fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
         &three_passages(&canary, "tagunknown"),
         &canary,
     );
+    (world, sheets, docs, canary)
+}
+
+fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
+    let ana = OWNERS[0];
+    let (world, sheets, docs, canary) = document_world(ctx);
     let trace = world.trace().clone();
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
@@ -539,19 +547,7 @@ async fn tool_document(server: &memoria::McpServer, id: &str) -> (bool, String) 
 
 fn mcp_document_values(ctx: &mut Ctx) -> Result<(), Failure> {
     let ana = OWNERS[0];
-    let canary = ctx.canary();
-    let world = World::new(
-        ctx.seed(),
-        vec![SiblingSpec::own("sheets"), SiblingSpec::own("docs")],
-    );
-    let (sheets, docs) = (world.fake("sheets").clone(), world.fake("docs").clone());
-    five_items(
-        &sheets,
-        &docs,
-        TITLE_TAG,
-        &three_passages(&canary, "tagunknown"),
-        &canary,
-    );
+    let (world, sheets, docs, _canary) = document_world(ctx);
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
         let v = document_id(&m, "sheets", "sh-v")?;
