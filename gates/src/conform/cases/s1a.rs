@@ -1,4 +1,4 @@
-//! S1a (§6.1, §4.1 rule 2): an announce opens first, carries every team-visible item once at its current revision (after a partial restore, a change mid-announce, or with no team item at all), closes with its count and the new cursor (which leaves no change made mid-announce behind), keeps its page tokens apart from S1 cursors, and matches its schema.
+//! S1a (§6.1, §4.1 rule 2): an announce opens first, carries every team-visible item once at its current revision (after a partial restore, a change mid-announce, or with no team item at all), closes with its count and the new cursor (which leaves no change made mid-announce behind), skips no item when one is removed mid-announce, keeps its page tokens apart from S1 cursors, and matches its schema.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -272,6 +272,73 @@ fn s1a_change_mid_announce(ctx: &mut Ctx<'_>) -> Outcome {
     )
 }
 
+fn s1a_removal_mid_announce(ctx: &mut Ctx<'_>) -> Outcome {
+    let m = ctx.manifest;
+    let (first, next) = announce_page(ctx, None)?;
+    let Some(next) = next else {
+        return Err(NotPassed::Skip(
+            "the announce fits in one page, so nothing can change mid-announce".into(),
+        ));
+    };
+    let seen: BTreeSet<String> = items_of(&first).into_iter().map(|(i, _)| i).collect();
+    // An item the first page already carried, removed before the rest is
+    // read: a sibling paging by offset into its live list, rather than into
+    // the statement fixed at open, shifts every later item back by one
+    // place and skips the item that crosses the page boundary. Its count
+    // still agrees with what it sent, so only the item set shows it.
+    let Some(removed) = m
+        .items
+        .iter()
+        .find(|i| i.team_visible() && seen.contains(&i.item_id))
+    else {
+        return Err(NotPassed::Skip(
+            "the first page carries no team-visible item of the manifest".into(),
+        ));
+    };
+    if !m
+        .items
+        .iter()
+        .any(|i| i.team_visible() && !seen.contains(&i.item_id))
+    {
+        return Err(NotPassed::Skip(
+            "every team-visible item came on the first page".into(),
+        ));
+    }
+    ctx.control("delete", &[&removed.item_id])?;
+    let (rest, _) = announce_from(ctx, Some(next))?;
+    let all: Vec<&Value> = first.iter().chain(rest.iter().flatten()).collect();
+    let got = items_of(all.iter().copied());
+    let mut per_item: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (i, r) in &got {
+        per_item.entry(i.as_str()).or_default().push(r.as_str());
+    }
+    let mut wrong = Vec::new();
+    for i in m
+        .items
+        .iter()
+        .filter(|i| i.team_visible() && i.item_id != removed.item_id)
+    {
+        match per_item.get(i.item_id.as_str()).map(Vec::as_slice) {
+            Some([one]) if *one == i.current() => {}
+            other => wrong.push(format!("{}: {other:?}", i.item_id)),
+        }
+    }
+    let (counts, last_is_close) = closes(&all);
+    if counts != [u64::try_from(got.len()).ok()] || !last_is_close {
+        wrong.push(format!(
+            "close counts {counts:?} for {} item records, last record a close: {last_is_close}",
+            got.len()
+        ));
+    }
+    none_wrong(
+        format!(
+            "with {} (carried on the first page) deleted before the rest was read, every other team-visible item exactly once at its current revision, and a close counting the item records (§4.1 rule 2: the announce is the statement made when it opened; an item it skips is retired by the consumer though still team-visible, rule 3)",
+            removed.item_id
+        ),
+        &wrong,
+    )
+}
+
 fn s1a_close_cursor_leaves_nothing_behind(ctx: &mut Ctx<'_>) -> Outcome {
     let (first, next) = announce_page(ctx, None)?;
     let Some(next) = next else {
@@ -419,6 +486,14 @@ pub(super) static CASES: &[ConformCase] = &[
         Control,
         "Two items changed after the announce's first page was read, one it carried and one it had not yet reached, are each announced exactly once, every other team-visible item too, and the close counts the item records (skipped if the announce fits in one page).",
         s1a_change_mid_announce
+    ),
+    case!(
+        "s1a/removal-mid-announce-skips-nothing",
+        Must,
+        "§6.1, §4.1 rules 2 and 3",
+        Control,
+        "An item the first page carried, deleted before the rest of the announce is read, shifts nothing: every other team-visible item is announced exactly once at its current revision, and the close counts the item records (catches pages cut as offsets into the live item list; skipped if the announce fits in one page).",
+        s1a_removal_mid_announce
     ),
     case!(
         "s1a/empty-team-set-closes-with-zero",
