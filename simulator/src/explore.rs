@@ -241,10 +241,14 @@ pub fn generate(seed: u64) -> Exploration {
                 removed: removed_from,
             });
         }
+        // Short pages on half the siblings, so a re-announce spans pages
+        // and can be cut off midway (§4.1 rule 2).
+        let announce_page_records = rng.gen_bool(0.5).then(|| rng.gen_range(2..=4));
         siblings.push(SiblingDecl {
             app: app.to_string(),
             corpus,
             items,
+            announce_page_records,
         });
     }
     let apps: Vec<String> = siblings.iter().map(|s| s.app.clone()).collect();
@@ -495,9 +499,12 @@ fn fault(rng: &mut rand::rngs::StdRng, k: FaultKind) -> FaultDecl {
         FaultKind::Malformed => FaultDecl::MalformedS2 {
             shape: MALFORMED.choose(rng).unwrap_or(&"empty").to_string(),
         },
-        FaultKind::Announce if rng.gen_bool(0.5) => FaultDecl::AnnounceNoClose,
-        FaultKind::Announce => FaultDecl::AnnounceWrongCount {
-            delta: *[-1, 1].choose(rng).unwrap_or(&1),
+        FaultKind::Announce => match rng.gen_range(0..3) {
+            0 => FaultDecl::AnnounceNoClose,
+            1 => FaultDecl::AnnounceHang,
+            _ => FaultDecl::AnnounceWrongCount {
+                delta: *[-1, 1].choose(rng).unwrap_or(&1),
+            },
         },
         _ => FaultDecl::Redirect {
             location: "http://acme.elsewhere.oficina.works/".into(),

@@ -88,6 +88,10 @@ pub enum TruncateAnnounce {
     NoClose,
     /// The close record's `count` is off by this many (saturating at 0).
     WrongCount(i64),
+    /// The first page answers; every continuation page (a `page` token) is
+    /// accepted and never answered, so the consumer's deadline cuts the
+    /// announce off midway: a timed-out announce, no information (§6.5).
+    HangAfterFirstPage,
 }
 
 /// Every call answers `307` with this `Location` (§6.3: never followed).

@@ -377,6 +377,15 @@ impl FakeSibling {
             }
             _ => {}
         }
+        if call == CallKind::S1a
+            && faults.truncate_announce == Some(TruncateAnnounce::HangAfterFirstPage)
+            && query_param(query, "page").is_some()
+        {
+            event.faults.push("truncate_announce".to_owned());
+            self.0.trace.record(event);
+            std::future::pending::<()>().await;
+            unreachable!("a pending future never completes")
+        }
         if delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(delay_ms)).await;
         }
@@ -499,7 +508,7 @@ impl FakeSibling {
                     }
                 }
             }
-            None => {}
+            Some(TruncateAnnounce::HangAfterFirstPage) | None => {}
         }
         let detail = CallDetail::S1a {
             first_page: page_token.is_none(),

@@ -56,6 +56,18 @@ pub const PULL_SETTLE_MS: u64 = 15_000;
 /// passages of one pair, so their count is a lower bound.
 pub const ONE_PASSAGE_BODY_BYTES_MAX: usize = 400;
 
+/// Whether `body` is certainly one passage: shorter than
+/// [`ONE_PASSAGE_BODY_BYTES_MAX`] and with no heading after its first line
+/// (a heading starts a passage, so a tagged corpus body, its tag line then
+/// `# Title`, is two however short it is).
+fn one_passage(body: &str) -> bool {
+    body.len() < ONE_PASSAGE_BODY_BYTES_MAX
+        && !body
+            .lines()
+            .skip(1)
+            .any(|l| l.trim_start().starts_with('#'))
+}
+
 /// The invariant a failed oracle check names, as the first word of its
 /// `expected` (the shrinker keeps a failure by it).
 pub const SAFETY_VISIBLE: &str = "[safety:visible]";
@@ -65,6 +77,9 @@ pub const SAFETY_COUNTED: &str = "[safety:counted]";
 pub const SAFETY_ADMITTED: &str = "[safety:admitted]";
 /// A page showed something no sibling holds.
 pub const SAFETY_PROVENANCE: &str = "[safety:provenance]";
+/// A page went quietly short: an item found before, still visible to the
+/// reader and never gone since, missing with no line for its app.
+pub const SAFETY_SILENT: &str = "[safety:silent]";
 /// Liveness failed after the quiet period.
 pub const LIVENESS: &str = "[liveness]";
 
@@ -368,9 +383,9 @@ fn judge_withheld(
             let exact = fake.model().with(|m| {
                 pairs.iter().all(|(id, rev)| {
                     m.item(id).is_some_and(|i| {
-                        i.log.iter().any(|v| {
-                            v.revision == *rev && v.body.len() < ONE_PASSAGE_BODY_BYTES_MAX
-                        })
+                        i.log
+                            .iter()
+                            .any(|v| v.revision == *rev && one_passage(&v.body))
                     })
                 })
             });
@@ -561,4 +576,73 @@ mod tests {
             vec![("docs".to_string(), Some(Reason::Stale), 3)]
         );
     }
+}
+
+/// Items some page showed, by (app, item id), with the length of the app's
+/// event log when it was last shown: a `gone` row after that position is a
+/// departure memoria may have acted on.
+pub(super) type ShownSince = BTreeMap<(String, String), usize>;
+
+/// No silent loss (§4.1 rules 1 and 3, gate 27): a question that is one
+/// item's tag, asked by an admitted reader the sibling's truth shows the
+/// item to, after some page showed that item and with no `gone` row for it
+/// since, finds it or carries a withheld or reconciling line for its app.
+/// A retirement is only ever made by a complete announce of an item the
+/// sibling no longer holds, so an item that never left cannot vanish
+/// quietly. Then records what this page showed in `shown`.
+pub(super) fn judge_silence(
+    address: &str,
+    q: &str,
+    body: &str,
+    fakes: &BTreeMap<String, FakeSibling>,
+    admitted: bool,
+    shown: &mut ShownSince,
+) -> Vec<Check> {
+    let mut out = vec![];
+    let results = results(body);
+    let q = q.trim();
+    for (app, fake) in fakes {
+        let missing = fake.model().with(|m| {
+            let item = m.items().find(|i| {
+                i.current().title == q || i.current().title.ends_with(&format!(" {q}"))
+            })?;
+            let since = *shown.get(&(app.clone(), item.item_id.clone()))?;
+            let gone_since = m
+                .events()
+                .get(since..)
+                .is_none_or(|log| log.iter().any(|e| e.item_id == item.item_id && e.gone));
+            let member = m.person(address).is_some_and(|p| p.role == Role::Member);
+            let visible = item.team_visible() && member && !item.removed.contains(address);
+            let found = results
+                .iter()
+                .any(|r| r.app == *app && item.log.iter().any(|v| v.title == r.title));
+            (admitted && visible && !gone_since && !found).then(|| item.item_id.clone())
+        });
+        let Some(item_id) = missing else { continue };
+        let noticed = [
+            format!("<p class=\"withheld\" role=\"status\" data-app=\"{app}\""),
+            format!("<p class=\"reconciling\" role=\"status\" data-app=\"{app}\""),
+        ]
+        .iter()
+        .any(|line| body.contains(line.as_str()));
+        if !noticed {
+            out.push(fail(
+                SAFETY_SILENT,
+                format!(
+                    "{app}:{item_id}, shown before and never gone since, is found again by its tag or its app has a withheld or reconciling line (§4.1 rules 1 and 3)"
+                ),
+                format!("{} results, none of it, and no line for {app}", results.len()),
+            ));
+        }
+    }
+    for r in &results {
+        if let Some(fake) = fakes.get(&r.app) {
+            fake.model().with(|m| {
+                if let Some(item) = m.items().find(|i| i.log.iter().any(|v| v.title == r.title)) {
+                    shown.insert((r.app.clone(), item.item_id.clone()), m.events().len());
+                }
+            });
+        }
+    }
+    out
 }

@@ -61,6 +61,10 @@ pub struct SiblingDecl {
     /// Items of the scenario's own text.
     #[serde(rename = "item", default)]
     pub items: Vec<ItemDecl>,
+    /// Records per S1a page on this sibling's fake (default: the fake's
+    /// own, 50); a few makes a re-announce span pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub announce_page_records: Option<usize>,
 }
 
 /// One item the scenario writes itself.
@@ -150,6 +154,9 @@ pub enum FaultDecl {
         /// Added to the true count.
         delta: i64,
     },
+    /// An announce whose continuation pages never answer: the consumer's
+    /// deadline cuts it off after the first page.
+    AnnounceHang,
     /// Every call answers 307 to `location`.
     Redirect {
         /// The `Location`.
@@ -535,6 +542,7 @@ fn fault_name(f: &FaultDecl) -> String {
         FaultDecl::MalformedS2 { shape } => format!("malformed S2 ({shape})"),
         FaultDecl::AnnounceNoClose => "announce without close".into(),
         FaultDecl::AnnounceWrongCount { delta } => format!("announce count off by {delta}"),
+        FaultDecl::AnnounceHang => "announce cut off after its first page".into(),
         FaultDecl::Redirect { .. } => "redirect".into(),
     }
 }

@@ -221,6 +221,9 @@ pub fn world(s: &Scenario, seed: u64) -> Result<World, ScenarioError> {
     for x in &s.siblings {
         let fake = world.fake(&x.app).clone();
         let result: Result<(), String> = fake.model().with(|m| {
+            if let Some(records) = x.announce_page_records {
+                m.set_announce_page_records(records);
+            }
             for g in &s.guests {
                 m.add_guest(&address(g), None);
             }
@@ -302,6 +305,7 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
         oracle: s.oracle,
         members: s.readers.iter().map(|r| address(r)).collect(),
         removed: BTreeMap::new(),
+        shown: BTreeMap::new(),
     };
     let run = world.run(move |mut m| async move {
         let mut backups: BTreeMap<(String, String), Snapshot> = BTreeMap::new();
@@ -361,6 +365,8 @@ struct Ctx {
     members: Vec<String>,
     /// Readers removed from the owners, with the session each held.
     removed: BTreeMap<String, String>,
+    /// What the oracle has seen shown, for its no-silent-loss check.
+    shown: super::oracle::ShownSince,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -400,6 +406,14 @@ async fn apply(
                     &all[before.min(all.len())..],
                     fakes,
                     !ctx.removed.contains_key(&who),
+                ));
+                entry.checks.extend(super::oracle::judge_silence(
+                    &who,
+                    q,
+                    &page.response.body,
+                    fakes,
+                    !ctx.removed.contains_key(&who),
+                    &mut ctx.shown,
                 ));
             }
             let summary = summarise_page(
@@ -474,6 +488,7 @@ async fn apply(
                 .map_err(|e| format!("{item}: {e:?}"))?;
         }
         Event::PartialRestore { app, item, to, .. } => {
+            ctx.shown.retain(|(a, _), _| a != app);
             fake(app)?
                 .model()
                 .with(|mm| mm.restore_item_to(item, to))
@@ -484,6 +499,7 @@ async fn apply(
             backups.insert((app.clone(), name.clone()), snap);
         }
         Event::WholeRestore { app, name, .. } => {
+            ctx.shown.retain(|(a, _), _| a != app);
             let snap = backups
                 .get(&(app.clone(), name.clone()))
                 .ok_or(format!("no backup {name} of {app}"))?;

@@ -139,6 +139,7 @@ pub(super) fn fault_knob(f: &FaultDecl) -> Result<FaultSetter, String> {
             s => return Err(format!("malformed S2 shape {s} is not one the fake knows")),
         }),
         FaultDecl::AnnounceNoClose => FaultSetter::Announce(TruncateAnnounce::NoClose),
+        FaultDecl::AnnounceHang => FaultSetter::Announce(TruncateAnnounce::HangAfterFirstPage),
         FaultDecl::AnnounceWrongCount { delta } => {
             FaultSetter::Announce(TruncateAnnounce::WrongCount(delta))
         }
