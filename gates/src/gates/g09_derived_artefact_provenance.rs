@@ -63,12 +63,11 @@ fn two_hops_ruled_by_the_root(ctx: &mut Ctx) -> Result<(), Failure> {
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
         m.settle_follow_ups().await;
-        let (_, overview) = record(&m, &format!("artefact:topic:{tag}"))
-            .ok_or("the overview is written")?;
+        let (_, overview) =
+            record(&m, &format!("artefact:topic:{tag}")).ok_or("the overview is written")?;
         let summary_id = overview.built_from.first().cloned().unwrap_or_default();
         check(
-            overview.built_from.len() == 1
-                && records(&m).iter().any(|(id, _)| *id == summary_id),
+            overview.built_from.len() == 1 && records(&m).iter().any(|(id, _)| *id == summary_id),
             "the overview was built from one artefact, the item's summary",
             format!("{:?}", overview.built_from),
         )?;
@@ -135,8 +134,8 @@ fn no_artefact_id_in_roots(ctx: &mut Ctx) -> Result<(), Failure> {
                 format!("{:?}", r.roots),
             )?;
         }
-        let (_, overview) = record(&m, &format!("artefact:topic:{tag}"))
-            .ok_or("the overview is written")?;
+        let (_, overview) =
+            record(&m, &format!("artefact:topic:{tag}")).ok_or("the overview is written")?;
         let items: Vec<String> = (0..10).map(item_id).collect();
         let rooted: Vec<String> = overview.roots.iter().map(|r| r.id.clone()).collect();
         check(
@@ -147,8 +146,9 @@ fn no_artefact_id_in_roots(ctx: &mut Ctx) -> Result<(), Failure> {
         check(
             overview.built_from.len() == 2
                 && overview.built_from.iter().all(|b| {
-                    all.iter()
-                        .any(|(id, r)| id == b && r.as_ref().is_some_and(|r| r.built_from.len() > 1))
+                    all.iter().any(|(id, r)| {
+                        id == b && r.as_ref().is_some_and(|r| r.built_from.len() > 1)
+                    })
                 }),
             "the overview's built_from names the two parts, each built from summaries",
             format!("{:?}", overview.built_from),
@@ -196,7 +196,11 @@ fn superseded_upload(ctx: &mut Ctx) -> Result<(), Failure> {
         stub.set_chat_slow(Some(400));
         let second = format!("# Offsite #{tag}\n\nThe venue is {new} this year.\n");
         let again = upload(&mut m, ana, "offsite.md", &second).await?;
-        check(again == doc, "the re-upload revises the same document", again)?;
+        check(
+            again == doc,
+            "the re-upload revises the same document",
+            again,
+        )?;
         let (page, _) = search_overview(&mut m, &trace, ana).await;
         check(
             shown(&page).is_empty(),
@@ -204,7 +208,9 @@ fn superseded_upload(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{:?}", shown(&page)),
         )?;
         check(
-            page.withheld().iter().any(|w| w.contains("writing it again")),
+            page.withheld()
+                .iter()
+                .any(|w| w.contains("writing it again")),
             "the page says the summary is withheld while memoria writes it again",
             format!("{:?}", page.withheld()),
         )?;

@@ -72,10 +72,18 @@ fn shown_when_both_pass(ctx: &mut Ctx) -> Result<(), Failure> {
     let tag = tag(&canary);
     run_world(&world, move |mut m| async move {
         let doc = stocked(&mut m, &canary).await?;
-        let (_, overview) = record(&m, &format!("artefact:topic:{tag}"))
-            .ok_or("the overview is written")?;
-        let sibling = overview.roots.iter().filter(|r| r.owner == "sheets").count();
-        let own: Vec<_> = overview.roots.iter().filter(|r| r.owner == "memoria").collect();
+        let (_, overview) =
+            record(&m, &format!("artefact:topic:{tag}")).ok_or("the overview is written")?;
+        let sibling = overview
+            .roots
+            .iter()
+            .filter(|r| r.owner == "sheets")
+            .count();
+        let own: Vec<_> = overview
+            .roots
+            .iter()
+            .filter(|r| r.owner == "memoria")
+            .collect();
         check(
             sibling == ITEMS && own.len() == 1 && own[0].id == doc && own[0].revision == "1",
             "the overview's roots are the 257 items and the upload at revision 1",
