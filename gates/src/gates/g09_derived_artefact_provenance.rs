@@ -102,8 +102,8 @@ fn two_hops_ruled_by_the_root(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{calls:?}"),
         )?;
         check(
-            shown(&page).is_empty(),
-            "Ana's page shows no artefact of the refused item",
+            shown(&page).is_empty() && !page.text().contains(&format!("#{tag}")),
+            "Ana's page shows no artefact of the refused item, in any form",
             format!("{:?}", shown(&page)),
         )
     })
