@@ -239,6 +239,7 @@ pub fn generate(seed: u64) -> Exploration {
                 rung,
                 granted_to,
                 removed: removed_from,
+                topic: None,
             });
         }
         siblings.push(SiblingDecl {
@@ -429,6 +430,7 @@ pub fn generate(seed: u64) -> Exploration {
         guests,
         strangers,
         oracle: true,
+        ai: false,
         siblings,
         events,
     };
