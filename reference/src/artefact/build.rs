@@ -209,18 +209,18 @@ fn plan(i: &Instance, wanted: &Wanted) -> Result<Planned, Error> {
             From::Artefacts(_) => texts.push(cut(&joined)),
         }
     }
-    Ok(Planned::Due(Due {
+    Ok(Planned::Due(Box::new(Due {
         wanted: wanted.clone(),
         texts,
         roots,
         built_from,
-    }))
+    })))
 }
 
 enum Planned {
     Current(String),
     Unflattenable,
-    Due(Due),
+    Due(Box<Due>),
 }
 
 /// `text` cut to at most [`ARTEFACT_INPUT_BYTES_MAX`] bytes at a character boundary.
@@ -392,7 +392,7 @@ async fn bring_up(
                 out.push(None);
                 continue;
             }
-            Ok(Planned::Due(d)) => d,
+            Ok(Planned::Due(d)) => *d,
             Err(e) => {
                 tracing::error!(kind = ?e.kind(), "derived artefacts: the store could not be read");
                 out.push(None);
