@@ -747,8 +747,9 @@ impl AppState {
     }
 
     /// Awaits every pull a question or a ruling's follow-up started so far,
-    /// and any each led to, and returns their reports in start order
-    /// ([`Puller::settle`]). What a gate awaits instead of guessing how
+    /// and any each led to, then the derived-artefact refreshes they and
+    /// the rulings started (§5.2), and returns the pulls' reports in start
+    /// order ([`Puller::settle`]). What a gate awaits instead of guessing how
     /// long a refetch takes; production never needs it.
     pub async fn settle_follow_ups(&self) -> Vec<SyncReport> {
         let reports = match &self.puller {
