@@ -553,6 +553,91 @@ impl Instance {
         Ok(outcome)
     }
 
+    /// Stores a derived artefact's text and record (§5.2,
+    /// [`Store::ingest_artefact`]) and follows the change into the index.
+    /// Does not write a snapshot.
+    ///
+    /// # Errors
+    /// As [`Store::ingest_artefact`].
+    pub fn ingest_artefact(
+        &mut self,
+        doc: &NewDocument,
+        record: &crate::artefact::ArtefactRecord,
+    ) -> Result<IngestOutcome, Error> {
+        let outcome = self
+            .store
+            .ingest_artefact(doc, record, self.clock.now_unix_s())?;
+        for id in &outcome.removed {
+            self.index.delete(*id)?;
+            self.dense.remove(*id);
+        }
+        for c in &outcome.added {
+            self.index
+                .insert_new(c.chunk_id, &c.title, &c.trail, &c.body)?;
+        }
+        tracing::info!(
+            artefact = %outcome.id,
+            revision = outcome.revision,
+            status = ?outcome.status,
+            roots = record.roots.len(),
+            "derived artefact written"
+        );
+        Ok(outcome)
+    }
+
+    /// A search's hit on artefact `doc` read for ruling (§5.2): its record,
+    /// or the defect standing for it (no record, a root that is an
+    /// artefact or has no owner, a cycle in `built_from`), and the
+    /// standing of each memoria-owned root now (present, at its recorded
+    /// revision).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn artefact_candidate(
+        &self,
+        doc: &DocumentSummary,
+        text: &str,
+    ) -> Result<crate::artefact::ArtefactCandidate, Error> {
+        use crate::artefact::{ArtefactCandidate, Defect, MemoriaRoot, on_cycle, roots_defect};
+        let is_artefact = |id: &str| matches!(self.store.document(id), Ok(Some(d)) if d.app == crate::storage::store::APP_ARTEFACT);
+        let record = match self.store.artefact_record(&doc.id)? {
+            None => Err(Defect::NoRecord),
+            Some(r) => match roots_defect(&r, is_artefact) {
+                Some(d) => Err(d),
+                None if on_cycle(&doc.id, |id| {
+                    self.store
+                        .artefact_record(id)
+                        .ok()
+                        .flatten()
+                        .map(|r| r.built_from)
+                        .unwrap_or_default()
+                }) =>
+                {
+                    Err(Defect::Cycle)
+                }
+                None => Ok(r),
+            },
+        };
+        let mut memoria = Vec::new();
+        if let Ok(r) = &record {
+            for root in r.roots.iter().filter(|r| r.is_memoria()) {
+                let standing = match self.store.document(&root.id)? {
+                    Some(d) if d.revision.to_string() == root.revision => MemoriaRoot::Current,
+                    Some(_) => MemoriaRoot::Superseded,
+                    None => MemoriaRoot::Gone,
+                };
+                memoria.push((root.clone(), standing));
+            }
+        }
+        Ok(ArtefactCandidate {
+            id: doc.id.clone(),
+            title: doc.title.clone(),
+            text: text.to_string(),
+            record,
+            memoria,
+        })
+    }
+
     /// Deletes a document (§7.4): appends a tombstone to the durable log
     /// (fsynced), applies it to the database, removes the chunks from the
     /// index, and writes a superseding snapshot. The returned
@@ -729,6 +814,7 @@ impl Instance {
             reconciling: reconciling.clone(),
             facts: FactQuery::default(),
             semantic: semantic.ranking(),
+            artefacts: vec![],
         };
         let (Some(plan), Query::Words(words)) = (query::plan(text), &q) else {
             return Ok(empty);
@@ -758,6 +844,7 @@ impl Instance {
         let has_next = hits.len() > PAGE_SIZE_RESULTS && page < PAGE_MAX;
         let highlighter = Highlighter::new(words);
         let mut results = Vec::with_capacity(PAGE_SIZE_RESULTS);
+        let mut artefacts: Vec<crate::artefact::ArtefactCandidate> = Vec::new();
         for hit in hits.iter().take(PAGE_SIZE_RESULTS) {
             // §4.2 fact 2: present and not deleted. A hit whose row is gone is skipped.
             let Some(ph) = self
@@ -767,6 +854,17 @@ impl Instance {
             else {
                 continue;
             };
+            // A derived artefact is ruled by its roots (§5.2), apart from
+            // the passages: once per artefact, by its best-ranked passage.
+            if ph.document.app == crate::storage::store::APP_ARTEFACT {
+                if !artefacts.iter().any(|a| a.id == ph.document.id) {
+                    artefacts.push(
+                        self.artefact_candidate(&ph.document, &ph.passage.body)
+                            .map_err(SearchError::Store)?,
+                    );
+                }
+                continue;
+            }
             // The snippet is cut from what the page would show of the
             // passage: a Markdown passage's text without its markup.
             let shown =
@@ -802,6 +900,7 @@ impl Instance {
             reconciling,
             facts: FactQuery::parse(text),
             semantic: semantic.ranking(),
+            artefacts,
         })
     }
 
@@ -820,6 +919,11 @@ impl Instance {
         let Some(doc) = self.store.document(id)? else {
             return Ok(None);
         };
+        // A derived artefact has no document page: its authority is its
+        // roots (§5.2), which the search page rules.
+        if doc.app == crate::storage::store::APP_ARTEFACT {
+            return Ok(None);
+        }
         let passages = self.store.passages(id)?;
         Ok(Some((doc, passages)))
     }
@@ -837,7 +941,7 @@ impl Instance {
             .store
             .documents()?
             .into_iter()
-            .filter(|d| d.provenance.is_none())
+            .filter(|d| d.provenance.is_none() && d.app != crate::storage::store::APP_ARTEFACT)
             .collect())
     }
 }

@@ -101,6 +101,7 @@
 mod access;
 mod ai;
 pub mod answer;
+pub mod artefact;
 pub mod brief;
 mod clock;
 mod config;
@@ -162,9 +163,10 @@ pub use storage::seal::{
     Sealer, TAG_BYTES,
 };
 pub use storage::store::{
-    APP_MEMORIA, Applied, ConnectorState, DB_FILE_NAME, DEK_CHECK_TITLES_MAX, DOCUMENT_ID_BYTES,
-    Deletion, DocumentSummary, HeldItem, IndexedChunk, IngestOutcome, IngestStatus, NewDocument,
-    Passage, PassageHit, Provenance, SCHEMA_VERSION, SiblingState, Store, is_document_id,
+    APP_ARTEFACT, APP_MEMORIA, Applied, ConnectorState, DB_FILE_NAME, DEK_CHECK_TITLES_MAX,
+    DOCUMENT_ID_BYTES, Deletion, DocumentSummary, HeldItem, IndexedChunk, IngestOutcome,
+    IngestStatus, NewDocument, Passage, PassageHit, Provenance, SCHEMA_VERSION, SiblingState,
+    Store, is_document_id,
 };
 pub use storage::tombstone::{
     TOMBSTONE_CHECKSUM_BYTES, TOMBSTONE_LOG_FILE_NAME, Tombstone, TombstoneLog,

@@ -239,6 +239,7 @@ pub fn generate(seed: u64) -> Exploration {
                 rung,
                 granted_to,
                 removed: removed_from,
+                topic: None,
             });
         }
         // Short pages on half the siblings, so a re-announce spans pages
@@ -433,6 +434,7 @@ pub fn generate(seed: u64) -> Exploration {
         guests,
         strangers,
         oracle: true,
+        ai: false,
         siblings,
         events,
     };

@@ -897,7 +897,7 @@ fn upload_is_a_form_post(ctx: &mut Ctx) -> Result<(), Failure> {
 
 /// A `multipart/form-data` body as a browser builds it from a form's
 /// `fields` and one file: (content type, body).
-fn multipart(
+pub(crate) fn multipart(
     fields: &[(&str, &str)],
     file_field: &str,
     name: &str,

@@ -6,6 +6,7 @@
 
 pub mod answer;
 pub mod app;
+pub mod artefacts;
 pub mod brief;
 pub mod clock;
 pub mod dense;

@@ -129,7 +129,15 @@ impl Instance {
         };
 
         // Every live document filed under its scope, and every chunk under its document's.
-        let documents = self.store.documents().map_err(BriefError::Store)?;
+        // A derived artefact is in no brief: its authority is its roots
+        // (§5.2), which only the search page rules.
+        let documents: Vec<_> = self
+            .store
+            .documents()
+            .map_err(BriefError::Store)?
+            .into_iter()
+            .filter(|d| d.app != crate::storage::store::APP_ARTEFACT)
+            .collect();
         let scope_of: HashMap<&str, Scope> = documents
             .iter()
             .map(|d| (d.id.as_str(), scopes.of(d)))
@@ -219,6 +227,9 @@ impl Instance {
                 continue;
             };
             let doc = ph.document;
+            if doc.app == crate::storage::store::APP_ARTEFACT {
+                continue;
+            }
             let scope = scope_of
                 .get(doc.id.as_str())
                 .cloned()

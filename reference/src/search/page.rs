@@ -5,6 +5,9 @@
 //! VISIBLE renders, NOT_VISIBLE is omitted and counted nowhere, STALE,
 //! AHEAD and UNKNOWN are [`Withheld`] with one line per app and reason.
 
+use crate::artefact::{
+    ArtefactCandidate, ArtefactRuling, ArtefactWithheld, ArtefactWithheldReason, ShownArtefact,
+};
 use crate::error::Error;
 use crate::search::facts::model::ModelFailure;
 use crate::search::facts::{FactBox, FactQuery, boxes};
@@ -148,6 +151,17 @@ pub struct SearchPage {
     /// How the page was ranked (§7): with AI on and the provider silent, the
     /// page says its results are lexical only.
     pub semantic: SemanticRanking,
+    /// The derived artefacts the search found that every root let through
+    /// (§5.2), each naming the model that wrote it (decision 4); empty
+    /// with AI off, when none is written.
+    pub artefacts: Vec<ShownArtefact>,
+    /// Artefacts withheld loudly, one line per reason (§5.2). An artefact
+    /// with a NOT_VISIBLE root is in none: it vanished, counted nowhere.
+    pub artefacts_withheld: Vec<ArtefactWithheld>,
+    /// True when an artefact on the page was withheld because a source
+    /// changed: the caller starts its regeneration (§5.2).
+    #[serde(skip)]
+    pub regenerate: bool,
 }
 
 impl SearchPage {
@@ -200,6 +214,21 @@ impl SearchPage {
         }
         for w in &self.withheld {
             let _ = writeln!(out, "{}", w.sentence());
+        }
+        for w in &self.artefacts_withheld {
+            let _ = writeln!(out, "{}", w.sentence());
+        }
+        for a in &self.artefacts {
+            let _ = writeln!(
+                out,
+                "{} (written by {}, from {} sources)",
+                a.title, a.model, a.roots
+            );
+            let _ = writeln!(
+                out,
+                "     {}",
+                a.text.split_whitespace().collect::<Vec<_>>().join(" ")
+            );
         }
         if self.results.is_empty() && self.reconciling.is_empty() {
             let why = if !self.withheld.is_empty() {
@@ -390,6 +419,9 @@ pub struct Candidates {
     pub facts: FactQuery,
     /// How the candidates were ranked (§7, §8.1).
     pub semantic: SemanticRanking,
+    /// The derived artefacts the search found, read for ruling by their
+    /// roots (§5.2), best-ranked first; not among `results`.
+    pub artefacts: Vec<ArtefactCandidate>,
 }
 
 /// How a page was ranked, and so what it says of it (§7, §8.1, issue 12).
@@ -416,15 +448,27 @@ impl Candidates {
     /// in first-ranked order (§4.1, §5.2).
     pub fn pairs_by_app(&self) -> std::collections::BTreeMap<String, Vec<Pair>> {
         let mut out: std::collections::BTreeMap<String, Vec<Pair>> = Default::default();
+        let mut add = |app: &str, pair: Pair| {
+            let pairs = out.entry(app.to_string()).or_default();
+            if !pairs.contains(&pair) {
+                pairs.push(pair);
+            }
+        };
         for r in &self.results {
             if let Some(p) = &r.provenance {
                 let pair = Pair {
                     item_id: p.item_id.clone(),
                     revision: p.revision.clone(),
                 };
-                let pairs = out.entry(p.app.clone()).or_default();
-                if !pairs.contains(&pair) {
-                    pairs.push(pair);
+                add(&p.app, pair);
+            }
+        }
+        // Each artefact's sibling roots, flattened when it was written
+        // (§5.2 step 2): as many S2 batches as they need.
+        for a in &self.artefacts {
+            for (app, pairs) in a.sibling_pairs() {
+                for pair in pairs {
+                    add(&app, pair);
                 }
             }
         }
@@ -465,7 +509,25 @@ impl Candidates {
             }
         }
         let facts = boxes(&self.facts, &results);
+        let mut artefacts = Vec::new();
+        let mut artefacts_held: std::collections::BTreeMap<ArtefactWithheldReason, usize> =
+            Default::default();
+        for a in &self.artefacts {
+            match a.rule(verdicts) {
+                ArtefactRuling::Shown(shown) => artefacts.push(shown),
+                ArtefactRuling::Vanished => {}
+                ArtefactRuling::Withheld(reason) => {
+                    *artefacts_held.entry(reason).or_insert(0) += 1;
+                }
+            }
+        }
         SearchPage {
+            regenerate: artefacts_held.contains_key(&ArtefactWithheldReason::Regenerating),
+            artefacts,
+            artefacts_withheld: artefacts_held
+                .into_iter()
+                .map(|(reason, count)| ArtefactWithheld { reason, count })
+                .collect(),
             query_words: self.query_words,
             page: self.page,
             facts,
@@ -616,6 +678,9 @@ mod tests {
             facts: vec![],
             model_failure: None,
             semantic: SemanticRanking::Off,
+            artefacts: vec![],
+            artefacts_withheld: vec![],
+            regenerate: false,
         }
     }
 

@@ -47,6 +47,9 @@ pub struct FollowUps {
     /// Apps that answered AHEAD for some pair: now marked for re-announce
     /// (§4.1 rule 2); their next sync reads S1a.
     pub reannounce: BTreeSet<String>,
+    /// A derived artefact was withheld because a source changed (STALE,
+    /// or a memoria-owned revision superseded): write them again (§5.2).
+    pub regenerate: bool,
 }
 
 impl FollowUps {
@@ -168,6 +171,7 @@ pub async fn rule(
     ruling.follow_ups = FollowUps {
         refetch: ruling.verdicts.apps_with(Verdict::Stale),
         reannounce: ruling.verdicts.apps_with(Verdict::Ahead),
+        regenerate: false,
     };
     if !ruling.follow_ups.reannounce.is_empty() {
         let reannounce = ruling.follow_ups.reannounce.clone();
@@ -244,10 +248,12 @@ pub async fn ruled_search_embedded(
         .await
         .map_err(SearchError::Store)??;
     let ruling = rule(instance, client, asker, &candidates.pairs_by_app()).await;
-    Ok(RuledSearch {
-        page: candidates.rule(&ruling.verdicts),
-        follow_ups: ruling.follow_ups,
-    })
+    let page = candidates.rule(&ruling.verdicts);
+    let follow_ups = FollowUps {
+        regenerate: page.regenerate,
+        ..ruling.follow_ups
+    };
+    Ok(RuledSearch { page, follow_ups })
 }
 
 /// A brief ruled and the follow-ups it asks for.

@@ -1,4 +1,4 @@
-//! Every table memoria keeps at rest, written once: the store, the connector rows, the breaker counters and the roster coordinates (§3.2, §4.3, §5.1, §8.1).
+//! Every table memoria keeps at rest, written once: the store, the connector rows, the breaker counters, the roster coordinates and the derived artefacts' provenance (§3.2, §4.3, §5.1, §5.2, §8.1).
 //!
 //! What may be plaintext in these tables is exactly §3.2's coordinates:
 //! ids, app names, revisions, ordinals, counts and timestamps. Every other
@@ -120,5 +120,21 @@ CREATE TABLE IF NOT EXISTS roster_held (
     team       TEXT PRIMARY KEY,       -- the team label the copy is for
     generation TEXT NOT NULL,          -- the home's roster generation last adopted
     epoch      INTEGER NOT NULL        -- its epoch when adopted
+);
+"#;
+
+/// The derived artefacts' provenance (§5.2; `store/artefacts.rs` reads and
+/// writes it). An artefact's text is a document of app `artefact` in
+/// `documents` and `chunks`, sealed like any other; this row is what only
+/// an artefact has: the producing model (decision 4), `roots` (the
+/// flattened (owner, id, revision) triples, §5.2) and `built_from` (the
+/// artefact ids it was written from). All three are §3.2 coordinates:
+/// model ids, app names, document and item ids, revisions.
+pub(crate) const ARTEFACT_SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS artefacts (
+    doc_id     TEXT PRIMARY KEY,       -- = documents.id of the artefact's text
+    model      TEXT NOT NULL,          -- the model id that wrote this revision
+    roots      TEXT NOT NULL,          -- JSON [{"owner","id","revision"}]: flattened, §5.2
+    built_from TEXT NOT NULL           -- JSON ["doc id"]: the direct artefact inputs
 );
 "#;

@@ -27,6 +27,7 @@
 //! `store/connector.rs` a connector's item rows. The tables themselves are written once, in
 //! `storage/schema.rs`.
 
+mod artefacts;
 mod breaker;
 mod connector;
 mod documents;
@@ -38,12 +39,15 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use super::schema::{BREAKER_SCHEMA, CONNECTOR_SCHEMA, ROSTER_SCHEMA, SCHEMA};
+use super::schema::{ARTEFACT_SCHEMA, BREAKER_SCHEMA, CONNECTOR_SCHEMA, ROSTER_SCHEMA, SCHEMA};
 use crate::error::{Error, ErrorKind};
 use crate::storage::seal::{Purpose, Sealer};
 
 /// The app name stored against memoria-owned content (§4.2).
 pub const APP_MEMORIA: &str = "memoria";
+/// The `app` of a derived artefact's document (§5.2): memoria wrote it,
+/// and it is authorized through its roots, never as memoria-owned content.
+pub const APP_ARTEFACT: &str = "artefact";
 /// The database file's name inside the data directory.
 pub const DB_FILE_NAME: &str = "memoria.sqlite3";
 /// Length of a public document id in bytes (rendered as 32 hex characters).
@@ -388,6 +392,7 @@ impl Store {
         conn.execute_batch(CONNECTOR_SCHEMA)?;
         conn.execute_batch(BREAKER_SCHEMA)?;
         conn.execute_batch(ROSTER_SCHEMA)?;
+        conn.execute_batch(ARTEFACT_SCHEMA)?;
         let version = meta_get(&conn, "schema_version")?;
         if version == 0 {
             meta_set(&conn, "schema_version", SCHEMA_VERSION)?;

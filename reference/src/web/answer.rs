@@ -128,6 +128,9 @@ mod tests {
             freshness: vec![],
             facts: vec![],
             semantic: SemanticRanking::Off,
+            artefacts: vec![],
+            artefacts_withheld: vec![],
+            regenerate: false,
             model_failure: None,
         }
     }

@@ -26,6 +26,31 @@ pub(crate) fn parse_page(p: &Option<String>) -> u32 {
         .unwrap_or(1)
 }
 
+/// The derived artefacts shown (§5.2): each its title, the model that
+/// wrote it and how many sources it rests on, then its text as plain
+/// paragraphs (model output: never rendered as Markdown or HTML).
+fn artefacts_region(artefacts: &[crate::artefact::ShownArtefact]) -> Markup {
+    html! {
+        @if !artefacts.is_empty() {
+            section.artefacts aria-label="Summaries" {
+                @for a in artefacts {
+                    article.artefact data-artefact=(a.id) {
+                        h3 { "🤖 " (a.title) }
+                        p.artefact-model {
+                            "Written by " (a.model) " from "
+                            (crate::search::page::counted(a.roots, "source", "sources"))
+                            "; shown because you may see every one of them."
+                        }
+                        @for para in a.text.split("\n\n").filter(|t| !t.trim().is_empty() && !t.starts_with("# ")) {
+                            p { (para.trim()) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 pub(crate) fn results_region(
     q: &str,
     outcome: &Result<SearchPage, SearchError>,
@@ -92,6 +117,10 @@ pub(crate) fn results_region(
                 @for w in &p.withheld {
                     p.withheld role="status" data-app=(w.app) { (w.sentence()) }
                 }
+                // §5.2: derived artefacts withheld loudly, one line a reason.
+                @for w in &p.artefacts_withheld {
+                    p.withheld.artefact role="status" { (w.sentence()) }
+                }
                 // A reconciling source is out of the search: its lines say so,
                 // and the page never claims nothing matched (§4.1 rule 1).
                 @if p.results.is_empty() && p.reconciling.is_empty() {
@@ -113,6 +142,9 @@ pub(crate) fn results_region(
                 (super::facts::fact_boxes(&p.facts))
                 // The answer: above the list, below the box (§8.4, §8.2).
                 (super::answer::answer_region(answer, p))
+                // Derived artefacts every root let through (§5.2), each
+                // naming the model that wrote it (decision 4).
+                (artefacts_region(&p.artefacts))
                 @if let Some(count) = p.count_line() { p.count { (count) } }
                 ol start=(p.results.first().map(|r| r.rank).unwrap_or(1)) {
                     @for entry in fold(&p.results) {
@@ -432,6 +464,9 @@ mod tests {
             facts: vec![],
             model_failure: None,
             semantic: SemanticRanking::Off,
+            artefacts: vec![],
+            artefacts_withheld: vec![],
+            regenerate: false,
         };
         let (status, region) = results_region("q", &Ok(page), None);
         assert_eq!(status, StatusCode::OK);

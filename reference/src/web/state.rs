@@ -88,6 +88,9 @@ pub struct AppState {
     pub(crate) chat: Option<Arc<ChatClient>>,
     /// Wakes the embedding loop after an ingest ([`AppState::embed_soon`]).
     embed_wake: Arc<tokio::sync::Notify>,
+    /// Writes the derived artefacts with AI on (§5.2): after every pull,
+    /// upload and connector sync, and when a ruling asks.
+    artefacts: crate::artefact::build::ArtefactWriter,
     /// What the embedding canary found on this start (§8.2, gate 30).
     canary: Arc<Mutex<CanaryState>>,
     /// The projects and the organisation collection `/brief` reads
@@ -139,11 +142,16 @@ impl AppState {
         base_url: impl Into<String>,
         offload: Offload,
     ) -> AppState {
+        let clock = instance.clock().clone();
+        let admission = instance.admission().clone();
+        let egress = instance.egress();
+        let instance = SharedInstance::new(instance, offload);
         AppState {
-            clock: instance.clock().clone(),
-            admission: instance.admission().clone(),
-            egress: instance.egress(),
-            instance: SharedInstance::new(instance, offload),
+            clock,
+            admission,
+            egress,
+            artefacts: crate::artefact::build::ArtefactWriter::new(instance.clone()),
+            instance,
             auth: Arc::new(Mutex::new(Auth::default())),
             delivery,
             classifier: Arc::new(NoClassifier),
@@ -407,7 +415,9 @@ impl AppState {
             self.egress.embeds(),
             "a provider client needs an instance woken with AI on"
         );
-        self.chat = Some(Arc::new(client));
+        let client = Arc::new(client);
+        self.artefacts.set_chat(client.clone());
+        self.chat = Some(client);
         self
     }
 
@@ -445,11 +455,13 @@ impl AppState {
             .clone()
     }
 
-    /// Asks the embedding loop to drain the queue now (after an ingest).
+    /// Asks the embedding loop to drain the queue now (after an ingest),
+    /// and the derived artefacts to be brought up to date (§5.2).
     pub fn embed_soon(&self) {
         if self.embedder.is_some() {
             self.embed_wake.notify_one();
         }
+        self.artefacts.soon();
     }
 
     /// Starts the embedding loop beside the server, with AI on: the canary
@@ -482,9 +494,14 @@ impl AppState {
         let client = Arc::new(client);
         // Every pull wakes the embedding loop: what it ingested is queued
         // (a permit no loop takes, with AI off, costs nothing).
+        // And the artefacts are brought up to date (with AI off, a no-op).
         let embed_wake = self.embed_wake.clone();
+        let artefacts = self.artefacts.clone();
         let puller = Puller::new(self.instance.clone(), client.clone(), self.clock.clone())
-            .with_after(Arc::new(move || embed_wake.notify_one()));
+            .with_after(Arc::new(move || {
+                embed_wake.notify_one();
+                artefacts.soon();
+            }));
         self.siblings = Some(client);
         self.puller = Some(puller);
         self
@@ -724,17 +741,24 @@ impl AppState {
         if let Some(p) = &self.puller {
             p.follow_up(follow_ups.apps());
         }
+        if follow_ups.regenerate {
+            self.artefacts.soon();
+        }
     }
 
     /// Awaits every pull a question or a ruling's follow-up started so far,
-    /// and any each led to, and returns their reports in start order
-    /// ([`Puller::settle`]). What a gate awaits instead of guessing how
+    /// and any each led to, then the derived-artefact refreshes they and
+    /// the rulings started (§5.2), and returns the pulls' reports in start
+    /// order ([`Puller::settle`]). What a gate awaits instead of guessing how
     /// long a refetch takes; production never needs it.
     pub async fn settle_follow_ups(&self) -> Vec<SyncReport> {
-        match &self.puller {
+        let reports = match &self.puller {
             Some(p) => p.settle().await,
             None => vec![],
-        }
+        };
+        // The artefacts the pulls and rulings asked for (§5.2).
+        self.artefacts.settle().await;
+        reports
     }
 
     /// The instance, shared with the router, for tests and gates that

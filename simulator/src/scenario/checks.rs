@@ -36,6 +36,10 @@ pub struct PageSummary {
     pub freshness: Vec<String>,
     /// Whether it said "No passage matched.".
     pub says_no_match: bool,
+    /// Derived artefacts shown (§5.2).
+    pub artefacts: usize,
+    /// Lines withholding derived artefacts (§5.2).
+    pub artefacts_withheld: Vec<String>,
 }
 
 /// One checked expectation.
@@ -88,6 +92,8 @@ pub fn summarise_page(status: u16, elapsed_ms: u64, body: &str) -> PageSummary {
         reconciling: lines_with_class(body, "reconciling"),
         freshness: lines_with_class(body, "freshness"),
         says_no_match: body.contains("No passage matched."),
+        artefacts: body.matches("<article class=\"artefact\"").count(),
+        artefacts_withheld: lines_with_class(body, "withheld artefact"),
     }
 }
 
@@ -155,6 +161,20 @@ pub(super) fn page_checks(p: &PageSummary, e: &PageExpect) -> Vec<Check> {
             ),
             p.says_no_match.to_string(),
             p.says_no_match == b,
+        ));
+    }
+    if let Some(n) = e.artefacts {
+        out.push(check(
+            format!("{} shown", plural(n, "derived artefact")),
+            p.artefacts.to_string(),
+            p.artefacts == n,
+        ));
+    }
+    if let Some(w) = &e.artefacts_withheld {
+        out.push(check(
+            format!("artefact withheld lines {w:?}"),
+            format!("{:?}", p.artefacts_withheld),
+            &p.artefacts_withheld == w,
         ));
     }
     if let Some(ms) = e.within_ms {

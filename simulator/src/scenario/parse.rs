@@ -41,6 +41,11 @@ pub struct Scenario {
     /// `expect` it carries.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub oracle: bool,
+    /// memoria runs with AI on against the stub provider, answering
+    /// extractively: it embeds, and writes derived artefacts (§5.2) for
+    /// items with a `topic`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ai: bool,
     /// The siblings.
     #[serde(rename = "sibling", default)]
     pub siblings: Vec<SiblingDecl>,
@@ -87,6 +92,10 @@ pub struct ItemDecl {
     /// Readers removed from a team item ("minus rows I have been removed from").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed: Vec<String>,
+    /// A topic tag the item's title carries (`#topic`): with `ai = true`,
+    /// memoria writes the item a summary and the topic an overview (§5.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topic: Option<String>,
 }
 
 fn one() -> usize {
@@ -183,6 +192,10 @@ pub struct PageExpect {
     pub says_no_match: Option<bool>,
     /// Simulated milliseconds the page may take at most.
     pub within_ms: Option<u64>,
+    /// Exactly this many derived artefacts shown (§5.2).
+    pub artefacts: Option<usize>,
+    /// Exactly these lines withholding derived artefacts, in order (§5.2).
+    pub artefacts_withheld: Option<Vec<String>>,
 }
 
 /// One timeline event. `at_ms` waits until that simulated time first.

@@ -116,6 +116,15 @@ impl Replay {
                 for w in &p.withheld {
                     out.push_str(&format!("                    withheld  {w}\n"));
                 }
+                if p.artefacts > 0 {
+                    out.push_str(&format!(
+                        "                    artefacts  {} shown\n",
+                        p.artefacts
+                    ));
+                }
+                for w in &p.artefacts_withheld {
+                    out.push_str(&format!("                    withheld  {w}\n"));
+                }
                 for r in &p.reconciling {
                     out.push_str(&format!("                    reconciling  {r}\n"));
                 }
@@ -217,6 +226,13 @@ pub fn world(s: &Scenario, seed: u64) -> Result<World, ScenarioError> {
     }
     let corpus = corpus::load_items(s.siblings.iter().map(|x| x.corpus).sum());
     world.set("corpus", format!("{:?}", corpus.source));
+    if s.ai {
+        // AI on against the stub provider, answering extractively: the
+        // derived artefacts of §5.2 are written from what was sent.
+        let stub = crate::fake::provider::StubProvider::new();
+        stub.set_chat_extractive(true);
+        world.use_provider(&stub);
+    }
     let mut offset = 0;
     for x in &s.siblings {
         let fake = world.fake(&x.app).clone();
@@ -257,7 +273,11 @@ pub fn world(s: &Scenario, seed: u64) -> Result<World, ScenarioError> {
                         to: item.granted_to.iter().map(|r| address(r)).collect(),
                     },
                 };
-                m.add_item(&item.id, rung, &item.words, &body(1))
+                let title = match &item.topic {
+                    Some(t) => format!("{} #{t}", item.words),
+                    None => item.words.clone(),
+                };
+                m.add_item(&item.id, rung, &title, &body(1))
                     .map_err(|e| format!("{}: {e:?}", item.id))?;
                 match item.rung {
                     RungDecl::LinkShared => m.set_link_shared(&item.id, true),

@@ -34,7 +34,7 @@ impl Store {
     /// # Errors
     /// [`ErrorKind::Empty`] if the body has no words; [`ErrorKind::Storage`] on a write failure.
     pub fn ingest(&mut self, doc: &NewDocument, now: i64) -> Result<IngestOutcome, Error> {
-        self.ingest_from(doc, None, now)
+        self.ingest_from(doc, None, APP_MEMORIA, now)
     }
 
     /// Ingests one sibling item's body at one revision (§6.1 S3 → §5.2).
@@ -50,7 +50,7 @@ impl Store {
         provenance: &Provenance,
         now: i64,
     ) -> Result<IngestOutcome, Error> {
-        self.ingest_from(doc, Some(provenance), now)
+        self.ingest_from(doc, Some(provenance), APP_MEMORIA, now)
     }
 
     /// The source key a sibling item is stored under.
@@ -58,10 +58,14 @@ impl Store {
         format!("sibling:{app}:{item_id}")
     }
 
+    /// Ingests `doc` as [`Store::ingest`] does; a document with no
+    /// `provenance` is stored under `owner` (`memoria`, or `artefact` for a
+    /// derived artefact's text, §5.2).
     pub(super) fn ingest_from(
         &mut self,
         doc: &NewDocument,
         provenance: Option<&Provenance>,
+        owner: &str,
         now: i64,
     ) -> Result<IngestOutcome, Error> {
         let source_key = match provenance {
@@ -74,7 +78,7 @@ impl Store {
                 Some(p.item_id.as_str()),
                 Some(p.revision.as_str()),
             ),
-            None => (APP_MEMORIA, None, None),
+            None => (owner, None, None),
         };
         let chunks = chunk::chunk(&doc.body);
         if chunks.is_empty() {
