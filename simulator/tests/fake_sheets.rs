@@ -413,3 +413,58 @@ async fn each_s6_knob_bends_the_answer_and_the_trace_records_every_call_without_
             if f == "AVERAGE" && cells.len() == 3 && r == "STALE" && who == "member-1"
     ));
 }
+
+#[tokio::test]
+async fn a_public_statistics_table_becomes_a_sheet_s6_can_aggregate() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/corpus/sheets-stats/us-employment.csv");
+    let Ok(csv) = std::fs::read_to_string(&path) else {
+        println!(
+            "skipped: {} is absent; run fixtures/corpus/fetch-sheets-stats to fetch it",
+            path.display()
+        );
+        return;
+    };
+    let sheet = memoria_simulator::sheet::sheet_from_monthly_csv("US employment", &csv, "#,##0")
+        .expect("the BLS table is a monthly table of decimals");
+    assert_eq!(sheet.tabs.first().map(|t| t.name.as_str()), Some("2006"));
+    assert_eq!(sheet.tabs.len(), 10, "2006..2015");
+    let fake = sheets();
+    fake.model()
+        .with(|m| m.add_sheet("sh-bls", Rung::Team, sheet))
+        .expect("added");
+    // June nonfarm employment, 2006..2008: column 7 of row 2 on three tabs.
+    let cells: Vec<Value> = ["2006", "2007", "2008"]
+        .iter()
+        .map(|tab| json!({"sheet": "sh-bls", "tab": tab, "row": 2, "col": 7, "revision": "r1"}))
+        .collect();
+    let body =
+        json!({"subject": {"kind": "address", "value": ANA}, "fn": "AVERAGE", "cells": cells});
+    let (status, answer) = raw(&fake, "/s6/aggregate", &body.to_string()).await;
+    assert_eq!(status, StatusCode::OK);
+    let answer = valid("s6-response", answer.as_bytes());
+    // An independent reading of the same three numbers, in the test only.
+    let june: Vec<f64> = csv
+        .lines()
+        .filter(|l| {
+            l.starts_with("2006-06") || l.starts_with("2007-06") || l.starts_with("2008-06")
+        })
+        .map(|l| {
+            l.split(',')
+                .nth(1)
+                .and_then(|v| v.parse().ok())
+                .expect("a nonfarm figure")
+        })
+        .collect();
+    assert_eq!(june.len(), 3);
+    let mean = june.iter().sum::<f64>() / 3.0;
+    let display = answer["result"]["display"]
+        .as_str()
+        .expect("a VALUE's display");
+    assert_eq!(
+        display.replace(',', "").parse::<f64>().ok(),
+        Some(mean.round()),
+        "{answer}"
+    );
+    assert_eq!(answer["result"]["format_code"], "#,##0");
+}

@@ -619,6 +619,77 @@ pub fn worked_example() -> Vec<(String, Sheet)> {
         .collect()
 }
 
+/// A sheet from a monthly statistics table in CSV (the shape of
+/// `fixtures/corpus/fetch-sheets-stats`'s table): a header line whose
+/// first field names the month column and whose others name series, then
+/// one line per month, `YYYY-MM-DD,<decimal>,…`. One tab per year, named
+/// for it; row 1 the header band (`Jan 2006` … as the months present);
+/// one row per series, labelled `<series> (thousands)`, its cells in
+/// `format_code`. No quoting: a field holding a comma or a quote is
+/// refused.
+///
+/// # Errors
+/// [`SheetError::NotDecimal`] naming the first field that is not a
+/// decimal, a month that is not `YYYY-MM-DD`, or a line of the wrong width.
+pub fn sheet_from_monthly_csv(
+    title: &str,
+    csv: &str,
+    format_code: &str,
+) -> Result<Sheet, SheetError> {
+    let mut lines = csv.lines().filter(|l| !l.trim().is_empty());
+    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    let series = header.get(1..).unwrap_or_default();
+    // year -> (month labels, per-series values)
+    let mut years: Vec<(String, Vec<String>, Vec<Vec<String>>)> = Vec::new();
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields.len() != header.len() || line.contains('"') {
+            return Err(SheetError::NotDecimal(format!(
+                "a line of {} fields",
+                fields.len()
+            )));
+        }
+        let date = fields[0];
+        let (year, month) = date
+            .get(0..4)
+            .zip(date.get(5..7).and_then(|m| m.parse::<usize>().ok()))
+            .filter(|(y, m)| y.bytes().all(|b| b.is_ascii_digit()) && (1..=12).contains(m))
+            .ok_or_else(|| SheetError::NotDecimal(date.to_owned()))?;
+        if years.last().is_none_or(|(y, _, _)| y != year) {
+            years.push((year.to_owned(), Vec::new(), vec![Vec::new(); series.len()]));
+        }
+        let (_, months, values) = years.last_mut().expect("pushed above");
+        months.push(format!("{} {year}", MONTHS[month - 1]));
+        for (column, field) in values.iter_mut().zip(&fields[1..]) {
+            parse_decimal(field).ok_or_else(|| SheetError::NotDecimal((*field).to_owned()))?;
+            column.push((*field).to_owned());
+        }
+    }
+    let tabs = years
+        .into_iter()
+        .map(|(year, months, values)| {
+            let header: Vec<&str> = std::iter::once("")
+                .chain(months.iter().map(String::as_str))
+                .collect();
+            let labels: Vec<String> = series
+                .iter()
+                .map(|s| format!("{} (thousands)", s.replace('_', " ")))
+                .collect();
+            let cells: Vec<Vec<&str>> = values
+                .iter()
+                .map(|v| v.iter().map(String::as_str).collect())
+                .collect();
+            let rows: Vec<(&str, &[&str])> = labels
+                .iter()
+                .map(String::as_str)
+                .zip(cells.iter().map(Vec::as_slice))
+                .collect();
+            Tab::table(&year, &header, &rows, Some(format_code))
+        })
+        .collect();
+    Ok(Sheet::new(title, tabs))
+}
+
 /// Whether `v` is a whole number (for callers that want to say so).
 #[must_use]
 pub fn is_whole(v: &BigRational) -> bool {
