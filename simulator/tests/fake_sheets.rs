@@ -468,3 +468,88 @@ async fn a_public_statistics_table_becomes_a_sheet_s6_can_aggregate() {
     );
     assert_eq!(answer["result"]["format_code"], "#,##0");
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_control_route_drives_reformats_and_each_s6_fault_and_slow_delays_only_s6() {
+    let fake = sheets();
+    let control = memoria_simulator::Controller::new(fake.clone(), vec![]);
+    let apply = |action: &str, args: &[&str]| {
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        control.apply(action, &args)
+    };
+    assert_eq!(
+        apply(
+            "reformat-column",
+            &["sh-fy2024", "P&L", "7", "0.0%", "same"]
+        ),
+        Ok(Some("r1".to_owned()))
+    );
+    assert_eq!(
+        apply(
+            "reformat-cell",
+            &["sh-fy2025", "P&L", "2", "7", "General", "new"]
+        ),
+        Ok(Some("r2".to_owned()))
+    );
+    assert_eq!(
+        apply("set-cell", &["sh-fy2026", "P&L", "2", "13", "1500000"]),
+        Ok(Some("r2".to_owned()))
+    );
+    assert!(
+        apply(
+            "reformat-cell",
+            &["sh-fy2024", "P&L", "99", "1", "0", "same"]
+        )
+        .is_err()
+    );
+    assert!(
+        apply(
+            "reformat-cell",
+            &["sh-fy2024", "Nope", "2", "2", "0", "same"]
+        )
+        .is_err()
+    );
+    let june = s6(&fake, ANA, "SUM", &[JUNE[0]]).await;
+    assert!(june.contains(r#""display":"135000000.0%""#), "{june}");
+    for (knob, shows) in [
+        (&["stale"][..], "STALE"),
+        (&["non-numeric"][..], "NON_NUMERIC"),
+        (&["malformed", "unknown-type"][..], "PERHAPS"),
+    ] {
+        assert_eq!(apply("s6-fault", knob), Ok(None));
+        let (_, body) = raw(&fake, "/s6/aggregate", &request(ANA, "SUM", &[JUNE[0]])).await;
+        assert!(body.contains(shows), "{knob:?}: {body}");
+        assert_eq!(apply("s6-fault", &["off"]), Ok(None));
+    }
+    assert_eq!(apply("s6-fault", &["down"]), Ok(None));
+    assert_eq!(
+        raw(&fake, "/s6/aggregate", &request(ANA, "SUM", &[JUNE[0]]))
+            .await
+            .0,
+        StatusCode::SERVICE_UNAVAILABLE
+    );
+    assert_eq!(apply("s6-fault", &["off"]), Ok(None));
+    assert_eq!(apply("s6-fault", &["slow", "1500"]), Ok(None));
+    let t0 = tokio::time::Instant::now();
+    let _ = raw(
+        &fake,
+        "/s3/fetch",
+        r#"{"item_id":"sh-fy2024","revision":"r1"}"#,
+    )
+    .await;
+    assert!(
+        t0.elapsed() < std::time::Duration::from_millis(1500),
+        "S3 is not slowed"
+    );
+    let t1 = tokio::time::Instant::now();
+    assert_eq!(
+        raw(&fake, "/s6/aggregate", &request(ANA, "SUM", &[JUNE[0]]))
+            .await
+            .0,
+        StatusCode::OK,
+        "up again, slowly"
+    );
+    assert!(t1.elapsed() >= std::time::Duration::from_millis(1500));
+    assert_eq!(apply("s6-fault", &["off"]), Ok(None));
+    assert!(apply("s6-fault", &["malformed", "nonsense"]).is_err());
+}

@@ -2,6 +2,10 @@
 //!
 //! Every answer is compact JSON in schema field order; every non-2xx body
 //! is `{"error":"<code>"}`. Nothing here logs content.
+//!
+//! Size: over 800 lines because it is one server (tokens, consumer rows,
+//! faults, S1 to S3 and the malformed S2 answers); S6 lives in the child
+//! `server/s6.rs`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -198,9 +202,9 @@ impl FakeSibling {
     }
 
     /// The router: `GET /s1/feed`, `GET /s1a/announce`, `POST /s2/check`,
-    /// `POST /s3/fetch`, `POST /s6/aggregate`. Every fake serves S6; one
-    /// holding no sheet answers each cell `NOT_VISIBLE` (no row), as Docs
-    /// and Calendar siblings that answered S6 at all would.
+    /// `POST /s3/fetch`, `POST /s6/aggregate`. Every fake serves S6: a
+    /// fake holding no sheet answers `NOT_VISIBLE` for an id it has no row
+    /// for and `NON_NUMERIC` for a readable item that is not a sheet.
     pub fn router(&self) -> Router {
         Router::new()
             .route("/s1/feed", get(s1))

@@ -323,7 +323,8 @@ fn digits(v: &BigRational, decimals: usize) -> (String, String) {
     let frac = if decimals == 0 {
         String::new()
     } else {
-        format!("{:0>decimals$}", (&scaled % &scale).to_string())
+        let frac = (&scaled % &scale).to_string();
+        format!("{frac:0>decimals$}")
     };
     (int, frac)
 }
@@ -361,7 +362,7 @@ struct Format {
 fn parse_format(code: &str) -> Format {
     let mut f = Format::default();
     let section = code.split(';').next().unwrap_or("");
-    let mut chars = section.chars().peekable();
+    let mut chars = section.chars();
     let mut phase = 0; // 0 prefix, 1 number, 2 suffix
     let mut after_point = false;
     let mut pending_commas = 0u32;
