@@ -10,7 +10,8 @@
 //! kit falls back to N `bump-revision` calls on exit 3), `delete ITEM`,
 //! `set-link-shared ITEM`, `set-guest-only ITEM`, `empty-team-set`,
 //! `partial-restore ITEM REVISION`, `whole-log-restore`, `rotate-begin`,
-//! `rotate-retire`. `fixtures/conformance/README.md` says what each must do.
+//! `rotate-retire`, and for a Sheets server `reformat-cell ITEM TAB ROW COL
+//! FORMAT same|new` (§8.7). `fixtures/conformance/README.md` says what each must do.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 
 use memoria_simulator::{
-    Clock, Controller, FakeConfig, FakeSibling, ModelHandle, Rung, SubjectKind, Trace,
+    Clock, Controller, FakeConfig, FakeSibling, ModelHandle, Rung, Sheet, SubjectKind, Tab, Trace,
     serve_loopback,
 };
 use tokio::task::JoinHandle;
@@ -72,17 +72,28 @@ pub fn seed(m: &Manifest, model: &ModelHandle) -> Result<(), String> {
                     .collect::<BTreeSet<_>>(),
             },
         };
-        let mut minted = vec![
-            model
-                .add_item(
-                    &item.item_id,
-                    rung,
-                    &format!("Item {}", item.key),
-                    "Revision 1.",
-                )
-                .map_err(|e| format!("{}: {e}", item.key))?,
-        ];
-        for n in 2..=item.revisions.len() {
+        let mut minted = if let Some(grid) = &m.sheet {
+            sheet_item(
+                grid,
+                &item.key,
+                &item.item_id,
+                rung,
+                item.revisions.len(),
+                model,
+            )?
+        } else {
+            vec![
+                model
+                    .add_item(
+                        &item.item_id,
+                        rung,
+                        &format!("Item {}", item.key),
+                        "Revision 1.",
+                    )
+                    .map_err(|e| format!("{}: {e}", item.key))?,
+            ]
+        };
+        for n in (minted.len() + 1)..=item.revisions.len() {
             minted.push(
                 model
                     .revise(
@@ -116,6 +127,41 @@ pub fn seed(m: &Manifest, model: &ModelHandle) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// One manifest item as a sheet holding `grid` (§8.7): revision N's note
+/// cell (row 3, col 2) reads `Revision N.`, so revisions differ. Returns
+/// the `revisions` minted.
+fn sheet_item(
+    grid: &manifest::SheetGrid,
+    key: &str,
+    item_id: &str,
+    rung: Rung,
+    revisions: usize,
+    model: &ModelHandle,
+) -> Result<Vec<String>, String> {
+    let header: Vec<&str> = grid.header.iter().map(String::as_str).collect();
+    let rows: Vec<(&str, Vec<&str>)> = grid
+        .rows
+        .iter()
+        .map(|(label, cells)| (label.as_str(), cells.iter().map(String::as_str).collect()))
+        .collect();
+    let rows: Vec<(&str, &[&str])> = rows.iter().map(|(l, c)| (*l, c.as_slice())).collect();
+    let tab = Tab::table(&grid.tab, &header, &rows, Some(&grid.format_code));
+    let err = |e: memoria_simulator::ModelError| format!("{key}: {e}");
+    let mut minted = vec![
+        model
+            .with(|m| m.add_sheet(item_id, rung, Sheet::new(&format!("Item {key}"), vec![tab])))
+            .map_err(err)?,
+    ];
+    for n in 2..=revisions {
+        minted.push(
+            model
+                .with(|m| m.set_cell(item_id, &grid.tab, (3, 2), &format!("Revision {n}.")))
+                .map_err(err)?,
+        );
+    }
+    Ok(minted)
 }
 
 /// Seeds a fake from `m` and serves it, with its control route, on `addr`.

@@ -119,6 +119,44 @@ pub struct NoRow {
     pub revision: String,
 }
 
+/// An S6 answer the kit expects, as Sheets shows it (§6.1 S6).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ExpectedValue {
+    /// The decimal string.
+    pub value: String,
+    /// The display string.
+    pub display: String,
+    /// The format code.
+    pub format_code: String,
+}
+
+/// A reformat the kit drives and the display it expects after it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Reformatted {
+    /// The new format code.
+    pub format_code: String,
+    /// What the reformatted cell then shows.
+    pub display: String,
+}
+
+/// The grid every item holds on a target that serves S6 (§8.7): row 1 is
+/// `header`, then each row a label and its cells.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SheetGrid {
+    /// The one tab's name.
+    pub tab: String,
+    /// Row 1.
+    pub header: Vec<String>,
+    /// Rows 2…: a label (col 1) and its cells (cols 2…).
+    pub rows: Vec<(String, Vec<String>)>,
+    /// The number cells' format code.
+    pub format_code: String,
+    /// SUM over row 2's cells (Revenue).
+    pub sum_revenue: ExpectedValue,
+    /// Row 2 col 2 reformatted in place.
+    pub jan_reformatted: Reformatted,
+}
+
 /// A whole manifest.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Manifest {
@@ -130,6 +168,9 @@ pub struct Manifest {
     pub items: Vec<Item>,
     /// The no-row id.
     pub no_row: NoRow,
+    /// The grid, for a target that serves S6; `None`: the s6 cases skip.
+    #[serde(default)]
+    pub sheet: Option<SheetGrid>,
 }
 
 impl Manifest {

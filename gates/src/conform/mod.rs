@@ -1,4 +1,4 @@
-//! The conformance kit: `memoria-harness conform` proves a sibling's S1, S1a, S2 and S3 against the wire contract, one command against host:port (§4.1, §6.1, §6.2, GATES.md suite gates).
+//! The conformance kit: `memoria-harness conform` proves a sibling's S1, S1a, S2, S3 and (for Sheets) S6 against the wire contract, one command against host:port (§4.1, §6.1, §6.2, GATES.md suite gates).
 //!
 //! Cases live in [`cases`], each with a stable id grouped by section
 //! (`s2/…`, `suite3/…`), a level (MUST or SHOULD), its requirement and spec

@@ -2,7 +2,7 @@
 //!
 //! One file per section of the case ids, each with its cases and its own
 //! table: [`suite2`], [`suite3`], [`s2`], [`s3`], [`s1`], [`s1a`],
-//! [`tokens`] and [`transport`]; what several share (S2 calls and parsing, byte comparisons,
+//! [`s6`], [`tokens`] and [`transport`]; what several share (S2 calls and parsing, byte comparisons,
 //! feed walks, schema checks) is in `wire.rs`. [`all`] concatenates the
 //! tables in that order, which is the order every run and report lists.
 //! A new case goes in its section's table; a new section is a file, a
@@ -81,6 +81,7 @@ pub mod s1;
 pub mod s1a;
 pub mod s2;
 pub mod s3;
+pub mod s6;
 pub mod suite2;
 pub mod suite3;
 pub mod tokens;
@@ -93,6 +94,7 @@ const SECTIONS: &[&[ConformCase]] = &[
     suite3::CASES,
     s2::CASES,
     s3::CASES,
+    s6::CASES,
     s1::CASES,
     s1a::CASES,
     tokens::CASES,
@@ -119,6 +121,7 @@ mod tests {
             ("suite3", suite3::CASES),
             ("s2", s2::CASES),
             ("s3", s3::CASES),
+            ("s6", s6::CASES),
             ("s1", s1::CASES),
             ("s1a", s1a::CASES),
             ("tokens", tokens::CASES),
@@ -154,6 +157,7 @@ mod tests {
                     "s1a",
                     "s2",
                     "s3",
+                    "s6",
                     "tokens",
                     "transport"
                 ]
