@@ -225,8 +225,6 @@ pub struct PassageHit {
 /// (id, revision, external_id, deleted_at, sibling revision) of a document row.
 type ExistingRow = (String, i64, Vec<u8>, Option<i64>, Option<String>);
 
-/// (chunk id, ordinal, sealed body, sealed trail, document id).
-
 /// The sealed store.
 pub struct Store {
     conn: Connection,
