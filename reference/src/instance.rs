@@ -799,6 +799,8 @@ impl Instance {
         if self.admission.admit(asker).is_none() {
             return Err(SearchError::NotAdmitted);
         }
+        // One read transaction for the whole page (issue 30).
+        let _read = self.store.read_together().map_err(SearchError::Store)?;
         let q = query::parse(text).map_err(|r| match r {
             QueryRefusal::TooLong { bytes, chars } => SearchError::TooLong { bytes, chars },
             QueryRefusal::TooManyWords { words } => SearchError::TooManyWords { words },

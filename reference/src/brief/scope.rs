@@ -157,10 +157,17 @@ impl Scopes {
     /// recorded path lies under; a sibling's item, and a path under no
     /// root, are the team's.
     pub fn of(&self, doc: &DocumentSummary) -> Scope {
-        if doc.provenance.is_some() {
+        self.of_path(&doc.path, doc.provenance.is_some())
+    }
+
+    /// As [`Scopes::of`], from a document's recorded path and whether it is
+    /// a sibling's item: what a brief files every live document by without
+    /// opening its title (`Store::document_paths`).
+    pub fn of_path(&self, recorded: &str, from_sibling: bool) -> Scope {
+        if from_sibling {
             return Scope::Team;
         }
-        let path = components(&doc.path);
+        let path = components(recorded);
         let under = |root: &[String]| path.len() > root.len() && path.starts_with(root);
         let mut best: Option<(usize, Scope)> = None;
         for (name, root) in &self.projects {

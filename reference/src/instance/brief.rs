@@ -23,7 +23,6 @@ use crate::brief::{
 };
 use crate::search::markdown::{TextForm, read};
 use crate::search::query;
-use crate::storage::store::DocumentSummary;
 
 /// A path's components, lexically normalised: empty and `.` dropped, `..`
 /// taking one off (never above the start).
@@ -106,6 +105,8 @@ impl Instance {
             return Err(BriefError::NotAdmitted);
         }
         check_request(request)?;
+        // One read transaction for the whole pool (issue 30).
+        let _read = self.store.read_together().map_err(BriefError::Store)?;
         let scope = scopes
             .named(&request.scope)
             .ok_or(BriefError::UnknownScope)?;
@@ -129,23 +130,13 @@ impl Instance {
         };
 
         // Every live document filed under its scope, and every chunk under its document's.
-        // A derived artefact is in no brief: its authority is its roots
-        // (§5.2), which only the search page rules.
-        let documents: Vec<_> = self
-            .store
-            .documents()
-            .map_err(BriefError::Store)?
-            .into_iter()
-            .filter(|d| d.app != crate::storage::store::APP_ARTEFACT)
-            .collect();
+        // A derived artefact is in no brief: `document_paths` leaves it out.
+        let documents = self.store.document_paths().map_err(BriefError::Store)?;
         let scope_of: HashMap<&str, Scope> = documents
             .iter()
-            .map(|d| (d.id.as_str(), scopes.of(d)))
+            .map(|(id, path, sibling)| (id.as_str(), scopes.of_path(path, *sibling)))
             .collect();
-        let documents_in_scope = documents
-            .iter()
-            .filter(|d| reads.contains(&scope_of[d.id.as_str()]))
-            .count();
+        let documents_in_scope = scope_of.values().filter(|s| reads.contains(s)).count();
         let reconciling = self.store.reannouncing_apps().map_err(BriefError::Store)?;
         let mut out_of_ranking: HashSet<i64> = HashSet::new();
         for app in &reconciling {
@@ -155,19 +146,19 @@ impl Instance {
                     .map_err(BriefError::Store)?,
             );
         }
-        let chunk_docs = self
-            .store
-            .live_chunk_documents()
-            .map_err(BriefError::Store)?;
-        let excluded_from = |wanted: &[Scope]| -> Vec<i64> {
-            chunk_docs
-                .iter()
-                .filter(|(c, d)| {
-                    out_of_ranking.contains(c)
-                        || scope_of.get(d.as_str()).is_none_or(|s| !wanted.contains(s))
-                })
-                .map(|(c, _)| *c)
-                .collect()
+        // A chunk is in a read if its document is filed under one of the
+        // read's scopes and its source is not reconciling. Asked of each
+        // ranked row as the index reads it (issue 30: listing every chunk
+        // outside the scopes took most of a brief at 90,000 chunks).
+        let in_scopes = |chunk: i64, wanted: &[Scope]| -> Result<bool, crate::error::Error> {
+            if out_of_ranking.contains(&chunk) {
+                return Ok(false);
+            }
+            Ok(self
+                .store
+                .chunk_document(chunk)?
+                .and_then(|d| scope_of.get(d.as_str()))
+                .is_some_and(|s| wanted.contains(s)))
         };
 
         let plan = query::plan(&request.task).ok_or(BriefError::EmptyTask)?;
@@ -177,14 +168,29 @@ impl Instance {
         };
         let mut pool_ids: Vec<i64> = Vec::new();
         let mut read_into = |wanted: &[Scope], depth: usize| -> Result<(), BriefError> {
-            let excluded = excluded_from(wanted);
             let hits = self
                 .index
-                .ranked(&plan, depth, 0, &excluded)
-                .map_err(BriefError::Engine)?;
+                .ranked_where(&plan, depth, 0, &mut |c| in_scopes(c, wanted))
+                .map_err(|e| match e.kind() {
+                    crate::error::ErrorKind::Query => BriefError::Engine(e),
+                    _ => BriefError::Store(e),
+                })?;
             pool_ids.extend(hits.iter().map(|h| h.chunk_id));
             if let Some(v) = vector {
-                let set: HashSet<i64> = excluded.into_iter().collect();
+                // The dense scan takes its leave-out list whole: the
+                // chunks of every document outside the read's scopes.
+                let chunk_docs = self
+                    .store
+                    .live_chunk_documents()
+                    .map_err(BriefError::Store)?;
+                let set: HashSet<i64> = chunk_docs
+                    .iter()
+                    .filter(|(c, d)| {
+                        out_of_ranking.contains(c)
+                            || scope_of.get(d.as_str()).is_none_or(|s| !wanted.contains(s))
+                    })
+                    .map(|(c, _)| *c)
+                    .collect();
                 pool_ids.extend(
                     self.dense
                         .top_k_excluding(v, depth, &set)
@@ -204,11 +210,8 @@ impl Instance {
         pool_ids.retain(|c| seen.insert(*c));
 
         // Links resolve against the recorded paths of live memoria-owned documents.
-        let by_path: HashMap<Vec<String>, &DocumentSummary> = documents
-            .iter()
-            .filter(|d| d.provenance.is_none())
-            .map(|d| (path_parts(&d.path), d))
-            .collect();
+        // Made on the first relative link a pool passage holds, not per brief.
+        let by_path: std::cell::OnceCell<HashMap<Vec<String>, &str>> = std::cell::OnceCell::new();
         let task_tokens: BTreeSet<String> = content_tokens(&request.task);
         let now = self.clock.now_unix_s();
         let task_title = request.task.trim().to_lowercase();
@@ -244,17 +247,27 @@ impl Instance {
                 dir.pop();
                 for (target, text) in links(&ph.passage.body, first) {
                     let resolved = normalised(dir.iter().cloned().chain(path_parts(&target)));
-                    let Some(t) = by_path.get(&resolved) else {
+                    let by_path = by_path.get_or_init(|| {
+                        documents
+                            .iter()
+                            .filter(|(_, _, sibling)| !sibling)
+                            .map(|(id, path, _)| (path_parts(path), id.as_str()))
+                            .collect()
+                    });
+                    let Some(&target_id) = by_path.get(&resolved) else {
                         continue;
                     };
-                    if t.id == doc.id {
+                    if target_id == doc.id {
                         continue;
                     }
                     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-                    if let Some(evidence) =
+                    let Some(evidence) =
                         said.iter().find(|s| !text.is_empty() && s.contains(&text))
-                    {
-                        found_links.push(((*t).clone(), evidence.clone()));
+                    else {
+                        continue;
+                    };
+                    if let Some(t) = self.store.document(target_id).map_err(BriefError::Store)? {
+                        found_links.push((t, evidence.clone()));
                     }
                 }
             }
@@ -268,10 +281,8 @@ impl Instance {
                     said.first().cloned()
                 } else {
                     self.store
-                        .passages(&doc.id)
+                        .first_passage(&doc.id)
                         .map_err(BriefError::Store)?
-                        .into_iter()
-                        .find(|p| p.ordinal == 0)
                         .and_then(|p| sentences(&p.body, form, true).into_iter().next())
                 };
                 if let Some(lead) = lead {

@@ -47,6 +47,10 @@ const SCHEMA: &str = "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(\
     content='', contentless_delete=1, \
     tokenize='porter unicode61 remove_diacritics 2')";
 
+/// The longest leave-out list [`LexicalIndex::ranked`] scans per row; a
+/// longer one is made a set first (a page's 21 hits are scanned).
+const EXCLUDED_SCAN_MAX: usize = 64;
+
 /// One hit: a chunk row id and its BM25 score (lower is better, as FTS5 reports it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
@@ -435,26 +439,86 @@ impl LexicalIndex {
         offset: usize,
         excluded: &[i64],
     ) -> Result<Vec<Hit>, Error> {
+        // A long list (a reconciling sibling's chunks) is asked as a set.
+        let set: Option<std::collections::HashSet<i64>> =
+            (excluded.len() > EXCLUDED_SCAN_MAX).then(|| excluded.iter().copied().collect());
+        let left_out = |c: i64| match &set {
+            Some(set) => set.contains(&c),
+            None => excluded.contains(&c),
+        };
+        self.ranked_by(plan, limit, offset, |expr, wanted, found| {
+            // At most every left-out chunk ranks above the rows wanted, so
+            // that many more rows, read best first, always fill the tier.
+            let rows = wanted + excluded.len() + found.len();
+            let mut kept = Vec::with_capacity(wanted);
+            self.each_ranked(expr, Some(rows), &mut |hit| {
+                let c = hit.chunk_id;
+                if !left_out(c) && found.iter().all(|h| h.chunk_id != c) {
+                    kept.push(hit);
+                }
+                Ok(kept.len() < wanted)
+            })?;
+            Ok(kept)
+        })
+    }
+
+    /// As [`LexicalIndex::ranked`], with the chunks `keep` refuses left out
+    /// before ranking is cut, asked lazily: each tier's rows are read best
+    /// first and `keep` is asked of each until the page is full, so a
+    /// filter that passes most chunks is asked of a few more than the page,
+    /// and nothing is listed up front (issue 30: a brief's scope listed
+    /// every chunk outside it, 90,000 rows, on every request). The same
+    /// hits as `ranked` with `excluded` holding every chunk `keep` refuses.
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::search`], and whatever `keep` returns.
+    pub fn ranked_where(
+        &self,
+        plan: &Plan,
+        limit: usize,
+        offset: usize,
+        keep: &mut dyn FnMut(i64) -> Result<bool, Error>,
+    ) -> Result<Vec<Hit>, Error> {
+        self.ranked_by(plan, limit, offset, |expr, wanted, found| {
+            let mut kept = Vec::with_capacity(wanted);
+            self.each_ranked(expr, None, &mut |hit| {
+                if found.iter().all(|h| h.chunk_id != hit.chunk_id) && keep(hit.chunk_id)? {
+                    kept.push(hit);
+                }
+                Ok(kept.len() < wanted)
+            })?;
+            Ok(kept)
+        })
+    }
+
+    /// The tiers of `plan` in order (see [`LexicalIndex::ranked`]), each run
+    /// by `run(expression, hits still wanted, hits found so far)`, which
+    /// leaves out what was found.
+    fn ranked_by(
+        &self,
+        plan: &Plan,
+        limit: usize,
+        offset: usize,
+        mut run: impl FnMut(&str, usize, &[Hit]) -> Result<Vec<Hit>, Error>,
+    ) -> Result<Vec<Hit>, Error> {
         let wanted = offset + limit;
         let mut hits: Vec<Hit> = Vec::with_capacity(wanted);
-        let mut skip = excluded.to_vec();
-        let run = |expr: &str, hits: &mut Vec<Hit>, skip: &mut Vec<i64>| -> Result<(), Error> {
-            let found = self.search_excluding(expr, wanted - hits.len(), 0, skip)?;
-            skip.extend(found.iter().map(|h| h.chunk_id));
+        let mut tier = |expr: &str, hits: &mut Vec<Hit>| -> Result<(), Error> {
+            let found = run(expr, wanted - hits.len(), hits)?;
             hits.extend(found);
             Ok(())
         };
-        for tier in plan.tiers() {
+        for t in plan.tiers() {
             if hits.len() >= wanted {
                 break;
             }
-            run(tier, &mut hits, &mut skip)?;
+            tier(t, &mut hits)?;
         }
         if hits.len() < wanted
             && let Some(most) = &plan.most
             && self.matches_at_most(most, FILL_ROWS_MAX)?.is_some()
         {
-            run(most, &mut hits, &mut skip)?;
+            tier(most, &mut hits)?;
         }
         if hits.len() < wanted && !plan.any.is_empty() {
             let mut counted: Vec<(usize, &str)> = Vec::with_capacity(plan.any.len());
@@ -474,10 +538,43 @@ impl LexicalIndex {
                 chosen.push(w);
             }
             if !chosen.is_empty() {
-                run(&chosen.join(" OR "), &mut hits, &mut skip)?;
+                tier(&chosen.join(" OR "), &mut hits)?;
             }
         }
         Ok(hits.into_iter().skip(offset).take(limit).collect())
+    }
+
+    /// The first `rows` rows `fts_query` matches (all of them with `None`),
+    /// best first (the order of [`LexicalIndex::search`]), handed to `each`
+    /// until it returns false. FTS5 scores every match either way; a bound
+    /// lets SQLite keep only that many in its sort.
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::search`], and whatever `each` returns.
+    fn each_ranked(
+        &self,
+        fts_query: &str,
+        rows: Option<usize>,
+        each: &mut dyn FnMut(Hit) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
+        let (wt, wr, wb) = BM25_WEIGHTS;
+        let sql = format!(
+            "SELECT rowid, bm25(fts, {wt:.1}, {wr:.1}, {wb:.1}) AS score FROM fts \
+             WHERE fts MATCH ?1 ORDER BY score, rowid LIMIT ?2"
+        );
+        let limit = rows.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query(params![fts_query, limit]).map_err(query_error)?;
+        while let Some(r) = rows.next().map_err(query_error)? {
+            let hit = Hit {
+                chunk_id: r.get(0).map_err(query_error)?,
+                score: r.get(1).map_err(query_error)?,
+            };
+            if !each(hit)? {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// How many chunks `fts_query` matches, if at most `cap`; `None` if more.
@@ -895,6 +992,48 @@ mod tests {
             .map(|h| h.chunk_id)
             .collect();
         assert_eq!(ids, [3]);
+    }
+
+    #[test]
+    fn a_filter_asked_row_by_row_ranks_exactly_as_the_same_chunks_excluded_up_front() {
+        let mut idx = LexicalIndex::new().unwrap();
+        for id in 1..=30 {
+            let body = match id % 5 {
+                0 => "alpha beta",
+                1 => "alpha gamma beta",
+                2 => "alpha only",
+                3 => "beta alone here",
+                _ => "gamma and alpha and beta again",
+            };
+            idx.insert_new(id, "t", "", body).unwrap();
+        }
+        // (query, the chunks the filter refuses, limit, offset)
+        let table: &[(&str, &[i64], usize, usize)] = &[
+            ("alpha beta", &[], 10, 0),
+            ("alpha beta", &[1, 2, 3, 5, 10, 15], 10, 0),
+            ("alpha beta", &[1, 2, 3, 5, 10, 15], 4, 6),
+            ("alpha beta gamma", &[4, 9, 14, 19, 24, 29], 48, 0),
+            ("beta", &(1..=29).collect::<Vec<i64>>(), 5, 0),
+            ("alpha", &(1..=30).collect::<Vec<i64>>(), 5, 0),
+        ];
+        for (q, refused, limit, offset) in table {
+            let plan = crate::search::query::plan(q).unwrap();
+            let up_front = idx.ranked(&plan, *limit, *offset, refused).unwrap();
+            let mut asked = 0;
+            let row_by_row = idx
+                .ranked_where(&plan, *limit, *offset, &mut |c| {
+                    asked += 1;
+                    Ok(!refused.contains(&c))
+                })
+                .unwrap();
+            assert_eq!(row_by_row, up_front, "{q} without {refused:?}");
+            if refused.is_empty() {
+                assert!(
+                    asked <= limit + offset,
+                    "a filter that refuses nothing is asked of the page alone ({asked})"
+                );
+            }
+        }
     }
 
     #[test]

@@ -229,9 +229,6 @@ pub struct PassageHit {
 /// (id, revision, external_id, deleted_at, sibling revision) of a document row.
 type ExistingRow = (String, i64, Vec<u8>, Option<i64>, Option<String>);
 
-/// (chunk id, ordinal, sealed body, sealed trail, document id).
-type PassageRow = (i64, i64, Vec<u8>, Vec<u8>, String);
-
 /// The sealed store.
 pub struct Store {
     conn: Connection,
@@ -408,6 +405,23 @@ impl Store {
     /// The database file's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Opens one read transaction for the reads that follow, until the
+    /// returned guard drops: a request's statements then take SQLite's
+    /// shared lock and read the WAL index once, not once each (issue 30:
+    /// a search ran about 45 statements, a brief hundreds, each locking and
+    /// unlocking the file). Every read inside sees one state of the store.
+    /// Nothing may be written through the store while the guard lives.
+    /// Inside a transaction already open, `None`: the reads share that one.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] if SQLite cannot begin the transaction.
+    pub fn read_together(&self) -> Result<Option<rusqlite::Transaction<'_>>, Error> {
+        if !self.conn.is_autocommit() {
+            return Ok(None);
+        }
+        Ok(Some(self.conn.unchecked_transaction()?))
     }
 
     /// The sealer this store uses.

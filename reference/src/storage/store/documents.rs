@@ -10,6 +10,13 @@ use crate::ingest::chunk;
 use crate::search::markdown::TextForm;
 use crate::storage::tombstone::Tombstone;
 
+/// [`Store::passage_hit`]'s one statement: the chunk's id, ordinal, sealed
+/// body and trail, then its live document's [`Store::SUMMARY_COLUMNS`].
+const PASSAGE_HIT_SQL: &str = "SELECT c.id, c.ordinal, c.body, c.trail, \
+     d.id, d.app, d.revision, d.title, d.path, d.chunk_count, d.created_at, d.updated_at, \
+     d.item_id, d.sibling_rev FROM chunks c JOIN documents d ON d.id = c.doc_id \
+     WHERE c.id = ?1 AND d.deleted_at IS NULL AND c.revision = d.revision";
+
 /// The live-chunk listing ([`Store::live_chunk_listing`]): documents scanned
 /// once (`CROSS JOIN` keeps them the outer loop whatever the statistics),
 /// each one's chunks found in the covering index.
@@ -300,12 +307,22 @@ impl Store {
     }
 
     pub(super) fn summary_from_row(&self, r: &rusqlite::Row<'_>) -> Result<DocumentSummary, Error> {
-        let id: String = r.get(0)?;
-        let title: Vec<u8> = r.get(3)?;
-        let path: Vec<u8> = r.get(4)?;
-        let app: String = r.get(1)?;
-        let item_id: Option<String> = r.get(8)?;
-        let sibling_rev: Option<String> = r.get(9)?;
+        self.summary_from_row_at(r, 0)
+    }
+
+    /// As [`Store::summary_from_row`], with [`Store::SUMMARY_COLUMNS`]
+    /// starting at column `at` of the row.
+    fn summary_from_row_at(
+        &self,
+        r: &rusqlite::Row<'_>,
+        at: usize,
+    ) -> Result<DocumentSummary, Error> {
+        let id: String = r.get(at)?;
+        let title: Vec<u8> = r.get(at + 3)?;
+        let path: Vec<u8> = r.get(at + 4)?;
+        let app: String = r.get(at + 1)?;
+        let item_id: Option<String> = r.get(at + 8)?;
+        let sibling_rev: Option<String> = r.get(at + 9)?;
         let provenance = match (item_id, sibling_rev) {
             (Some(item_id), Some(revision)) => Some(Provenance {
                 app: app.clone(),
@@ -325,10 +342,10 @@ impl Store {
                 .open_string(Purpose::Path, &format!("documents/{id}/path"), &path)?,
             app,
             provenance,
-            revision: r.get(2)?,
-            chunk_count: r.get(5)?,
-            created_at: r.get(6)?,
-            updated_at: r.get(7)?,
+            revision: r.get(at + 2)?,
+            chunk_count: r.get(at + 5)?,
+            created_at: r.get(at + 6)?,
+            updated_at: r.get(at + 7)?,
             id,
         })
     }
@@ -413,6 +430,69 @@ impl Store {
         Ok(rows)
     }
 
+    /// The document chunk `chunk_id` belongs to, live or not, or `None` if
+    /// no such chunk is stored: one indexed row, nothing opened. What a
+    /// brief asks of each ranked row to file it under a scope
+    /// (`brief-organisation-read.md` §1); the passage itself is then opened
+    /// by [`Store::passage_hit`], which applies §4.2 fact 2.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] if the row cannot be read.
+    pub fn chunk_document(&self, chunk_id: i64) -> Result<Option<String>, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT doc_id FROM chunks WHERE id = ?1")?;
+        Ok(stmt.query_row(params![chunk_id], |r| r.get(0)).optional()?)
+    }
+
+    /// A live document's first passage (ordinal 0), opened, or `None`: the
+    /// one row [`Store::passages`] would give first, without opening the rest.
+    ///
+    /// # Errors
+    /// As [`Store::document`].
+    pub fn first_passage(&self, id: &str) -> Result<Option<Passage>, Error> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id, c.ordinal, c.body, c.trail FROM chunks c \
+             JOIN documents d ON d.id = c.doc_id \
+             WHERE c.doc_id = ?1 AND d.deleted_at IS NULL AND c.revision = d.revision \
+             AND c.ordinal = 0",
+        )?;
+        let row: Option<(i64, i64, Vec<u8>, Vec<u8>)> = stmt
+            .query_row(params![id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .optional()?;
+        row.map(|(c, o, body, trail)| self.open_passage(c, o, &body, &trail))
+            .transpose()
+    }
+
+    /// Every live document's id and recorded path, opened, and whether it
+    /// is a sibling's item: what a brief files documents under scopes by
+    /// (`brief-organisation-read.md` §1), without opening every title as
+    /// [`Store::documents`] does (issue 30). A derived artefact is not
+    /// listed: it is in no brief, its authority being its roots (§5.2),
+    /// which only the search page rules.
+    ///
+    /// # Errors
+    /// As [`Store::document`].
+    pub fn document_paths(&self) -> Result<Vec<(String, String, bool)>, Error> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, path, item_id IS NOT NULL AND sibling_rev IS NOT NULL \
+             FROM documents WHERE deleted_at IS NULL AND app != ?1",
+        )?;
+        let mut rows = stmt.query(params![super::APP_ARTEFACT])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let id: String = r.get(0)?;
+            let sealed: Vec<u8> = r.get(1)?;
+            let path =
+                self.sealer
+                    .open_string(Purpose::Path, &format!("documents/{id}/path"), &sealed)?;
+            out.push((id, path, r.get(2)?));
+        }
+        Ok(out)
+    }
+
     /// Every passage of a live document, in order.
     ///
     /// # Errors
@@ -441,25 +521,18 @@ impl Store {
     /// # Errors
     /// As [`Store::document`].
     pub fn passage_hit(&self, chunk_id: i64) -> Result<Option<PassageHit>, Error> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT c.id, c.ordinal, c.body, c.trail, c.doc_id FROM chunks c \
-             JOIN documents d ON d.id = c.doc_id \
-             WHERE c.id = ?1 AND d.deleted_at IS NULL AND c.revision = d.revision",
-        )?;
-        let row: Option<PassageRow> = stmt
-            .query_row(params![chunk_id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-            })
-            .optional()?;
-        let Some((id, ordinal, body, trail, doc_id)) = row else {
+        // One statement for the chunk and its document (issue 30: a page
+        // of 20 ran 40).
+        let mut stmt = self.conn.prepare_cached(PASSAGE_HIT_SQL)?;
+        let mut rows = stmt.query(params![chunk_id])?;
+        let Some(r) = rows.next()? else {
             return Ok(None);
         };
-        let Some(document) = self.document(&doc_id)? else {
-            return Ok(None);
-        };
+        let (body, trail): (Vec<u8>, Vec<u8>) = (r.get(2)?, r.get(3)?);
+        let passage = self.open_passage(r.get(0)?, r.get(1)?, &body, &trail)?;
         Ok(Some(PassageHit {
-            passage: self.open_passage(id, ordinal, &body, &trail)?,
-            document,
+            passage,
+            document: self.summary_from_row_at(r, 4)?,
         }))
     }
 
