@@ -417,6 +417,7 @@ mod tests {
             facts: vec![],
             semantic: SemanticRanking::Off,
             model_failure: None,
+            numeric: None,
         }
     }
 

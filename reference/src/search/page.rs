@@ -148,6 +148,10 @@ pub struct SearchPage {
     /// How the page was ranked (§7): with AI on and the provider silent, the
     /// page says its results are lexical only.
     pub semantic: SemanticRanking,
+    /// The numeric route's answer (§8.7), above the results like the fact
+    /// box: S6's number with its unit and citations, or the slot table.
+    /// `None` when the question is not numeric, and before the route runs.
+    pub numeric: Option<crate::numeric::NumericAnswer>,
 }
 
 impl SearchPage {
@@ -483,6 +487,7 @@ impl Candidates {
                 .collect(),
             freshness: vec![],
             semantic: self.semantic,
+            numeric: None,
         }
     }
 }
@@ -616,6 +621,7 @@ mod tests {
             facts: vec![],
             model_failure: None,
             semantic: SemanticRanking::Off,
+            numeric: None,
         }
     }
 

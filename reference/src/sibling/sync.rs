@@ -15,12 +15,13 @@
 //! across a sibling call.
 
 use super::client::SiblingClient;
-use super::wire::{Announce, FeedError, FetchError, Pair};
-use crate::error::Error;
+use super::wire::{Announce, FeedError, FetchError, Pair, S3Body};
+use crate::error::{Error, ErrorKind};
 use crate::instance::Instance;
+use crate::numeric::sheet::{SHEET_MEDIA_TYPE, SheetBody, chunk_sheet};
 use crate::offload::SharedInstance;
 use crate::policy::breaker::S3Tally;
-use crate::storage::store::{NewDocument, Provenance};
+use crate::storage::store::{IngestOutcome, NewDocument, Provenance};
 
 /// The most S1 pages one sync reads before yielding, a bound on one wake's work.
 pub const S1_PAGES_PER_SYNC_MAX: usize = 100;
@@ -87,7 +88,20 @@ pub async fn reannounce(
         }
     };
     let a = app.to_string();
-    let held = match step(instance, move |i| i.store().sibling_documents(&a)).await {
+    // A sheet marked for re-ingest (§8.7's re-certification arm) is
+    // refetched even at the revision held: a reformat need not bump it.
+    let held = step(instance, move |i| {
+        let held = i.store().sibling_documents(&a)?;
+        let mut marked = std::collections::BTreeSet::new();
+        for d in &held {
+            if i.store().sheet_reingest_marked(&d.id)? {
+                marked.insert(d.id.clone());
+            }
+        }
+        Ok((held, marked))
+    })
+    .await;
+    let (held, marked) = match held {
         Ok(h) => h,
         Err(e) => return (ReannounceStatus::Unapplied(e.to_string()), false),
     };
@@ -98,7 +112,9 @@ pub async fn reannounce(
     for doc in held {
         let Some(p) = doc.provenance else { continue };
         if announce.items.contains_key(&p.item_id) {
-            held_revisions.insert(p.item_id, p.revision);
+            if !marked.contains(&doc.id) {
+                held_revisions.insert(p.item_id, p.revision);
+            }
             continue;
         }
         match step(instance, move |i| i.delete(&doc.id)).await {
@@ -121,18 +137,17 @@ pub async fn reannounce(
         };
         match client.fetch(app, &pair).await {
             Ok(body) => {
-                let doc = NewDocument {
-                    source_key: String::new(),
-                    path: format!("{app}:{item_id}"),
-                    body: kept_body(client, app, &body.title, body.body),
-                    title: body.title,
-                };
                 let provenance = Provenance {
                     app: app.to_string(),
                     item_id: item_id.clone(),
                     revision: revision.clone(),
                 };
-                match step(instance, move |i| i.ingest_sibling(&doc, &provenance)).await {
+                let keep = client.keeps_bodies(app);
+                match step(instance, move |i| {
+                    ingest_fetched(i, body, keep, &provenance)
+                })
+                .await
+                {
                     Ok(_) => {
                         report.fetched += 1;
                         changed = true;
@@ -183,15 +198,30 @@ where
     instance.run(work).await?
 }
 
-/// What memoria keeps of a fetched body: the body, or for an app whose
-/// bodies are refused by kind (§3.5, [`SiblingClient::keeps_bodies`]) the
-/// title alone, so the item is found and cited by its title and nothing
-/// of its body is stored.
-fn kept_body(client: &SiblingClient, app: &str, title: &str, body: String) -> String {
-    if client.keeps_bodies(app) {
-        body
-    } else {
-        title.to_owned()
+/// Ingests one fetched S3 body at its provenance. What memoria keeps of it:
+/// the body, or for an app whose bodies are refused by kind (§3.5,
+/// [`SiblingClient::keeps_bodies`], `keep` false) the title alone, so the
+/// item is found and cited by its title and nothing of its body is stored.
+/// A kept spreadsheet goes through §8.7's chunker, with its catalogue.
+fn ingest_fetched(
+    i: &mut Instance,
+    body: S3Body,
+    keep: bool,
+    provenance: &Provenance,
+) -> Result<IngestOutcome, Error> {
+    let sheet = (keep && body.media_type == SHEET_MEDIA_TYPE)
+        .then(|| SheetBody::decode(&body.body))
+        .transpose()
+        .map_err(|e| Error::new(ErrorKind::Decode, e.to_string()))?;
+    let doc = NewDocument {
+        source_key: String::new(),
+        path: format!("{}:{}", provenance.app, provenance.item_id),
+        body: if keep { body.body } else { body.title.clone() },
+        title: body.title,
+    };
+    match sheet {
+        Some(sheet) => i.ingest_sheet(&doc, provenance, chunk_sheet(&sheet)),
+        None => i.ingest_sibling(&doc, provenance),
     }
 }
 
@@ -278,18 +308,17 @@ pub async fn sync(instance: &SharedInstance, client: &SiblingClient, app: &str) 
             };
             match client.fetch(app, &pair).await {
                 Ok(body) => {
-                    let doc = NewDocument {
-                        source_key: String::new(),
-                        path: format!("{app}:{}", row.item_id),
-                        body: kept_body(client, app, &body.title, body.body),
-                        title: body.title,
-                    };
                     let provenance = Provenance {
                         app: app.to_string(),
                         item_id: row.item_id.clone(),
                         revision: row.revision.clone(),
                     };
-                    match step(instance, move |i| i.ingest_sibling(&doc, &provenance)).await {
+                    let keep = client.keeps_bodies(app);
+                    match step(instance, move |i| {
+                        ingest_fetched(i, body, keep, &provenance)
+                    })
+                    .await
+                    {
                         Ok(_) => {
                             report.fetched += 1;
                             changed = true;

@@ -129,6 +129,7 @@ mod tests {
             facts: vec![],
             semantic: SemanticRanking::Off,
             model_failure: None,
+            numeric: None,
         }
     }
 

@@ -109,7 +109,9 @@ pub(crate) fn results_region(
                         }
                     }
                 }
-                // The fact box: below the notices and above the list (§8.8).
+                // The numeric answer (§8.7), then the fact box: below the
+                // notices and above the list (§8.8).
+                (super::numeric::numeric_box(p.numeric.as_ref()))
                 (super::facts::fact_boxes(&p.facts))
                 // The answer: above the list, below the box (§8.4, §8.2).
                 (super::answer::answer_region(answer, p))
@@ -432,6 +434,7 @@ mod tests {
             facts: vec![],
             model_failure: None,
             semantic: SemanticRanking::Off,
+            numeric: None,
         };
         let (status, region) = results_region("q", &Ok(page), None);
         assert_eq!(status, StatusCode::OK);

@@ -64,6 +64,40 @@ impl Store {
         provenance: Option<&Provenance>,
         now: i64,
     ) -> Result<IngestOutcome, Error> {
+        self.ingest_chunks(doc, provenance, chunk::chunk(&doc.body), None, now)
+    }
+
+    /// Ingests one sibling spreadsheet at one revision (§8.7): its
+    /// structure and region-row chunks, and its structure catalogue sealed
+    /// beside them in the same transaction. `doc.body` is the S3 body text
+    /// (what `external_id` is keyed on).
+    ///
+    /// # Errors
+    /// As [`Store::ingest`].
+    pub fn ingest_sheet(
+        &mut self,
+        doc: &NewDocument,
+        provenance: &Provenance,
+        sheet: crate::numeric::sheet::ChunkedSheet,
+        now: i64,
+    ) -> Result<IngestOutcome, Error> {
+        self.ingest_chunks(
+            doc,
+            Some(provenance),
+            sheet.chunks,
+            Some(&sheet.catalogue),
+            now,
+        )
+    }
+
+    fn ingest_chunks(
+        &mut self,
+        doc: &NewDocument,
+        provenance: Option<&Provenance>,
+        chunks: Vec<chunk::Chunk>,
+        catalogue: Option<&crate::numeric::sheet::Catalogue>,
+        now: i64,
+    ) -> Result<IngestOutcome, Error> {
         let source_key = match provenance {
             Some(p) => Store::sibling_source_key(&p.app, &p.item_id),
             None => doc.source_key.clone(),
@@ -76,7 +110,6 @@ impl Store {
             ),
             None => (APP_MEMORIA, None, None),
         };
-        let chunks = chunk::chunk(&doc.body);
         if chunks.is_empty() {
             return Err(Error::new(ErrorKind::Empty, "the document holds no words"));
         }
@@ -202,6 +235,7 @@ impl Store {
                 body: form.index_text(&c.text, c.ordinal == 0).into_owned(),
             });
         }
+        Store::write_catalogue(&self.sealer, &tx, &id, revision, catalogue)?;
         Store::bump_seq(&tx)?;
         crashpoint("ingest:before-commit");
         tx.commit()?;
@@ -261,6 +295,7 @@ impl Store {
             drop(stmt);
             tx.execute(VECTORS_OF_DOCUMENT_DELETE_SQL, params![&t.doc_id])?;
             tx.execute("DELETE FROM chunks WHERE doc_id = ?1", params![&t.doc_id])?;
+            Store::write_catalogue(&self.sealer, &tx, &t.doc_id, t.revision, None)?;
             tx.execute(
                 "UPDATE documents SET deleted_at = ?2, chunk_count = 0, \
                  title = ?3, path = ?3 WHERE id = ?1",
