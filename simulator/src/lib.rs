@@ -115,13 +115,16 @@ pub use fake::model::{
 // The fake home: the roster, suite call 8 (§4.3).
 pub use fake::home::{FakeHome, GARBAGE, Garbage, HOME_LABEL, HomeFault, Pull, RosterResponse};
 pub use fake::server::{TOKENS_PER_CONSUMER_MAX, TokenRefusal};
-pub use fake::trace::{TracedPair, TracedRow};
+pub use fake::trace::{TracedCell, TracedPair, TracedRow};
 pub use fake::{
-    CONTROL_PATH, CallDetail, CallKind, Clock, Cold, Controller, FakeConfig, FakeSibling, Faults,
-    FaultsHandle, Lie, MalformedS2, ManualClock, Model, ModelError, ModelHandle, Outage, Redirect,
-    RefuseConnection, Role, Rung, S2_PAIRS_PER_CALL_MAX, Slow, Snapshot, SubjectKind, Trace,
-    TraceEvent, TruncateAnnounce,
+    CONTROL_PATH, CallDetail, CallKind, Cell, Clock, Cold, Controller, FakeConfig, FakeSibling,
+    Faults, FaultsHandle, ForcedS6, Lie, MalformedS2, MalformedS6, ManualClock, Model, ModelError,
+    ModelHandle, Outage, Redirect, RefuseConnection, Revise, Role, Rung, S2_PAIRS_PER_CALL_MAX,
+    S6_CELLS_PER_CALL_MAX, Sheet, Slow, Snapshot, SubjectKind, Tab, Trace, TraceEvent,
+    TruncateAnnounce,
 };
+// The fake Sheets' cell model and §8.7's worked example (FY2024..FY2026 P&L).
+pub use fake::sheet::{self as sheet, worked_example};
 
 // The stub provider: embeddings deterministic, NOT semantic; chat scripted; both with knobs (§7.2, §8.2, §8.3).
 pub use fake::provider::{

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http::{Request, StatusCode, header};
 use memoria_simulator::wire::{
     ErrorBody, S1Response, S1aPage, S1aRecord, S2Request, S2Response, S3Request, S3Response,
-    to_compact,
+    S6Request, S6Response, SheetBody, to_compact,
 };
 use memoria_simulator::{
     CallDetail, CallKind, Clock, Cold, FakeConfig, FakeSibling, Lie, MalformedS2, ModelHandle,
@@ -192,6 +192,9 @@ fn every_request_example_decodes_with_the_fakes_own_types_and_every_message_exam
             "s1-response" => to_compact(&serde_json::from_slice::<S1Response>(raw).unwrap()),
             "s1a-page" => to_compact(&serde_json::from_slice::<S1aPage>(raw).unwrap()),
             "error" => to_compact(&serde_json::from_slice::<ErrorBody>(raw).unwrap()),
+            "s6-request" => to_compact(&serde_json::from_slice::<S6Request>(raw).unwrap()),
+            "s6-response" => to_compact(&serde_json::from_slice::<S6Response>(raw).unwrap()),
+            "sheet-body" => to_compact(&serde_json::from_slice::<SheetBody>(raw).unwrap()),
             "roster-response" => to_compact(
                 &serde_json::from_slice::<memoria_simulator::RosterResponse>(raw).unwrap(),
             ),
@@ -200,7 +203,7 @@ fn every_request_example_decodes_with_the_fakes_own_types_and_every_message_exam
         assert_eq!(String::from_utf8(again).unwrap(), text.trim_end(), "{name}");
         seen += 1;
     }
-    assert_eq!(seen, 17);
+    assert_eq!(seen, 29);
 }
 
 #[tokio::test]

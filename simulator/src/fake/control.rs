@@ -29,8 +29,10 @@ use axum::routing::post;
 use http::StatusCode;
 use serde::Deserialize;
 
-use crate::fake::model::{Rung, Snapshot};
+use crate::fake::faults::{ForcedS6, MalformedS6, Outage, Slow};
+use crate::fake::model::{Revise, Rung, Snapshot};
 use crate::fake::server::FakeSibling;
+use crate::fake::trace::CallKind;
 
 /// The control route's path: off the contract's paths (§6.1).
 pub const CONTROL_PATH: &str = "/_control";
@@ -199,11 +201,103 @@ impl Controller {
                 self.0.fake.set_tokens(tokens);
                 Ok(None)
             }
+            ("reformat-cell", [item, tab, row, col, format, revise]) => {
+                let at = (number(row)?, number(col)?);
+                let revise = revise_arg(revise)?;
+                model
+                    .with(|m| m.reformat_cell(item, tab, at, format_arg(format), revise))
+                    .map(Some)
+                    .map_err(refused)
+            }
+            ("reformat-column", [item, tab, col, format, revise]) => {
+                let col = number(col)?;
+                let revise = revise_arg(revise)?;
+                model
+                    .with(|m| m.reformat_column(item, tab, col, format_arg(format), revise))
+                    .map(Some)
+                    .map_err(refused)
+            }
+            ("set-cell", [item, tab, row, col, value]) => {
+                let at = (number(row)?, number(col)?);
+                model
+                    .with(|m| m.set_cell(item, tab, at, value))
+                    .map(Some)
+                    .map_err(refused)
+            }
+            ("s6-fault", [knob, rest @ ..]) => {
+                self.s6_fault(knob, rest)?;
+                Ok(None)
+            }
             _ => Err((
                 404,
                 "unknown action or wrong number of arguments".to_owned(),
             )),
         }
+    }
+
+    /// `s6-fault KNOB [ARG]`: one S6 knob on, or `off` for all of them.
+    fn s6_fault(&self, knob: &str, rest: &[String]) -> Result<(), (u16, String)> {
+        let faults = self.0.fake.faults();
+        match (knob, rest) {
+            ("off", []) => {
+                faults.set_forced_s6(None);
+                faults.set_malformed_s6(None);
+                if faults.get().outage_only == Some(CallKind::S6) {
+                    faults.set_outage_for(None, None);
+                }
+                if faults
+                    .get()
+                    .slow
+                    .is_some_and(|s| s.only == Some(CallKind::S6))
+                {
+                    faults.set_slow(None);
+                }
+            }
+            ("down", []) => faults.set_outage_for(Some(Outage::Status(503)), Some(CallKind::S6)),
+            ("slow", [ms]) => faults.set_slow(Some(Slow {
+                latency_ms: ms
+                    .parse()
+                    .map_err(|_| (409, "slow takes milliseconds".to_owned()))?,
+                only: Some(CallKind::S6),
+            })),
+            ("stale", []) => faults.set_forced_s6(Some(ForcedS6::Stale)),
+            ("non-numeric", []) => faults.set_forced_s6(Some(ForcedS6::NonNumeric)),
+            ("malformed", [kind]) => faults.set_malformed_s6(Some(match kind.as_str() {
+                "not-json" => MalformedS6::NotJson,
+                "empty" => MalformedS6::Empty,
+                "truncated" => MalformedS6::Truncated,
+                "trailing-bytes" => MalformedS6::TrailingBytes,
+                "unknown-type" => MalformedS6::UnknownType,
+                "kind-mismatch" => MalformedS6::KindMismatch,
+                "value-as-number" => MalformedS6::ValueAsNumber,
+                "extra-field" => MalformedS6::ExtraField,
+                _ => return Err((404, "no such malformed S6 answer".to_owned())),
+            })),
+            _ => return Err((404, "no such S6 fault".to_owned())),
+        }
+        Ok(())
+    }
+}
+
+/// A 1-based row or column from a control argument.
+fn number(arg: &str) -> Result<u32, (u16, String)> {
+    arg.parse()
+        .ok()
+        .filter(|n| *n >= 1)
+        .ok_or((409, "rows and columns are 1-based numbers".to_owned()))
+}
+
+/// `General` is no format code at all (`sheet-body.schema.json`).
+fn format_arg(format: &str) -> Option<&str> {
+    (format != crate::fake::sheet::GENERAL).then_some(format)
+}
+
+/// `same` (in place, the revision unchanged) or `new` (a new revision).
+fn revise_arg(revise: &str) -> Result<Revise, (u16, String)> {
+    match revise {
+        "same" => Ok(Revise::InPlace),
+        "new" => Ok(Revise::New),
+        _ => Err((409, "same or new".to_owned())),
     }
 }
 

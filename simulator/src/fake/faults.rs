@@ -81,6 +81,40 @@ pub enum MalformedS2 {
     ExtraField,
 }
 
+/// One malformed S6 answer per kind of decoder case (`s6-decoder-cases.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MalformedS6 {
+    /// 200 with a body that is not JSON.
+    NotJson,
+    /// 200 with an empty body.
+    Empty,
+    /// 200 with the first half of the real body.
+    Truncated,
+    /// 200 with the real body followed by extra bytes.
+    TrailingBytes,
+    /// The result's `type` becomes `PERHAPS`.
+    UnknownType,
+    /// `subject_kind` echoes the other kind.
+    KindMismatch,
+    /// A VALUE's `value` is sent as a JSON number, not a decimal string.
+    ValueAsNumber,
+    /// The result gains `"formula":"=SUM()"`.
+    ExtraField,
+    /// This status with `{"error":"unavailable"}`.
+    Non2xx(u16),
+}
+
+/// S6 forced to an answer naming the first cell asked, whatever the cells
+/// hold, but only where the true answer is a VALUE: a forced answer never
+/// overrides custody (`NOT_VISIBLE`) or a real STALE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForcedS6 {
+    /// `STALE(first cell)`.
+    Stale,
+    /// `NON_NUMERIC(first cell)`.
+    NonNumeric,
+}
+
 /// A broken S1a announce (§4.1 rule 2): the consumer must authorise nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TruncateAnnounce {
@@ -117,6 +151,10 @@ pub struct Faults {
     pub truncate_announce: Option<TruncateAnnounce>,
     /// See [`Redirect`].
     pub redirect: Option<Redirect>,
+    /// See [`MalformedS6`].
+    pub malformed_s6: Option<MalformedS6>,
+    /// See [`ForcedS6`].
+    pub forced_s6: Option<ForcedS6>,
 }
 
 #[derive(Debug, Default)]
@@ -193,6 +231,16 @@ impl FaultsHandle {
     /// Sets or clears [`TruncateAnnounce`].
     pub fn set_truncate_announce(&self, truncate: Option<TruncateAnnounce>) {
         self.with(|s| s.faults.truncate_announce = truncate);
+    }
+
+    /// Sets or clears [`MalformedS6`].
+    pub fn set_malformed_s6(&self, malformed: Option<MalformedS6>) {
+        self.with(|s| s.faults.malformed_s6 = malformed);
+    }
+
+    /// Sets or clears [`ForcedS6`].
+    pub fn set_forced_s6(&self, forced: Option<ForcedS6>) {
+        self.with(|s| s.faults.forced_s6 = forced);
     }
 
     /// Sets or clears [`Redirect`].

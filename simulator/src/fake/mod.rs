@@ -5,6 +5,8 @@
 //! content, and [`wire`] is the fake's own serde view of
 //! `fixtures/contract/`. [`control`] is an optional `/_control` route that
 //! drives state transitions for the conformance kit over loopback.
+//! [`sheet`] is the fake Sheets' cell model (values, display strings,
+//! format codes) that S3 renders and S6 evaluates.
 //! [`home`] is not a sibling either: the team's home, serving the roster
 //! (suite call 8, §4.3) with faults.
 //! [`provider`] is not a sibling: it is the stub embedding provider (§8.3),
@@ -17,15 +19,17 @@ pub mod home;
 pub mod model;
 pub mod provider;
 pub mod server;
+pub mod sheet;
 pub mod trace;
 pub mod wire;
 
 pub use control::{CONTROL_PATH, Controller};
 pub use faults::{
-    Cold, Faults, FaultsHandle, Lie, MalformedS2, Outage, Redirect, RefuseConnection, Slow,
-    TruncateAnnounce,
+    Cold, Faults, FaultsHandle, ForcedS6, Lie, MalformedS2, MalformedS6, Outage, Redirect,
+    RefuseConnection, Slow, TruncateAnnounce,
 };
-pub use model::{Model, ModelError, ModelHandle, Role, Rung, Snapshot};
-pub use server::{FakeConfig, FakeSibling, S2_PAIRS_PER_CALL_MAX};
+pub use model::{Model, ModelError, ModelHandle, Revise, Role, Rung, Snapshot};
+pub use server::{FakeConfig, FakeSibling, S2_PAIRS_PER_CALL_MAX, S6_CELLS_PER_CALL_MAX};
+pub use sheet::{Cell, Sheet, Tab};
 pub use trace::{CallDetail, CallKind, Clock, ManualClock, Trace, TraceEvent};
 pub use wire::SubjectKind;

@@ -6,6 +6,10 @@
 //! when an item's team-visible state or its revision changes; S2 answers
 //! `VISIBLE` only for the intersection of custody and the grants join.
 //!
+//! Spreadsheets (their cells, reformatting, and S6 over them) are in the
+//! child module `cells` (`model/cells.rs`), which shares this model's
+//! custody predicate and grants join.
+//!
 //! Size: over 700 lines because it is one state model (rungs, grants,
 //! revision log, event log, restores) whose rules refer to each other; 33
 //! recorded mutations of the fake sibling target it by its current layout.
@@ -13,11 +17,15 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::fake::sheet::{Sheet, SheetError};
 use crate::fake::trace::Clock;
 use crate::fake::wire::{
     MediaType, Pair, S1Response, S1Row, S1aPage, S1aRecord, S2Result, S2Value, S3Response,
     SubjectKind,
 };
+
+mod cells;
+pub use cells::Revise;
 
 /// Rows per S1 page, the rest waiting behind `more: true`. The schema's
 /// `maxItems` is 500 (`s1-response.schema.json`); a smaller page makes
@@ -97,8 +105,11 @@ pub struct Revision {
     pub title: String,
     /// Body (content: never traced).
     pub body: String,
-    /// Markdown or plain.
+    /// Markdown, plain, or a sheet.
     pub media_type: MediaType,
+    /// The cells, for a spreadsheet (media type [`MediaType::Sheet`]);
+    /// `body` is then always their S3 rendering (content: never traced).
+    pub sheet: Option<Sheet>,
 }
 
 /// One item and its history.
@@ -182,6 +193,12 @@ pub enum ModelError {
     /// The item's log holds no such revision.
     #[error("no such revision in the item's log")]
     UnknownRevision,
+    /// The item is not a spreadsheet.
+    #[error("the item is not a sheet")]
+    NotASheet,
+    /// The sheet refused the change (no such tab or cell).
+    #[error("{0}")]
+    Sheet(#[from] SheetError),
 }
 
 /// Why an S1 or S1a read cannot be answered with rows.
@@ -371,6 +388,7 @@ impl Model {
             title: title.to_owned(),
             body: body.to_owned(),
             media_type: MediaType::Markdown,
+            sheet: None,
         });
         if item.team_visible() {
             self.state.events.push(Event {
@@ -420,17 +438,24 @@ impl Model {
     }
 
     /// Appends a new revision with this title and body; returns its token.
+    /// A sheet keeps its cells (and so its body) at the new revision: a
+    /// revision bump with the same content.
     ///
     /// # Errors
     /// [`ModelError::UnknownItem`].
     pub fn revise(&mut self, item_id: &str, title: &str, body: &str) -> Result<String, ModelError> {
         self.mutate(item_id, |item| {
             let revision = item.mint_revision();
+            let current = item.current();
+            let sheet = current.sheet.clone();
             item.log.push(Revision {
                 revision,
                 title: title.to_owned(),
-                body: body.to_owned(),
-                media_type: item.current().media_type,
+                body: sheet
+                    .as_ref()
+                    .map_or_else(|| body.to_owned(), Sheet::body_json),
+                media_type: current.media_type,
+                sheet,
             });
         })
     }

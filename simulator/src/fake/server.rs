@@ -1,4 +1,4 @@
-//! `FakeSibling`: an axum router serving S1, S1a, S2 and S3 from a [`ModelHandle`], shaped by fault knobs and recorded in a [`Trace`] (§4.1, §6.1, §6.2, §6.5).
+//! `FakeSibling`: an axum router serving S1, S1a, S2, S3 and S6 from a [`ModelHandle`], shaped by fault knobs and recorded in a [`Trace`] (§4.1, §6.1, §6.2, §6.5).
 //!
 //! Every answer is compact JSON in schema field order; every non-2xx body
 //! is `{"error":"<code>"}`. Nothing here logs content.
@@ -26,8 +26,18 @@ use crate::fake::wire::{
     S3Response, SUBJECT_VALUE_BYTES_MAX, SubjectKind, is_token, to_compact,
 };
 
+mod s6;
+
 /// Most pairs one S2 call may carry; more is `400 too_many_pairs` (§4.1).
 pub const S2_PAIRS_PER_CALL_MAX: usize = 256;
+
+/// Most cells one S6 call may carry; more is `400 too_many_cells`, none
+/// `400 no_cells` (§6.1's S6 row, `s6-request.schema.json`).
+pub const S6_CELLS_PER_CALL_MAX: usize = 64;
+
+/// The longest tab name an S6 cell may carry, in bytes
+/// (`s6-request.schema.json`).
+pub const TAB_NAME_BYTES_MAX: usize = 256;
 
 /// Most bearer tokens accepted at once for one consumer: old and new during
 /// a rotation (§6.2).
@@ -188,13 +198,16 @@ impl FakeSibling {
     }
 
     /// The router: `GET /s1/feed`, `GET /s1a/announce`, `POST /s2/check`,
-    /// `POST /s3/fetch`.
+    /// `POST /s3/fetch`, `POST /s6/aggregate`. Every fake serves S6; one
+    /// holding no sheet answers each cell `NOT_VISIBLE` (no row), as Docs
+    /// and Calendar siblings that answered S6 at all would.
     pub fn router(&self) -> Router {
         Router::new()
             .route("/s1/feed", get(s1))
             .route("/s1a/announce", get(s1a))
             .route("/s2/check", post(s2))
             .route("/s3/fetch", post(s3))
+            .route("/s6/aggregate", post(s6))
             .with_state(self.clone())
     }
 
@@ -421,6 +434,7 @@ impl FakeSibling {
                 CallKind::S1a => self.s1a(query, &faults),
                 CallKind::S2 => self.s2(body, &faults),
                 CallKind::S3 => self.s3(body, query, headers, &faults),
+                CallKind::S6 => self.s6(body, &faults),
             }
         };
         event.status = Some(response.status().as_u16());
@@ -806,6 +820,10 @@ async fn s1a(
 
 async fn s2(State(fake): State<FakeSibling>, headers: HeaderMap, body: Bytes) -> Response {
     fake.serve(CallKind::S2, &headers, None, &body).await
+}
+
+async fn s6(State(fake): State<FakeSibling>, headers: HeaderMap, body: Bytes) -> Response {
+    fake.serve(CallKind::S6, &headers, None, &body).await
 }
 
 async fn s3(

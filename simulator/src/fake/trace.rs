@@ -93,6 +93,8 @@ pub enum CallKind {
     S2,
     /// `POST /s3/fetch`: the content fetch.
     S3,
+    /// `POST /s6/aggregate`: Sheets' aggregate (§6.1, §8.7).
+    S6,
 }
 
 /// One S2 pair as asked and as answered (the answer actually sent, after
@@ -116,6 +118,20 @@ pub struct TracedRow {
     pub revision: String,
     /// S1 `gone` (always false for S1a items).
     pub gone: bool,
+}
+
+/// One S6 cell as asked: the sheet's id, row, column and revision. The
+/// tab's name is left out: it is a title, and titles are content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TracedCell {
+    /// The sheet's item id.
+    pub sheet: String,
+    /// 1-based row.
+    pub row: u32,
+    /// 1-based column.
+    pub col: u32,
+    /// The revision asked.
+    pub revision: String,
 }
 
 /// What one call carried and what it got, without content.
@@ -164,6 +180,21 @@ pub enum CallDetail {
         unexpected_fields: Vec<String>,
         /// True when the answer carried a body (200).
         served: bool,
+    },
+    /// S6: the subject's kind and label, the function, every cell asked,
+    /// and the result's type (never its value or display: content).
+    S6 {
+        /// The kind asked (`address`/`person_ref`), when the body decoded.
+        subject_kind: Option<String>,
+        /// The asker's label as for S2, when the body decoded.
+        subject: Option<String>,
+        /// `SUM`, `AVERAGE`, `MIN`, `MAX` or `COUNT`, when the body decoded.
+        function: Option<String>,
+        /// The cells asked, in order.
+        cells: Vec<TracedCell>,
+        /// The result's `type` as sent (`VALUE`, `STALE`, `NON_NUMERIC`,
+        /// `NOT_VISIBLE`, `UNKNOWN`); `None` for a refused request.
+        result: Option<String>,
     },
 }
 

@@ -1,4 +1,4 @@
-//! The fake sibling's own wire types for S1, S1a, S2 and S3, in `fixtures/contract/schema` field order (§6.1, §4.1).
+//! The fake sibling's own wire types for S1, S1a, S2, S3, S6 and the spreadsheet S3 body, in `fixtures/contract/schema` field order (§6.1, §4.1, §8.7).
 //!
 //! These are independent of the reference's client on purpose: both sides
 //! are tested against the fixtures, never against each other (suite ruling
@@ -216,6 +216,10 @@ pub enum MediaType {
     /// `text/plain`.
     #[serde(rename = "text/plain")]
     Plain,
+    /// `application/vnd.oficina.sheet+json`: the body is a [`SheetBody`]
+    /// as a JSON text (§8.7; this project's wire).
+    #[serde(rename = "application/vnd.oficina.sheet+json")]
+    Sheet,
 }
 
 /// `POST /s3/fetch` 200 body (`s3-response.schema.json`, §6.1).
@@ -250,6 +254,10 @@ pub enum ErrorCode {
     BadRequest,
     /// 5xx: an outage.
     Unavailable,
+    /// 400: over 64 S6 cells (`S6_CELLS_PER_CALL_MAX`).
+    TooManyCells,
+    /// 400: an S6 request with no cell.
+    NoCells,
 }
 
 /// The body of every non-2xx answer: `{"error":"<code>"}` (`error.schema.json`).
@@ -258,4 +266,179 @@ pub enum ErrorCode {
 pub struct ErrorBody {
     /// The code.
     pub error: ErrorCode,
+}
+
+/// One cell of a spreadsheet's S3 body (`sheet-body.schema.json`): its
+/// display string and, unless it is General, its format code (§8.7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodyCell {
+    /// What Sheets shows; empty for an empty cell.
+    pub display: String,
+    /// The format code, e.g. `€#,##0`; absent means General.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format_code: Option<String>,
+}
+
+/// One tab of a spreadsheet's S3 body: `rows[r][c]` is row r+1, col c+1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodyTab {
+    /// The tab's name, e.g. `P&L`.
+    pub name: String,
+    /// Rows, top down; each a row's cells, left to right.
+    pub rows: Vec<Vec<BodyCell>>,
+}
+
+/// A spreadsheet's S3 body (`sheet-body.schema.json`, §8.7): display
+/// strings and format codes only, no values, no formulas.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SheetBody {
+    /// The sheet's title.
+    pub title: String,
+    /// Its tabs, in order.
+    pub tabs: Vec<BodyTab>,
+}
+
+/// One of S6's five functions (`s6-request.schema.json`, decision 10):
+/// never expression text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum S6Fn {
+    /// The sum.
+    Sum,
+    /// The arithmetic mean.
+    Average,
+    /// The least value.
+    Min,
+    /// The greatest value.
+    Max,
+    /// How many cells (all numeric, or the answer is `NON_NUMERIC`).
+    Count,
+}
+
+impl S6Fn {
+    /// The wire spelling, e.g. `AVERAGE`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sum => "SUM",
+            Self::Average => "AVERAGE",
+            Self::Min => "MIN",
+            Self::Max => "MAX",
+            Self::Count => "COUNT",
+        }
+    }
+}
+
+/// A cell as S6 names it in a result (`defs.schema.json#/$defs/cell`):
+/// the sheet's item id, the tab, 1-based row and column.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellRef {
+    /// The sheet's S1/S3 item id.
+    pub sheet: String,
+    /// The tab's name.
+    pub tab: String,
+    /// 1-based row (A1 is row 1).
+    pub row: u32,
+    /// 1-based column (A1 is col 1).
+    pub col: u32,
+}
+
+/// A cell as S6 asks about it: a [`CellRef`] plus the revision of its
+/// sheet memoria indexed (`s6-request.schema.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct S6Cell {
+    /// The sheet's S1/S3 item id.
+    pub sheet: String,
+    /// The tab's name.
+    pub tab: String,
+    /// 1-based row.
+    pub row: u32,
+    /// 1-based column.
+    pub col: u32,
+    /// The sheet's revision memoria indexed (opaque, equality only).
+    pub revision: String,
+}
+
+impl S6Cell {
+    /// The cell without its revision, as a result names it.
+    #[must_use]
+    pub fn cell(&self) -> CellRef {
+        CellRef {
+            sheet: self.sheet.clone(),
+            tab: self.tab.clone(),
+            row: self.row,
+            col: self.col,
+        }
+    }
+}
+
+/// `POST /s6/aggregate` request body (`s6-request.schema.json`, §6.1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct S6Request {
+    /// Who is asking, typed as S2's subject.
+    pub subject: Subject,
+    /// One of the five functions.
+    #[serde(rename = "fn")]
+    pub function: S6Fn,
+    /// 1 to 64 cells (`S6_CELLS_PER_CALL_MAX`).
+    pub cells: Vec<S6Cell>,
+}
+
+/// S6's one result (`s6-response.schema.json#/properties/result`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "SCREAMING_SNAKE_CASE", deny_unknown_fields)]
+pub enum S6Result {
+    /// Sheets' answer.
+    Value {
+        /// A decimal string: `-?digits(.digits)?`, no exponent.
+        value: String,
+        /// The display string, as Sheets renders the value in `format_code`.
+        display: String,
+        /// The result's format code (`General` for COUNT).
+        format_code: String,
+    },
+    /// The first cell whose sheet is not at the asked revision.
+    Stale {
+        /// That cell.
+        cell: CellRef,
+    },
+    /// The first cell that holds text or is empty.
+    NonNumeric {
+        /// That cell.
+        cell: CellRef,
+    },
+    /// Some cell's sheet is not visible to the subject: never which.
+    NotVisible,
+    /// The sibling cannot say.
+    Unknown,
+}
+
+impl S6Result {
+    /// The wire `type`, e.g. `NOT_VISIBLE`.
+    #[must_use]
+    pub fn type_str(&self) -> &'static str {
+        match self {
+            Self::Value { .. } => "VALUE",
+            Self::Stale { .. } => "STALE",
+            Self::NonNumeric { .. } => "NON_NUMERIC",
+            Self::NotVisible => "NOT_VISIBLE",
+            Self::Unknown => "UNKNOWN",
+        }
+    }
+}
+
+/// `POST /s6/aggregate` 200 body (`s6-response.schema.json`, §6.1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct S6Response {
+    /// The kind this sibling keys on (not necessarily the kind asked).
+    pub subject_kind: SubjectKind,
+    /// Exactly one result.
+    pub result: S6Result,
 }

@@ -105,6 +105,7 @@ pub(super) fn call_kind(s: &str) -> Option<CallKind> {
         "S1a" => Some(CallKind::S1a),
         "S2" => Some(CallKind::S2),
         "S3" => Some(CallKind::S3),
+        "S6" => Some(CallKind::S6),
         _ => None,
     }
 }
