@@ -245,6 +245,7 @@ pub fn generate(seed: u64) -> Exploration {
             app: app.to_string(),
             corpus,
             items,
+            worked_example: false,
         });
     }
     let apps: Vec<String> = siblings.iter().map(|s| s.app.clone()).collect();
@@ -666,6 +667,7 @@ fn event_app(e: &Event) -> Option<&str> {
         | Event::Delete { app, .. }
         | Event::Downgrade { app, .. }
         | Event::Upgrade { app, .. }
+        | Event::Reformat { app, .. }
         | Event::PartialRestore { app, .. }
         | Event::Backup { app, .. }
         | Event::WholeRestore { app, .. }

@@ -483,8 +483,13 @@ pub async fn numeric_answer(
             format_code,
             ..
         } => {
-            let indexed: BTreeSet<String> =
-                chosen.iter().map(|(_, c)| c.format_code.clone()).collect();
+            // A count is in General whatever it counts (the S6 wire);
+            // anything else must come back in a format code indexed.
+            let indexed: BTreeSet<String> = if question.function == Aggregate::Count {
+                BTreeSet::from(["General".to_string()])
+            } else {
+                chosen.iter().map(|(_, c)| c.format_code.clone()).collect()
+            };
             if indexed.contains(&format_code) {
                 let mut unit_sources: Vec<UnitSource> = vec![];
                 for o in answer.operands() {

@@ -36,6 +36,9 @@ pub struct PageSummary {
     pub freshness: Vec<String>,
     /// Whether it said "No passage matched.".
     pub says_no_match: bool,
+    /// The numeric answer's outcome (`VALUE`, `MIXED_UNITS`,
+    /// `REFORMATTED`, ...; §8.7), when the page showed one.
+    pub numeric: Option<String>,
 }
 
 /// One checked expectation.
@@ -88,6 +91,10 @@ pub fn summarise_page(status: u16, elapsed_ms: u64, body: &str) -> PageSummary {
         reconciling: lines_with_class(body, "reconciling"),
         freshness: lines_with_class(body, "freshness"),
         says_no_match: body.contains("No passage matched."),
+        numeric: body
+            .split_once("data-outcome=\"")
+            .and_then(|(_, rest)| rest.split_once('"'))
+            .map(|(outcome, _)| outcome.to_string()),
     }
 }
 
@@ -155,6 +162,13 @@ pub(super) fn page_checks(p: &PageSummary, e: &PageExpect) -> Vec<Check> {
             ),
             p.says_no_match.to_string(),
             p.says_no_match == b,
+        ));
+    }
+    if let Some(want) = &e.numeric {
+        out.push(check(
+            format!("the numeric answer is {want}"),
+            format!("{:?}", p.numeric),
+            p.numeric.as_deref() == Some(want.as_str()),
         ));
     }
     if let Some(ms) = e.within_ms {
