@@ -16,9 +16,9 @@
 
 use super::client::SiblingClient;
 use super::wire::{Announce, FeedError, FetchError, Pair, S3Body};
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::instance::Instance;
-use crate::numeric::sheet::{SHEET_MEDIA_TYPE, SheetBody, chunk_sheet};
+use crate::numeric::sheet::{ChunkedSheet, SHEET_MEDIA_TYPE, SheetBody, chunk_sheet};
 use crate::offload::SharedInstance;
 use crate::policy::breaker::S3Tally;
 use crate::storage::store::{IngestOutcome, NewDocument, Provenance};
@@ -137,14 +137,20 @@ pub async fn reannounce(
         };
         match client.fetch(app, &pair).await {
             Ok(body) => {
+                let sheet = sheet_of(client, app, &body);
+                let doc = NewDocument {
+                    source_key: String::new(),
+                    path: format!("{app}:{item_id}"),
+                    body: kept_body(client, app, &body.title, body.body),
+                    title: body.title,
+                };
                 let provenance = Provenance {
                     app: app.to_string(),
                     item_id: item_id.clone(),
                     revision: revision.clone(),
                 };
-                let keep = client.keeps_bodies(app);
                 match step(instance, move |i| {
-                    ingest_fetched(i, body, keep, &provenance)
+                    ingest_fetched(i, &doc, &provenance, sheet)
                 })
                 .await
                 {
@@ -198,30 +204,41 @@ where
     instance.run(work).await?
 }
 
-/// Ingests one fetched S3 body at its provenance. What memoria keeps of it:
-/// the body, or for an app whose bodies are refused by kind (§3.5,
-/// [`SiblingClient::keeps_bodies`], `keep` false) the title alone, so the
-/// item is found and cited by its title and nothing of its body is stored.
-/// A kept spreadsheet goes through §8.7's chunker, with its catalogue.
+/// What memoria keeps of a fetched body: the body, or for an app whose
+/// bodies are refused by kind (§3.5, [`SiblingClient::keeps_bodies`]) the
+/// title alone, so the item is found and cited by its title and nothing
+/// of its body is stored.
+fn kept_body(client: &SiblingClient, app: &str, title: &str, body: String) -> String {
+    if client.keeps_bodies(app) {
+        body
+    } else {
+        title.to_owned()
+    }
+}
+
+/// A fetched spreadsheet whose body memoria keeps, chunked by §8.7's
+/// chunker; `None` for any other body. `decode_s3` already refused a sheet
+/// body that does not decode, so `None` here is never a sheet half-read.
+fn sheet_of(client: &SiblingClient, app: &str, body: &S3Body) -> Option<ChunkedSheet> {
+    if !client.keeps_bodies(app) || body.media_type != SHEET_MEDIA_TYPE {
+        return None;
+    }
+    SheetBody::decode(&body.body)
+        .ok()
+        .map(|sheet| chunk_sheet(&sheet))
+}
+
+/// Ingests one fetched item: a spreadsheet with its chunks and catalogue
+/// (§8.7), anything else as text.
 fn ingest_fetched(
     i: &mut Instance,
-    body: S3Body,
-    keep: bool,
+    doc: &NewDocument,
     provenance: &Provenance,
+    sheet: Option<ChunkedSheet>,
 ) -> Result<IngestOutcome, Error> {
-    let sheet = (keep && body.media_type == SHEET_MEDIA_TYPE)
-        .then(|| SheetBody::decode(&body.body))
-        .transpose()
-        .map_err(|e| Error::new(ErrorKind::Decode, e.to_string()))?;
-    let doc = NewDocument {
-        source_key: String::new(),
-        path: format!("{}:{}", provenance.app, provenance.item_id),
-        body: if keep { body.body } else { body.title.clone() },
-        title: body.title,
-    };
     match sheet {
-        Some(sheet) => i.ingest_sheet(&doc, provenance, chunk_sheet(&sheet)),
-        None => i.ingest_sibling(&doc, provenance),
+        Some(sheet) => i.ingest_sheet(doc, provenance, sheet),
+        None => i.ingest_sibling(doc, provenance),
     }
 }
 
@@ -308,14 +325,20 @@ pub async fn sync(instance: &SharedInstance, client: &SiblingClient, app: &str) 
             };
             match client.fetch(app, &pair).await {
                 Ok(body) => {
+                    let sheet = sheet_of(client, app, &body);
+                    let doc = NewDocument {
+                        source_key: String::new(),
+                        path: format!("{app}:{}", row.item_id),
+                        body: kept_body(client, app, &body.title, body.body),
+                        title: body.title,
+                    };
                     let provenance = Provenance {
                         app: app.to_string(),
                         item_id: row.item_id.clone(),
                         revision: row.revision.clone(),
                     };
-                    let keep = client.keeps_bodies(app);
                     match step(instance, move |i| {
-                        ingest_fetched(i, body, keep, &provenance)
+                        ingest_fetched(i, &doc, &provenance, sheet)
                     })
                     .await
                     {

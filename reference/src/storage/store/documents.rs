@@ -34,7 +34,7 @@ impl Store {
     /// # Errors
     /// [`ErrorKind::Empty`] if the body has no words; [`ErrorKind::Storage`] on a write failure.
     pub fn ingest(&mut self, doc: &NewDocument, now: i64) -> Result<IngestOutcome, Error> {
-        self.ingest_from(doc, None, now)
+        self.ingest_from(doc, None, chunk::chunk(&doc.body), None, now)
     }
 
     /// Ingests one sibling item's body at one revision (§6.1 S3 → §5.2).
@@ -50,21 +50,12 @@ impl Store {
         provenance: &Provenance,
         now: i64,
     ) -> Result<IngestOutcome, Error> {
-        self.ingest_from(doc, Some(provenance), now)
+        self.ingest_from(doc, Some(provenance), chunk::chunk(&doc.body), None, now)
     }
 
     /// The source key a sibling item is stored under.
     pub(super) fn sibling_source_key(app: &str, item_id: &str) -> String {
         format!("sibling:{app}:{item_id}")
-    }
-
-    pub(super) fn ingest_from(
-        &mut self,
-        doc: &NewDocument,
-        provenance: Option<&Provenance>,
-        now: i64,
-    ) -> Result<IngestOutcome, Error> {
-        self.ingest_chunks(doc, provenance, chunk::chunk(&doc.body), None, now)
     }
 
     /// Ingests one sibling spreadsheet at one revision (§8.7): its
@@ -81,7 +72,7 @@ impl Store {
         sheet: crate::numeric::sheet::ChunkedSheet,
         now: i64,
     ) -> Result<IngestOutcome, Error> {
-        self.ingest_chunks(
+        self.ingest_from(
             doc,
             Some(provenance),
             sheet.chunks,
@@ -90,7 +81,7 @@ impl Store {
         )
     }
 
-    fn ingest_chunks(
+    pub(super) fn ingest_from(
         &mut self,
         doc: &NewDocument,
         provenance: Option<&Provenance>,
@@ -208,6 +199,7 @@ impl Store {
             )?;
         }
 
+        Store::write_catalogue(&self.sealer, &tx, &id, revision, catalogue)?;
         let mut added = Vec::with_capacity(chunks.len());
         let form = TextForm::of_source(&doc.path, provenance.is_some());
         for c in &chunks {
@@ -235,7 +227,6 @@ impl Store {
                 body: form.index_text(&c.text, c.ordinal == 0).into_owned(),
             });
         }
-        Store::write_catalogue(&self.sealer, &tx, &id, revision, catalogue)?;
         Store::bump_seq(&tx)?;
         crashpoint("ingest:before-commit");
         tx.commit()?;
