@@ -55,9 +55,10 @@ pub struct Citation {
 pub struct Operand {
     /// The sheet's title.
     pub sheet_title: String,
-    /// The cell, e.g. `P&L!C2`.
+    /// The cell with its sheet, e.g. `FY2024 › P&L!C2`: three sheets may
+    /// share a tab name and a coordinate.
     pub cell: String,
-    /// The row label and column header, as displayed.
+    /// The row label, as displayed.
     pub row_label: String,
     /// The column header, as displayed.
     pub column_header: String,
@@ -554,7 +555,13 @@ pub async fn numeric_answer(
 fn operand(doc: &SheetDoc, cell: &CatalogueCell) -> Operand {
     Operand {
         sheet_title: doc.catalogue.title.clone(),
-        cell: format!("{}!{}{}", cell.tab, column_letters(cell.col), cell.row),
+        cell: format!(
+            "{} › {}!{}{}",
+            doc.catalogue.title,
+            cell.tab,
+            column_letters(cell.col),
+            cell.row
+        ),
         row_label: cell.row_label.clone(),
         column_header: cell.column_header.clone(),
         display: cell.display.clone(),
