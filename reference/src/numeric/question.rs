@@ -212,9 +212,12 @@ mod tests {
         );
     }
 
+    /// A question, and the function and canonical periods it reads as.
+    type Row<'a> = (&'a str, Option<(Aggregate, &'a [&'a str])>);
+
     #[test]
     fn questions_are_read_as_a_table_says() {
-        let rows: [(&str, Option<(Aggregate, &[&str])>); 6] = [
+        let rows: [Row<'_>; 6] = [
             (
                 "total costs 2024",
                 Some((Aggregate::Sum, &["2024"] as &[&str])),

@@ -246,7 +246,7 @@ pub fn format_in_words(code: &str) -> String {
     words.join(", ")
 }
 
-fn cell<'a>(rows: &'a [Vec<WireCell>], r: usize, c: usize) -> Option<&'a WireCell> {
+fn cell(rows: &[Vec<WireCell>], r: usize, c: usize) -> Option<&WireCell> {
     rows.get(r).and_then(|row| row.get(c))
 }
 

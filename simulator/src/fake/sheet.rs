@@ -464,7 +464,7 @@ pub fn render(v: &BigRational, format_code: &str) -> String {
 fn group_thousands(int: &str) -> String {
     let mut out = String::with_capacity(int.len() + int.len() / 3);
     for (i, ch) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
+        if i > 0 && (int.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
