@@ -280,6 +280,11 @@ fn no_scenario_word_occurs_in_any_corpus_the_fakes_may_read() {
     let mut clashes = vec![];
     for f in scenarios() {
         let s = scenario::parse(&std::fs::read_to_string(&f).expect("reads")).expect("parses");
+        // A scenario whose fakes read no corpus (the worked-example sheets
+        // alone, §8.7) cannot meet one: its questions are ordinary words.
+        if s.siblings.iter().all(|x| x.corpus == 0 && x.worked_example) {
+            continue;
+        }
         let mut mine = std::collections::BTreeSet::new();
         for sib in &s.siblings {
             for item in &sib.items {

@@ -259,6 +259,48 @@ fn no_surface_of_the_reference_calls_s2_except_through_sibling_ruled() {
     );
 }
 
+/// The S6 calls (`aggregate` on the sibling client, its four arguments:
+/// app, subject, function, cells) in one file of `reference/src`, as lines.
+fn s6_calls(text: &str) -> Vec<usize> {
+    use syn::visit::Visit;
+    struct Calls(Vec<usize>);
+    impl<'a> Visit<'a> for Calls {
+        fn visit_expr_method_call(&mut self, call: &'a syn::ExprMethodCall) {
+            if call.method == "aggregate" && call.args.len() == 4 {
+                self.0.push(call.method.span().start().line);
+            }
+            syn::visit::visit_expr_method_call(self, call);
+        }
+    }
+    let Ok(file) = syn::parse_file(text) else {
+        return vec![0];
+    };
+    let mut calls = Calls(vec![]);
+    calls.visit_file(&file);
+    calls.0
+}
+
+#[test]
+fn no_surface_of_the_reference_calls_s6_except_through_sibling_ruled() {
+    let mut in_ruled = 0;
+    let mut elsewhere = Vec::new();
+    for (rel, text) in reference_sources() {
+        for line in s6_calls(&text) {
+            if rel == "sibling/ruled.rs" {
+                in_ruled += 1;
+            } else {
+                elsewhere.push(format!("{rel}:{line} calls aggregate"));
+            }
+        }
+    }
+    // The presence that makes the absence meaningful: the one path's call.
+    assert_eq!(in_ruled, 1, "sibling/ruled.rs makes exactly one S6 call");
+    assert!(
+        elsewhere.is_empty(),
+        "S6 called outside sibling::ruled (§8.7): {elsewhere:?}"
+    );
+}
+
 /// The calls that pull a sibling in one file of `reference/src`, as
 /// `(what, line)`: `sync(instance, client, app)` (a pull), and the client's
 /// `feed` (S1) and `announce` (S1a).

@@ -638,6 +638,38 @@ impl Instance {
         })
     }
 
+    /// Ingests one sibling spreadsheet at one revision (§8.7): its chunks
+    /// into the index, its structure catalogue sealed beside them.
+    ///
+    /// # Errors
+    /// As [`Store::ingest_sheet`].
+    pub fn ingest_sheet(
+        &mut self,
+        doc: &NewDocument,
+        provenance: &Provenance,
+        sheet: crate::numeric::sheet::ChunkedSheet,
+    ) -> Result<IngestOutcome, Error> {
+        let outcome = self
+            .store
+            .ingest_sheet(doc, provenance, sheet, self.clock.now_unix_s())?;
+        for id in &outcome.removed {
+            self.index.delete(*id)?;
+            self.dense.remove(*id);
+        }
+        for c in &outcome.added {
+            self.index
+                .insert_new(c.chunk_id, &c.title, &c.trail, &c.body)?;
+        }
+        tracing::info!(
+            app = %provenance.app,
+            document = %outcome.id,
+            status = ?outcome.status,
+            chunks = outcome.added.len(),
+            "ingested a sheet from a sibling"
+        );
+        Ok(outcome)
+    }
+
     /// Deletes a document (§7.4): appends a tombstone to the durable log
     /// (fsynced), applies it to the database, removes the chunks from the
     /// index, and writes a superseding snapshot. The returned

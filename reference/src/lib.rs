@@ -114,6 +114,7 @@ mod ingest;
 mod instance;
 mod limits;
 mod mcp;
+pub mod numeric;
 mod offload;
 mod policy;
 mod search;
@@ -282,6 +283,7 @@ pub use mcp::{
 /// The sibling wire contract as memoria reads and writes it (§4.1, §6.1;
 /// `fixtures/contract/`): the messages and the total decoders.
 pub mod wire {
+    pub use crate::sibling::s6::*;
     pub use crate::sibling::wire::*;
 }
 

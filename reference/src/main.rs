@@ -446,7 +446,21 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
                 page,
             ));
             let result = match ruled.map(|r| r.page) {
-                Ok(p) => p,
+                Ok(mut p) => {
+                    // §8.7: the numeric route, as on the page; its
+                    // follow-ups are the next pull's (the CLI starts none).
+                    if page == 1 {
+                        p.numeric = runtime
+                            .block_on(memoria::numeric::numeric_answer(
+                                &instance,
+                                client.as_ref(),
+                                &asker,
+                                &query,
+                            ))
+                            .0;
+                    }
+                    p
+                }
                 Err(SearchError::NotAdmitted) => {
                     return Err(Exit(EXIT_NOT_ADMITTED, anyhow::anyhow!("not admitted")));
                 }

@@ -250,6 +250,7 @@ pub fn generate(seed: u64) -> Exploration {
             corpus,
             items,
             announce_page_records,
+            worked_example: false,
         });
     }
     let apps: Vec<String> = siblings.iter().map(|s| s.app.clone()).collect();
@@ -675,6 +676,7 @@ fn event_app(e: &Event) -> Option<&str> {
         | Event::Delete { app, .. }
         | Event::Downgrade { app, .. }
         | Event::Upgrade { app, .. }
+        | Event::Reformat { app, .. }
         | Event::PartialRestore { app, .. }
         | Event::Backup { app, .. }
         | Event::WholeRestore { app, .. }

@@ -404,6 +404,14 @@ async fn serve_sibling(spec: DemoSibling) -> Result<ServedSibling, String> {
                 .map_err(|e| format!("{}: {}: {e}", spec.app, item.id))?;
         }
     }
+    // The team's spreadsheets: §8.7's worked example (FY2024..FY2026), so
+    // a numeric question on the page ("average revenue in June the last 3
+    // years") shows S6's number, and one about General cells the refusal.
+    if spec.app == "sheets" {
+        model
+            .with(|m| m.add_worked_example())
+            .map_err(|e| format!("{}: the worked example: {e}", spec.app))?;
+    }
     let tokens = vec![(DEMO_CONSUMER.to_owned(), DEMO_TOKEN.to_owned())];
     let fake = FakeSibling::new(
         FakeConfig {

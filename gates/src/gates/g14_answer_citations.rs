@@ -4,8 +4,8 @@
 //! provider ([`crate::rigs::answer`]), Sheets holding items of known text,
 //! and the stub scripted with the reply a case needs. Each case reads the
 //! rendered page, as a reader would, and the stub's recorded requests.
-//! Numbers trace to passages: S6 is not built (§8.7), so no number may come
-//! from anywhere else.
+//! Numbers trace to passages, and a numeric answer's digits to a passage
+//! an operand cites or to the S6 result (§8.7); nothing else may bring one.
 
 use memoria_simulator::{ChatFaults, OWNERS, ProviderDown as Down};
 
@@ -18,8 +18,8 @@ use crate::{Case, Ctx, Failure, Gate};
 pub static GATE: Gate = Gate {
     id: "14",
     title: "Answer sentences cite listed passages",
-    sections: &["§10", "§8.4", "§8.5", "§8.2", "§8.8"],
-    requirement: "With AI on, every rendered answer sentence cites a passage on the page's list and links to it; an answer whose every sentence was dropped says so; every number in an answer is in a passage its sentence cites; no image, link or HTML a model wrote renders; the route and pinned model are printed; a failed provider leaves the list and one loud line; every character of a fact box is in the passage it cites.",
+    sections: &["§10", "§8.4", "§8.5", "§8.2", "§8.7", "§8.8"],
+    requirement: "With AI on, every rendered answer sentence cites a passage on the page's list and links to it; an answer whose every sentence was dropped says so; every number in an answer is in a passage its sentence cites, and every number of a numeric answer is S6's or in a passage an operand cites; no image, link or HTML a model wrote renders; the route and pinned model are printed; a failed provider leaves the list and one loud line; every character of a fact box is in the passage it cites.",
     cases: &[
         Case {
             id: "14/every-rendered-sentence-cites-a-listed-passage",
@@ -60,6 +60,11 @@ pub static GATE: Gate = Gate {
             id: "14/every-character-of-a-fact-box-is-in-the-passage-it-cites",
             desc: "Items hold office phone numbers. Each fact row's value and label are found byte for byte in the passage its citation opens on the document page (section#p{n}), and the box is not empty.",
             run: fact_box_traces,
+        },
+        Case {
+            id: "14/every-digit-of-a-numeric-answer-traces-to-a-cited-passage-or-s6",
+            desc: "§8.7's worked example in Sheets: \"what's average revenue in June the last 3 years\" shows S6's number. Every number in the answer line and its basis is S6's display (€1,350,000, the fake's own answer for the worked example) or is in a passage an operand's citation opens on the document page; there are three such citations.",
+            run: numeric_digits_trace,
         },
     ],
 };
@@ -554,6 +559,63 @@ fn fact_box_traces(ctx: &mut Ctx) -> Result<(), Failure> {
                 "the row's label is in that passage too",
                 format!("{label:?} in {passage:?}"),
             )?;
+        }
+        Ok(())
+    })
+}
+
+/// The S6 half (§8.7): every digit of a numeric answer traces to a cited
+/// passage or to the S6 result.
+fn numeric_digits_trace(ctx: &mut Ctx) -> Result<(), Failure> {
+    /// The S6 result for the worked example's June revenue, as the fake
+    /// computes and renders it (`memoria_simulator::worked_example`).
+    const S6_DISPLAY: &str = "€1,350,000";
+    let world = memoria_simulator::World::new(
+        ctx.seed(),
+        vec![memoria_simulator::SiblingSpec::own("sheets")],
+    );
+    world.fake("sheets").model().with(|m| {
+        m.add_worked_example().expect("the worked example");
+    });
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let (_, _, p) = page(&mut m, "what's average revenue in June the last 3 years").await;
+        let figure = p.texts(".numeric-figure");
+        check(
+            figure == [S6_DISPLAY],
+            "a number is shown, and it is S6's display (presence)",
+            format!("{figure:?}"),
+        )?;
+        let cites = p.hrefs("a.numeric-cite");
+        check(
+            cites.len() == 3,
+            "three operands, each cited",
+            format!("{cites:?}"),
+        )?;
+        let mut passages = vec![];
+        for cite in &cites {
+            let (path, anchor) = cite
+                .split_once('#')
+                .ok_or_else(|| fail("a citation names its passage", cite.clone()))?;
+            let doc = m.get(ana(), path).await.response.body;
+            passages.extend(Page::parse(&doc).texts(&format!("section.passage#{anchor}")));
+        }
+        check(
+            passages.len() == 3,
+            "each citation opens its passage",
+            format!("{passages:?}"),
+        )?;
+        let s6 = numbers_in(S6_DISPLAY);
+        let mut said = p.texts("p.numeric-value");
+        said.extend(p.texts("p.numeric-basis"));
+        for text in &said {
+            for n in numbers_in(text) {
+                check(
+                    s6.contains(&n) || passages.iter().any(|b| b.contains(&n)),
+                    "every number in the numeric answer is S6's or in a passage it cites",
+                    format!("{n:?} in {text:?}"),
+                )?;
+            }
         }
         Ok(())
     })

@@ -44,6 +44,7 @@ register! {
     g19_mixed_provenance,
     g20_wake_budget,
     g21_admission_read_not_held,
+    g22_unit_certification,
     g23_deadline_and_concurrency,
     g24_wake_warm_up,
     g25_s3_carries_no_person,

@@ -162,6 +162,10 @@ pub struct SearchPage {
     /// changed: the caller starts its regeneration (§5.2).
     #[serde(skip)]
     pub regenerate: bool,
+    /// The numeric route's answer (§8.7), above the results like the fact
+    /// box: S6's number with its unit and citations, or the slot table.
+    /// `None` when the question is not numeric, and before the route runs.
+    pub numeric: Option<crate::numeric::NumericAnswer>,
 }
 
 impl SearchPage {
@@ -545,6 +549,7 @@ impl Candidates {
                 .collect(),
             freshness: vec![],
             semantic: self.semantic,
+            numeric: None,
         }
     }
 }
@@ -681,6 +686,7 @@ mod tests {
             artefacts: vec![],
             artefacts_withheld: vec![],
             regenerate: false,
+            numeric: None,
         }
     }
 

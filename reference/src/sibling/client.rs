@@ -13,6 +13,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 
 use super::host::{HostRefusal, SiblingUrl};
+use super::s6::{Aggregate, CellRef, S6Request, S6Result, decode_s6};
 use super::tls::{TlsTrust, dialer_for};
 use super::token::SiblingToken;
 use super::transport::{Dialer, RawResponse, TransportError, exchange};
@@ -412,6 +413,47 @@ impl SiblingClient {
                 None => return assembler.finish(),
             }
         }
+    }
+
+    /// Asks `app`'s S6 for `function` over `cells` as `subject` (§6.1 S6
+    /// row, §8.7), within [`SIBLING_DEADLINE_MS`]. Total: no answer, any
+    /// status and any bytes give one [`S6Result`]. Never cached. Zero cells
+    /// or more than [`super::s6::S6_CELLS_PER_CALL_MAX`] make no call and
+    /// are UNKNOWN. Only [`crate::sibling::ruled::aggregate`] calls this.
+    pub async fn aggregate(
+        &self,
+        app: &str,
+        subject: &Subject,
+        function: Aggregate,
+        cells: &[CellRef],
+    ) -> S6Result {
+        if cells.is_empty() || cells.len() > super::s6::S6_CELLS_PER_CALL_MAX {
+            return S6Result::Unknown;
+        }
+        let body = serde_json::to_vec(&S6Request {
+            subject,
+            function,
+            cells,
+        })
+        .expect("S6 request serialises");
+        let answer = self
+            .call_within(
+                SIBLING_DEADLINE_MS,
+                app,
+                "POST",
+                "/s6/aggregate",
+                Some(body),
+            )
+            .await;
+        let result = decode_s6(
+            subject.kind,
+            cells,
+            answer.as_ref().map(|r| (r.status, &r.body[..])),
+        );
+        if result == S6Result::Unknown {
+            tracing::warn!(app, "S6 answered nothing usable: UNKNOWN");
+        }
+        result
     }
 
     /// Fetches one item's body at one revision (§6.1). No person is sent.

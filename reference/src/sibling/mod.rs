@@ -4,7 +4,7 @@
 //! (suite ruling 7). [`host`] refuses other teams' hosts (§6.3),
 //! [`transport`] carries HTTP over a pluggable [`transport::Dialer`],
 //! [`tls`] runs TLS over its stream for an `https://` sibling (§6.1),
-//! [`wire`] holds the total decoders, [`token`] reads memoria's token at
+//! [`wire`] holds the total decoders ([`s6`] S6's), [`token`] reads memoria's token at
 //! each sibling where it is sent (§6.2), [`client`] makes the calls,
 //! [`sync`] pulls changes in, [`pull`] decides when (on wake and on each
 //! question, §6.1) and [`ruled`] rules a search page through S2.
@@ -13,6 +13,7 @@ pub mod client;
 pub mod host;
 pub mod pull;
 pub mod ruled;
+pub mod s6;
 pub mod sync;
 pub mod tls;
 pub mod token;

@@ -193,6 +193,27 @@ pub async fn rule(
     ruling
 }
 
+/// S6 on the one sibling path (§8.7, §6.1): `function` over `cells` at
+/// `app`, as `asker`, now. Never cached. Without a client, UNKNOWN and no
+/// call. The numeric route calls this only after every slot is filled and
+/// every operand certified ([`crate::numeric::route`]); the operands'
+/// passages were ruled through [`rule`] first.
+pub async fn aggregate(
+    client: Option<&SiblingClient>,
+    asker: &str,
+    app: &str,
+    function: super::s6::Aggregate,
+    cells: &[super::s6::CellRef],
+) -> super::s6::S6Result {
+    match client {
+        Some(c) => {
+            c.aggregate(app, &Subject::address(asker), function, cells)
+                .await
+        }
+        None => super::s6::S6Result::Unknown,
+    }
+}
+
 /// Searches as `asker` and rules every sibling passage through S2 in this
 /// request (§8.1). Without a client, every sibling passage is UNKNOWN.
 ///

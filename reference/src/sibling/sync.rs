@@ -15,12 +15,13 @@
 //! across a sibling call.
 
 use super::client::SiblingClient;
-use super::wire::{Announce, FeedError, FetchError, Pair};
+use super::wire::{Announce, FeedError, FetchError, Pair, S3Body};
 use crate::error::Error;
 use crate::instance::Instance;
+use crate::numeric::sheet::{ChunkedSheet, SHEET_MEDIA_TYPE, SheetBody, chunk_sheet};
 use crate::offload::SharedInstance;
 use crate::policy::breaker::S3Tally;
-use crate::storage::store::{NewDocument, Provenance};
+use crate::storage::store::{IngestOutcome, NewDocument, Provenance};
 
 /// The most S1 pages one sync reads before yielding, a bound on one wake's work.
 pub const S1_PAGES_PER_SYNC_MAX: usize = 100;
@@ -87,7 +88,20 @@ pub async fn reannounce(
         }
     };
     let a = app.to_string();
-    let held = match step(instance, move |i| i.store().sibling_documents(&a)).await {
+    // A sheet marked for re-ingest (§8.7's re-certification arm) is
+    // refetched even at the revision held: a reformat need not bump it.
+    let held = step(instance, move |i| {
+        let held = i.store().sibling_documents(&a)?;
+        let mut marked = std::collections::BTreeSet::new();
+        for d in &held {
+            if i.store().sheet_reingest_marked(&d.id)? {
+                marked.insert(d.id.clone());
+            }
+        }
+        Ok((held, marked))
+    })
+    .await;
+    let (held, marked) = match held {
         Ok(h) => h,
         Err(e) => return (ReannounceStatus::Unapplied(e.to_string()), false),
     };
@@ -98,7 +112,9 @@ pub async fn reannounce(
     for doc in held {
         let Some(p) = doc.provenance else { continue };
         if announce.items.contains_key(&p.item_id) {
-            held_revisions.insert(p.item_id, p.revision);
+            if !marked.contains(&doc.id) {
+                held_revisions.insert(p.item_id, p.revision);
+            }
             continue;
         }
         match step(instance, move |i| i.delete(&doc.id)).await {
@@ -121,6 +137,7 @@ pub async fn reannounce(
         };
         match client.fetch(app, &pair).await {
             Ok(body) => {
+                let sheet = sheet_of(client, app, &body);
                 let doc = NewDocument {
                     source_key: String::new(),
                     path: format!("{app}:{item_id}"),
@@ -132,7 +149,11 @@ pub async fn reannounce(
                     item_id: item_id.clone(),
                     revision: revision.clone(),
                 };
-                match step(instance, move |i| i.ingest_sibling(&doc, &provenance)).await {
+                match step(instance, move |i| {
+                    ingest_fetched(i, &doc, &provenance, sheet)
+                })
+                .await
+                {
                     Ok(_) => {
                         report.fetched += 1;
                         changed = true;
@@ -192,6 +213,32 @@ fn kept_body(client: &SiblingClient, app: &str, title: &str, body: String) -> St
         body
     } else {
         title.to_owned()
+    }
+}
+
+/// A fetched spreadsheet whose body memoria keeps, chunked by §8.7's
+/// chunker; `None` for any other body. `decode_s3` already refused a sheet
+/// body that does not decode, so `None` here is never a sheet half-read.
+fn sheet_of(client: &SiblingClient, app: &str, body: &S3Body) -> Option<ChunkedSheet> {
+    if !client.keeps_bodies(app) || body.media_type != SHEET_MEDIA_TYPE {
+        return None;
+    }
+    SheetBody::decode(&body.body)
+        .ok()
+        .map(|sheet| chunk_sheet(&sheet))
+}
+
+/// Ingests one fetched item: a spreadsheet with its chunks and catalogue
+/// (§8.7), anything else as text.
+fn ingest_fetched(
+    i: &mut Instance,
+    doc: &NewDocument,
+    provenance: &Provenance,
+    sheet: Option<ChunkedSheet>,
+) -> Result<IngestOutcome, Error> {
+    match sheet {
+        Some(sheet) => i.ingest_sheet(doc, provenance, sheet),
+        None => i.ingest_sibling(doc, provenance),
     }
 }
 
@@ -278,6 +325,7 @@ pub async fn sync(instance: &SharedInstance, client: &SiblingClient, app: &str) 
             };
             match client.fetch(app, &pair).await {
                 Ok(body) => {
+                    let sheet = sheet_of(client, app, &body);
                     let doc = NewDocument {
                         source_key: String::new(),
                         path: format!("{app}:{}", row.item_id),
@@ -289,7 +337,11 @@ pub async fn sync(instance: &SharedInstance, client: &SiblingClient, app: &str) 
                         item_id: row.item_id.clone(),
                         revision: row.revision.clone(),
                     };
-                    match step(instance, move |i| i.ingest_sibling(&doc, &provenance)).await {
+                    match step(instance, move |i| {
+                        ingest_fetched(i, &doc, &provenance, sheet)
+                    })
+                    .await
+                    {
                         Ok(_) => {
                             report.fetched += 1;
                             changed = true;

@@ -566,8 +566,13 @@ pub enum FetchError {
     Malformed(String),
 }
 
-/// The media types memoria ingests from S3.
-pub const S3_MEDIA_TYPES: [&str; 2] = ["text/markdown", "text/plain"];
+/// The media types memoria ingests from S3: text, and a spreadsheet
+/// ([`crate::numeric::sheet::SHEET_MEDIA_TYPE`], §8.7).
+pub const S3_MEDIA_TYPES: [&str; 3] = [
+    "text/markdown",
+    "text/plain",
+    crate::numeric::sheet::SHEET_MEDIA_TYPE,
+];
 
 /// Decodes one S3 answer to `asked`.
 ///
@@ -586,6 +591,11 @@ pub fn decode_s3(asked: &Pair, status: u16, body: &[u8]) -> Result<S3Body, Fetch
     }
     if !S3_MEDIA_TYPES.contains(&b.media_type.as_str()) {
         return Err(FetchError::Malformed("unknown media type".into()));
+    }
+    // A sheet body that does not decode is an S3 failure for that item.
+    if b.media_type == crate::numeric::sheet::SHEET_MEDIA_TYPE {
+        crate::numeric::sheet::SheetBody::decode(&b.body)
+            .map_err(|e| FetchError::Malformed(e.to_string()))?;
     }
     Ok(b)
 }

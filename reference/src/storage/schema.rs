@@ -138,3 +138,18 @@ CREATE TABLE IF NOT EXISTS artefacts (
     built_from TEXT NOT NULL           -- JSON ["doc id"]: the direct artefact inputs
 );
 "#;
+
+/// The spreadsheets' tables (§8.7; `store/sheets.rs` reads and writes them):
+/// one sealed structure catalogue per sheet document at its revision, and
+/// the sheets marked for re-ingest after S6 returned a format code other
+/// than the one indexed. Coordinates and a sealed blob only.
+pub(crate) const SHEET_SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS sheet_catalogues (
+    doc_id    TEXT PRIMARY KEY,        -- = documents.id
+    revision  INTEGER NOT NULL,        -- = documents.revision it was built from
+    catalogue BLOB NOT NULL            -- sealed JSON: labels, headers, cells, format codes
+);
+CREATE TABLE IF NOT EXISTS sheet_reingest (
+    doc_id    TEXT PRIMARY KEY         -- a sheet whose next announce refetches it
+);
+"#;

@@ -19,11 +19,12 @@
 //! `synchronous=FULL` and `secure_delete=ON`; the values it writes are sealed
 //! either way.
 //!
-//! The `impl Store` is one type in six files: this one opens the file and
+//! The `impl Store` is one type in seven files: this one opens the file and
 //! keeps the sequence numbers; `store/documents.rs` holds documents,
 //! chunks and tombstones; `store/vectors.rs` each chunk's sealed embedding
 //! and the chunks awaiting one; `store/siblings.rs` a sibling's cursor and
-//! mark; `store/breaker.rs` the breakers' sealed counters;
+//! mark; `store/sheets.rs` a sheet's sealed structure catalogue (§8.7);
+//! `store/breaker.rs` the breakers' sealed counters;
 //! `store/connector.rs` a connector's item rows. The tables themselves are written once, in
 //! `storage/schema.rs`.
 
@@ -32,6 +33,7 @@ mod breaker;
 mod connector;
 mod documents;
 mod roster;
+mod sheets;
 mod siblings;
 mod vectors;
 
@@ -39,7 +41,9 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
-use super::schema::{ARTEFACT_SCHEMA, BREAKER_SCHEMA, CONNECTOR_SCHEMA, ROSTER_SCHEMA, SCHEMA};
+use super::schema::{
+    ARTEFACT_SCHEMA, BREAKER_SCHEMA, CONNECTOR_SCHEMA, ROSTER_SCHEMA, SCHEMA, SHEET_SCHEMA,
+};
 use crate::error::{Error, ErrorKind};
 use crate::storage::seal::{Purpose, Sealer};
 
@@ -390,6 +394,7 @@ impl Store {
         conn.execute_batch(BREAKER_SCHEMA)?;
         conn.execute_batch(ROSTER_SCHEMA)?;
         conn.execute_batch(ARTEFACT_SCHEMA)?;
+        conn.execute_batch(SHEET_SCHEMA)?;
         let version = meta_get(&conn, "schema_version")?;
         if version == 0 {
             meta_set(&conn, "schema_version", SCHEMA_VERSION)?;

@@ -132,6 +132,7 @@ mod tests {
             artefacts_withheld: vec![],
             regenerate: false,
             model_failure: None,
+            numeric: None,
         }
     }
 

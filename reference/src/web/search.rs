@@ -138,7 +138,9 @@ pub(crate) fn results_region(
                         }
                     }
                 }
-                // The fact box: below the notices and above the list (§8.8).
+                // The numeric answer (§8.7), then the fact box: below the
+                // notices and above the list (§8.8).
+                (super::numeric::numeric_box(p.numeric.as_ref()))
                 (super::facts::fact_boxes(&p.facts))
                 // The answer: above the list, below the box (§8.4, §8.2).
                 (super::answer::answer_region(answer, p))
@@ -467,6 +469,7 @@ mod tests {
             artefacts: vec![],
             artefacts_withheld: vec![],
             regenerate: false,
+            numeric: None,
         };
         let (status, region) = results_region("q", &Ok(page), None);
         assert_eq!(status, StatusCode::OK);

@@ -611,6 +611,14 @@ impl AppState {
         .await?;
         self.start_follow_ups(&ruled.follow_ups);
         let mut page = ruled.page;
+        // §8.7: the numeric route, model-free, above the results.
+        if page.page == 1 {
+            let (numeric, numeric_follow_ups) =
+                crate::numeric::numeric_answer(&self.instance, self.siblings.as_deref(), asker, q)
+                    .await;
+            self.start_follow_ups(&numeric_follow_ups);
+            page.numeric = numeric;
+        }
         page.freshness = self.freshness().await;
         // After the ruling, so the page is what was held when it was asked.
         self.questioned();

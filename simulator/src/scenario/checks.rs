@@ -40,6 +40,9 @@ pub struct PageSummary {
     pub artefacts: usize,
     /// Lines withholding derived artefacts (§5.2).
     pub artefacts_withheld: Vec<String>,
+    /// The numeric answer's outcome (`VALUE`, `MIXED_UNITS`,
+    /// `REFORMATTED`, ...; §8.7), when the page showed one.
+    pub numeric: Option<String>,
 }
 
 /// One checked expectation.
@@ -94,6 +97,10 @@ pub fn summarise_page(status: u16, elapsed_ms: u64, body: &str) -> PageSummary {
         says_no_match: body.contains("No passage matched."),
         artefacts: body.matches("<article class=\"artefact\"").count(),
         artefacts_withheld: lines_with_class(body, "withheld artefact"),
+        numeric: body
+            .split_once("data-outcome=\"")
+            .and_then(|(_, rest)| rest.split_once('"'))
+            .map(|(outcome, _)| outcome.to_string()),
     }
 }
 
@@ -175,6 +182,13 @@ pub(super) fn page_checks(p: &PageSummary, e: &PageExpect) -> Vec<Check> {
             format!("artefact withheld lines {w:?}"),
             format!("{:?}", p.artefacts_withheld),
             &p.artefacts_withheld == w,
+        ));
+    }
+    if let Some(want) = &e.numeric {
+        out.push(check(
+            format!("the numeric answer is {want}"),
+            format!("{:?}", p.numeric),
+            p.numeric.as_deref() == Some(want.as_str()),
         ));
     }
     if let Some(ms) = e.within_ms {

@@ -70,6 +70,10 @@ pub struct SiblingDecl {
     /// own, 50); a few makes a re-announce span pages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub announce_page_records: Option<usize>,
+    /// Whether the sibling holds §8.7's worked example (the spreadsheets
+    /// `sh-fy2024` … `sh-fy2026`, tab `P&L`, Revenue in `€#,##0`).
+    #[serde(default)]
+    pub worked_example: bool,
 }
 
 /// One item the scenario writes itself.
@@ -196,6 +200,9 @@ pub struct PageExpect {
     pub artefacts: Option<usize>,
     /// Exactly these lines withholding derived artefacts, in order (§5.2).
     pub artefacts_withheld: Option<Vec<String>>,
+    /// The numeric answer's outcome (§8.7): `VALUE`, `SLOT_TABLE`,
+    /// `MIXED_UNITS`, `UNIT_UNKNOWN`, `REFORMATTED`, ...
+    pub numeric: Option<String>,
 }
 
 /// One timeline event. `at_ms` waits until that simulated time first.
@@ -315,6 +322,27 @@ pub enum Event {
         /// The backup's name.
         name: String,
     },
+    /// The sibling reformats a spreadsheet's column (the design card's
+    /// "reformat cells" fault, §8.7): every number in column `col` of `tab`
+    /// takes `format_code` (`General` clears it), with a new revision or,
+    /// `in_place`, under the revision memoria holds.
+    Reformat {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// Which sheet.
+        item: String,
+        /// Which tab.
+        tab: String,
+        /// 1-based column.
+        col: u32,
+        /// The new format code, e.g. `k€#,##0`.
+        format_code: String,
+        /// True: no new revision (nothing on S1).
+        #[serde(default)]
+        in_place: bool,
+    },
     /// The sibling makes an item team-visible again (team rung, neither
     /// link-shared nor guest-only): a visibility change back (§4.1).
     Upgrade {
@@ -421,6 +449,7 @@ impl Event {
             | Event::Backup { at_ms, .. }
             | Event::WholeRestore { at_ms, .. }
             | Event::Upgrade { at_ms, .. }
+            | Event::Reformat { at_ms, .. }
             | Event::RemoveReader { at_ms, .. }
             | Event::ExpectConverged { at_ms }
             | Event::Restart { at_ms }
@@ -501,6 +530,21 @@ impl Event {
             Event::Backup { app, name, .. } => format!("{app}: backup {name}"),
             Event::WholeRestore { app, name, .. } => format!("{app}: whole-log restore to {name}"),
             Event::Upgrade { app, item, .. } => format!("{app}: {item} team-visible again"),
+            Event::Reformat {
+                app,
+                item,
+                col,
+                format_code,
+                in_place,
+                ..
+            } => format!(
+                "{app}: {item} column {col} reformatted {format_code}{}",
+                if *in_place {
+                    " in place (no new revision)"
+                } else {
+                    ""
+                }
+            ),
             Event::RemoveReader { reader, .. } => format!("{reader} removed from the owners"),
             Event::ExpectConverged { .. } => "expect memoria converged (liveness)".into(),
             Event::Restart { .. } => "memoria restarts".into(),

@@ -246,6 +246,9 @@ pub fn world(s: &Scenario, seed: u64) -> Result<World, ScenarioError> {
             for g in &s.strangers {
                 m.forget_person(&address(g));
             }
+            if x.worked_example {
+                m.add_worked_example().map_err(|e| format!("{e:?}"))?;
+            }
             for (i, (title, body)) in corpus.items.iter().skip(offset).take(x.corpus).enumerate() {
                 // The oracle reads a page by titles: each ends in a tag of its own.
                 let (title, body) = if s.oracle {
@@ -524,6 +527,26 @@ async fn apply(
                 .get(&(app.clone(), name.clone()))
                 .ok_or(format!("no backup {name} of {app}"))?;
             fake(app)?.model().with(|mm| mm.restore_whole(snap));
+        }
+        Event::Reformat {
+            app,
+            item,
+            tab,
+            col,
+            format_code,
+            in_place,
+            ..
+        } => {
+            let revise = if *in_place {
+                crate::Revise::InPlace
+            } else {
+                crate::Revise::New
+            };
+            let code = (format_code != "General").then_some(format_code.as_str());
+            fake(app)?
+                .model()
+                .with(|mm| mm.reformat_column(item, tab, *col, code, revise))
+                .map_err(|e| format!("{item}: {e:?}"))?;
         }
         Event::Upgrade { app, item, .. } => {
             fake(app)?

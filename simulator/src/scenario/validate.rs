@@ -47,6 +47,7 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
             | Event::Backup { app, .. }
             | Event::WholeRestore { app, .. }
             | Event::Upgrade { app, .. }
+            | Event::Reformat { app, .. }
             | Event::ExpectCalls { app, .. }
             | Event::ExpectHeld { app, .. }
             | Event::ExpectSources { app, .. }

@@ -21,7 +21,14 @@ impl Store {
         record: &ArtefactRecord,
         now: i64,
     ) -> Result<IngestOutcome, Error> {
-        let outcome = self.ingest_from(doc, None, APP_ARTEFACT, now)?;
+        let outcome = self.ingest_from(
+            doc,
+            None,
+            APP_ARTEFACT,
+            crate::ingest::chunk::chunk(&doc.body),
+            None,
+            now,
+        )?;
         let roots = serde_json::to_string(&record.roots).expect("roots serialise");
         let built_from = serde_json::to_string(&record.built_from).expect("ids serialise");
         self.conn.execute(

@@ -41,7 +41,7 @@ impl Store {
     /// # Errors
     /// [`ErrorKind::Empty`] if the body has no words; [`ErrorKind::Storage`] on a write failure.
     pub fn ingest(&mut self, doc: &NewDocument, now: i64) -> Result<IngestOutcome, Error> {
-        self.ingest_from(doc, None, APP_MEMORIA, now)
+        self.ingest_from(doc, None, APP_MEMORIA, chunk::chunk(&doc.body), None, now)
     }
 
     /// Ingests one sibling item's body at one revision (§6.1 S3 → §5.2).
@@ -57,7 +57,14 @@ impl Store {
         provenance: &Provenance,
         now: i64,
     ) -> Result<IngestOutcome, Error> {
-        self.ingest_from(doc, Some(provenance), APP_MEMORIA, now)
+        self.ingest_from(
+            doc,
+            Some(provenance),
+            APP_MEMORIA,
+            chunk::chunk(&doc.body),
+            None,
+            now,
+        )
     }
 
     /// The source key a sibling item is stored under.
@@ -65,7 +72,32 @@ impl Store {
         format!("sibling:{app}:{item_id}")
     }
 
-    /// Ingests `doc` as [`Store::ingest`] does; a document with no
+    /// Ingests one sibling spreadsheet at one revision (§8.7): its
+    /// structure and region-row chunks, and its structure catalogue sealed
+    /// beside them in the same transaction. `doc.body` is the S3 body text
+    /// (what `external_id` is keyed on).
+    ///
+    /// # Errors
+    /// As [`Store::ingest`].
+    pub fn ingest_sheet(
+        &mut self,
+        doc: &NewDocument,
+        provenance: &Provenance,
+        sheet: crate::numeric::sheet::ChunkedSheet,
+        now: i64,
+    ) -> Result<IngestOutcome, Error> {
+        self.ingest_from(
+            doc,
+            Some(provenance),
+            APP_MEMORIA,
+            sheet.chunks,
+            Some(&sheet.catalogue),
+            now,
+        )
+    }
+
+    /// Ingests `doc` as [`Store::ingest`] does, as `chunks` (and, for a
+    /// sheet, its structure `catalogue`, §8.7); a document with no
     /// `provenance` is stored under `owner` (`memoria`, or `artefact` for a
     /// derived artefact's text, §5.2).
     pub(super) fn ingest_from(
@@ -73,6 +105,8 @@ impl Store {
         doc: &NewDocument,
         provenance: Option<&Provenance>,
         owner: &str,
+        chunks: Vec<chunk::Chunk>,
+        catalogue: Option<&crate::numeric::sheet::Catalogue>,
         now: i64,
     ) -> Result<IngestOutcome, Error> {
         let source_key = match provenance {
@@ -87,7 +121,6 @@ impl Store {
             ),
             None => (owner, None, None),
         };
-        let chunks = chunk::chunk(&doc.body);
         if chunks.is_empty() {
             return Err(Error::new(ErrorKind::Empty, "the document holds no words"));
         }
@@ -186,6 +219,7 @@ impl Store {
             )?;
         }
 
+        Store::write_catalogue(&self.sealer, &tx, &id, revision, catalogue)?;
         let mut added = Vec::with_capacity(chunks.len());
         let form = TextForm::of_source(&doc.path, provenance.is_some());
         for c in &chunks {
@@ -272,6 +306,7 @@ impl Store {
             drop(stmt);
             tx.execute(VECTORS_OF_DOCUMENT_DELETE_SQL, params![&t.doc_id])?;
             tx.execute("DELETE FROM chunks WHERE doc_id = ?1", params![&t.doc_id])?;
+            Store::write_catalogue(&self.sealer, &tx, &t.doc_id, t.revision, None)?;
             tx.execute(
                 "UPDATE documents SET deleted_at = ?2, chunk_count = 0, \
                  title = ?3, path = ?3 WHERE id = ?1",

@@ -1,0 +1,289 @@
+//! Gate 22 (§10, §8.7): unit certification, and memoria is what certifies: five cases, and the first assertion in each is whether S6 was called.
+//!
+//! End to end in the simulator against the fake Sheets (cells, format codes,
+//! S6 traced): memoria ingests the sheets through S1/S3, a reader asks a
+//! numeric question on the search page, and the fake's trace says whether
+//! memoria called `POST /s6/aggregate`. §8.7's ruling is that MIXED_UNITS
+//! and UNIT_UNKNOWN are memoria's verdicts, reached before the call, so
+//! "S6 was never called" is asserted first, and only after it what the
+//! page says. The number, when there is one, is S6's display string byte
+//! for byte (the fake renders it in the cells' own format), with the unit
+//! named beside it and attributed, never folded in.
+
+use memoria_simulator::{CallKind, OWNERS, Revise, Rung, Sheet, SiblingSpec, Tab, Trace, World};
+
+use crate::rigs::page::Page;
+use crate::rigs::sim::{check, run_world};
+use crate::{Case, Ctx, Failure, Gate};
+
+/// Gate 22.
+pub static GATE: Gate = Gate {
+    id: "22",
+    title: "Unit certification",
+    sections: &["§10", "§8.7"],
+    requirement: "memoria certifies every operand's unit by §8.7's fixed table before any S6 call: €#,##0 × 3 is computed and shown as S6's display; €#,##0 against k€#,##0 is MIXED_UNITS and General under a wordless header UNIT_UNKNOWN, neither calling S6; a General cell under a €k header is computed with the unit named from the header; a format code S6 returns unlike the one indexed shows no number and marks the sheet for re-ingest.",
+    cases: &[
+        Case {
+            id: "22/three-euro-cells-aggregate",
+            desc: "§8.7's worked example (FY2024..FY2026, Revenue in €#,##0): \"what's average revenue in June the last 3 years\" calls S6 once with AVERAGE over the three June cells, and the page shows S6's display €1,350,000 byte for byte, its unit €, the basis (2024, 2025, 2026) and a citation per operand.",
+            run: three_euro_cells,
+        },
+        Case {
+            id: "22/euro-against-k-euro-is-mixed-units",
+            desc: "FY2025's June revenue reformatted k€#,##0 before ingest: S6 is never called; the page shows MIXED_UNITS, no number, and names both format codes.",
+            run: mixed_units,
+        },
+        Case {
+            id: "22/general-under-a-wordless-header-is-unit-unknown",
+            desc: "Headcount is General under \"Jun 2024\"-style headers: \"average headcount in June the last 3 years\" never calls S6; the page shows UNIT_UNKNOWN, no number, and names the three cells: the case draft 3 would have averaged.",
+            run: unit_unknown,
+        },
+        Case {
+            id: "22/general-under-a-k-euro-header-aggregates",
+            desc: "Three General cells under headers \"Jun 2024 €k\" … \"Jun 2026 €k\": S6 is called, the page shows its display 1350 unchanged, with €k named beside it and attributed to the column header, not folded into the figure.",
+            run: header_unit,
+        },
+        Case {
+            id: "22/a-reformat-since-ingest-shows-no-number-and-re-ingests",
+            desc: "FY2024's June column reformatted k€#,##0 in place (no new revision) after ingest: S6 is called and returns k€#,##0 against the €#,##0 indexed; the page shows no number and says the cells were reformatted, and the sheet is refetched through the re-announce.",
+            run: reformatted,
+        },
+    ],
+};
+
+const JUNE_REVENUE: &str = "what's average revenue in June the last 3 years";
+
+/// How many S6 calls the trace holds.
+fn s6_calls(trace: &Trace) -> usize {
+    trace
+        .events()
+        .into_iter()
+        .filter(|e| e.call == CallKind::S6)
+        .count()
+}
+
+/// A world holding §8.7's worked example in Sheets, with `change` made to
+/// the model before memoria first pulls.
+fn worked_world(ctx: &Ctx, change: impl FnOnce(&mut memoria_simulator::Model)) -> World {
+    let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
+    world.fake("sheets").model().with(|m| {
+        m.add_worked_example().expect("the worked example");
+        change(m);
+    });
+    world
+}
+
+fn numeric(page: &Page) -> (Option<String>, String) {
+    (
+        page.tags("section.numeric").first().and_then(|t| {
+            t.attrs
+                .iter()
+                .find(|(k, _)| k == "data-outcome")
+                .map(|(_, v)| v.clone())
+        }),
+        page.section("section.numeric").unwrap_or_default(),
+    )
+}
+
+fn three_euro_cells(ctx: &mut Ctx) -> Result<(), Failure> {
+    let ana = OWNERS[0];
+    let world = worked_world(ctx, |_| {});
+    let w = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let before = s6_calls(&w);
+        let page = Page::parse(&m.search(ana, JUNE_REVENUE).await.response.body);
+        check(
+            s6_calls(&w) - before == 1,
+            "S6 called exactly once",
+            format!("{} calls", s6_calls(&w) - before),
+        )?;
+        let (outcome, text) = numeric(&page);
+        check(
+            outcome.as_deref() == Some("VALUE"),
+            "a number shown",
+            format!("{outcome:?}: {text}"),
+        )?;
+        check(
+            page.texts(".numeric-figure") == ["€1,350,000"],
+            "the figure is S6's display string byte for byte",
+            format!("{:?}", page.texts(".numeric-figure")),
+        )?;
+        check(
+            text.contains("(€, from the format code €#,##0)"),
+            "the unit named beside the figure, attributed to the format code",
+            &text,
+        )?;
+        check(
+            text.contains("2024, 2025, 2026"),
+            "the basis names which years \"the last 3 years\" meant",
+            &text,
+        )?;
+        check(
+            page.hrefs("a.numeric-cite").len() == 3,
+            "every operand cited",
+            format!("{:?}", page.hrefs("a.numeric-cite")),
+        )
+    })
+}
+
+fn mixed_units(ctx: &mut Ctx) -> Result<(), Failure> {
+    let ana = OWNERS[0];
+    let world = worked_world(ctx, |m| {
+        m.reformat_cell("sh-fy2025", "P&L", (2, 7), Some("k€#,##0"), Revise::New)
+            .expect("reformat");
+    });
+    let w = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let page = Page::parse(&m.search(ana, JUNE_REVENUE).await.response.body);
+        check(
+            s6_calls(&w) == 0,
+            "S6 is never called",
+            format!("{} calls", s6_calls(&w)),
+        )?;
+        let (outcome, text) = numeric(&page);
+        check(
+            outcome.as_deref() == Some("MIXED_UNITS"),
+            "MIXED_UNITS (presence of the numeric answer)",
+            format!("{outcome:?}: {text}"),
+        )?;
+        check(
+            page.texts(".numeric-figure").is_empty() && text.contains("no number"),
+            "no number",
+            &text,
+        )?;
+        check(
+            text.contains("format code €#,##0") && text.contains("format code k€#,##0"),
+            "the notice names both format codes",
+            &text,
+        )
+    })
+}
+
+fn unit_unknown(ctx: &mut Ctx) -> Result<(), Failure> {
+    let ana = OWNERS[0];
+    let world = worked_world(ctx, |_| {});
+    let w = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let page = Page::parse(
+            &m.search(ana, "average headcount in June the last 3 years")
+                .await
+                .response
+                .body,
+        );
+        check(
+            s6_calls(&w) == 0,
+            "S6 is never called",
+            format!("{} calls", s6_calls(&w)),
+        )?;
+        let (outcome, text) = numeric(&page);
+        check(
+            outcome.as_deref() == Some("UNIT_UNKNOWN"),
+            "UNIT_UNKNOWN (presence of the numeric answer)",
+            format!("{outcome:?}: {text}"),
+        )?;
+        check(
+            page.texts(".numeric-figure").is_empty() && text.contains("no number"),
+            "no number",
+            &text,
+        )?;
+        check(
+            text.matches("P&L!G5").count() >= 3,
+            "the notice names the three cells (P&L!G5 of each year's sheet)",
+            &text,
+        )
+    })
+}
+
+fn header_unit(ctx: &mut Ctx) -> Result<(), Failure> {
+    let ana = OWNERS[0];
+    let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
+    world.fake("sheets").model().with(|m| {
+        let tab = Tab::table(
+            "Summary",
+            &["", "Jun 2024 €k", "Jun 2025 €k", "Jun 2026 €k"],
+            &[("Revenue", &["1300", "1350", "1400"])],
+            None,
+        );
+        m.add_sheet("sh-june", Rung::Team, Sheet::new("June summary", vec![tab]))
+            .expect("sheet");
+    });
+    let w = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let page = Page::parse(&m.search(ana, JUNE_REVENUE).await.response.body);
+        check(
+            s6_calls(&w) == 1,
+            "S6 called",
+            format!("{} calls", s6_calls(&w)),
+        )?;
+        let (outcome, text) = numeric(&page);
+        check(
+            outcome.as_deref() == Some("VALUE"),
+            "a number shown",
+            format!("{outcome:?}: {text}"),
+        )?;
+        check(
+            page.texts(".numeric-figure") == ["1350"],
+            "the figure is S6's display unchanged: the unit not folded in",
+            format!("{:?}", page.texts(".numeric-figure")),
+        )?;
+        check(
+            text.contains("(€k, from the column header \"Jun 2024 €k\""),
+            "€k named beside the figure and attributed to the column header",
+            &text,
+        )
+    })
+}
+
+fn reformatted(ctx: &mut Ctx) -> Result<(), Failure> {
+    let ana = OWNERS[0];
+    let world = worked_world(ctx, |_| {});
+    let sheets = world.fake("sheets").clone();
+    let w = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        sheets
+            .model()
+            .with(|m| m.reformat_column("sh-fy2024", "P&L", 7, Some("k€#,##0"), Revise::InPlace))
+            .expect("reformat in place");
+        let page = Page::parse(&m.search(ana, JUNE_REVENUE).await.response.body);
+        check(
+            s6_calls(&w) == 1,
+            "S6 called",
+            format!("{} calls", s6_calls(&w)),
+        )?;
+        let (outcome, text) = numeric(&page);
+        check(
+            outcome.as_deref() == Some("REFORMATTED"),
+            "the re-certification disagrees (presence of the numeric answer)",
+            format!("{outcome:?}: {text}"),
+        )?;
+        check(
+            page.texts(".numeric-figure").is_empty() && text.contains("no number"),
+            "no number",
+            &text,
+        )?;
+        w.clear();
+        m.settle_follow_ups().await;
+        let refetched = w
+            .events()
+            .into_iter()
+            .filter(|e| e.call == CallKind::S3)
+            .count();
+        check(
+            refetched >= 1,
+            "the sheet is re-ingested: the follow-up refetches it through S3",
+            format!("{refetched} S3 fetches"),
+        )?;
+        let after = Page::parse(&m.search(ana, JUNE_REVENUE).await.response.body);
+        let (outcome, text) = numeric(&after);
+        check(
+            outcome.as_deref() == Some("MIXED_UNITS"),
+            "after the re-ingest, the new format is what is certified: k€ against €, MIXED_UNITS",
+            format!("{outcome:?}: {text}"),
+        )
+    })
+}
