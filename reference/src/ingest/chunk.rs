@@ -655,7 +655,7 @@ impl<'a> Document<'a> {
             && next_level.is_none_or(|next| next <= section.level)
             && self.trail.iter().any(|t| !t.cited)
         {
-            self.para.push_raw(&section.lines);
+            self.para.push_raw(trim_blank_lines(&section.lines));
             self.end_paragraph();
             self.close_current();
         }
