@@ -38,7 +38,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "19/a-refusal-only-in-the-second-batch-withholds-it",
-            desc: "Sheets refuses Ana the last item only. Bea's search shows the overview (presence); Ana's search asks the refused pair in its second S2 call, gets NOT_VISIBLE there and VISIBLE for all 256 of the first, and shows no overview.",
+            desc: "Sheets refuses Ana the last item only. Bea's search shows the overview (presence); Ana's search asks the refused pair in its second S2 call, gets NOT_VISIBLE there and VISIBLE for all 256 of the first, and shows no overview and no withheld notice.",
             run: refused_in_the_second_batch,
         },
         Case {
@@ -60,9 +60,19 @@ async fn stocked(m: &mut memoria_simulator::Memoria, canary: &str) -> Result<Str
     Ok(doc)
 }
 
-/// The pairs per S2 call, and whether every answer was `want`.
+/// The pairs per S2 call, largest first: the client sends a check's
+/// batches at once (§4.1), so the order they reach the fake is the
+/// schedule's, not the pairs' (seed 25 brought the 1 before the 256).
 fn batches(calls: &[Vec<(String, String)>]) -> Vec<usize> {
-    calls.iter().map(Vec::len).collect()
+    let mut sizes: Vec<usize> = calls.iter().map(Vec::len).collect();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    sizes
+}
+
+/// The call of `len` pairs, if exactly one has that many.
+fn call_of(calls: &[Vec<(String, String)>], len: usize) -> Option<&Vec<(String, String)>> {
+    let mut of = calls.iter().filter(|c| c.len() == len);
+    of.next().filter(|_| of.next().is_none())
 }
 
 fn shown_when_both_pass(ctx: &mut Ctx) -> Result<(), Failure> {
@@ -116,17 +126,23 @@ fn refused_in_the_second_batch(ctx: &mut Ctx) -> Result<(), Failure> {
         let (page, _) = search_overview(&mut m, &trace, bea).await;
         requires_overview(&page, &tag, "Bea")?;
         let (page, calls) = search_overview(&mut m, &trace, ana).await;
+        let (full, rest) = (call_of(&calls, S2_PAIRS_PER_CALL_MAX), call_of(&calls, 1));
         check(
             batches(&calls) == [S2_PAIRS_PER_CALL_MAX, 1]
-                && calls[0].iter().all(|(_, v)| v == "VISIBLE")
-                && calls[1] == [(last.clone(), "NOT_VISIBLE".to_string())],
+                && full.is_some_and(|c| c.iter().all(|(_, v)| v == "VISIBLE"))
+                && rest.is_some_and(|c| *c == [(last.clone(), "NOT_VISIBLE".to_string())]),
             "Ana's second S2 call alone asked the refused pair, and got NOT_VISIBLE; the first got VISIBLE for all 256",
-            format!("{:?}; second {:?}", batches(&calls), calls.get(1)),
+            format!("{:?}; the call of one {rest:?}", batches(&calls)),
         )?;
         check(
             shown(&page).is_empty(),
             "Ana's page shows no overview",
             format!("{:?}", shown(&page)),
+        )?;
+        check(
+            page.withheld().is_empty(),
+            "and says nothing of it: NOT_VISIBLE is the one verdict that omits silently (§4.1), so no withheld notice",
+            format!("{:?}", page.withheld()),
         )
     })
 }
