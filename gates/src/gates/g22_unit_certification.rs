@@ -1,4 +1,4 @@
-//! Gate 22 (§10, §8.7): unit certification, and memoria is what certifies: five cases, and the first assertion in each is whether S6 was called.
+//! Gate 22 (§10, §8.7): unit certification, and memoria is what certifies: six cases, and the first assertion in each is whether S6 was called.
 //!
 //! End to end in the simulator against the fake Sheets (cells, format codes,
 //! S6 traced): memoria ingests the sheets through S1/S3, a reader asks a
@@ -21,7 +21,7 @@ pub static GATE: Gate = Gate {
     id: "22",
     title: "Unit certification",
     sections: &["§10", "§8.7"],
-    requirement: "memoria certifies every operand's unit by §8.7's fixed table before any S6 call: €#,##0 × 3 is computed and shown as S6's display; €#,##0 against k€#,##0 is MIXED_UNITS and General under a wordless header UNIT_UNKNOWN, neither calling S6; a General cell under a €k header is computed with the unit named from the header; a format code S6 returns unlike the one indexed shows no number and marks the sheet for re-ingest.",
+    requirement: "memoria certifies every operand's unit by §8.7's fixed table before any S6 call: €#,##0 × 3 is computed and shown as S6's display; €#,##0 against k€#,##0 is MIXED_UNITS and General under a wordless header UNIT_UNKNOWN, neither calling S6; a General cell under a €k header is computed with the unit named from the header; a format code S6 returns unlike the one indexed shows no number and marks the sheet for re-ingest; and the table's other rows: 0.0% is %, a scaling comma thousands, and a format code against a header word that disagrees certifies to nothing.",
     cases: &[
         Case {
             id: "22/three-euro-cells-aggregate",
@@ -47,6 +47,11 @@ pub static GATE: Gate = Gate {
             id: "22/a-reformat-since-ingest-shows-no-number-and-re-ingests",
             desc: "FY2024's June column reformatted k€#,##0 in place (no new revision) after ingest: S6 is called and returns k€#,##0 against the €#,##0 indexed; the page shows no number and says the cells were reformatted, and the sheet is refetched through the re-announce.",
             run: reformatted,
+        },
+        Case {
+            id: "22/the-rest-of-the-fixed-table",
+            desc: "§8.7's table beyond the worked example, one row each: Margin in 0.0% is computed with % named from its format code; three cells in €#,##0, (a scaling comma) under wordless headers with €k named from the format code; three cells in €#,##0 under \"Jun 2024 €k\" headers are UNIT_UNKNOWN, S6 never called, the notice naming both.",
+            run: rest_of_the_table,
         },
     ],
 };
@@ -285,5 +290,99 @@ fn reformatted(ctx: &mut Ctx) -> Result<(), Failure> {
             "after the re-ingest, the new format is what is certified: k€ against €, MIXED_UNITS",
             format!("{outcome:?}: {text}"),
         )
+    })
+}
+
+/// One row of §8.7's table: a sheet of three June cells in `format` under
+/// `headers`, asked the June revenue question, and what the page says.
+struct TableRow {
+    what: &'static str,
+    format: &'static str,
+    headers: [&'static str; 3],
+    question: &'static str,
+    s6: usize,
+    outcome: &'static str,
+    says: &'static [&'static str],
+}
+
+const TABLE_ROWS: &[TableRow] = &[
+    TableRow {
+        what: "a percent format code is %",
+        format: "",
+        headers: ["", "", ""],
+        question: "what's average margin in June the last 3 years",
+        s6: 1,
+        outcome: "VALUE",
+        says: &["(%, from the format code 0.0%)"],
+    },
+    TableRow {
+        what: "a scaling comma is thousands",
+        format: "€#,##0,",
+        headers: ["Jun 2024", "Jun 2025", "Jun 2026"],
+        question: JUNE_REVENUE,
+        s6: 1,
+        outcome: "VALUE",
+        says: &["(€k, from the format code €#,##0,)"],
+    },
+    TableRow {
+        what: "a format code and a header word that disagree certify to nothing",
+        format: "€#,##0",
+        headers: ["Jun 2024 €k", "Jun 2025 €k", "Jun 2026 €k"],
+        question: JUNE_REVENUE,
+        s6: 0,
+        outcome: "UNIT_UNKNOWN",
+        says: &["no number", "says € and its header says €k"],
+    },
+];
+
+fn rest_of_the_table(ctx: &mut Ctx) -> Result<(), Failure> {
+    for row in TABLE_ROWS {
+        one_table_row(ctx, row)?;
+    }
+    Ok(())
+}
+
+fn one_table_row(ctx: &mut Ctx, row: &'static TableRow) -> Result<(), Failure> {
+    let ana = OWNERS[0];
+    let world = if row.format.is_empty() {
+        worked_world(ctx, |_| {})
+    } else {
+        let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
+        world.fake("sheets").model().with(|m| {
+            let [a, b, c] = row.headers;
+            let tab = Tab::table(
+                "Summary",
+                &["", a, b, c],
+                &[("Revenue", &["1300000", "1350000", "1400000"])],
+                Some(row.format),
+            );
+            m.add_sheet("sh-june", Rung::Team, Sheet::new("June summary", vec![tab]))
+                .expect("sheet");
+        });
+        world
+    };
+    let w = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let page = Page::parse(&m.search(ana, row.question).await.response.body);
+        check(
+            s6_calls(&w) == row.s6,
+            format!("{}: S6 called {} times", row.what, row.s6),
+            format!("{} calls", s6_calls(&w)),
+        )?;
+        let (outcome, text) = numeric(&page);
+        check(
+            outcome.as_deref() == Some(row.outcome),
+            format!("{}: {}", row.what, row.outcome),
+            format!("{outcome:?}: {text}"),
+        )?;
+        for says in row.says {
+            check(
+                text.contains(says),
+                format!("{}: says {says}", row.what),
+                &text,
+            )?;
+        }
+        Ok(())
     })
 }
