@@ -554,30 +554,6 @@ pub(super) async fn converge(
     Ok(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_tag_is_letters_only_and_unique_per_index() {
-        let tags: BTreeSet<String> = (0..100).map(|i| corpus_tag("docs", i)).collect();
-        assert_eq!(tags.len(), 100);
-        assert!(
-            tags.iter()
-                .all(|t| t.chars().all(|c| c.is_ascii_lowercase()))
-        );
-    }
-
-    #[test]
-    fn a_withheld_line_is_read_as_its_app_reason_and_count() {
-        let body = "<p class=\"withheld\" role=\"status\" data-app=\"docs\">Docs has a newer version of 3 results; withheld while memoria fetches it.</p>";
-        assert_eq!(
-            withheld_lines(body),
-            vec![("docs".to_string(), Some(Reason::Stale), 3)]
-        );
-    }
-}
-
 /// Items some page showed, by (app, item id), with the length of the app's
 /// event log when it was last shown: a `gone` row after that position is a
 /// departure memoria may have acted on.
@@ -645,4 +621,28 @@ pub(super) fn judge_silence(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tag_is_letters_only_and_unique_per_index() {
+        let tags: BTreeSet<String> = (0..100).map(|i| corpus_tag("docs", i)).collect();
+        assert_eq!(tags.len(), 100);
+        assert!(
+            tags.iter()
+                .all(|t| t.chars().all(|c| c.is_ascii_lowercase()))
+        );
+    }
+
+    #[test]
+    fn a_withheld_line_is_read_as_its_app_reason_and_count() {
+        let body = "<p class=\"withheld\" role=\"status\" data-app=\"docs\">Docs has a newer version of 3 results; withheld while memoria fetches it.</p>";
+        assert_eq!(
+            withheld_lines(body),
+            vec![("docs".to_string(), Some(Reason::Stale), 3)]
+        );
+    }
 }
