@@ -1,4 +1,7 @@
 //! The fake sibling against `fixtures/contract/`: every response it sends validates, every request example decodes, and each state and fault knob shows on the wire (§4.1, §6.1, §6.2, §6.5).
+//!
+//! Size: one row per contract example and fault knob; the rows share one
+//! served fake, so splitting them would serve it per file.
 
 use std::time::Duration;
 

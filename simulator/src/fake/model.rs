@@ -1,5 +1,9 @@
 //! The state a fake sibling answers from: people, items with revision logs and rungs, and the S1 event log (§4.1, §6.1).
 //!
+//! Size: one model, the sibling's whole truth (people, items, rungs, the event
+//! log, announces and S2/S3/S6 answers), kept in one file so every call reads
+//! the same state; its cell model is `sheet.rs`.
+//!
 //! One predicate bounds custody: an item is *team-visible* when its rung is
 //! [`Rung::Team`] and it is neither deleted, link-shared-not-team nor
 //! guest-only. S3 and S1a serve only team-visible items; S1 emits a row only

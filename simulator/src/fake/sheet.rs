@@ -1,5 +1,9 @@
 //! The fake Sheets' cell model: tabs of cells holding text or an exact decimal value under a format code, rendered to display strings as Sheets would, and S6's five functions over them (§6.1 S6, §8.7, decision 10).
 //!
+//! Size: the cell model, its format-code renderer and S6's five functions
+//! belong together (a rendered display must be the one S6 returns); the
+//! worked example and the statistics table are its fixtures.
+//!
 //! Sheets computes and memoria never does: this is the Sheets side, so the
 //! fake holds a value per numeric cell and evaluates SUM, AVERAGE, MIN, MAX
 //! and COUNT over exact rationals (`num`), never floats. Display strings are
