@@ -24,6 +24,33 @@ fn closes(all: &[&Value]) -> (Vec<Option<u64>>, bool) {
     )
 }
 
+/// What is wrong with an announce's records `all` against `expected` (an
+/// item id and the revisions it may carry): each expected item announced
+/// exactly once at one of them, and one close, last, counting the item
+/// records (§4.1 rule 2).
+fn announced_once(all: &[&Value], expected: &[(&str, Vec<&str>)]) -> Vec<String> {
+    let got = items_of(all.iter().copied());
+    let mut per_item: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (i, r) in &got {
+        per_item.entry(i.as_str()).or_default().push(r.as_str());
+    }
+    let mut wrong = Vec::new();
+    for (id, allowed) in expected {
+        match per_item.get(id).map(Vec::as_slice) {
+            Some([one]) if allowed.contains(one) => {}
+            other => wrong.push(format!("{id}: {other:?}")),
+        }
+    }
+    let (counts, last_is_close) = closes(all);
+    if counts != [u64::try_from(got.len()).ok()] || !last_is_close {
+        wrong.push(format!(
+            "close counts {counts:?} for {} item records, last record a close: {last_is_close}",
+            got.len()
+        ));
+    }
+    wrong
+}
+
 fn s1a_open_first(ctx: &mut Ctx<'_>) -> Outcome {
     let pages = announce_all(ctx)?;
     let all: Vec<&Value> = pages.iter().flatten().collect();
@@ -242,27 +269,17 @@ fn s1a_change_mid_announce(ctx: &mut Ctx<'_>) -> Outcome {
     }
     let (rest, _) = announce_from(ctx, Some(next))?;
     let all: Vec<&Value> = first.iter().chain(rest.iter().flatten()).collect();
-    let got = items_of(all.iter().copied());
-    let mut per_item: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (i, r) in &got {
-        per_item.entry(i.as_str()).or_default().push(r.as_str());
-    }
-    let mut wrong = Vec::new();
-    for i in m.items.iter().filter(|i| i.team_visible()) {
-        let mut allowed = vec![i.current()];
-        allowed.extend(new_revisions.get(i.item_id.as_str()).map(String::as_str));
-        match per_item.get(i.item_id.as_str()).map(Vec::as_slice) {
-            Some([one]) if allowed.contains(one) => {}
-            other => wrong.push(format!("{}: {other:?}", i.item_id)),
-        }
-    }
-    let (counts, last_is_close) = closes(&all);
-    if counts != [u64::try_from(got.len()).ok()] || !last_is_close {
-        wrong.push(format!(
-            "close counts {counts:?} for {} item records, last record a close: {last_is_close}",
-            got.len()
-        ));
-    }
+    let expected: Vec<(&str, Vec<&str>)> = m
+        .items
+        .iter()
+        .filter(|i| i.team_visible())
+        .map(|i| {
+            let mut allowed = vec![i.current()];
+            allowed.extend(new_revisions.get(i.item_id.as_str()).map(String::as_str));
+            (i.item_id.as_str(), allowed)
+        })
+        .collect();
+    let wrong = announced_once(&all, &expected);
     let changed: Vec<&str> = new_revisions.keys().copied().collect();
     none_wrong(
         format!(
@@ -307,29 +324,13 @@ fn s1a_removal_mid_announce(ctx: &mut Ctx<'_>) -> Outcome {
     ctx.control("delete", &[&removed.item_id])?;
     let (rest, _) = announce_from(ctx, Some(next))?;
     let all: Vec<&Value> = first.iter().chain(rest.iter().flatten()).collect();
-    let got = items_of(all.iter().copied());
-    let mut per_item: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (i, r) in &got {
-        per_item.entry(i.as_str()).or_default().push(r.as_str());
-    }
-    let mut wrong = Vec::new();
-    for i in m
+    let expected: Vec<(&str, Vec<&str>)> = m
         .items
         .iter()
         .filter(|i| i.team_visible() && i.item_id != removed.item_id)
-    {
-        match per_item.get(i.item_id.as_str()).map(Vec::as_slice) {
-            Some([one]) if *one == i.current() => {}
-            other => wrong.push(format!("{}: {other:?}", i.item_id)),
-        }
-    }
-    let (counts, last_is_close) = closes(&all);
-    if counts != [u64::try_from(got.len()).ok()] || !last_is_close {
-        wrong.push(format!(
-            "close counts {counts:?} for {} item records, last record a close: {last_is_close}",
-            got.len()
-        ));
-    }
+        .map(|i| (i.item_id.as_str(), vec![i.current()]))
+        .collect();
+    let wrong = announced_once(&all, &expected);
     none_wrong(
         format!(
             "with {} (carried on the first page) deleted before the rest was read, every other team-visible item exactly once at its current revision, and a close counting the item records (§4.1 rule 2: the announce is the statement made when it opened; an item it skips is retired by the consumer though still team-visible, rule 3)",
