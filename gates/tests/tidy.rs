@@ -496,3 +496,41 @@ fn the_harness_alone_resolves_every_shared_crate_with_the_features_of_the_worksp
         "the harness alone resolves these crates with features the workspace build does not; add the workspace's features to gates/Cargo.toml's alignment block (compare `cargo tree --workspace -e features -i NAME`):\n{differing:#?}"
     );
 }
+
+#[test]
+fn the_shipped_build_of_the_reference_has_exactly_the_reference_s_dependencies() {
+    // reference/ship/ compiles reference/src without `testkit` for
+    // its no-crash-point test: it is memoria as shipped only while it builds
+    // against what `memoria` builds against.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let deps = |file: &str| -> toml::Table {
+        let path = root.join(file);
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        let manifest: toml::Table =
+            toml::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()));
+        manifest
+            .get("dependencies")
+            .and_then(toml::Value::as_table)
+            .cloned()
+            .unwrap_or_else(|| panic!("{} has no [dependencies]", path.display()))
+    };
+    let reference = deps("reference/Cargo.toml");
+    let shipped = deps("reference/ship/Cargo.toml");
+    assert!(
+        reference.contains_key("tokio") && reference.len() > 20,
+        "reference/Cargo.toml's dependencies were read: {} of them",
+        reference.len()
+    );
+    let only = |a: &toml::Table, b: &toml::Table| -> Vec<String> {
+        a.iter()
+            .filter(|(k, v)| b.get(*k) != Some(v))
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect()
+    };
+    let (missing, extra) = (only(&reference, &shipped), only(&shipped, &reference));
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "reference/ship/Cargo.toml's [dependencies] must be reference/Cargo.toml's, exactly:\n  missing or different there: {missing:?}\n  only there: {extra:?}"
+    );
+}

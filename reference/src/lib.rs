@@ -97,6 +97,11 @@
 //! builds do not turn on.
 
 #![deny(missing_docs)]
+// `memoria-ship` (reference/ship/) compiles these sources as its own lib
+// without `testkit`; the workspace's `--all-targets` build would compile
+// that lib's unit tests too, which need `memoria`'s dev-dependencies and
+// run as `memoria`'s. There the test build is an empty crate.
+#![cfg(not(all(test, feature = "ship")))]
 
 mod access;
 mod ai;

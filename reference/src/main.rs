@@ -229,7 +229,7 @@ impl<E: Into<anyhow::Error>> From<E> for Exit {
     }
 }
 
-fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     // `demo` uses a data directory only when one is named on its command
     // line; MEMORIA_DATA (set for `serve`) never receives the fixtures.
