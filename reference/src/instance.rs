@@ -222,7 +222,22 @@ impl Instance {
         sealer: Sealer,
         clock: Arc<dyn Clock>,
     ) -> Result<Instance, Error> {
-        let mut store = Store::open(&config.data_dir, sealer)?;
+        let mut store = Store::open(&config.data_dir, sealer).map_err(|e| {
+            // The store knows its key, not where a key comes from.
+            if e.kind() == ErrorKind::WrongDek {
+                Error::new(
+                    ErrorKind::WrongDek,
+                    format!(
+                        "{} Start with this store's own DEK ({} or {}).",
+                        e.message(),
+                        crate::config::DEK_ENV,
+                        crate::config::DEK_FILE_ENV
+                    ),
+                )
+            } else {
+                e
+            }
+        })?;
         let data_dir = config.data_dir.clone();
         let log = TombstoneLog::open(tombstone_dir)?;
         // §7.4: the log must reach the sequence the database stops at. A log

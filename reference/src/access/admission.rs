@@ -37,6 +37,7 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
+use crate::access::address::is_address;
 use crate::access::roster::{RosterCopy, RosterLack, RosterStanding};
 use crate::error::{Error, ErrorKind};
 
@@ -49,8 +50,7 @@ pub const OWNERS_FILE_ENV: &str = "MEMORIA_OWNERS_FILE";
 pub const DEV_OWNER: &str = "owner@localhost";
 /// The most owners one list may name; the list admits operators, not a team.
 pub const OWNERS_MAX: usize = 64;
-/// The longest owner address accepted, in bytes (RFC 5321's path limit).
-pub const OWNER_ADDRESS_BYTES_MAX: usize = 256;
+pub use crate::access::address::OWNER_ADDRESS_BYTES_MAX;
 /// The largest owners file read, in bytes: [`OWNERS_MAX`] addresses of
 /// [`OWNER_ADDRESS_BYTES_MAX`] bytes, each with a separator and a carriage
 /// return. A larger file is refused, and then nobody is admitted.
@@ -96,16 +96,6 @@ pub enum Standing {
     /// Suite shape, not an owner: nobody's team standing can be
     /// established, because the roster copy is missing or stale.
     Lacking(RosterLack),
-}
-
-/// Whether `a` (already trimmed and lowercased) is an address as the owners
-/// list and the roster accept one: a local part, `@`, a domain, no
-/// whitespace or control character, at most [`OWNER_ADDRESS_BYTES_MAX`].
-pub(crate) fn is_address(a: &str) -> bool {
-    a.len() <= OWNER_ADDRESS_BYTES_MAX
-        && a.split_once('@')
-            .is_some_and(|(l, d)| !l.is_empty() && !d.is_empty())
-        && !a.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 /// Parses a list of addresses separated by commas or line breaks; `from`

@@ -70,7 +70,7 @@ pub const ROSTER_GENERATION_BYTES_MAX: usize = 256;
 /// of `OWNER_ADDRESS_BYTES_MAX` bytes, each quoted and separated, and 4 KiB
 /// for the rest of the object.
 pub const ROSTER_BODY_BYTES_MAX: usize =
-    ROSTER_MEMBERS_MAX * (crate::access::admission::OWNER_ADDRESS_BYTES_MAX + 3) + 4096;
+    ROSTER_MEMBERS_MAX * (crate::access::address::OWNER_ADDRESS_BYTES_MAX + 3) + 4096;
 
 /// Why a roster pull failed: kinds only, never an address or a token.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -168,7 +168,7 @@ pub fn decode_roster(status: u16, body: &[u8], team: &str) -> Result<PulledRoste
     let mut members = BTreeSet::new();
     for m in &wire.members {
         let a = m.to_lowercase();
-        if !crate::access::admission::is_address(&a) {
+        if !crate::access::address::is_address(&a) {
             return Err(RosterFault::Malformed("a member is not an address"));
         }
         if !members.insert(a) {

@@ -18,7 +18,13 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq as _;
 
 use crate::access::admission::Owner;
-use crate::web::{SESSION_COOKIE, SESSIONS_MAX, TOKEN_BYTES};
+
+/// The most live sessions and pending links held; the oldest are dropped beyond it.
+pub const SESSIONS_MAX: usize = 1024;
+/// Bytes of randomness in a session id, a CSRF token and a sign-in token.
+pub const TOKEN_BYTES: usize = 32;
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "memoria_session";
 
 /// Where one-time sign-in links go. Production prints them on the terminal;
 /// tests capture them. Never the log (gate 4).

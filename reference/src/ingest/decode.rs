@@ -9,6 +9,10 @@
 //! the chunker as headings; scripts, styles and navigation are dropped.
 
 use crate::error::{DecodeError, Error, ErrorKind};
+use crate::search::markdown::extension;
+// What a name is read as is the document page's question too, so it is
+// answered below both, where a passage's form is.
+pub use crate::search::markdown::{SourceKind, source_kind};
 
 /// The largest file `memoria import` reads, in bytes. Uploads have their own,
 /// smaller cap ([`crate::web::UPLOAD_BYTES_MAX`]).
@@ -17,18 +21,6 @@ pub const IMPORT_FILE_BYTES_MAX: usize = 16 * 1024 * 1024;
 pub const CONTROL_CHARS_PER_MILLE_MAX: usize = 10;
 /// The longest title kept, in characters; longer ones are cut at a char boundary.
 pub const TITLE_CHARS_MAX: usize = 200;
-
-/// What a file was read as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SourceKind {
-    /// `.md`, `.markdown`.
-    Markdown,
-    /// `.txt` or an unknown extension holding text.
-    PlainText,
-    /// `.html`, `.htm`, converted to Markdown.
-    Html,
-}
 
 /// A decoded document.
 #[derive(Debug, Clone)]
@@ -47,25 +39,6 @@ pub fn is_importable_name(name: &str) -> bool {
         extension(name).as_deref(),
         Some("md" | "markdown" | "txt" | "html" | "htm")
     )
-}
-
-/// What a file named `name` (a path or upload file name) is read as: by
-/// its extension, `.md`/`.markdown` Markdown, `.html`/`.htm` HTML, anything
-/// else plain text. The document page reads a stored path with it too, so
-/// a `.txt` is shown as the text it is (§8.1).
-pub fn source_kind(name: &str) -> SourceKind {
-    match extension(name).as_deref() {
-        Some("md" | "markdown") => SourceKind::Markdown,
-        Some("html" | "htm") => SourceKind::Html,
-        _ => SourceKind::PlainText,
-    }
-}
-
-fn extension(name: &str) -> Option<String> {
-    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
-    base.rsplit_once('.')
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .filter(|e| !e.is_empty())
 }
 
 fn stem(name: &str) -> String {

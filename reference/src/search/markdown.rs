@@ -16,8 +16,39 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
-use crate::ingest::decode::{SourceKind, source_kind};
 use crate::storage::store::DocumentSummary;
+
+/// What a file was read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// `.md`, `.markdown`.
+    Markdown,
+    /// `.txt` or an unknown extension holding text.
+    PlainText,
+    /// `.html`, `.htm`, converted to Markdown.
+    Html,
+}
+
+/// What a file named `name` (a path or upload file name) is read as: by
+/// its extension, `.md`/`.markdown` Markdown, `.html`/`.htm` HTML, anything
+/// else plain text. The document page reads a stored path with it too, so
+/// a `.txt` is shown as the text it is (§8.1).
+pub fn source_kind(name: &str) -> SourceKind {
+    match extension(name).as_deref() {
+        Some("md" | "markdown") => SourceKind::Markdown,
+        Some("html" | "htm") => SourceKind::Html,
+        _ => SourceKind::PlainText,
+    }
+}
+
+/// A name's extension, lowercased, if it has one.
+pub(crate) fn extension(name: &str) -> Option<String> {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    base.rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .filter(|e| !e.is_empty())
+}
 
 /// The CommonMark extensions a passage is read with for display: GitHub
 /// tables, as the chunker reads blocks ([`crate::ingest::chunk`]), and

@@ -28,35 +28,13 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 use tokio_rustls::rustls::{self, CertificateError, ClientConfig, RootCertStore};
 
 use super::host::SiblingScheme;
+pub use super::transport::TlsRefusal;
 use super::transport::{Connection, DialFuture, Dialer};
 use crate::error::{Error, ErrorKind};
 
 /// The largest private-CA PEM file memoria reads, in bytes: a CA bundle is a
 /// few kilobytes; this project's number.
 pub const SIBLING_CA_FILE_BYTES_MAX: u64 = 1024 * 1024;
-
-/// Why a TLS handshake refused the server, before any HTTP was sent (§6.1).
-/// Carried by [`crate::TransportError::Tls`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum TlsRefusal {
-    /// The certificate chains to no trusted root: not Mozilla's, not the
-    /// operator's private CA.
-    #[error("the server's certificate is not signed by a trusted CA")]
-    UntrustedCertificate,
-    /// The certificate is valid but does not name the host dialled.
-    #[error("the server's certificate does not name the host dialled")]
-    WrongHost,
-    /// The certificate is expired or not yet valid.
-    #[error("the server's certificate is outside its validity period")]
-    OutsideValidity,
-    /// Another certificate fault, in rustls's words.
-    #[error("the server's certificate is refused: {0}")]
-    BadCertificate(String),
-    /// The handshake failed for a reason other than the certificate.
-    #[error("the TLS handshake failed: {0}")]
-    Handshake(String),
-}
 
 impl TlsRefusal {
     fn from_rustls(e: &rustls::Error) -> TlsRefusal {

@@ -19,6 +19,30 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// S3 body (1 MiB, the upload cap) plus JSON framing.
 pub const SIBLING_RESPONSE_BYTES_MAX: usize = 2 * 1024 * 1024;
 
+/// Why a TLS handshake refused the server, before any HTTP was sent (§6.1).
+/// Carried by [`TransportError::Tls`]; read from rustls's error by
+/// `super::tls`, which is what dials it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TlsRefusal {
+    /// The certificate chains to no trusted root: not Mozilla's, not the
+    /// operator's private CA.
+    #[error("the server's certificate is not signed by a trusted CA")]
+    UntrustedCertificate,
+    /// The certificate is valid but does not name the host dialled.
+    #[error("the server's certificate does not name the host dialled")]
+    WrongHost,
+    /// The certificate is expired or not yet valid.
+    #[error("the server's certificate is outside its validity period")]
+    OutsideValidity,
+    /// Another certificate fault, in rustls's words.
+    #[error("the server's certificate is refused: {0}")]
+    BadCertificate(String),
+    /// The handshake failed for a reason other than the certificate.
+    #[error("the TLS handshake failed: {0}")]
+    Handshake(String),
+}
+
 /// A byte stream to one sibling host.
 pub trait Connection: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Connection for T {}
@@ -61,7 +85,7 @@ pub enum TransportError {
     /// The stream opened, and the TLS handshake refused the server before
     /// any HTTP was sent (an `https://` URL, §6.1).
     #[error("TLS refused: {0}")]
-    Tls(super::tls::TlsRefusal),
+    Tls(TlsRefusal),
     /// HTTP failed mid-exchange (reset, bad framing).
     #[error("the exchange failed: {0}")]
     Http(String),
@@ -73,12 +97,12 @@ pub enum TransportError {
 
 impl TransportError {
     /// A dial's I/O error: [`TransportError::Tls`] when its inner error is
-    /// the [`super::tls::TlsRefusal`] a TLS dialer put there, else
+    /// the [`TlsRefusal`] a TLS dialer put there, else
     /// [`TransportError::Connect`].
     fn from_dial(e: io::Error) -> TransportError {
         match e
             .get_ref()
-            .and_then(|inner| inner.downcast_ref::<super::tls::TlsRefusal>())
+            .and_then(|inner| inner.downcast_ref::<TlsRefusal>())
         {
             Some(refusal) => TransportError::Tls(refusal.clone()),
             None => TransportError::Connect(e),

@@ -341,11 +341,9 @@ fn check_dek(data_dir: &Path, sealer: &Sealer) -> Result<(), Error> {
     Err(Error::new(
         ErrorKind::WrongDek,
         format!(
-            "the DEK does not open the store in {}: it opens none of the {} sealed titles tried, so it is not the key this store was sealed with. Nothing was changed. Start with this store's own DEK ({} or {}).",
+            "the DEK does not open the store in {}: it opens none of the {} sealed titles tried, so it is not the key this store was sealed with. Nothing was changed.",
             data_dir.display(),
             titles.len(),
-            crate::config::DEK_ENV,
-            crate::config::DEK_FILE_ENV,
         ),
     ))
 }

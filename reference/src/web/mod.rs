@@ -83,12 +83,7 @@ pub const UPLOAD_NAME_CHARS_MAX: usize = 200;
 pub const SESSION_TTL_S: i64 = 12 * 3600;
 /// How long a one-time sign-in link stays valid, in seconds.
 pub const SIGN_IN_LINK_TTL_S: i64 = 15 * 60;
-/// The most live sessions and pending links held; the oldest are dropped beyond it.
-pub const SESSIONS_MAX: usize = 1024;
-/// Bytes of randomness in a session id, a CSRF token and a sign-in token.
-pub const TOKEN_BYTES: usize = 32;
-/// The session cookie's name.
-pub const SESSION_COOKIE: &str = "memoria_session";
+pub use crate::access::session::{SESSION_COOKIE, SESSIONS_MAX, TOKEN_BYTES};
 
 /// Whether a declared route renders the egress footer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
