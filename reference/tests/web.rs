@@ -856,6 +856,7 @@ async fn a_query_the_engine_rejects_is_reported_on_the_page_never_as_no_results(
                 title: "Kitchen".into(),
                 path: "kitchen.md".into(),
                 body: "Descale the coffee machine monthly.".into(),
+                date: None,
             })
             .expect("ingest");
         let header = instance.write_snapshot().expect("snapshot");
@@ -1895,6 +1896,7 @@ async fn brief_app() -> (TempDir, TestApp, String) {
                 path: "ops/deploys.md".into(),
                 body: "# Deploys\n\nRoll back a failed deploy with the previous release tag.\n"
                     .into(),
+                date: None,
             })
             .expect("ingest");
     }
