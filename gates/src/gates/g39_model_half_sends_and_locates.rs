@@ -97,7 +97,9 @@ pub static GATE: Gate = Gate {
 };
 
 /// The model row's attribution as the page shows it.
-const BY: &str = "🤖 TensorX · deepseek/deepseek-v4-flash-0731";
+/// A model row's `span.fact-by` as read: the drawn 🤖 figure's words
+/// ([`memoria::MARKER_MODEL_FOUND_LABEL`]), the provider and the model.
+const BY: &str = "found by a model, TensorX · deepseek/deepseek-v4-flash-0731";
 
 /// The fixed question every request ends with (the reader's query is not sent).
 const QUESTION: &str = "Question: List every postal address in the passages above.";
@@ -537,6 +539,7 @@ fn thinned(ctx: &mut Ctx) -> Result<(), Failure> {
                         title: format!("Premises up-{k}"),
                         path: format!("site-{k}.md"),
                         body,
+                        date: None,
                     })
                 })
                 .await
