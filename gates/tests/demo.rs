@@ -222,6 +222,19 @@ async fn shots(client: &Client, name: &str) -> Vec<PathBuf> {
             .await
             .expect("the window is resized");
         paths.push(screenshot(client, &format!("{name}-{width}.png")).await);
+        // A line that cannot wrap widens the page past the window: on a
+        // phone, a sideways scroll and a cut-off citation.
+        let overflow = client
+            .execute(
+                "const e = document.documentElement; return e.scrollWidth - e.clientWidth;",
+                vec![],
+            )
+            .await
+            .expect("the page's width is read");
+        assert!(
+            overflow.as_i64().is_some_and(|px| px <= 0),
+            "{name} at {width} px is wider than the window by {overflow} px: a line that does not wrap (rerun: {RERUN})"
+        );
     }
     paths
 }

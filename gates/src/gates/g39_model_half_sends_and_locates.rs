@@ -335,6 +335,12 @@ fn presence(ctx: &mut Ctx) -> Result<(), Failure> {
                 "one 🤖 row: the span sliced from passage 1, its label and its citation",
                 format!("{rows:?} (wanted {want:?})"),
             )?;
+            // The 🤖 is drawn, so it reads where no emoji font is (issue 31).
+            check(
+                p.tags("li.fact-row-model span.fact-by span.marker svg").len() == 1,
+                "the row's 🤖 marker is a drawn figure (svg) beside its words",
+                format!("{:?}", p.tags("li.fact-row-model span.fact-by *")),
+            )?;
             check(
                 !p.results().is_empty(),
                 "the results still render below the box",

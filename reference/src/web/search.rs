@@ -275,6 +275,10 @@ pub(crate) fn model_marker(label: &str) -> Markup {
     }
 }
 
+/// What stands between two parts of a result's citation line: a no-break
+/// space, the dot, and a space a line may break at (U+00A0 `·` U+0020).
+const META_SEPARATOR: &str = "\u{a0}· ";
+
 /// One result's list item: its rank as the item's number, the title linking
 /// to the passage with the search kept (so the document page can link back
 /// to these results), and its citation line.
@@ -285,14 +289,15 @@ fn result_item(r: &SearchResult, q: &str, page: u32) -> Markup {
                 a href=(result_href(&r.link, q, page)) { strong { (r.title) } }
                 @if !r.trail_below_title().is_empty() { " › " (r.trail_below_title().join(" › ")) }
             }
-            // Each part after the first carries its own " · " and does not
-            // break inside, so a narrow page never starts a line with one.
+            // No part breaks inside, and each " · " is held to the part
+            // before it by a no-break space: a narrow page breaks after a
+            // dot, never starting a line with one.
             div.meta {
-                span.app { (r.app) }
-                span.part { " · passage " (r.passage_number()) }
-                span.part { " · " (person_marker()) }
-                span.part { " · " time datetime=(r.date) { (r.date_phrase()) } }
-                span.part { " · revision " (r.revision) }
+                span.app { (r.app) } (META_SEPARATOR)
+                span.part { "passage " (r.passage_number()) } (META_SEPARATOR)
+                span.part { (person_marker()) } (META_SEPARATOR)
+                span.part { time datetime=(r.date) { (r.date_phrase()) } } (META_SEPARATOR)
+                span.part { "revision " (r.revision) }
             }
             p.snippet {
                 @if r.snippet.cut_before { "… " }
@@ -388,7 +393,7 @@ pub(crate) async fn search_page(
         ul.documents {
             @for d in &docs {
                 li { a href=(format!("/documents/{}", d.id)) { (d.title) }
-                     span.meta { span.part { " · " time datetime=(d.date.iso()) { (d.date.phrase(&d.app)) } } span.part { " · revision " (d.revision) } } }
+                     span.meta { (META_SEPARATOR) span.part { time datetime=(d.date.iso()) { (d.date.phrase(&d.app)) } } (META_SEPARATOR) span.part { "revision " (d.revision) } } }
             }
         }
     };
