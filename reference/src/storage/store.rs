@@ -46,7 +46,7 @@ use super::schema::{
     SHEET_SCHEMA,
 };
 use crate::error::{Error, ErrorKind};
-use crate::ingest::date::DocumentDate;
+use crate::ingest::date::{DateKind, DocumentDate, front_matter_date};
 use crate::storage::seal::{Purpose, Sealer};
 
 /// The app name stored against memoria-owned content (§4.2).
@@ -548,10 +548,60 @@ impl Store {
     }
 }
 
+/// The date `doc` is stored with (issue 31): a sibling's is the one its
+/// sync gives (the revision's `touched_at`); a memoria-owned document's is
+/// its front matter `date:`, else the one its source gives (a file's
+/// modification time); an artefact's only the one given. `None`: the
+/// import date stands.
+fn own_date(doc: &NewDocument, sibling: bool, owner: &str) -> Option<DocumentDate> {
+    if sibling || owner != APP_MEMORIA {
+        return doc.date;
+    }
+    front_matter_date(&doc.body)
+        .map(|at| DocumentDate {
+            kind: DateKind::FrontMatter,
+            at,
+        })
+        .or(doc.date)
+}
+
+impl Store {
+    /// Document `id`'s date: its sealed `source_date` opened, or with none
+    /// (the source gave none, or the row predates schema 3) its import,
+    /// `updated_at`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Seal`] if the cell does not open under this DEK;
+    /// [`ErrorKind::Storage`] if it opens to something not a kind and a time.
+    fn open_date(
+        &self,
+        id: &str,
+        source_date: Option<&[u8]>,
+        updated_at: i64,
+    ) -> Result<DocumentDate, Error> {
+        let Some(sealed) = source_date else {
+            return Ok(DocumentDate {
+                kind: DateKind::Imported,
+                at: updated_at,
+            });
+        };
+        let cell = self.sealer.open_string(
+            Purpose::DocumentDate,
+            &format!("documents/{id}/date"),
+            sealed,
+        )?;
+        DocumentDate::from_cell(&cell).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Storage,
+                format!("document {id}'s sealed date is not a kind and a time"),
+            )
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::date::DateKind;
     use crate::storage::seal::Dek;
 
     /// 2026-03-03T00:00:00Z.

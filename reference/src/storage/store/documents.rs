@@ -7,7 +7,6 @@ use rusqlite::{OptionalExtension, params};
 use super::*;
 use crate::crashpoint::crashpoint;
 use crate::ingest::chunk;
-use crate::ingest::date::{DateKind, DocumentDate, front_matter_date};
 use crate::search::markdown::TextForm;
 use crate::storage::tombstone::Tombstone;
 
@@ -31,23 +30,6 @@ const CHUNKS_BY_DOC_REVISION_SQL: &str =
 /// transaction (§7.4: a deletion or retirement removes the vector too).
 const VECTORS_OF_DOCUMENT_DELETE_SQL: &str =
     "DELETE FROM chunk_vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?1)";
-
-/// The date `doc` is stored with (issue 31): a sibling's is the one its
-/// sync gives (the revision's `touched_at`); a memoria-owned document's is
-/// its front matter `date:`, else the one its source gives (a file's
-/// modification time); an artefact's only the one given. `None`: the
-/// import date stands.
-fn own_date(doc: &NewDocument, sibling: bool, owner: &str) -> Option<DocumentDate> {
-    if sibling || owner != APP_MEMORIA {
-        return doc.date;
-    }
-    front_matter_date(&doc.body)
-        .map(|at| DocumentDate {
-            kind: DateKind::FrontMatter,
-            at,
-        })
-        .or(doc.date)
-}
 
 impl Store {
     /// Ingests one document (§5.2): creates it, revises it, or leaves it as is.
@@ -388,25 +370,7 @@ impl Store {
         let sibling_rev: Option<String> = r.get(at + 9)?;
         let source_date: Option<Vec<u8>> = r.get(at + 10)?;
         let updated_at: i64 = r.get(at + 7)?;
-        let date = match source_date {
-            Some(sealed) => {
-                let cell = self.sealer.open_string(
-                    Purpose::DocumentDate,
-                    &format!("documents/{id}/date"),
-                    &sealed,
-                )?;
-                DocumentDate::from_cell(&cell).ok_or_else(|| {
-                    Error::new(
-                        ErrorKind::Storage,
-                        format!("document {id}'s sealed date is not a kind and a time"),
-                    )
-                })?
-            }
-            None => DocumentDate {
-                kind: DateKind::Imported,
-                at: updated_at,
-            },
-        };
+        let date = self.open_date(&id, source_date.as_deref(), updated_at)?;
         let provenance = match (item_id, sibling_rev) {
             (Some(item_id), Some(revision)) => Some(Provenance {
                 app: app.clone(),
