@@ -316,7 +316,7 @@ impl Corpus {
         let mut refused = 0;
         for f in &self.files {
             let key = format!("bench:{}:{}", f.source, f.name);
-            match memoria::ingest_bytes(instance, &key, &f.name, &f.bytes) {
+            match memoria::ingest_bytes(instance, &key, &f.name, &f.bytes, None) {
                 Ok(_) => {}
                 Err(e) if e.kind() == memoria::ErrorKind::Storage => return Err(e.into()),
                 Err(_) => refused += 1,

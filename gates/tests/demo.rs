@@ -6,7 +6,9 @@
 //! its expected sentences from the reference's own
 //! (`memoria::Withheld::sentence`, `memoria::Reconciling::sentence`,
 //! `memoria::EgressMode::footer`). Screenshots of the search page and the
-//! document page go to `$CARGO_TARGET_TMPDIR/browser/`.
+//! document page go to `$CARGO_TARGET_TMPDIR/browser/`, each page also at
+//! 1280 and 390 px wide; with AI on (the stub provider), the answer and
+//! the address box too. Every marker, 👨 or 🤖, is checked as drawn pixels.
 //!
 //! Without `chromium` or `chromedriver` the browser test fails and names
 //! the install command; it is never skipped.
@@ -220,6 +222,19 @@ async fn shots(client: &Client, name: &str) -> Vec<PathBuf> {
             .await
             .expect("the window is resized");
         paths.push(screenshot(client, &format!("{name}-{width}.png")).await);
+        // A line that cannot wrap widens the page past the window: on a
+        // phone, a sideways scroll and a cut-off citation.
+        let overflow = client
+            .execute(
+                "const e = document.documentElement; return e.scrollWidth - e.clientWidth;",
+                vec![],
+            )
+            .await
+            .expect("the page's width is read");
+        assert!(
+            overflow.as_i64().is_some_and(|px| px <= 0),
+            "{name} at {width} px is wider than the window by {overflow} px: a line that does not wrap (rerun: {RERUN})"
+        );
     }
     paths
 }
@@ -239,16 +254,17 @@ struct MarkerPixels {
 /// Luminance under which a pixel is ink, not the page's white.
 const INK_LUMINANCE_MAX: f64 = 160.0;
 
-/// Reads the first result's drawn marker as pixels: a screenshot of the
-/// element, decoded by Chromium itself on a blank page (the page's own
-/// `img-src 'self'` refuses a `data:` image, rightly), then goes back.
-async fn marker_pixels(client: &Client, at: &str) -> MarkerPixels {
+/// Reads the first drawn marker `marker` selects (a `span.marker`) as
+/// pixels: a screenshot of its figure, decoded by Chromium itself on a
+/// blank page (the page's own `img-src 'self'` refuses a `data:` image,
+/// rightly), then goes back.
+async fn marker_pixels(client: &Client, at: &str, marker: &str) -> MarkerPixels {
     use base64::Engine as _;
     let back = client.current_url().await.expect("a URL");
     let figure = client
-        .find(Locator::Css("li.result span.marker svg"))
+        .find(Locator::Css(&format!("{marker} svg")))
         .await
-        .unwrap_or_else(|e| panic!("{at}: no result's marker is a drawn figure (svg): {e}"));
+        .unwrap_or_else(|e| panic!("{at}: no {marker} is a drawn figure (svg): {e}"));
     let png = figure
         .screenshot()
         .await
@@ -294,6 +310,35 @@ async fn marker_pixels(client: &Client, at: &str) -> MarkerPixels {
     }
 }
 
+/// Asserts that the first marker `marker` selects renders the same on every
+/// machine: drawn, not a font's emoji, which shows as an empty box where
+/// no emoji font is installed (issue 31). Its words are `label`, with no
+/// character a plain font lacks, and its figure is ink where the head (the
+/// person's, the robot's antenna) is and white at its corner: an empty box
+/// (a missing glyph) is white there.
+async fn assert_drawn_marker(client: &Client, at: &str, marker: &str, label: &str) {
+    let marker_text = client
+        .find(Locator::Css(marker))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: no {marker}: {e}"))
+        .text()
+        .await
+        .unwrap_or_default();
+    assert!(
+        marker_text.trim() == label && marker_text.chars().all(|c| (c as u32) < 0x2000),
+        "{at}: {marker}'s text is {marker_text:?}: not {label:?}, or a character a plain font may lack"
+    );
+    let pixels = marker_pixels(client, at, marker).await;
+    assert!(
+        pixels.width >= 10
+            && pixels.height >= 10
+            && pixels.head < INK_LUMINANCE_MAX
+            && pixels.corner >= INK_LUMINANCE_MAX
+            && (0.2..0.6).contains(&pixels.ink),
+        "{at}: {marker}'s figure did not render as a figure: {pixels:?}"
+    );
+}
+
 async fn started() -> Demo {
     demo::start(([127, 0, 0, 1], 0).into(), false)
         .await
@@ -337,31 +382,17 @@ async fn a_person_in_chromium_signs_in_searches_and_reads_results_every_withheld
     })
     .await;
     let shot = screenshot(&client, "search-page.png").await;
-    // The 👨 marker renders the same on every machine: drawn, not a font's
-    // emoji, which shows as an empty box where no emoji font is installed
-    // (issue 31). Its words carry no character a plain font lacks, and its
-    // figure is ink where its head is and white at its corner: an empty
-    // box (a missing glyph) is white at its centre.
-    let marker_text = client
-        .find(Locator::Css("li.result span.marker"))
-        .await
-        .unwrap_or_else(|e| panic!("{at}: no result carries a marker: {e}"))
-        .text()
-        .await
-        .unwrap_or_default();
+    assert_drawn_marker(
+        &client,
+        &at,
+        "li.result span.marker",
+        memoria::MARKER_PERSON_LABEL,
+    )
+    .await;
+    // A sibling's passage is dated by its own revision, and says so.
     assert!(
-        marker_text.trim() == memoria::MARKER_PERSON_LABEL
-            && marker_text.chars().all(|c| (c as u32) < 0x2000),
-        "{at}: the marker's text is {marker_text:?}: a character a plain font may lack"
-    );
-    let pixels = marker_pixels(&client, &at).await;
-    assert!(
-        pixels.width >= 10
-            && pixels.height >= 10
-            && pixels.head < INK_LUMINANCE_MAX
-            && pixels.corner >= INK_LUMINANCE_MAX
-            && (0.2..0.6).contains(&pixels.ink),
-        "{at}: the marker's figure did not render as a figure: {pixels:?}"
+        results.contains("edited "),
+        "{at}: no result is dated by its sibling's revision:\n{results}"
     );
     // Searched again on the way back: a STALE or AHEAD sibling has since
     // been synced, so only the results themselves are waited for.
@@ -407,6 +438,10 @@ async fn a_person_in_chromium_signs_in_searches_and_reads_results_every_withheld
     })
     .await;
     let doc_shot = screenshot(&client, "document-page.png").await;
+    assert!(
+        document.contains("edited "),
+        "{at}: the sibling's document is not dated by its revision:\n{document}"
+    );
     assert!(
         document.contains(&footer),
         "{at}: the footer is missing from the document page:\n{document}"
@@ -474,6 +509,81 @@ async fn a_person_in_chromium_signs_in_searches_and_reads_results_every_withheld
     );
     client.close().await.unwrap_or_else(|e| panic!("{at}: {e}"));
     assert!(shot.exists() && doc_shot.exists());
+}
+
+/// A question the demo with AI on answers with a cited synthesis (README).
+const ANSWER_QUERY: &str = "why is the offsite planned this way?";
+/// A question whose address box holds a row a model found (§8.9; README).
+const ADDRESS_QUERY: &str = "what is the delivery address for couriers?";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_ai_on_chromium_shows_the_answer_and_a_found_address_each_under_a_drawn_model_marker()
+{
+    let demo = demo::start_with(([127, 0, 0, 1], 0).into(), false, true)
+        .await
+        .unwrap_or_else(|e| {
+            panic!("the harness demo with AI on did not start: {e} (rerun: {RERUN})")
+        });
+    let drained = demo.state().drain_embeddings().await;
+    assert!(drained.failure.is_none(), "{drained:?}");
+    demo.deliver_sign_in_links();
+    let link = demo.last_sign_in_link().expect("a sign-in link");
+    let driver = Driver::start();
+    let profile = tempfile::tempdir().expect("a browser profile directory");
+    let client = browser(&driver, profile.path()).await;
+    let at = format!(
+        "memoria with AI on at {} through chromedriver on port {}",
+        demo.url, driver.port
+    );
+    client
+        .goto(&link)
+        .await
+        .unwrap_or_else(|e| panic!("{at}: {e}"));
+    visible_text(&client, "the signed-in search page", |t| {
+        t.contains("Documents")
+    })
+    .await;
+    let search = |q: &str| {
+        let q = percent_encoding::utf8_percent_encode(q, percent_encoding::NON_ALPHANUMERIC);
+        format!("{}/?q={q}", demo.url)
+    };
+    client
+        .goto(&search(ANSWER_QUERY))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: {e}"));
+    let answered = visible_text(&client, "the answer above the list", |t| {
+        t.contains("Route: synthesis")
+    })
+    .await;
+    assert!(
+        answered.contains(memoria::MARKER_MODEL_LABEL),
+        "{at}: the answer is not marked as a model's:\n{answered}"
+    );
+    assert_drawn_marker(
+        &client,
+        &at,
+        "section.answer span.marker",
+        memoria::MARKER_MODEL_LABEL,
+    )
+    .await;
+    shots(&client, "answer").await;
+    client
+        .goto(&search(ADDRESS_QUERY))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: {e}"));
+    visible_text(&client, "the address a model found", |t| {
+        t.contains(memoria::MARKER_MODEL_FOUND_LABEL)
+    })
+    .await;
+    assert_drawn_marker(
+        &client,
+        &at,
+        "span.fact-by span.marker",
+        memoria::MARKER_MODEL_FOUND_LABEL,
+    )
+    .await;
+    shots(&client, "fact-box").await;
+    client.close().await.unwrap_or_else(|e| panic!("{at}: {e}"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -81,7 +81,7 @@ pub fn seed(instance: &mut Instance) -> Result<ImportReport, Error> {
     let mut report = ImportReport::default();
     for (name, bytes) in FIXTURE_CORPUS {
         let key = format!("fixture:{name}");
-        match ingest_bytes(instance, &key, name, bytes) {
+        match ingest_bytes(instance, &key, name, bytes, None) {
             Ok((o, kind)) => report.files.push(FileOutcome {
                 path: (*name).to_string(),
                 status: Some(o.status),

@@ -35,7 +35,7 @@ use std::sync::Arc;
 pub use semantic::{DenseWake, EMBED_QUEUE_BATCH_CHUNKS, EMBED_TEXT_BYTES_MAX, SnapshotFootprint};
 
 use crate::access::admission::{Admission, Owner};
-use crate::clock::{Clock, iso_date};
+use crate::clock::Clock;
 use crate::config::Config;
 use crate::crashpoint::crashpoint;
 use crate::dense::{DenseMatrix, QuantisedVector};
@@ -929,7 +929,9 @@ impl Instance {
                 ordinal: ph.passage.ordinal,
                 marker: MARKER_PERSON,
                 revision: ph.document.revision,
-                date: iso_date(ph.document.updated_at),
+                date: ph.document.date.iso(),
+                date_kind: ph.document.date.kind,
+                date_at: ph.document.date.at,
                 snippet,
                 provenance: ph.document.provenance,
                 text: ph.passage.body,

@@ -48,6 +48,7 @@
 //!     title: "Kitchen".into(),
 //!     path: "kitchen.md".into(),
 //!     body: "# Kitchen\n\nDescale the coffee machine monthly.".into(),
+//!     date: None,
 //! }).unwrap();
 //! let page = m.search("ana@example.org", "descaling", 1).unwrap();
 //! // Passages are numbered from 1 on the page and in links (`ordinal` counts from 0).
@@ -183,6 +184,7 @@ pub use ingest::chunk::{
     CHUNK_BYTES_MAX, CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, Chunk, HEADING_LEVEL_MAX, RUNT_WORDS_MAX,
     WORD_BYTES_MAX, chunk, word_spans,
 };
+pub use ingest::date::{DateKind, DocumentDate, front_matter_date, parse_timestamp};
 pub use ingest::decode::{
     CONTROL_CHARS_PER_MILLE_MAX, Decoded, IMPORT_FILE_BYTES_MAX, SourceKind, TITLE_CHARS_MAX,
     decode, is_importable_name,
@@ -201,9 +203,10 @@ pub use search::highlight::{
 pub use search::index::{BM25_WEIGHTS, Hit, LexicalIndex};
 pub use search::markdown::{READ_OPTIONS, TextForm, plain_text};
 pub use search::page::{
-    Candidates, MARKER_PERSON, MARKER_PERSON_LABEL, PAGE_MAX, PAGE_SIZE_RESULTS, Reconciling,
-    SearchError, SearchPage, SearchResult, SemanticRanking, Verdicts, Withheld, WithheldReason,
-    app_display_name, counted, passage_anchor, passage_link, passage_number,
+    Candidates, MARKER_MODEL_FOUND_LABEL, MARKER_MODEL_LABEL, MARKER_PERSON, MARKER_PERSON_LABEL,
+    PAGE_MAX, PAGE_SIZE_RESULTS, Reconciling, SearchError, SearchPage, SearchResult,
+    SemanticRanking, Verdicts, Withheld, WithheldReason, app_display_name, counted, passage_anchor,
+    passage_link, passage_number,
 };
 pub use search::query::{
     Plan, QUERY_BYTES_MAX, QUERY_WORDS_MAX, Query, QueryRefusal, STOP_WORDS, is_stop_word,

@@ -265,8 +265,12 @@ pub struct DocumentAnswer {
     pub path: String,
     /// Its revision.
     pub revision: i64,
-    /// ISO date of the revision.
+    /// The document's own date, ISO (issue 31): the source's where it
+    /// gives one, else the import date.
     pub date: String,
+    /// Where `date` came from, in words: "edited 3 March 2026 in Docs",
+    /// "file modified …", "imported …".
+    pub dated: String,
     /// How many passages the document holds.
     pub passage_count: usize,
     /// The passages answered, in order: all of them, or the one named.
@@ -299,7 +303,7 @@ impl DocumentAnswer {
             self.app,
             self.path,
             self.revision,
-            self.date,
+            self.dated,
             crate::search::page::counted(self.passage_count, "passage", "passages")
         );
         for p in &self.passages {
@@ -601,7 +605,8 @@ impl McpServer {
             app: doc.app.clone(),
             path: doc.path.clone(),
             revision: doc.revision,
-            date: crate::clock::iso_date(doc.updated_at),
+            date: doc.date.iso(),
+            dated: doc.date.phrase(&doc.app),
             passage_count: passages.len(),
             passages: chosen
                 .into_iter()

@@ -801,3 +801,75 @@ fn a_brief_as_someone_not_on_the_owners_list_exits_3_and_prints_nothing() {
     );
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn import_dates_a_note_by_its_front_matter_else_its_file_and_search_says_which_in_text_and_json() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let notes = dir.path().join("notes");
+    std::fs::create_dir_all(&notes).expect("mkdir");
+    std::fs::write(
+        notes.join("standup.md"),
+        "---\ntitle: Standup\ndate: 2026-03-03\n---\n# Standup\n\nThe kettle rota starts on Monday.\n",
+    )
+    .expect("writes");
+    let retro = notes.join("retro.md");
+    std::fs::write(&retro, "# Retro\n\nThe kettle broke twice in February.\n").expect("writes");
+    // 2026-02-14T12:00:00Z, as the file's own modification time.
+    let modified = std::time::UNIX_EPOCH + Duration::from_secs(1_771_070_400);
+    std::fs::File::options()
+        .write(true)
+        .open(&retro)
+        .and_then(|f| f.set_modified(modified))
+        .expect("sets the modification time");
+    let data = dir.path().join("data");
+    let dek = Dek::generate();
+    let mut cmd = memoria(&data, &dek);
+    cmd.arg("import").arg(&notes);
+    let (out, stderr) = run(cmd);
+    assert!(out.status.success(), "the import succeeds: {stderr}");
+
+    let mut cmd = memoria(&data, &dek);
+    cmd.args(["search", "--as", OWNER, "--format", "json", "kettle"]);
+    let (out, stderr) = run(cmd);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let results = json["results"].as_array().expect("results");
+    let dated: BTreeMap<String, (String, String)> = results
+        .iter()
+        .map(|r| {
+            (
+                r["title"].as_str().unwrap_or_default().to_string(),
+                (
+                    r["date"].as_str().unwrap_or_default().to_string(),
+                    r["date_kind"].as_str().unwrap_or_default().to_string(),
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(
+        dated,
+        BTreeMap::from([
+            (
+                "Retro".to_string(),
+                ("2026-02-14".to_string(), "file_modified".to_string())
+            ),
+            (
+                "Standup".to_string(),
+                ("2026-03-03".to_string(), "front_matter".to_string())
+            ),
+        ]),
+        "{json}"
+    );
+
+    let mut cmd = memoria(&data, &dek);
+    cmd.args(["search", "--as", OWNER, "kettle"]);
+    let (out, stderr) = run(cmd);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    for words in [
+        "dated 3 March 2026 in its front matter",
+        "file modified 14 February 2026",
+    ] {
+        assert!(text.contains(words), "{words:?} is not in:\n{text}");
+    }
+}

@@ -856,6 +856,7 @@ async fn a_query_the_engine_rejects_is_reported_on_the_page_never_as_no_results(
                 title: "Kitchen".into(),
                 path: "kitchen.md".into(),
                 body: "Descale the coffee machine monthly.".into(),
+                date: None,
             })
             .expect("ingest");
         let header = instance.write_snapshot().expect("snapshot");
@@ -1071,7 +1072,8 @@ fn metas(body: &str) -> Vec<String> {
                     _ => {}
                 }
             }
-            text
+            // As a reader sees it: the no-break space before each dot is a space.
+            text.split_whitespace().collect::<Vec<_>>().join(" ")
         })
         .collect()
 }
@@ -1199,6 +1201,13 @@ async fn passages_are_numbered_from_one_on_every_page_and_anchors_name_the_same_
     assert_eq!(result_links(&results.body), [format!("{id}#p1")]);
     let meta = metas(&results.body);
     assert!(meta[0].contains(" · passage 1 · "), "{meta:?}");
+    assert!(
+        results
+            .body
+            .contains("passage 1</span>\u{a0}· <span class=\"part\">"),
+        "each dot is held to the part before it, so a narrow page never starts a line with one: {}",
+        results.body
+    );
     let doc = app.get(&format!("/documents/{id}")).await;
     assert!(
         doc.body.contains("<section class=\"passage\" id=\"p1\">")
@@ -1895,6 +1904,7 @@ async fn brief_app() -> (TempDir, TestApp, String) {
                 path: "ops/deploys.md".into(),
                 body: "# Deploys\n\nRoll back a failed deploy with the previous release tag.\n"
                     .into(),
+                date: None,
             })
             .expect("ingest");
     }

@@ -108,6 +108,7 @@ fn seeded(ctx: &mut Ctx) -> Seeded {
             title: format!("Report {title_c}"),
             path: format!("{path_c}.md"),
             body: body.clone(),
+            date: None,
         })
         .expect("ingest");
     instance.write_snapshot().expect("snapshot");
@@ -260,6 +261,7 @@ fn every_file_at_rest(ctx: &mut Ctx) -> Result<(), Failure> {
         title: format!("Report {title_c}"),
         path: format!("{path_c}.md"),
         body: revised,
+        date: None,
     };
     let o = s
         .instance
@@ -393,6 +395,7 @@ fn nonces_never_repeat(ctx: &mut Ctx) -> Result<(), Failure> {
         title: format!("Report {}", s.canaries[1].1),
         path: format!("{}.md", s.canaries[2].1),
         body: format!("{}\nOne more line.\n", s.body),
+        date: None,
     };
     s.instance
         .ingest(&revised)
@@ -445,6 +448,7 @@ fn cells_bound_to_rows(ctx: &mut Ctx) -> Result<(), Failure> {
             title: "Other".into(),
             path: "other.md".into(),
             body: "# Other\n\nA second document about the kettle.\n".into(),
+            date: None,
         })
         .map_err(|e| Failure::new("a second document ingests", e.to_string()))?;
     let first = s

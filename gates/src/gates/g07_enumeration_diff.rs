@@ -365,6 +365,7 @@ fn authoritative_empty_deletes_all(ctx: &mut Ctx) -> Result<(), Failure> {
             title: "Upload".into(),
             path: "other.md".into(),
             body: format!("# Upload\n\nThe {canary} upload stays."),
+            date: None,
         })
         .map_err(|e| fail("the upload is ingested", e.to_string()))?;
         fake.clear();

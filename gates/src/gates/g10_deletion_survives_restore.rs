@@ -160,6 +160,7 @@ fn doc(word: &str, name: &str) -> NewDocument {
         body: format!(
             "# Notes {name}\n\nThe {word} entry records the quarterly review.\n\nA second paragraph mentions the kettle.\n"
         ),
+        date: None,
     }
 }
 

@@ -86,7 +86,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "15/every-passage-carries-its-citation",
-            desc: "§8.1: \"ranked passages, each carrying app, title, locator, 👨/🤖 marker, date, and a deep link\". Five sibling passages: each result names its app and title, a passage locator, the 👨 marker drawn as an SVG figure beside its words (\"written by a person\", so it reads without an emoji font), an ISO date and a deep link /documents/{id}#p{n}; the passage naming the canary three times ranks first.",
+            desc: "§8.1: \"ranked passages, each carrying app, title, locator, 👨/🤖 marker, date, and a deep link\". Five sibling passages: each result names its app and title, a passage locator, the 👨 marker drawn as an SVG figure beside its words (\"written by a person\", so it reads without an emoji font), the date it was edited in its sibling, from its S1 row's touched_at and named so (\"edited 30 November 2026 in Sheets\", not its import date), and a deep link /documents/{id}#p{n}; the passage naming the canary three times ranks first.",
             run: every_passage_cited,
         },
         Case {
@@ -363,14 +363,15 @@ fn form_is_a_get(ctx: &mut Ctx) -> Result<(), Failure> {
     })
 }
 
-/// Whether `s` is an ISO calendar date, YYYY-MM-DD.
-fn is_iso_date(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 10
-        && b.iter().enumerate().all(|(i, c)| match i {
-            4 | 7 => *c == b'-',
-            _ => c.is_ascii_digit(),
-        })
+/// Whether `s` dates a sibling passage by its own revision, as its S1 row's
+/// `touched_at` gave it (issue 31): "edited 30 November 2026 in Sheets".
+/// The fakes stamp every item at the simulated epoch's day.
+fn is_edited_in(s: &str, app: &str) -> bool {
+    let edited = memoria::DocumentDate {
+        kind: memoria::DateKind::Edited,
+        at: memoria_simulator::EPOCH_UNIX_S,
+    };
+    s == edited.phrase(app)
 }
 
 /// Whether `link` is a deep link, `/documents/{id}#p{n}`.
@@ -443,11 +444,11 @@ fn every_passage_cited(ctx: &mut Ctx) -> Result<(), Failure> {
                         .is_some_and(|n| n.parse::<u32>().is_ok())
                 })
                 && tokens.contains(&MARKER_PERSON_LABEL)
-                && tokens.iter().any(|t| is_iso_date(t))
+                && tokens.iter().any(|t| is_edited_in(t, &c.app))
                 && is_deep_link(&c.link);
             check(
                 ok,
-                "each result carries its app, title, a passage locator, the 👨 marker with its label, an ISO date and a deep link /documents/{id}#p{n}",
+                "each result carries its app, title, a passage locator, the 👨 marker with its label, the date it was edited in its sibling (\"edited 30 November 2026 in Sheets\") and a deep link /documents/{id}#p{n}",
                 format!("{c:?}"),
             )?;
         }

@@ -79,6 +79,7 @@ fn ingest(instance: &mut Instance, key: &str, body: &str) -> String {
             title: "Minutes".into(),
             path: "minutes.md".into(),
             body: body.into(),
+            date: None,
         })
         .expect("ingest")
         .id

@@ -157,6 +157,7 @@ fn embeddings_errors(ctx: &mut Ctx) -> Result<(), Failure> {
             title: "Plan".into(),
             path: "plan.txt".into(),
             body: format!("The {canary} plan changed."),
+            date: None,
         })
         .map_err(|e| Failure::new("a document is ingested", e.to_string()))?;
     let stub = StubProvider::new();

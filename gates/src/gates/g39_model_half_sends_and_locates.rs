@@ -97,7 +97,9 @@ pub static GATE: Gate = Gate {
 };
 
 /// The model row's attribution as the page shows it.
-const BY: &str = "🤖 TensorX · deepseek/deepseek-v4-flash-0731";
+/// A model row's `span.fact-by` as read: the drawn 🤖 figure's words
+/// ([`memoria::MARKER_MODEL_FOUND_LABEL`]), the provider and the model.
+const BY: &str = "found by a model, TensorX · deepseek/deepseek-v4-flash-0731";
 
 /// The fixed question every request ends with (the reader's query is not sent).
 const QUESTION: &str = "Question: List every postal address in the passages above.";
@@ -333,6 +335,12 @@ fn presence(ctx: &mut Ctx) -> Result<(), Failure> {
                 "one 🤖 row: the span sliced from passage 1, its label and its citation",
                 format!("{rows:?} (wanted {want:?})"),
             )?;
+            // The 🤖 is drawn, so it reads where no emoji font is (issue 31).
+            check(
+                p.tags("li.fact-row-model span.fact-by span.marker svg").len() == 1,
+                "the row's 🤖 marker is a drawn figure (svg) beside its words",
+                format!("{:?}", p.tags("li.fact-row-model span.fact-by *")),
+            )?;
             check(
                 !p.results().is_empty(),
                 "the results still render below the box",
@@ -537,6 +545,7 @@ fn thinned(ctx: &mut Ctx) -> Result<(), Failure> {
                         title: format!("Premises up-{k}"),
                         path: format!("site-{k}.md"),
                         body,
+                        date: None,
                     })
                 })
                 .await

@@ -59,6 +59,7 @@ pub fn instance_with(ctx: &mut Ctx, docs: &[Doc<'_>]) -> Result<SharedInstance, 
             title: d.title.into(),
             path: d.path.into(),
             body: d.body.into(),
+            date: None,
         })
         .map_err(|e| Failure::new("memoria ingests the document", e.to_string()))?;
     }

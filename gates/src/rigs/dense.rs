@@ -191,6 +191,7 @@ pub fn seeded(ctx: &mut Ctx, name: &str) -> Result<Embedded, Failure> {
                 title: format!("Passage {k}"),
                 path: format!("passage-{k}.txt"),
                 body,
+                date: None,
             })
             .map_err(|e| Failure::new("a seeded passage is ingested", e.to_string()))?;
         ensure(

@@ -46,6 +46,7 @@ pub fn instance_with(ctx: &mut Ctx, docs: &[(&str, &str)]) -> Result<Instance, F
             title: (*title).into(),
             path: format!("doc{i}.md"),
             body: (*body).into(),
+            date: None,
         })
         .map_err(|e| Failure::new("memoria ingests the document", e.to_string()))?;
     }

@@ -66,6 +66,7 @@ pub async fn up(m: &mut Memoria, canary: &str) -> Result<(), String> {
         title: "Minutes".into(),
         path: "minutes.md".into(),
         body: format!("# Minutes {OWNED_TAG}\n\nThe {canary} venue is {OWNED_TAG}.\n"),
+        date: None,
     })
     .map_err(|e| e.to_string())?;
     Ok(())

@@ -60,8 +60,9 @@ pub struct FactRowSeen {
     pub kind: String,
     /// True when its box is a model box (`div.fact-model`, §8.9).
     pub model: bool,
-    /// The text of its `span.fact-by`: the 🤖 marker, the provider and the
-    /// model (empty on a validated row).
+    /// The text of its `span.fact-by`: the drawn 🤖 marker's words
+    /// ("found by a model"), the provider and the model (empty on a
+    /// validated row).
     pub by: String,
     /// The text of its `span.fact-label`.
     pub label: String,

@@ -435,6 +435,7 @@ async fn bring_up(
             title: due.wanted.title.clone(),
             path: format!("{}.md", due.wanted.key),
             body: format!("# {}\n\n{}\n", due.wanted.title, reply.text.trim()),
+            date: None,
         };
         let written = instance
             .run(move |i| i.ingest_artefact(&doc, &record).map(|o| o.id))

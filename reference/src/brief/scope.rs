@@ -231,6 +231,10 @@ mod tests {
             created_at: 0,
             updated_at: 0,
             provenance: None,
+            date: crate::ingest::date::DocumentDate {
+                kind: crate::ingest::date::DateKind::Imported,
+                at: 0,
+            },
         }
     }
 

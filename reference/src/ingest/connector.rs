@@ -292,7 +292,9 @@ pub async fn sync(instance: &mut Instance, source: &dyn Source) -> Result<SyncRe
             Ok(r) => r,
         };
         let ingested = match fetched {
-            Ok(f) => ingest_bytes(instance, &entry.key, &f.name, &f.bytes).map_err(|e| e.kind()),
+            Ok(f) => {
+                ingest_bytes(instance, &entry.key, &f.name, &f.bytes, None).map_err(|e| e.kind())
+            }
             Err(kind) => {
                 tracing::warn!(
                     kind = kind.as_str(),

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::crashpoint::crashpoint;
 use crate::error::{Error, ErrorKind};
+use crate::ingest::date::{DateKind, DocumentDate};
 use crate::ingest::decode::{self, SourceKind};
 use crate::instance::Instance;
 use crate::storage::store::{IngestStatus, NewDocument};
@@ -214,6 +215,9 @@ pub fn collect_reporting(paths: &[PathBuf]) -> Result<Collected, Error> {
 }
 
 /// Ingests one named blob of bytes; shared by import and upload.
+/// `modified`: the file's modification time in Unix seconds, where the
+/// source gives one (an import, not an upload): the document's date unless
+/// its front matter names one (issue 31).
 ///
 /// # Errors
 /// Decoding and storage errors, with their kinds.
@@ -222,6 +226,7 @@ pub fn ingest_bytes(
     source_key: &str,
     name: &str,
     bytes: &[u8],
+    modified: Option<i64>,
 ) -> Result<(crate::storage::store::IngestOutcome, SourceKind), Error> {
     let decoded = decode::decode(name, bytes)?;
     let outcome = instance.ingest(&NewDocument {
@@ -229,6 +234,10 @@ pub fn ingest_bytes(
         title: decoded.title,
         path: name.to_string(),
         body: decoded.body,
+        date: modified.map(|at| DocumentDate {
+            kind: DateKind::FileModified,
+            at,
+        }),
     })?;
     Ok((outcome, decoded.kind))
 }
@@ -284,7 +293,8 @@ pub fn source_key(path: &Path) -> String {
 }
 
 /// Ingests what reading `path` gave under its [`source_key`], named by the
-/// path as given. Writes no snapshot.
+/// path as given, dated by its modification time unless its front matter
+/// names a date (issue 31). Writes no snapshot.
 ///
 /// # Errors
 /// [`ErrorKind::Io`] when the read failed; otherwise what [`ingest_bytes`] returns.
@@ -300,7 +310,16 @@ pub fn ingest_read(
         &source_key(path),
         &path.display().to_string(),
         &bytes,
+        modified_unix_s(path),
     )
+}
+
+/// `path`'s modification time as Unix seconds; `None` where the platform
+/// or the file system keeps none, or it is before 1970.
+pub fn modified_unix_s(path: &Path) -> Option<i64> {
+    let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    let since = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+    i64::try_from(since.as_secs()).ok()
 }
 
 /// One file's line in an [`ImportReport`]: its outcome, or its refusal with

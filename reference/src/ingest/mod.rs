@@ -2,5 +2,6 @@
 
 pub mod chunk;
 pub mod connector;
+pub mod date;
 pub mod decode;
 pub mod import;

@@ -9,6 +9,7 @@ use crate::artefact::{
     ArtefactCandidate, ArtefactRuling, ArtefactWithheld, ArtefactWithheldReason, ShownArtefact,
 };
 use crate::error::Error;
+use crate::ingest::date::{DateKind, DocumentDate};
 use crate::search::facts::model::ModelFailure;
 use crate::search::facts::{FactBox, FactQuery, boxes};
 use crate::search::highlight::Snippet;
@@ -22,12 +23,15 @@ pub const PAGE_SIZE_RESULTS: usize = 20;
 pub const PAGE_MAX: u32 = 50;
 /// The marker for a passage a person wrote, as opposed to 🤖 for a model's (§8.1).
 pub const MARKER_PERSON: &str = "👨";
-/// The marker for what a model wrote or pointed at (§8.1), e.g. §8.9's
-/// model rows in the fact box.
-pub const MARKER_MODEL: &str = "🤖";
 /// The words a page shows beside [`MARKER_PERSON`], so the marker reads
 /// without an emoji font and without a hover (§8.1: "👨/🤖 marker").
 pub const MARKER_PERSON_LABEL: &str = "written by a person";
+/// The words a page shows beside the drawn 🤖 figure where a model wrote
+/// the text: the answer paragraph and a derived artefact (§8.1, §8.4).
+pub const MARKER_MODEL_LABEL: &str = "written by a model";
+/// The words a page shows beside the drawn 🤖 figure on a fact row a model
+/// pointed at (§8.9): it found the span; the words are the document's.
+pub const MARKER_MODEL_FOUND_LABEL: &str = "found by a model";
 
 /// One search result: a passage with its citation (§8.1).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -49,8 +53,16 @@ pub struct SearchResult {
     pub marker: &'static str,
     /// The document's revision.
     pub revision: i64,
-    /// ISO date of the revision.
+    /// The document's own date (issue 31), ISO (`2026-03-03`): the
+    /// source's where it gives one, else the import date.
     pub date: String,
+    /// Where `date` came from: `edited` (a sibling's revision time),
+    /// `front_matter`, `file_modified` or `imported`.
+    pub date_kind: DateKind,
+    /// `date` as Unix seconds, for the words a page shows
+    /// ([`SearchResult::date_phrase`]). Never serialised: `date` says it.
+    #[serde(skip)]
+    pub date_at: i64,
     /// Deep link: `/documents/{id}#p{n}`, `n` the passage's number from 1
     /// ([`passage_link`]).
     pub link: String,
@@ -70,6 +82,16 @@ impl SearchResult {
     /// the 0-based `ordinal` beside it.
     pub fn passage_number(&self) -> i64 {
         passage_number(self.ordinal)
+    }
+
+    /// The words a page shows for the date: "edited 3 March 2026 in
+    /// Docs", "file modified …", "imported …" ([`DocumentDate::phrase`]).
+    pub fn date_phrase(&self) -> String {
+        DocumentDate {
+            kind: self.date_kind,
+            at: self.date_at,
+        }
+        .phrase(&self.app)
     }
 
     /// The words a page shows beside the marker: [`MARKER_PERSON_LABEL`]
@@ -258,7 +280,7 @@ impl SearchPage {
                 r.passage_number(),
                 r.marker,
                 r.marker_label(),
-                r.date,
+                r.date_phrase(),
                 r.revision,
                 r.link
             );
@@ -659,6 +681,8 @@ mod tests {
             marker: MARKER_PERSON,
             revision: 1,
             date: "2026-01-01".into(),
+            date_kind: crate::ingest::date::DateKind::Imported,
+            date_at: 0,
             link: "/documents/d#p1".into(),
             snippet: Snippet {
                 cut_before: false,

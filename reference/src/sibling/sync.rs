@@ -17,6 +17,7 @@
 use super::client::SiblingClient;
 use super::wire::{Announce, FeedError, FetchError, Pair, S3Body};
 use crate::error::Error;
+use crate::ingest::date::{DateKind, DocumentDate, parse_timestamp};
 use crate::instance::Instance;
 use crate::numeric::sheet::{ChunkedSheet, SHEET_MEDIA_TYPE, SheetBody, chunk_sheet};
 use crate::offload::SharedInstance;
@@ -143,6 +144,7 @@ pub async fn reannounce(
                     path: format!("{app}:{item_id}"),
                     body: kept_body(client, app, &body.title, body.body),
                     title: body.title,
+                    date: edited_at(announce.touched_at.get(item_id).map(String::as_str)),
                 };
                 let provenance = Provenance {
                     app: app.to_string(),
@@ -202,6 +204,17 @@ where
     T: Send + 'static,
 {
     instance.run(work).await?
+}
+
+/// A sibling item's own date: the `touched_at` its S1 row or S1a record
+/// gave the revision fetched, the time it was edited in the sibling
+/// (issue 31). The decoders refused a `touched_at` not of the contract's
+/// shape, so `None` only when none was given.
+fn edited_at(touched_at: Option<&str>) -> Option<DocumentDate> {
+    touched_at.and_then(parse_timestamp).map(|at| DocumentDate {
+        kind: DateKind::Edited,
+        at,
+    })
 }
 
 /// What memoria keeps of a fetched body: the body, or for an app whose
@@ -331,6 +344,7 @@ pub async fn sync(instance: &SharedInstance, client: &SiblingClient, app: &str) 
                         path: format!("{app}:{}", row.item_id),
                         body: kept_body(client, app, &body.title, body.body),
                         title: body.title,
+                        date: edited_at(Some(&row.touched_at)),
                     };
                     let provenance = Provenance {
                         app: app.to_string(),

@@ -447,6 +447,9 @@ pub const ANNOUNCE_PAGES_MAX: usize = 10_000;
 pub struct Announce {
     /// Item id to revision, as announced.
     pub items: BTreeMap<String, String>,
+    /// Item id to its `touched_at`, as announced: when the revision
+    /// announced was made, a refetched item's own date (issue 31).
+    pub touched_at: BTreeMap<String, String>,
     /// The S1 cursor the close carried.
     pub cursor: String,
 }
@@ -458,6 +461,7 @@ pub struct AnnounceAssembler {
     closed: Option<(u64, String)>,
     received: u64,
     items: BTreeMap<String, String>,
+    touched_at: BTreeMap<String, String>,
     pages: usize,
 }
 
@@ -481,9 +485,12 @@ impl AnnounceAssembler {
                 S1aRecord::Open => return Err(AnnounceFailure::OutOfOrder),
                 _ if !self.opened => return Err(AnnounceFailure::NoOpen),
                 S1aRecord::Item {
-                    item_id, revision, ..
+                    item_id,
+                    revision,
+                    touched_at,
                 } => {
                     self.received += 1;
+                    self.touched_at.insert(item_id.clone(), touched_at);
                     if self.items.insert(item_id, revision).is_some() {
                         return Err(AnnounceFailure::OutOfOrder);
                     }
@@ -517,6 +524,7 @@ impl AnnounceAssembler {
         }
         Ok(Announce {
             items: self.items,
+            touched_at: self.touched_at,
             cursor,
         })
     }

@@ -3,7 +3,9 @@
 //! What may be plaintext in these tables is exactly §3.2's coordinates:
 //! ids, app names, revisions, ordinals, counts and timestamps. Every other
 //! cell is a sealed blob (`*_sealed`, `counts`) or a keyed fingerprint
-//! (`*_fp`). `Store::open` runs these batches in this order.
+//! (`*_fp`). `Store::open` runs these batches in this order, then migrates
+//! an older store's tables to [`SCHEMA_VERSION`](super::store::SCHEMA_VERSION)
+//! ([`MIGRATIONS`]).
 
 pub(crate) const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS meta (
@@ -23,7 +25,8 @@ CREATE TABLE IF NOT EXISTS documents (
     updated_at  INTEGER NOT NULL,
     deleted_at  INTEGER,               -- NULL while live; set by a tombstone
     item_id     TEXT,                  -- sibling item id (opaque); NULL if memoria-owned
-    sibling_rev TEXT                   -- sibling revision held (opaque); NULL if memoria-owned
+    sibling_rev TEXT,                  -- sibling revision held (opaque); NULL if memoria-owned
+    source_date BLOB                   -- sealed "{kind} {unix s}": the document's own date; NULL: none (schema 3)
 );
 CREATE TABLE IF NOT EXISTS siblings (
     app         TEXT PRIMARY KEY,      -- e.g. sheets
@@ -153,3 +156,13 @@ CREATE TABLE IF NOT EXISTS sheet_reingest (
     doc_id    TEXT PRIMARY KEY         -- a sheet whose next announce refetches it
 );
 "#;
+
+/// What turns a store of schema version `from` into `from + 1`, run by
+/// `Store::open` in one transaction with the version's bump. `CREATE TABLE
+/// IF NOT EXISTS` above leaves an existing table as it was, so a column a
+/// later version added reaches an old store only here.
+pub(crate) const MIGRATIONS: &[(i64, &str)] = &[
+    // 2 → 3: a document's own date, sealed (issue 31). Old rows keep NULL:
+    // their date is the import date, and the page says so.
+    (2, "ALTER TABLE documents ADD COLUMN source_date BLOB;"),
+];

@@ -72,11 +72,15 @@ pub enum Purpose {
     /// The embedding canary's vectors (§8.2, gate 30): public sentences, but
     /// still a provider's output, sealed like every other vector.
     Canary,
+    /// A document's own date and where it came from
+    /// ([`crate::ingest::date::DocumentDate`]): a front matter date is text a
+    /// person wrote, so every kind is sealed alike (issue 31).
+    DocumentDate,
 }
 
 impl Purpose {
     /// Every purpose, in a fixed order.
-    pub const ALL: [Purpose; 11] = [
+    pub const ALL: [Purpose; 12] = [
         Purpose::Chunk,
         Purpose::Title,
         Purpose::Path,
@@ -88,6 +92,7 @@ impl Purpose {
         Purpose::Vector,
         Purpose::VectorSnapshot,
         Purpose::Canary,
+        Purpose::DocumentDate,
     ];
 
     /// The stable label used in HKDF `info` and in the AAD.
@@ -104,6 +109,7 @@ impl Purpose {
             Purpose::Vector => "vector",
             Purpose::VectorSnapshot => "vector-snapshot",
             Purpose::Canary => "canary",
+            Purpose::DocumentDate => "document-date",
         }
     }
 

@@ -42,9 +42,11 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
 use super::schema::{
-    ARTEFACT_SCHEMA, BREAKER_SCHEMA, CONNECTOR_SCHEMA, ROSTER_SCHEMA, SCHEMA, SHEET_SCHEMA,
+    ARTEFACT_SCHEMA, BREAKER_SCHEMA, CONNECTOR_SCHEMA, MIGRATIONS, ROSTER_SCHEMA, SCHEMA,
+    SHEET_SCHEMA,
 };
 use crate::error::{Error, ErrorKind};
+use crate::ingest::date::{DateKind, DocumentDate, front_matter_date};
 use crate::storage::seal::{Purpose, Sealer};
 
 /// The app name stored against memoria-owned content (§4.2).
@@ -56,8 +58,10 @@ pub const APP_ARTEFACT: &str = "artefact";
 pub const DB_FILE_NAME: &str = "memoria.sqlite3";
 /// Length of a public document id in bytes (rendered as 32 hex characters).
 pub const DOCUMENT_ID_BYTES: usize = 16;
-/// Schema version written to `meta`; a mismatch refuses to open.
-pub const SCHEMA_VERSION: i64 = 2;
+/// Schema version written to `meta`. An older store is migrated on open
+/// (`storage/schema.rs`'s `MIGRATIONS`: 2 → 3 added the document's own
+/// date); a newer one, or one no migration reaches, refuses to open.
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// What memoria holds for one connector item (§5.1): its key and the version last ingested.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +95,12 @@ pub struct NewDocument {
     pub path: String,
     /// The text to chunk and index.
     pub body: String,
+    /// The date its source gives: a sibling's revision time, or an imported
+    /// file's modification time; `None` if the source gives none. A
+    /// memoria-owned document's front matter `date:` comes before it
+    /// ([`crate::ingest::date::front_matter_date`]); with neither, the
+    /// document's date is its import date.
+    pub date: Option<DocumentDate>,
 }
 
 /// Where a sibling document came from: every chunk of it carries this (§5.2, decision 8).
@@ -204,6 +214,10 @@ pub struct DocumentSummary {
     pub updated_at: i64,
     /// For a sibling's document, the item and revision held; `None` if memoria-owned.
     pub provenance: Option<Provenance>,
+    /// The document's own date and where it came from; the import date
+    /// (`updated_at`, [`DateKind::Imported`](crate::ingest::date::DateKind::Imported))
+    /// when its source gave none.
+    pub date: DocumentDate,
 }
 
 /// A passage opened for rendering.
@@ -273,6 +287,18 @@ fn meta_set(conn: &Connection, key: &str, value: i64) -> Result<(), Error> {
         params![key, value],
     )?;
     Ok(())
+}
+
+/// Runs one migration's `sql` and records schema version `to`, in one
+/// transaction: a crash leaves the store at the version before or after.
+fn migrate(conn: &Connection, sql: &str, to: i64) -> rusqlite::Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    tx.execute_batch(sql)?;
+    tx.execute(
+        "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+        params![to],
+    )?;
+    tx.commit()
 }
 
 /// How many live titles [`Store::open`]'s DEK check tries to open before it
@@ -393,13 +419,32 @@ impl Store {
         conn.execute_batch(ROSTER_SCHEMA)?;
         conn.execute_batch(ARTEFACT_SCHEMA)?;
         conn.execute_batch(SHEET_SCHEMA)?;
-        let version = meta_get(&conn, "schema_version")?;
+        let mut version = meta_get(&conn, "schema_version")?;
         if version == 0 {
             meta_set(&conn, "schema_version", SCHEMA_VERSION)?;
-        } else if version != SCHEMA_VERSION {
+            version = SCHEMA_VERSION;
+        }
+        while let Some((_, sql)) = MIGRATIONS.iter().find(|(from, _)| *from == version) {
+            migrate(&conn, sql, version + 1).map_err(|e| {
+                Error::with_source(
+                    ErrorKind::Storage,
+                    format!(
+                        "the database {} cannot be migrated from schema version {version}",
+                        path.display()
+                    ),
+                    e,
+                )
+            })?;
+            tracing::info!(from = version, to = version + 1, "store schema migrated");
+            version += 1;
+        }
+        if version != SCHEMA_VERSION {
             return Err(Error::new(
                 ErrorKind::Config,
-                format!("store schema version {version}, this build reads {SCHEMA_VERSION}"),
+                format!(
+                    "the database {} has store schema version {version}, and this build reads {SCHEMA_VERSION}",
+                    path.display()
+                ),
             ));
         }
         Ok(Store { conn, sealer, path })
@@ -498,5 +543,236 @@ impl Store {
         self.conn
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         Ok(())
+    }
+}
+
+/// The date `doc` is stored with (issue 31): a sibling's is the one its
+/// sync gives (the revision's `touched_at`); a memoria-owned document's is
+/// its front matter `date:`, else the one its source gives (a file's
+/// modification time); an artefact's only the one given. `None`: the
+/// import date stands.
+fn own_date(doc: &NewDocument, sibling: bool, owner: &str) -> Option<DocumentDate> {
+    if sibling || owner != APP_MEMORIA {
+        return doc.date;
+    }
+    front_matter_date(&doc.body)
+        .map(|at| DocumentDate {
+            kind: DateKind::FrontMatter,
+            at,
+        })
+        .or(doc.date)
+}
+
+impl Store {
+    /// Document `id`'s date: its sealed `source_date` opened, or with none
+    /// (the source gave none, or the row predates schema 3) its import,
+    /// `updated_at`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Seal`] if the cell does not open under this DEK;
+    /// [`ErrorKind::Storage`] if it opens to something not a kind and a time.
+    fn open_date(
+        &self,
+        id: &str,
+        source_date: Option<&[u8]>,
+        updated_at: i64,
+    ) -> Result<DocumentDate, Error> {
+        let Some(sealed) = source_date else {
+            return Ok(DocumentDate {
+                kind: DateKind::Imported,
+                at: updated_at,
+            });
+        };
+        let cell = self.sealer.open_string(
+            Purpose::DocumentDate,
+            &format!("documents/{id}/date"),
+            sealed,
+        )?;
+        DocumentDate::from_cell(&cell).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Storage,
+                format!("document {id}'s sealed date is not a kind and a time"),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::seal::Dek;
+
+    /// 2026-03-03T00:00:00Z.
+    const MARCH_3: i64 = 1_772_496_000;
+    /// When the tests' ingests happen: 2026-11-30T09:00:00Z.
+    const NOW: i64 = 1_796_029_200;
+
+    fn sealer() -> Sealer {
+        Sealer::new(&Dek::from_bytes([7; 32]))
+    }
+
+    fn doc(key: &str, body: &str, date: Option<DocumentDate>) -> NewDocument {
+        NewDocument {
+            source_key: key.to_string(),
+            title: "Standup".to_string(),
+            path: format!("{key}.md"),
+            body: body.to_string(),
+            date,
+        }
+    }
+
+    fn meta(dir: &Path, key: &str) -> i64 {
+        let conn = Connection::open(dir.join(DB_FILE_NAME)).unwrap();
+        meta_get(&conn, key).unwrap()
+    }
+
+    /// Rewrites a store of this build as schema version 2 wrote it: the
+    /// `documents` table without `source_date`, and version 2 in `meta`.
+    fn as_schema_two(dir: &Path) {
+        let conn = Connection::open(dir.join(DB_FILE_NAME)).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE documents DROP COLUMN source_date;
+             UPDATE meta SET value = 2 WHERE key = 'schema_version';",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_store_written_by_schema_two_opens_migrated_its_documents_dated_by_their_import() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = {
+            let mut s = Store::open(dir.path(), sealer()).unwrap();
+            s.ingest(&doc("old", "Notes of the standup.", None), NOW)
+                .unwrap()
+                .id
+        };
+        as_schema_two(dir.path());
+        assert_eq!(meta(dir.path(), "schema_version"), 2);
+        let mut s = Store::open(dir.path(), sealer()).unwrap();
+        assert_eq!(meta(dir.path(), "schema_version"), SCHEMA_VERSION);
+        let old = s.document(&id).unwrap().expect("the old document is live");
+        assert_eq!(
+            (old.title.as_str(), old.date),
+            (
+                "Standup",
+                DocumentDate {
+                    kind: DateKind::Imported,
+                    at: NOW
+                }
+            ),
+            "a row from before the migration is dated by its import, and says so"
+        );
+        let dated = DocumentDate {
+            kind: DateKind::FileModified,
+            at: MARCH_3,
+        };
+        let new = s
+            .ingest(&doc("new", "Notes of the retro.", Some(dated)), NOW)
+            .unwrap();
+        assert_eq!(s.document(&new.id).unwrap().unwrap().date, dated);
+        drop(s);
+        Store::open(dir.path(), sealer()).expect("a migrated store opens again");
+    }
+
+    #[test]
+    fn a_store_of_a_schema_no_migration_reaches_is_refused_naming_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Store::open(dir.path(), sealer()).unwrap());
+        let conn = Connection::open(dir.path().join(DB_FILE_NAME)).unwrap();
+        conn.execute("UPDATE meta SET value = 9 WHERE key = 'schema_version'", [])
+            .unwrap();
+        drop(conn);
+        let err = Store::open(dir.path(), sealer()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Config);
+        let said = err.to_string();
+        assert!(
+            said.contains(DB_FILE_NAME) && said.contains("schema version 9"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn a_document_is_dated_by_its_front_matter_then_its_source_then_its_import() {
+        let front = "---\ntitle: Standup\ndate: 2026-03-03\n---\n# Standup\n\nNotes.\n";
+        let plain = "# Standup\n\nNotes.\n";
+        let modified = DocumentDate {
+            kind: DateKind::FileModified,
+            at: MARCH_3 + 86_400,
+        };
+        let rows: [(&str, Option<DocumentDate>, DateKind, i64); 4] = [
+            (front, Some(modified), DateKind::FrontMatter, MARCH_3),
+            (front, None, DateKind::FrontMatter, MARCH_3),
+            (
+                plain,
+                Some(modified),
+                DateKind::FileModified,
+                MARCH_3 + 86_400,
+            ),
+            (plain, None, DateKind::Imported, NOW),
+        ];
+        for (n, (body, given, kind, at)) in rows.into_iter().enumerate() {
+            let dir = tempfile::tempdir().unwrap();
+            let mut s = Store::open(dir.path(), sealer()).unwrap();
+            let id = s
+                .ingest(&doc(&format!("d{n}"), body, given), NOW)
+                .unwrap()
+                .id;
+            let got = s.document(&id).unwrap().unwrap().date;
+            assert_eq!(got, DocumentDate { kind, at }, "row {n}");
+        }
+    }
+
+    #[test]
+    fn a_sibling_item_is_dated_by_the_revision_time_it_was_given_not_its_front_matter() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(dir.path(), sealer()).unwrap();
+        let edited = DocumentDate {
+            kind: DateKind::Edited,
+            at: MARCH_3,
+        };
+        let provenance = Provenance {
+            app: "docs".into(),
+            item_id: "dc-1".into(),
+            revision: "r1".into(),
+        };
+        let body = "---\ndate: 2020-01-01\n---\nNotes.\n";
+        let id = s
+            .ingest_sibling(&doc("", body, Some(edited)), &provenance, NOW)
+            .unwrap()
+            .id;
+        assert_eq!(s.document(&id).unwrap().unwrap().date, edited);
+    }
+
+    #[test]
+    fn the_date_is_sealed_in_the_file_and_gone_with_its_document() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(dir.path(), sealer()).unwrap();
+        let body = "---\ndate: 2026-03-03\n---\nNotes.\n";
+        let id = s.ingest(&doc("d", body, None), NOW).unwrap().id;
+        let raw = |s: &Store| -> Option<Vec<u8>> {
+            s.conn
+                .query_row(
+                    "SELECT source_date FROM documents WHERE id = ?1",
+                    params![&id],
+                    |r| r.get(0),
+                )
+                .unwrap()
+        };
+        let sealed = raw(&s).expect("a dated document has a sealed date (presence)");
+        for plain in [&b"front_matter"[..], MARCH_3.to_string().as_bytes()] {
+            assert!(
+                !sealed.windows(plain.len()).any(|w| w == plain),
+                "the cell holds {:?} in the clear",
+                String::from_utf8_lossy(plain)
+            );
+        }
+        let t = crate::storage::tombstone::Tombstone {
+            seq: 1,
+            doc_id: id.clone(),
+            revision: 1,
+            at: NOW,
+        };
+        assert!(s.apply_tombstone(&t).unwrap().deleted);
+        assert_eq!(raw(&s), None, "a deleted document keeps no date");
     }
 }

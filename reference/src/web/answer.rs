@@ -9,7 +9,8 @@ use maud::{Markup, html};
 
 use crate::ai::provider::PROVIDER_NAME;
 use crate::answer::{Answer, Outcome, Route};
-use crate::search::page::{MARKER_PERSON, SearchPage};
+use crate::search::page::{MARKER_MODEL_LABEL, SearchPage};
+use crate::web::search::model_marker;
 
 /// The sentence that names what an answer sent and why (decision 4, §8.3).
 fn sent_line(a: &Answer) -> String {
@@ -51,7 +52,7 @@ pub(crate) fn answer_region(outcome: Option<&Outcome>, page: &SearchPage) -> Mar
                     Route::Numeric => "This asks for a computed value. memoria never does arithmetic, and its numeric path (§8.7, through the sheet's own engine) is not built yet, so the list below is the answer.",
                     Route::WhoKnows => {
                         @if let Some((passages, documents)) = people {
-                            "memoria holds no author names. Of these results, " (passages) " passage" @if *passages != 1 { "s" } " in " (documents) " document" @if *documents != 1 { "s" } " were written by a person (" (MARKER_PERSON) "); the list below names the documents."
+                            "memoria holds no author names. Of these results, " (passages) " passage" @if *passages != 1 { "s" } " in " (documents) " document" @if *documents != 1 { "s" } " were written by a person (" (super::search::person_marker()) "); the list below names the documents."
                         }
                     }
                     _ => "The list below is the answer.",
@@ -75,13 +76,13 @@ fn answered(a: &Answer, link: impl Fn(usize) -> Option<String>) -> Markup {
             section.answer aria-label="Answer written by a model, with citations" data-route=(way) {
                 @if a.all_dropped() {
                     p.answer-empty role="status" {
-                        "🤖 The model's answer was dropped whole: "
+                        (model_marker(MARKER_MODEL_LABEL)) " · The model's answer was dropped whole: "
                         @if a.judged.dropped.total() == 0 { "it held no sentence." }
                         @else { "none of its " (a.judged.dropped.total()) " sentence" @if a.judged.dropped.total() != 1 { "s" } " cited a passage on this list with every number it holds." }
                     }
                 } @else {
                     p.answer-text {
-                        span.marker { "🤖" } " "
+                        (model_marker(MARKER_MODEL_LABEL)) " "
                         @for s in &a.judged.sentences {
                             span.sentence {
                                 (s.text)
@@ -159,7 +160,7 @@ mod tests {
             },
         };
         let html = answer_region(Some(&Outcome::Answered(a)), &page()).into_string();
-        expect![[r#"<section class="answer" aria-label="Answer written by a model, with citations" data-route="synthesis"><p class="answer-text"><span class="marker">🤖</span> <span class="sentence">Travel &lt;b&gt;is&lt;/b&gt; capped. [1] [4]</span> </p><p class="answer-dropped">1 sentence of the model's answer dropped: each cited no passage on this list, or held a number no passage it cites holds.</p><p class="answer-stripped">Markup in the model's answer was removed: images, links and HTML from a model are never shown.</p><p class="answer-meta">Route: synthesis · TensorX · deepseek/deepseek-v4-pro-0813. Sent to TensorX to write this paragraph: your query and the 3 passages ranked 1–3 below. Written by a model: check each sentence against the passage it cites.</p></section>"#]].assert_eq(&html);
+        expect![[r##"<section class="answer" aria-label="Answer written by a model, with citations" data-route="synthesis"><p class="answer-text"><span class="marker marker-model" data-marker="model"><svg class="marker-figure" viewBox="0 0 16 16" width="14" height="14" aria-hidden="true" focusable="false"><circle cx="8" cy="1.6" r="1.4" fill="currentColor"></circle><rect x="6.8" y="2.4" width="2.4" height="2.6" fill="currentColor"></rect><rect x="2" y="4.6" width="12" height="10.8" rx="2.4" fill="currentColor"></rect><circle cx="5.4" cy="9" r="1.6" fill="#fff"></circle><circle cx="10.6" cy="9" r="1.6" fill="#fff"></circle><rect x="5" y="12.2" width="6" height="1.3" rx=".6" fill="#fff"></rect></svg><span class="marker-label">written by a model</span></span> <span class="sentence">Travel &lt;b&gt;is&lt;/b&gt; capped. [1] [4]</span> </p><p class="answer-dropped">1 sentence of the model's answer dropped: each cited no passage on this list, or held a number no passage it cites holds.</p><p class="answer-stripped">Markup in the model's answer was removed: images, links and HTML from a model are never shown.</p><p class="answer-meta">Route: synthesis · TensorX · deepseek/deepseek-v4-pro-0813. Sent to TensorX to write this paragraph: your query and the 3 passages ranked 1–3 below. Written by a model: check each sentence against the passage it cites.</p></section>"##]].assert_eq(&html);
     }
 
     #[test]

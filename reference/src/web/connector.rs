@@ -151,7 +151,7 @@ pub(crate) async fn connector_document(
     let result = state
         .blocking(move |instance| {
             let key = format!("connector:{name}:{path}");
-            import::ingest_bytes(instance, &key, &path, &bytes).and_then(|(o, _)| {
+            import::ingest_bytes(instance, &key, &path, &bytes, None).and_then(|(o, _)| {
                 if o.status != IngestStatus::Unchanged {
                     instance.write_snapshot()?;
                 }

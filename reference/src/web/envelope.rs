@@ -69,7 +69,7 @@ header form{display:flex;gap:.5rem}header input[type=search]{flex:1;font-size:1.
 .result{margin:1.2rem 0}.meta{color:#555;font-size:.9rem}mark{background:#ffe58a}\
 .notice{background:#eef4ff;padding:.5rem}.refusal{background:#fff1f0;padding:.5rem}\
 .withheld,.reconciling,.freshness{background:#fff8e1;border:1px solid #e0b400;border-left-width:.3rem;padding:.5rem .75rem;margin:.6rem 0}\
-.count{color:#444;margin:.8rem 0 0}.meta .part,.marker{white-space:nowrap}.marker-figure{vertical-align:-.1em;margin-right:.3em;color:#3b5b8c}.marker-label{font-size:.85rem}\
+.count{color:#444;margin:.8rem 0 0}.meta .part,.marker{white-space:nowrap}.marker-figure{vertical-align:-.1em;margin-right:.3em;color:#3b5b8c}.marker-label{font-size:.85rem}.marker-model .marker-figure{color:#8a4b08}.answer-text>.marker{display:block;margin-bottom:.2rem}.result,.answer,.fact{overflow-wrap:break-word}\
 li.fold{list-style:none;margin:-.6rem 0 1.2rem}li.fold summary{cursor:pointer;color:#1f4f99}li.fold ol{margin:.3rem 0 0;padding-left:1.5rem}\
 nav.back{margin:.5rem 0}.grounds ul{margin:.2rem 0;padding-left:1.2rem}\
 .answer{border:1px solid #b4a7d6;border-left:.3rem solid #7e57c2;background:#f7f4fd;padding:.2rem 1rem;margin:1rem 0}.answer .cite{font-size:.85rem;text-decoration:none}\

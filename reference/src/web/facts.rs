@@ -17,7 +17,8 @@
 use maud::{Markup, html};
 
 use crate::search::facts::{Attribution, FactBox};
-use crate::search::page::MARKER_MODEL;
+use crate::search::page::MARKER_MODEL_FOUND_LABEL;
+use crate::web::search::model_marker;
 
 /// The line under a model box: what the check guarantees and what it does
 /// not (§8.9, "What the checks do guarantee, narrowly").
@@ -57,7 +58,7 @@ pub(crate) fn fact_boxes(boxes: &[FactBox]) -> Markup {
                                 ul {
                                     @for row in &b.rows {
                                         li.fact-row.fact-row-model {
-                                            span.fact-by { (MARKER_MODEL) " " (provider) " · " (model) } " "
+                                            span.fact-by { (model_marker(MARKER_MODEL_FOUND_LABEL)) ", " (provider) " · " (model) } " "
                                             span.fact-label { (row.label) } ": "
                                             strong.fact-value { (row.value) }
                                             " · "
@@ -174,16 +175,20 @@ mod tests {
             },
         ];
         let html = fact_boxes(&boxes).into_string();
-        expect![[r#"<section class="facts" aria-label="Facts found in these results"><div class="fact" data-kind="phone"><h2>Phone</h2><ul><li class="fact-row"><span class="fact-label">Reception</span>: <strong class="fact-value">01 547 7854</strong> · <a class="fact-cite" href="/documents/abc#p0">Office</a></li></ul></div><div class="fact fact-model" data-kind="address" data-by="model"><h2>Address</h2><ul><li class="fact-row fact-row-model"><span class="fact-by">🤖 TensorX · deepseek/deepseek-v4-flash-0731</span> <span class="fact-label">Our office</span>: <strong class="fact-value">1 Main &lt;St&gt;, Dublin 2</strong> · <a class="fact-cite" href="/documents/abc#p1">Office › Visit</a></li></ul><p class="fact-caveat">Not validated: a model pointed at this text, and memoria checked it is in the cited passage, byte for byte. That it is an address, the whole address and the only one is the model's judgement.</p></div></section>"#]].assert_eq(&html);
+        expect![[r##"<section class="facts" aria-label="Facts found in these results"><div class="fact" data-kind="phone"><h2>Phone</h2><ul><li class="fact-row"><span class="fact-label">Reception</span>: <strong class="fact-value">01 547 7854</strong> · <a class="fact-cite" href="/documents/abc#p0">Office</a></li></ul></div><div class="fact fact-model" data-kind="address" data-by="model"><h2>Address</h2><ul><li class="fact-row fact-row-model"><span class="fact-by"><span class="marker marker-model" data-marker="model"><svg class="marker-figure" viewBox="0 0 16 16" width="14" height="14" aria-hidden="true" focusable="false"><circle cx="8" cy="1.6" r="1.4" fill="currentColor"></circle><rect x="6.8" y="2.4" width="2.4" height="2.6" fill="currentColor"></rect><rect x="2" y="4.6" width="12" height="10.8" rx="2.4" fill="currentColor"></rect><circle cx="5.4" cy="9" r="1.6" fill="#fff"></circle><circle cx="10.6" cy="9" r="1.6" fill="#fff"></circle><rect x="5" y="12.2" width="6" height="1.3" rx=".6" fill="#fff"></rect></svg><span class="marker-label">found by a model</span></span>, TensorX · deepseek/deepseek-v4-flash-0731</span> <span class="fact-label">Our office</span>: <strong class="fact-value">1 Main &lt;St&gt;, Dublin 2</strong> · <a class="fact-cite" href="/documents/abc#p1">Office › Visit</a></li></ul><p class="fact-caveat">Not validated: a model pointed at this text, and memoria checked it is in the cited passage, byte for byte. That it is an address, the whole address and the only one is the model's judgement.</p></div></section>"##]].assert_eq(&html);
         assert_eq!(
             html.matches("<a ").count(),
             2,
             "the only links are citations"
         );
         assert_eq!(
-            html.matches("🤖").count(),
+            html.matches(r#"data-marker="model""#).count(),
             1,
             "the validated row is unmarked"
+        );
+        assert!(
+            !html.contains('🤖'),
+            "the marker is drawn, never a font's emoji"
         );
     }
 }

@@ -35,7 +35,7 @@ fn artefacts_region(artefacts: &[crate::artefact::ShownArtefact]) -> Markup {
             section.artefacts aria-label="Summaries" {
                 @for a in artefacts {
                     article.artefact data-artefact=(a.id) {
-                        h3 { "🤖 " (a.title) }
+                        h3 { (model_marker(crate::search::page::MARKER_MODEL_LABEL)) " " (a.title) }
                         p.artefact-model {
                             "Written by " (a.model) " from "
                             (crate::search::page::counted(a.roots, "source", "sources"))
@@ -252,6 +252,33 @@ pub(crate) fn person_marker() -> Markup {
     }
 }
 
+/// The 🤖 marker as the page draws it, as [`person_marker`] draws 👨: an
+/// inline SVG figure (a robot's head: antenna, face, two eyes and a
+/// mouth) hidden from assistive technology, and `label` beside it, the
+/// words a screen reader reads ([`MARKER_MODEL_LABEL`](crate::search::page::MARKER_MODEL_LABEL)
+/// or [`MARKER_MODEL_FOUND_LABEL`](crate::search::page::MARKER_MODEL_FOUND_LABEL);
+/// §8.1, §8.9; issue 31: an emoji renders as an empty box without an
+/// emoji font).
+pub(crate) fn model_marker(label: &str) -> Markup {
+    html! {
+        span.marker.marker-model data-marker="model" {
+            svg.marker-figure viewBox="0 0 16 16" width="14" height="14" aria-hidden="true" focusable="false" {
+                circle cx="8" cy="1.6" r="1.4" fill="currentColor" {}
+                rect x="6.8" y="2.4" width="2.4" height="2.6" fill="currentColor" {}
+                rect x="2" y="4.6" width="12" height="10.8" rx="2.4" fill="currentColor" {}
+                circle cx="5.4" cy="9" r="1.6" fill="#fff" {}
+                circle cx="10.6" cy="9" r="1.6" fill="#fff" {}
+                rect x="5" y="12.2" width="6" height="1.3" rx=".6" fill="#fff" {}
+            }
+            span.marker-label { (label) }
+        }
+    }
+}
+
+/// What stands between two parts of a result's citation line: a no-break
+/// space, the dot, and a space a line may break at (U+00A0 `·` U+0020).
+const META_SEPARATOR: &str = "\u{a0}· ";
+
 /// One result's list item: its rank as the item's number, the title linking
 /// to the passage with the search kept (so the document page can link back
 /// to these results), and its citation line.
@@ -262,14 +289,15 @@ fn result_item(r: &SearchResult, q: &str, page: u32) -> Markup {
                 a href=(result_href(&r.link, q, page)) { strong { (r.title) } }
                 @if !r.trail_below_title().is_empty() { " › " (r.trail_below_title().join(" › ")) }
             }
-            // Each part after the first carries its own " · " and does not
-            // break inside, so a narrow page never starts a line with one.
+            // No part breaks inside, and each " · " is held to the part
+            // before it by a no-break space: a narrow page breaks after a
+            // dot, never starting a line with one.
             div.meta {
-                span.app { (r.app) }
-                span.part { " · passage " (r.passage_number()) }
-                span.part { " · " (person_marker()) }
-                span.part { " · " (r.date) }
-                span.part { " · revision " (r.revision) }
+                span.app { (r.app) } (META_SEPARATOR)
+                span.part { "passage " (r.passage_number()) } (META_SEPARATOR)
+                span.part { (person_marker()) } (META_SEPARATOR)
+                span.part { time datetime=(r.date) { (r.date_phrase()) } } (META_SEPARATOR)
+                span.part { "revision " (r.revision) }
             }
             p.snippet {
                 @if r.snippet.cut_before { "… " }
@@ -365,7 +393,7 @@ pub(crate) async fn search_page(
         ul.documents {
             @for d in &docs {
                 li { a href=(format!("/documents/{}", d.id)) { (d.title) }
-                     span.meta { span.part { " · " (crate::clock::iso_date(d.updated_at)) } span.part { " · revision " (d.revision) } } }
+                     span.meta { (META_SEPARATOR) span.part { time datetime=(d.date.iso()) { (d.date.phrase(&d.app)) } } (META_SEPARATOR) span.part { "revision " (d.revision) } } }
             }
         }
     };
@@ -496,6 +524,8 @@ mod tests {
             marker: crate::search::page::MARKER_PERSON,
             revision: 1,
             date: "2026-01-01".into(),
+            date_kind: crate::ingest::date::DateKind::Imported,
+            date_at: 0,
             link: format!("/documents/{doc}#p{rank}"),
             snippet: crate::search::highlight::Snippet {
                 cut_before: false,

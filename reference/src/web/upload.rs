@@ -89,7 +89,7 @@ pub(crate) async fn upload(
     let result = state
         .blocking(move |instance| {
             let key = format!("upload:{name}");
-            import::ingest_bytes(instance, &key, &name, &bytes).and_then(|(o, _)| {
+            import::ingest_bytes(instance, &key, &name, &bytes, None).and_then(|(o, _)| {
                 if o.status != IngestStatus::Unchanged {
                     instance.write_snapshot()?;
                 }

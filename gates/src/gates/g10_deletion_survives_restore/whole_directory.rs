@@ -64,6 +64,7 @@ fn served(ctx: &mut Ctx, name: &str, with_sibling: bool) -> Result<(Served, Inst
             title: "Budget sheet".into(),
             path: "budget".into(),
             body: "# Budget sheet\n\nThe quarterly budget lives here.\n".into(),
+            date: None,
         };
         let provenance = Provenance {
             app: SIBLING_APP.into(),

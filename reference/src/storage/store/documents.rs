@@ -14,7 +14,7 @@ use crate::storage::tombstone::Tombstone;
 /// body and trail, then its live document's [`Store::SUMMARY_COLUMNS`].
 const PASSAGE_HIT_SQL: &str = "SELECT c.id, c.ordinal, c.body, c.trail, \
      d.id, d.app, d.revision, d.title, d.path, d.chunk_count, d.created_at, d.updated_at, \
-     d.item_id, d.sibling_rev FROM chunks c JOIN documents d ON d.id = c.doc_id \
+     d.item_id, d.sibling_rev, d.source_date FROM chunks c JOIN documents d ON d.id = c.doc_id \
      WHERE c.id = ?1 AND d.deleted_at IS NULL AND c.revision = d.revision";
 
 /// The live-chunk listing ([`Store::live_chunk_listing`]): documents scanned
@@ -182,11 +182,19 @@ impl Store {
             &format!("documents/{id}/path"),
             doc.path.as_bytes(),
         );
+        let source_date = own_date(doc, provenance.is_some(), owner).map(|d| {
+            self.sealer.seal(
+                Purpose::DocumentDate,
+                &format!("documents/{id}/date"),
+                d.to_cell().as_bytes(),
+            )
+        });
         if status == IngestStatus::Created {
             tx.execute(
                 "INSERT INTO documents(id, source_fp, external_id, app, revision, title, path, \
-                 chunk_count, created_at, updated_at, deleted_at, item_id, sibling_rev) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, NULL, ?10, ?11)",
+                 chunk_count, created_at, updated_at, deleted_at, item_id, sibling_rev, \
+                 source_date) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, NULL, ?10, ?11, ?12)",
                 params![
                     &id,
                     &source_fp[..],
@@ -198,14 +206,15 @@ impl Store {
                     chunks.len() as i64,
                     now,
                     item_id,
-                    sibling_rev
+                    sibling_rev,
+                    source_date
                 ],
             )?;
         } else {
             tx.execute(
                 "UPDATE documents SET external_id = ?2, revision = ?3, title = ?4, path = ?5, \
-                 chunk_count = ?6, updated_at = ?7, deleted_at = NULL, sibling_rev = ?8 \
-                 WHERE id = ?1",
+                 chunk_count = ?6, updated_at = ?7, deleted_at = NULL, sibling_rev = ?8, \
+                 source_date = ?9 WHERE id = ?1",
                 params![
                     &id,
                     &external_id[..],
@@ -214,7 +223,8 @@ impl Store {
                     path,
                     chunks.len() as i64,
                     now,
-                    sibling_rev
+                    sibling_rev,
+                    source_date
                 ],
             )?;
         }
@@ -309,7 +319,7 @@ impl Store {
             Store::write_catalogue(&self.sealer, &tx, &t.doc_id, t.revision, None)?;
             tx.execute(
                 "UPDATE documents SET deleted_at = ?2, chunk_count = 0, \
-                 title = ?3, path = ?3 WHERE id = ?1",
+                 title = ?3, path = ?3, source_date = NULL WHERE id = ?1",
                 params![&t.doc_id, t.at, Vec::<u8>::new()],
             )?;
             applied.deleted = true;
@@ -358,6 +368,9 @@ impl Store {
         let app: String = r.get(at + 1)?;
         let item_id: Option<String> = r.get(at + 8)?;
         let sibling_rev: Option<String> = r.get(at + 9)?;
+        let source_date: Option<Vec<u8>> = r.get(at + 10)?;
+        let updated_at: i64 = r.get(at + 7)?;
+        let date = self.open_date(&id, source_date.as_deref(), updated_at)?;
         let provenance = match (item_id, sibling_rev) {
             (Some(item_id), Some(revision)) => Some(Provenance {
                 app: app.clone(),
@@ -380,13 +393,14 @@ impl Store {
             revision: r.get(at + 2)?,
             chunk_count: r.get(at + 5)?,
             created_at: r.get(at + 6)?,
-            updated_at: r.get(at + 7)?,
+            updated_at,
+            date,
             id,
         })
     }
 
-    const SUMMARY_COLUMNS: &'static str =
-        "id, app, revision, title, path, chunk_count, created_at, updated_at, item_id, sibling_rev";
+    const SUMMARY_COLUMNS: &'static str = "id, app, revision, title, path, chunk_count, created_at, updated_at, item_id, sibling_rev, \
+         source_date";
 
     /// A live document's summary, or `None` if unknown or deleted (§4.2 fact 2).
     ///
@@ -699,6 +713,7 @@ mod tests {
             title: "t".to_string(),
             path: key.to_string(),
             body: body.to_string(),
+            date: None,
         }
     }
 
