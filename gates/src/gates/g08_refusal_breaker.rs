@@ -1,5 +1,7 @@
 //! Gate 8 (§10, §8.1): the refusal breaker at §8.1's predicate, its S3 twin, and "cannot determine".
 //!
+//! Size: over 800 lines because the gate is §10's predicate case by case (the breaker, its S3 twin, cannot-determine, the UTC-day baseline), each case a full rig over the real web app; splitting it would separate cases from the rig they share.
+//!
 //! In-process, over the real path: memoria's web app ([`TestApp`]) with a
 //! clock the gate moves across UTC days, ruling every search through S2 to
 //! a fake Sheets ([`FakeSibling`], its real grants model) reached over an

@@ -1,5 +1,7 @@
 //! Gate 39 (§8.9): the model half sends only what it may, accepts only what it can locate, and never touches a validator-backed kind.
 //!
+//! Size: over 800 lines because §8.9's model half has many rules (what is sent, what is located, which kinds a model never touches), each a case over one shared simulated world and its provider scripts.
+//!
 //! End to end in the simulator: memoria with AI on (or off), Sheets as a
 //! fake sibling holding the passages (so S2 rules each item per asker), and
 //! the stub provider on §8.3's host, answering scripted replies and

@@ -1,5 +1,7 @@
 //! The dense matrix: every stored vector as one contiguous int8 block with its scale and chunk id, its brute-force top-k scan, and its self-describing byte form (§3.1, §7.2, §7.3).
 //!
+//! Size: over 800 lines because the matrix's byte form, its decoder (total, every refusal typed) and its scan are one format, kept in one place with their tests.
+//!
 //! # Layout
 //!
 //! N rows of [`EMBED_DIM_STORED`] int8 levels, contiguous (46 MB at 90,000

@@ -1,5 +1,7 @@
 //! A stub provider: the OpenAI-compatible `POST /v1/embeddings` of §8.3 over a deterministic, NOT semantic, embedder, and `POST /v1/chat/completions` answering scripted replies, each with fault knobs (§7.2, §8.2, §8.3, issues 12 and 14).
 //!
+//! Size: over 800 lines because the stub provider is two OpenAI-compatible endpoints with their fault knobs and the deterministic embedder they share; issue 29 names its split (embedder, handlers, fake models).
+//!
 //! No real model is reachable from these machines, so the tests, the gates
 //! and the demo embed through this. Its vectors come from hashed word
 //! features: each distinct word of an input (lower-cased, split on anything
