@@ -142,13 +142,18 @@ fn each_function(ctx: &mut Ctx<'_>) -> Outcome {
         let e = &row.expected;
         let want = json!({"type": "VALUE", "value": e.value, "display": e.display, "format_code": e.format_code});
         if got != want {
-            wrong.push(format!("{} of cols {:?} -> {got}, not {want}", row.function, row.cols));
+            wrong.push(format!(
+                "{} of cols {:?} -> {got}, not {want}",
+                row.function, row.cols
+            ));
         }
         asked.push(row.function.as_str());
     }
     for function in ["AVERAGE", "MIN", "MAX", "COUNT"] {
         if !asked.contains(&function) {
-            wrong.push(format!("the manifest's revenue_aggregates has no {function} row"));
+            wrong.push(format!(
+                "the manifest's revenue_aggregates has no {function} row"
+            ));
         }
     }
     none_wrong(
