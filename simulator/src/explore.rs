@@ -13,6 +13,8 @@
 //! changes both ways, searches by everybody, and the faults of the seed's
 //! [`Swarm`], a random subset of the fault kinds the fakes know, each with
 //! a random weight (swarm testing, as FoundationDB and TigerBeetle do).
+//! A world whose Sheets holds cells (§8.7's worked example, [`cells`])
+//! also has numeric questions, and reformats when its swarm has them.
 //! The timeline ends with `expect-converged`: the faults stop, and
 //! liveness is judged after the oracle's quiet period.
 //!
@@ -22,6 +24,8 @@
 //! delta debugging (chunks of events, then siblings, items and people)
 //! while it fails with the same invariant, and [`to_toml`] writes the
 //! result as a file `replay` reads.
+
+mod cells;
 
 use std::collections::BTreeMap;
 
@@ -87,10 +91,15 @@ pub enum FaultKind {
     WholeRestore,
     /// memoria restarts from its data directory.
     Restart,
+    /// A sheet's column reformatted, in place or with a new revision (the
+    /// design card's fault; drawn with the cells, [`cells`]).
+    Reformat,
 }
 
 impl FaultKind {
-    /// Every kind, in order.
+    /// Every kind the first draw considers, in order. [`FaultKind::Reformat`]
+    /// is drawn apart, with a world's cells ([`cells`]), so a seed whose
+    /// world has no cells draws exactly the run it drew before cells.
     pub const ALL: [FaultKind; 10] = [
         FaultKind::Cold,
         FaultKind::Slow,
@@ -117,13 +126,17 @@ impl FaultKind {
             FaultKind::PartialRestore => "partial-restore",
             FaultKind::WholeRestore => "whole-restore",
             FaultKind::Restart => "restart",
+            FaultKind::Reformat => "reformat",
         }
     }
 
     fn is_knob(self) -> bool {
         !matches!(
             self,
-            FaultKind::PartialRestore | FaultKind::WholeRestore | FaultKind::Restart
+            FaultKind::PartialRestore
+                | FaultKind::WholeRestore
+                | FaultKind::Restart
+                | FaultKind::Reformat
         )
     }
 }
@@ -426,6 +439,15 @@ pub fn generate(seed: u64) -> Exploration {
         };
         events.push(event);
     }
+    let mut swarm = swarm;
+    cells::add(
+        seed,
+        &mut siblings,
+        &mut swarm,
+        &everybody,
+        &readers,
+        &mut events,
+    );
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),

@@ -155,6 +155,22 @@ pub struct SheetGrid {
     pub sum_revenue: ExpectedValue,
     /// Row 2 col 2 reformatted in place.
     pub jan_reformatted: Reformatted,
+    /// AVERAGE, MIN, MAX and COUNT over row 2's cells, each as Sheets
+    /// answers it (`s6/each-function`).
+    pub revenue_aggregates: Vec<ExpectedAggregate>,
+}
+
+/// One function over some of row 2's cells and what Sheets answers.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ExpectedAggregate {
+    /// The function: `AVERAGE`, `MIN`, `MAX` or `COUNT`.
+    #[serde(rename = "fn")]
+    pub function: String,
+    /// The 1-based columns of row 2 asked, in the order asked.
+    pub cols: Vec<u32>,
+    /// The answer.
+    #[serde(flatten)]
+    pub expected: ExpectedValue,
 }
 
 /// A whole manifest.

@@ -17,10 +17,10 @@
 //! S2 calls a search makes are its roots.
 
 use memoria::APP_MEMORIA;
-use memoria_simulator::OWNERS;
+use memoria_simulator::{CallDetail, OWNERS};
 
 use crate::rigs::artefacts::{
-    item_id, record, records, requires_overview, search_overview, shown, tag, upload, world,
+    body, item_id, record, records, requires_overview, search_overview, shown, tag, upload, world,
 };
 use crate::rigs::sim::{check, run_world};
 use crate::{Case, Ctx, Failure, Gate};
@@ -30,7 +30,7 @@ pub static GATE: Gate = Gate {
     id: "9",
     title: "Derived artefacts expand to full provenance, flattened to roots, two hops",
     sections: &["§10", "§5.2"],
-    requirement: "An artefact built from an artefact built from a sibling document sends that document's (id, revision) to S2 and is withheld when the sibling refuses it; no roots entry is an artefact id, at any depth; an artefact written from revision 1 of an upload is not served once revision 2 is uploaded, is written again from revision 2, and its root recorded the revision.",
+    requirement: "An artefact built from an artefact built from a sibling document sends that document's (id, revision) to S2 and is withheld when the sibling refuses it; no roots entry is an artefact id, at any depth; an artefact written from revision 1 of an upload is not served once revision 2 is uploaded, is written again from revision 2, and its root recorded the revision; a sibling root answered STALE withholds the artefact loudly until it is written from the new revision, and one answered AHEAD withholds it loudly and re-announces the app.",
     cases: &[
         Case {
             id: "9/a-summary-of-a-summary-is-ruled-by-its-sibling-root",
@@ -46,6 +46,16 @@ pub static GATE: Gate = Gate {
             id: "9/an-artefact-of-a-superseded-upload-is-not-served-and-is-rewritten",
             desc: "Ana uploads a tagged document; the overview of its summary is shown, its root (memoria, id, 1). She uploads the file again with other text (revision 2): while memoria writes it again, her search shows no overview and says it is being written again; once written, it shows the new text and not the old, its root (memoria, id, 2).",
             run: superseded_upload,
+        },
+        Case {
+            id: "9/an-artefact-of-a-revised-sibling-item-is-withheld-while-stale-and-rewritten",
+            desc: "§5.2: \"STALE or a superseded revision regenerates and does not speak\". The overview of one Sheets item is shown to Bea (presence), its root the item at r1; Sheets revises the item. Ana's search asks S2 the root's pair, gets STALE, shows no overview and says it is being written again; once memoria has fetched the item and written it again, her search shows the new text and not the old, its root the item at r2.",
+            run: stale_sibling_root,
+        },
+        Case {
+            id: "9/an-artefact-whose-sibling-is-behind-is-withheld-and-re-announces",
+            desc: "§5.2: \"AHEAD withholds and re-announces\". The overview rests on a Sheets item at r2 and is shown to Ana (presence); Sheets is restored to r1. Ana's search asks S2 the root's pair, gets AHEAD, shows no overview and says the app is behind; Sheets is marked for re-announce, and the follow-up reads S1a.",
+            run: ahead_sibling_root,
         },
     ],
 };
@@ -229,6 +239,144 @@ fn superseded_upload(ctx: &mut Ctx) -> Result<(), Failure> {
             roots.len() == 1 && roots[0].id == doc && roots[0].revision == "2",
             "the rewritten overview's root is the upload at revision 2",
             format!("{roots:?}"),
+        )
+    })
+}
+
+/// The overview's roots as (owner, id, revision).
+fn overview_roots(m: &memoria_simulator::Memoria, tag: &str) -> Vec<(String, String, String)> {
+    record(m, &format!("artefact:topic:{tag}"))
+        .map(|(_, r)| r.roots)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| (r.owner, r.id, r.revision))
+        .collect()
+}
+
+/// The one root `(sheets, item 0, revision)`.
+fn sheets_root(revision: &str) -> Vec<(String, String, String)> {
+    vec![("sheets".into(), item_id(0), revision.into())]
+}
+
+fn stale_sibling_root(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let (ana, bea) = (OWNERS[0], OWNERS[1]);
+    let (world, _stub) = world(ctx.seed(), &canary, 1);
+    let sheets = world.fake("sheets").clone();
+    let trace = world.trace().clone();
+    let tag = tag(&canary);
+    let (old, new) = (format!("mk0x{canary}"), format!("revisedx{canary}"));
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        m.settle_follow_ups().await;
+        check(
+            overview_roots(&m, &tag) == sheets_root("r1"),
+            "the overview's one root is the item at r1",
+            format!("{:?}", overview_roots(&m, &tag)),
+        )?;
+        let (page, _) = search_overview(&mut m, &trace, bea).await;
+        requires_overview(&page, &tag, "Bea")?;
+        let text = page.texts("article.artefact p").join(" ");
+        check(text.contains(&old), "the overview says what r1 says", text)?;
+        let body = format!("The {canary} note number 0 now says {new}.\n");
+        let revised = sheets.model().with(|mm| {
+            mm.revise(&item_id(0), &crate::rigs::artefacts::title(0, &tag), &body)
+                .expect("revise")
+        });
+        let (page, calls) = search_overview(&mut m, &trace, ana).await;
+        check(
+            calls
+                .iter()
+                .flatten()
+                .any(|(id, v)| *id == item_id(0) && v == "STALE"),
+            "Ana's search asked S2 the root's pair and got STALE",
+            format!("{calls:?}"),
+        )?;
+        check(
+            shown(&page).is_empty(),
+            "the overview of a STALE root is not served",
+            format!("{:?}", shown(&page)),
+        )?;
+        check(
+            page.withheld()
+                .iter()
+                .any(|w| w.contains("writing it again")),
+            "the page says the summary is withheld while memoria writes it again",
+            format!("{:?}", page.withheld()),
+        )?;
+        m.settle_follow_ups().await;
+        check(
+            overview_roots(&m, &tag) == sheets_root(&revised),
+            format!("the overview is written again, its root the item at {revised}"),
+            format!("{:?}", overview_roots(&m, &tag)),
+        )?;
+        let (page, _) = search_overview(&mut m, &trace, ana).await;
+        requires_overview(&page, &tag, "Ana")?;
+        let text = page.texts("article.artefact p").join(" ");
+        check(
+            text.contains(&new) && !text.contains(&old),
+            "the overview written again says what the new revision says, and not the old",
+            text,
+        )
+    })
+}
+
+fn ahead_sibling_root(ctx: &mut Ctx) -> Result<(), Failure> {
+    let canary = ctx.canary();
+    let ana = OWNERS[0];
+    let (world, _stub) = world(ctx.seed(), &canary, 1);
+    let sheets = world.fake("sheets").clone();
+    let tag = tag(&canary);
+    let held = sheets.model().with(|mm| {
+        mm.revise(
+            &item_id(0),
+            &crate::rigs::artefacts::title(0, &tag),
+            &body(&canary, 0),
+        )
+        .expect("revise")
+    });
+    let trace = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        m.settle_follow_ups().await;
+        check(
+            overview_roots(&m, &tag) == sheets_root(&held),
+            format!("the overview's one root is the item at {held}"),
+            format!("{:?}", overview_roots(&m, &tag)),
+        )?;
+        let (page, _) = search_overview(&mut m, &trace, ana).await;
+        requires_overview(&page, &tag, "Ana")?;
+        sheets
+            .model()
+            .with(|mm| mm.restore_item_to(&item_id(0), "r1").expect("restore"));
+        let (page, calls) = search_overview(&mut m, &trace, ana).await;
+        check(
+            calls
+                .iter()
+                .flatten()
+                .any(|(id, v)| *id == item_id(0) && v == "AHEAD"),
+            "Ana's search asked S2 the root's pair and got AHEAD",
+            format!("{calls:?}"),
+        )?;
+        check(
+            shown(&page).is_empty(),
+            "the overview of an AHEAD root is not served",
+            format!("{:?}", shown(&page)),
+        )?;
+        check(
+            page.withheld().iter().any(|w| w.contains("is behind")),
+            "the page says the summary is withheld because an app is behind",
+            format!("{:?}", page.withheld()),
+        )?;
+        let before = trace.events().len();
+        m.settle_follow_ups().await;
+        let announced = trace.events()[before..]
+            .iter()
+            .any(|e| e.callee.contains("sheets") && matches!(e.detail, CallDetail::S1a { .. }));
+        check(
+            announced,
+            "the follow-up re-announces Sheets: an S1a call",
+            "no S1a call after the AHEAD",
         )
     })
 }

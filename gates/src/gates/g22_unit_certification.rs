@@ -1,4 +1,4 @@
-//! Gate 22 (§10, §8.7): unit certification, and memoria is what certifies: six cases, and the first assertion in each is whether S6 was called.
+//! Gate 22 (§10, §8.7): unit certification, and memoria is what certifies: seven cases, and the first assertion in each is whether S6 was called.
 //!
 //! End to end in the simulator against the fake Sheets (cells, format codes,
 //! S6 traced): memoria ingests the sheets through S1/S3, a reader asks a
@@ -21,7 +21,7 @@ pub static GATE: Gate = Gate {
     id: "22",
     title: "Unit certification",
     sections: &["§10", "§8.7"],
-    requirement: "memoria certifies every operand's unit by §8.7's fixed table before any S6 call: €#,##0 × 3 is computed and shown as S6's display; €#,##0 against k€#,##0 is MIXED_UNITS and General under a wordless header UNIT_UNKNOWN, neither calling S6; a General cell under a €k header is computed with the unit named from the header; a format code S6 returns unlike the one indexed shows no number and marks the sheet for re-ingest; and the table's other rows: 0.0% is %, a scaling comma thousands, and a format code against a header word that disagrees certifies to nothing.",
+    requirement: "memoria certifies every operand's unit by §8.7's fixed table before any S6 call: €#,##0 × 3 is computed and shown as S6's display; €#,##0 against k€#,##0 is MIXED_UNITS and General under a wordless header UNIT_UNKNOWN, neither calling S6; a General cell under a €k header is computed with the unit named from the header; a format code S6 returns unlike the one indexed shows no number and marks the sheet for re-ingest; and the table's other rows: 0.0% is %, a scaling comma thousands, and a format code against a header word that disagrees certifies to nothing; a slot two cells match, or none, gives the slot table with citations, no number and no S6 call.",
     cases: &[
         Case {
             id: "22/three-euro-cells-aggregate",
@@ -52,6 +52,11 @@ pub static GATE: Gate = Gate {
             id: "22/the-rest-of-the-fixed-table",
             desc: "§8.7's table beyond the worked example, one row each: Margin in 0.0% is computed with % named from its format code; three cells in €#,##0, (a scaling comma) under wordless headers with €k named from the format code; three cells in €#,##0 under \"Jun 2024 €k\" headers are UNIT_UNKNOWN, S6 never called, the notice naming both.",
             run: rest_of_the_table,
+        },
+        Case {
+            id: "22/a-gap-or-an-ambiguity-gives-the-slot-table",
+            desc: "§8.7: \"Any gap, ambiguity … gives the slot table with citations and no number\", one row each: a second sheet also holding June 2025 revenue makes that slot match two cells, both shown and cited, never collapsed to one; a sheet holding only June 2025 and 2026 leaves June 2024 a named gap. Each time S6 is never called, the page shows SLOT_TABLE, says which slot and why, cites every operand found, and shows no number.",
+            run: gaps_and_ambiguities,
         },
     ],
 };
@@ -384,5 +389,121 @@ fn one_table_row(ctx: &mut Ctx, row: &'static TableRow) -> Result<(), Failure> {
             )?;
         }
         Ok(())
+    })
+}
+
+/// One row of the slot-table case: a world's sheets, and what the page
+/// must say of the June revenue question.
+struct SlotRow {
+    what: &'static str,
+    sheets: fn(&mut memoria_simulator::Model),
+    /// The state the slot table gives the odd slot (`data-state`), and how
+    /// many rows it has there.
+    state: &'static str,
+    rows: usize,
+    /// What the headline says of it.
+    says: &'static str,
+    /// Operands cited in all.
+    cited: usize,
+}
+
+/// June 2025's revenue once more, in a sheet of its own (beside July's:
+/// a header band is two columns at least).
+fn second_june_2025(m: &mut memoria_simulator::Model) {
+    m.add_worked_example().expect("the worked example");
+    let tab = Tab::table(
+        "Summary",
+        &["", "Jun 2025", "Jul 2025"],
+        &[("Revenue", &["1350000", "1380000"])],
+        Some("€#,##0"),
+    );
+    m.add_sheet("sh-june", Rung::Team, Sheet::new("June summary", vec![tab]))
+        .expect("sheet");
+}
+
+/// June revenue for 2025 and 2026 only.
+fn no_june_2024(m: &mut memoria_simulator::Model) {
+    let tab = Tab::table(
+        "Summary",
+        &["", "Jun 2025", "Jun 2026"],
+        &[("Revenue", &["1350000", "1400000"])],
+        Some("€#,##0"),
+    );
+    m.add_sheet("sh-june", Rung::Team, Sheet::new("June summary", vec![tab]))
+        .expect("sheet");
+}
+
+const SLOT_ROWS: &[SlotRow] = &[
+    SlotRow {
+        what: "two cells match June 2025",
+        sheets: second_june_2025,
+        state: "Ambiguous",
+        rows: 2,
+        says: "more than one cell matched: revenue, Jun 2025",
+        cited: 4,
+    },
+    SlotRow {
+        what: "no cell matches June 2024",
+        sheets: no_june_2024,
+        state: "Gap",
+        rows: 1,
+        says: "nothing matched: revenue, Jun 2024",
+        cited: 2,
+    },
+];
+
+fn gaps_and_ambiguities(ctx: &mut Ctx) -> Result<(), Failure> {
+    for row in SLOT_ROWS {
+        one_slot_row(ctx, row)?;
+    }
+    Ok(())
+}
+
+fn one_slot_row(ctx: &mut Ctx, row: &'static SlotRow) -> Result<(), Failure> {
+    let ana = OWNERS[0];
+    let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
+    world.fake("sheets").model().with(row.sheets);
+    let w = world.trace().clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let page = Page::parse(&m.search(ana, JUNE_REVENUE).await.response.body);
+        check(
+            s6_calls(&w) == 0,
+            format!("{}: S6 is never called", row.what),
+            format!("{} calls; {}", s6_calls(&w), numeric(&page).1),
+        )?;
+        let (outcome, text) = numeric(&page);
+        check(
+            outcome.as_deref() == Some("SLOT_TABLE"),
+            format!(
+                "{}: the slot table (presence of the numeric answer)",
+                row.what
+            ),
+            format!("{outcome:?}: {text}"),
+        )?;
+        check(
+            page.texts(".numeric-figure").is_empty() && text.contains("No number is shown."),
+            format!("{}: no number", row.what),
+            &text,
+        )?;
+        check(
+            text.contains(row.says),
+            format!("{}: the headline says {}", row.what, row.says),
+            &text,
+        )?;
+        let odd = page.tags(&format!("table.numeric-slots tr[data-state={}]", row.state));
+        check(
+            odd.len() == row.rows,
+            format!(
+                "{}: the table has {} {} row(s)",
+                row.what, row.rows, row.state
+            ),
+            format!("{}", odd.len()),
+        )?;
+        check(
+            page.hrefs("a.numeric-cite").len() == row.cited,
+            format!("{}: every operand found is cited ({})", row.what, row.cited),
+            format!("{:?}", page.hrefs("a.numeric-cite")),
+        )
     })
 }

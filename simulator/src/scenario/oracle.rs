@@ -82,6 +82,9 @@ pub const SAFETY_PROVENANCE: &str = "[safety:provenance]";
 pub const SAFETY_SILENT: &str = "[safety:silent]";
 /// Liveness failed after the quiet period.
 pub const LIVENESS: &str = "[liveness]";
+/// A number shown that is not S6's display for cells the reader may see
+/// now, at their current format (§8.7).
+pub const SAFETY_NUMBER: &str = "[safety:number]";
 
 /// The tag a corpus item's title ends in, in an oracle world: letters
 /// only, unique per app and index (`qxsheetscb` for sheets' item 1).
@@ -292,10 +295,18 @@ pub(super) fn judge_page(
         }
     }
     out.extend(judge_withheld(body, &s2, fakes));
+    out.extend(judge_numeric(address, body, window, fakes));
     if out.is_empty() {
+        let number = match between(body, "<section class=\"numeric\"", "</section>")
+            .and_then(|s| between(s, "data-outcome=\"", "\""))
+        {
+            Some("VALUE") => ", the number is S6's display".to_string(),
+            Some(other) => format!(", {other}: no number"),
+            None => String::new(),
+        };
         out.push(Check {
             expected: format!(
-                "oracle: {} passages ruled, withheld lines counted",
+                "oracle: {} passages ruled, withheld lines counted{number}",
                 shown.len()
             ),
             actual: "held".into(),
@@ -303,6 +314,123 @@ pub(super) fn judge_page(
         });
     }
     out
+}
+
+/// The numeric answer on a page (§8.7), judged from the fakes' cells:
+/// a figure is shown only with the outcome VALUE, and then it is byte for
+/// byte the display string the sibling's own S6 arithmetic gives, now, over
+/// the cells memoria asked in this request, every one on a sheet the
+/// reader may see now (custody, the grants join, the asked revision
+/// current), in the format the cells have now. Any other outcome shows
+/// the slot table and no figure. A page with no numeric section is not
+/// judged here.
+fn judge_numeric(
+    address: &str,
+    body: &str,
+    window: &[TraceEvent],
+    fakes: &BTreeMap<String, FakeSibling>,
+) -> Vec<Check> {
+    let Some(section) = between(body, "<section class=\"numeric\"", "</section>") else {
+        return vec![];
+    };
+    let outcome = between(section, "data-outcome=\"", "\"").unwrap_or("");
+    let figure = between(section, "<strong class=\"numeric-figure\">", "</strong>").map(unescape);
+    if outcome != "VALUE" {
+        return match figure {
+            Some(f) => vec![fail(
+                SAFETY_NUMBER,
+                format!("a {outcome} answer shows the slot table and no figure"),
+                format!("the figure {f:?}"),
+            )],
+            None => vec![],
+        };
+    }
+    let Some(figure) = figure else {
+        return vec![fail(
+            SAFETY_NUMBER,
+            "a VALUE answer shows its figure".into(),
+            "no figure".into(),
+        )];
+    };
+    let answered: Vec<(&str, &TraceEvent)> = window
+        .iter()
+        .filter(|e| e.call == CallKind::S6 && e.caller == MEMORIA_CONSUMER)
+        .filter_map(|e| match &e.detail {
+            CallDetail::S6 {
+                result: Some(r), ..
+            } if r == "VALUE" && e.status == Some(200) => Some((app_of(&e.callee), e)),
+            _ => None,
+        })
+        .collect();
+    let [(app, call)] = answered[..] else {
+        return vec![fail(
+            SAFETY_NUMBER,
+            "a figure is shown only after one S6 call answered VALUE in this request (§8.7)".into(),
+            format!("{} such calls", answered.len()),
+        )];
+    };
+    let Some(fake) = fakes.get(app) else {
+        return vec![fail(
+            SAFETY_PROVENANCE,
+            "every S6 answer comes from a declared sibling".into(),
+            app.to_string(),
+        )];
+    };
+    let CallDetail::S6 {
+        function, cells, ..
+    } = &call.detail
+    else {
+        return vec![];
+    };
+    let truth = fake.model().with(|m| {
+        let role = m.person(address).map(|p| p.role);
+        let function: crate::fake::wire::S6Fn =
+            serde_json::from_value(serde_json::Value::String(function.clone()?)).ok()?;
+        let mut operands = vec![];
+        for c in cells {
+            let item = m.item(&c.sheet)?;
+            if !truly_visible(item, role, address, &c.revision) {
+                return Some(Err(format!(
+                    "{}@{} is not visible to them now",
+                    c.sheet, c.revision
+                )));
+            }
+            // The trace names no tab: a sheet the explorer asks about
+            // has one (§8.7's worked example).
+            let sheet = item.current().sheet.as_ref()?;
+            let cell = sheet.tabs.first()?.cell(c.row, c.col)?;
+            operands.push((cell.value()?.clone(), cell.format_code.clone()));
+        }
+        let operands: Vec<(&num::rational::BigRational, Option<&str>)> =
+            operands.iter().map(|(v, f)| (v, f.as_deref())).collect();
+        Some(Ok(crate::fake::sheet::aggregate(function, &operands)))
+    });
+    let want = match truth {
+        Some(Ok(crate::fake::wire::S6Result::Value { display, .. })) => display,
+        Some(Err(why)) => {
+            return vec![fail(
+                SAFETY_NUMBER,
+                "a figure is computed only over cells the reader may see now (§8.7, §4.1)".into(),
+                why,
+            )];
+        }
+        other => {
+            return vec![fail(
+                SAFETY_NUMBER,
+                "a figure is shown only where the sibling's cells now give a VALUE".into(),
+                format!("{other:?}"),
+            )];
+        }
+    };
+    if figure == want {
+        vec![]
+    } else {
+        vec![fail(
+            SAFETY_NUMBER,
+            format!("the figure is S6's display now, {want:?}, byte for byte (§8.7)"),
+            format!("{figure:?}"),
+        )]
+    }
 }
 
 /// The revision `app` answered VISIBLE for `item_id` to `label` in `s2`,

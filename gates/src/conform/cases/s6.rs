@@ -122,6 +122,46 @@ fn value_for_team_cells(ctx: &mut Ctx<'_>) -> Outcome {
     )
 }
 
+/// The manifest's table of the other four functions over row 2 of `team`
+/// (`revenue_aggregates`), one call a row, every row's answer compared
+/// whole: a fake whose AVERAGE divides by one too many, or whose MIN is
+/// its first operand, fails here while SUM passes.
+fn each_function(ctx: &mut Ctx<'_>) -> Outcome {
+    let g = grid(ctx)?;
+    let team = ctx.manifest.item("team");
+    let rev = team.current();
+    let mut wrong = Vec::new();
+    let mut asked = Vec::new();
+    for row in &g.revenue_aggregates {
+        let cells: Vec<Asked<'_>> = row
+            .cols
+            .iter()
+            .map(|col| (team.item_id.as_str(), 2, *col, rev))
+            .collect();
+        let got = result(ctx, &s6(ctx, "member_a", &row.function, &cells)?)?;
+        let e = &row.expected;
+        let want = json!({"type": "VALUE", "value": e.value, "display": e.display, "format_code": e.format_code});
+        if got != want {
+            wrong.push(format!(
+                "{} of cols {:?} -> {got}, not {want}",
+                row.function, row.cols
+            ));
+        }
+        asked.push(row.function.as_str());
+    }
+    for function in ["AVERAGE", "MIN", "MAX", "COUNT"] {
+        if !asked.contains(&function) {
+            wrong.push(format!(
+                "the manifest's revenue_aggregates has no {function} row"
+            ));
+        }
+    }
+    none_wrong(
+        "each of AVERAGE, MIN, MAX and COUNT answers the manifest's VALUE",
+        &wrong,
+    )
+}
+
 /// The cells whose sheet member_a may not read, each with who asks:
 /// custody refuses them whoever asks, the owner and a grantee included.
 fn hidden(ctx: &Ctx<'_>) -> Vec<(String, &'static str, String, String)> {
@@ -388,6 +428,14 @@ pub const CASES: &[ConformCase] = &[
         Nothing,
         "SUM over team-visible number cells answers VALUE with Sheets' value, display string and format code.",
         value_for_team_cells
+    ),
+    case!(
+        "s6/each-function",
+        Must,
+        "§6.1 S6, §8.7",
+        Nothing,
+        "AVERAGE, MIN, MAX and COUNT over row 2's cells, in the manifest's order, each answer VALUE with the manifest's value, display string and format code (COUNT in General).",
+        each_function
     ),
     case!(
         "s6/custody-intersection",
