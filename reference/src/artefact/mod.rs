@@ -32,7 +32,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::search::page::Verdicts;
+use crate::search::result::Verdicts;
 use crate::sibling::wire::{Pair, Verdict};
 use crate::storage::store::{APP_ARTEFACT, APP_MEMORIA, Provenance};
 
@@ -141,7 +141,7 @@ pub struct ArtefactWithheld {
 impl ArtefactWithheld {
     /// The sentence the page shows.
     pub fn sentence(&self) -> String {
-        let n = crate::search::page::counted(self.count, "summary", "summaries");
+        let n = crate::search::result::counted(self.count, "summary", "summaries");
         match self.reason {
             ArtefactWithheldReason::Regenerating => {
                 format!("{n} withheld: a source changed, and memoria is writing it again.")

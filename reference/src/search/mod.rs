@@ -10,4 +10,5 @@ pub mod index;
 pub mod markdown;
 pub mod page;
 pub mod query;
+pub mod result;
 pub mod text;

@@ -20,7 +20,7 @@
 use std::collections::BTreeSet;
 
 use super::{Found, Incomplete, Kind, lexicon::FactQuery, scan, tokens};
-use crate::search::page::{SearchResult, counted};
+use crate::search::result::{SearchResult, counted};
 
 /// The cap, inclusive: three renders, four renders nothing (§8.8).
 pub const FACT_ROWS_MAX: usize = 3;

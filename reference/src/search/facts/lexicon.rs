@@ -17,7 +17,23 @@
 //! single-character tokens (the `s` of `what's` and `Tito's`).
 
 use super::Kind;
-use super::model::ModelKind;
+
+/// A kind §8.9 may send to a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelKind {
+    /// A postal address: no checksum, no grammar, no length, so no validator.
+    Address,
+}
+
+impl ModelKind {
+    /// The box kind its rows are shown under.
+    pub fn kind(self) -> Kind {
+        match self {
+            ModelKind::Address => Kind::Address,
+        }
+    }
+}
 
 /// What a lexicon phrase primes: a kind this layer validates, or one of
 /// §8.9's model kinds, which this layer never produces.

@@ -35,16 +35,19 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
+// What a question primes, a model kind among it, is read before the model
+// half runs (lexicon.rs), so the kind lives there.
 use super::boxes::{Attribution, FactBox, candidates, rule_box};
 use super::label::{self, RunStarts};
-use super::{Found, Incomplete, Kind, Span, spans};
+pub use super::lexicon::ModelKind;
+use super::{Found, Incomplete, Span, spans};
 use crate::ai::chat::{
     CHAT_DEADLINE_MS, CHAT_PASSAGES_MAX, ChatErrorKind, ChatModels, ChatPassage, ChatPrompt,
     ChatReply, FinishReason, ModelTier,
 };
 use crate::ai::embed::JsonFault;
 use crate::ai::provider::PROVIDER_NAME;
-use crate::search::page::SearchResult;
+use crate::search::result::SearchResult;
 
 /// The most ruled results sent, by rank: §8.9's "top eight ruled results",
 /// matching §8.6's answer-time budget.
@@ -82,23 +85,6 @@ pub const MODEL_INSTRUCTIONS: &str = "You find postal addresses in passages. Eac
 
 /// The user message's last line. Fixed: the reader's query is not sent.
 pub const MODEL_QUESTION: &str = "List every postal address in the passages above.";
-
-/// A kind §8.9 may send to a model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ModelKind {
-    /// A postal address: no checksum, no grammar, no length, so no validator.
-    Address,
-}
-
-impl ModelKind {
-    /// The box kind its rows are shown under.
-    pub fn kind(self) -> Kind {
-        match self {
-            ModelKind::Address => Kind::Address,
-        }
-    }
-}
 
 /// One passage to send: its index (its rank on the page) and the ruled
 /// result it is. Its `Debug` prints the index only.

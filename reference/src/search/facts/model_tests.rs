@@ -1,6 +1,7 @@
 //! The model half's pure logic against hand-made ruled results: what is sent, which replies are refused whole, and §8.9's six checks per proposal (§8.9).
 
 use super::*;
+use crate::search::facts::Kind;
 use crate::search::highlight::Snippet;
 
 fn result(rank: usize, title: &str, text: &str) -> SearchResult {
