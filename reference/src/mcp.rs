@@ -626,8 +626,12 @@ impl McpServer {
         }
     }
 
-    /// The `search` call: its outcome's kind (for the log) and its result.
-    async fn search_call(
+    /// The `search` call (the tool's whole work, without the transport,
+    /// as [`McpServer::document_call`]): admission, the one S2 path's
+    /// ruled page, its follow-ups started; its outcome's kind (for the
+    /// log) and its result, the page's JSON in `structuredContent` when
+    /// `structured` (§8.1).
+    pub async fn search_call(
         &self,
         args: SearchArgs,
         structured: bool,

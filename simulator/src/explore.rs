@@ -1,6 +1,6 @@
 //! The explorer: one seed draws a world, a random workload and a swarm of faults, replayed through memoria's production paths and judged by the truth oracle; a failure shrinks to a scenario file (§4.1, §6.1, §6.5, §8.1).
 //!
-//! Size: just over 800 lines because the generator, the shrinker and the
+//! Size: about 900 lines because the generator, the shrinker and the
 //! file writer share one scenario vocabulary and their tests; splitting the
 //! generator out is the next step.
 //!
@@ -10,7 +10,9 @@
 //! every rung (team, private, granted, link-shared, guest-only, team minus
 //! a removed reader) of real text and of their own, and about 200 events
 //! over simulated minutes: revisions, creations, deletions, visibility
-//! changes both ways, searches by everybody, and the faults of the seed's
+//! changes both ways, uploads and deletes of memoria's own documents,
+//! questions by everybody on the search page, the brief page, JSON and
+//! MCP, and the faults of the seed's
 //! [`Swarm`], a random subset of the fault kinds the fakes know, each with
 //! a random weight (swarm testing, as FoundationDB and TigerBeetle do).
 //! A world whose Sheets holds cells (§8.7's worked example, [`cells`])
@@ -33,8 +35,8 @@ use rand::seq::SliceRandom as _;
 use rand::{Rng as _, SeedableRng as _};
 
 use crate::scenario::{
-    Event, FaultDecl, ItemDecl, Replay, RungDecl, Scenario, ScenarioError, SiblingDecl, letters,
-    replay,
+    Event, FaultDecl, ItemDecl, Replay, RungDecl, Scenario, ScenarioError, SiblingDecl, Surface,
+    letters, replay,
 };
 
 /// The people a world draws from, in order; the first is always a member.
@@ -94,13 +96,16 @@ pub enum FaultKind {
     /// A sheet's column reformatted, in place or with a new revision (the
     /// design card's fault; drawn with the cells, [`cells`]).
     Reformat,
+    /// memoria's data directory is backed up, and later restored from a
+    /// backup (its tombstone log kept apart, §7.4).
+    MemoriaRestore,
 }
 
 impl FaultKind {
     /// Every kind the first draw considers, in order. [`FaultKind::Reformat`]
     /// is drawn apart, with a world's cells ([`cells`]), so a seed whose
     /// world has no cells draws exactly the run it drew before cells.
-    pub const ALL: [FaultKind; 10] = [
+    pub const ALL: [FaultKind; 11] = [
         FaultKind::Cold,
         FaultKind::Slow,
         FaultKind::Outage,
@@ -111,6 +116,7 @@ impl FaultKind {
         FaultKind::PartialRestore,
         FaultKind::WholeRestore,
         FaultKind::Restart,
+        FaultKind::MemoriaRestore,
     ];
 
     /// Its name as printed with a seed.
@@ -127,6 +133,7 @@ impl FaultKind {
             FaultKind::WholeRestore => "whole-restore",
             FaultKind::Restart => "restart",
             FaultKind::Reformat => "reformat",
+            FaultKind::MemoriaRestore => "memoria-restore",
         }
     }
 
@@ -137,6 +144,7 @@ impl FaultKind {
                 | FaultKind::WholeRestore
                 | FaultKind::Restart
                 | FaultKind::Reformat
+                | FaultKind::MemoriaRestore
         )
     }
 }
@@ -299,9 +307,16 @@ pub fn generate(seed: u64) -> Exploration {
         ("partial-restore", weight(FaultKind::PartialRestore)),
         ("whole-restore", 2 * weight(FaultKind::WholeRestore)),
         ("restart", weight(FaultKind::Restart)),
+        ("memoria-restore", 2 * weight(FaultKind::MemoriaRestore)),
+        ("upload", 4),
+        ("delete-upload", 2),
     ];
     let total: u32 = table.iter().map(|(_, w)| w).sum();
     let mut created = 0usize;
+    // memoria's own documents: (name, stored as far as the generator knows).
+    let mut uploads: Vec<(String, bool)> = vec![];
+    let mut memoria_backups = 0usize;
+    let uploaders: Vec<String> = everybody.iter().chain(removed.iter()).cloned().collect();
     for n in 1..count {
         t += rng.gen_range(EVENT_GAP_MS);
         let at_ms = Some(t);
@@ -435,6 +450,49 @@ pub fn generate(seed: u64) -> Exploration {
                 }
             }
             "restart" => Event::Restart { at_ms },
+            "memoria-restore" if memoria_backups > 0 && rng.gen_bool(0.5) => {
+                Event::MemoriaRestore {
+                    at_ms,
+                    name: format!("m{}", rng.gen_range(0..memoria_backups)),
+                }
+            }
+            "memoria-restore" => {
+                memoria_backups += 1;
+                Event::MemoriaBackup {
+                    at_ms,
+                    name: format!("m{}", memoria_backups - 1),
+                }
+            }
+            "upload" => {
+                let doc = format!("up{}", letters(uploads.len()));
+                uploads.push((doc.clone(), true));
+                Event::Upload {
+                    at_ms,
+                    reader: uploaders.choose(&mut rng).cloned().unwrap_or_default(),
+                    doc,
+                    words: WORDS.choose(&mut rng).unwrap_or(&"rota").to_string(),
+                }
+            }
+            "delete-upload" if uploads.iter().any(|(_, live)| *live) => {
+                let live: Vec<usize> = (0..uploads.len()).filter(|i| uploads[*i].1).collect();
+                let i = *live.choose(&mut rng).unwrap_or(&0);
+                uploads[i].1 = false;
+                Event::DeleteUpload {
+                    at_ms,
+                    reader: uploaders.choose(&mut rng).cloned().unwrap_or_default(),
+                    doc: uploads[i].0.clone(),
+                }
+            }
+            _ if !uploads.is_empty() && rng.gen_bool(0.2) => {
+                let (doc, _) = uploads.choose(&mut rng).cloned().unwrap_or_default();
+                Event::Query {
+                    at_ms,
+                    reader: everybody.choose(&mut rng).cloned().unwrap_or_default(),
+                    q: crate::scenario::owned_tag(&doc),
+                    expect: None,
+                    surface: surface(&mut rng),
+                }
+            }
             _ => query(&mut rng, at_ms, &everybody, &known),
         };
         events.push(event);
@@ -501,6 +559,18 @@ fn query(
         reader,
         q,
         expect: None,
+        surface: surface(rng),
+    }
+}
+
+/// The surface a question is asked on: the search page mostly, else the
+/// brief page, the JSON page or the MCP tool (§8.1).
+fn surface(rng: &mut rand::rngs::StdRng) -> Option<Surface> {
+    match rng.gen_range(0..10) {
+        0 => Some(Surface::Brief),
+        1 => Some(Surface::Json),
+        2 => Some(Surface::Mcp),
+        _ => None,
     }
 }
 
@@ -679,7 +749,7 @@ pub fn shrink(s: &Scenario, seed: u64, invariant: &str) -> (Scenario, usize) {
             if !c
                 .events
                 .iter()
-                .any(|e| matches!(e, Event::Query { reader, .. } if *reader == name))
+                .any(|e| matches!(e, Event::Query { reader, .. } | Event::Upload { reader, .. } | Event::DeleteUpload { reader, .. } if *reader == name))
                 && fails(&c)
             {
                 best = c;

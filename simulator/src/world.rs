@@ -748,9 +748,16 @@ impl World {
         let slot: Arc<std::sync::Mutex<Option<AppState>>> =
             Arc::new(std::sync::Mutex::new(Some(first)));
         let restart = Arc::new(tokio::sync::Notify::new());
-        let (host_slot, host_restart) = (slot.clone(), restart.clone());
+        let restore: Arc<std::sync::Mutex<Option<std::path::PathBuf>>> = Arc::default();
+        let (host_slot, host_restart, host_restore) =
+            (slot.clone(), restart.clone(), restore.clone());
         sim.host(consumer.host.as_str(), move || {
-            let (slot, restart, boot) = (host_slot.clone(), host_restart.clone(), boot.clone());
+            let (slot, restart, boot, restore) = (
+                host_slot.clone(),
+                host_restart.clone(),
+                boot.clone(),
+                host_restore.clone(),
+            );
             async move {
                 loop {
                     // Bound first: a guard in the match scrutinee would live
@@ -759,6 +766,12 @@ impl World {
                     let state = match current {
                         Some(s) => s,
                         None => {
+                            // A restore asked for while memoria was down:
+                            // its data directory is put back before it wakes.
+                            let pending = restore.lock().map_err(|_| "restore")?.take();
+                            if let Some(backup) = pending {
+                                copy_data(&backup, &boot.data_dir, true)?;
+                            }
                             let s = boot.wake()?;
                             *slot.lock().map_err(|_| "slot")? = Some(s.clone());
                             s
@@ -776,6 +789,9 @@ impl World {
         let memoria = Memoria {
             slot,
             restart,
+            restore,
+            data_dir: data.path().to_path_buf(),
+            backups_dir: owners_dir.path().join("backups"),
             clock,
             delivery,
             cookies: BTreeMap::new(),
@@ -880,6 +896,47 @@ pub const PROVIDER_STUB_KEY: &str = "stub-provider-key";
 /// The DEK every simulated memoria seals under: a fixed test key.
 pub const SIM_DEK_BYTES: [u8; 32] = [7u8; 32];
 
+/// Copies the data files of `from` into `to`, never the tombstone log nor
+/// SQLite's write-ahead log and shared-memory index (the backup is taken
+/// checkpointed); with `replace`, first removes from `to` every such file
+/// `from` lacks, the logs included.
+fn copy_data(from: &std::path::Path, to: &std::path::Path, replace: bool) -> Result<(), String> {
+    let wal = |name: &std::ffi::OsStr| {
+        let n = name.to_string_lossy();
+        n.ends_with("-shm") || n.ends_with("-wal")
+    };
+    let keep = |name: &std::ffi::OsStr| {
+        name.to_string_lossy() != memoria::TOMBSTONE_LOG_FILE_NAME && !wal(name)
+    };
+    let io = |p: &std::path::Path, e: std::io::Error| format!("{}: {e}", p.display());
+    if replace {
+        for e in std::fs::read_dir(to).map_err(|e| io(to, e))? {
+            let e = e.map_err(|e| io(to, e))?;
+            let stale =
+                wal(&e.file_name()) || (keep(&e.file_name()) && !from.join(e.file_name()).exists());
+            if e.path().is_file() && stale {
+                std::fs::remove_file(e.path()).map_err(|x| io(&e.path(), x))?;
+            }
+        }
+    }
+    for e in std::fs::read_dir(from).map_err(|e| io(from, e))? {
+        let e = e.map_err(|e| io(from, e))?;
+        let path = e.path();
+        if path.is_dir() {
+            let sub = to.join(e.file_name());
+            std::fs::create_dir_all(&sub).map_err(|x| io(&sub, x))?;
+            copy_data(&path, &sub, replace)?;
+        } else if keep(&e.file_name()) {
+            // A new file renamed over the old: a connection the old
+            // instance still holds keeps its own inode.
+            let next = to.join(format!("{}.next", e.file_name().to_string_lossy()));
+            std::fs::copy(&path, &next).map_err(|x| io(&path, x))?;
+            std::fs::rename(&next, to.join(e.file_name())).map_err(|x| io(&next, x))?;
+        }
+    }
+    Ok(())
+}
+
 /// The owners file's name in its run's own temporary directory.
 pub const OWNERS_FILE_NAME: &str = "owners";
 
@@ -903,6 +960,10 @@ fn write_atomically(path: &std::path::Path, text: &str) -> std::io::Result<()> {
 pub struct Memoria {
     slot: Arc<std::sync::Mutex<Option<AppState>>>,
     restart: Arc<tokio::sync::Notify>,
+    /// A backup to restore the data directory from at the next wake.
+    restore: Arc<std::sync::Mutex<Option<std::path::PathBuf>>>,
+    data_dir: std::path::PathBuf,
+    backups_dir: std::path::PathBuf,
     clock: SimClock,
     delivery: Arc<CapturedDelivery>,
     cookies: BTreeMap<String, String>,
@@ -1021,6 +1082,51 @@ impl Memoria {
         self.clock.advance_days(days);
     }
 
+    /// memoria's data directory: its database, snapshot bucket and (in a
+    /// simulated world) its tombstone log, for a grep at rest.
+    pub fn data_dir(&self) -> &std::path::Path {
+        &self.data_dir
+    }
+
+    /// Copies memoria's data directory aside as backup `name`, leaving out
+    /// the tombstone log (backed up apart and never restored with the
+    /// data, as `MEMORIA_TOMBSTONES` says). memoria's store work runs on
+    /// the simulation's one thread, so no transaction is half written.
+    ///
+    /// # Errors
+    /// If a file cannot be copied (the message names its path).
+    pub fn backup_data(&self, name: &str) -> Result<(), String> {
+        let to = self.backups_dir.join(name);
+        std::fs::create_dir_all(&to).map_err(|e| format!("{}: {e}", to.display()))?;
+        // The write-ahead log folded into the database first, so the file
+        // copied is whole without it.
+        self.state()
+            .instance()
+            .lock()
+            .map_err(|_| "instance lock".to_string())?
+            .store()
+            .checkpoint()
+            .map_err(|e| e.to_string())?;
+        copy_data(&self.data_dir, &to, false)
+    }
+
+    /// Restores memoria's data directory from backup `name` as an operator
+    /// does: memoria stops, the data files are replaced (the tombstone log
+    /// is kept), and it wakes from them (§7.4: a restore found at wake
+    /// replays the deletions). Waits until it is up.
+    ///
+    /// # Errors
+    /// If there is no such backup.
+    pub async fn restore_data(&mut self, name: &str) -> Result<(), String> {
+        let from = self.backups_dir.join(name);
+        if !from.is_dir() {
+            return Err(format!("no backup {name} of memoria's data"));
+        }
+        *self.restore.lock().map_err(|_| "restore")? = Some(from);
+        self.restart().await;
+        Ok(())
+    }
+
     /// Moves memoria's calendar forward by `seconds` (a roster copy ages;
     /// turmoil's timers do not move).
     pub fn advance_s(&self, seconds: i64) {
@@ -1106,6 +1212,34 @@ impl Memoria {
                     "application/x-www-form-urlencoded",
                     form.finish().into_bytes(),
                 )),
+            )
+            .await?;
+        Ok(Page {
+            response,
+            elapsed: start.elapsed(),
+        })
+    }
+
+    /// POSTs `body` of `content_type` to `uri` with the session `cookie`
+    /// (a form with a file, as a browser submits it); the response is not
+    /// followed.
+    ///
+    /// # Errors
+    /// If memoria cannot be reached.
+    pub async fn post_with(
+        &self,
+        cookie: &str,
+        uri: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Result<Page, String> {
+        let start = tokio::time::Instant::now();
+        let response = self
+            .http_send(
+                http::Method::POST,
+                uri,
+                Some(cookie),
+                Some((content_type, body)),
             )
             .await?;
         Ok(Page {

@@ -80,6 +80,8 @@ pub(super) fn add(
             reader: everybody.choose(&mut rng).cloned().unwrap_or_default(),
             q,
             expect: None,
+            // The search page: the one surface with the numeric answer.
+            surface: None,
         });
     }
     let sheet = |rng: &mut rand::rngs::StdRng| SHEETS.choose(rng).unwrap_or(&SHEETS[0]).to_string();

@@ -21,6 +21,8 @@
 //! - `checks.rs`: the assertions a scenario states, as [`Check`]s;
 //! - `oracle.rs`: the explorer's truth oracle, safety at every page and
 //!   liveness after the faults (`oracle = true`);
+//! - `surfaces.rs`: each surface read as what it showed, the truth of
+//!   memoria-owned documents, the grep at rest;
 //! - `shrink.rs`: [`shrink`], the smallest timeline that still fails.
 
 mod checks;
@@ -28,15 +30,18 @@ mod oracle;
 mod parse;
 mod replay;
 mod shrink;
+mod surfaces;
 mod validate;
 
 pub use checks::{Check, PageSummary, summarise_page};
 pub use oracle::{
-    CONVERGENCE_ROUNDS, LIVENESS, PULL_SETTLE_MS, QUIET_S, SAFETY_ADMITTED, SAFETY_COUNTED,
-    SAFETY_PROVENANCE, SAFETY_VISIBLE, corpus_tag, letters,
+    CONVERGENCE_ROUNDS, LIVENESS, PULL_SETTLE_MS, QUIET_S, SAFETY_ADMITTED, SAFETY_AT_REST,
+    SAFETY_COUNTED, SAFETY_OWNED, SAFETY_PROVENANCE, SAFETY_VISIBLE, corpus_tag, letters,
 };
 pub use parse::{
-    Event, FaultDecl, ItemDecl, PageExpect, RungDecl, Scenario, ScenarioError, SiblingDecl, parse,
+    Event, FaultDecl, ItemDecl, PageExpect, RungDecl, Scenario, ScenarioError, SiblingDecl,
+    Surface, parse,
 };
 pub use replay::{Entry, READER_DOMAIN, Replay, SCENARIO_SEED_DEFAULT, address, replay, world};
 pub use shrink::{Shrunk, shrink};
+pub use surfaces::owned_tag;

@@ -27,6 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::checks::Check;
+use super::surfaces::{APP_MEMORIA, Owned, Reason, Rendered, Shown, between, from_page, unescape};
 use crate::fake::faults::Faults;
 use crate::fake::model::{Item, Role};
 use crate::fake::server::FakeSibling;
@@ -80,6 +81,10 @@ pub const SAFETY_PROVENANCE: &str = "[safety:provenance]";
 /// A page went quietly short: an item found before, still visible to the
 /// reader and never gone since, missing with no line for its app.
 pub const SAFETY_SILENT: &str = "[safety:silent]";
+/// A memoria-owned document shown while not stored, or after its deletion.
+pub const SAFETY_OWNED: &str = "[safety:owned]";
+/// A word memoria has shown is in its data directory in plain text.
+pub const SAFETY_AT_REST: &str = "[safety:at-rest]";
 /// Liveness failed after the quiet period.
 pub const LIVENESS: &str = "[liveness]";
 /// A number shown that is not S6's display for cells the reader may see
@@ -106,89 +111,6 @@ pub fn letters(mut n: usize) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// One result as the page shows it. The page's "revision N" is memoria's
-/// own count, not the sibling's token: the revision a passage was shown
-/// at is the one its S2 pair asked about in that request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Shown {
-    app: String,
-    title: String,
-}
-
-fn unescape(s: &str) -> String {
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&amp;", "&")
-}
-
-fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
-    let at = s.find(open)? + open.len();
-    let end = s[at..].find(close)?;
-    Some(&s[at..at + end])
-}
-
-fn results(body: &str) -> Vec<Shown> {
-    let mut out = vec![];
-    for block in body.split("<li class=\"result\"").skip(1) {
-        let block = block.split("</li>").next().unwrap_or(block);
-        out.push(Shown {
-            app: between(block, "<span class=\"app\">", "<")
-                .unwrap_or("")
-                .to_string(),
-            title: unescape(between(block, "<strong>", "</strong>").unwrap_or("")),
-        });
-    }
-    out
-}
-
-/// Why a withheld line withholds (§8.1's sentences).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Reason {
-    Unknown,
-    Stale,
-    Ahead,
-}
-
-impl Reason {
-    fn wire(self) -> &'static str {
-        match self {
-            Reason::Unknown => "UNKNOWN",
-            Reason::Stale => "STALE",
-            Reason::Ahead => "AHEAD",
-        }
-    }
-}
-
-/// (app, reason, count) of every plain withheld line.
-fn withheld_lines(body: &str) -> Vec<(String, Option<Reason>, usize)> {
-    let mut out = vec![];
-    for block in body
-        .split("<p class=\"withheld\" role=\"status\" data-app=\"")
-        .skip(1)
-    {
-        let app = block.split('"').next().unwrap_or("").to_string();
-        let sentence = between(block, ">", "</p>").unwrap_or("");
-        let reason = if sentence.contains("did not answer") {
-            Some(Reason::Unknown)
-        } else if sentence.contains("newer version") {
-            Some(Reason::Stale)
-        } else if sentence.contains("is behind") {
-            Some(Reason::Ahead)
-        } else {
-            None
-        };
-        let count = sentence
-            .split(|c: char| !c.is_ascii_digit())
-            .find(|w| !w.is_empty())
-            .and_then(|w| w.parse().ok())
-            .unwrap_or(0);
-        out.push((app, reason, count));
-    }
-    out
-}
-
 fn fail(invariant: &str, what: String, saw: String) -> Check {
     Check {
         expected: format!("{invariant} {what}"),
@@ -212,20 +134,22 @@ fn truly_visible(item: &Item, role: Option<Role>, address: &str, revision: &str)
         && item.current().revision == revision
 }
 
-/// Judges one page `address` saw (`body`), rendered while `window` (the
-/// S-calls the siblings received during the request) happened, against
-/// `fakes`' state now (no sibling changes during a request). `admitted`
-/// is false for a person the owners file no longer names. Returns only
-/// the failed checks, plus one passing summary check.
+/// Judges one surface `address` saw (`seen`), rendered while `window`
+/// (the S-calls the siblings received during the request) happened,
+/// against `fakes`' state now (no sibling changes during a request) and
+/// `owned`, the truth of memoria's own documents. `admitted` is false for
+/// a person the owners file no longer names. Returns only the failed
+/// checks, plus one passing summary check.
 pub(super) fn judge_page(
     address: &str,
-    body: &str,
+    seen: &Rendered,
     window: &[TraceEvent],
     fakes: &BTreeMap<String, FakeSibling>,
     admitted: bool,
+    owned: &Owned,
 ) -> Vec<Check> {
     let mut out = vec![];
-    let shown = results(body);
+    let shown = &seen.shown;
     if !admitted && !shown.is_empty() {
         out.push(fail(
             SAFETY_ADMITTED,
@@ -237,7 +161,26 @@ pub(super) fn judge_page(
         .iter()
         .filter(|e| e.call == CallKind::S2 && e.caller == MEMORIA_CONSUMER)
         .collect();
-    for r in &shown {
+    for r in shown {
+        if r.app == APP_MEMORIA || (r.app.is_empty() && owned.by_title(&r.title).is_some()) {
+            out.extend(judge_owned(r, owned));
+            continue;
+        }
+        let app = if r.app.is_empty() {
+            fakes
+                .iter()
+                .find(|(_, f)| {
+                    f.model()
+                        .with(|m| m.items().any(|i| i.log.iter().any(|v| v.title == r.title)))
+                })
+                .map_or(String::new(), |(a, _)| a.clone())
+        } else {
+            r.app.clone()
+        };
+        let r = &Shown {
+            app,
+            title: r.title.clone(),
+        };
         let Some(fake) = fakes.get(&r.app) else {
             out.push(fail(
                 SAFETY_PROVENANCE,
@@ -294,7 +237,9 @@ pub(super) fn judge_page(
             }
         }
     }
-    out.extend(judge_withheld(body, &s2, fakes));
+    out.extend(judge_withheld(&seen.withheld, &s2, fakes));
+    // Only the search page carries the numeric answer (§8.7).
+    let body = seen.numeric.as_deref().unwrap_or("");
     out.extend(judge_numeric(address, body, window, fakes));
     if out.is_empty() {
         let number = match between(body, "<section class=\"numeric\"", "</section>")
@@ -467,12 +412,11 @@ fn s2_faulted(faults: &Faults) -> bool {
 /// at least otherwise; a reason nobody answered has no line (NOT_VISIBLE is
 /// never counted).
 fn judge_withheld(
-    body: &str,
+    lines: &[(String, Option<Reason>, usize)],
     s2: &[&TraceEvent],
     fakes: &BTreeMap<String, FakeSibling>,
 ) -> Vec<Check> {
     let mut out = vec![];
-    let lines = withheld_lines(body);
     for (app, fake) in fakes {
         if s2_faulted(&fake.faults().get()) {
             continue;
@@ -567,6 +511,7 @@ fn tag(item: &Item) -> String {
 pub(super) async fn converge(
     m: &mut Memoria,
     fakes: &BTreeMap<String, FakeSibling>,
+    owned: &Owned,
     readers: &[String],
     trace: &crate::fake::trace::Trace,
 ) -> Result<Vec<Check>, String> {
@@ -621,13 +566,13 @@ pub(super) async fn converge(
                 let page = m.search(reader, &tag(&item)).await;
                 let all = trace.events();
                 let window = &all[before.min(all.len())..];
-                let body = &page.response.body;
+                let seen = from_page(&page.response.body);
                 out.extend(
-                    judge_page(reader, body, window, fakes, true)
+                    judge_page(reader, &seen, window, fakes, true, owned)
                         .into_iter()
                         .filter(|c| !c.ok),
                 );
-                let shown = results(body);
+                let shown = &seen.shown;
                 let want = Shown {
                     app: app.clone(),
                     title: item.current().title.clone(),
@@ -643,8 +588,7 @@ pub(super) async fn converge(
                     .unwrap_or_default();
                 let current = visible_answer(&s2, app, &label, &item.item_id)
                     .is_some_and(|(r, _)| r == revision);
-                let notices =
-                    withheld_lines(body).len() + body.matches("<p class=\"reconciling\"").count();
+                let notices = seen.withheld.len() + seen.reconciling.len();
                 if !shown.contains(&want) || !current || notices > 0 {
                     out.push(fail(
                         LIVENESS,
@@ -670,6 +614,30 @@ pub(super) async fn converge(
             }
         }
     }
+    // memoria's own documents: each one stored is found by every member
+    // still admitted (§4.2: no S2 stands between them).
+    for (doc, d) in owned.docs.iter().filter(|(_, d)| d.live) {
+        for reader in readers {
+            let page = m.search(reader, &d.tag).await;
+            let seen = from_page(&page.response.body);
+            if seen
+                .shown
+                .iter()
+                .any(|r| r.app == APP_MEMORIA && r.title.ends_with(&d.tag))
+            {
+                found += 1;
+            } else {
+                out.push(fail(
+                    LIVENESS,
+                    format!(
+                        "memoria's own document {doc}, stored and never deleted, is found by {} (§4.2)",
+                        reader.split('@').next().unwrap_or(reader)
+                    ),
+                    format!("{} results, not it", seen.shown.len()),
+                ));
+            }
+        }
+    }
     if out.is_empty() {
         out.push(Check {
             expected: format!(
@@ -680,6 +648,70 @@ pub(super) async fn converge(
         });
     }
     Ok(out)
+}
+
+/// A memoria-owned document is shown only while it exists (§4.2), and a
+/// deleted one never comes back, after any restart or restore (§7.4).
+fn judge_owned(r: &Shown, owned: &Owned) -> Vec<Check> {
+    match owned.by_title(&r.title) {
+        None => vec![fail(
+            SAFETY_PROVENANCE,
+            "every memoria result is a document someone uploaded".into(),
+            "a title nobody uploaded".into(),
+        )],
+        Some((doc, d)) if d.deleted => vec![fail(
+            SAFETY_OWNED,
+            format!(
+                "memoria's own document {doc}, deleted, never comes back after any restart or restore (§7.4)"
+            ),
+            "it was shown".into(),
+        )],
+        Some((doc, d)) if !d.live => vec![fail(
+            SAFETY_OWNED,
+            format!("memoria's own document {doc} is shown only while it is stored (§4.2)"),
+            "it was shown though no upload stored it".into(),
+        )],
+        Some(_) => vec![],
+    }
+}
+
+/// No plaintext at rest (§0, decision 6): of `words`, each a word of an
+/// item's title in the truth model that some page showed (so memoria
+/// holds it: the presence that makes an absence meaningful), none is in
+/// the bytes of memoria's data directory `dir`. An empty directory proves
+/// nothing and fails too.
+pub(super) fn judge_at_rest(dir: &std::path::Path, words: &[String]) -> Vec<Check> {
+    if words.is_empty() {
+        return vec![];
+    }
+    match super::surfaces::at_rest(dir, words) {
+        Err(e) => vec![fail(
+            SAFETY_AT_REST,
+            "memoria's data directory can be read".into(),
+            e,
+        )],
+        Ok((_, 0)) => vec![fail(
+            SAFETY_AT_REST,
+            "memoria's data directory holds what it has shown".into(),
+            "no bytes".into(),
+        )],
+        Ok((found, read)) if !found.is_empty() => vec![fail(
+            SAFETY_AT_REST,
+            format!(
+                "none of {} words memoria has shown is in its data directory's bytes (§0, decision 6)",
+                words.len()
+            ),
+            format!("{} of them in plain text among {read} bytes", found.len()),
+        )],
+        Ok((_, read)) => vec![Check {
+            expected: format!(
+                "{SAFETY_AT_REST} none of {} words memoria has shown is in its data directory's bytes",
+                words.len()
+            ),
+            actual: format!("{read} bytes read"),
+            ok: true,
+        }],
+    }
 }
 
 /// Items some page showed, by (app, item id), with the length of the app's
@@ -697,14 +729,29 @@ pub(super) type ShownSince = BTreeMap<(String, String), usize>;
 pub(super) fn judge_silence(
     address: &str,
     q: &str,
-    body: &str,
+    seen: &Rendered,
     fakes: &BTreeMap<String, FakeSibling>,
     admitted: bool,
     shown: &mut ShownSince,
+    owned: &Owned,
 ) -> Vec<Check> {
     let mut out = vec![];
-    let results = results(body);
+    let results = &seen.shown;
     let q = q.trim();
+    // memoria's own document, stored, asked for by its tag by a person
+    // admitted: nothing stands between them (§4.2).
+    if let Some((doc, _)) = owned.docs.iter().find(|(_, d)| d.live && d.tag == q)
+        && admitted
+        && !results
+            .iter()
+            .any(|r| r.app == APP_MEMORIA && r.title.ends_with(q))
+    {
+        out.push(fail(
+            SAFETY_SILENT,
+            format!("memoria's own document {doc}, stored, is found by its tag (§4.2)"),
+            format!("{} results, none of it", results.len()),
+        ));
+    }
     for (app, fake) in fakes {
         let missing = fake.model().with(|m| {
             let item = m.items().find(|i| {
@@ -723,12 +770,7 @@ pub(super) fn judge_silence(
             (admitted && visible && !gone_since && !found).then(|| item.item_id.clone())
         });
         let Some(item_id) = missing else { continue };
-        let noticed = [
-            format!("<p class=\"withheld\" role=\"status\" data-app=\"{app}\""),
-            format!("<p class=\"reconciling\" role=\"status\" data-app=\"{app}\""),
-        ]
-        .iter()
-        .any(|line| body.contains(line.as_str()));
+        let noticed = seen.names(app);
         if !noticed {
             out.push(fail(
                 SAFETY_SILENT,
@@ -739,7 +781,7 @@ pub(super) fn judge_silence(
             ));
         }
     }
-    for r in &results {
+    for r in results {
         if let Some(fake) = fakes.get(&r.app) {
             fake.model().with(|m| {
                 if let Some(item) = m.items().find(|i| i.log.iter().any(|v| v.title == r.title)) {
@@ -762,15 +804,6 @@ mod tests {
         assert!(
             tags.iter()
                 .all(|t| t.chars().all(|c| c.is_ascii_lowercase()))
-        );
-    }
-
-    #[test]
-    fn a_withheld_line_is_read_as_its_app_reason_and_count() {
-        let body = "<p class=\"withheld\" role=\"status\" data-app=\"docs\">Docs has a newer version of 3 results; withheld while memoria fetches it.</p>";
-        assert_eq!(
-            withheld_lines(body),
-            vec![("docs".to_string(), Some(Reason::Stale), 3)]
         );
     }
 }

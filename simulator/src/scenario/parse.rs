@@ -124,6 +124,35 @@ pub enum RungDecl {
     GuestOnly,
 }
 
+/// The surface a question is asked on (§8.1: every surface that shows a
+/// passage rules it on the one S2 path).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Surface {
+    /// The search page, `GET /?q=`.
+    #[default]
+    Page,
+    /// The brief page, `GET /brief?task=&scope=team`.
+    Brief,
+    /// The search as `memoria search --format json` prints it: the ruled
+    /// page serialised.
+    Json,
+    /// The MCP server's `search` tool, its structured content.
+    Mcp,
+}
+
+impl Surface {
+    /// What a person does on it, for the timeline.
+    pub fn verb(self) -> &'static str {
+        match self {
+            Surface::Page => "searches",
+            Surface::Brief => "asks for a brief",
+            Surface::Json => "searches as JSON",
+            Surface::Mcp => "searches over MCP",
+        }
+    }
+}
+
 /// A fault knob as a scenario switches it on (`simulator/src/fake/faults.rs`).
 ///
 /// The file names the knob with `kind = "…"` inside the fault's table;
@@ -230,6 +259,48 @@ pub enum Event {
         q: String,
         /// What the page must show.
         expect: Option<PageExpect>,
+        /// The surface asked (default: the search page).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        surface: Option<Surface>,
+    },
+    /// A person uploads a memoria-owned document `doc` through the home
+    /// page's form (§4.2, §5): a Markdown file whose title is `words`
+    /// followed by the document's tag.
+    Upload {
+        /// When.
+        at_ms: Option<u64>,
+        /// Who uploads (signed in, with the form's CSRF token).
+        reader: String,
+        /// The document's name in the scenario (its file is `<doc>.md`).
+        doc: String,
+        /// Words its title and body hold.
+        words: String,
+    },
+    /// A person deletes the memoria-owned document `doc` through its
+    /// delete form (§7.4); a document never stored is skipped.
+    DeleteUpload {
+        /// When.
+        at_ms: Option<u64>,
+        /// Who deletes.
+        reader: String,
+        /// The document's name in the scenario.
+        doc: String,
+    },
+    /// memoria's data directory is copied aside as backup `name`, its
+    /// tombstone log left out (kept apart, as `MEMORIA_TOMBSTONES` is).
+    MemoriaBackup {
+        /// When.
+        at_ms: Option<u64>,
+        /// The backup's name.
+        name: String,
+    },
+    /// memoria stops, its data directory is restored from backup `name`
+    /// (the tombstone log kept as it is), and it wakes from it (§7.4).
+    MemoriaRestore {
+        /// When.
+        at_ms: Option<u64>,
+        /// The backup's name.
+        name: String,
     },
     /// A fault knob switched on at a sibling.
     Fault {
@@ -439,6 +510,10 @@ impl Event {
         match self {
             Event::WarmedUp { at_ms }
             | Event::Query { at_ms, .. }
+            | Event::Upload { at_ms, .. }
+            | Event::DeleteUpload { at_ms, .. }
+            | Event::MemoriaBackup { at_ms, .. }
+            | Event::MemoriaRestore { at_ms, .. }
             | Event::Fault { at_ms, .. }
             | Event::Clear { at_ms, .. }
             | Event::Revise { at_ms, .. }
@@ -510,8 +585,18 @@ impl Event {
     pub fn describe(&self) -> String {
         match self {
             Event::WarmedUp { .. } => "memoria's warm-up finishes".into(),
-            Event::Query { reader, q, .. } => {
-                format!("{reader} searches ({} words)", q.split_whitespace().count())
+            Event::Query {
+                reader, q, surface, ..
+            } => format!(
+                "{reader} {} ({} words)",
+                surface.unwrap_or_default().verb(),
+                q.split_whitespace().count()
+            ),
+            Event::Upload { reader, doc, .. } => format!("{reader} uploads {doc}"),
+            Event::DeleteUpload { reader, doc, .. } => format!("{reader} deletes {doc}"),
+            Event::MemoriaBackup { name, .. } => format!("memoria's data backed up as {name}"),
+            Event::MemoriaRestore { name, .. } => {
+                format!("memoria restored from its backup {name}")
             }
             Event::Fault { app, fault, .. } => format!("{app}: fault {}", fault_name(fault)),
             Event::Clear { app, .. } => format!("{app}: every fault off"),

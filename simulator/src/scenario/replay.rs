@@ -1,5 +1,10 @@
 //! Replay: a scenario's world is built under one seed and its timeline driven event by event, each entry recorded content-free with its checks.
 //!
+//! Size: past 800 lines because every event the explorer generates is
+//! applied here, the uploads, deletes and the surfaces beside the
+//! searches; moving the surface client (`ask`, `upload`, `delete_upload`)
+//! into a file of its own is the next step.
+//!
 //! [`world`] builds the fakes, readers and items a file declares;
 //! [`replay`] runs the timeline in it, waiting for each event's `at_ms`,
 //! applying actions to the fakes and memoria, and checking expectations
@@ -13,7 +18,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::checks::{Check, PageSummary, expect, page_checks, summarise_page};
-use super::parse::{Event, RungDecl, Scenario, ScenarioError};
+use super::parse::{Event, RungDecl, Scenario, ScenarioError, Surface};
 use super::validate::{FaultSetter, fault_knob};
 use crate::corpus;
 use crate::fake::model::{Rung, Snapshot};
@@ -329,6 +334,8 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
         members: s.readers.iter().map(|r| address(r)).collect(),
         removed: BTreeMap::new(),
         shown: BTreeMap::new(),
+        owned: super::surfaces::Owned::default(),
+        at_rest: 0,
     };
     let run = world.run(move |mut m| async move {
         let mut backups: BTreeMap<(String, String), Snapshot> = BTreeMap::new();
@@ -390,6 +397,56 @@ struct Ctx {
     removed: BTreeMap<String, String>,
     /// What the oracle has seen shown, for its no-silent-loss check.
     shown: super::oracle::ShownSince,
+    /// The truth of memoria's own documents.
+    owned: super::surfaces::Owned,
+    /// Checkpoints of the grep at rest so far (which words it samples).
+    at_rest: usize,
+}
+
+/// Words sampled at one checkpoint of the grep at rest.
+const AT_REST_WORDS_MAX: usize = 4;
+/// Every this many events, a checkpoint of the grep at rest (besides each
+/// restart, backup, restore and the liveness check).
+const AT_REST_EVERY_EVENTS: usize = 25;
+
+/// The words a checkpoint greps for: tags of items some page showed (memoria
+/// holds them) and of memoria's own documents stored, a sample of at most
+/// [`AT_REST_WORDS_MAX`] rotating with each checkpoint.
+fn at_rest_words(
+    ctx: &mut Ctx,
+    fakes: &BTreeMap<String, crate::fake::server::FakeSibling>,
+) -> Vec<String> {
+    let mut words: Vec<String> = ctx
+        .shown
+        .keys()
+        .filter_map(|(app, id)| {
+            fakes.get(app)?.model().with(|m| {
+                let title = m.item(id)?.current().title.clone();
+                title.split_whitespace().last().map(str::to_string)
+            })
+        })
+        .chain(
+            ctx.owned
+                .docs
+                .values()
+                .filter(|d| d.live)
+                .map(|d| d.tag.clone()),
+        )
+        .collect();
+    words.sort();
+    words.dedup();
+    if words.is_empty() {
+        return words;
+    }
+    let start = (ctx.at_rest * AT_REST_WORDS_MAX) % words.len();
+    ctx.at_rest += 1;
+    words
+        .iter()
+        .cycle()
+        .skip(start)
+        .take(AT_REST_WORDS_MAX.min(words.len()))
+        .cloned()
+        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -409,45 +466,113 @@ async fn apply(
             m.warmed_up().await?;
         }
         Event::Query {
-            reader, q, expect, ..
+            reader,
+            q,
+            expect,
+            surface,
+            ..
         } => {
             let before = trace.events().len();
             let who = address(reader);
-            let page = match ctx.removed.get(&who) {
-                // A removed reader browses with the session they held.
-                Some(cookie) => {
-                    let uri = format!("/?q={}", memoria::testkit::form_encode(q));
-                    m.get_with(cookie, &uri).await?
-                }
-                None => m.search(&who, q).await,
-            };
+            let surface = surface.unwrap_or_default();
+            let (page, seen) = ask(m, ctx, &who, q, surface).await?;
             if ctx.oracle {
                 let all = trace.events();
+                let admitted = !ctx.removed.contains_key(&who);
                 entry.checks.extend(super::oracle::judge_page(
                     &who,
-                    &page.response.body,
+                    &seen,
                     &all[before.min(all.len())..],
                     fakes,
-                    !ctx.removed.contains_key(&who),
+                    admitted,
+                    &ctx.owned,
                 ));
-                entry.checks.extend(super::oracle::judge_silence(
-                    &who,
-                    q,
-                    &page.response.body,
-                    fakes,
-                    !ctx.removed.contains_key(&who),
-                    &mut ctx.shown,
-                ));
+                // A brief answers a task, not a search: it may leave out
+                // what a search by the same words finds.
+                if surface != Surface::Brief {
+                    entry.checks.extend(super::oracle::judge_silence(
+                        &who,
+                        q,
+                        &seen,
+                        fakes,
+                        admitted,
+                        &mut ctx.shown,
+                        &ctx.owned,
+                    ));
+                }
             }
-            let summary = summarise_page(
+            let mut summary = summarise_page(
                 page.response.status.as_u16(),
                 page.elapsed.as_millis() as u64,
                 &page.response.body,
             );
+            if surface != Surface::Page {
+                // Another surface: the timeline counts what it showed.
+                summary.results = seen.shown.len();
+                summary.by_app = BTreeMap::new();
+                for r in &seen.shown {
+                    *summary.by_app.entry(r.app.clone()).or_default() += 1;
+                }
+            }
             if let Some(e) = expect {
                 entry.checks.extend(page_checks(&summary, e));
             }
             entry.page = Some(summary);
+        }
+        Event::Upload {
+            reader, doc, words, ..
+        } => {
+            let who = address(reader);
+            let tag = super::surfaces::owned_tag(doc);
+            let id = upload(
+                m,
+                ctx,
+                &who,
+                doc,
+                &format!("# {words} {tag}\n\nThe {words} notes, uploaded.\n"),
+            )
+            .await?;
+            ctx.owned.docs.insert(
+                doc.clone(),
+                super::surfaces::OwnedDoc {
+                    tag,
+                    live: id.is_some(),
+                    id,
+                    deleted: false,
+                },
+            );
+        }
+        Event::DeleteUpload { reader, doc, .. } => {
+            let who = address(reader);
+            let id = ctx
+                .owned
+                .docs
+                .get(doc)
+                .filter(|d| d.live)
+                .and_then(|d| d.id.clone());
+            if let Some(id) = id
+                && delete_upload(m, ctx, &who, &id).await?
+                && let Some(d) = ctx.owned.docs.get_mut(doc)
+            {
+                d.live = false;
+                d.deleted = true;
+            }
+        }
+        Event::MemoriaBackup { name, .. } => {
+            m.backup_data(name)?;
+            let live = ctx
+                .owned
+                .docs
+                .iter()
+                .map(|(doc, d)| (doc.clone(), d.live))
+                .collect();
+            ctx.owned.backups.insert(name.clone(), live);
+        }
+        Event::MemoriaRestore { name, .. } => {
+            m.restore_data(name).await?;
+            ctx.owned.restored(name);
+            // A restored memoria starts the no-silent-loss record afresh.
+            ctx.shown.clear();
         }
         Event::Fault { app, fault, .. } => {
             let f = fake(app)?.faults();
@@ -574,7 +699,7 @@ async fn apply(
         }
         Event::ExpectConverged { .. } => {
             let members = ctx.members.clone();
-            entry.checks = super::oracle::converge(m, fakes, &members, trace).await?;
+            entry.checks = super::oracle::converge(m, fakes, &ctx.owned, &members, trace).await?;
         }
         Event::Restart { .. } => m.restart().await,
         Event::AdvanceDays { days, .. } => m.advance_days(*days),
@@ -585,5 +710,164 @@ async fn apply(
             entry.checks = expect(m, event, trace, since).await?;
         }
     }
+    let checkpoint = matches!(
+        event,
+        Event::Restart { .. }
+            | Event::MemoriaBackup { .. }
+            | Event::MemoriaRestore { .. }
+            | Event::ExpectConverged { .. }
+    ) || entry.index % AT_REST_EVERY_EVENTS == AT_REST_EVERY_EVENTS - 1;
+    if ctx.oracle && checkpoint {
+        let words = at_rest_words(ctx, fakes);
+        entry
+            .checks
+            .extend(super::oracle::judge_at_rest(m.data_dir(), &words));
+    }
     Ok(())
+}
+
+/// Asks `q` as `who` on `surface`: the response (for the timeline's
+/// summary) and what it showed. A removed person asks with the session
+/// they held (the page and the brief) or as themselves (JSON, MCP).
+async fn ask(
+    m: &mut Memoria,
+    ctx: &Ctx,
+    who: &str,
+    q: &str,
+    surface: Surface,
+) -> Result<(crate::world::Page, super::surfaces::Rendered), String> {
+    let uri = match surface {
+        Surface::Page => format!("/?q={}", memoria::testkit::form_encode(q)),
+        Surface::Brief => format!(
+            "/brief?task={}&scope=team",
+            memoria::testkit::form_encode(q)
+        ),
+        Surface::Json | Surface::Mcp => {
+            let state = m.state();
+            let start = tokio::time::Instant::now();
+            let json = if surface == Surface::Json {
+                let client = state.siblings();
+                memoria::ruled_search(state.shared_instance(), client.as_deref(), who, q, 1)
+                    .await
+                    .ok()
+                    .and_then(|r| serde_json::to_value(&r.page).ok())
+            } else {
+                let server = memoria::McpServer::new(
+                    state.shared_instance().clone(),
+                    state.siblings().map(|c| (*c).clone()),
+                    None,
+                    who,
+                    state.scopes().clone(),
+                );
+                let server = match state.puller() {
+                    Some(p) => server.with_puller(p.clone()),
+                    None => server,
+                };
+                let (_, result) = server
+                    .search_call(
+                        memoria::SearchArgs {
+                            query: q.to_string(),
+                            page: None,
+                        },
+                        true,
+                    )
+                    .await;
+                result.structured_content
+            };
+            let seen = json
+                .as_ref()
+                .map(super::surfaces::from_json)
+                .unwrap_or_default();
+            let page = crate::world::Page {
+                response: memoria::testkit::TestResponse {
+                    status: if json.is_some() {
+                        http::StatusCode::OK
+                    } else {
+                        http::StatusCode::FORBIDDEN
+                    },
+                    headers: http::HeaderMap::new(),
+                    body: String::new(),
+                },
+                elapsed: start.elapsed(),
+            };
+            return Ok((page, seen));
+        }
+    };
+    let page = match ctx.removed.get(who) {
+        Some(cookie) => m.get_with(cookie, &uri).await?,
+        None => m.get(who, &uri).await,
+    };
+    let seen = match surface {
+        Surface::Brief => super::surfaces::from_brief(&page.response.body),
+        _ => super::surfaces::from_page(&page.response.body),
+    };
+    Ok((page, seen))
+}
+
+/// The CSRF token of the first form on `body` that carries one.
+fn csrf_of(body: &str) -> Option<String> {
+    let at = body.find("name=\"csrf\"")?;
+    let rest = &body[at..];
+    super::surfaces::between(rest, "value=\"", "\"").map(str::to_string)
+}
+
+/// Uploads `text` as `<doc>.md` through the home page's form, as `who`
+/// (with the session they held, once removed); the stored document's id,
+/// or `None` when memoria stored nothing (a person no longer admitted).
+async fn upload(
+    m: &mut Memoria,
+    ctx: &Ctx,
+    who: &str,
+    doc: &str,
+    text: &str,
+) -> Result<Option<String>, String> {
+    let cookie = match ctx.removed.get(who) {
+        Some(c) => c.clone(),
+        None => m.session(who).await?,
+    };
+    let home = m.get_with(&cookie, "/").await?;
+    let Some(token) = csrf_of(&home.response.body) else {
+        return Ok(None);
+    };
+    let boundary = "explore-boundary-7c1d";
+    let mut body = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n{token}\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{doc}.md\"\r\nContent-Type: text/markdown\r\n\r\n"
+    )
+    .into_bytes();
+    body.extend_from_slice(text.as_bytes());
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let posted = m
+        .post_with(
+            &cookie,
+            "/documents",
+            &format!("multipart/form-data; boundary={boundary}"),
+            body,
+        )
+        .await?;
+    Ok(posted
+        .response
+        .location()
+        .and_then(|l| l.strip_prefix("/documents/"))
+        .map(str::to_string))
+}
+
+/// Deletes document `id` through its delete form, as `who`; true if memoria
+/// answered that it deleted it (303 to the search page).
+async fn delete_upload(m: &mut Memoria, ctx: &Ctx, who: &str, id: &str) -> Result<bool, String> {
+    let cookie = match ctx.removed.get(who) {
+        Some(c) => c.clone(),
+        None => m.session(who).await?,
+    };
+    let uri = format!("/documents/{id}/delete");
+    let confirm = m.get_with(&cookie, &uri).await?;
+    let Some(token) = csrf_of(&confirm.response.body) else {
+        return Ok(false);
+    };
+    let done = m
+        .post_form_with(&cookie, &uri, &[("csrf", token.as_str())])
+        .await?;
+    Ok(done
+        .response
+        .location()
+        .is_some_and(|l| l.starts_with("/?deleted")))
 }

@@ -59,7 +59,9 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
         {
             return at(format!("it names app {app}, which is not declared"));
         }
-        if let Event::Query { reader, .. } = e
+        if let Event::Query { reader, .. }
+        | Event::Upload { reader, .. }
+        | Event::DeleteUpload { reader, .. } = e
             && !s.readers.contains(reader)
             && !s.guests.contains(reader)
             && !s.strangers.contains(reader)

@@ -1,0 +1,328 @@
+//! The surfaces the oracle reads, each as one [`Rendered`] (the passages shown, the withheld and reconciling lines), and the truth of memoria-owned documents ([`Owned`]) (§4.2, §7.4, §8.1).
+//!
+//! Every surface that shows a passage rules it on the one S2 path (§8.1),
+//! so the oracle judges them alike once each is read into a [`Rendered`]:
+//! the search page's HTML ([`from_page`]), the brief page's
+//! ([`from_brief`]), and the ruled page as JSON, which `memoria search
+//! --format json` prints and the MCP `search` tool carries as its
+//! structured content ([`from_json`]). [`Owned`] is the truth of what
+//! memoria itself owns: each uploaded document, whether it is stored now,
+//! and whether it was ever deleted. [`at_rest`] greps memoria's data
+//! directory for words at a checkpoint.
+
+use std::collections::BTreeMap;
+
+/// One passage as a surface shows it: its app (empty where the surface
+/// does not say, as a brief's excerpt) and its document's title.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Shown {
+    pub(super) app: String,
+    pub(super) title: String,
+}
+
+/// Why a withheld line withholds (§8.1's sentences).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Reason {
+    Unknown,
+    Stale,
+    Ahead,
+}
+
+impl Reason {
+    pub(super) fn wire(self) -> &'static str {
+        match self {
+            Reason::Unknown => "UNKNOWN",
+            Reason::Stale => "STALE",
+            Reason::Ahead => "AHEAD",
+        }
+    }
+}
+
+/// What one surface showed a person.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Rendered {
+    /// The passages shown, in order.
+    pub(super) shown: Vec<Shown>,
+    /// (app, reason, count) of every plain withheld line.
+    pub(super) withheld: Vec<(String, Option<Reason>, usize)>,
+    /// The apps named reconciling.
+    pub(super) reconciling: Vec<String>,
+    /// The search page's numeric answer (§8.7), its `<section>` whole;
+    /// `None` on every other surface and on a page without one.
+    pub(super) numeric: Option<String>,
+}
+
+impl Rendered {
+    /// Lines that name `app` withheld or reconciling.
+    pub(super) fn names(&self, app: &str) -> bool {
+        self.withheld.iter().any(|(a, _, _)| a == app) || self.reconciling.iter().any(|a| a == app)
+    }
+}
+
+pub(super) fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
+pub(super) fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let at = s.find(open)? + open.len();
+    let end = s[at..].find(close)?;
+    Some(&s[at..at + end])
+}
+
+/// (app, reason, count) of every plain withheld line of an HTML body.
+pub(super) fn withheld_lines(body: &str) -> Vec<(String, Option<Reason>, usize)> {
+    let mut out = vec![];
+    for block in body
+        .split("<p class=\"withheld\" role=\"status\" data-app=\"")
+        .skip(1)
+    {
+        let app = block.split('"').next().unwrap_or("").to_string();
+        let sentence = between(block, ">", "</p>").unwrap_or("");
+        let reason = if sentence.contains("did not answer") {
+            Some(Reason::Unknown)
+        } else if sentence.contains("newer version") {
+            Some(Reason::Stale)
+        } else if sentence.contains("is behind") {
+            Some(Reason::Ahead)
+        } else {
+            None
+        };
+        let count = sentence
+            .split(|c: char| !c.is_ascii_digit())
+            .find(|w| !w.is_empty())
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(0);
+        out.push((app, reason, count));
+    }
+    out
+}
+
+fn reconciling_lines(body: &str) -> Vec<String> {
+    body.split("<p class=\"reconciling\" role=\"status\" data-app=\"")
+        .skip(1)
+        .map(|b| b.split('"').next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// The search page's HTML: each result's app and title.
+pub(super) fn from_page(body: &str) -> Rendered {
+    let mut shown = vec![];
+    for block in body.split("<li class=\"result\"").skip(1) {
+        let block = block.split("</li>").next().unwrap_or(block);
+        shown.push(Shown {
+            app: between(block, "<span class=\"app\">", "<")
+                .unwrap_or("")
+                .to_string(),
+            title: unescape(between(block, "<strong>", "</strong>").unwrap_or("")),
+        });
+    }
+    Rendered {
+        shown,
+        withheld: withheld_lines(body),
+        reconciling: reconciling_lines(body),
+        numeric: between(body, "<section class=\"numeric\"", "</section>")
+            .map(|s| format!("<section class=\"numeric\"{s}</section>")),
+    }
+}
+
+/// The brief page's HTML: every document it links by title (the resolved
+/// item, the candidates, each excerpt's and relation's document), its app
+/// unsaid.
+pub(super) fn from_brief(body: &str) -> Rendered {
+    let Some(at) = body
+        .find("id=\"brief\"")
+        .and_then(|id| body[..id].rfind("<section"))
+    else {
+        return Rendered {
+            withheld: withheld_lines(body),
+            ..Rendered::default()
+        };
+    };
+    let section = &body[at..];
+    let section = section.split("</section>").next().unwrap_or(section);
+    let shown = section
+        .split("<a href=\"/documents/")
+        .skip(1)
+        // A passage's link (`…#pN`) names a passage of a document linked
+        // by title elsewhere in the brief.
+        .filter(|b| !b.split('"').next().unwrap_or("").contains('#'))
+        .filter_map(|b| between(b, ">", "</a>"))
+        .map(unescape)
+        .map(|title| Shown {
+            app: String::new(),
+            title,
+        })
+        .collect();
+    Rendered {
+        shown,
+        withheld: withheld_lines(section),
+        reconciling: reconciling_lines(section),
+        numeric: None,
+    }
+}
+
+/// The ruled page as JSON (`SearchPage` serialised): its results, withheld
+/// lines and reconciling sources.
+pub(super) fn from_json(page: &serde_json::Value) -> Rendered {
+    let list = |key: &str| page.get(key).and_then(|v| v.as_array()).cloned();
+    let text = |v: &serde_json::Value, key: &str| {
+        v.get(key)
+            .and_then(|x| x.as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    Rendered {
+        shown: list("results")
+            .unwrap_or_default()
+            .iter()
+            .map(|r| Shown {
+                app: text(r, "app"),
+                title: text(r, "title"),
+            })
+            .collect(),
+        withheld: list("withheld")
+            .unwrap_or_default()
+            .iter()
+            .map(|w| {
+                let reason = match text(w, "reason").as_str() {
+                    "no_answer" => Some(Reason::Unknown),
+                    "stale" => Some(Reason::Stale),
+                    "ahead" => Some(Reason::Ahead),
+                    _ => None,
+                };
+                let count = w.get("count").and_then(|c| c.as_u64()).unwrap_or(0) as usize;
+                (text(w, "app"), reason, count)
+            })
+            .collect(),
+        reconciling: list("reconciling")
+            .unwrap_or_default()
+            .iter()
+            .map(|r| text(r, "app"))
+            .collect(),
+        numeric: None,
+    }
+}
+
+/// The app memoria's own documents carry on every surface.
+pub(super) const APP_MEMORIA: &str = "memoria";
+
+/// One memoria-owned document, as the truth knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct OwnedDoc {
+    /// The word its title ends in.
+    pub(super) tag: String,
+    /// Its id, once an upload stored it.
+    pub(super) id: Option<String>,
+    /// Stored now.
+    pub(super) live: bool,
+    /// Deleted at some point: it never comes back (§7.4).
+    pub(super) deleted: bool,
+}
+
+/// The truth of memoria-owned documents, and memoria's backups of them.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Owned {
+    pub(super) docs: BTreeMap<String, OwnedDoc>,
+    /// Per backup name, which documents were live when it was taken.
+    pub(super) backups: BTreeMap<String, BTreeMap<String, bool>>,
+}
+
+impl Owned {
+    /// The document whose tag `title` ends in.
+    pub(super) fn by_title(&self, title: &str) -> Option<(&String, &OwnedDoc)> {
+        let last = title.split_whitespace().last()?;
+        self.docs.iter().find(|(_, d)| d.tag == last)
+    }
+
+    /// memoria's data restored from backup `name`: a document is live if it
+    /// was then and was never deleted since (the tombstone log replays
+    /// every deletion, §7.4).
+    pub(super) fn restored(&mut self, name: &str) {
+        let Some(then) = self.backups.get(name).cloned() else {
+            return;
+        };
+        for (doc, d) in &mut self.docs {
+            d.live = !d.deleted && then.get(doc).copied().unwrap_or(false);
+        }
+    }
+}
+
+/// The tag a memoria-owned document's title ends in (letters only).
+pub fn owned_tag(doc: &str) -> String {
+    let letters: String = doc.chars().filter(char::is_ascii_lowercase).collect();
+    format!("qxown{letters}")
+}
+
+/// The words among `words` that some file under `dir` holds as bytes,
+/// and how many bytes were read (so an absence is read over something).
+///
+/// # Errors
+/// If a file cannot be read (the message names its path).
+pub(super) fn at_rest(
+    dir: &std::path::Path,
+    words: &[String],
+) -> Result<(Vec<String>, u64), String> {
+    let mut found = vec![];
+    let mut read = 0u64;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        for e in entries {
+            let path = e.map_err(|e| format!("{}: {e}", d.display()))?.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            read += bytes.len() as u64;
+            for w in words {
+                if !found.contains(w) && bytes.windows(w.len().max(1)).any(|x| x == w.as_bytes()) {
+                    found.push(w.clone());
+                }
+            }
+        }
+    }
+    Ok((found, read))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_withheld_line_is_read_as_its_app_reason_and_count() {
+        let body = "<p class=\"withheld\" role=\"status\" data-app=\"docs\">Docs has a newer version of 3 results; withheld while memoria fetches it.</p>";
+        assert_eq!(
+            withheld_lines(body),
+            vec![("docs".to_string(), Some(Reason::Stale), 3)]
+        );
+    }
+
+    #[test]
+    fn a_json_page_is_read_as_its_results_and_lines() {
+        let page = serde_json::json!({
+            "results": [{ "app": "memoria", "title": "rota qxownab" }],
+            "withheld": [{ "app": "docs", "reason": "no_answer", "count": 2 }],
+            "reconciling": [{ "app": "sheets" }],
+        });
+        let r = from_json(&page);
+        assert_eq!(r.shown[0].title, "rota qxownab");
+        assert_eq!(
+            r.withheld,
+            vec![("docs".to_string(), Some(Reason::Unknown), 2)]
+        );
+        assert_eq!(r.reconciling, vec!["sheets".to_string()]);
+    }
+
+    #[test]
+    fn a_brief_shows_each_linked_title_but_not_its_passage_links() {
+        let body = "<section class=\"brief\" id=\"brief\"><h2><a href=\"/documents/ab\">rota qxab</a></h2><p class=\"meta\"><a href=\"/documents/ab#p1\">passage 1</a></p></section>";
+        let r = from_brief(body);
+        assert_eq!(r.shown.len(), 1);
+        assert_eq!(r.shown[0].title, "rota qxab");
+    }
+}
