@@ -113,6 +113,7 @@ mod clock;
 mod config;
 #[cfg_attr(not(feature = "testkit"), allow(dead_code))]
 mod crashpoint;
+pub mod date;
 pub mod demo;
 mod dense;
 mod error;
@@ -180,11 +181,11 @@ pub use storage::tombstone::{
 };
 
 // Ingest (§5, §7.2).
+pub use date::{DateKind, DocumentDate, front_matter_date, parse_timestamp};
 pub use ingest::chunk::{
     CHUNK_BYTES_MAX, CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, Chunk, HEADING_LEVEL_MAX, RUNT_WORDS_MAX,
     WORD_BYTES_MAX, chunk, word_spans,
 };
-pub use ingest::date::{DateKind, DocumentDate, front_matter_date, parse_timestamp};
 pub use ingest::decode::{
     CONTROL_CHARS_PER_MILLE_MAX, Decoded, IMPORT_FILE_BYTES_MAX, SourceKind, TITLE_CHARS_MAX,
     decode, is_importable_name,

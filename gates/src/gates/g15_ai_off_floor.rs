@@ -371,7 +371,7 @@ fn is_edited_in(s: &str, app: &str) -> bool {
         kind: memoria::DateKind::Edited,
         at: memoria_simulator::EPOCH_UNIX_S,
     };
-    s == edited.phrase(app)
+    s == edited.phrase(&memoria::app_display_name(app))
 }
 
 /// Whether `link` is a deep link, `/documents/{id}#p{n}`.

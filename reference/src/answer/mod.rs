@@ -390,7 +390,7 @@ mod tests {
             marker: MARKER_PERSON,
             revision: 1,
             date: "2026-12-01".into(),
-            date_kind: crate::ingest::date::DateKind::Imported,
+            date_kind: crate::date::DateKind::Imported,
             date_at: 0,
             link: format!("/documents/{doc}#p0"),
             snippet: Snippet {

@@ -231,8 +231,8 @@ mod tests {
             created_at: 0,
             updated_at: 0,
             provenance: None,
-            date: crate::ingest::date::DocumentDate {
-                kind: crate::ingest::date::DateKind::Imported,
+            date: crate::date::DocumentDate {
+                kind: crate::date::DateKind::Imported,
                 at: 0,
             },
         }

@@ -18,8 +18,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::crashpoint::crashpoint;
+use crate::date::{DateKind, DocumentDate};
 use crate::error::{Error, ErrorKind};
-use crate::ingest::date::{DateKind, DocumentDate};
 use crate::ingest::decode::{self, SourceKind};
 use crate::instance::Instance;
 use crate::storage::store::{IngestStatus, NewDocument};

@@ -2,6 +2,5 @@
 
 pub mod chunk;
 pub mod connector;
-pub mod date;
 pub mod decode;
 pub mod import;

@@ -16,6 +16,9 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
+// Front matter is where a document may name its own date, so its bounds
+// are read where that date is (`crate::date`).
+pub use crate::date::{FRONT_MATTER_OPTIONS, front_matter_len};
 use crate::storage::store::DocumentSummary;
 
 /// What a file was read as.
@@ -57,52 +60,6 @@ pub(crate) fn extension(name: &str) -> Option<String> {
 /// control (task lists) or needs a second pass over the document
 /// (footnotes).
 pub const READ_OPTIONS: Options = Options::ENABLE_TABLES.union(Options::ENABLE_STRIKETHROUGH);
-
-/// YAML (`---`) and TOML (`+++`) front matter: read at a document's first
-/// byte only ([`front_matter_len`]).
-pub const FRONT_MATTER_OPTIONS: Options = Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
-    .union(Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS);
-
-/// The length in bytes of the front matter `text` opens with, through the
-/// end of its closing line; 0 when it opens with none.
-///
-/// Front matter exists only at the very start of a file (issue 32; CommonMark
-/// tools and static-site generators agree): a `---` or `+++` first line, then
-/// a line that is not blank, up to the first `---` or `...` (`+++` for TOML)
-/// line, as `pulldown-cmark` reads a metadata block. `pulldown-cmark` itself
-/// opens one at any block start, so a thematic break in the middle of a
-/// document would swallow the headings up to the next `---`: every reader
-/// here gives it only this prefix with [`FRONT_MATTER_OPTIONS`] ([`events`]).
-/// Total; parses at most the prefix up to the first closing line.
-pub fn front_matter_len(text: &str) -> usize {
-    let fence = match text.as_bytes().get(..3) {
-        Some(b"---") => "---",
-        Some(b"+++") => "+++",
-        _ => return 0,
-    };
-    // The first closing line after the opening one bounds what is parsed.
-    let mut end = None;
-    let mut at = text.find('\n').map_or(text.len(), |i| i + 1);
-    while at < text.len() {
-        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i + 1);
-        let line = text[at..line_end]
-            .trim_end_matches(['\n', '\r'])
-            .trim_end_matches(' ');
-        if line == fence || (fence == "---" && line == "...") {
-            end = Some(line_end);
-            break;
-        }
-        at = line_end;
-    }
-    let Some(end) = end else { return 0 };
-    match Parser::new_ext(&text[..end], FRONT_MATTER_OPTIONS)
-        .into_offset_iter()
-        .next()
-    {
-        Some((Event::Start(Tag::MetadataBlock(_)), range)) if range.start == 0 => end,
-        _ => 0,
-    }
-}
 
 /// The CommonMark events of `markdown` with their byte ranges, read with
 /// `options` (which should not hold [`FRONT_MATTER_OPTIONS`]) and with front

@@ -451,7 +451,7 @@ mod tests {
             marker: MARKER_PERSON,
             revision: 1,
             date: "2026-01-01".into(),
-            date_kind: crate::ingest::date::DateKind::Imported,
+            date_kind: crate::date::DateKind::Imported,
             date_at: 0,
             link: "/documents/d#p1".into(),
             snippet: Snippet {

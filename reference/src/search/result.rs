@@ -3,8 +3,9 @@
 //! The page ([`crate::search::page`]) re-exports every item here; it keeps
 //! the candidates, their ruling and the page itself.
 
-use crate::ingest::date::{DateKind, DocumentDate};
+use crate::date::{DateKind, DocumentDate};
 use crate::search::highlight::Snippet;
+pub use crate::sibling::app_display_name;
 use crate::sibling::{Pair, Verdict};
 use crate::storage::store::Provenance;
 
@@ -81,7 +82,7 @@ impl SearchResult {
             kind: self.date_kind,
             at: self.date_at,
         }
-        .phrase(&self.app)
+        .phrase(&app_display_name(&self.app))
     }
 
     /// The words a page shows beside the marker: [`MARKER_PERSON_LABEL`]
@@ -190,15 +191,6 @@ impl Withheld {
                  withheld until {app} re-announces. Nothing was deleted."
             ),
         }
-    }
-}
-
-/// An app's name as a reader sees it: `sheets` → `Sheets`.
-pub fn app_display_name(app: &str) -> String {
-    let mut chars = app.chars();
-    match chars.next() {
-        Some(c) => c.to_uppercase().chain(chars).collect(),
-        None => String::new(),
     }
 }
 

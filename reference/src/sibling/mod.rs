@@ -23,3 +23,12 @@ pub mod wire;
 pub use client::SiblingClient;
 pub use pull::Puller;
 pub use wire::{Pair, Verdict};
+
+/// An app's name as a reader sees it: `sheets` → `Sheets`.
+pub fn app_display_name(app: &str) -> String {
+    let mut chars = app.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}

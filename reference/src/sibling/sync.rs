@@ -16,8 +16,8 @@
 
 use super::client::SiblingClient;
 use super::wire::{Announce, FeedError, FetchError, Pair, S3Body};
+use crate::date::{DateKind, DocumentDate, parse_timestamp};
 use crate::error::Error;
-use crate::ingest::date::{DateKind, DocumentDate, parse_timestamp};
 use crate::instance::Instance;
 use crate::numeric::sheet::{ChunkedSheet, SHEET_MEDIA_TYPE, SheetBody, chunk_sheet};
 use crate::offload::SharedInstance;

@@ -73,7 +73,7 @@ pub enum Purpose {
     /// still a provider's output, sealed like every other vector.
     Canary,
     /// A document's own date and where it came from
-    /// ([`crate::ingest::date::DocumentDate`]): a front matter date is text a
+    /// ([`crate::date::DocumentDate`]): a front matter date is text a
     /// person wrote, so every kind is sealed alike (issue 31).
     DocumentDate,
 }

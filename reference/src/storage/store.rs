@@ -45,8 +45,8 @@ use super::schema::{
     ARTEFACT_SCHEMA, BREAKER_SCHEMA, CONNECTOR_SCHEMA, MIGRATIONS, ROSTER_SCHEMA, SCHEMA,
     SHEET_SCHEMA,
 };
+use crate::date::{DateKind, DocumentDate, front_matter_date};
 use crate::error::{Error, ErrorKind};
-use crate::ingest::date::{DateKind, DocumentDate, front_matter_date};
 use crate::storage::seal::{Purpose, Sealer};
 
 /// The app name stored against memoria-owned content (§4.2).
@@ -98,7 +98,7 @@ pub struct NewDocument {
     /// The date its source gives: a sibling's revision time, or an imported
     /// file's modification time; `None` if the source gives none. A
     /// memoria-owned document's front matter `date:` comes before it
-    /// ([`crate::ingest::date::front_matter_date`]); with neither, the
+    /// ([`crate::date::front_matter_date`]); with neither, the
     /// document's date is its import date.
     pub date: Option<DocumentDate>,
 }
@@ -215,7 +215,7 @@ pub struct DocumentSummary {
     /// For a sibling's document, the item and revision held; `None` if memoria-owned.
     pub provenance: Option<Provenance>,
     /// The document's own date and where it came from; the import date
-    /// (`updated_at`, [`DateKind::Imported`](crate::ingest::date::DateKind::Imported))
+    /// (`updated_at`, [`DateKind::Imported`](crate::date::DateKind::Imported))
     /// when its source gave none.
     pub date: DocumentDate,
 }

@@ -393,7 +393,7 @@ pub(crate) async fn search_page(
         ul.documents {
             @for d in &docs {
                 li { a href=(format!("/documents/{}", d.id)) { (d.title) }
-                     span.meta { (META_SEPARATOR) span.part { time datetime=(d.date.iso()) { (d.date.phrase(&d.app)) } } (META_SEPARATOR) span.part { "revision " (d.revision) } } }
+                     span.meta { (META_SEPARATOR) span.part { time datetime=(d.date.iso()) { (d.date.phrase(&crate::sibling::app_display_name(&d.app))) } } (META_SEPARATOR) span.part { "revision " (d.revision) } } }
             }
         }
     };
@@ -524,7 +524,7 @@ mod tests {
             marker: crate::search::page::MARKER_PERSON,
             revision: 1,
             date: "2026-01-01".into(),
-            date_kind: crate::ingest::date::DateKind::Imported,
+            date_kind: crate::date::DateKind::Imported,
             date_at: 0,
             link: format!("/documents/{doc}#p{rank}"),
             snippet: crate::search::highlight::Snippet {

@@ -15,7 +15,7 @@ fn result(rank: usize, title: &str, text: &str) -> SearchResult {
         marker: "👨",
         revision: 1,
         date: "2026-09-21".into(),
-        date_kind: crate::ingest::date::DateKind::Imported,
+        date_kind: crate::date::DateKind::Imported,
         date_at: 0,
         link: format!("/documents/doc{rank}#p0"),
         snippet: Snippet {

@@ -14,8 +14,53 @@
 //! new dependency; anything this reader does not take is no date, and the
 //! next source in line is used.
 
-use crate::search::markdown::front_matter_len;
-use crate::search::page::app_display_name;
+use pulldown_cmark::{Event, Options, Parser, Tag};
+
+/// YAML (`---`) and TOML (`+++`) front matter: read at a document's first
+/// byte only ([`front_matter_len`]).
+pub const FRONT_MATTER_OPTIONS: Options = Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
+    .union(Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS);
+
+/// The length in bytes of the front matter `text` opens with, through the
+/// end of its closing line; 0 when it opens with none.
+///
+/// Front matter exists only at the very start of a file (issue 32; CommonMark
+/// tools and static-site generators agree): a `---` or `+++` first line, then
+/// a line that is not blank, up to the first `---` or `...` (`+++` for TOML)
+/// line, as `pulldown-cmark` reads a metadata block. `pulldown-cmark` itself
+/// opens one at any block start, so a thematic break in the middle of a
+/// document would swallow the headings up to the next `---`: every reader
+/// here gives it only this prefix with [`FRONT_MATTER_OPTIONS`] ([`events`]).
+/// Total; parses at most the prefix up to the first closing line.
+pub fn front_matter_len(text: &str) -> usize {
+    let fence = match text.as_bytes().get(..3) {
+        Some(b"---") => "---",
+        Some(b"+++") => "+++",
+        _ => return 0,
+    };
+    // The first closing line after the opening one bounds what is parsed.
+    let mut end = None;
+    let mut at = text.find('\n').map_or(text.len(), |i| i + 1);
+    while at < text.len() {
+        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i + 1);
+        let line = text[at..line_end]
+            .trim_end_matches(['\n', '\r'])
+            .trim_end_matches(' ');
+        if line == fence || (fence == "---" && line == "...") {
+            end = Some(line_end);
+            break;
+        }
+        at = line_end;
+    }
+    let Some(end) = end else { return 0 };
+    match Parser::new_ext(&text[..end], FRONT_MATTER_OPTIONS)
+        .into_offset_iter()
+        .next()
+    {
+        Some((Event::Start(Tag::MetadataBlock(_)), range)) if range.start == 0 => end,
+        _ => 0,
+    }
+}
 
 /// Where a document's date came from, and so the words a page shows with it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -85,12 +130,13 @@ impl DocumentDate {
 
     /// The words a page shows: "edited 3 March 2026 in Docs", "dated 3
     /// March 2026 in its front matter", "file modified 3 March 2026",
-    /// "imported 3 March 2026". `app` names the sibling an edit was made
-    /// in (its first letter capitalised); it is not read for other kinds.
-    pub fn phrase(self, app: &str) -> String {
+    /// "imported 3 March 2026". `app_name` names the sibling an edit was
+    /// made in as a reader sees it (`crate::sibling::app_display_name`:
+    /// `Docs`); it is not read for other kinds.
+    pub fn phrase(self, app_name: &str) -> String {
         let day = long_date(self.at);
         match self.kind {
-            DateKind::Edited => format!("edited {day} in {}", app_display_name(app)),
+            DateKind::Edited => format!("edited {day} in {app_name}"),
             DateKind::FrontMatter => format!("dated {day} in its front matter"),
             DateKind::FileModified => format!("file modified {day}"),
             DateKind::Imported => format!("imported {day}"),
@@ -228,7 +274,8 @@ mod tests {
     #[test]
     fn each_kind_says_where_its_date_came_from() {
         let rows = [
-            (DateKind::Edited, "docs", "edited 3 March 2026 in Docs"),
+            // The app as a reader sees it (`crate::sibling::app_display_name`).
+            (DateKind::Edited, "Docs", "edited 3 March 2026 in Docs"),
             (
                 DateKind::FrontMatter,
                 "memoria",
