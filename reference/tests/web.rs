@@ -2009,6 +2009,35 @@ async fn a_brief_over_an_uploaded_document_is_resolved_first_with_its_excerpt_li
 }
 
 #[tokio::test]
+async fn a_brief_whose_task_is_a_word_of_an_uploads_title_alone_resolves_that_upload() {
+    let (_dir, app, _) = brief_app().await;
+    let id = upload_ok(
+        &app,
+        "rota.md",
+        b"# Rota qxrota\n\nThe rota notes, uploaded.\n",
+    )
+    .await;
+    // Presence: the search page finds it by the title's word.
+    let page = app.get("/?q=qxrota").await;
+    assert_eq!(
+        result_links(&page.body),
+        [format!("{id}#p1")],
+        "the search page finds the upload by its title"
+    );
+    let resp = app.get("/brief?task=qxrota&scope=team").await;
+    let region = brief_region(&resp.body).expect("a brief");
+    assert!(
+        region.contains("<strong>resolved</strong>")
+            && region.contains(&format!(r#"<a href="/documents/{id}">Rota qxrota</a>"#))
+            && region.contains(
+                r#"<blockquote class="description">The rota notes, uploaded.</blockquote>"#
+            ),
+        "the brief resolves the upload and quotes its lead as its description: {region}"
+    );
+    assert!(!region.contains("matched the task"), "{region}");
+}
+
+#[tokio::test]
 async fn bad_brief_input_is_a_400_refusal_with_the_footer_and_never_a_brief() {
     let (_dir, app, _) = brief_app().await;
     let long = "a".repeat(QUERY_BYTES_MAX + 1);

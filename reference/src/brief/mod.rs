@@ -887,6 +887,15 @@ fn shrink_words(s: &Shrink) -> String {
 /// The six terms of one sentence of `passage` for `task_tokens`, in a read
 /// where the passage's scope has proximity `proximity` (§1). `meaning` is
 /// the passage's dense cosine (0 with AI off), `now` the instance's clock.
+///
+/// The words term reads the sentence as a brief quotes it: under its
+/// document's title and its section (`brief-material.md` §2: "which
+/// document, which section"), as the index ranks a passage by its title,
+/// heading trail and body together. A task that is a word of a title alone
+/// therefore finds that document's sentences, as the search page and the
+/// dense term (which reads the whole passage) do; read from the sentence
+/// alone it found nothing and said "Nothing … matched" of a document the
+/// same words find on the search page.
 pub fn terms_of(
     task_tokens: &BTreeSet<String>,
     sentence: &str,
@@ -903,7 +912,12 @@ pub fn terms_of(
             task_tokens.intersection(have).count() as f64 / task_tokens.len() as f64
         }
     };
-    let words = share(&content_tokens(sentence));
+    let mut quoted = content_tokens(sentence);
+    quoted.extend(content_tokens(&passage.document.title));
+    for heading in &passage.section {
+        quoted.extend(content_tokens(heading));
+    }
+    let words = share(&quoted);
     let path_text = relative_path
         .iter()
         .map(|c| c.rsplit_once('.').map_or(c.as_str(), |(stem, _)| stem))

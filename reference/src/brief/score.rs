@@ -45,7 +45,8 @@ pub const SEAT_PLACES: [usize; 2] = [2, 4];
 pub struct Terms {
     /// Similarity of meaning: the dense cosine, clamped at 0; 0 with AI off.
     pub meaning: f64,
-    /// Shared words: the share of the query's content tokens the memory holds.
+    /// Shared words: the share of the query's content tokens the memory
+    /// holds, read under its document's title and section (`terms_of`).
     pub words: f64,
     /// Recency: halves every `RECENCY_HALF_LIFE_DAYS`.
     pub recency: f64,

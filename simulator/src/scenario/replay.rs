@@ -487,19 +487,18 @@ async fn apply(
                     admitted,
                     &ctx.owned,
                 ));
-                // A brief answers a task, not a search: it may leave out
-                // what a search by the same words finds.
-                if surface != Surface::Brief {
-                    entry.checks.extend(super::oracle::judge_silence(
-                        &who,
-                        q,
-                        &seen,
-                        fakes,
-                        admitted,
-                        &mut ctx.shown,
-                        &ctx.owned,
-                    ));
-                }
+                // Every surface, the brief too: a task that is one item's
+                // tag names that item alone, and a brief reads a sentence
+                // under its document's title, as the index does.
+                entry.checks.extend(super::oracle::judge_silence(
+                    &who,
+                    q,
+                    &seen,
+                    fakes,
+                    admitted,
+                    &mut ctx.shown,
+                    &ctx.owned,
+                ));
             }
             let mut summary = summarise_page(
                 page.response.status.as_u16(),

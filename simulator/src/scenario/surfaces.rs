@@ -129,9 +129,11 @@ pub(super) fn from_page(body: &str) -> Rendered {
     }
 }
 
-/// The brief page's HTML: every document it links by title (the resolved
-/// item, the candidates, each excerpt's and relation's document), its app
-/// unsaid.
+/// The brief page's HTML: every document it links by title, once (the
+/// resolved item, the candidates, each excerpt's and relation's document,
+/// the grounds), with the app the brief names for the resolved item and
+/// each candidate (its meta line right after the title), unsaid for a
+/// document it names nowhere else.
 pub(super) fn from_brief(body: &str) -> Rendered {
     let Some(at) = body
         .find("id=\"brief\"")
@@ -144,17 +146,44 @@ pub(super) fn from_brief(body: &str) -> Rendered {
     };
     let section = &body[at..];
     let section = section.split("</section>").next().unwrap_or(section);
-    let shown = section
+    let links: Vec<(&str, String, String)> = section
         .split("<a href=\"/documents/")
         .skip(1)
-        // A passage's link (`…#pN`) names a passage of a document linked
-        // by title elsewhere in the brief.
-        .filter(|b| !b.split('"').next().unwrap_or("").contains('#'))
-        .filter_map(|b| between(b, ">", "</a>"))
-        .map(unescape)
-        .map(|title| Shown {
-            app: String::new(),
-            title,
+        .filter_map(|b| {
+            let id = b.split('"').next().unwrap_or("");
+            // A passage's link (`…#pN`) names a passage of a document
+            // linked by title elsewhere in the brief.
+            if id.contains('#') {
+                return None;
+            }
+            let title = unescape(between(b, ">", "</a>")?);
+            let after = &b[b.find("</a>")? + "</a>".len()..];
+            let app = ["</h2><p class=\"meta\">", "<span class=\"meta\"> · "]
+                .iter()
+                .find_map(|open| after.strip_prefix(open))
+                .and_then(|meta| meta.split([' ', '<']).next())
+                .unwrap_or("")
+                .to_string();
+            Some((id, title, app))
+        })
+        .collect();
+    let app_of = |id: &str| {
+        links
+            .iter()
+            .find(|(i, _, app)| *i == id && !app.is_empty())
+            .map_or(String::new(), |(_, _, app)| unescape(app))
+    };
+    let mut ids: Vec<&str> = Vec::new();
+    let shown = links
+        .iter()
+        .filter(|(id, _, _)| {
+            let first = !ids.contains(id);
+            ids.push(id);
+            first
+        })
+        .map(|(id, title, _)| Shown {
+            app: app_of(id),
+            title: title.clone(),
         })
         .collect();
     Rendered {
@@ -324,5 +353,29 @@ mod tests {
         let r = from_brief(body);
         assert_eq!(r.shown.len(), 1);
         assert_eq!(r.shown[0].title, "rota qxab");
+    }
+
+    #[test]
+    fn a_brief_names_each_linked_document_once_with_the_app_its_item_or_candidate_line_gives() {
+        let body = "<section class=\"brief\" id=\"brief\">\
+            <ul class=\"candidates\"><li><a href=\"/documents/cd\">plan qxcd</a><span class=\"meta\"> · docs · revision 2 · the team · score 0.300</span></li></ul>\
+            <h2><a href=\"/documents/ab\">rota qxab</a></h2><p class=\"meta\">memoria · revision 1 · the team</p>\
+            <p class=\"meta\"><a href=\"/documents/ab#p1\">rota qxab</a> · passage 1</p>\
+            <ul><li data-id=\"ab\"><a href=\"/documents/ab\">rota qxab</a> · revision 1</li>\
+            <li data-id=\"ef\"><a href=\"/documents/ef\">linked</a></li></ul></section>";
+        let apps: Vec<(String, String)> = from_brief(body)
+            .shown
+            .into_iter()
+            .map(|s| (s.app, s.title))
+            .collect();
+        let pair = |a: &str, t: &str| (a.to_string(), t.to_string());
+        assert_eq!(
+            apps,
+            [
+                pair("docs", "plan qxcd"),
+                pair("memoria", "rota qxab"),
+                pair("", "linked"),
+            ]
+        );
     }
 }
