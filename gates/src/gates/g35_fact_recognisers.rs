@@ -18,7 +18,7 @@
 //! with a lowercase check letter, Irish 1800/1850/1890/15xx numbers in
 //! national form), an SSH-style remote is no email, and a value inside
 //! another kind's value is that value's part (the enclosing span stands;
-//! ARCHITECTURE.md, "Nested fact spans").
+//! DECISIONS.md, "Nested fact spans").
 
 use memoria::facts::{self, Incomplete, Kind, eircode, email, iban, phone, vat};
 
@@ -94,7 +94,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "35/an-enclosing-span-stands",
-            desc: "A value inside another kind's validated value is that value's part (issue 32; ARCHITECTURE.md, \"Nested fact spans\"): NL91 ABNA 0417 1643 00, a valid IBAN whose last three groups read as a valid Dublin-area number, is one IBAN and no phone, and an iban search boxes it where both used to cancel; a phone search over it renders nothing.",
+            desc: "A value inside another kind's validated value is that value's part (issue 32; DECISIONS.md, \"Nested fact spans\"): NL91 ABNA 0417 1643 00, a valid IBAN whose last three groups read as a valid Dublin-area number, is one IBAN and no phone, and an iban search boxes it where both used to cancel; a phone search over it renders nothing.",
             run: enclosing_span,
         },
         Case {

@@ -15,7 +15,7 @@
 //! document". This reading routes every page below the synthesis signal to
 //! the cheap tier, margin or not: between one document and three there is
 //! no sixth class to send it to, and the extractive instructions are the
-//! safer of the two for few sources. ARCHITECTURE records the departure.
+//! safer of the two for few sources. DECISIONS.md records the departure.
 //!
 //! **The answer** ([`answer`]) is built from the ruled page of this request
 //! and nothing else (§8.4's invariant): the top [`CHAT_PASSAGES_MAX`]

@@ -198,7 +198,7 @@ impl Budget {
 /// Every validated span in `text`, of every kind, in order.
 ///
 /// Where two validated spans share bytes, §8.8 is read this way (the
-/// reading is ARCHITECTURE.md's, "Nested fact spans"): a span lying inside
+/// reading is DECISIONS.md's, "Nested fact spans"): a span lying inside
 /// another is the enclosing value's part, and is not a candidate (an
 /// IBAN's last groups that also read as a phone number are the IBAN's, as
 /// §8.9's check 5 says a street name inside an email address is not an
