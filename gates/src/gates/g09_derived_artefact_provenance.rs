@@ -258,6 +258,38 @@ fn sheets_root(revision: &str) -> Vec<(String, String, String)> {
     vec![("sheets".into(), item_id(0), revision.into())]
 }
 
+/// `who` searches for the overview whose one root is Sheets' item 0, and
+/// S2 answers `verdict` for that pair: the overview is not served, and a
+/// withheld line of the page says `why` (§5.2: STALE "regenerates and does
+/// not speak", AHEAD withholds).
+async fn withheld_for_its_root(
+    m: &mut memoria_simulator::Memoria,
+    trace: &memoria_simulator::Trace,
+    who: &str,
+    verdict: &str,
+    why: &str,
+) -> Result<(), String> {
+    let (page, calls) = search_overview(m, trace, who).await;
+    check(
+        calls
+            .iter()
+            .flatten()
+            .any(|(id, v)| *id == item_id(0) && v == verdict),
+        format!("{who}'s search asked S2 the root's pair and got {verdict}"),
+        format!("{calls:?}"),
+    )?;
+    check(
+        shown(&page).is_empty(),
+        format!("the overview of a {verdict} root is not served"),
+        format!("{:?}", shown(&page)),
+    )?;
+    check(
+        page.withheld().iter().any(|w| w.contains(why)),
+        format!("a withheld line says the summary is withheld: \"{why}\""),
+        format!("{:?}", page.withheld()),
+    )
+}
+
 fn stale_sibling_root(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
     let (ana, bea) = (OWNERS[0], OWNERS[1]);
@@ -283,27 +315,7 @@ fn stale_sibling_root(ctx: &mut Ctx) -> Result<(), Failure> {
             mm.revise(&item_id(0), &crate::rigs::artefacts::title(0, &tag), &body)
                 .expect("revise")
         });
-        let (page, calls) = search_overview(&mut m, &trace, ana).await;
-        check(
-            calls
-                .iter()
-                .flatten()
-                .any(|(id, v)| *id == item_id(0) && v == "STALE"),
-            "Ana's search asked S2 the root's pair and got STALE",
-            format!("{calls:?}"),
-        )?;
-        check(
-            shown(&page).is_empty(),
-            "the overview of a STALE root is not served",
-            format!("{:?}", shown(&page)),
-        )?;
-        check(
-            page.withheld()
-                .iter()
-                .any(|w| w.contains("writing it again")),
-            "the page says the summary is withheld while memoria writes it again",
-            format!("{:?}", page.withheld()),
-        )?;
+        withheld_for_its_root(&mut m, &trace, ana, "STALE", "writing it again").await?;
         m.settle_follow_ups().await;
         check(
             overview_roots(&m, &tag) == sheets_root(&revised),
@@ -349,25 +361,7 @@ fn ahead_sibling_root(ctx: &mut Ctx) -> Result<(), Failure> {
         sheets
             .model()
             .with(|mm| mm.restore_item_to(&item_id(0), "r1").expect("restore"));
-        let (page, calls) = search_overview(&mut m, &trace, ana).await;
-        check(
-            calls
-                .iter()
-                .flatten()
-                .any(|(id, v)| *id == item_id(0) && v == "AHEAD"),
-            "Ana's search asked S2 the root's pair and got AHEAD",
-            format!("{calls:?}"),
-        )?;
-        check(
-            shown(&page).is_empty(),
-            "the overview of an AHEAD root is not served",
-            format!("{:?}", shown(&page)),
-        )?;
-        check(
-            page.withheld().iter().any(|w| w.contains("is behind")),
-            "the page says the summary is withheld because an app is behind",
-            format!("{:?}", page.withheld()),
-        )?;
+        withheld_for_its_root(&mut m, &trace, ana, "AHEAD", "is behind").await?;
         let before = trace.events().len();
         m.settle_follow_ups().await;
         let announced = trace.events()[before..]
