@@ -339,6 +339,27 @@ async fn assert_drawn_marker(client: &Client, at: &str, marker: &str, label: &st
     );
 }
 
+/// Chromium through a chromedriver of its own, with a fresh profile, having
+/// followed `demo`'s sign-in link; and `what` with where it runs, for
+/// failure messages. The driver and the profile live as long as the caller
+/// keeps them.
+async fn signed_in(demo: &Demo, what: &str) -> (Driver, tempfile::TempDir, Client, String) {
+    demo.deliver_sign_in_links();
+    let link = demo.last_sign_in_link().expect("a sign-in link");
+    let driver = Driver::start();
+    let profile = tempfile::tempdir().expect("a browser profile directory");
+    let client = browser(&driver, profile.path()).await;
+    let at = format!(
+        "{what} at {} through chromedriver on port {}",
+        demo.url, driver.port
+    );
+    client
+        .goto(&link)
+        .await
+        .unwrap_or_else(|e| panic!("{at}: {e}"));
+    (driver, profile, client, at)
+}
+
 async fn started() -> Demo {
     demo::start(([127, 0, 0, 1], 0).into(), false)
         .await
@@ -349,21 +370,9 @@ async fn started() -> Demo {
 async fn a_person_in_chromium_signs_in_searches_and_reads_results_every_withheld_line_and_the_footer()
  {
     let demo = started().await;
-    demo.deliver_sign_in_links();
-    let link = demo.last_sign_in_link().expect("a sign-in link");
-    let driver = Driver::start();
-    let profile = tempfile::tempdir().expect("a browser profile directory");
-    let client = browser(&driver, profile.path()).await;
-    let at = format!(
-        "memoria at {} through chromedriver on port {}",
-        demo.url, driver.port
-    );
+    let (_driver, _profile, client, at) = signed_in(&demo, "memoria").await;
     let footer = folded(EgressMode::AiOff.footer());
 
-    client
-        .goto(&link)
-        .await
-        .unwrap_or_else(|e| panic!("{at}: {e}"));
     visible_text(&client, "the signed-in search page", |t| {
         t.contains(&footer)
     })
@@ -526,19 +535,7 @@ async fn with_ai_on_chromium_shows_the_answer_and_a_found_address_each_under_a_d
         });
     let drained = demo.state().drain_embeddings().await;
     assert!(drained.failure.is_none(), "{drained:?}");
-    demo.deliver_sign_in_links();
-    let link = demo.last_sign_in_link().expect("a sign-in link");
-    let driver = Driver::start();
-    let profile = tempfile::tempdir().expect("a browser profile directory");
-    let client = browser(&driver, profile.path()).await;
-    let at = format!(
-        "memoria with AI on at {} through chromedriver on port {}",
-        demo.url, driver.port
-    );
-    client
-        .goto(&link)
-        .await
-        .unwrap_or_else(|e| panic!("{at}: {e}"));
+    let (_driver, _profile, client, at) = signed_in(&demo, "memoria with AI on").await;
     visible_text(&client, "the signed-in search page", |t| {
         t.contains("Documents")
     })

@@ -1202,22 +1202,13 @@ impl Memoria {
         for (k, v) in fields {
             form.append_pair(k, v);
         }
-        let start = tokio::time::Instant::now();
-        let response = self
-            .http_send(
-                http::Method::POST,
-                uri,
-                Some(cookie),
-                Some((
-                    "application/x-www-form-urlencoded",
-                    form.finish().into_bytes(),
-                )),
-            )
-            .await?;
-        Ok(Page {
-            response,
-            elapsed: start.elapsed(),
-        })
+        self.post_with(
+            cookie,
+            uri,
+            "application/x-www-form-urlencoded",
+            form.finish().into_bytes(),
+        )
+        .await
     }
 
     /// POSTs `body` of `content_type` to `uri` with the session `cookie`
