@@ -1,5 +1,7 @@
 //! The truth oracle: every page a person sees is judged against the fake siblings' own state and the spec, never memoria's internals (§4.1, §6.1, §6.5, §8.1).
 //!
+//! Size: just over 800 lines because the oracle is one reading of §4.1, §5.1, §6.x and §8.7 as checks, each invariant beside the truth it reads; the surfaces it reads pages from are already apart (`surfaces.rs`), and the numeric judgement is the next to move out.
+//!
 //! A scenario with `oracle = true` (what `memoria-harness explore`
 //! generates) has every query's page judged here, as the person saw it:
 //!
