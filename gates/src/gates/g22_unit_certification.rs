@@ -347,8 +347,34 @@ fn rest_of_the_table(ctx: &mut Ctx) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Ana asks `question`; S6 must have been called `s6` times (checked first,
+/// so no outcome is read from a path that did not run) and the numeric
+/// answer's outcome (`data-outcome`) must be `outcome`. The page, and the
+/// answer's text. `what` names the row in a failure.
+async fn asked(
+    m: &mut memoria_simulator::Memoria,
+    w: &Trace,
+    question: &str,
+    what: &str,
+    s6: usize,
+    outcome: &str,
+) -> Result<(Page, String), String> {
+    let page = Page::parse(&m.search(OWNERS[0], question).await.response.body);
+    check(
+        s6_calls(w) == s6,
+        format!("{what}: S6 called {s6} times"),
+        format!("{} calls; {}", s6_calls(w), numeric(&page).1),
+    )?;
+    let (seen, text) = numeric(&page);
+    check(
+        seen.as_deref() == Some(outcome),
+        format!("{what}: {outcome}"),
+        format!("{seen:?}: {text}"),
+    )?;
+    Ok((page, text))
+}
+
 fn one_table_row(ctx: &mut Ctx, row: &'static TableRow) -> Result<(), Failure> {
-    let ana = OWNERS[0];
     let world = if row.format.is_empty() {
         worked_world(ctx, |_| {})
     } else {
@@ -369,18 +395,7 @@ fn one_table_row(ctx: &mut Ctx, row: &'static TableRow) -> Result<(), Failure> {
     let w = world.trace().clone();
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
-        let page = Page::parse(&m.search(ana, row.question).await.response.body);
-        check(
-            s6_calls(&w) == row.s6,
-            format!("{}: S6 called {} times", row.what, row.s6),
-            format!("{} calls", s6_calls(&w)),
-        )?;
-        let (outcome, text) = numeric(&page);
-        check(
-            outcome.as_deref() == Some(row.outcome),
-            format!("{}: {}", row.what, row.outcome),
-            format!("{outcome:?}: {text}"),
-        )?;
+        let (_, text) = asked(&mut m, &w, row.question, row.what, row.s6, row.outcome).await?;
         for says in row.says {
             check(
                 text.contains(says),
@@ -460,27 +475,14 @@ fn gaps_and_ambiguities(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn one_slot_row(ctx: &mut Ctx, row: &'static SlotRow) -> Result<(), Failure> {
-    let ana = OWNERS[0];
     let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
     world.fake("sheets").model().with(row.sheets);
     let w = world.trace().clone();
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
-        let page = Page::parse(&m.search(ana, JUNE_REVENUE).await.response.body);
-        check(
-            s6_calls(&w) == 0,
-            format!("{}: S6 is never called", row.what),
-            format!("{} calls; {}", s6_calls(&w), numeric(&page).1),
-        )?;
-        let (outcome, text) = numeric(&page);
-        check(
-            outcome.as_deref() == Some("SLOT_TABLE"),
-            format!(
-                "{}: the slot table (presence of the numeric answer)",
-                row.what
-            ),
-            format!("{outcome:?}: {text}"),
-        )?;
+        // The slot table is the numeric answer's presence, for the
+        // absence of a number below.
+        let (page, text) = asked(&mut m, &w, JUNE_REVENUE, row.what, 0, "SLOT_TABLE").await?;
         check(
             page.texts(".numeric-figure").is_empty() && text.contains("No number is shown."),
             format!("{}: no number", row.what),
