@@ -1,4 +1,4 @@
-//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, every gate has recorded mutations (an adversary's among them), every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle, and the shipped build has the reference's dependencies.
+//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, every gate has recorded mutations (an adversary's among them), every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, and the shipped build has the reference's dependencies.
 
 use std::path::Path;
 
@@ -606,6 +606,49 @@ fn named_paths(text: &str) -> Vec<Vec<String>> {
                 .push(p.segments.iter().map(|s| s.ident.to_string()).collect());
             syn::visit::visit_path(self, p);
         }
+        fn visit_macro(&mut self, m: &'a syn::Macro) {
+            macro_paths(m.tokens.clone(), &mut self.0);
+            syn::visit::visit_macro(self, m);
+        }
+    }
+    /// The `a::b::c` paths written inside a macro's tokens (maud's
+    /// `html!` calls functions of other files in its body), nested groups
+    /// included: a macro's body is tokens to `syn`, so its paths are read
+    /// here, as runs of identifiers joined by `::`.
+    fn macro_paths(tokens: proc_macro2::TokenStream, out: &mut Vec<Vec<String>>) {
+        use proc_macro2::TokenTree;
+        let mut run: Vec<String> = Vec::new();
+        let mut colons = 0;
+        let end = |run: &mut Vec<String>, out: &mut Vec<Vec<String>>| {
+            if run.len() > 1 {
+                out.push(std::mem::take(run));
+            }
+            run.clear();
+        };
+        for tt in tokens {
+            match tt {
+                TokenTree::Ident(i) if run.is_empty() || colons == 2 => {
+                    run.push(i.to_string());
+                    colons = 0;
+                }
+                TokenTree::Punct(p) if p.as_char() == ':' && !run.is_empty() && colons < 2 => {
+                    colons += 1;
+                }
+                TokenTree::Group(g) => {
+                    end(&mut run, out);
+                    colons = 0;
+                    macro_paths(g.stream(), out);
+                }
+                other => {
+                    end(&mut run, out);
+                    colons = 0;
+                    if let TokenTree::Ident(i) = other {
+                        run.push(i.to_string());
+                    }
+                }
+            }
+        }
+        end(&mut run, out);
     }
     let Ok(file) = syn::parse_file(text) else {
         return Vec::new();
@@ -746,6 +789,10 @@ fn the_reference_s_files_import_each_other_without_a_circle() {
         graph["web/search.rs"].contains("search/page.rs"),
         "the graph sees an import it must: web/search.rs -> search/page.rs"
     );
+    assert!(
+        graph["web/search.rs"].contains("web/facts.rs"),
+        "the graph sees an import written inside a macro's body: web/search.rs -> web/facts.rs (html!)"
+    );
     let found = circles(&graph);
     let describe = |c: &Vec<String>| -> String {
         c.iter()
@@ -760,5 +807,131 @@ fn the_reference_s_files_import_each_other_without_a_circle() {
         found.is_empty(),
         "the reference's files import each other in circles; each is its files and the arrows inside it:\n{}",
         found.iter().map(describe).collect::<Vec<_>>().join("\n\n")
+    );
+}
+
+/// The reference's rooms (a top-level folder or file of `reference/src`)
+/// from the ground floor up, as ARCHITECTURE.md's layer order gives them: a
+/// room imports only rooms on its own floor or below, except for the arrows
+/// in [`UPWARD_ARROWS`]. Rooms on one floor import each other only one way
+/// (the file-level circle test holds that).
+const FLOORS: &[&[&str]] = &[
+    &["error"],
+    &["clock"],
+    &["crashpoint"],
+    &["policy"],
+    &["date"],
+    &["dense"],
+    &["storage"],
+    &["search"],
+    &["numeric"],
+    &["ingest"],
+    &["ai"],
+    &["access"],
+    &["sibling"],
+    &["artefact"],
+    &["brief"],
+    &["answer"],
+    &["offload"],
+    &["instance"],
+    &["config"],
+    &["web"],
+    &["mcp"],
+    &["demo"],
+    &["lib"],
+    &["testkit"],
+    &["limits"],
+];
+
+/// The arrows that still run up a floor, each `(from, to)`: a list that may
+/// only shrink. An arrow that no longer runs is a stale line here, and
+/// fails too, so the list stays the picture of what is left to move.
+const UPWARD_ARROWS: &[(&str, &str)] = &[
+    ("access", "sibling"),
+    ("ai", "offload"),
+    ("ai", "sibling"),
+    ("artefact", "instance"),
+    ("artefact", "offload"),
+    ("dense", "search"),
+    ("ingest", "instance"),
+    ("instance", "config"),
+    ("numeric", "ingest"),
+    ("numeric", "offload"),
+    ("numeric", "sibling"),
+    ("offload", "instance"),
+    ("search", "ai"),
+    ("search", "artefact"),
+    ("search", "ingest"),
+    ("search", "numeric"),
+    ("search", "sibling"),
+    ("sibling", "brief"),
+    ("sibling", "instance"),
+    ("sibling", "offload"),
+    ("storage", "artefact"),
+    ("storage", "ingest"),
+    ("storage", "numeric"),
+    ("storage", "search"),
+];
+
+#[test]
+fn the_reference_s_rooms_import_only_down_the_layer_order_or_along_a_listed_arrow() {
+    // Issue 29: the layer order is written in ARCHITECTURE.md as an
+    // invariant and held here, beside the circle test.
+    let graph = reference_imports();
+    let room = |rel: &str| -> String {
+        rel.split('/')
+            .next()
+            .unwrap_or(rel)
+            .trim_end_matches(".rs")
+            .to_owned()
+    };
+    let mut arrows: std::collections::BTreeMap<(String, String), usize> = Default::default();
+    for (from, tos) in &graph {
+        for to in tos {
+            let (a, b) = (room(from), room(to));
+            if a != b {
+                *arrows.entry((a, b)).or_default() += 1;
+            }
+        }
+    }
+    let rooms: std::collections::BTreeSet<String> = graph.keys().map(|f| room(f)).collect();
+    let floor_of: std::collections::BTreeMap<&str, usize> = FLOORS
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| f.iter().map(move |r| (*r, i)))
+        .collect();
+    let unplaced: Vec<&String> = rooms
+        .iter()
+        .filter(|r| !floor_of.contains_key(r.as_str()))
+        .collect();
+    assert!(
+        arrows.len() > 50 && unplaced.is_empty(),
+        "every room of the reference has a floor ({} arrows between rooms read); these have none: {unplaced:?}\n{arrows:#?}",
+        arrows.len()
+    );
+    let upward: std::collections::BTreeSet<(&str, &str)> = arrows
+        .keys()
+        .filter(|(a, b)| floor_of[b.as_str()] > floor_of[a.as_str()])
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let listed: std::collections::BTreeSet<(&str, &str)> = UPWARD_ARROWS.iter().copied().collect();
+    let architecture =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ARCHITECTURE.md"))
+            .expect("ARCHITECTURE.md reads");
+    let stated: Vec<&str> = architecture
+        .split_once("stand in one layer order, from the ground up:")
+        .and_then(|(_, rest)| rest.split_once("A room imports"))
+        .map(|(order, _)| order.split('`').skip(1).step_by(2).collect())
+        .unwrap_or_default();
+    let held: Vec<&str> = FLOORS.iter().flat_map(|f| f.iter().copied()).collect();
+    assert_eq!(
+        stated, held,
+        "ARCHITECTURE.md states the layer order this test holds"
+    );
+    let new: Vec<_> = upward.difference(&listed).collect();
+    let stale: Vec<_> = listed.difference(&upward).collect();
+    assert!(
+        new.is_empty() && stale.is_empty(),
+        "arrows that run up the layer order and are not listed in UPWARD_ARROWS: {new:?}; listed arrows that no longer run (remove them): {stale:?}"
     );
 }

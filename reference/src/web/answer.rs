@@ -7,10 +7,10 @@
 
 use maud::{Markup, html};
 
+use super::marker::model_marker;
 use crate::ai::provider::PROVIDER_NAME;
 use crate::answer::{Answer, Outcome, Route};
 use crate::search::page::{MARKER_MODEL_LABEL, SearchPage};
-use crate::web::search::model_marker;
 
 /// The sentence that names what an answer sent and why (decision 4, §8.3).
 fn sent_line(a: &Answer) -> String {
@@ -52,7 +52,7 @@ pub(crate) fn answer_region(outcome: Option<&Outcome>, page: &SearchPage) -> Mar
                     Route::Numeric => "This asks for a computed value. memoria never does arithmetic, and its numeric path (§8.7, through the sheet's own engine) is not built yet, so the list below is the answer.",
                     Route::WhoKnows => {
                         @if let Some((passages, documents)) = people {
-                            "memoria holds no author names. Of these results, " (passages) " passage" @if *passages != 1 { "s" } " in " (documents) " document" @if *documents != 1 { "s" } " were written by a person (" (super::search::person_marker()) "); the list below names the documents."
+                            "memoria holds no author names. Of these results, " (passages) " passage" @if *passages != 1 { "s" } " in " (documents) " document" @if *documents != 1 { "s" } " were written by a person (" (super::marker::person_marker()) "); the list below names the documents."
                         }
                     }
                     _ => "The list below is the answer.",

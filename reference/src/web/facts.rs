@@ -16,9 +16,9 @@
 
 use maud::{Markup, html};
 
+use super::marker::model_marker;
 use crate::search::facts::{Attribution, FactBox};
 use crate::search::page::MARKER_MODEL_FOUND_LABEL;
-use crate::web::search::model_marker;
 
 /// The line under a model box: what the check guarantees and what it does
 /// not (§8.9, "What the checks do guarantee, narrowly").

@@ -42,6 +42,7 @@ mod envelope;
 mod extract;
 mod facts;
 mod markdown;
+mod marker;
 mod numeric;
 mod roster;
 mod search;
