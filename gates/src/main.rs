@@ -914,6 +914,7 @@ fn list(format: ListFormat) -> ExitCode {
                     serde_json::json!({
                         "id": g.id,
                         "title": g.title,
+                        "gates_md": g.gates_md,
                         "sections": g.sections,
                         "requirement": g.requirement,
                         "cases": g.cases.iter().map(|c| serde_json::json!({"id": c.id, "desc": c.desc})).collect::<Vec<_>>(),
@@ -930,6 +931,9 @@ fn list(format: ListFormat) -> ExitCode {
         ListFormat::Text => {
             for g in registry() {
                 println!("gate {} · {} · {}", g.id, g.title, g.sections.join(" "));
+                for row in g.gates_md {
+                    println!("  GATES.md: {row}");
+                }
                 println!("  requirement: {}", g.requirement);
                 let ms = of(g.id);
                 println!(

@@ -935,3 +935,89 @@ fn the_reference_s_rooms_import_only_down_the_layer_order_or_along_a_listed_arro
         "arrows that run up the layer order and are not listed in UPWARD_ARROWS: {new:?}; listed arrows that no longer run (remove them): {stale:?}"
     );
 }
+
+/// Where GATES.md is looked for: `MEMORIA_SPEC_DIR`, else `shared/spec/`
+/// beside the workspace (where the spec sits next to a checkout).
+fn gates_md_path() -> std::path::PathBuf {
+    std::env::var_os("MEMORIA_SPEC_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec"))
+        .join("GATES.md")
+}
+
+/// GATES.md's words for gate `id`, read from its tables: the numbered
+/// row whose number or range (`35-37`) holds it, the suite row named
+/// `suite N`, or, for this project's numbers above 39, every brief check
+/// whose source is the brief paper the gate holds.
+fn gates_md_words(md: &str, id: &str) -> Vec<String> {
+    const BRIEF_PAPERS: [(&str, &str); 3] = [
+        ("40", "brief-repeats.md"),
+        ("41", "brief-organisation-read.md"),
+        ("42", "brief-material.md"),
+    ];
+    let rows: Vec<Vec<&str>> = md
+        .lines()
+        .filter(|l| l.starts_with('|') && !l.starts_with("|---"))
+        .map(|l| {
+            l.trim()
+                .trim_matches('|')
+                .split('|')
+                .map(str::trim)
+                .collect()
+        })
+        .collect();
+    let holds = |first: &str| -> bool {
+        let (a, b) = first.split_once('-').unwrap_or((first, first));
+        match (a.parse::<u32>(), b.parse::<u32>(), id.parse::<u32>()) {
+            (Ok(a), Ok(b), Ok(n)) => a <= n && n <= b,
+            _ => first == id,
+        }
+    };
+    if let Some((_, paper)) = BRIEF_PAPERS.iter().find(|(g, _)| *g == id) {
+        return rows
+            .iter()
+            .filter(|r| r.len() == 2 && r[1].starts_with(paper))
+            .map(|r| r[0].to_owned())
+            .collect();
+    }
+    rows.iter()
+        .filter(|r| r.len() >= 2 && holds(r[0]))
+        .map(|r| r[1].to_owned())
+        .collect()
+}
+
+#[test]
+fn every_gate_quotes_its_gates_md_row_verbatim() {
+    // Issue 29: each gate quotes GATES.md's row rather than a second
+    // paraphrase, checked against the spec wherever it is found.
+    for g in memoria_gates::registry() {
+        assert!(
+            !g.gates_md.is_empty() && g.gates_md.iter().all(|r| !r.trim().is_empty()),
+            "gate {} quotes GATES.md",
+            g.id
+        );
+    }
+    let path = gates_md_path();
+    let Ok(md) = std::fs::read_to_string(&path) else {
+        eprintln!(
+            "GATES.md not found at {}: the quotes were not compared (set MEMORIA_SPEC_DIR)",
+            path.display()
+        );
+        return;
+    };
+    assert!(
+        gates_md_words(&md, "5")
+            == ["Two people get different answers, decided by the sibling's own grants join"],
+        "GATES.md's rows are read ({})",
+        path.display()
+    );
+    for g in memoria_gates::registry() {
+        assert_eq!(
+            g.gates_md,
+            gates_md_words(&md, g.id),
+            "gate {} quotes {} verbatim",
+            g.id,
+            path.display()
+        );
+    }
+}

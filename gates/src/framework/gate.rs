@@ -13,6 +13,11 @@ pub struct Gate {
     pub id: &'static str,
     /// A short title.
     pub title: &'static str,
+    /// GATES.md's own words for this gate, verbatim: the cell of the row
+    /// that names it (gates 35 to 37 share one row; gate 40 quotes the
+    /// three brief checks it holds). `gates/tests/tidy.rs` compares them
+    /// with `../shared/spec/GATES.md` wherever that file is found.
+    pub gates_md: &'static [&'static str],
     /// The spec sections it holds, e.g. `["§10", "§9.1"]`.
     pub sections: &'static [&'static str],
     /// What MUST hold, in one paragraph.

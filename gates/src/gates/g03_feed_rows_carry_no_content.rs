@@ -22,6 +22,7 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 pub static GATE: Gate = Gate {
     id: "3",
     title: "Feed rows carry no content and no visibility flag",
+    gates_md: &["Feed rows (S1) carry no content and no visibility flag"],
     sections: &["§10", "§6.1"],
     requirement: "Every S1 row is exactly (item_id, revision, gone, touched_at): no title, no content, no visibility flag; memoria refuses a row that carries more.",
     cases: &[

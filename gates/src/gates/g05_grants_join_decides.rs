@@ -20,6 +20,7 @@ use crate::{Case, Ctx, Failure, Gate};
 pub static GATE: Gate = Gate {
     id: "5",
     title: "Two people get different answers",
+    gates_md: &["Two people get different answers, decided by the sibling's own grants join"],
     sections: &["§10", "§4.1"],
     requirement: "A sibling passage renders for a person the sibling's grants join admits and is omitted silently for one it does not; the sibling is asked per person, in the request; a change in the sibling's grants alone changes the page.",
     cases: &[Case {

@@ -53,6 +53,7 @@ const DAMAGED_BYTE_FROM_END: usize = 5;
 pub static GATE: Gate = Gate {
     id: "10",
     title: "Deletion survives a restore",
+    gates_md: &["Deletion survives a restore (durable tombstone log, generations, retirement)"],
     sections: &["§10", "§7.4"],
     requirement: "A deletion is written to a durable tombstone log outside the database and is complete only once a superseding snapshot exists; a database restored from a backup taken before the deletion, woken with the prior snapshot generation or with no blob at all, replays the log before serving and never serves the deleted passage, and never serves an empty index over a full corpus; a generation a restorable backup could point at is not retired. The log lives outside the data directory, so restoring the whole data directory replays exactly the deletions after the restored database's sequence; a log that went backwards (rewound or missing) is refused loudly rather than served from; and a restore marks every known sibling for re-announce.",
     cases: &[

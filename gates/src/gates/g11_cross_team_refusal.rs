@@ -39,6 +39,7 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 pub static GATE: Gate = Gate {
     id: "11",
     title: "Cross-team dial refusal, including redirects",
+    gates_md: &["Cross-team dial refusal, including redirects"],
     sections: &["§10", "§6.3"],
     requirement: "memoria's client refuses any host whose <team> label differs from its own, before any connection, and never follows a redirect.",
     cases: &[

@@ -55,6 +55,7 @@ pub const ROUNDS: usize = 4;
 pub static GATE: Gate = Gate {
     id: "13",
     title: "Two-consumer isolation on the sibling endpoints",
+    gates_md: &["Two-consumer isolation on the sibling endpoints"],
     sections: &["§10", "§6.1", "§6.2"],
     requirement: "With two memoria consumers of the same siblings, one consumer's cursor advance, token revocation, token rotation, reads and re-announce (also one opened while the other's is being read) never change what the other sees: its S1 rows, S1a items, S2 answers, S3 fetches, the status and token epoch of every call it makes, and its search results, step by step, are the same as in a run where the first consumer is absent.",
     cases: &[

@@ -28,6 +28,7 @@ const ITEMS: usize = S2_PAIRS_PER_CALL_MAX + 1;
 pub static GATE: Gate = Gate {
     id: "19",
     title: "Mixed-provenance artefact needs both authorities, spans several S2 batches",
+    gates_md: &["Mixed-provenance artefact needs both authorities, spans several S2 batches"],
     sections: &["§10", "§5.2", "§4.1"],
     requirement: "An artefact resting on 257 sibling items and one upload is shown when S2 answers VISIBLE for every pair, asked in two calls of 256 and 1, and the upload is present at its revision; it is withheld when S2 refuses one pair, even a pair only the second call asked, and when the upload is deleted while every sibling pair passes.",
     cases: &[

@@ -20,6 +20,7 @@ use crate::{Case, Ctx, Failure, Gate};
 pub static GATE: Gate = Gate {
     id: "22",
     title: "Unit certification",
+    gates_md: &["Unit certification (five cases; S6 called or not called is the first assertion)"],
     sections: &["§10", "§8.7"],
     requirement: "memoria certifies every operand's unit by §8.7's fixed table before any S6 call: €#,##0 × 3 is computed and shown as S6's display; €#,##0 against k€#,##0 is MIXED_UNITS and General under a wordless header UNIT_UNKNOWN, neither calling S6; a General cell under a €k header is computed with the unit named from the header; a format code S6 returns unlike the one indexed shows no number and marks the sheet for re-ingest; and the table's other rows: 0.0% is %, a scaling comma thousands, and a format code against a header word that disagrees certifies to nothing; a slot two cells match, or none, gives the slot table with citations, no number and no S6 call.",
     cases: &[

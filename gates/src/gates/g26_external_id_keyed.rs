@@ -28,6 +28,7 @@ pub const PREFIX_BYTES: usize = 8;
 pub static GATE: Gate = Gate {
     id: "26",
     title: "external_id is keyed",
+    gates_md: &["external_id is keyed under the DEK (HMAC), reverting to bare SHA-256 is caught"],
     sections: &["§10", "§3.2"],
     requirement: "Same body twice gives the same external_id; the same body under a second DEK gives a different one; sha256(body), raw, in hex and in base64, appears nowhere at rest.",
     cases: &[

@@ -120,6 +120,7 @@ const ASKER: &str = "ana@example.org";
 pub static GATE: Gate = Gate {
     id: "29",
     title: "Retrieval quality: fused ranks no worse than lexical",
+    gates_md: &["The retrieval-quality measurement that gate 28 cannot make"],
     sections: &["§7.2", "§7"],
     requirement: "On the Rust book with every passage embedded by a real model (all-MiniLM-L6-v2) through memoria's own vector path, over a labelled query set: the dense ranking alone finds the answers; fused (reciprocal rank) recall@10 and nDCG@10 are no lower than lexical's; pages 1 to 3 of the lexical and fused rankings are slices of one ranking; and lexical, dense and fused each stay within the stated margins of their recorded baselines.",
     cases: &[

@@ -21,6 +21,7 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 pub static GATE: Gate = Gate {
     id: "31",
     title: "A provider's response body is never logged",
+    gates_md: &["A provider's response body is never logged"],
     sections: &["§10", "§3.2", "§8.3"],
     requirement: "With every level captured, no line holds any part of a provider's response body: a chat reply that rendered, a chat error's body (5xx, 429, 400, 401, 403), the malformed, the 5 MB, the empty and the cut-off chat bodies, and an embeddings error's body; each after the body is shown to have reached memoria and the path to have logged.",
     cases: &[

@@ -18,6 +18,7 @@ use crate::{Case, Ctx, Failure, Gate};
 pub static GATE: Gate = Gate {
     id: "32",
     title: "Every passage in a prompt passed §4.1 in its request",
+    gates_md: &["Every passage in a model prompt passed §4.1 in the request that built it"],
     sections: &["§10", "§8.4", "§4.1"],
     requirement: "A passage S2 answers NOT_VISIBLE, STALE or UNKNOWN for is in no request body the provider receives; a passage refused since an earlier request is not carried into a later prompt; a prompt holds the top eight ruled passages by rank, with no item id or document link.",
     cases: &[

@@ -25,6 +25,7 @@ use crate::{Case, Ctx, Failure, Gate};
 pub static GATE: Gate = Gate {
     id: "34",
     title: "Fact-box candidates come only from the ruled results",
+    gates_md: &["Fact-box candidates come only from the ruled results (per-item custody fake)"],
     sections: &["§8.8", "§4.1"],
     requirement: "A value in a passage S2 refused (NOT_VISIBLE), ruled STALE or did not answer for (UNKNOWN) is in no fact box and on no page; the cap and narrowing's count line see only the passages that passed §4.1 in this request.",
     cases: &[

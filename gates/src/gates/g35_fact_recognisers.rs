@@ -29,6 +29,7 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 pub static GATE: Gate = Gate {
     id: "35",
     title: "Fact box: recognisers and validators",
+    gates_md: &["Fact box: recognisers and validators, label rules, cap / collision / narrowing"],
     sections: &["§8.8"],
     requirement: "Every fact kind is recognised generously and validated strictly as §8.8 rules, in the layouts documents write it; text that looks like a fact and is not (dates, times, versions, IP addresses, GUIDs, order and invoice numbers, image names with an @, SSH-style remotes, mixed separators, disallowed IBAN check digits, lowercase English in the eircode alphabet) yields no candidate; a value inside another kind's value is not one; a span is the document's bytes exactly; the work per passage is bounded.",
     cases: &[

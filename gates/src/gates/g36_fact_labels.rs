@@ -21,6 +21,7 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 pub static GATE: Gate = Gate {
     id: "36",
     title: "Fact box: the label rules",
+    gates_md: &["Fact box: recognisers and validators, label rules, cap / collision / narrowing"],
     sections: &["§8.8"],
     requirement: "Every label is the document's own words before the value (sentence- or line-anchored, after any earlier span of any kind, list marker stripped, ending in a separator, 1 to 60 characters; in a Markdown table row, from the row's own cells without table syntax), or the heading trail, or the title; never composed and never empty; an over-long own label silences its kind.",
     cases: &[

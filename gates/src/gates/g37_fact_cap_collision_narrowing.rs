@@ -19,6 +19,7 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 pub static GATE: Gate = Gate {
     id: "37",
     title: "Fact box: cap, collision and narrowing",
+    gates_md: &["Fact box: recognisers and validators, label rules, cap / collision / narrowing"],
     sections: &["§8.8"],
     requirement: "One candidate per canonical value, cited to its best-ranked passage; per kind, at most three render and four render nothing, a colliding citation line renders nothing, and over the cap exactly one own label holding every qualifier renders alone with its count line; one box per kind; the lexicon and the qualifiers are §8.8's.",
     cases: &[

@@ -27,6 +27,7 @@ use crate::{Case, Ctx, Failure, Gate};
 pub static GATE: Gate = Gate {
     id: "suite 5",
     title: "A stale roster stops team standing",
+    gates_md: &["A stale roster stops team standing: S2 answers UNKNOWN"],
     sections: &["§4.3", "§6.5"],
     requirement: "Past the roster's TTL with no successful pull, nobody's team standing is established, sessions included: every page withholds loudly, naming the stale roster, memoria's own documents and every sibling (not asked: UNKNOWN), with no passage shown and no S2 made, while an owner is served as ever; nobody new signs in; an unfamiliar roster generation is not adopted and the copy held goes stale until an owner confirms the generation, and a confirmed generation is as old as the pull that brought it, a lagging answer of a pending generation never replaces it, and a restart changes neither which generation is familiar nor which epoch is behind; within the TTL the copy is enforced as it stands through every failed pull (down, slow past the deadline, an older epoch, garbage), and no failed pull, however recent, renews it.",
     cases: &[
