@@ -182,10 +182,6 @@ pub use storage::tombstone::{
 
 // Ingest (§5, §7.2).
 pub use date::{DateKind, DocumentDate, front_matter_date, parse_timestamp};
-pub use ingest::chunk::{
-    CHUNK_BYTES_MAX, CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, Chunk, HEADING_LEVEL_MAX, RUNT_WORDS_MAX,
-    WORD_BYTES_MAX, chunk, word_spans,
-};
 pub use ingest::decode::{
     CONTROL_CHARS_PER_MILLE_MAX, Decoded, IMPORT_FILE_BYTES_MAX, SourceKind, TITLE_CHARS_MAX,
     decode, is_importable_name,
@@ -195,6 +191,10 @@ pub use ingest::import::{
     ImportReport, SkipReason, Skipped, check_paths as check_import_paths,
     collect as collect_import_paths, collect_reporting as collect_import_paths_reporting, import,
     ingest_bytes,
+};
+pub use search::chunk::{
+    CHUNK_BYTES_MAX, CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, Chunk, HEADING_LEVEL_MAX, RUNT_WORDS_MAX,
+    WORD_BYTES_MAX, chunk, word_spans,
 };
 
 // Search and its ruling (§7.1, §7.2, §8.1).

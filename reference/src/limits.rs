@@ -12,14 +12,14 @@ use crate::ai::embed::{
 use crate::dense::{
     DENSE_ROWS_MAX, DENSE_TOP_K, DOT_LEN_MAX, EMBED_DIM_NATIVE, EMBED_DIM_STORED, SCAN_BLOCK_ROWS,
 };
-use crate::ingest::chunk::{
-    CHUNK_BYTES_MAX, CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, RUNT_WORDS_MAX, WORD_BYTES_MAX,
-};
 use crate::ingest::connector::{CONNECTOR_CALL_DEADLINE_MS, CONNECTOR_ENTRIES_MAX};
 use crate::ingest::decode::IMPORT_FILE_BYTES_MAX;
 use crate::ingest::import::IMPORT_FILES_MAX;
 use crate::policy::breaker::{
     BASELINE_DAYS, BREAKER_COUNTERS_RETAINED_DAYS, REFUSAL_BREAKER_ASKERS_MIN, WINDOW_DAYS,
+};
+use crate::search::chunk::{
+    CHUNK_BYTES_MAX, CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, RUNT_WORDS_MAX, WORD_BYTES_MAX,
 };
 use crate::search::facts::FACT_PASSAGE_BYTES_MAX;
 use crate::search::page::{PAGE_MAX, PAGE_SIZE_RESULTS};

@@ -211,7 +211,7 @@ fn html_to_markdown(html: &str) -> Result<String, Error> {
 /// The outermost heading of the first chunk that has one, as the chunker
 /// reads headings (§7.2): one rule for titles and trails, not two.
 fn first_heading(markdown: &str) -> Option<String> {
-    crate::ingest::chunk::chunk(markdown)
+    crate::search::chunk::chunk(markdown)
         .into_iter()
         .find_map(|c| c.trail.into_iter().find(|t| !t.trim().is_empty()))
 }

@@ -27,14 +27,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ingest::chunk::Chunk;
+use crate::search::chunk::Chunk;
 
 /// The S3 media type of a spreadsheet body (the S6 wire, decided by the lead).
 pub const SHEET_MEDIA_TYPE: &str = "application/vnd.oficina.sheet+json";
 
 /// Most facts one region-row chunk carries; a longer row takes several
 /// chunks, each with its label. This project's number: 60 facts of a few
-/// words each stay under [`crate::ingest::chunk::CHUNK_WORDS_TARGET`].
+/// words each stay under [`crate::search::chunk::CHUNK_WORDS_TARGET`].
 pub const FACTS_PER_CHUNK_MAX: usize = 60;
 
 /// Most rows and columns read from one tab; past them the tab is indexed

@@ -54,7 +54,7 @@ pub(crate) fn extension(name: &str) -> Option<String> {
 }
 
 /// The CommonMark extensions a passage is read with for display: GitHub
-/// tables, as the chunker reads blocks ([`crate::ingest::chunk`]), and
+/// tables, as the chunker reads blocks ([`crate::search::chunk`]), and
 /// strikethrough. Front matter is read only at the very start of a
 /// document's first passage ([`events`]). Nothing that renders a form
 /// control (task lists) or needs a second pass over the document

@@ -145,7 +145,7 @@ fn table_rows(text: &str) -> Vec<(usize, usize)> {
     let line_end = |at: usize| text[at..].find('\n').map_or(text.len(), |i| at + i);
     let mut rows: Vec<(usize, usize)> = Vec::new();
     if text.contains('|') {
-        let parser = Parser::new_ext(text, crate::ingest::chunk::PARSE_OPTIONS);
+        let parser = Parser::new_ext(text, crate::search::chunk::PARSE_OPTIONS);
         for (event, range) in parser.into_offset_iter() {
             if let Event::Start(Tag::TableHead | Tag::TableRow) = event {
                 rows.push((range.start, line_end(range.start)));

@@ -164,7 +164,7 @@ fn expected_label(cells: &[String]) -> Option<String> {
 /// options), as its lines.
 fn tables(text: &str) -> Vec<Vec<&str>> {
     let mut out = Vec::new();
-    let parser = Parser::new_ext(text, crate::ingest::chunk::PARSE_OPTIONS);
+    let parser = Parser::new_ext(text, crate::search::chunk::PARSE_OPTIONS);
     for (event, range) in parser.into_offset_iter() {
         if let Event::Start(Tag::Table(_)) = event {
             let lines: Vec<&str> = text[range].lines().collect();

@@ -25,7 +25,7 @@ impl Store {
             doc,
             None,
             APP_ARTEFACT,
-            crate::ingest::chunk::chunk(&doc.body),
+            crate::search::chunk::chunk(&doc.body),
             None,
             now,
         )?;

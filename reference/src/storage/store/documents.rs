@@ -6,7 +6,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::*;
 use crate::crashpoint::crashpoint;
-use crate::ingest::chunk;
+use crate::search::chunk;
 use crate::search::markdown::TextForm;
 use crate::storage::tombstone::Tombstone;
 
@@ -34,7 +34,7 @@ const VECTORS_OF_DOCUMENT_DELETE_SQL: &str =
 impl Store {
     /// Ingests one document (§5.2): creates it, revises it, or leaves it as is.
     ///
-    /// The document is chunked ([`crate::ingest::chunk`]), every chunk sealed, and the
+    /// The document is chunked ([`crate::search::chunk`]), every chunk sealed, and the
     /// whole change committed in one transaction. Unchanged content (same
     /// keyed `external_id` as the live revision) writes nothing.
     ///
