@@ -5,7 +5,8 @@
 //! is the run it was before the roster existed. In suite shape
 //! ([`FaultKind::Roster`]) every reader but the first is admitted from the
 //! home's roster; the reader the run removes is removed at the home rather
-//! than from the owners file, and may be added back; other readers may be
+//! than from the owners file (a run that drew none removes a reader of the
+//! roster's own), and may be added back; other readers may be
 //! removed and added back; and the home's pulls answer faults (down, a
 //! lagging replica's older epoch, another team's roster, garbage) for
 //! spells the run ends. Each event is slipped between the run's own at a
@@ -64,15 +65,27 @@ pub(super) fn add(
             events.insert(at, e);
             at
         };
-    if let Some(i) = removed_at
-        && rng.gen_bool(0.4)
-        && let Event::RosterRemove { reader, .. } = &events[i]
+    // Every suite-shape run removes somebody at the home: the removal the
+    // run drew, else a reader of the roster's own.
+    let removed_at = match removed_at {
+        Some(i) => i,
+        None => {
+            let reader = readers[1..].choose(&mut rng).cloned().unwrap_or_default();
+            let remove = Event::RosterRemove {
+                at_ms: None,
+                reader,
+            };
+            insert_after(&mut rng, events, 0, remove)
+        }
+    };
+    if rng.gen_bool(0.4)
+        && let Event::RosterRemove { reader, .. } = &events[removed_at]
     {
         let add = Event::RosterAdd {
             at_ms: None,
             reader: reader.clone(),
         };
-        insert_after(&mut rng, events, i, add);
+        insert_after(&mut rng, events, removed_at, add);
     }
     for reader in &readers[1..] {
         if rng.gen_bool(0.3) {
