@@ -17,6 +17,8 @@
 //! a random weight (swarm testing, as FoundationDB and TigerBeetle do).
 //! A world whose Sheets holds cells (§8.7's worked example, [`cells`])
 //! also has numeric questions, and reformats when its swarm has them.
+//! About a third of the worlds with two readers or more run in suite shape, their readers admitted
+//! from a fake home's roster that the run changes and faults ([`roster`]).
 //! The timeline ends with `expect-converged`: the faults stop, and
 //! liveness is judged after the oracle's quiet period.
 //!
@@ -28,6 +30,7 @@
 //! result as a file `replay` reads.
 
 mod cells;
+mod roster;
 
 use std::collections::BTreeMap;
 
@@ -99,12 +102,17 @@ pub enum FaultKind {
     /// memoria's data directory is backed up, and later restored from a
     /// backup (its tombstone log kept apart, §7.4).
     MemoriaRestore,
+    /// Suite shape: the home's roster changes (a reader removed, added
+    /// back) and its pulls fail for spells (§4.3, §6.5; drawn apart, with
+    /// the world's shape, [`roster`]).
+    Roster,
 }
 
 impl FaultKind {
     /// Every kind the first draw considers, in order. [`FaultKind::Reformat`]
     /// is drawn apart, with a world's cells ([`cells`]), so a seed whose
-    /// world has no cells draws exactly the run it drew before cells.
+    /// world has no cells draws exactly the run it drew before cells; and
+    /// [`FaultKind::Roster`] with the world's shape ([`roster`]), likewise.
     pub const ALL: [FaultKind; 11] = [
         FaultKind::Cold,
         FaultKind::Slow,
@@ -134,6 +142,7 @@ impl FaultKind {
             FaultKind::Restart => "restart",
             FaultKind::Reformat => "reformat",
             FaultKind::MemoriaRestore => "memoria-restore",
+            FaultKind::Roster => "roster",
         }
     }
 
@@ -145,6 +154,7 @@ impl FaultKind {
                 | FaultKind::Restart
                 | FaultKind::Reformat
                 | FaultKind::MemoriaRestore
+                | FaultKind::Roster
         )
     }
 }
@@ -506,6 +516,7 @@ pub fn generate(seed: u64) -> Exploration {
         &readers,
         &mut events,
     );
+    let home = roster::add(seed, &mut swarm, &readers, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),
@@ -516,6 +527,7 @@ pub fn generate(seed: u64) -> Exploration {
         strangers,
         oracle: true,
         ai: false,
+        home,
         siblings,
         events,
     };
@@ -816,6 +828,7 @@ pub fn to_toml(s: &Scenario) -> Result<String, String> {
         "about",
         "seed",
         "oracle",
+        "home",
         "readers",
         "guests",
         "strangers",

@@ -57,8 +57,10 @@ pub const SIBLING_PORT: u16 = 80;
 pub const MEMORIA_CONSUMER: &str = "memoria";
 /// Simulated start of every run: 2026-11-30T09:00:00Z, in Unix seconds.
 pub const EPOCH_UNIX_S: i64 = 1_796_029_200;
-/// The longest a simulated run may last, in simulated seconds.
-pub const SIMULATION_DURATION_S: u64 = 600;
+/// The longest a simulated run may last, in simulated seconds: room for a
+/// suite-shape run (§4.3), whose roster loop pulls every 300 s
+/// (`ROSTER_REFRESH_S`) and whose liveness check waits for one more pull.
+pub const SIMULATION_DURATION_S: u64 = 1_200;
 /// One turmoil tick, in simulated milliseconds.
 pub const TICK_MS: u64 = 1;
 /// The seed draws each link's one-way latency from this range, in simulated ms.
@@ -319,6 +321,11 @@ impl World {
         let home = FakeHome::new(TEAM, &token, HOME_GENERATION, members, Clock::turmoil());
         self.home = Some((home.clone(), token));
         home
+    }
+
+    /// The fake home, in suite shape ([`World::use_home`]).
+    pub fn home(&self) -> Option<&FakeHome> {
+        self.home.as_ref().map(|(h, _)| h)
     }
 
     /// Runs memoria with the suite's sign-in classifier as rastrillo's

@@ -29,6 +29,7 @@ mod checks;
 mod oracle;
 mod parse;
 mod replay;
+mod roster;
 mod shrink;
 mod surfaces;
 mod validate;
@@ -43,5 +44,6 @@ pub use parse::{
     Surface, parse,
 };
 pub use replay::{Entry, READER_DOMAIN, Replay, SCENARIO_SEED_DEFAULT, address, replay, world};
+pub use roster::{ROSTER_PULL_WAIT_MAX_S, SAFETY_ROSTER};
 pub use shrink::{Shrunk, shrink};
 pub use surfaces::owned_tag;

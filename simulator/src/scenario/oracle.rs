@@ -506,7 +506,9 @@ fn tag(item: &Item) -> String {
 /// pulls, §6.1, and let S2 see a restore, §4.1), and then each admitted member
 /// in `readers` asks for every team-visible item the sibling shows them:
 /// it must be on the page at its current revision, with no source named
-/// reconciling or withheld. Each final page is judged for safety too.
+/// reconciling or withheld. Each final page is judged for safety too. In
+/// suite shape (`home`), simulated time runs after the first round until
+/// memoria's roster loop has pulled again.
 ///
 /// # Errors
 /// If memoria cannot be reached.
@@ -516,6 +518,7 @@ pub(super) async fn converge(
     owned: &Owned,
     readers: &[String],
     trace: &crate::fake::trace::Trace,
+    home: Option<&super::roster::RosterTruth>,
 ) -> Result<Vec<Check>, String> {
     let mut out = vec![];
     let Some(first) = readers.first() else {
@@ -527,7 +530,16 @@ pub(super) async fn converge(
     // The questions people go on asking: each round, every team-visible
     // item is asked for once, by a member it shows to (a partial restore
     // is seen only by S2, in a question that touches the item, §4.1).
-    for _ in 0..CONVERGENCE_ROUNDS {
+    for round in 0..CONVERGENCE_ROUNDS {
+        // Suite shape: the calendar skips below age the roster copy
+        // (`ROSTER_TTL_S`, 900 s) while its loop sleeps in simulated time,
+        // so time runs until the loop's next pull once, after the first
+        // round: the copy is then younger than the rounds left (§4.3, §6.5).
+        if round == 1
+            && let Some(truth) = home
+        {
+            super::roster::await_clean_pull(truth).await;
+        }
         m.advance_s(QUIET_S);
         let _ = m.search(first, "convergence").await;
         for fake in fakes.values() {

@@ -46,6 +46,13 @@ pub struct Scenario {
     /// items with a `topic`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ai: bool,
+    /// Suite shape (§4.3): a fake home serves the team's roster (suite
+    /// call 8) listing every reader but the first; memoria admits the first
+    /// reader, the guests and the strangers from its owners list and the
+    /// other readers from its pulled copy of the roster, which its own
+    /// roster loop refreshes (§6.5). The `roster-*` events need it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub home: bool,
     /// The siblings.
     #[serde(rename = "sibling", default)]
     pub siblings: Vec<SiblingDecl>,
@@ -432,6 +439,34 @@ pub enum Event {
         /// The reader removed.
         reader: String,
     },
+    /// The home removes `reader` from the team's roster (suite shape): the
+    /// epoch moves on, and memoria refuses them once its roster loop has
+    /// pulled the change (§4.3). Their later questions use the session
+    /// they held.
+    RosterRemove {
+        /// When.
+        at_ms: Option<u64>,
+        /// A reader on the roster (not the first, an owner).
+        reader: String,
+    },
+    /// The home adds `reader` (back) to the team's roster (suite shape).
+    RosterAdd {
+        /// When.
+        at_ms: Option<u64>,
+        /// A reader (not the first, an owner).
+        reader: String,
+    },
+    /// The home answers memoria's roster pulls with a fault from now on
+    /// (suite shape, `crate::fake::home::HomeFault`): `down` (503),
+    /// `stale-epoch` (the roster as it was one change ago), `other-team`,
+    /// `garbage-html`, `garbage-truncated`, `garbage-empty-object`,
+    /// `garbage-not-an-address`, `garbage-no-members`; `none` ends it.
+    RosterFault {
+        /// When.
+        at_ms: Option<u64>,
+        /// The fault's name.
+        mode: String,
+    },
     /// Liveness (the explorer's oracle): faults are off; after a quiet
     /// period and a few questions, every team-visible item at its current
     /// revision is found by every admitted member the sibling shows it to,
@@ -526,6 +561,9 @@ impl Event {
             | Event::Upgrade { at_ms, .. }
             | Event::Reformat { at_ms, .. }
             | Event::RemoveReader { at_ms, .. }
+            | Event::RosterRemove { at_ms, .. }
+            | Event::RosterAdd { at_ms, .. }
+            | Event::RosterFault { at_ms, .. }
             | Event::ExpectConverged { at_ms }
             | Event::Restart { at_ms }
             | Event::AdvanceDays { at_ms, .. }
@@ -631,6 +669,11 @@ impl Event {
                 }
             ),
             Event::RemoveReader { reader, .. } => format!("{reader} removed from the owners"),
+            Event::RosterRemove { reader, .. } => {
+                format!("home: {reader} removed from the team's roster")
+            }
+            Event::RosterAdd { reader, .. } => format!("home: {reader} added to the team's roster"),
+            Event::RosterFault { mode, .. } => format!("home: roster pulls answered {mode}"),
             Event::ExpectConverged { .. } => "expect memoria converged (liveness)".into(),
             Event::Restart { .. } => "memoria restarts".into(),
             Event::AdvanceDays { days, .. } => format!("memoria's calendar skips {days} days"),
@@ -687,6 +730,24 @@ fn fault_name(f: &FaultDecl) -> String {
         FaultDecl::AnnounceHang => "announce cut off after its first page".into(),
         FaultDecl::Redirect { .. } => "redirect".into(),
     }
+}
+
+/// The home's fault a `roster-fault` event's `mode` names, or `None` for
+/// a name it does not know.
+pub fn home_fault(mode: &str) -> Option<crate::fake::home::HomeFault> {
+    use crate::fake::home::{Garbage, HomeFault};
+    Some(match mode {
+        "none" => HomeFault::None,
+        "down" => HomeFault::Down,
+        "stale-epoch" => HomeFault::StaleEpoch,
+        "other-team" => HomeFault::OtherTeam,
+        "garbage-html" => HomeFault::Garbage(Garbage::Html),
+        "garbage-truncated" => HomeFault::Garbage(Garbage::Truncated),
+        "garbage-empty-object" => HomeFault::Garbage(Garbage::EmptyObject),
+        "garbage-not-an-address" => HomeFault::Garbage(Garbage::NotAnAddress),
+        "garbage-no-members" => HomeFault::Garbage(Garbage::NoMembers),
+        _ => return None,
+    })
 }
 
 /// Why a scenario could not be read or set up.

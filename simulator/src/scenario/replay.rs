@@ -218,12 +218,21 @@ pub fn world(s: &Scenario, seed: u64) -> Result<World, ScenarioError> {
             .collect(),
     );
     let readers: Vec<String> = s.readers.iter().map(|r| address(r)).collect();
-    let admitted: Vec<String> = readers
+    // Suite shape: the first reader is an owner, every other reader is
+    // admitted from the home's roster (§4.3); guests and strangers stay
+    // owners, so S2 alone keeps them from the team's items.
+    let owners = if s.home { &readers[..1] } else { &readers[..] };
+    let admitted: Vec<String> = owners
         .iter()
         .cloned()
         .chain(s.guests.iter().chain(&s.strangers).map(|r| address(r)))
         .collect();
     world.set_owners(&admitted);
+    if s.home {
+        let members: Vec<&str> = readers[1..].iter().map(String::as_str).collect();
+        world.use_home(&members);
+        world.set("home", "suite shape");
+    }
     world.set("readers", readers.len());
     if !s.guests.is_empty() || !s.strangers.is_empty() {
         world.set("guests", s.guests.len());
@@ -336,6 +345,9 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
         shown: BTreeMap::new(),
         owned: super::surfaces::Owned::default(),
         at_rest: 0,
+        roster: world
+            .home()
+            .map(|h| super::roster::RosterTruth::new(h.clone(), address_all(&s.readers[1..]))),
     };
     let run = world.run(move |mut m| async move {
         let mut backups: BTreeMap<(String, String), Snapshot> = BTreeMap::new();
@@ -401,6 +413,37 @@ struct Ctx {
     owned: super::surfaces::Owned,
     /// Checkpoints of the grep at rest so far (which words it samples).
     at_rest: usize,
+    /// Suite shape: the home's roster as the oracle knows it.
+    roster: Option<super::roster::RosterTruth>,
+}
+
+impl Ctx {
+    /// The session `who` asks with when they cannot sign in again: the one
+    /// held when the owners file dropped them, or, for a reader the roster
+    /// admitted, the one taken at the first warm-up while memoria does not
+    /// admit them now (a restart ends it; they are then shown nothing).
+    fn held_session(&self, m: &Memoria, who: &str) -> Option<String> {
+        if let Some(c) = self.removed.get(who) {
+            return Some(c.clone());
+        }
+        let r = self.roster.as_ref()?;
+        let admitted = m
+            .state()
+            .instance()
+            .lock()
+            .ok()
+            .and_then(|i| i.admit(who))
+            .is_some();
+        if admitted {
+            None
+        } else {
+            r.sessions.get(who).cloned()
+        }
+    }
+}
+
+fn address_all(names: &[String]) -> Vec<String> {
+    names.iter().map(|r| address(r)).collect()
 }
 
 /// Words sampled at one checkpoint of the grep at rest.
@@ -464,6 +507,17 @@ async fn apply(
     match event {
         Event::WarmedUp { .. } => {
             m.warmed_up().await?;
+            // Suite shape: each roster reader signs in once, while the
+            // copy admits them; later questions use that session.
+            if let Some(r) = ctx.roster.as_mut()
+                && r.sessions.is_empty()
+            {
+                for who in r.members.clone() {
+                    if let Ok(cookie) = m.session(&who).await {
+                        r.sessions.insert(who, cookie);
+                    }
+                }
+            }
         }
         Event::Query {
             reader,
@@ -490,12 +544,24 @@ async fn apply(
                 // Every surface, the brief too: a task that is one item's
                 // tag names that item alone, and a brief reads a sentence
                 // under its document's title, as the index does.
+                if let Some(r) = &ctx.roster {
+                    entry
+                        .checks
+                        .extend(super::roster::judge_roster(r, &who, &seen));
+                }
+                // A roster reader's standing may lag the home's roster by
+                // one pull: no silent loss is judged for them unless the
+                // copy certainly admits them.
+                let sure = ctx
+                    .roster
+                    .as_ref()
+                    .is_none_or(|r| !r.is_roster_reader(&who) || r.surely_admitted(&who));
                 entry.checks.extend(super::oracle::judge_silence(
                     &who,
                     q,
                     &seen,
                     fakes,
-                    admitted,
+                    admitted && sure,
                     &mut ctx.shown,
                     &ctx.owned,
                 ));
@@ -569,6 +635,9 @@ async fn apply(
         }
         Event::MemoriaRestore { name, .. } => {
             m.restore_data(name).await?;
+            if let Some(r) = ctx.roster.as_mut() {
+                r.fresh_from_ms = super::roster::now_ms();
+            }
             ctx.owned.restored(name);
             // A restored memoria starts the no-silent-loss record afresh.
             ctx.shown.clear();
@@ -696,12 +765,54 @@ async fn apply(
             let left: Vec<&str> = left.iter().map(String::as_str).collect();
             m.set_owners(&left)?;
         }
-        Event::ExpectConverged { .. } => {
-            let members = ctx.members.clone();
-            entry.checks = super::oracle::converge(m, fakes, &ctx.owned, &members, trace).await?;
+        Event::RosterRemove { reader, .. } | Event::RosterAdd { reader, .. } => {
+            let who = address(reader);
+            let on = matches!(event, Event::RosterAdd { .. });
+            let r = ctx.roster.as_mut().ok_or("a roster event in lone shape")?;
+            if on {
+                r.home.add(&who);
+            } else {
+                r.home.remove(&who);
+            }
+            r.changed.insert(who.clone(), (super::roster::now_ms(), on));
+            ctx.members.retain(|a| *a != who);
+            if on {
+                ctx.members.push(who);
+            }
         }
-        Event::Restart { .. } => m.restart().await,
-        Event::AdvanceDays { days, .. } => m.advance_days(*days),
+        Event::RosterFault { mode, .. } => {
+            let fault = super::parse::home_fault(mode).ok_or(format!("roster fault {mode}"))?;
+            let r = ctx.roster.as_mut().ok_or("a roster event in lone shape")?;
+            r.set_fault(super::roster::now_ms(), fault);
+        }
+        Event::ExpectConverged { .. } => {
+            // Suite shape: the home's faults stop too, and if its last
+            // answer failed, time runs until memoria's roster loop (on its
+            // retry interval) has pulled cleanly (§4.3, §6.5).
+            if let Some(r) = ctx.roster.as_mut() {
+                r.set_fault(super::roster::now_ms(), crate::fake::home::HomeFault::None);
+                if !super::roster::last_pull_clean(r) {
+                    super::roster::await_clean_pull(r).await;
+                }
+            }
+            let members = ctx.members.clone();
+            entry.checks =
+                super::oracle::converge(m, fakes, &ctx.owned, &members, trace, ctx.roster.as_ref())
+                    .await?;
+            entry.checks.extend(converge_refused(m, ctx, fakes).await?);
+        }
+        Event::Restart { .. } => {
+            m.restart().await;
+            if let Some(r) = ctx.roster.as_mut() {
+                r.fresh_from_ms = super::roster::now_ms();
+            }
+        }
+        Event::AdvanceDays { days, .. } => {
+            m.advance_days(*days);
+            if let Some(r) = ctx.roster.as_mut() {
+                r.fresh_from_ms = super::roster::now_ms();
+            }
+        }
         Event::ExpectCalls { .. }
         | Event::ExpectHeld { .. }
         | Event::ExpectSources { .. }
@@ -792,8 +903,8 @@ async fn ask(
             return Ok((page, seen));
         }
     };
-    let page = match ctx.removed.get(who) {
-        Some(cookie) => m.get_with(cookie, &uri).await?,
+    let page = match ctx.held_session(m, who) {
+        Some(cookie) => m.get_with(&cookie, &uri).await?,
         None => m.get(who, &uri).await,
     };
     let seen = match surface {
@@ -820,8 +931,8 @@ async fn upload(
     doc: &str,
     text: &str,
 ) -> Result<Option<String>, String> {
-    let cookie = match ctx.removed.get(who) {
-        Some(c) => c.clone(),
+    let cookie = match ctx.held_session(m, who) {
+        Some(c) => c,
         None => m.session(who).await?,
     };
     let home = m.get_with(&cookie, "/").await?;
@@ -853,8 +964,8 @@ async fn upload(
 /// Deletes document `id` through its delete form, as `who`; true if memoria
 /// answered that it deleted it (303 to the search page).
 async fn delete_upload(m: &mut Memoria, ctx: &Ctx, who: &str, id: &str) -> Result<bool, String> {
-    let cookie = match ctx.removed.get(who) {
-        Some(c) => c.clone(),
+    let cookie = match ctx.held_session(m, who) {
+        Some(c) => c,
         None => m.session(who).await?,
     };
     let uri = format!("/documents/{id}/delete");
@@ -869,4 +980,67 @@ async fn delete_upload(m: &mut Memoria, ctx: &Ctx, who: &str, id: &str) -> Resul
         .response
         .location()
         .is_some_and(|l| l.starts_with("/?deleted")))
+}
+
+/// Suite shape, after the liveness check: each person the home removed,
+/// and memoria has pulled the change since, asks with the session they
+/// held for every team-visible item, each found by a member in the check
+/// just made (the presence), and is shown nothing (§4.3). Returns the
+/// failed checks, plus one passing check when there was someone to ask.
+async fn converge_refused(
+    m: &mut Memoria,
+    ctx: &Ctx,
+    fakes: &BTreeMap<String, crate::fake::server::FakeSibling>,
+) -> Result<Vec<Check>, String> {
+    let Some(r) = &ctx.roster else {
+        return Ok(vec![]);
+    };
+    let refused: Vec<(String, String)> = r
+        .changed
+        .iter()
+        .filter(|(who, _)| r.refused(who))
+        .filter_map(|(who, _)| Some((who.clone(), r.sessions.get(who)?.clone())))
+        .collect();
+    let tags: Vec<String> = fakes
+        .values()
+        .flat_map(|f| {
+            f.model().with(|mm| {
+                mm.items()
+                    .filter(|i| i.team_visible())
+                    .filter_map(|i| {
+                        i.current()
+                            .title
+                            .split_whitespace()
+                            .last()
+                            .map(String::from)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut out = vec![];
+    let mut asked = 0usize;
+    for (who, cookie) in &refused {
+        for q in &tags {
+            let uri = format!("/?q={}", memoria::testkit::form_encode(q));
+            let page = m.get_with(cookie, &uri).await?;
+            let seen = super::surfaces::from_page(&page.response.body);
+            out.extend(super::roster::judge_roster(r, who, &seen));
+            asked += 1;
+        }
+    }
+    if out.is_empty() && asked > 0 {
+        out.push(Check {
+            expected: format!(
+                "{} every person the home removed is shown nothing once memoria pulled the change",
+                super::roster::SAFETY_ROSTER
+            ),
+            actual: format!(
+                "{asked} questions by {} people, nothing shown",
+                refused.len()
+            ),
+            ok: true,
+        });
+    }
+    Ok(out)
 }

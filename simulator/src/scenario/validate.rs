@@ -73,6 +73,26 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
         {
             return at(format!("it names reader {reader}, who is not declared"));
         }
+        if let Event::RosterRemove { reader, .. } | Event::RosterAdd { reader, .. } = e {
+            if !s.home {
+                return at("a roster event needs `home = true` (suite shape)".into());
+            }
+            if !s.readers.contains(reader) || s.readers.first() == Some(reader) {
+                return at(format!(
+                    "it names {reader}, who is not a reader on the roster (every reader but the first, an owner)"
+                ));
+            }
+        }
+        if let Event::RosterFault { mode, .. } = e {
+            if !s.home {
+                return at("a roster event needs `home = true` (suite shape)".into());
+            }
+            if super::parse::home_fault(mode).is_none() {
+                return at(format!(
+                    "unknown roster fault {mode}: none, down, stale-epoch, other-team or garbage-…"
+                ));
+            }
+        }
         if let Event::ExpectCalls { call, .. } = e
             && call_kind(call).is_none()
         {

@@ -1,0 +1,179 @@
+//! Suite shape in a scenario: the home's roster as the fake home holds it, and the oracle's admission checks read from it (§4.3, §6.5).
+//!
+//! A scenario with `home = true` runs memoria beside a fake home
+//! (`crate::fake::home`) whose roster lists every reader but the first.
+//! [`RosterTruth`] keeps what the oracle needs beside it: each change the
+//! timeline made at the home and when, each fault the home answered with
+//! and since when, and when memoria last woke (or its calendar skipped),
+//! after which its copy must be pulled again. The pulls themselves are the
+//! fake home's own record ([`FakeHome::pulls`]), never memoria's copy.
+//!
+//! What §4.3 says, as code:
+//!
+//! - "Within the TTL the pulled copy is enforced as it stands": a person
+//!   removed from the roster is refused once a pull the home answered
+//!   with the roster as it stands (status 200, no fault) has happened
+//!   after the removal ([`RosterTruth::refused`]). Until then memoria may
+//!   go on admitting them: the spec's stated tail is the roster loop's
+//!   interval (`ROSTER_REFRESH_S`).
+//! - An outage (down, garbage, another team's roster, a lagging replica's
+//!   older epoch) keeps the last good copy: a failed pull refreshes
+//!   nothing, so nobody removed is admitted again by it, and a member on
+//!   the copy stays admitted while it is within its TTL
+//!   ([`RosterTruth::surely_admitted`]).
+//! - "No roster, no admission": after a wake with the home failing there
+//!   is no copy, and a roster member's standing cannot be established, so
+//!   the oracle asserts nothing about finding things until a clean pull
+//!   after the wake.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::checks::Check;
+use super::surfaces::Rendered;
+use crate::fake::home::{FakeHome, HomeFault};
+
+/// A roster member's passage shown though the home removed them and
+/// memoria has pulled the change since (§4.3).
+pub const SAFETY_ROSTER: &str = "[safety:roster]";
+
+/// The longest the oracle lets simulated time run for memoria's roster
+/// loop to pull again, in seconds: its refresh interval while pulls
+/// succeed, 300 s (`memoria::ROSTER_REFRESH_S` in
+/// `reference/src/access/roster.rs`, §6.5), plus a pull's deadline and
+/// the links' latency, rounded up.
+pub const ROSTER_PULL_WAIT_MAX_S: u64 = 300 + 5;
+
+/// What the oracle knows of the home's roster beside the fake home.
+#[derive(Debug, Clone)]
+pub(super) struct RosterTruth {
+    /// The fake home.
+    pub(super) home: FakeHome,
+    /// The session each roster reader held at the first warm-up, by
+    /// address: their questions use it, admitted or not.
+    pub(super) sessions: BTreeMap<String, String>,
+    /// Every address the timeline changed at the home: when (simulated
+    /// ms) and whether it is on the roster since.
+    pub(super) changed: BTreeMap<String, (u64, bool)>,
+    /// The home's fault since each instant (simulated ms), in order.
+    pub(super) faults: Vec<(u64, HomeFault)>,
+    /// When memoria last woke or its calendar skipped (simulated ms): its
+    /// copy is known to hold only after a clean pull since.
+    pub(super) fresh_from_ms: u64,
+    /// The addresses on the roster at the start.
+    pub(super) members: Vec<String>,
+}
+
+impl RosterTruth {
+    /// The truth beside `home`, whose roster lists `members` at the start.
+    pub(super) fn new(home: FakeHome, members: Vec<String>) -> RosterTruth {
+        RosterTruth {
+            home,
+            sessions: BTreeMap::new(),
+            changed: BTreeMap::new(),
+            faults: vec![],
+            fresh_from_ms: 0,
+            members,
+        }
+    }
+
+    /// The home's fault at `at_ms`: `None` when a change happened at that
+    /// very instant (the oracle cannot tell which came first).
+    fn fault_at(&self, at_ms: u64) -> Option<HomeFault> {
+        if self.faults.iter().any(|(t, _)| *t == at_ms) {
+            return None;
+        }
+        Some(
+            self.faults
+                .iter()
+                .rev()
+                .find(|(t, _)| *t < at_ms)
+                .map_or(HomeFault::None, |(_, f)| *f),
+        )
+    }
+
+    /// Whether the home answered a pull with its roster as it stood
+    /// (status 200, an epoch, no fault) strictly after `after_ms`.
+    pub(super) fn clean_pull_after(&self, after_ms: u64) -> bool {
+        self.home.pulls().iter().any(|p| {
+            p.at_ms > after_ms
+                && p.status == 200
+                && p.epoch.is_some()
+                && self.fault_at(p.at_ms) == Some(HomeFault::None)
+        })
+    }
+
+    /// Whether `address` must be refused now: the home removed them and
+    /// has not added them back, and a clean pull has happened since
+    /// (§4.3: the copy as it stands; a failed pull keeps it).
+    pub(super) fn refused(&self, address: &str) -> bool {
+        matches!(self.changed.get(address), Some((at, false)) if self.clean_pull_after(*at))
+    }
+
+    /// Whether `address`, a roster reader, is certainly admitted now: on
+    /// the roster, with a clean pull since their last change and since
+    /// memoria last woke or its calendar skipped.
+    pub(super) fn surely_admitted(&self, address: &str) -> bool {
+        let since = match self.changed.get(address) {
+            Some((_, false)) => return false,
+            Some((at, true)) => (*at).max(self.fresh_from_ms),
+            None if self.members.iter().any(|m| m == address) => self.fresh_from_ms,
+            None => return true,
+        };
+        self.clean_pull_after(since)
+    }
+
+    /// Whether `address` is a reader the roster admits (not an owner).
+    pub(super) fn is_roster_reader(&self, address: &str) -> bool {
+        self.members.iter().any(|m| m == address) || self.changed.contains_key(address)
+    }
+
+    /// The home's fault from `at_ms` on.
+    pub(super) fn set_fault(&mut self, at_ms: u64, fault: HomeFault) {
+        self.home.set_fault(fault);
+        self.faults.push((at_ms, fault));
+    }
+}
+
+/// Judges what `address` saw against the roster's truth: a person the home
+/// removed, after a clean pull since, sees no passage (§4.3). Returns only
+/// a failed check.
+pub(super) fn judge_roster(truth: &RosterTruth, address: &str, seen: &Rendered) -> Vec<Check> {
+    if !truth.refused(address) || seen.shown.is_empty() {
+        return vec![];
+    }
+    vec![Check {
+        expected: format!(
+            "{SAFETY_ROSTER} a person the home removed from the roster sees no passage once memoria's roster loop has pulled the change (§4.3, §6.5)"
+        ),
+        actual: format!("{} results", seen.shown.len()),
+        ok: false,
+    }]
+}
+
+/// Lets simulated time run, in steps of a second, until the home has
+/// answered a clean pull after now, for at most
+/// [`ROSTER_PULL_WAIT_MAX_S`]: memoria's own roster loop, never a pull the
+/// oracle makes. Returns whether it happened.
+pub(super) async fn await_clean_pull(truth: &RosterTruth) -> bool {
+    let now = now_ms();
+    for _ in 0..ROSTER_PULL_WAIT_MAX_S {
+        if truth.clean_pull_after(now) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    truth.clean_pull_after(now)
+}
+
+/// Simulated milliseconds since the run began.
+pub(super) fn now_ms() -> u64 {
+    turmoil::sim_elapsed().unwrap_or_default().as_millis() as u64
+}
+
+/// Whether the last pull the home answered was clean (or none was made).
+pub(super) fn last_pull_clean(truth: &RosterTruth) -> bool {
+    truth.home.pulls().last().is_none_or(|p| {
+        p.status == 200 && p.epoch.is_some() && truth.fault_at(p.at_ms) == Some(HomeFault::None)
+    })
+}
