@@ -235,7 +235,17 @@ struct MutantsArgs {
     /// holds all the mutations of function bodies at once.
     #[arg(long)]
     no_schema: bool,
-    /// Output format.
+    /// Run only shard K of N (`K/N`, K from 0) of the selected mutation
+    /// files, sorted by path: the N shards are disjoint and cover them.
+    #[arg(long)]
+    shard: Option<String>,
+    /// No gate: the explorer is the killer. Each mutation of the schema
+    /// build runs `explore` on up to this many seeds (from `--seed`, else
+    /// 0) and stops at the first that fails; prints a table per gate. A
+    /// measurement: exit 0 once it ran, whatever survived.
+    #[arg(long, conflicts_with = "no_schema")]
+    explore_seeds: Option<u64>,
+    /// Output format (text or json with --explore-seeds).
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
 }
@@ -367,22 +377,14 @@ fn main() -> ExitCode {
             shrink: !no_shrink,
             timeline,
         }),
-        Cmd::Mutants(a) => match a.action {
+        Cmd::Mutants(mut a) => match a.action.take() {
             Some(MutantsAction::Convert {
                 files,
                 workspace,
                 check,
             }) => convert_mutants(files, workspace, check),
             Some(MutantsAction::Show { files, workspace }) => show_mutants(&files, workspace),
-            None => run_mutants(
-                a.gate,
-                a.files,
-                a.workspace,
-                a.seed.unwrap_or_else(rand::random),
-                a.timeout,
-                (a.jobs, !a.no_schema),
-                a.format,
-            ),
+            None => run_mutants(*a),
         },
         Cmd::Guards {
             path,
@@ -962,19 +964,36 @@ fn list(format: ListFormat) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn run_mutants(
-    gate: Option<String>,
-    files: Vec<PathBuf>,
-    workspace: Option<PathBuf>,
-    seed: u64,
-    timeout: u64,
-    (jobs, schema): (Option<usize>, bool),
-    format: Format,
-) -> ExitCode {
+fn run_mutants(a: MutantsArgs) -> ExitCode {
+    let MutantsArgs {
+        gate,
+        files,
+        workspace,
+        seed,
+        timeout,
+        jobs,
+        no_schema,
+        shard,
+        explore_seeds,
+        format,
+        ..
+    } = a;
     if jobs == Some(0) {
         eprintln!("memoria-harness: --jobs 0 runs nothing; give at least 1");
         return ExitCode::from(EXIT_USAGE);
     }
+    if explore_seeds == Some(0) {
+        eprintln!("memoria-harness: --explore-seeds 0 runs nothing; give at least 1");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let shard = match shard.as_deref().map(parse_shard) {
+        None => None,
+        Some(Some(kn)) => Some(kn),
+        Some(None) => {
+            eprintln!("memoria-harness: --shard takes K/N with K < N, e.g. 0/4");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     let workspace = match workspace_root(workspace) {
         Ok(w) => w,
         Err(e) => {
@@ -998,20 +1017,29 @@ fn run_mutants(
                 .is_some_and(|m| &m.gate == g)
         });
     }
+    if let Some((k, n)) = shard {
+        files = mutants::shard(files, k, n);
+    }
     if files.is_empty() {
         eprintln!("memoria-harness: no recorded mutation selected");
         return ExitCode::from(EXIT_USAGE);
     }
-    eprintln!("memoria-harness: seed {seed}, {} mutations", files.len());
     let opts = mutants::Options {
         workspace,
         files,
-        seed,
+        seed: seed.unwrap_or_default(),
         run_timeout: Duration::from_secs(timeout),
         progress: true,
         jobs: jobs.unwrap_or_else(mutants::default_jobs),
-        schema,
+        schema: !no_schema,
     };
+    if let Some(k) = explore_seeds {
+        return explore_mutants(&opts, seed.unwrap_or(0), k, format);
+    }
+    let seed = seed.unwrap_or_else(rand::random);
+    let opts = mutants::Options { seed, ..opts };
+    let files = &opts.files;
+    eprintln!("memoria-harness: seed {seed}, {} mutations", files.len());
     let run = match mutants::run(&opts) {
         Ok(r) => r,
         Err(e) => {
@@ -1044,6 +1072,38 @@ fn run_mutants(
         }
         ExitCode::from(EXIT_FAIL)
     }
+}
+
+/// `K/N` with K < N.
+fn parse_shard(s: &str) -> Option<(usize, usize)> {
+    let (k, n) = s.split_once('/')?;
+    let (k, n): (usize, usize) = (k.parse().ok()?, n.parse().ok()?);
+    (n > 0 && k < n).then_some((k, n))
+}
+
+/// `mutants --explore-seeds K`: the explorer as the killer, `k` seeds from
+/// `from`; a table per gate as text (JUnit reads as text) or JSON.
+fn explore_mutants(opts: &mutants::Options, from: u64, k: u64, format: Format) -> ExitCode {
+    eprintln!(
+        "memoria-harness: explorer seeds {from}..{} over {} mutations, no gate",
+        from + k,
+        opts.files.len()
+    );
+    let run = match mutants::explore_kill::run(opts, from, k) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("memoria-harness: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    match format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&run).expect("serialises")
+        ),
+        Format::Text | Format::Junit => print!("{}", run.to_text()),
+    }
+    ExitCode::SUCCESS
 }
 
 fn load_manifest(path: Option<&std::path::Path>) -> Result<conform::manifest::Manifest, String> {

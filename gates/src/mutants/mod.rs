@@ -66,6 +66,7 @@
 pub mod anchor;
 pub mod convert;
 pub mod edits;
+pub mod explore_kill;
 pub mod guards;
 mod judge;
 pub mod parse;
@@ -153,12 +154,35 @@ pub struct Options {
     pub schema: bool,
 }
 
+/// Every mutation file of a run, workspace-relative, with its parse (or why
+/// it does not parse or resolve).
+type Read = Vec<(String, Result<Mutation, String>)>;
+
 /// Workers for a machine: one per core the process may use, at most
 /// [`MUTANT_JOBS_MAX`]; one if the count cannot be read.
 pub fn default_jobs() -> usize {
     std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
         .min(MUTANT_JOBS_MAX)
+}
+
+/// Shard `k` of `n` (`--shard K/N`, K from 0) of a run's mutation files:
+/// sorted by path, every Nth from the Kth, so the N shards are disjoint and
+/// together hold every file, whatever order they were given in (as
+/// cargo-mutants' `--shard` and nextest's `--partition`).
+///
+/// # Panics
+/// `k >= n`: the caller checks the shard first.
+pub fn shard(mut files: Vec<PathBuf>, k: usize, n: usize) -> Vec<PathBuf> {
+    assert!(k < n, "shard {k}/{n}");
+    files.sort();
+    files.dedup();
+    files
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| i % n == k)
+        .map(|(_, f)| f)
+        .collect()
 }
 
 /// Groups mutations so that consecutive ones rebuild the same crates: by the
@@ -197,16 +221,13 @@ fn worker_dir(base: &str, k: usize) -> String {
     }
 }
 
-/// Runs every mutation in `opts.files` on [`Options::jobs`] workers, handed
-/// out in [`run_order`]; the report lists them in the order given.
+/// The scratch copies (one per worker, each with a seeded target
+/// directory) and every mutation file of `opts` read and resolved against
+/// the first copy, with its workspace-relative name.
 ///
 /// # Errors
-/// A message if a scratch copy cannot be made, the unmutated build fails,
-/// a selected gate is already red without any mutation, or a diff cannot
-/// be reversed in its scratch copy (every later mutation there would meet
-/// a mixed tree).
-pub fn run(opts: &Options) -> Result<MutantsRun, String> {
-    let began = Instant::now();
+/// A scratch copy cannot be made or a mutation file cannot be read.
+fn prepare(opts: &Options, say: &(dyn Fn(String) + Sync)) -> Result<(Vec<Scratch>, Read), String> {
     let root = opts.workspace.join("target").join("mutants");
     let tmp = gate_tmp_parent();
     let jobs = opts.jobs.clamp(1, opts.files.len().max(1));
@@ -217,11 +238,6 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             tmp: tmp.clone(),
         })
         .collect();
-    let say = |s: String| {
-        if opts.progress {
-            progress::line(&format!("mutants: {s}"));
-        }
-    };
     let caller_target = caller_target_dir(&opts.workspace);
     say(format!(
         "{jobs} worker{}, scratch copies {} (each with its own target directory beside it, never the caller's {}: a mutant must not land there)",
@@ -302,6 +318,26 @@ pub fn run(opts: &Options) -> Result<MutantsRun, String> {
             }
         }
     }
+    Ok((scratches, parsed))
+}
+
+/// Runs every mutation in `opts.files` on [`Options::jobs`] workers, handed
+/// out in [`run_order`]; the report lists them in the order given.
+///
+/// # Errors
+/// A message if a scratch copy cannot be made, the unmutated build fails,
+/// a selected gate is already red without any mutation, or a diff cannot
+/// be reversed in its scratch copy (every later mutation there would meet
+/// a mixed tree).
+pub fn run(opts: &Options) -> Result<MutantsRun, String> {
+    let began = Instant::now();
+    let say = |s: String| {
+        if opts.progress {
+            progress::line(&format!("mutants: {s}"));
+        }
+    };
+    let (scratches, parsed) = prepare(opts, &say)?;
+    let jobs = scratches.len();
     let _bar = opts.progress.then(|| progress::start(parsed.len()));
     let t_schema = Instant::now();
     let (schema_reports, leftover) = if opts.schema {
@@ -754,6 +790,30 @@ mod tests {
     use std::path::Path;
 
     const GOOD: &str = "gate: 26\ncase: 26/second-dek-different-id\nauthor: adversary\nbreaks: bare sha\n\n--- a/reference/src/store.rs\n+++ b/reference/src/store.rs\n@@ -1 +1 @@\n-a\n+b\n";
+
+    #[test]
+    fn the_shards_of_a_mutation_set_are_disjoint_and_cover_it() {
+        let files: Vec<PathBuf> = (0..23)
+            .map(|i| PathBuf::from(format!("mutants/g{:02}/m{}.toml", i % 7, i)))
+            .rev()
+            .collect();
+        let mut sorted = files.clone();
+        sorted.sort();
+        for n in 1..6 {
+            let shards: Vec<Vec<PathBuf>> = (0..n).map(|k| shard(files.clone(), k, n)).collect();
+            let mut all: Vec<PathBuf> = shards.concat();
+            let count = all.len();
+            all.sort();
+            all.dedup();
+            assert_eq!(all.len(), count, "n = {n}: a file in two shards");
+            assert_eq!(all, sorted, "n = {n}: a file in no shard");
+            let sizes: Vec<usize> = shards.iter().map(Vec::len).collect();
+            assert!(
+                sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1,
+                "n = {n}: unbalanced {sizes:?}"
+            );
+        }
+    }
 
     #[test]
     fn mutations_of_the_same_crate_run_one_after_another() {

@@ -39,9 +39,9 @@ const SCHEMA_RUN_TIMEOUT_MIN_S: u64 = 30;
 
 /// One mutation that joins the schema: its index in the run, its number in
 /// the schema, and its body changes per workspace-relative file.
-struct Member {
-    index: usize,
-    number: u32,
+pub(super) struct Member {
+    pub index: usize,
+    pub number: u32,
     files: Vec<FileChanges>,
 }
 
@@ -52,21 +52,33 @@ type FileChanges = (String, Vec<BodyChange>);
 /// indices of every mutation left to build on its own.
 pub(super) type Passed = (Vec<(usize, MutantReport)>, Vec<usize>);
 
-/// Runs the schema pass over `parsed` in `scratches`.
+/// The schema tree, built in every scratch copy: the mutations in it, the
+/// original files it rewrote, and why each mutation left out stayed out
+/// (by index into the run).
+pub(super) struct Built {
+    pub members: Vec<Member>,
+    pub originals: BTreeMap<String, String>,
+    pub out: BTreeMap<usize, String>,
+}
+
+/// Steps 1 to 3: finds the mutations of function bodies alone in `parsed`,
+/// writes the schema tree and builds it in every copy. `None`: no schema
+/// (no member, or it does not build), every copy holds its originals again.
+/// On `Some`, the copies hold the schema tree until [`restore`].
 ///
 /// # Errors
 /// A scratch copy's files cannot be read or written back, or a diff cannot
-/// be reversed: the copy is then no longer the workspace.
-pub(super) fn pass(
+/// be reversed.
+pub(super) fn build(
     scratches: &[Scratch],
     parsed: &[(String, Result<Mutation, String>)],
-    opts: &Options,
     say: &(dyn Fn(String) + Sync),
-) -> Result<Passed, String> {
+) -> Result<Option<Built>, String> {
     let first = &scratches[0];
     let mut originals: BTreeMap<String, String> = BTreeMap::new();
     let mut members: Vec<Member> = Vec::new();
     let mut why_out: BTreeMap<String, usize> = BTreeMap::new();
+    let mut out: BTreeMap<usize, String> = BTreeMap::new();
     for (i, (_, m)) in parsed.iter().enumerate() {
         let Ok(m) = m else { continue };
         match member(first, m, &mut originals)? {
@@ -75,7 +87,10 @@ pub(super) fn pass(
                 number: u32::try_from(i + 1).unwrap_or(u32::MAX),
                 files,
             }),
-            Err(why) => *why_out.entry(why).or_default() += 1,
+            Err(why) => {
+                *why_out.entry(why.clone()).or_default() += 1;
+                out.insert(i, why);
+            }
         }
     }
     say(format!(
@@ -95,9 +110,8 @@ pub(super) fn pass(
             )
         }
     ));
-    let everyone: Vec<usize> = (0..parsed.len()).collect();
     if members.is_empty() {
-        return Ok((Vec::new(), everyone));
+        return Ok(None);
     }
 
     // 2. Write and build in the first copy until it compiles. The first
@@ -153,6 +167,9 @@ pub(super) fn pass(
                     blamed.len(),
                     if blamed.len() == 1 { "" } else { "s" }
                 ));
+                for m in members.iter().filter(|m| blamed.contains(&m.number)) {
+                    out.insert(m.index, "it does not compile in the schema".into());
+                }
                 members.retain(|m| !blamed.contains(&m.number));
                 if members.is_empty() {
                     break;
@@ -162,7 +179,7 @@ pub(super) fn pass(
     }
     if !built || members.is_empty() {
         restore(scratches, &originals)?;
-        return Ok((Vec::new(), everyone));
+        return Ok(None);
     }
 
     // 3. The same tree in every other copy, unless the first attempt built it there.
@@ -188,8 +205,35 @@ pub(super) fn pass(
             "schema: a second copy does not build the tree the first built ({e}); every mutation builds on its own"
         ));
         restore(scratches, &originals)?;
-        return Ok((Vec::new(), everyone));
+        return Ok(None);
     }
+    Ok(Some(Built {
+        members,
+        originals,
+        out,
+    }))
+}
+
+/// Runs the schema pass over `parsed` in `scratches`.
+///
+/// # Errors
+/// A scratch copy's files cannot be read or written back, or a diff cannot
+/// be reversed: the copy is then no longer the workspace.
+pub(super) fn pass(
+    scratches: &[Scratch],
+    parsed: &[(String, Result<Mutation, String>)],
+    opts: &Options,
+    say: &(dyn Fn(String) + Sync),
+) -> Result<Passed, String> {
+    let everyone: Vec<usize> = (0..parsed.len()).collect();
+    let Built {
+        mut members,
+        originals,
+        ..
+    } = match build(scratches, parsed, say)? {
+        Some(b) => b,
+        None => return Ok((Vec::new(), everyone)),
+    };
 
     // 4. Baselines on the schema build, nothing selected.
     let selectors: BTreeSet<String> = members
@@ -481,7 +525,10 @@ fn write_tree(
 ///
 /// # Errors
 /// A file cannot be written.
-fn restore(scratches: &[Scratch], originals: &BTreeMap<String, String>) -> Result<(), String> {
+pub(super) fn restore(
+    scratches: &[Scratch],
+    originals: &BTreeMap<String, String>,
+) -> Result<(), String> {
     for s in scratches {
         for (rel, text) in originals {
             write_if_changed(s, rel, text)?;
@@ -539,7 +586,7 @@ fn blame(messages: &str, files: &BTreeMap<String, SchemaFile>) -> BTreeSet<u32> 
 
 /// Runs `f` over `items` on one thread per scratch copy, each taking the
 /// next item from a shared queue; results in no particular order.
-fn on_workers<T: Sync, R: Send>(
+pub(super) fn on_workers<T: Sync, R: Send>(
     scratches: &[Scratch],
     items: Vec<T>,
     f: impl Fn(&Scratch, &T) -> R + Sync,

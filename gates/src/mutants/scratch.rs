@@ -314,6 +314,16 @@ impl Scratch {
         )
     }
 
+    /// `explore --seeds 1 --from SEED --no-shrink`: one seed of the explorer.
+    pub fn explore(&self, seed: u64, limit: Duration, schema: Option<u32>) -> Result<Ran, String> {
+        let seed = seed.to_string();
+        self.harness(
+            &["explore", "--seeds", "1", "--from", &seed, "--no-shrink"],
+            limit,
+            schema,
+        )
+    }
+
     /// Replays one scenario file at the seed it records.
     pub fn replay(&self, file: &str, limit: Duration, schema: Option<u32>) -> Result<Ran, String> {
         self.harness(&["replay", file, "--format", "json"], limit, schema)
