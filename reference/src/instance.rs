@@ -155,6 +155,9 @@ pub struct Instance {
     /// The decrypted index and vectors were dropped after an idle spell
     /// (§3.5); the next use wakes them again ([`Instance::evict`]).
     evicted: bool,
+    /// Every live document filed under its scope, kept between briefs
+    /// while the store does not change (issue 30); dropped at eviction.
+    filing: brief::FilingCache,
 }
 
 impl std::fmt::Debug for Instance {
@@ -375,6 +378,7 @@ impl Instance {
             dense: DenseMatrix::new(),
             tombstone_dir: tombstone_dir.to_path_buf(),
             evicted: false,
+            filing: brief::FilingCache::default(),
         };
         // The dense matrix wakes before any snapshot below is written, so
         // that snapshot seals the matrix, not an empty one.
@@ -423,7 +427,8 @@ impl Instance {
     }
 
     /// Drops the decrypted index and dense vectors from memory after an idle
-    /// spell (§3.5: "idle eviction of the decrypted handle"), having first
+    /// spell (§3.5: "idle eviction of the decrypted handle"), with the
+    /// documents' paths a brief keeps filed by scope, having first
     /// sealed a snapshot that holds them, so the next wake loads rather than
     /// rebuilds. The sealed store and its key stay open; nothing readable
     /// of the corpus stays in memory but what the store's cache holds.
@@ -439,6 +444,7 @@ impl Instance {
         self.write_snapshot()?;
         self.index = LexicalIndex::new()?;
         self.dense = DenseMatrix::new();
+        self.filing.clear();
         self.evicted = true;
         tracing::info!("idle: the decrypted index is evicted until the next question");
         Ok(())

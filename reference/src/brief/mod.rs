@@ -905,34 +905,80 @@ pub fn terms_of(
     proximity: f64,
     now_unix_s: i64,
 ) -> Terms {
-    let share = |have: &BTreeSet<String>| {
-        if task_tokens.is_empty() {
-            0.0
-        } else {
-            task_tokens.intersection(have).count() as f64 / task_tokens.len() as f64
+    PassageTerms::new(task_tokens, passage, relative_path, meaning, now_unix_s).of(
+        task_tokens,
+        sentence,
+        proximity,
+    )
+}
+
+/// What [`terms_of`] reads of a passage apart from the sentence and the
+/// read's proximity: the same for every sentence of the passage and both
+/// reads, so a brief works it out once per passage (issue 30: the title's,
+/// headings' and path's tokens were made again for each sentence, twice).
+#[derive(Debug, Clone)]
+pub struct PassageTerms {
+    /// The content tokens of the document's title and the passage's section.
+    under: BTreeSet<String>,
+    /// All six terms but words and scope.
+    base: Terms,
+}
+
+impl PassageTerms {
+    /// `passage`'s share of [`terms_of`], with the arguments it takes.
+    pub fn new(
+        task_tokens: &BTreeSet<String>,
+        passage: &PoolPassage,
+        relative_path: &[String],
+        meaning: f64,
+        now_unix_s: i64,
+    ) -> PassageTerms {
+        let mut under = content_tokens(&passage.document.title);
+        for heading in &passage.section {
+            under.extend(content_tokens(heading));
         }
-    };
-    let mut quoted = content_tokens(sentence);
-    quoted.extend(content_tokens(&passage.document.title));
-    for heading in &passage.section {
-        quoted.extend(content_tokens(heading));
+        let path_text = relative_path
+            .iter()
+            .map(|c| c.rsplit_once('.').map_or(c.as_str(), |(stem, _)| stem))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let path_tokens = content_tokens(&path_text);
+        let path = share(task_tokens, |t| path_tokens.contains(t));
+        let age_days = (now_unix_s - passage.document.updated_at).max(0) as f64 / 86_400.0;
+        let recency = 0.5f64.powf(age_days / RECENCY_HALF_LIFE_DAYS);
+        let depth = passage.section.len().min(LAYER_BY_DEPTH.len() - 1);
+        PassageTerms {
+            under,
+            base: Terms {
+                meaning: meaning.clamp(0.0, 1.0),
+                words: 0.0,
+                recency,
+                layer: LAYER_BY_DEPTH[depth],
+                scope: 0.0,
+                path,
+            },
+        }
     }
-    let words = share(&quoted);
-    let path_text = relative_path
-        .iter()
-        .map(|c| c.rsplit_once('.').map_or(c.as_str(), |(stem, _)| stem))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let path = share(&content_tokens(&path_text));
-    let age_days = (now_unix_s - passage.document.updated_at).max(0) as f64 / 86_400.0;
-    let recency = 0.5f64.powf(age_days / RECENCY_HALF_LIFE_DAYS);
-    let depth = passage.section.len().min(LAYER_BY_DEPTH.len() - 1);
-    Terms {
-        meaning: meaning.clamp(0.0, 1.0),
-        words,
-        recency,
-        layer: LAYER_BY_DEPTH[depth],
-        scope: proximity,
-        path,
+
+    /// The six terms of `sentence` (one of the passage's) in a read where
+    /// the passage's scope has proximity `proximity`: [`terms_of`]'s.
+    pub fn of(&self, task_tokens: &BTreeSet<String>, sentence: &str, proximity: f64) -> Terms {
+        let quoted = content_tokens(sentence);
+        Terms {
+            words: share(task_tokens, |t| {
+                quoted.contains(t) || self.under.contains(t)
+            }),
+            scope: proximity,
+            ..self.base
+        }
+    }
+}
+
+/// The share of `task_tokens` that `holds`, in `[0, 1]`; 0 for no tokens.
+fn share(task_tokens: &BTreeSet<String>, holds: impl Fn(&String) -> bool) -> f64 {
+    if task_tokens.is_empty() {
+        0.0
+    } else {
+        task_tokens.iter().filter(|t| holds(t)).count() as f64 / task_tokens.len() as f64
     }
 }

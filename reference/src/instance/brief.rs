@@ -10,6 +10,7 @@
 //! speaks a sibling's passage.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use pulldown_cmark::{Event, Tag, TagEnd};
 
@@ -19,10 +20,11 @@ use crate::brief::score::{PROXIMITY_ORGANISATION, PROXIMITY_OWN, PROXIMITY_TEAM}
 use crate::brief::tokens::content_tokens;
 use crate::brief::{
     BriefCandidates, BriefError, BriefRequest, Description, ORGANISATION_POOL_PASSAGES,
-    POOL_PASSAGES, PoolBlock, PoolPassage, Scope, Scopes, check_request, terms_of,
+    POOL_PASSAGES, PassageTerms, PoolBlock, PoolPassage, Scope, Scopes, Terms, check_request,
 };
 use crate::search::markdown::{TextForm, read};
 use crate::search::query;
+use crate::storage::store::Store;
 
 /// A path's components, lexically normalised: empty and `.` dropped, `..`
 /// taking one off (never above the start).
@@ -82,6 +84,100 @@ fn links(passage: &str, first: bool) -> Vec<(String, String)> {
     out
 }
 
+/// Every live document filed under its scope (`brief-organisation-read.md`
+/// §1) at one value of the store's change counter, by one set of scopes.
+struct Filing {
+    /// The change counter it was filed at ([`Store::store_seq`]).
+    seq: i64,
+    /// The scopes it was filed by.
+    scopes: Scopes,
+    /// Every live document but derived artefacts: id, recorded path, and
+    /// whether it is a sibling's item ([`Store::document_paths`]).
+    documents: Vec<(String, String, bool)>,
+    /// Each of those documents' scope, by id.
+    scope_of: HashMap<String, Scope>,
+    /// How many documents each scope holds.
+    counts: HashMap<Scope, usize>,
+    /// memoria-owned documents (indices into `documents`) by their
+    /// normalised path, for a passage's relative links: made on the first
+    /// link a brief resolves.
+    by_path: OnceLock<HashMap<Vec<String>, usize>>,
+}
+
+impl Filing {
+    /// How many filed documents are in one of `reads`.
+    fn documents_in(&self, reads: &[Scope]) -> usize {
+        // `reads` names each scope once.
+        reads.iter().filter_map(|s| self.counts.get(s)).sum()
+    }
+
+    fn by_path(&self) -> &HashMap<Vec<String>, usize> {
+        self.by_path.get_or_init(|| {
+            self.documents
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, _, sibling))| !sibling)
+                .map(|(i, (_, path, _))| (path_parts(path), i))
+                .collect()
+        })
+    }
+}
+
+/// The filing a brief reads, kept in the instance between briefs (issue 30:
+/// opening and filing all 8,513 paths took most of a brief at 90,000
+/// chunks). It is used only while the store's change counter and the
+/// scopes are the ones it was filed at: every ingest and every deletion
+/// bumps the counter, so a brief never reads a document's scope from
+/// before a change. Plaintext paths, so dropped with the index at idle
+/// eviction (§3.5, [`Instance::evict`]).
+#[derive(Default)]
+pub(super) struct FilingCache(Mutex<Option<Arc<Filing>>>);
+
+impl FilingCache {
+    /// The filing at `seq` by `scopes`: the kept one if it is that, else
+    /// every live document filed afresh (and kept).
+    fn at(
+        &self,
+        store: &Store,
+        seq: i64,
+        scopes: &Scopes,
+    ) -> Result<Arc<Filing>, crate::error::Error> {
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(f) = kept.as_ref()
+            && f.seq == seq
+            && f.scopes == *scopes
+        {
+            return Ok(Arc::clone(f));
+        }
+        // Dropped before the refiling, so two filings never live at once.
+        *kept = None;
+        let documents = store.document_paths()?;
+        let scope_of: HashMap<String, Scope> = documents
+            .iter()
+            .map(|(id, path, sibling)| (id.clone(), scopes.of_path(path, *sibling)))
+            .collect();
+        let mut counts: HashMap<Scope, usize> = HashMap::new();
+        for s in scope_of.values() {
+            *counts.entry(s.clone()).or_default() += 1;
+        }
+        let filing = Arc::new(Filing {
+            seq,
+            scopes: scopes.clone(),
+            documents,
+            scope_of,
+            counts,
+            by_path: OnceLock::new(),
+        });
+        *kept = Some(Arc::clone(&filing));
+        Ok(filing)
+    }
+
+    /// Drops the kept filing (idle eviction, §3.5).
+    pub(super) fn clear(&self) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
 impl Instance {
     /// The opened, scored pool of a brief for `asker`, before any sibling
     /// is asked (§8.1): render only what [`BriefCandidates::rule`] returns.
@@ -131,12 +227,14 @@ impl Instance {
 
         // Every live document filed under its scope, and every chunk under its document's.
         // A derived artefact is in no brief: `document_paths` leaves it out.
-        let documents = self.store.document_paths().map_err(BriefError::Store)?;
-        let scope_of: HashMap<&str, Scope> = documents
-            .iter()
-            .map(|(id, path, sibling)| (id.as_str(), scopes.of_path(path, *sibling)))
-            .collect();
-        let documents_in_scope = scope_of.values().filter(|s| reads.contains(s)).count();
+        // Kept between briefs while the store's change counter stands still.
+        let seq = self.store.store_seq().map_err(BriefError::Store)?;
+        let filing = self
+            .filing
+            .at(&self.store, seq, scopes)
+            .map_err(BriefError::Store)?;
+        let scope_of = &filing.scope_of;
+        let documents_in_scope = filing.documents_in(&reads);
         let reconciling = self.store.reannouncing_apps().map_err(BriefError::Store)?;
         let mut out_of_ranking: HashSet<i64> = HashSet::new();
         for app in &reconciling {
@@ -209,9 +307,8 @@ impl Instance {
         let mut seen = HashSet::new();
         pool_ids.retain(|c| seen.insert(*c));
 
-        // Links resolve against the recorded paths of live memoria-owned documents.
-        // Made on the first relative link a pool passage holds, not per brief.
-        let by_path: std::cell::OnceCell<HashMap<Vec<String>, &str>> = std::cell::OnceCell::new();
+        // Links resolve against the recorded paths of live memoria-owned
+        // documents (`Filing::by_path`, made on the first relative link).
         let task_tokens: BTreeSet<String> = content_tokens(&request.task);
         let now = self.clock.now_unix_s();
         let task_title = request.task.trim().to_lowercase();
@@ -247,16 +344,10 @@ impl Instance {
                 dir.pop();
                 for (target, text) in links(&ph.passage.body, first) {
                     let resolved = normalised(dir.iter().cloned().chain(path_parts(&target)));
-                    let by_path = by_path.get_or_init(|| {
-                        documents
-                            .iter()
-                            .filter(|(_, _, sibling)| !sibling)
-                            .map(|(id, path, _)| (path_parts(path), id.as_str()))
-                            .collect()
-                    });
-                    let Some(&target_id) = by_path.get(&resolved) else {
+                    let Some(&target) = filing.by_path().get(&resolved) else {
                         continue;
                     };
+                    let target_id = filing.documents[target].0.as_str();
                     if target_id == doc.id {
                         continue;
                     }
@@ -321,28 +412,22 @@ impl Instance {
             };
             let relative = scopes.relative_path(&passage.document);
             let index = passages.len();
+            // One passage's terms, then each sentence's words (issue 30).
+            let terms = PassageTerms::new(&task_tokens, &passage, &relative, meaning, now);
+            let in_read = reads.contains(&scope);
+            let in_organisation = organisation_read && scope == Scope::Organisation;
             for text in said {
-                let read = reads.contains(&scope).then(|| {
-                    terms_of(
-                        &task_tokens,
-                        &text,
-                        &passage,
-                        &relative,
-                        meaning,
-                        proximity(&scope),
-                        now,
-                    )
+                if !in_read && !in_organisation {
+                    continue;
+                }
+                let t = terms.of(&task_tokens, &text, 0.0);
+                let read = in_read.then_some(Terms {
+                    scope: proximity(&scope),
+                    ..t
                 });
-                let organisation = (organisation_read && scope == Scope::Organisation).then(|| {
-                    terms_of(
-                        &task_tokens,
-                        &text,
-                        &passage,
-                        &relative,
-                        meaning,
-                        PROXIMITY_OWN,
-                        now,
-                    )
+                let organisation = in_organisation.then_some(Terms {
+                    scope: PROXIMITY_OWN,
+                    ..t
                 });
                 let matched = read
                     .or(organisation)
@@ -408,6 +493,88 @@ mod tests {
                 "the deploy notes".to_string()
             )]
         );
+    }
+
+    fn instance(dir: &std::path::Path) -> Instance {
+        Instance::wake(
+            crate::instance::InstanceConfig {
+                data_dir: dir.to_path_buf(),
+                admission: crate::access::admission::Admission::parse("ana@example.org").unwrap(),
+                egress: crate::policy::egress::EgressMode::AiOff,
+            },
+            crate::storage::seal::Sealer::new(&crate::storage::seal::Dek::generate()),
+            Arc::new(crate::clock::FixedClock(1_000)),
+        )
+        .unwrap()
+    }
+
+    fn ingest(m: &mut Instance, path: &str) -> String {
+        m.ingest(&crate::storage::store::NewDocument {
+            source_key: format!("import:{path}"),
+            title: "Descaling".into(),
+            path: path.into(),
+            body: "Descale the espresso machine every month.".into(),
+            date: None,
+        })
+        .unwrap()
+        .id
+    }
+
+    /// Documents a brief from `scope` files under its read.
+    fn in_scope(m: &Instance, scopes: &Scopes, scope: &str) -> usize {
+        let request = BriefRequest {
+            task: "descale the espresso machine".into(),
+            scope: scope.into(),
+            budget_chars: crate::brief::BUDGET_CHARS_DEFAULT,
+            with_team: false,
+        };
+        m.brief_candidates("ana@example.org", &request, scopes, &QuerySemantic::Off)
+            .unwrap()
+            .documents_in_scope
+    }
+
+    #[test]
+    fn the_kept_filing_follows_every_ingest_deletion_and_change_of_scopes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut m = instance(tmp.path());
+        let kitchen = Scopes::parse("kitchen=kitchen", None).unwrap();
+        let cafe = Scopes::parse("kitchen=cafe", None).unwrap();
+        let first = ingest(&mut m, "kitchen/a.md");
+        ingest(&mut m, "cafe/b.md");
+        // Each row: the change made, then the documents the brief files
+        // under project `kitchen` by `kitchen` and by `cafe`.
+        type Change = Box<dyn Fn(&mut Instance)>;
+        let rows: [(&str, Change, usize, usize); 4] = [
+            ("nothing", Box::new(|_| {}), 1, 1),
+            (
+                "an ingest",
+                Box::new(|m| drop(ingest(m, "kitchen/c.md"))),
+                2,
+                1,
+            ),
+            (
+                "a deletion",
+                Box::new(move |m| drop(m.delete(&first).unwrap())),
+                1,
+                1,
+            ),
+            ("an eviction", Box::new(|m| m.evict().unwrap()), 1, 1),
+        ];
+        for (change, make, by_kitchen, by_cafe) in rows {
+            make(&mut m);
+            m.rewake().unwrap();
+            assert_eq!(
+                in_scope(&m, &kitchen, "kitchen"),
+                by_kitchen,
+                "after {change}"
+            );
+            assert_eq!(in_scope(&m, &cafe, "kitchen"), by_cafe, "after {change}");
+            assert_eq!(
+                in_scope(&m, &kitchen, "kitchen"),
+                by_kitchen,
+                "again after {change}"
+            );
+        }
     }
 
     #[test]
