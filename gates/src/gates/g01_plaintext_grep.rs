@@ -32,7 +32,9 @@ pub const PLAINTEXT_EXEMPT: &[&str] = &[];
 pub static GATE: Gate = Gate {
     id: "1",
     title: "Plaintext grep over raw bytes at rest",
-    gates_md: &["Plaintext grep over raw SQLite bytes (file and WAL) and bucket objects; exempt list starts empty"],
+    gates_md: &[
+        "Plaintext grep over raw SQLite bytes (file and WAL) and bucket objects; exempt list starts empty",
+    ],
     sections: &["§10", "§3", "§3.1", "§7.1"],
     requirement: "A canary ingested in a document's title, path, heading and body is searchable, yet appears in no raw byte of the database file, its WAL, the sealed snapshot blobs, or any other file under the data directory. The exempt list is empty.",
     cases: &[

@@ -28,7 +28,9 @@ pub const SENTINEL_COMPONENTS: usize = 8;
 pub static GATE: Gate = Gate {
     id: "2",
     title: "Inversion probe",
-    gates_md: &["Inversion probe: presence (200 sealed vectors decrypt back) then absence (matrix parse at 256/512/768/1024/1536 dims x int8/f32/f64 x both endiannesses, pairwise-cosine correlation r > 0.20 fails; sentinel vector grep incl. decimal text)"],
+    gates_md: &[
+        "Inversion probe: presence (200 sealed vectors decrypt back) then absence (matrix parse at 256/512/768/1024/1536 dims x int8/f32/f64 x both endiannesses, pairwise-cosine correlation r > 0.20 fails; sentinel vector grep incl. decimal text)",
+    ],
     sections: &["§10", "§3.1", "§7.2"],
     requirement: "Presence: a 200-chunk seeded corpus's sealed vectors decrypt back to 200 vectors of the configured dimension, the sentinel's matching the stub's. Absence: no file at rest parses as a matrix whose pairwise cosines correlate with the corpus's above r = 0.20, and the sentinel's leading components appear in no dtype, endianness or decimal text form.",
     cases: &[

@@ -17,7 +17,9 @@ const OWNER: &str = "ana@example.org";
 pub static GATE: Gate = Gate {
     id: "4",
     title: "No content in logs",
-    gates_md: &["No content in logs (query, answer, snippets, model ledger); credential half proves a sign-in link was sent before asserting its token is in no log line"],
+    gates_md: &[
+        "No content in logs (query, answer, snippets, model ledger); credential half proves a sign-in link was sent before asserting its token is in no log line",
+    ],
     sections: &["§10", "§3.2", "§9.1"],
     requirement: "Query text, titles, passages, paths and the sign-in token never appear in captured logs, after the harness has proven each was handled and that the path logged.",
     cases: &[

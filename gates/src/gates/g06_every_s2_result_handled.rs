@@ -26,7 +26,9 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 pub static GATE: Gate = Gate {
     id: "6",
     title: "Every S2 result handled; the decoder is total",
-    gates_md: &["Every S2 result handled; decoder total (timeout, non-2xx, malformed, missing, duplicate, short, unknown value such as PERHAPS all become UNKNOWN); AHEAD arm present"],
+    gates_md: &[
+        "Every S2 result handled; decoder total (timeout, non-2xx, malformed, missing, duplicate, short, unknown value such as PERHAPS all become UNKNOWN); AHEAD arm present",
+    ],
     sections: &["§10", "§4.1"],
     requirement: "VISIBLE renders, NOT_VISIBLE omits silently, STALE withholds loudly and refetches, AHEAD withholds loudly, marks the source for re-announce and deletes nothing, UNKNOWN withholds loudly; a timeout, non-2xx, malformed body, missing, duplicate or short answer, an unknown value such as PERHAPS and a subject-kind mismatch all become UNKNOWN.",
     cases: &[

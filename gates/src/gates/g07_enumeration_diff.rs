@@ -49,7 +49,9 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 pub static GATE: Gate = Gate {
     id: "7",
     title: "Enumeration diff: empty and failed are distinguished",
-    gates_md: &["Enumeration diff distinguishes an authoritative empty result from a failure; deletes nothing on timeout, credential error or partial page"],
+    gates_md: &[
+        "Enumeration diff distinguishes an authoritative empty result from a failure; deletes nothing on timeout, credential error or partial page",
+    ],
     sections: &["§10", "§5.1", "§4.2"],
     requirement: "An enumeration diff deletes only on a complete enumeration: an item a complete enumeration omits is deleted, and an authoritative empty deletes everything that source held; a timeout, a rate limit, a partial page, an expired credential, a permission error on a subfolder, a missing folder root or a listing past the entry or page cap deletes nothing; the attempt, its failure and last_seen_at (moved forward for every item listed) are recorded durably, and the failure is cleared by the next complete enumeration.",
     cases: &[

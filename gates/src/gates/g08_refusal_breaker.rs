@@ -47,7 +47,9 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 pub static GATE: Gate = Gate {
     id: "8",
     title: "Circuit breakers at §8.1's predicate",
-    gates_md: &["Refusal breaker, five cases (fires; silent for Docs-only members; silent for a 24 h outage; silent below the 3-asker floor; \"cannot determine\"), durable across restart; S3 breaker same shape (20 fetches, all 404, one prior success)"],
+    gates_md: &[
+        "Refusal breaker, five cases (fires; silent for Docs-only members; silent for a 24 h outage; silent below the 3-asker floor; \"cannot determine\"), durable across restart; S3 breaker same shape (20 fetches, all 404, one prior success)",
+    ],
     sections: &["§10", "§8.1", "§3.2"],
     requirement: "The refusal breaker fires when at least 3 baseline askers (VISIBLE in the 7 UTC days before today) each have VISIBLE = 0 and NOT_VISIBLE >= 1 today, on the owner's sources page only, purging nothing; it stays silent for Docs-only members, a 24-hour outage and 2 refused baseline askers; missing, unreadable or short counters say \"cannot determine\" and name the window or the baseline; the counters survive a restart. The S3 breaker gets the same treatment at 20 fetches, all 404, with one prior success.",
     cases: &[

@@ -29,7 +29,9 @@ use crate::{Case, Ctx, Failure, Gate};
 pub static GATE: Gate = Gate {
     id: "9",
     title: "Derived artefacts expand to full provenance, flattened to roots, two hops",
-    gates_md: &["Derived artefacts expand to full provenance, flattened to roots, two hops; memoria-owned roots carry a revision"],
+    gates_md: &[
+        "Derived artefacts expand to full provenance, flattened to roots, two hops; memoria-owned roots carry a revision",
+    ],
     sections: &["§10", "§5.2"],
     requirement: "An artefact built from an artefact built from a sibling document sends that document's (id, revision) to S2 and is withheld when the sibling refuses it; no roots entry is an artefact id, at any depth; an artefact written from revision 1 of an upload is not served once revision 2 is uploaded, is written again from revision 2, and its root recorded the revision; a sibling root answered STALE withholds the artefact loudly until it is written from the new revision, and one answered AHEAD withholds it loudly and re-announces the app.",
     cases: &[

@@ -53,7 +53,9 @@ const NEW_EPOCH: u32 = 2;
 pub static GATE: Gate = Gate {
     id: "12",
     title: "Token rotation: three phases, each interrupted and resumed, across a partial delivery",
-    gates_md: &["Token rotation: three phases, each interrupted and resumed, partial multi-sibling delivery"],
+    gates_md: &[
+        "Token rotation: three phases, each interrupted and resumed, partial multi-sibling delivery",
+    ],
     sections: &["§10", "§6.2"],
     requirement: "Across three siblings, each of §6.2's phases (expand acceptance, switch the sender, contract acceptance) interrupted after some siblings and resumed leaves every search at every step unwithheld, with no sibling answering memoria 401; memoria sends the new token once it is delivered, with no restart; the drain retires the old token at a sibling only after it has seen memoria use the new one there; phase 2 refuses a sibling that does not accept the new token yet; a rotation begun while a row holds two tokens is refused and evicts neither; a second rotation's new token takes a fresh epoch and is contracted for only once seen; re-running a phase changes nothing; an emergency revocation withholds loudly, naming each app, and recovers once the new token is delivered; a token that cannot be read makes no call and withholds that sibling loudly.",
     cases: &[

@@ -18,7 +18,9 @@ use crate::{Case, Ctx, Failure, Gate};
 pub static GATE: Gate = Gate {
     id: "14",
     title: "Answer sentences cite listed passages",
-    gates_md: &["Answer sentences cite listed passages; an all-dropped answer says so; every digit traces to a cited passage or an S6 result; every character of the fact box traces to a cited passage"],
+    gates_md: &[
+        "Answer sentences cite listed passages; an all-dropped answer says so; every digit traces to a cited passage or an S6 result; every character of the fact box traces to a cited passage",
+    ],
     sections: &["§10", "§8.4", "§8.5", "§8.2", "§8.7", "§8.8"],
     requirement: "With AI on, every rendered answer sentence cites a passage on the page's list and links to it; an answer whose every sentence was dropped says so; every number in an answer is in a passage its sentence cites, and every number of a numeric answer is S6's or in a passage an operand cites; no image, link or HTML a model wrote renders; the route and pinned model are printed; a failed provider leaves the list and one loud line; every character of a fact box is in the passage it cites.",
     cases: &[

@@ -76,7 +76,9 @@ const NET_ALLOWED: &[(&str, &str, &str)] = &[
 pub static GATE: Gate = Gate {
     id: "15",
     title: "The AI-off floor works scriptless, and nothing leaves the instance",
-    gates_md: &["AI-off floor: every §8.1 affordance works scriptless with the provider unreachable; no egress, asserted by a network guard"],
+    gates_md: &[
+        "AI-off floor: every §8.1 affordance works scriptless with the provider unreachable; no egress, asserted by a network guard",
+    ],
     sections: &["§8.1", "§3.2", "§10"],
     requirement: "Every §8.1 affordance (the GET form, ranked passages with app, title, locator, marker, date and deep link, pagination, loud withholding, the fact box, the document page, upload) works without script with the provider unreachable, and a network guard sees memoria look up and connect to its configured siblings and to nothing else.",
     cases: &[

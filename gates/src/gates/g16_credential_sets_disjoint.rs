@@ -49,7 +49,9 @@ const CONNECTOR_PREFIX: &str = "/connectors/";
 pub static GATE: Gate = Gate {
     id: "16",
     title: "Credential sets are disjoint",
-    gates_md: &["A sibling credential is refused at the connector routes, a connector credential at everything else"],
+    gates_md: &[
+        "A sibling credential is refused at the connector routes, a connector credential at everything else",
+    ],
     sections: &["§10", "§9.1"],
     requirement: "Every declared route under /connectors/ accepts only its connector's bearer token and refuses a session, a sibling's token, another connector's token, the stored hash and none, storing nothing, and refuses an Origin off the allowlist; every other declared route answers a connector token exactly as it answers no credential.",
     cases: &[

@@ -41,7 +41,9 @@ const REGISTRATIONS: &[&str] = &[
 pub static GATE: Gate = Gate {
     id: "17",
     title: "No undeclared route",
-    gates_md: &["No undeclared route: method and path together, read from the code, not from memory"],
+    gates_md: &[
+        "No undeclared route: method and path together, read from the code, not from memory",
+    ],
     sections: &["§10", "§9.1", "§1.9"],
     requirement: "Every router registration in reference/src, keyed by method and path together, is in DECLARED_ROUTES, and every declared route is registered; unreadable registrations, nest, merge and service routes fail; one fallback, answering 404.",
     cases: &[

@@ -44,7 +44,9 @@ const ITEM_TITLE: &str = "Hiring plan";
 pub static GATE: Gate = Gate {
     id: "18",
     title: "External-source authorization: admission is the only door, presence the other",
-    gates_md: &["External-source authorization: admission is the only door; presence is the other; upstream revocation does not remove"],
+    gates_md: &[
+        "External-source authorization: admission is the only door; presence is the other; upstream revocation does not remove",
+    ],
     sections: &["§10", "§4.2"],
     requirement: "For memoria-owned content (uploads, connector items): two admitted people both see the same document, neither being its uploader a condition; a person no longer admitted sees nothing memoria-owned on any page or through the library; a document deleted in memoria is gone for everyone while the others stay; a document whose source revoked memoria's access (401 on every call, 403 on its folder) is still served to everyone admitted.",
     cases: &[

@@ -66,7 +66,9 @@ pub const CORPUS_CHUNKS_MIN: u64 = 500;
 pub static GATE: Gate = Gate {
     id: "20",
     title: "Wake budget and corpus ceiling",
-    gates_md: &["Wake budget and corpus ceiling, measured on a real corpus: fails when the footprint at the stated chunk count exceeds the budget"],
+    gates_md: &[
+        "Wake budget and corpus ceiling, measured on a real corpus: fails when the footprint at the stated chunk count exceeds the budget",
+    ],
     sections: &["§10", "§7.3", "§7.2"],
     requirement: "On a store built from a real corpus with AI on, the bytes a wake reads (measured as it wakes, at two sizes) at 50 MB/s, plus the wake's CPU (measured in an optimised build; the release build's recorded 90,000-chunk figure in an unoptimised one), put a wake at 90,000 chunks within 5 s.",
     cases: &[

@@ -47,7 +47,9 @@ const BEA: &str = "bea@example.org";
 pub static GATE: Gate = Gate {
     id: "21",
     title: "Admission is read, not held",
-    gates_md: &["Admission is read, not held: a removed owner is refused at verification; an unreadable roster refuses"],
+    gates_md: &[
+        "Admission is read, not held: a removed owner is refused at verification; an unreadable roster refuses",
+    ],
     sections: &["§10", "§4.3"],
     requirement: "A person removed from the owners list, or from the home's roster once the removal is pulled, is refused at verification (403, no session) after following a link sent while they were admitted, and on the next request of a session they hold; an owners source that cannot be read refuses everyone, and a roster that cannot be read (the home down, garbage, or another team's roster, with no copy held) admits no member, at verification, in sessions and at the sign-in form, until it can be read; a person still listed is admitted through the same steps.",
     cases: &[

@@ -42,7 +42,9 @@ pub const EVEN_SIBLING_MS: u64 = 300;
 pub static GATE: Gate = Gate {
     id: "23",
     title: "Deadline and concurrency",
-    gates_md: &["Deadline and concurrency, on two separate fixtures (5 s vs 10 ms; three at 300 ms with an 810 ms bound)"],
+    gates_md: &[
+        "Deadline and concurrency, on two separate fixtures (5 s vs 10 ms; three at 300 ms with an 810 ms bound)",
+    ],
     sections: &["§10", "§6.5"],
     requirement: "A sibling past its 800 ms deadline does not add its latency to the page, and three siblings called at once do not cost three times one sibling's time.",
     cases: &[

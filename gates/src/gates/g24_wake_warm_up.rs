@@ -23,7 +23,9 @@ pub const COLD_WAKE_MS: u64 = 1_500;
 pub static GATE: Gate = Gate {
     id: "24",
     title: "Wake warm-up",
-    gates_md: &["Wake warm-up: every configured sibling gets an S1 poll unprompted, no query issued"],
+    gates_md: &[
+        "Wake warm-up: every configured sibling gets an S1 poll unprompted, no query issued",
+    ],
     sections: &["§10", "§6.5"],
     requirement: "Every configured sibling receives an S1 poll from memoria within a stated few seconds of memoria coming up, with no query issued.",
     cases: &[Case {

@@ -26,7 +26,9 @@ use crate::{Case, Ctx, Failure, Gate};
 pub static GATE: Gate = Gate {
     id: "25",
     title: "S3 carries no person",
-    gates_md: &["S3 carries no person: fixture decodes S3 with unknown fields rejected; the meaningful mutation takes two edits"],
+    gates_md: &[
+        "S3 carries no person: fixture decodes S3 with unknown fields rejected; the meaningful mutation takes two edits",
+    ],
     sections: &["§10", "§6.1"],
     requirement: "An item granted individually to the asker and not team-visible 404s on S3, never enters memoria's store, and no S3 request carries any field beyond item_id and revision.",
     cases: &[Case {

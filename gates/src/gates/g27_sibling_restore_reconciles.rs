@@ -50,7 +50,9 @@ const ITEM_PRIVATE: &str = "sh-private";
 pub static GATE: Gate = Gate {
     id: "27",
     title: "A sibling's restore reconciles; the page does not go quietly short",
-    gates_md: &["A sibling's restore reconciles: AHEAD vs NOT_VISIBLE (byte-identical to a private item), nothing deleted, the source leaves the ranking, a page of 50 renders exactly 50, a failed announce retires nothing"],
+    gates_md: &[
+        "A sibling's restore reconciles: AHEAD vs NOT_VISIBLE (byte-identical to a private item), nothing deleted, the source leaves the ranking, a page of 50 renders exactly 50, a failed announce retires nothing",
+    ],
     sections: &["§10", "§4.1", "§8.1"],
     requirement: "After Sheets is restored behind memoria, S2 answers AHEAD for a lost revision and NOT_VISIBLE, equal to a private item's, for a lost row; nothing is deleted and Sheets is marked for re-announce; Sheets leaves the ranking so Docs fills the page, with one line naming Sheets as reconciling and never a 'no results'; a failed announce retires nothing; a completed one retires the lost row and refetches the lost revision at the announced one.",
     cases: &[

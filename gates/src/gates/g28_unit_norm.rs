@@ -22,7 +22,9 @@ pub const SCORE_TOLERANCE: f64 = 1e-4;
 pub static GATE: Gate = Gate {
     id: "28",
     title: "Every stored vector has unit norm",
-    gates_md: &["Every stored vector has L2 norm 1 +- epsilon (search is a raw dot product, not cosine)"],
+    gates_md: &[
+        "Every stored vector has L2 norm 1 +- epsilon (search is a raw dot product, not cosine)",
+    ],
     sections: &["§7.2"],
     requirement: "Every stored vector (store row, dense snapshot row, the matrix woken from it) has L2 norm 1 ± its tolerance (at most NORM_EPSILON); a dense hit's score is the raw dot product of the dequantised vectors.",
     cases: &[

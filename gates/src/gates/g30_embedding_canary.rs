@@ -34,7 +34,9 @@ const OWNER: &str = "ana@example.org";
 pub static GATE: Gate = Gate {
     id: "30",
     title: "Embedding canary",
-    gates_md: &["Embedding canary: fixed public sentences re-embedded on wake, drift over epsilon is stated"],
+    gates_md: &[
+        "Embedding canary: fixed public sentences re-embedded on wake, drift over epsilon is stated",
+    ],
     sections: &["§8.2", "§7.2"],
     requirement: "With AI on, fixed public sentences are embedded at first configuration and their vectors sealed; on each wake they are embedded again, and a drift past the stated ε (1 − cosine > CANARY_DRIFT_MAX) is stated on the sources page; a steady provider is not flagged; a provider that does not answer is stated too.",
     cases: &[

@@ -50,7 +50,9 @@ const NEAR_ANA: &[&str] = &["ana+x@acme.test", "a.na@acme.test", "ana@acme.test.
 pub static GATE: Gate = Gate {
     id: "33",
     title: "Admission before the sign-in classifier: an unadmitted address dials nothing",
-    gates_md: &["The admission predicate runs before the sign-in classifier: an unadmitted address causes no DNS query and no fetch"],
+    gates_md: &[
+        "The admission predicate runs before the sign-in classifier: an unadmitted address causes no DNS query and no fetch",
+    ],
     sections: &["§3.2", "§4.3"],
     requirement: "The admission predicate runs before the sign-in classifier: a sign-in begun for an address that is not an owner's now causes no DNS query and no fetch (no lookup or connection in the network guard, no request at any mail domain), sends no link, and is answered exactly as an owner's is; an owner's address, in the same world, is classified (its domain looked up and fetched) and sent a link.",
     cases: &[

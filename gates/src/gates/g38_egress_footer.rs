@@ -77,7 +77,9 @@ const HEADER_VARIANTS: &[(&str, &str)] = &[
 pub static GATE: Gate = Gate {
     id: "38",
     title: "The egress footer on every page",
-    gates_md: &["The egress footer: every declared GET route, at whatever status it renders, states the egress mode truthfully; routes without a footer are listed with a verified reason. The spec describes this gate in §8.9 without a number; 38 is this project's number for it"],
+    gates_md: &[
+        "The egress footer: every declared GET route, at whatever status it renders, states the egress mode truthfully; routes without a footer are listed with a verified reason. The spec describes this gate in §8.9 without a number; 38 is this project's number for it",
+    ],
     sections: &["§8.9", "§3.6", "§8.1"],
     requirement: "Every declared GET route, at every status it renders, states the egress mode truthfully; error pages too; responses without a footer are listed with a reason the gate verifies.",
     cases: &[

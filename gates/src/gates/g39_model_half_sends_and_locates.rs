@@ -27,7 +27,9 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 pub static GATE: Gate = Gate {
     id: "39",
     title: "The model half sends only what it may and accepts only what it can locate",
-    gates_md: &["The model half sends only what it may, accepts only what it can locate, never touches a validator-backed kind"],
+    gates_md: &[
+        "The model half sends only what it may, accepts only what it can locate, never touches a validator-backed kind",
+    ],
     sections: &["§8.9", "§8.8", "§4.1"],
     requirement: "With AI on, a query naming the postal address sends the top eight ruled passages still present, each with its index and nothing else, to the cheap model; a proposal renders only as a byte-exact span of a sent passage, first occurrence, on word boundaries, outside every recognised span, labelled by §8.8's rules and marked 🤖 with TensorX and the model named; a truncated or malformed reply is rejected whole; a provider failure leaves the list and one loud line; a validator-backed kind and AI off send nothing.",
     cases: &[

@@ -18,7 +18,11 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 pub static GATE: Gate = Gate {
     id: "40",
     title: "A brief without repeats",
-    gates_md: &["Three paraphrases of one fact are carried once; \"Run migrations by hand\" and \"Never run migrations by hand\" are both carried", "Overlap is shared tokens divided by the LARGER token set, threshold 0.6; a block under 3 content tokens is never skipped; a negation difference is never a repeat", "At most two blocks cite the same first source; six long paraphrases from one file against a 700-character brief carry at most two"],
+    gates_md: &[
+        "Three paraphrases of one fact are carried once; \"Run migrations by hand\" and \"Never run migrations by hand\" are both carried",
+        "Overlap is shared tokens divided by the LARGER token set, threshold 0.6; a block under 3 content tokens is never skipped; a negation difference is never a repeat",
+        "At most two blocks cite the same first source; six long paraphrases from one file against a 700-character brief carry at most two",
+    ],
     sections: &[
         "brief-repeats.md §2",
         "brief-repeats.md §3",

@@ -21,7 +21,9 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 pub static GATE: Gate = Gate {
     id: "41",
     title: "The organisation's own read",
-    gates_md: &["Forty repository memories that fill the candidate list alone, one organisation memory on the same topic: the organisation memory reaches the first two places (fails against the in-list seat, passes with the second read)"],
+    gates_md: &[
+        "Forty repository memories that fill the candidate list alone, one organisation memory on the same topic: the organisation memory reaches the first two places (fails against the in-list seat, passes with the second read)",
+    ],
     sections: &[
         "brief-organisation-read.md §1",
         "brief-organisation-read.md §2",

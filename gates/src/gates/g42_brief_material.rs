@@ -17,7 +17,9 @@ use crate::{Case, Ctx, Failure, Gate, ensure};
 pub static GATE: Gate = Gate {
     id: "42",
     title: "Brief material: status, budget, grounds, authorization",
-    gates_md: &["A brief's first line is its status: resolved, choose or none; over budget it shrinks excerpts first, then relations, keeps every ground, and says it shrank"],
+    gates_md: &[
+        "A brief's first line is its status: resolved, choose or none; over budget it shrinks excerpts first, then relations, keeps every ground, and says it shrank",
+    ],
     sections: &[
         "brief-material.md §3",
         "brief-material.md §4",
