@@ -1,5 +1,10 @@
 //! Recorded mutations: unified diffs under `mutants/` that a named gate must turn red.
 //!
+//! Size: about 850 lines: the runner's options, the driver both modes (a
+//! gate as the killer, and the explorer's `--explore-seeds`) share, and the
+//! report types; the schema pass, the scratch copies, the explorer mode and
+//! the judging each have their own file.
+//!
 //! A recorded mutation is a real change to the code under test, never to a
 //! gate. Each file is a header of `key: value` lines, then a unified diff in
 //! `git diff` form (`--- a/path`, `+++ b/path`), so a reviewer can write one
