@@ -1013,6 +1013,27 @@ impl WakeReport {
     }
 }
 
+/// An AI-off instance woken in `dir` for one admitted owner
+/// (`ana@example.org`), with a fresh DEK and a fixed clock at 1,000 s: the
+/// unit tests' one way to make a plain instance.
+///
+/// # Panics
+/// The instance cannot wake in `dir`.
+#[cfg(test)]
+pub(crate) fn instance_for_tests(dir: &Path) -> Instance {
+    Instance::wake(
+        InstanceConfig {
+            data_dir: dir.to_path_buf(),
+            admission: crate::access::admission::Admission::parse("ana@example.org")
+                .expect("the test owner parses"),
+            egress: crate::policy::egress::EgressMode::AiOff,
+        },
+        crate::storage::seal::Sealer::new(&crate::storage::seal::Dek::generate()),
+        Arc::new(crate::clock::FixedClock(1_000)),
+    )
+    .expect("a test instance wakes")
+}
+
 /// What says the database was restored from a backup, if anything (§7.4):
 /// its deletion sequence stops before the durable log's, or it records a
 /// snapshot generation older than the newest blob in the bucket. A crash

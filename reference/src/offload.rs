@@ -219,16 +219,7 @@ mod tests {
     use super::*;
 
     fn shared(dir: &std::path::Path, offload: Offload) -> SharedInstance {
-        let instance = Instance::wake(
-            crate::instance::InstanceConfig {
-                data_dir: dir.to_path_buf(),
-                admission: crate::access::admission::Admission::parse("ana@example.org").unwrap(),
-                egress: crate::policy::egress::EgressMode::AiOff,
-            },
-            crate::storage::seal::Sealer::new(&crate::storage::seal::Dek::generate()),
-            Arc::new(crate::clock::FixedClock(1_000)),
-        )
-        .unwrap();
+        let instance = crate::instance::instance_for_tests(dir);
         SharedInstance::new(instance, offload)
     }
 

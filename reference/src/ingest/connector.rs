@@ -519,16 +519,7 @@ mod tests {
     }
 
     fn instance(dir: &Path) -> Instance {
-        Instance::wake(
-            crate::instance::InstanceConfig {
-                data_dir: dir.to_path_buf(),
-                admission: crate::access::admission::Admission::parse("ana@example.org").unwrap(),
-                egress: crate::policy::egress::EgressMode::AiOff,
-            },
-            crate::storage::seal::Sealer::new(&crate::storage::seal::Dek::generate()),
-            std::sync::Arc::new(crate::clock::FixedClock(1_000)),
-        )
-        .unwrap()
+        crate::instance::instance_for_tests(dir)
     }
 
     #[test]
