@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use super::parse::Author;
 use super::report::secs;
 use super::scratch::{Ended, Ran, Scratch};
-use super::{Options, Read, prepare, progress, schema_run};
+use super::{Options, Read, prepare, progress, sayer, schema_run};
 
 /// A seed's time limit on a mutant, as a multiple of the slowest seed of
 /// the unmutated baseline (at least [`EXPLORE_SEED_TIMEOUT_MIN_S`], at most
@@ -286,14 +286,9 @@ fn seed_end(ran: &Ran) -> SeedEnd {
 /// unmutated on the schema build.
 pub fn run(opts: &Options, from: u64, seeds: u64) -> Result<ExploreRun, String> {
     let began = Instant::now();
-    let say = |s: String| {
-        if opts.progress {
-            progress::line(&format!("mutants: {s}"));
-        }
-    };
-    let (scratches, parsed) = prepare(opts, &say)?;
+    let say = sayer(opts);
+    let (scratches, parsed, _bar) = prepare(opts, &say)?;
     let jobs = scratches.len();
-    let _bar = opts.progress.then(|| progress::start(parsed.len()));
     let built = schema_run::build(&scratches, &parsed, &say)?;
     let mut reports: Vec<(usize, ExploreMutant)> = Vec::new();
     let not_run = |i: usize, seen: Seen, why: String| {

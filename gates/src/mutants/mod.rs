@@ -226,13 +226,27 @@ fn worker_dir(base: &str, k: usize) -> String {
     }
 }
 
+/// What a run says as it goes, as `mutants: …` progress lines, if
+/// [`Options::progress`] asks for them.
+fn sayer(opts: &Options) -> impl Fn(String) + Sync + '_ {
+    move |s: String| {
+        if opts.progress {
+            progress::line(&format!("mutants: {s}"));
+        }
+    }
+}
+
 /// The scratch copies (one per worker, each with a seeded target
-/// directory) and every mutation file of `opts` read and resolved against
-/// the first copy, with its workspace-relative name.
+/// directory), every mutation file of `opts` read and resolved against
+/// the first copy, with its workspace-relative name, and the progress bar
+/// over them (none unless [`Options::progress`]).
 ///
 /// # Errors
 /// A scratch copy cannot be made or a mutation file cannot be read.
-fn prepare(opts: &Options, say: &(dyn Fn(String) + Sync)) -> Result<(Vec<Scratch>, Read), String> {
+fn prepare(
+    opts: &Options,
+    say: &(dyn Fn(String) + Sync),
+) -> Result<(Vec<Scratch>, Read, Option<progress::BarGuard>), String> {
     let root = opts.workspace.join("target").join("mutants");
     let tmp = gate_tmp_parent();
     let jobs = opts.jobs.clamp(1, opts.files.len().max(1));
@@ -323,7 +337,8 @@ fn prepare(opts: &Options, say: &(dyn Fn(String) + Sync)) -> Result<(Vec<Scratch
             }
         }
     }
-    Ok((scratches, parsed))
+    let bar = opts.progress.then(|| progress::start(parsed.len()));
+    Ok((scratches, parsed, bar))
 }
 
 /// Runs every mutation in `opts.files` on [`Options::jobs`] workers, handed
@@ -336,14 +351,9 @@ fn prepare(opts: &Options, say: &(dyn Fn(String) + Sync)) -> Result<(Vec<Scratch
 /// a mixed tree).
 pub fn run(opts: &Options) -> Result<MutantsRun, String> {
     let began = Instant::now();
-    let say = |s: String| {
-        if opts.progress {
-            progress::line(&format!("mutants: {s}"));
-        }
-    };
-    let (scratches, parsed) = prepare(opts, &say)?;
+    let say = sayer(opts);
+    let (scratches, parsed, _bar) = prepare(opts, &say)?;
     let jobs = scratches.len();
-    let _bar = opts.progress.then(|| progress::start(parsed.len()));
     let t_schema = Instant::now();
     let (schema_reports, leftover) = if opts.schema {
         schema_run::pass(&scratches, &parsed, opts, &say)?

@@ -36,6 +36,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
+use super::anchor::line_starts;
+
 /// The environment variable a schema run reads: the number of the mutation
 /// whose bodies run; unset, empty or unknown, the original bodies run.
 pub const SCHEMA_ENV: &str = "MEMORIA_MUTANT_SCHEMA";
@@ -233,13 +235,6 @@ fn tokens<T: quote::ToTokens>(t: T) -> String {
 /// Tokens of a list of attributes, as text.
 fn attrs(a: &[syn::Attribute]) -> String {
     a.iter().map(tokens).collect::<Vec<_>>().join(" ")
-}
-
-/// The byte offset each line starts at.
-fn line_starts(src: &str) -> Vec<usize> {
-    std::iter::once(0)
-        .chain(src.match_indices('\n').map(|(i, _)| i + 1))
-        .collect()
 }
 
 /// A block's byte range in `src`, `{` to `}` inclusive, from its spans
