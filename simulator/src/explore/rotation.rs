@@ -87,3 +87,70 @@ pub(super) fn add(seed: u64, swarm: &mut Swarm, apps: &[String], events: &mut Ve
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The phases of every rotation a seed draws, in order, as (phase,
+    /// reach), one list per `begin`.
+    fn rotations(seed: u64) -> Vec<Vec<(RotationPhase, Option<usize>)>> {
+        let mut out: Vec<Vec<(RotationPhase, Option<usize>)>> = vec![];
+        for e in &super::super::generate(seed).scenario.events {
+            if let Event::Rotation { phase, reach, .. } = e {
+                if *phase == RotationPhase::Begin {
+                    out.push(vec![]);
+                } else if let Some(r) = out.last_mut() {
+                    r.push((*phase, *reach));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_drawn_rotation_runs_its_phases_in_order_and_ends_each_one_resumed_to_the_end() {
+        let mut drawn = 0;
+        for seed in 0..40 {
+            for phases in rotations(seed) {
+                drawn += 1;
+                let order: Vec<RotationPhase> = phases.iter().map(|(p, _)| *p).collect();
+                let mut sorted = order.clone();
+                sorted.sort_by_key(|p| *p as u8);
+                assert_eq!(order, sorted, "seed {seed}: phases out of order");
+                for p in [
+                    RotationPhase::Expand,
+                    RotationPhase::Switch,
+                    RotationPhase::Contract,
+                ] {
+                    let runs: Vec<Option<usize>> = phases
+                        .iter()
+                        .filter(|(x, _)| *x == p)
+                        .map(|(_, r)| *r)
+                        .collect();
+                    assert_eq!(runs.last(), Some(&None), "seed {seed}: {p:?} {runs:?}");
+                }
+            }
+        }
+        assert!(drawn > 0, "no seed of 40 drew a rotation");
+    }
+
+    #[test]
+    fn a_seed_whose_swarm_lacks_rotation_has_no_rotation_event() {
+        for seed in 0..40 {
+            let x = super::super::generate(seed);
+            let rotating = x.swarm.0.iter().any(|(k, _)| *k == FaultKind::Rotation);
+            let events = x
+                .scenario
+                .events
+                .iter()
+                .filter(|e| matches!(e, Event::Rotation { .. }))
+                .count();
+            assert_eq!(
+                rotating,
+                events > 0,
+                "seed {seed}: {events} rotation events"
+            );
+        }
+    }
+}

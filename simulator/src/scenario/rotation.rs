@@ -64,6 +64,9 @@ const DRAIN_SEED: u64 = 0x726f_7461_7465_2121;
 /// [`super::oracle::PULL_SETTLE_MS`].
 const SETTLE_MS: u64 = super::oracle::PULL_SETTLE_MS;
 
+/// Calls a failed check names, at most; the rest are counted.
+const CALLS_SHOWN_MAX: usize = 6;
+
 /// One step of the operator drain's rotation (§6.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -352,6 +355,16 @@ impl RotationTruth {
                 stale.push(format!("{app} {:?} at epoch {epoch}", e.call));
             }
         }
+        // The first few of each, and how many more.
+        let few = |v: Vec<String>| {
+            let more = v.len().saturating_sub(CALLS_SHOWN_MAX);
+            let mut shown: Vec<String> = v.into_iter().take(CALLS_SHOWN_MAX).collect();
+            if more > 0 {
+                shown.push(format!("{more} more"));
+            }
+            shown
+        };
+        let (refused, other, stale) = (few(refused), few(other), few(stale));
         let mut out = vec![];
         if !refused.is_empty() {
             out.push(fail(
@@ -429,8 +442,11 @@ impl RotationTruth {
             return Ok(out);
         }
         let from = trace.events().len();
+        // Simulated time only, no calendar skip (a suite-shape roster copy
+        // is not aged past its TTL here): past memoria's least interval
+        // between pulls, a question starts a pull of every sibling (§6.1).
         if let Some(first) = readers.first() {
-            m.advance_s(super::oracle::QUIET_S);
+            tokio::time::sleep(Duration::from_millis(SETTLE_MS)).await;
             let _ = m.search(first, "rotation").await;
             tokio::time::sleep(Duration::from_millis(SETTLE_MS)).await;
         }
