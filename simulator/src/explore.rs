@@ -19,6 +19,8 @@
 //! also has numeric questions, and reformats when its swarm has them.
 //! About a third of the worlds with two readers or more run in suite shape, their readers admitted
 //! from a fake home's roster that the run changes and faults ([`roster`]).
+//! About a third rotate memoria's tokens with the operator drain, each
+//! phase possibly interrupted and resumed ([`rotation`], §6.2).
 //! The timeline ends with `expect-converged`: the faults stop, and
 //! liveness is judged after the oracle's quiet period.
 //!
@@ -31,6 +33,7 @@
 
 mod cells;
 mod roster;
+mod rotation;
 
 use std::collections::BTreeMap;
 
@@ -106,13 +109,19 @@ pub enum FaultKind {
     /// back) and its pulls fail for spells (§4.3, §6.5; drawn apart, with
     /// the world's shape, [`roster`]).
     Roster,
+    /// memoria's tokens rotated by the operator drain, each phase possibly
+    /// interrupted (a partial delivery, memoria restarted, a sibling
+    /// unreachable for a spell) and resumed (§6.2; drawn apart,
+    /// [`rotation`]).
+    Rotation,
 }
 
 impl FaultKind {
     /// Every kind the first draw considers, in order. [`FaultKind::Reformat`]
     /// is drawn apart, with a world's cells ([`cells`]), so a seed whose
-    /// world has no cells draws exactly the run it drew before cells; and
-    /// [`FaultKind::Roster`] with the world's shape ([`roster`]), likewise.
+    /// world has no cells draws exactly the run it drew before cells;
+    /// [`FaultKind::Roster`] with the world's shape ([`roster`]), likewise;
+    /// and [`FaultKind::Rotation`] by a generator of its own ([`rotation`]).
     pub const ALL: [FaultKind; 11] = [
         FaultKind::Cold,
         FaultKind::Slow,
@@ -143,6 +152,7 @@ impl FaultKind {
             FaultKind::Reformat => "reformat",
             FaultKind::MemoriaRestore => "memoria-restore",
             FaultKind::Roster => "roster",
+            FaultKind::Rotation => "rotation",
         }
     }
 
@@ -155,6 +165,7 @@ impl FaultKind {
                 | FaultKind::Reformat
                 | FaultKind::MemoriaRestore
                 | FaultKind::Roster
+                | FaultKind::Rotation
         )
     }
 }
@@ -517,6 +528,7 @@ pub fn generate(seed: u64) -> Exploration {
         &mut events,
     );
     let home = roster::add(seed, &mut swarm, &readers, &mut events);
+    rotation::add(seed, &mut swarm, &apps, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),

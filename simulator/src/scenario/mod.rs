@@ -23,6 +23,8 @@
 //!   liveness after the faults (`oracle = true`);
 //! - `surfaces.rs`: each surface read as what it showed, the truth of
 //!   memoria-owned documents, the grep at rest;
+//! - `rotation.rs`: the operator drain's token rotation driven by the
+//!   timeline, and the oracle's rotation checks (§6.2);
 //! - `shrink.rs`: [`shrink`], the smallest timeline that still fails.
 
 mod checks;
@@ -30,6 +32,7 @@ mod oracle;
 mod parse;
 mod replay;
 mod roster;
+mod rotation;
 mod shrink;
 mod surfaces;
 mod validate;
@@ -45,5 +48,6 @@ pub use parse::{
 };
 pub use replay::{Entry, READER_DOMAIN, Replay, SCENARIO_SEED_DEFAULT, address, replay, world};
 pub use roster::{ROSTER_PULL_WAIT_MAX_S, SAFETY_ROSTER};
+pub use rotation::{ROTATION_LIVENESS, ROTATION_SAFETY, RotationPhase};
 pub use shrink::{Shrunk, shrink};
 pub use surfaces::owned_tag;

@@ -471,6 +471,21 @@ pub enum Event {
         /// The fault's name.
         mode: String,
     },
+    /// The operator drain's rotation of memoria's tokens at every sibling
+    /// (§6.2, `rotation.rs`): `begin` starts one, `expand`, `switch` and
+    /// `contract` run phases 1, 2 and 3, each stopped after the first
+    /// `reach` siblings (in the file's order) when given, and run again to
+    /// resume. memoria reads its tokens from token files.
+    Rotation {
+        /// When.
+        at_ms: Option<u64>,
+        /// `begin`, `expand`, `switch` or `contract`.
+        phase: super::rotation::RotationPhase,
+        /// The phase stops after this many siblings (an interrupted run);
+        /// absent, it runs over every sibling.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reach: Option<usize>,
+    },
     /// Liveness (the explorer's oracle): faults are off; after a quiet
     /// period and a few questions, every team-visible item at its current
     /// revision is found by every admitted member the sibling shows it to,
@@ -568,6 +583,7 @@ impl Event {
             | Event::RosterRemove { at_ms, .. }
             | Event::RosterAdd { at_ms, .. }
             | Event::RosterFault { at_ms, .. }
+            | Event::Rotation { at_ms, .. }
             | Event::ExpectConverged { at_ms }
             | Event::Restart { at_ms }
             | Event::AdvanceDays { at_ms, .. }
@@ -678,6 +694,17 @@ impl Event {
             }
             Event::RosterAdd { reader, .. } => format!("home: {reader} added to the team's roster"),
             Event::RosterFault { mode, .. } => format!("home: roster pulls answered {mode}"),
+            Event::Rotation {
+                phase: super::rotation::RotationPhase::Begin,
+                ..
+            } => "drain: a rotation of memoria's tokens begins".into(),
+            Event::Rotation { phase, reach, .. } => format!(
+                "drain: memoria's tokens, {}{}",
+                phase.name(),
+                reach.map_or(String::new(), |k| format!(
+                    ", interrupted after the first {k} siblings"
+                ))
+            ),
             Event::ExpectConverged { .. } => "expect memoria converged (liveness)".into(),
             Event::Restart { .. } => "memoria restarts".into(),
             Event::AdvanceDays { days, .. } => format!("memoria's calendar skips {days} days"),

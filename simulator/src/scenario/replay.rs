@@ -328,7 +328,15 @@ pub fn world(s: &Scenario, seed: u64) -> Result<World, ScenarioError> {
 /// reported in [`Replay::error`], not here.
 pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> {
     let seed = seed.or(s.seed).unwrap_or(SCENARIO_SEED_DEFAULT);
-    let world = world(s, seed)?;
+    let mut world = world(s, seed)?;
+    // A rotating scenario: memoria reads its tokens from token files,
+    // which the drain's phase 2 rewrites (§6.2).
+    let rotating = s.events.iter().any(|e| matches!(e, Event::Rotation { .. }));
+    if rotating {
+        world.use_token_files();
+    }
+    let apps: Vec<String> = s.siblings.iter().map(|x| x.app.clone()).collect();
+    let rotation = rotating.then(|| super::rotation::RotationTruth::new(&world, &apps, seed));
     let entries: Arc<Mutex<Vec<Entry>>> = Arc::default();
     let out = entries.clone();
     let events = s.events.clone();
@@ -348,6 +356,7 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
         roster: world
             .home()
             .map(|h| super::roster::RosterTruth::new(h.clone(), address_all(&s.readers[1..]))),
+        rotation,
     };
     let run = world.run(move |mut m| async move {
         let mut backups: BTreeMap<(String, String), Snapshot> = BTreeMap::new();
@@ -415,6 +424,8 @@ struct Ctx {
     at_rest: usize,
     /// Suite shape: the home's roster as the oracle knows it.
     roster: Option<super::roster::RosterTruth>,
+    /// A rotating scenario: the drain and what the oracle knows of it.
+    rotation: Option<super::rotation::RotationTruth>,
 }
 
 impl Ctx {
@@ -785,6 +796,15 @@ async fn apply(
             let r = ctx.roster.as_mut().ok_or("a roster event in lone shape")?;
             r.set_fault(super::roster::now_ms(), fault);
         }
+        Event::Rotation { phase, reach, .. } => {
+            let r = ctx
+                .rotation
+                .as_mut()
+                .ok_or("a rotation event without the drain")?;
+            entry
+                .checks
+                .extend(r.phase(m, fakes, trace, *phase, *reach).await?);
+        }
         Event::ExpectConverged { .. } => {
             // Suite shape: the home's faults stop too, and if its last
             // answer failed, time runs until memoria's roster loop (on its
@@ -796,10 +816,19 @@ async fn apply(
                 }
             }
             let members = ctx.members.clone();
+            // A rotation in flight is resumed as the drain resumes one
+            // (phases 1 and 2 to the end), and completed after the rounds.
+            let resumed = ctx.rotation.as_ref().map_or(vec![], |r| r.resume(m));
             entry.checks =
                 super::oracle::converge(m, fakes, &ctx.owned, &members, trace, ctx.roster.as_ref())
                     .await?;
             entry.checks.extend(converge_refused(m, ctx, fakes).await?);
+            if let Some(r) = ctx.rotation.as_mut() {
+                entry.checks.extend(resumed);
+                entry
+                    .checks
+                    .extend(r.complete(m, fakes, trace, &members).await?);
+            }
         }
         Event::Restart { .. } => {
             m.restart().await;
@@ -819,6 +848,10 @@ async fn apply(
         | Event::ExpectReannounce { .. } => {
             entry.checks = expect(m, event, trace, since).await?;
         }
+    }
+    // Every sibling call since the last event, judged for the handover.
+    if let Some(r) = ctx.rotation.as_mut() {
+        entry.checks.extend(r.judge_calls(&trace.events()));
     }
     let checkpoint = matches!(
         event,
