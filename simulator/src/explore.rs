@@ -19,6 +19,8 @@
 //! also has numeric questions, and reformats when its swarm has them.
 //! About a third of the worlds with two readers or more run in suite shape, their readers admitted
 //! from a fake home's roster that the run changes and faults ([`roster`]).
+//! People open the documents pages linked, on the document page and over
+//! MCP's `document` tool, and the owner's sources page ([`documents`]).
 //! The timeline ends with `expect-converged`: the faults stop, and
 //! liveness is judged after the oracle's quiet period.
 //!
@@ -30,6 +32,7 @@
 //! result as a file `replay` reads.
 
 mod cells;
+mod documents;
 mod roster;
 
 use std::collections::BTreeMap;
@@ -517,6 +520,7 @@ pub fn generate(seed: u64) -> Exploration {
         &mut events,
     );
     let home = roster::add(seed, &mut swarm, &readers, &mut events);
+    documents::add(seed, &siblings, &uploaders, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),
@@ -761,7 +765,7 @@ pub fn shrink(s: &Scenario, seed: u64, invariant: &str) -> (Scenario, usize) {
             if !c
                 .events
                 .iter()
-                .any(|e| matches!(e, Event::Query { reader, .. } | Event::Upload { reader, .. } | Event::DeleteUpload { reader, .. } if *reader == name))
+                .any(|e| matches!(e, Event::Query { reader, .. } | Event::Upload { reader, .. } | Event::DeleteUpload { reader, .. } | Event::OpenDocument { reader, .. } | Event::OpenSources { reader, .. } if *reader == name))
                 && fails(&c)
             {
                 best = c;
@@ -773,6 +777,7 @@ pub fn shrink(s: &Scenario, seed: u64, invariant: &str) -> (Scenario, usize) {
 
 fn event_app(e: &Event) -> Option<&str> {
     let value = match e {
+        Event::OpenDocument { app, .. } => return app.as_deref(),
         Event::Fault { app, .. }
         | Event::Clear { app, .. }
         | Event::Revise { app, .. }

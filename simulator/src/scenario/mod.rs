@@ -23,9 +23,12 @@
 //!   liveness after the faults (`oracle = true`);
 //! - `surfaces.rs`: each surface read as what it showed, the truth of
 //!   memoria-owned documents, the grep at rest;
+//! - `documents.rs`: the document page, the MCP `document` tool and the
+//!   sources page, opened by link and judged;
 //! - `shrink.rs`: [`shrink`], the smallest timeline that still fails.
 
 mod checks;
+mod documents;
 mod oracle;
 mod parse;
 mod replay;
@@ -35,6 +38,7 @@ mod surfaces;
 mod validate;
 
 pub use checks::{Check, PageSummary, summarise_page};
+pub use documents::{SAFETY_DOCUMENT, SAFETY_SOURCES};
 pub use oracle::{
     CONVERGENCE_ROUNDS, LIVENESS, PULL_SETTLE_MS, QUIET_S, SAFETY_ADMITTED, SAFETY_AT_REST,
     SAFETY_COUNTED, SAFETY_OWNED, SAFETY_PROVENANCE, SAFETY_VISIBLE, corpus_tag, letters,
