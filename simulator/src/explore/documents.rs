@@ -6,8 +6,11 @@
 //! between them. Each opening follows, within a few events, an event that
 //! names its document: a question by the document's tag (which showed
 //! somebody its link, when memoria found it), a revision, deletion,
-//! visibility change or partial restore at its sibling, or an upload or
-//! delete of memoria's own document. The opener is anybody: members,
+//! visibility change or partial restore at its sibling, a fault or a
+//! whole-log restore there (then one of its items), or an upload or
+//! delete of memoria's own document; a change or a fault four times as
+//! often as a question, so documents are opened while S2 answers STALE,
+//! AHEAD or nothing. The opener is anybody: members,
 //! guests, strangers and the person later removed (with the session they
 //! held), so links reach people who may not see them.
 
@@ -26,6 +29,13 @@ pub const SOURCES_OPENS_MAX: usize = 2;
 const FOLLOW_EVENTS_MAX: usize = 3;
 /// The share of openings made over MCP's `document` tool.
 const MCP_SHARE: f64 = 0.3;
+/// How likely an opening follows a question by its document's tag.
+const QUESTION_WEIGHT: u32 = 1;
+/// How likely an opening follows a change of its document (a revision,
+/// deletion, visibility change, restore, upload or delete) or a fault at
+/// its sibling: four times a question's, so links are opened while S2
+/// answers STALE, AHEAD or nothing, where a document is withheld loudly.
+const CHANGE_WEIGHT: u32 = 4;
 
 /// What an opening names: `(app, item)` of a sibling, or memoria's own `doc`.
 type Named = (Option<(String, String)>, Option<String>);
@@ -61,31 +71,57 @@ pub(super) fn add(seed: u64, siblings: &[SiblingDecl], people: &[String], events
             _ => {}
         }
     }
-    let named: Vec<(usize, Named)> = events
+    // Every sibling's items, for an event that names only its app.
+    let mut items_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (sibling, _) in by_tag.values() {
+        if let Some((app, item)) = sibling {
+            items_of.entry(app.clone()).or_default().push(item.clone());
+        }
+    }
+    // (index, what it names, or only its app, and its weight).
+    let named: Vec<(usize, Named, Option<String>, u32)> = events
         .iter()
         .enumerate()
         .filter_map(|(i, e)| {
-            let n = match e {
-                Event::Query { q, .. } => by_tag.get(q.trim())?.clone(),
+            let sibling = |app: &String, item: &String| (Some((app.clone(), item.clone())), None);
+            Some(match e {
+                Event::Query { q, .. } => (i, by_tag.get(q.trim())?.clone(), None, QUESTION_WEIGHT),
                 Event::Upload { doc, .. } | Event::DeleteUpload { doc, .. } => {
-                    (None, Some(doc.clone()))
+                    (i, (None, Some(doc.clone())), None, CHANGE_WEIGHT)
                 }
                 Event::Revise { app, item, .. }
                 | Event::Delete { app, item, .. }
                 | Event::Downgrade { app, item, .. }
                 | Event::Upgrade { app, item, .. }
                 | Event::PartialRestore { app, item, .. } => {
-                    (Some((app.clone(), item.clone())), None)
+                    (i, sibling(app, item), None, CHANGE_WEIGHT)
+                }
+                Event::Fault { app, .. } | Event::WholeRestore { app, .. } => {
+                    (i, (None, None), Some(app.clone()), CHANGE_WEIGHT)
                 }
                 _ => return None,
-            };
-            Some((i, n))
+            })
         })
         .collect();
     let mut inserts: Vec<(usize, Event)> = vec![];
     if !named.is_empty() {
         for _ in 0..rng.gen_range(OPENS) {
-            let (i, (sibling, doc)) = named.choose(&mut rng).cloned().unwrap_or_default();
+            let Ok((i, (sibling, doc), app_only, _)) =
+                named.choose_weighted(&mut rng, |(_, _, _, w)| *w).cloned()
+            else {
+                break;
+            };
+            // An event that names only its app: one of its items.
+            let sibling = match app_only {
+                Some(app) => items_of
+                    .get(&app)
+                    .and_then(|items| items.choose(&mut rng))
+                    .map(|item| (app.clone(), item.clone())),
+                None => sibling,
+            };
+            if sibling.is_none() && doc.is_none() {
+                continue;
+            }
             let at = (i + 1 + rng.gen_range(0..FOLLOW_EVENTS_MAX)).min(events.len());
             let reader = people.choose(&mut rng).cloned().unwrap_or_default();
             let surface = rng.gen_bool(MCP_SHARE).then_some(Surface::Mcp);
