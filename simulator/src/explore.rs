@@ -21,6 +21,8 @@
 //! from a fake home's roster that the run changes and faults ([`roster`]).
 //! About a third rotate memoria's tokens with the operator drain, each
 //! phase possibly interrupted and resumed ([`rotation`], §6.2).
+//! People open the documents pages linked, on the document page and over
+//! MCP's `document` tool, and the owner's sources page ([`documents`]).
 //! The timeline ends with `expect-converged`: the faults stop, and
 //! liveness is judged after the oracle's quiet period.
 //!
@@ -32,6 +34,7 @@
 //! result as a file `replay` reads.
 
 mod cells;
+mod documents;
 mod roster;
 mod rotation;
 
@@ -529,6 +532,7 @@ pub fn generate(seed: u64) -> Exploration {
     );
     let home = roster::add(seed, &mut swarm, &readers, &mut events);
     rotation::add(seed, &mut swarm, &apps, &mut events);
+    documents::add(seed, &siblings, &uploaders, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),
@@ -773,7 +777,7 @@ pub fn shrink(s: &Scenario, seed: u64, invariant: &str) -> (Scenario, usize) {
             if !c
                 .events
                 .iter()
-                .any(|e| matches!(e, Event::Query { reader, .. } | Event::Upload { reader, .. } | Event::DeleteUpload { reader, .. } if *reader == name))
+                .any(|e| matches!(e, Event::Query { reader, .. } | Event::Upload { reader, .. } | Event::DeleteUpload { reader, .. } | Event::OpenDocument { reader, .. } | Event::OpenSources { reader, .. } if *reader == name))
                 && fails(&c)
             {
                 best = c;
@@ -785,6 +789,7 @@ pub fn shrink(s: &Scenario, seed: u64, invariant: &str) -> (Scenario, usize) {
 
 fn event_app(e: &Event) -> Option<&str> {
     let value = match e {
+        Event::OpenDocument { app, .. } => return app.as_deref(),
         Event::Fault { app, .. }
         | Event::Clear { app, .. }
         | Event::Revise { app, .. }

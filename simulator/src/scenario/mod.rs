@@ -25,9 +25,12 @@
 //!   memoria-owned documents, the grep at rest;
 //! - `rotation.rs`: the operator drain's token rotation driven by the
 //!   timeline, and the oracle's rotation checks (§6.2);
+//! - `documents.rs`: the document page, the MCP `document` tool and the
+//!   sources page, opened by link and judged;
 //! - `shrink.rs`: [`shrink`], the smallest timeline that still fails.
 
 mod checks;
+mod documents;
 mod oracle;
 mod parse;
 mod replay;
@@ -38,6 +41,7 @@ mod surfaces;
 mod validate;
 
 pub use checks::{Check, PageSummary, summarise_page};
+pub use documents::{SAFETY_DOCUMENT, SAFETY_SOURCES};
 pub use oracle::{
     CONVERGENCE_ROUNDS, LIVENESS, PULL_SETTLE_MS, QUIET_S, SAFETY_ADMITTED, SAFETY_AT_REST,
     SAFETY_COUNTED, SAFETY_OWNED, SAFETY_PROVENANCE, SAFETY_VISIBLE, corpus_tag, letters,

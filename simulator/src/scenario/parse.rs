@@ -494,6 +494,36 @@ pub enum Event {
         /// When.
         at_ms: Option<u64>,
     },
+    /// A person opens a document by its link (§8.1): `item` of sibling
+    /// `app`, by the id the last page that linked it gave (not opened while
+    /// no page has), or memoria's own document `doc`, by the id its upload
+    /// got; on the document page, or over the MCP `document` tool with
+    /// `surface = "mcp"`.
+    OpenDocument {
+        /// When.
+        at_ms: Option<u64>,
+        /// Who opens it (a removed person with the session they held).
+        reader: String,
+        /// The sibling, with `item`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        app: Option<String>,
+        /// The sibling's item, with `app`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        item: Option<String>,
+        /// memoria's own document, by its name in the scenario.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        doc: Option<String>,
+        /// `page` (default) or `mcp`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        surface: Option<Surface>,
+    },
+    /// A person opens the owner's sources page (§8.1).
+    OpenSources {
+        /// When.
+        at_ms: Option<u64>,
+        /// Who opens it (a removed person with the session they held).
+        reader: String,
+    },
     /// memoria restarts from its data directory.
     Restart {
         /// When.
@@ -586,6 +616,8 @@ impl Event {
             | Event::Rotation { at_ms, .. }
             | Event::ExpectConverged { at_ms }
             | Event::Restart { at_ms }
+            | Event::OpenDocument { at_ms, .. }
+            | Event::OpenSources { at_ms, .. }
             | Event::AdvanceDays { at_ms, .. }
             | Event::ExpectCalls { at_ms, .. }
             | Event::ExpectHeld { at_ms, .. }
@@ -707,6 +739,27 @@ impl Event {
             ),
             Event::ExpectConverged { .. } => "expect memoria converged (liveness)".into(),
             Event::Restart { .. } => "memoria restarts".into(),
+            Event::OpenDocument {
+                reader,
+                app,
+                item,
+                doc,
+                surface,
+                ..
+            } => format!(
+                "{reader} opens {} {}",
+                match (app, item, doc) {
+                    (Some(a), Some(i), _) => format!("{a}:{i}"),
+                    (_, _, Some(d)) => d.clone(),
+                    _ => "a document".into(),
+                },
+                if *surface == Some(Surface::Mcp) {
+                    "over MCP's document tool"
+                } else {
+                    "on its document page"
+                }
+            ),
+            Event::OpenSources { reader, .. } => format!("{reader} opens the sources page"),
             Event::AdvanceDays { days, .. } => format!("memoria's calendar skips {days} days"),
             Event::ExpectCalls { app, call, .. } => format!("expect {call} calls at {app}"),
             Event::ExpectHeld {

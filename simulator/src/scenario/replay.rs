@@ -353,6 +353,7 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
         shown: BTreeMap::new(),
         owned: super::surfaces::Owned::default(),
         at_rest: 0,
+        links: super::documents::Links::default(),
         roster: world
             .home()
             .map(|h| super::roster::RosterTruth::new(h.clone(), address_all(&s.readers[1..]))),
@@ -426,6 +427,8 @@ struct Ctx {
     roster: Option<super::roster::RosterTruth>,
     /// A rotating scenario: the drain and what the oracle knows of it.
     rotation: Option<super::rotation::RotationTruth>,
+    /// The document ids pages have linked, for `open-document`.
+    links: super::documents::Links,
 }
 
 impl Ctx {
@@ -541,6 +544,7 @@ async fn apply(
             let who = address(reader);
             let surface = surface.unwrap_or_default();
             let (page, seen) = ask(m, ctx, &who, q, surface).await?;
+            ctx.links.learn(&page.response.body, fakes);
             if ctx.oracle {
                 let all = trace.events();
                 let admitted = !ctx.removed.contains_key(&who);
@@ -830,6 +834,28 @@ async fn apply(
                     .extend(r.complete(m, fakes, trace, &members).await?);
             }
         }
+        Event::OpenDocument { reader, .. } | Event::OpenSources { reader, .. } => {
+            let who = address(reader);
+            let roster = ctx.roster.as_ref();
+            let standing = super::documents::Standing {
+                cookie: ctx.held_session(m, &who),
+                admitted: !ctx.removed.contains_key(&who),
+                refused: roster.is_some_and(|r| r.refused(&who)),
+                sure: roster.is_none_or(|r| !r.is_roster_reader(&who) || r.surely_admitted(&who)),
+                suite: roster.is_some(),
+            };
+            let seen = super::documents::apply(
+                m, &who, &standing, event, &ctx.links, &ctx.owned, fakes, trace, ctx.oracle, entry,
+            )
+            .await?;
+            if ctx.oracle
+                && let (Some(r), Some(seen)) = (roster, &seen)
+            {
+                entry
+                    .checks
+                    .extend(super::roster::judge_roster(r, &who, seen));
+            }
+        }
         Event::Restart { .. } => {
             m.restart().await;
             if let Some(r) = ctx.roster.as_mut() {
@@ -895,18 +921,7 @@ async fn ask(
                     .ok()
                     .and_then(|r| serde_json::to_value(&r.page).ok())
             } else {
-                let server = memoria::McpServer::new(
-                    state.shared_instance().clone(),
-                    state.siblings().map(|c| (*c).clone()),
-                    None,
-                    who,
-                    state.scopes().clone(),
-                );
-                let server = match state.puller() {
-                    Some(p) => server.with_puller(p.clone()),
-                    None => server,
-                };
-                let (_, result) = server
+                let (_, result) = super::documents::mcp_server(&state, who)
                     .search_call(
                         memoria::SearchArgs {
                             query: q.to_string(),

@@ -5,7 +5,9 @@
 //! the search page's HTML ([`from_page`]), the brief page's
 //! ([`from_brief`]), and the ruled page as JSON, which `memoria search
 //! --format json` prints and the MCP `search` tool carries as its
-//! structured content ([`from_json`]). [`Owned`] is the truth of what
+//! structured content ([`from_json`]); a document's answer on its page
+//! ([`from_document`]) and from the MCP `document` tool
+//! ([`from_document_tool`]). [`Owned`] is the truth of what
 //! memoria itself owns: each uploaded document, whether it is stored now,
 //! and whether it was ever deleted. [`at_rest`] greps memoria's data
 //! directory for words at a checkpoint.
@@ -236,6 +238,66 @@ pub(super) fn from_json(page: &serde_json::Value) -> Rendered {
     }
 }
 
+/// A document's answer on the document page (`GET /documents/{id}`): on a
+/// 200, the document shown, its title (the page's `<h1>`) and its app (the
+/// meta line's first part); on any status, its withheld lines (a 503 names
+/// the app and the reason, §8.1).
+pub(super) fn from_document(status: u16, body: &str) -> Rendered {
+    let shown = (status == 200)
+        .then(|| {
+            let title = between(body, "<h1>", "</h1>")?;
+            let after = &body[body.find("</h1>")?..];
+            let app = between(after, "<p class=\"meta\">", " · ")?;
+            Some(Shown {
+                app: unescape(app),
+                title: unescape(title),
+            })
+        })
+        .flatten();
+    Rendered {
+        shown: shown.into_iter().collect(),
+        withheld: withheld_lines(body),
+        ..Rendered::default()
+    }
+}
+
+/// A document's answer from the MCP `document` tool, by the outcome's
+/// `kind`, `text` and `json` ([`memoria::ToolOutcome`]): the document
+/// answered (its JSON's app and title), or a withheld sentence, read as
+/// the page's line of it (the sentence's first word, the app's display
+/// name, is the app).
+pub(super) fn from_document_tool(
+    kind: &str,
+    text: &str,
+    json: Option<&serde_json::Value>,
+) -> Rendered {
+    let field = |key: &str| {
+        json.and_then(|j| j.get(key))
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string()
+    };
+    match kind {
+        "answered" => Rendered {
+            shown: vec![Shown {
+                app: field("app"),
+                title: field("title"),
+            }],
+            ..Rendered::default()
+        },
+        "withheld" => {
+            let app = text.split_whitespace().next().unwrap_or("").to_lowercase();
+            Rendered {
+                withheld: withheld_lines(&format!(
+                    "<p class=\"withheld\" role=\"status\" data-app=\"{app}\">{text}</p>"
+                )),
+                ..Rendered::default()
+            }
+        }
+        _ => Rendered::default(),
+    }
+}
+
 /// The app memoria's own documents carry on every surface.
 pub(super) const APP_MEMORIA: &str = "memoria";
 
@@ -328,6 +390,46 @@ mod tests {
         assert_eq!(
             withheld_lines(body),
             vec![("docs".to_string(), Some(Reason::Stale), 3)]
+        );
+    }
+
+    #[test]
+    fn a_document_page_is_read_as_its_title_and_app_and_a_withheld_one_as_its_line() {
+        let shown = "<nav class=\"back\"><a href=\"/#documents\">‹ Every document</a></nav><h1>rota &amp; qxab</h1><p class=\"meta\">docs · rota.md · revision 2 · …</p><section class=\"passage\" id=\"p1\"></section>";
+        let r = from_document(200, shown);
+        assert_eq!(
+            r.shown,
+            vec![Shown {
+                app: "docs".into(),
+                title: "rota & qxab".into()
+            }]
+        );
+        let withheld = "<h1>503 Service Unavailable</h1><p class=\"withheld\" role=\"status\" data-app=\"docs\">Docs did not answer; 1 result withheld.</p>";
+        let r = from_document(503, withheld);
+        assert!(r.shown.is_empty());
+        assert_eq!(
+            r.withheld,
+            vec![("docs".to_string(), Some(Reason::Unknown), 1)]
+        );
+    }
+
+    #[test]
+    fn a_document_tool_s_answer_is_read_as_its_document_or_its_app_s_withheld_line() {
+        let json = serde_json::json!({ "app": "memoria", "title": "rota qxownab", "passages": [] });
+        let r = from_document_tool("answered", "rota qxownab", Some(&json));
+        assert_eq!(r.shown[0].app, "memoria");
+        let r = from_document_tool(
+            "withheld",
+            "Sheets has a newer version of 1 result; withheld while memoria fetches it.",
+            None,
+        );
+        assert_eq!(
+            r.withheld,
+            vec![("sheets".to_string(), Some(Reason::Stale), 1)]
+        );
+        assert_eq!(
+            from_document_tool("absent", "No document", None),
+            Rendered::default()
         );
     }
 

@@ -4,7 +4,7 @@
 //! trace's [`CallKind`], a fault to the fake's knob ([`FaultSetter`]). The
 //! replay uses the same resolutions, so a file that validates replays.
 
-use super::parse::{Event, FaultDecl, Scenario, ScenarioError};
+use super::parse::{Event, FaultDecl, Scenario, ScenarioError, Surface};
 use crate::fake::faults::{Cold, MalformedS2, Outage, Redirect, Slow, TruncateAnnounce};
 use crate::fake::trace::CallKind;
 
@@ -61,12 +61,38 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
         }
         if let Event::Query { reader, .. }
         | Event::Upload { reader, .. }
-        | Event::DeleteUpload { reader, .. } = e
+        | Event::DeleteUpload { reader, .. }
+        | Event::OpenDocument { reader, .. }
+        | Event::OpenSources { reader, .. } = e
             && !s.readers.contains(reader)
             && !s.guests.contains(reader)
             && !s.strangers.contains(reader)
         {
             return at(format!("it names reader {reader}, who is not declared"));
+        }
+        if let Event::OpenDocument {
+            app,
+            item,
+            doc,
+            surface,
+            ..
+        } = e
+        {
+            match (app, item, doc) {
+                (Some(app), Some(_), None) if !apps.contains(&app.as_str()) => {
+                    return at(format!("it names app {app}, which is not declared"));
+                }
+                (Some(_), Some(_), None) | (None, None, Some(_)) => {}
+                _ => {
+                    return at(
+                        "an open-document names a sibling's `app` and `item`, or memoria's own `doc`"
+                            .into(),
+                    );
+                }
+            }
+            if matches!(surface, Some(Surface::Brief | Surface::Json)) {
+                return at("a document opens on its page or over MCP (`surface = \"mcp\"`)".into());
+            }
         }
         if let Event::ExpectSources { reader, .. } | Event::RemoveReader { reader, .. } = e
             && !s.readers.contains(reader)
