@@ -64,7 +64,7 @@ const NET_NAMES: &[&str] = &[
 const NET_ALLOWED: &[(&str, &str, &str)] = &[
     // The production dialer: every sibling call's lookup and connect.
     (
-        "sibling/transport.rs",
+        "net/transport.rs",
         "impl Dialer for TcpDialer",
         "TcpStream",
     ),

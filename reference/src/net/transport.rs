@@ -19,6 +19,13 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// S3 body (1 MiB, the upload cap) plus JSON framing.
 pub const SIBLING_RESPONSE_BYTES_MAX: usize = 2 * 1024 * 1024;
 
+/// The S2 deadline per sibling, in milliseconds, covering all its batches (§6.5).
+pub const SIBLING_DEADLINE_MS: u64 = 800;
+/// The deadline for one S1, S1a page or S3 call, in milliseconds. Ingest has
+/// nobody waiting, so it allows a cold sibling's wake (§6.5); this project's
+/// number, not the spec's.
+pub const INGEST_CALL_DEADLINE_MS: u64 = 10_000;
+
 /// Why a TLS handshake refused the server, before any HTTP was sent (§6.1).
 /// Carried by [`TransportError::Tls`]; read from rustls's error by
 /// `super::tls`, which is what dials it.
