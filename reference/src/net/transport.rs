@@ -1,4 +1,4 @@
-//! The pluggable HTTP transport under the sibling client: production dials TCP, the simulator dials turmoil (§6.1, §6.3).
+//! The pluggable HTTP transport under every client that dials (the siblings', the home's, the provider's): production dials TCP, the simulator dials turmoil (§6.1, §6.3).
 //!
 //! The client speaks HTTP/1.1 with hyper over whatever [`Dialer`] hands it.
 //! One connection per exchange, no pooling, and redirects are never followed:
