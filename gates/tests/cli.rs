@@ -297,9 +297,8 @@ fn mutants_show_makes_an_item_anchored_mutation_into_a_diff_against_the_tree() {
     let (out, stdout, stderr) = harness(&["mutants", "show", file]);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stdout.contains(
-            "--- a/reference/src/sibling/wire.rs\n+++ b/reference/src/sibling/wire.rs\n@@ -"
-        ) && stdout.contains("\n-        S2Answer::Http { status: 200, body } => body,\n"),
+        stdout.contains("--- a/reference/src/net/wire.rs\n+++ b/reference/src/net/wire.rs\n@@ -")
+            && stdout.contains("\n-        S2Answer::Http { status: 200, body } => body,\n"),
         "{stdout}"
     );
 }

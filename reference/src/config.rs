@@ -140,7 +140,7 @@ pub struct Config {
     pub ai: Ai,
     /// What an `https://` sibling or home is verified against: Mozilla's
     /// roots, plus `MEMORIA_SIBLING_CA_FILE`'s certificates (§6.1).
-    pub sibling_trust: crate::sibling::tls::TlsTrust,
+    pub sibling_trust: crate::net::tls::TlsTrust,
     /// True if a provider key is configured while AI is off (a warning: it
     /// is not used).
     key_unused: bool,
@@ -359,11 +359,11 @@ fn resolve_home(
                 format!("{HOME_TOKEN_ENV} and {HOME_TOKEN_FILE_ENV} are both set"),
             ));
         }
-        (Some(t), None) => crate::sibling::token::SiblingToken::Fixed(t),
+        (Some(t), None) => crate::net::token::SiblingToken::Fixed(t),
         (None, Some(path)) => {
             // Read once now, so that a start with a file that cannot be
             // used is refused; then again on every pull (§6.2).
-            let file = crate::sibling::token::SiblingToken::File(path.trim().into());
+            let file = crate::net::token::SiblingToken::File(path.trim().into());
             file.current().map_err(|e| {
                 Error::with_source(
                     ErrorKind::Config,
@@ -384,7 +384,7 @@ fn resolve_home(
         team.trim(),
         url.trim(),
         token,
-        std::sync::Arc::new(crate::sibling::transport::TcpDialer),
+        std::sync::Arc::new(crate::net::transport::TcpDialer),
     )
     .map(Some)
 }
@@ -395,12 +395,12 @@ fn resolve_home(
 ///
 /// # Errors
 /// [`ErrorKind::Config`] naming the file, when it cannot be read, is over
-/// [`crate::sibling::tls::SIBLING_CA_FILE_BYTES_MAX`], or holds no usable
+/// [`crate::net::tls::SIBLING_CA_FILE_BYTES_MAX`], or holds no usable
 /// certificate.
 pub fn resolve_sibling_trust(
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<crate::sibling::tls::TlsTrust, Error> {
-    use crate::sibling::tls::TlsTrust;
+) -> Result<crate::net::tls::TlsTrust, Error> {
+    use crate::net::tls::TlsTrust;
     match env(SIBLING_CA_FILE_ENV).filter(|s| !s.trim().is_empty()) {
         None => Ok(TlsTrust::public()),
         Some(path) => TlsTrust::from_ca_file(Path::new(path.trim())).map_err(|e| {

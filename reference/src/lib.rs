@@ -121,6 +121,7 @@ mod ingest;
 mod instance;
 mod limits;
 mod mcp;
+mod net;
 pub mod numeric;
 mod offload;
 mod policy;
@@ -213,6 +214,7 @@ pub use search::query::{
     Plan, QUERY_BYTES_MAX, QUERY_WORDS_MAX, Query, QueryRefusal, STOP_WORDS, is_stop_word,
     parse as parse_query, plan as plan_query,
 };
+pub use sibling::numeric::{CANDIDATE_SHEETS_MAX, numeric_answer};
 pub use sibling::ruled::{
     DocumentRuling, FollowUps, RuledBrief, RuledDocument, RuledSearch, Ruling, rule, ruled_brief,
     ruled_document, ruled_search, ruled_search_embedded,
@@ -253,25 +255,28 @@ pub use ai::provider::{
 };
 pub use ai::queue::{DrainReport, drain as drain_embeddings};
 
-// Siblings (§4.1, §6).
-pub use sibling::client::{
-    BODIES_REFUSED_BY_DEFAULT, CALENDAR_APP, ConfigRefusal, SIBLING_DEADLINE_MS, SiblingClient,
-    SiblingConfig,
-};
-pub use sibling::host::{
+// The network floor: host checks, transport, TLS, tokens and the wire (§4.1, §6).
+pub use net::host::{
     HostRefusal, SIBLING_PORT_DEFAULT, SIBLING_TLS_PORT_DEFAULT, SiblingScheme, SiblingUrl,
+};
+pub use net::tls::{CaRefusal, SIBLING_CA_FILE_BYTES_MAX, TlsDialer, TlsRefusal, TlsTrust};
+pub use net::token::{
+    SIBLING_TOKEN_BYTES_MAX, SIBLING_TOKEN_ENV_PREFIX, SIBLING_TOKEN_FILE_SLACK_BYTES,
+    SIBLING_TOKEN_FILE_SUFFIX, SiblingToken, TokenUnreadable,
+};
+pub use net::transport::{
+    Connection, DialFuture, Dialer, SIBLING_DEADLINE_MS, TcpDialer, TransportError, exchange,
+};
+pub use net::wire::{Pair, Subject, SubjectKind, Verdict};
+
+// Siblings: the client, the pulls (§4.1, §6).
+pub use sibling::client::{
+    BODIES_REFUSED_BY_DEFAULT, CALENDAR_APP, ConfigRefusal, SiblingClient, SiblingConfig,
 };
 pub use sibling::pull::{
     Puller, S1_CURRENT_AS_OF_AFTER_S, S1_PULL_BACKOFF_MAX_S, S1_PULL_INTERVAL_MIN_S,
 };
 pub use sibling::sync::{ReannounceStatus, SyncReport};
-pub use sibling::tls::{CaRefusal, SIBLING_CA_FILE_BYTES_MAX, TlsDialer, TlsRefusal, TlsTrust};
-pub use sibling::token::{
-    SIBLING_TOKEN_BYTES_MAX, SIBLING_TOKEN_ENV_PREFIX, SIBLING_TOKEN_FILE_SLACK_BYTES,
-    SIBLING_TOKEN_FILE_SUFFIX, SiblingToken, TokenUnreadable,
-};
-pub use sibling::transport::{Connection, DialFuture, Dialer, TcpDialer, TransportError, exchange};
-pub use sibling::wire::{Pair, Subject, SubjectKind, Verdict};
 
 // The web surface (§8.1, §9.1).
 pub use web::{
@@ -292,8 +297,8 @@ pub use mcp::{
 /// The sibling wire contract as memoria reads and writes it (§4.1, §6.1;
 /// `fixtures/contract/`): the messages and the total decoders.
 pub mod wire {
-    pub use crate::sibling::s6::*;
-    pub use crate::sibling::wire::*;
+    pub use crate::net::s6::*;
+    pub use crate::net::wire::*;
 }
 
 /// The sealed index snapshot: one blob per generation (§3.1, §7.3, §7.4).

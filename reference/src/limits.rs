@@ -15,6 +15,8 @@ use crate::dense::{
 use crate::ingest::connector::{CONNECTOR_CALL_DEADLINE_MS, CONNECTOR_ENTRIES_MAX};
 use crate::ingest::decode::IMPORT_FILE_BYTES_MAX;
 use crate::ingest::import::IMPORT_FILES_MAX;
+use crate::net::transport::{INGEST_CALL_DEADLINE_MS, SIBLING_DEADLINE_MS};
+use crate::net::wire::S2_PAIRS_PER_CALL_MAX;
 use crate::policy::breaker::{
     BASELINE_DAYS, BREAKER_COUNTERS_RETAINED_DAYS, REFUSAL_BREAKER_ASKERS_MIN, WINDOW_DAYS,
 };
@@ -24,8 +26,6 @@ use crate::search::chunk::{
 use crate::search::facts::FACT_PASSAGE_BYTES_MAX;
 use crate::search::page::{PAGE_MAX, PAGE_SIZE_RESULTS};
 use crate::search::query::{QUERY_BYTES_MAX, QUERY_WORDS_MAX};
-use crate::sibling::client::{INGEST_CALL_DEADLINE_MS, SIBLING_DEADLINE_MS};
-use crate::sibling::wire::S2_PAIRS_PER_CALL_MAX;
 use crate::storage::seal::{NONCE_BYTES, SEALED_OVERHEAD_BYTES, TAG_BYTES};
 use crate::web::{
     MULTIPART_OVERHEAD_BYTES_MAX, SESSION_TTL_S, SESSIONS_MAX, SIGN_IN_LINK_TTL_S, UPLOAD_BYTES_MAX,

@@ -451,7 +451,7 @@ fn run(cli: Cli, data_given: bool) -> Result<u8, Exit> {
                     // follow-ups are the next pull's (the CLI starts none).
                     if page == 1 {
                         p.numeric = runtime
-                            .block_on(memoria::numeric::numeric_answer(
+                            .block_on(memoria::numeric_answer(
                                 &instance,
                                 client.as_ref(),
                                 &asker,

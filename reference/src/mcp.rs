@@ -606,7 +606,9 @@ impl McpServer {
             path: doc.path.clone(),
             revision: doc.revision,
             date: doc.date.iso(),
-            dated: doc.date.phrase(&crate::sibling::app_display_name(&doc.app)),
+            dated: doc
+                .date
+                .phrase(&crate::search::page::app_display_name(&doc.app)),
             passage_count: passages.len(),
             passages: chosen
                 .into_iter()

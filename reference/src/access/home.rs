@@ -1,7 +1,7 @@
 //! The home's client: suite call 8, the roster pull, with memoria's consumer token and no asker (§4.3, §6.5).
 //!
 //! The home's host passes the same team-label check as a sibling's
-//! (`<team>.home.oficina.works`, §6.3, [`crate::sibling::host`]); memoria
+//! (`<team>.home.oficina.works`, §6.3, [`crate::net::host`]); memoria
 //! dials it through the same [`Dialer`] (with TLS for an `https://` home,
 //! trusting what the siblings do, §6.1), never follows a redirect, and
 //! bounds each pull by [`ROSTER_DEADLINE_MS`]. The answer is decoded by
@@ -19,10 +19,10 @@ use crate::access::roster::{
     PulledRoster, ROSTER_BODY_BYTES_MAX, ROSTER_DEADLINE_MS, RosterFault, decode_roster,
 };
 use crate::error::{Error, ErrorKind};
-use crate::sibling::host::SiblingUrl;
-use crate::sibling::tls::{TlsTrust, dialer_for};
-use crate::sibling::token::SiblingToken;
-use crate::sibling::transport::{Dialer, TransportError, exchange_within};
+use crate::net::host::SiblingUrl;
+use crate::net::tls::{TlsTrust, dialer_for};
+use crate::net::token::SiblingToken;
+use crate::net::transport::{Dialer, TransportError, exchange_within};
 
 /// The environment variable naming the home's base URL (suite shape, §4.3).
 pub const HOME_ENV: &str = "MEMORIA_HOME";
@@ -174,7 +174,7 @@ mod tests {
             "acme",
             "http://acme.home.oficina.works",
             SiblingToken::File(path.clone()),
-            Arc::new(crate::sibling::transport::TcpDialer),
+            Arc::new(crate::net::transport::TcpDialer),
         )
         .unwrap();
         assert_eq!(client.token.current().unwrap(), "old-token");
@@ -196,7 +196,7 @@ mod tests {
             "acme",
             "http://acme.home.oficina.works",
             SiblingToken::File(dir.path().join("missing")),
-            Arc::new(crate::sibling::transport::TcpDialer),
+            Arc::new(crate::net::transport::TcpDialer),
         );
         assert!(refused.is_err());
     }

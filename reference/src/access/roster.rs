@@ -85,7 +85,7 @@ pub enum RosterFault {
     /// cannot be read or holds no token): no call was made (§6.2, fail
     /// closed).
     #[error("no consumer token to send the home: {0}")]
-    NoToken(crate::sibling::token::TokenUnreadable),
+    NoToken(crate::net::token::TokenUnreadable),
     /// The home answered a status other than 200.
     #[error("the home answered status {0}")]
     Status(u16),

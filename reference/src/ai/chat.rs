@@ -40,8 +40,8 @@ use super::provider::{
     CHAT_PATH, MODEL_CHEAP, MODEL_FRONTIER, PROVIDER_HOST, PROVIDER_NAME, PROVIDER_PORT,
     ProviderKey,
 };
-use crate::sibling::tls::{TlsDialer, TlsTrust};
-use crate::sibling::transport::{Dialer, RawResponse, TransportError, exchange_within};
+use crate::net::tls::{TlsDialer, TlsTrust};
+use crate::net::transport::{Dialer, RawResponse, TransportError, exchange_within};
 
 /// The most passages sent in one request: §8.6's "~8 passages plus
 /// instructions", and §8.9's "top eight ruled passages".
@@ -69,7 +69,7 @@ pub const CHAT_RESPONSE_BYTES_MAX: usize = 256 * 1024;
 /// provider call ("Deadline: 800 ms, §6.5's sibling deadline reused"). The
 /// call is on a search's path, and past it the page renders the list with a
 /// loud line instead (issue 14).
-pub const CHAT_DEADLINE_MS: u64 = crate::sibling::client::SIBLING_DEADLINE_MS;
+pub const CHAT_DEADLINE_MS: u64 = crate::net::transport::SIBLING_DEADLINE_MS;
 
 /// The most attempts at one request: the first and one retry, on 429 or
 /// 5xx only.

@@ -32,8 +32,8 @@ use serde::Deserialize;
 use super::provider::{
     EMBED_MODEL, EMBED_PATH, PROVIDER_HOST, PROVIDER_NAME, PROVIDER_PORT, ProviderKey,
 };
-use crate::sibling::tls::{TlsDialer, TlsTrust};
-use crate::sibling::transport::{Dialer, RawResponse, TransportError, exchange_within};
+use crate::net::tls::{TlsDialer, TlsTrust};
+use crate::net::transport::{Dialer, RawResponse, TransportError, exchange_within};
 
 /// The values in one vector the model returns: qwen3-embedding-8b's native
 /// width, 4,096, fixed (§7.2).
@@ -68,7 +68,7 @@ pub const EMBED_RESPONSE_BYTES_MAX: usize = 4 * 1024 * 1024;
 /// sibling deadline, reused as §8.9 reuses it for its provider call. It
 /// covers the exchange and the decoding of the response (§8.9, "one
 /// deadline now covers both").
-pub const EMBED_QUERY_DEADLINE_MS: u64 = crate::sibling::client::SIBLING_DEADLINE_MS;
+pub const EMBED_QUERY_DEADLINE_MS: u64 = crate::net::transport::SIBLING_DEADLINE_MS;
 
 /// The deadline for one call at ingest, in milliseconds: nobody waits on
 /// it, and a full batch's wall-clock is measured nowhere (§7.2, §13). This

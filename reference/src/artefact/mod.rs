@@ -16,7 +16,7 @@
 //! Ruling an artefact for a reader ([`ArtefactCandidate::rule`]) follows
 //! §5.2's steps: the roots are partitioned by owner; the sibling pairs go
 //! to S2 on the one S2 path (`sibling::ruled::rule`, in batches of
-//! [`crate::sibling::wire::S2_PAIRS_PER_CALL_MAX`], as many as needed),
+//! [`crate::net::wire::S2_PAIRS_PER_CALL_MAX`], as many as needed),
 //! and every pair must be VISIBLE; the memoria-owned pairs must be present
 //! and at their current revision (admission is the search's own first
 //! check); a mixed artefact needs both, ANDed. STALE, or a memoria-owned
@@ -32,8 +32,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::net::wire::{Pair, Verdict};
 use crate::search::result::Verdicts;
-use crate::sibling::wire::{Pair, Verdict};
 use crate::storage::store::{APP_ARTEFACT, APP_MEMORIA, Provenance};
 
 /// One root of an artefact (§5.2): the app that owns the source

@@ -41,9 +41,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::error::Error;
+use crate::net::wire::{Pair, Verdict};
 use crate::search::page::{SemanticRanking, Verdicts, Withheld, WithheldReason};
 use crate::search::query;
-use crate::sibling::{Pair, Verdict};
 use crate::storage::store::DocumentSummary;
 
 pub use repeats::{BlockRef, Skip, carry};

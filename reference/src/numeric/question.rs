@@ -9,11 +9,11 @@
 use serde::Serialize;
 
 use super::sheet::{month_of, year_of};
-use crate::sibling::s6::Aggregate;
+use crate::net::s6::Aggregate;
 
 /// Most periods one question may name; more is not a numeric question
 /// this route answers. Bounded by S6's cap (§6.1: 64 cells per call).
-pub const PERIODS_MAX: usize = crate::sibling::s6::S6_CELLS_PER_CALL_MAX;
+pub const PERIODS_MAX: usize = crate::net::s6::S6_CELLS_PER_CALL_MAX;
 
 /// One period a slot names: canonical (`2024-06`, `2024`) and as shown (`Jun 2024`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

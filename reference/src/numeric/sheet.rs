@@ -1,8 +1,9 @@
 //! Chunking a spreadsheet's S3 body (§8.7): one structure chunk per tab, one region-row chunk per row of a header-plus-block region, and the structure catalogue the numeric route looks slots up in.
 //!
-//! The body is `application/vnd.oficina.sheet+json` (the wire the lead
-//! decided, `fixtures/contract/README.md`): tabs of rows of cells, each cell
-//! a display string and an optional format code (missing means `General`).
+//! The body is `application/vnd.oficina.sheet+json`, decoded by
+//! [`crate::net::sheet`] (the wire the lead decided,
+//! `fixtures/contract/README.md`): tabs of rows of cells, each cell a
+//! display string and an optional format code (missing means `General`).
 //! memoria indexes display strings only; it never reads a value, never
 //! parses a display string back into a number (§8.7: a second parser is a
 //! second calculator), and never formats one.
@@ -27,10 +28,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::net::sheet::{SheetBody, WireCell};
 use crate::search::chunk::Chunk;
-
-/// The S3 media type of a spreadsheet body (the S6 wire, decided by the lead).
-pub const SHEET_MEDIA_TYPE: &str = "application/vnd.oficina.sheet+json";
 
 /// Most facts one region-row chunk carries; a longer row takes several
 /// chunks, each with its label. This project's number: 60 facts of a few
@@ -40,52 +39,6 @@ pub const FACTS_PER_CHUNK_MAX: usize = 60;
 /// Most rows and columns read from one tab; past them the tab is indexed
 /// as structure only. This project's number, bounding a chunking pass.
 pub const TAB_CELLS_MAX: usize = 100_000;
-
-/// One cell of the S3 body: its display string and format code.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WireCell {
-    /// What Sheets shows; empty is an empty cell.
-    pub display: String,
-    /// The format code; missing means `General`.
-    #[serde(default)]
-    pub format_code: Option<String>,
-}
-
-/// One tab of the S3 body.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WireTab {
-    /// The tab's name.
-    pub name: String,
-    /// `rows[r][c]` is row r+1, column c+1.
-    pub rows: Vec<Vec<WireCell>>,
-}
-
-/// A spreadsheet's S3 body.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SheetBody {
-    /// The spreadsheet's title.
-    pub title: String,
-    /// Its tabs, in order.
-    pub tabs: Vec<WireTab>,
-}
-
-/// Why a sheet body was refused: an S3 failure for that item.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the sheet body does not decode: {0}")]
-pub struct SheetDecodeError(pub String);
-
-impl SheetBody {
-    /// Decodes the S3 `body` text of a sheet. Total.
-    ///
-    /// # Errors
-    /// [`SheetDecodeError`] for anything but the wire's shape.
-    pub fn decode(body: &str) -> Result<SheetBody, SheetDecodeError> {
-        serde_json::from_str(body).map_err(|e| SheetDecodeError(e.to_string()))
-    }
-}
 
 /// One data cell of a header-plus-block region: the exact metadata the
 /// numeric route looks slots up in (§8.7), sealed with the document.
@@ -433,6 +386,7 @@ fn push_chunk(chunks: &mut Vec<Chunk>, trail: &[String], text: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::sheet::WireTab;
     use expect_test::expect;
 
     fn sheet(rows: &[&[(&str, Option<&str>)]]) -> SheetBody {

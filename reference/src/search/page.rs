@@ -9,10 +9,10 @@ use crate::artefact::{
     ArtefactCandidate, ArtefactRuling, ArtefactWithheld, ArtefactWithheldReason, ShownArtefact,
 };
 use crate::error::Error;
+use crate::net::wire::{Pair, Verdict};
 use crate::search::facts::model::ModelFailure;
 use crate::search::facts::{FactBox, FactQuery, boxes};
 use crate::search::query;
-use crate::sibling::{Pair, Verdict};
 // What one result is, and the withheld lines, live below the page, so the
 // fact box and derived artefacts read them without importing the page.
 pub use crate::search::result::{

@@ -4,10 +4,18 @@
 //! the candidates, their ruling and the page itself.
 
 use crate::date::{DateKind, DocumentDate};
+use crate::net::wire::{Pair, Verdict};
 use crate::search::highlight::Snippet;
-pub use crate::sibling::app_display_name;
-use crate::sibling::{Pair, Verdict};
 use crate::storage::store::Provenance;
+
+/// An app's name as a reader sees it: `sheets` → `Sheets`.
+pub fn app_display_name(app: &str) -> String {
+    let mut chars = app.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
 
 /// The marker for a passage a person wrote, as opposed to 🤖 for a model's (§8.1).
 pub const MARKER_PERSON: &str = "👨";

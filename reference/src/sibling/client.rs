@@ -12,23 +12,18 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::Full;
 
-use super::host::{HostRefusal, SiblingUrl};
-use super::s6::{Aggregate, CellRef, S6Request, S6Result, decode_s6};
-use super::tls::{TlsTrust, dialer_for};
-use super::token::SiblingToken;
-use super::transport::{Dialer, RawResponse, TransportError, exchange};
-use super::wire::{
+use crate::net::host::{HostRefusal, SiblingUrl};
+use crate::net::s6::{Aggregate, CellRef, S6Request, S6Result, decode_s6};
+use crate::net::tls::{TlsTrust, dialer_for};
+use crate::net::token::SiblingToken;
+use crate::net::transport::{
+    Dialer, INGEST_CALL_DEADLINE_MS, RawResponse, SIBLING_DEADLINE_MS, TransportError, exchange,
+};
+use crate::net::wire::{
     Announce, AnnounceAssembler, AnnounceFailure, FeedError, FetchError, Pair, S1Page,
     S2_PAIRS_PER_CALL_MAX, S2Answer, S2Decoded, S2Fault, S2Request, S3Body, Subject, decode_s1,
     decode_s1a_page, decode_s2, decode_s3,
 };
-
-/// The S2 deadline per sibling, in milliseconds, covering all its batches (§6.5).
-pub const SIBLING_DEADLINE_MS: u64 = 800;
-/// The deadline for one S1, S1a page or S3 call, in milliseconds. Ingest has
-/// nobody waiting, so it allows a cold sibling's wake (§6.5); this project's
-/// number, not the spec's.
-pub const INGEST_CALL_DEADLINE_MS: u64 = 10_000;
 
 /// One configured sibling: its base URL and where memoria's bearer token
 /// for it comes from (§6.2).
@@ -418,7 +413,7 @@ impl SiblingClient {
     /// Asks `app`'s S6 for `function` over `cells` as `subject` (§6.1 S6
     /// row, §8.7), within [`SIBLING_DEADLINE_MS`]. Total: no answer, any
     /// status and any bytes give one [`S6Result`]. Never cached. Zero cells
-    /// or more than [`super::s6::S6_CELLS_PER_CALL_MAX`] make no call and
+    /// or more than [`crate::net::s6::S6_CELLS_PER_CALL_MAX`] make no call and
     /// are UNKNOWN. Only [`crate::sibling::ruled::aggregate`] calls this.
     pub async fn aggregate(
         &self,
@@ -427,7 +422,7 @@ impl SiblingClient {
         function: Aggregate,
         cells: &[CellRef],
     ) -> S6Result {
-        if cells.is_empty() || cells.len() > super::s6::S6_CELLS_PER_CALL_MAX {
+        if cells.is_empty() || cells.len() > crate::net::s6::S6_CELLS_PER_CALL_MAX {
             return S6Result::Unknown;
         }
         let body = serde_json::to_vec(&S6Request {
@@ -506,7 +501,7 @@ fn percent_encode(s: &str) -> String {
 /// Every pair UNKNOWN with one fault: for callers that never reached a sibling.
 pub fn unknown_for(pairs: &[Pair], fault: S2Fault) -> S2Decoded {
     S2Decoded {
-        verdicts: vec![super::wire::Verdict::Unknown; pairs.len()],
+        verdicts: vec![crate::net::wire::Verdict::Unknown; pairs.len()],
         faults: BTreeMap::from([(fault, pairs.len())]),
     }
 }

@@ -27,12 +27,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::client::{SiblingClient, unknown_for};
-use super::wire::{Pair, S2Decoded, S2Fault, Subject, Verdict};
 use crate::ai::embed::EmbedClient;
 use crate::brief::{Brief, BriefError, BriefRequest, Scopes};
 use crate::dense::quantise_embedding;
 use crate::error::Error;
 use crate::instance::QuerySemantic;
+use crate::net::wire::{Pair, S2Decoded, S2Fault, Subject, Verdict};
 use crate::offload::SharedInstance;
 use crate::policy::breaker::S2Tally;
 use crate::search::page::{SearchError, SearchPage, Verdicts, Withheld, WithheldReason};
@@ -196,21 +196,21 @@ pub async fn rule(
 /// S6 on the one sibling path (§8.7, §6.1): `function` over `cells` at
 /// `app`, as `asker`, now. Never cached. Without a client, UNKNOWN and no
 /// call. The numeric route calls this only after every slot is filled and
-/// every operand certified ([`crate::numeric::route`]); the operands'
+/// every operand certified ([`super::numeric`]); the operands'
 /// passages were ruled through [`rule`] first.
 pub async fn aggregate(
     client: Option<&SiblingClient>,
     asker: &str,
     app: &str,
-    function: super::s6::Aggregate,
-    cells: &[super::s6::CellRef],
-) -> super::s6::S6Result {
+    function: crate::net::s6::Aggregate,
+    cells: &[crate::net::s6::CellRef],
+) -> crate::net::s6::S6Result {
     match client {
         Some(c) => {
             c.aggregate(app, &Subject::address(asker), function, cells)
                 .await
         }
-        None => super::s6::S6Result::Unknown,
+        None => crate::net::s6::S6Result::Unknown,
     }
 }
 

@@ -15,11 +15,12 @@
 //! across a sibling call.
 
 use super::client::SiblingClient;
-use super::wire::{Announce, FeedError, FetchError, Pair, S3Body};
 use crate::date::{DateKind, DocumentDate, parse_timestamp};
 use crate::error::Error;
 use crate::instance::Instance;
-use crate::numeric::sheet::{ChunkedSheet, SHEET_MEDIA_TYPE, SheetBody, chunk_sheet};
+use crate::net::sheet::{SHEET_MEDIA_TYPE, SheetBody};
+use crate::net::wire::{Announce, FeedError, FetchError, Pair, S3Body};
+use crate::numeric::sheet::{ChunkedSheet, chunk_sheet};
 use crate::offload::SharedInstance;
 use crate::policy::breaker::S3Tally;
 use crate::storage::store::{IngestOutcome, NewDocument, Provenance};

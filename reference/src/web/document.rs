@@ -143,7 +143,7 @@ fn document_body(doc: &DocumentSummary, passages: &[Passage]) -> Markup {
     html! {
         h1 { (doc.title) }
         p.meta { (doc.app) " · " (doc.path) " · revision " (doc.revision) " · "
-                 time datetime=(doc.date.iso()) { (doc.date.phrase(&crate::sibling::app_display_name(&doc.app))) } " · "
+                 time datetime=(doc.date.iso()) { (doc.date.phrase(&crate::search::page::app_display_name(&doc.app))) } " · "
                  (counted(usize::try_from(doc.chunk_count).unwrap_or(0), "passage", "passages")) }
         @if doc.provenance.is_none() {
             p { a href=(format!("/documents/{}/delete", doc.id)) { "Delete this document" } }

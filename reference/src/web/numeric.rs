@@ -7,7 +7,7 @@
 
 use maud::{Markup, html};
 
-use crate::numeric::route::{NumericAnswer, Outcome, SlotState};
+use crate::numeric::answer::{NumericAnswer, Outcome, SlotState};
 
 fn state_word(s: SlotState) -> &'static str {
     match s {

@@ -355,7 +355,7 @@ pub(crate) async fn search_page(
         ul.documents {
             @for d in &docs {
                 li { a href=(format!("/documents/{}", d.id)) { (d.title) }
-                     span.meta { (META_SEPARATOR) span.part { time datetime=(d.date.iso()) { (d.date.phrase(&crate::sibling::app_display_name(&d.app))) } } (META_SEPARATOR) span.part { "revision " (d.revision) } } }
+                     span.meta { (META_SEPARATOR) span.part { time datetime=(d.date.iso()) { (d.date.phrase(&crate::search::page::app_display_name(&d.app))) } } (META_SEPARATOR) span.part { "revision " (d.revision) } } }
             }
         }
     };

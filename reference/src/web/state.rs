@@ -613,9 +613,13 @@ impl AppState {
         let mut page = ruled.page;
         // §8.7: the numeric route, model-free, above the results.
         if page.page == 1 {
-            let (numeric, numeric_follow_ups) =
-                crate::numeric::numeric_answer(&self.instance, self.siblings.as_deref(), asker, q)
-                    .await;
+            let (numeric, numeric_follow_ups) = crate::sibling::numeric::numeric_answer(
+                &self.instance,
+                self.siblings.as_deref(),
+                asker,
+                q,
+            )
+            .await;
             self.start_follow_ups(&numeric_follow_ups);
             page.numeric = numeric;
         }

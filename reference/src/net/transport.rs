@@ -1,4 +1,4 @@
-//! The pluggable HTTP transport under the sibling client: production dials TCP, the simulator dials turmoil (§6.1, §6.3).
+//! The pluggable HTTP transport under every client that dials (the siblings', the home's, the provider's): production dials TCP, the simulator dials turmoil (§6.1, §6.3).
 //!
 //! The client speaks HTTP/1.1 with hyper over whatever [`Dialer`] hands it.
 //! One connection per exchange, no pooling, and redirects are never followed:
@@ -18,6 +18,13 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// The largest response body the client reads from a sibling, in bytes: one
 /// S3 body (1 MiB, the upload cap) plus JSON framing.
 pub const SIBLING_RESPONSE_BYTES_MAX: usize = 2 * 1024 * 1024;
+
+/// The S2 deadline per sibling, in milliseconds, covering all its batches (§6.5).
+pub const SIBLING_DEADLINE_MS: u64 = 800;
+/// The deadline for one S1, S1a page or S3 call, in milliseconds. Ingest has
+/// nobody waiting, so it allows a cold sibling's wake (§6.5); this project's
+/// number, not the spec's.
+pub const INGEST_CALL_DEADLINE_MS: u64 = 10_000;
 
 /// Why a TLS handshake refused the server, before any HTTP was sent (§6.1).
 /// Carried by [`TransportError::Tls`]; read from rustls's error by

@@ -575,11 +575,11 @@ pub enum FetchError {
 }
 
 /// The media types memoria ingests from S3: text, and a spreadsheet
-/// ([`crate::numeric::sheet::SHEET_MEDIA_TYPE`], §8.7).
+/// ([`super::sheet::SHEET_MEDIA_TYPE`], §8.7).
 pub const S3_MEDIA_TYPES: [&str; 3] = [
     "text/markdown",
     "text/plain",
-    crate::numeric::sheet::SHEET_MEDIA_TYPE,
+    super::sheet::SHEET_MEDIA_TYPE,
 ];
 
 /// Decodes one S3 answer to `asked`.
@@ -601,8 +601,8 @@ pub fn decode_s3(asked: &Pair, status: u16, body: &[u8]) -> Result<S3Body, Fetch
         return Err(FetchError::Malformed("unknown media type".into()));
     }
     // A sheet body that does not decode is an S3 failure for that item.
-    if b.media_type == crate::numeric::sheet::SHEET_MEDIA_TYPE {
-        crate::numeric::sheet::SheetBody::decode(&b.body)
+    if b.media_type == super::sheet::SHEET_MEDIA_TYPE {
+        super::sheet::SheetBody::decode(&b.body)
             .map_err(|e| FetchError::Malformed(e.to_string()))?;
     }
     Ok(b)
