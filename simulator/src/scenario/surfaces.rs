@@ -357,6 +357,10 @@ pub(super) fn at_rest(
     dir: &std::path::Path,
     words: &[String],
 ) -> Result<(Vec<String>, u64), String> {
+    let finders: Vec<memchr::memmem::Finder<'_>> = words
+        .iter()
+        .map(|w| memchr::memmem::Finder::new(w.as_bytes()))
+        .collect();
     let mut found = vec![];
     let mut read = 0u64;
     let mut stack = vec![dir.to_path_buf()];
@@ -370,8 +374,8 @@ pub(super) fn at_rest(
             }
             let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             read += bytes.len() as u64;
-            for w in words {
-                if !found.contains(w) && bytes.windows(w.len().max(1)).any(|x| x == w.as_bytes()) {
+            for (w, finder) in words.iter().zip(&finders) {
+                if !w.is_empty() && !found.contains(w) && finder.find(&bytes).is_some() {
                     found.push(w.clone());
                 }
             }
