@@ -15,12 +15,16 @@
 //! so that one build holds every such mutation, and a run picks one with the
 //! environment variable [`SCHEMA_ENV`] (unset: none, the original code).
 //!
-//! Why a kill seen this way is a kill: the schema tree is one source tree for
-//! the baseline and for every mutation, so a gate that reads the source (gate
-//! 17 parses the routes; gate 1 greps bytes) sees the same text in both. Each
+//! Why a kill seen this way is a kill: the binary is built once from the
+//! schema tree, and then the source on disk goes back to the original; during
+//! a mutation's run it is the original plus that mutation's own diff. So a
+//! gate that reads the source (gate 17 parses the routes, gate 15 looks for
+//! dialers) sees exactly what it would see with the mutation built on its
+//! own, and a gate that runs the code runs exactly the mutated bodies. Each
 //! gate a schema mutation names must first pass unmutated on the schema build
-//! itself; only the environment variable then differs between that passing
-//! run and the mutation's run, and it selects exactly the mutated body. What
+//! with the original source; only the environment variable and the
+//! mutation's own diff then differ between that passing run and the
+//! mutation's run. What
 //! is not a kill (a survivor, a timeout, a run that errored) is never
 //! reported from here: the runner builds that mutation the plain way and
 //! judges it again there.
@@ -37,6 +41,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use super::anchor::line_starts;
+pub use super::consts::ConstChange;
 
 /// The environment variable a schema run reads: the number of the mutation
 /// whose bodies run; unset, empty or unknown, the original bodies run.
@@ -66,24 +71,58 @@ pub struct BodyChange {
 /// Why the mutation cannot join a schema: either file does not parse, an item
 /// was added or removed, something outside a function body changed, a
 /// `const fn` changed, or no function body changed at all.
-pub fn body_changes(original: &str, mutated: &str) -> Result<Vec<BodyChange>, String> {
+pub fn body_changes(original: &str, mutated: &str) -> Result<Changes, String> {
     let o = syn::parse_file(original).map_err(|e| format!("the original does not parse: {e}"))?;
     let m = syn::parse_file(mutated).map_err(|e| format!("the mutation does not parse: {e}"))?;
     if attrs(&o.attrs) != attrs(&m.attrs) {
         return Err("a file attribute changed".into());
     }
-    let mut out = Vec::new();
+    let mut out = Changes::default();
     let cx = Cx {
         o_src: original,
         m_src: mutated,
         o_lines: line_starts(original),
         m_lines: line_starts(mutated),
     };
-    cx.items(&o.items, &m.items, &mut out)?;
-    if out.is_empty() {
+    cx.items(&o.items, &m.items, original.len(), &mut out)?;
+    if let Some(ty) = out.impl_of.iter().find(|t| !out.names.contains(t)) {
+        return Err(format!(
+            "an impl of `{ty}`, a type it does not add, was added"
+        ));
+    }
+    if out.bodies.is_empty() && out.consts.is_empty() && out.inserted.is_empty() {
         return Err("no function body changed (only whitespace or comments)".into());
     }
     Ok(out)
+}
+
+/// What [`body_changes`] finds: the function bodies that changed, and the
+/// module-level consts whose value changed (which [`super::consts`] turns
+/// into body changes wherever they are read).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Changed function bodies, in the original's byte ranges.
+    pub bodies: Vec<BodyChange>,
+    /// Consts whose value (and nothing else) changed.
+    pub consts: Vec<ConstChange>,
+    /// Items the mutation adds (helper functions, methods of an inherent
+    /// impl, types and their impls), each to be written at a byte offset of
+    /// the original, in every variant, under a name of its mutation's own.
+    pub inserted: Vec<Inserted>,
+    /// The names those items define, renamed per mutation in the schema.
+    pub names: Vec<String>,
+    /// The types the added impls are for.
+    impl_of: Vec<String>,
+}
+
+/// An item a mutation adds: where it goes in the original (a byte offset
+/// between items) and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inserted {
+    /// The byte offset in the original it is written at.
+    pub at: usize,
+    /// The item's text, attributes and doc comments included.
+    pub text: String,
 }
 
 /// The two texts and their line-start offsets, for span-to-byte conversion.
@@ -99,12 +138,11 @@ impl Cx<'_> {
         &self,
         o: &[syn::Item],
         m: &[syn::Item],
-        out: &mut Vec<BodyChange>,
+        end: usize,
+        out: &mut Changes,
     ) -> Result<(), String> {
-        if o.len() != m.len() {
-            return Err("an item was added or removed".into());
-        }
-        for (a, b) in o.iter().zip(m) {
+        let pairs = align(o, m, item_key, |b| self.added_item(b, end, out))?;
+        for (a, b) in pairs {
             match (a, b) {
                 (syn::Item::Fn(a), syn::Item::Fn(b)) => {
                     self.unit(
@@ -120,10 +158,20 @@ impl Cx<'_> {
                     if tokens(&ha) != tokens(&hb) {
                         return Err("an impl block's header changed".into());
                     }
-                    if a.items.len() != b.items.len() {
-                        return Err("an associated item was added or removed".into());
-                    }
-                    for (x, y) in a.items.iter().zip(&b.items) {
+                    let close = self.o_at(a.brace_token.span.close().start())?;
+                    let inherent = a.trait_.is_none();
+                    let pairs = align(&a.items, &b.items, impl_item_key, |y| match y {
+                        syn::ImplItem::Fn(f) if inherent => {
+                            out.names.push(f.sig.ident.to_string());
+                            out.inserted.push(Inserted {
+                                at: close,
+                                text: format!("\n{}\n", self.m_text(f)?),
+                            });
+                            Ok(())
+                        }
+                        _ => Err("an associated item was added or removed".into()),
+                    })?;
+                    for (x, y) in pairs {
                         match (x, y) {
                             (syn::ImplItem::Fn(x), syn::ImplItem::Fn(y)) => self.unit(
                                 (&x.attrs, &x.vis, &x.sig, &x.block),
@@ -178,13 +226,41 @@ impl Cx<'_> {
                         if tokens(&ha) != tokens(&hb) {
                             return Err("a module's header changed".into());
                         }
-                        self.items(ai, bi, out)?;
+                        let close = self.o_at(a.content.as_ref().map_or_else(
+                            || a.ident.span().start(),
+                            |(brace, _)| brace.span.close().start(),
+                        ))?;
+                        self.items(ai, bi, close, out)?;
                     }
                     _ if tokens(a) == tokens(b) => {}
                     _ => return Err("a module declaration changed".into()),
                 },
                 _ if tokens(a) == tokens(b) => {}
-                _ => return Err("an item other than a function changed".into()),
+                (syn::Item::Const(a), syn::Item::Const(b))
+                    if a.ident == b.ident
+                        && a.ident != "_"
+                        && attrs(&a.attrs) == attrs(&b.attrs)
+                        && tokens(&a.vis) == tokens(&b.vis)
+                        && tokens(&a.generics) == tokens(&b.generics)
+                        && a.generics.params.is_empty()
+                        && tokens(&a.ty) == tokens(&b.ty) =>
+                {
+                    out.consts.push(ConstChange {
+                        ident: b.ident.to_string(),
+                        decl: format!(
+                            "const {}: {} = {};",
+                            b.ident,
+                            tokens(&b.ty),
+                            tokens(&b.expr)
+                        ),
+                    });
+                }
+                _ => {
+                    return Err(format!(
+                        "an item other than a function changed ({})",
+                        item_name(a)
+                    ));
+                }
             }
         }
         Ok(())
@@ -206,7 +282,7 @@ impl Cx<'_> {
             &syn::Signature,
             &syn::Block,
         ),
-        out: &mut Vec<BodyChange>,
+        out: &mut Changes,
     ) -> Result<(), String> {
         if attrs(oa) != attrs(ma) || tokens(ov) != tokens(mv) || tokens(os) != tokens(ms) {
             return Err(format!(
@@ -222,8 +298,171 @@ impl Cx<'_> {
         }
         let body = block_range(ob, self.o_src, &self.o_lines)?;
         let text = block_range(mb, self.m_src, &self.m_lines).map(|r| self.m_src[r].to_string())?;
-        out.push(BodyChange { body, text });
+        out.bodies.push(BodyChange { body, text });
         Ok(())
+    }
+}
+
+/// An item's kind and name for a refusal: `struct S1Row`, `const CAP_MAX`.
+fn item_name(item: &syn::Item) -> String {
+    let (kind, name) = match item {
+        syn::Item::Const(i) => ("const", i.ident.to_string()),
+        syn::Item::Static(i) => ("static", i.ident.to_string()),
+        syn::Item::Struct(i) => ("struct", i.ident.to_string()),
+        syn::Item::Enum(i) => ("enum", i.ident.to_string()),
+        syn::Item::Union(i) => ("union", i.ident.to_string()),
+        syn::Item::Type(i) => ("type", i.ident.to_string()),
+        syn::Item::Trait(i) => ("trait", i.ident.to_string()),
+        syn::Item::Mod(i) => ("mod", i.ident.to_string()),
+        syn::Item::Use(_) => ("use", String::new()),
+        syn::Item::Macro(i) => (
+            "macro",
+            i.ident
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        ),
+        _ => ("item", String::new()),
+    };
+    if name.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind} {name}")
+    }
+}
+
+impl Cx<'_> {
+    /// A byte offset in the original from a span's line and column.
+    fn o_at(&self, lc: proc_macro2::LineColumn) -> Result<usize, String> {
+        let start = *self
+            .o_lines
+            .get(lc.line.wrapping_sub(1))
+            .ok_or("a position could not be read")?;
+        let line = &self.o_src[start..];
+        Ok(start
+            + line
+                .char_indices()
+                .nth(lc.column)
+                .map_or(line.len(), |(i, _)| i))
+    }
+
+    /// A node's text in the mutated file, attributes included.
+    fn m_text<T: syn::spanned::Spanned + quote::ToTokens>(
+        &self,
+        node: &T,
+    ) -> Result<String, String> {
+        let span = node.span();
+        let at = |lc: proc_macro2::LineColumn| -> Option<usize> {
+            let start = *self.m_lines.get(lc.line.checked_sub(1)?)?;
+            let line = &self.m_src[start..];
+            Some(
+                start
+                    + line
+                        .char_indices()
+                        .nth(lc.column)
+                        .map_or(line.len(), |(i, _)| i),
+            )
+        };
+        match (at(span.start()), at(span.end())) {
+            (Some(s), Some(e)) if s < e => Ok(self.m_src[s..e].to_string()),
+            _ => Err("an added item's position could not be read".into()),
+        }
+    }
+
+    /// An item the mutation adds at module level: a function, a type, or an
+    /// impl of a type it adds too; written at `end` (the module's end).
+    fn added_item(&self, b: &syn::Item, end: usize, out: &mut Changes) -> Result<(), String> {
+        let name = match b {
+            syn::Item::Fn(f) => f.sig.ident.to_string(),
+            syn::Item::Struct(x) => x.ident.to_string(),
+            syn::Item::Enum(x) => x.ident.to_string(),
+            syn::Item::Impl(i) => {
+                // Only for a type this mutation adds too (checked once all
+                // items are read): an impl of an existing type, a trait's
+                // above all (`Drop`), acts without being named.
+                let syn::Type::Path(p) = &*i.self_ty else {
+                    return Err("an impl of a type that is not a path was added".into());
+                };
+                let ty = p
+                    .path
+                    .segments
+                    .last()
+                    .map(|s| s.ident.to_string())
+                    .unwrap_or_default();
+                out.impl_of.push(ty);
+                String::new()
+            }
+            _ => return Err(format!("an item was added or removed ({})", item_name(b))),
+        };
+        if !name.is_empty() {
+            out.names.push(name);
+        }
+        out.inserted.push(Inserted {
+            at: end,
+            text: format!("\n{}\n", self.m_text(b)?),
+        });
+        Ok(())
+    }
+}
+
+/// Pairs the original's items with the mutated file's by key, in order;
+/// every mutated item with no original partner goes to `added`.
+///
+/// # Errors
+/// An original item has no partner (removed, or its key changed), or
+/// `added` refuses one.
+fn align<'a, T>(
+    o: &'a [T],
+    m: &'a [T],
+    key: fn(&T) -> String,
+    mut added: impl FnMut(&'a T) -> Result<(), String>,
+) -> Result<Vec<(&'a T, &'a T)>, String> {
+    let mut pairs = Vec::with_capacity(o.len());
+    let mut j = 0;
+    for a in o {
+        let k = key(a);
+        let Some(off) = m[j..].iter().position(|b| key(b) == k) else {
+            return Err("an item was added or removed".into());
+        };
+        for b in &m[j..j + off] {
+            added(b)?;
+        }
+        pairs.push((a, &m[j + off]));
+        j += off + 1;
+    }
+    for b in &m[j..] {
+        added(b)?;
+    }
+    Ok(pairs)
+}
+
+/// What pairs an item with its mutated self: its kind and name (an impl's
+/// header, a `use`'s tokens).
+fn item_key(item: &syn::Item) -> String {
+    match item {
+        syn::Item::Impl(i) => {
+            let mut h = i.clone();
+            h.items.clear();
+            format!("impl {}", tokens(&h))
+        }
+        syn::Item::Use(_) | syn::Item::ExternCrate(_) | syn::Item::ForeignMod(_) => tokens(item),
+        syn::Item::Macro(m) => format!(
+            "macro {} {:?}",
+            tokens(&m.mac.path),
+            m.ident.as_ref().map(ToString::to_string)
+        ),
+        syn::Item::Fn(f) => format!("fn {}", f.sig.ident),
+        _ => item_name(item),
+    }
+}
+
+/// An impl item's kind and name.
+fn impl_item_key(item: &syn::ImplItem) -> String {
+    match item {
+        syn::ImplItem::Fn(f) => format!("fn {}", f.sig.ident),
+        syn::ImplItem::Const(c) => format!("const {}", c.ident),
+        syn::ImplItem::Type(t) => format!("type {}", t.ident),
+        other => tokens(other),
     }
 }
 
@@ -266,6 +505,11 @@ pub struct FileVariant {
     pub mutant: u32,
     /// Its body changes in this file.
     pub changes: Vec<BodyChange>,
+    /// The items it adds to this file.
+    pub inserted: Vec<Inserted>,
+    /// The names its added items define (in any file), each written
+    /// `<name>_mutant_<k>` wherever this variant's texts name it.
+    pub names: Vec<String>,
 }
 
 /// A schema file, and where each rewritten function sits in it.
@@ -283,24 +527,50 @@ pub struct SchemaFile {
 /// variants whose changes overlap without being the same body cannot
 /// happen, as each change is a whole function body.
 pub fn write_schema(original: &str, variants: &[FileVariant]) -> SchemaFile {
-    // The original body range → the mutations' texts for it.
-    let mut by_body: BTreeMap<(usize, usize), Vec<(u32, &str)>> = BTreeMap::new();
+    // The original body range → the mutations' texts for it; an offset →
+    // the items added there. Each variant's added names are its own.
+    let mut by_body: BTreeMap<(usize, usize), Vec<(u32, String)>> = BTreeMap::new();
+    let mut inserts: BTreeMap<usize, Vec<(u32, String)>> = BTreeMap::new();
     for v in variants {
         for c in &v.changes {
             by_body
                 .entry((c.body.start, c.body.end))
                 .or_default()
-                .push((v.mutant, &c.text));
+                .push((v.mutant, renamed(&c.text, &v.names, v.mutant)));
+        }
+        for i in &v.inserted {
+            inserts
+                .entry(i.at)
+                .or_default()
+                .push((v.mutant, renamed(&i.text, &v.names, v.mutant)));
         }
     }
     let mut text = String::with_capacity(original.len() * 2);
     let mut spans = Vec::new();
     let mut at = 0;
-    for ((s, e), arms) in &by_body {
-        if *s < at {
+    // Bodies and insertions in order of their place in the original; an
+    // insertion sits between items, never inside a body.
+    let mut places: Vec<(usize, usize, bool)> = by_body
+        .keys()
+        .map(|&(s, e)| (s, e, true))
+        .chain(inserts.keys().map(|&i| (i, i, false)))
+        .collect();
+    places.sort_unstable();
+    for (s, e, is_body) in places {
+        if s < at {
             continue; // nested in a body already rewritten: cannot happen for whole fn bodies
         }
-        text.push_str(&original[at..*s]);
+        text.push_str(&original[at..s]);
+        if !is_body {
+            for (k, item) in &inserts[&s] {
+                let begin = text.len();
+                text.push_str(item);
+                spans.push((begin, text.len(), BTreeSet::from([*k])));
+            }
+            at = s;
+            continue;
+        }
+        let arms = &by_body[&(s, e)];
         let begin = text.len();
         text.push_str(&format!(
             "{{ static MEMORIA_MUTANT: ::std::sync::OnceLock<u32> = ::std::sync::OnceLock::new(); \
@@ -312,11 +582,11 @@ pub fn write_schema(original: &str, variants: &[FileVariant]) -> SchemaFile {
             text.push('\n');
         }
         text.push_str("_ => ");
-        text.push_str(&original[*s..*e]);
+        text.push_str(&original[s..e]);
         text.push_str(" } }");
         let end = text.len();
         spans.push((begin, end, arms.iter().map(|(k, _)| *k).collect()));
-        at = *e;
+        at = e;
     }
     text.push_str(&original[at..]);
     let line_of = |byte: usize| text[..byte].matches('\n').count() + 1;
@@ -325,6 +595,27 @@ pub fn write_schema(original: &str, variants: &[FileVariant]) -> SchemaFile {
         .map(|(b, e, ks)| (line_of(b)..line_of(e), ks))
         .collect();
     SchemaFile { text, units }
+}
+
+/// `text` with every identifier in `names` written `<name>_mutant_<k>`, so
+/// that the items two mutations add never meet. Unchanged if `names` is
+/// empty or the text does not tokenize.
+pub fn renamed(text: &str, names: &[String], k: u32) -> String {
+    if names.is_empty() {
+        return text.to_string();
+    }
+    let Ok(tokens) = super::consts::flat_tokens(text) else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut at = 0;
+    for t in tokens.iter().filter(|t| t.ident && names.contains(&t.text)) {
+        out.push_str(&text[at..t.start]);
+        out.push_str(&format!("{}_mutant_{k}", t.text));
+        at = t.start + t.text.len();
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 #[cfg(test)]
@@ -340,7 +631,7 @@ mod tests {
     #[test]
     fn a_changed_function_body_is_found_with_its_byte_range() {
         let mutated = ORIGINAL.replace("x * 2", "x * 3");
-        let changes = body_changes(ORIGINAL, &mutated).unwrap();
+        let changes = body_changes(ORIGINAL, &mutated).unwrap().bodies;
         assert_eq!(changes.len(), 1);
         assert_eq!(&ORIGINAL[changes[0].body.clone()], "{\n    x * 2\n}");
         assert_eq!(changes[0].text, "{\n    x * 3\n}");
@@ -349,7 +640,7 @@ mod tests {
     #[test]
     fn a_method_body_after_a_multibyte_comment_is_found_exactly() {
         let mutated = ORIGINAL.replace("n + 1", "n + 2");
-        let changes = body_changes(ORIGINAL, &mutated).unwrap();
+        let changes = body_changes(ORIGINAL, &mutated).unwrap().bodies;
         assert_eq!(
             &ORIGINAL[changes[0].body.clone()],
             "{\n        // é\n        n + 1\n    }"
@@ -367,12 +658,28 @@ mod tests {
             let mutated = ORIGINAL.replace(from, to);
             assert!(body_changes(ORIGINAL, &mutated).is_err(), "{from} → {to}");
         }
-        let added = format!("{ORIGINAL}fn extra() {{}}\n");
-        assert!(body_changes(ORIGINAL, &added).is_err());
+        let removed = ORIGINAL.replace("struct S;\n", "");
+        assert!(body_changes(ORIGINAL, &removed).is_err());
         let comment_only = ORIGINAL.replace("// é", "// e");
         assert!(body_changes(ORIGINAL, &comment_only).is_err());
         let konst = "const fn k() -> u8 { 1 }\n";
         assert!(body_changes(konst, &konst.replace('1', "2")).is_err());
+        let typed = "const K: u8 = 1;\n";
+        assert!(body_changes(typed, "const K: u16 = 1;\n").is_err());
+    }
+
+    #[test]
+    fn a_consts_value_alone_changing_is_a_const_change_with_its_mutated_declaration() {
+        let original = "//! F.\npub const CAP_MAX: usize = 3;\nfn f() -> usize { CAP_MAX }\n";
+        let found = body_changes(original, &original.replace("= 3", "= 4")).unwrap();
+        assert!(found.bodies.is_empty());
+        assert_eq!(
+            found.consts,
+            vec![ConstChange {
+                ident: "CAP_MAX".into(),
+                decl: "const CAP_MAX: usize = 4;".into()
+            }]
+        );
     }
 
     #[test]
@@ -382,7 +689,9 @@ mod tests {
         let m3 = ORIGINAL.replace("n + 1", "n");
         let v = |k, m: &str| FileVariant {
             mutant: k,
-            changes: body_changes(ORIGINAL, m).unwrap(),
+            changes: body_changes(ORIGINAL, m).unwrap().bodies,
+            inserted: Vec::new(),
+            names: Vec::new(),
         };
         let schema = write_schema(ORIGINAL, &[v(1, &m1), v(2, &m2), v(3, &m3)]);
         syn::parse_file(&schema.text).expect("the schema parses");
@@ -396,6 +705,65 @@ mod tests {
         let first = &schema.units[0].0;
         assert!(lines[first.start - 1].contains("pub fn double"));
         assert!(lines[first.end - 1].ends_with("} }"));
+    }
+
+    #[test]
+    fn an_added_helper_is_written_once_per_mutation_under_its_own_name() {
+        let variant = |k: u32, factor: &str| {
+            let mutated = ORIGINAL
+                .replace("x * 2", "helper(x)")
+                .replace(
+                    "    }\n}\n",
+                    &format!("    }}\n    fn peek(&self) -> u8 {{ {factor} }}\n}}\nfn helper(x: u32) -> u32 {{ x * {factor} }}\n"),
+                );
+            let found = body_changes(ORIGINAL, &mutated).unwrap();
+            assert_eq!(found.names, ["helper", "peek"]);
+            FileVariant {
+                mutant: k,
+                changes: found.bodies,
+                inserted: found.inserted,
+                names: found.names,
+            }
+        };
+        let schema = write_schema(ORIGINAL, &[variant(1, "3"), variant(2, "4")]);
+        syn::parse_file(&schema.text).expect("the schema parses");
+        for k in [1, 2] {
+            assert!(
+                schema
+                    .text
+                    .contains(&format!("{k} => {{\n    helper_mutant_{k}(x)\n}}"))
+            );
+            assert!(
+                schema
+                    .text
+                    .contains(&format!("fn helper_mutant_{k}(x: u32)"))
+            );
+            assert!(schema.text.contains(&format!("fn peek_mutant_{k}(&self)")));
+        }
+        // One unit per rewritten body and per added item, each blaming its own.
+        assert_eq!(schema.units.len(), 5);
+    }
+
+    #[test]
+    fn an_added_item_that_acts_without_being_named_stays_out() {
+        for added in [
+            "impl Drop for S { fn drop(&mut self) {} }\n",
+            "static HOOK: u8 = 0;\n",
+            "macro_rules! m { () => {} }\n",
+            "use std::fmt::Write;\n",
+        ] {
+            let mutated = format!("{ORIGINAL}{added}");
+            assert!(body_changes(ORIGINAL, &mutated).is_err(), "{added}");
+        }
+        let trait_method = ORIGINAL.replace(
+            "struct S;",
+            "struct S;\nimpl Clone for S { fn clone(&self) -> S { S } }",
+        );
+        let more = trait_method.replace(
+            "fn clone(&self) -> S { S } }",
+            "fn clone(&self) -> S { S }\n fn clone_from(&mut self, _: &S) {} }",
+        );
+        assert!(body_changes(&trait_method, &more).is_err());
     }
 
     #[test]

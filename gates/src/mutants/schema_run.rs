@@ -8,22 +8,28 @@
 //!    its compile errors fall in send their mutations out, and it is written
 //!    again, at most [`SCHEMA_BUILD_ATTEMPTS_MAX`] times;
 //! 3. the tree is written and built in every other copy;
-//! 4. every gate, case, kit run and scenario the schema's mutations name is
-//!    run once with no mutation selected, on the schema build: a red one
-//!    sends its mutations out (to be built on their own, against the plain
-//!    baseline), never fails the run;
-//! 5. each mutation runs with its number in [`SCHEMA_ENV`]; a kill is
-//!    reported, anything else goes out to be built on its own and judged
-//!    there;
+//! 4. every copy's source goes back to the original (the binaries are
+//!    built), and every gate, case, kit run and scenario the schema's
+//!    mutations name is run once with no mutation selected, on the schema
+//!    build: a red one sends its mutations out (to be built on their own,
+//!    against the plain baseline), never fails the run;
+//! 5. each mutation runs with its number in [`SCHEMA_ENV`] and its own diff
+//!    applied to the source on disk (reversed after), so that a gate that
+//!    reads the source (15's dialer, 17's routes) reads what the mutation
+//!    built on its own would show; a kill is reported, anything else goes
+//!    out to be built on its own and judged there;
 //! 6. every copy gets its original files back.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use super::consts;
 use super::judge::failed_case_ids;
 use super::report::secs;
-use super::schema::{self, BodyChange, FileVariant, SCHEMA_BUILD_ATTEMPTS_MAX, SchemaFile};
+use super::schema::{
+    self, BodyChange, FileVariant, Inserted, SCHEMA_BUILD_ATTEMPTS_MAX, SchemaFile,
+};
 use super::scratch::{Ended, Scratch, git_apply};
 use super::{
     CONFORM_GATE, MutantReport, Mutation, Options, Outcome, SCENARIO_GATE, judged_run, report_of,
@@ -43,6 +49,17 @@ pub(super) struct Member {
     pub index: usize,
     pub number: u32,
     files: Vec<FileChanges>,
+    /// Items it adds, per workspace-relative file.
+    inserted: BTreeMap<String, Vec<Inserted>>,
+    /// The names those items define, renamed per mutation in the tree.
+    names: Vec<String>,
+}
+
+/// What [`member`] finds for a mutation that joins the schema.
+struct Joins {
+    files: Vec<FileChanges>,
+    inserted: BTreeMap<String, Vec<Inserted>>,
+    names: Vec<String>,
 }
 
 /// A file's workspace-relative path and a mutation's body changes in it.
@@ -75,20 +92,25 @@ pub(super) fn build(
     say: &(dyn Fn(String) + Sync),
 ) -> Result<Option<Built>, String> {
     let first = &scratches[0];
+    // Read while no diff is applied: the originals a const mutation's
+    // declaration is spread through (`consts.rs`).
+    let sources = consts::Sources::read(&first.work)?;
     let mut originals: BTreeMap<String, String> = BTreeMap::new();
     let mut members: Vec<Member> = Vec::new();
     let mut why_out: BTreeMap<String, usize> = BTreeMap::new();
     let mut out: BTreeMap<usize, String> = BTreeMap::new();
     for (i, (_, m)) in parsed.iter().enumerate() {
         let Ok(m) = m else { continue };
-        match member(first, m, &mut originals)? {
-            Ok(files) => members.push(Member {
+        match member(first, m, &sources, &mut originals)? {
+            Ok(j) => members.push(Member {
                 index: i,
                 number: u32::try_from(i + 1).unwrap_or(u32::MAX),
-                files,
+                files: j.files,
+                inserted: j.inserted,
+                names: j.names,
             }),
             Err(why) => {
-                *why_out.entry(why.clone()).or_default() += 1;
+                *why_out.entry(simplify(&why)).or_default() += 1;
                 out.insert(i, why);
             }
         }
@@ -110,6 +132,9 @@ pub(super) fn build(
             )
         }
     ));
+    for (i, why) in &out {
+        say(format!("schema: {} builds on its own: {why}", parsed[*i].0));
+    }
     if members.is_empty() {
         return Ok(None);
     }
@@ -235,16 +260,23 @@ pub(super) fn pass(
         None => return Ok((Vec::new(), everyone)),
     };
 
+    // The binaries are built: the source on disk goes back to the original,
+    // and during a mutation's run it is the original plus that mutation's own
+    // diff (step 5). A gate that reads the source (15's dialer, 17's routes,
+    // 4's prints) so sees what it would see with the mutation built on its
+    // own, never the other mutations' bodies.
+    restore(scratches, &originals)?;
+
     // 4. Baselines on the schema build, nothing selected.
     let selectors: BTreeSet<String> = members
         .iter()
         .filter_map(|m| parsed[m.index].1.as_ref().ok())
         .map(baseline_key)
         .collect();
-    // A gate whose baseline has red cases on the schema build (a case
-    // that reads the source: 4/no-stray-prints, 17's routes) still judges
-    // its mutations by its other cases: only a case green in the baseline
-    // and red in the mutation's run counts as a kill there.
+    // A gate whose baseline has red cases on the schema build (none is
+    // expected since the source beside the build is the original) still
+    // judges its mutations by its other cases: only a case green in the
+    // baseline and red in the mutation's run counts as a kill there.
     let baselined: BTreeMap<String, (BTreeSet<String>, std::time::Duration)> = on_workers(
         scratches,
         selectors.into_iter().collect(),
@@ -302,8 +334,9 @@ pub(super) fn pass(
             .is_ok_and(|mu| baselined.contains_key(&baseline_key(mu)))
     });
 
-    // 5. Each mutation, selected by its number.
+    // 5. Each mutation, selected by its number, its diff applied on disk.
     let total = members.len();
+    let broken: Mutex<Option<String>> = Mutex::new(None);
     let done = std::sync::atomic::AtomicUsize::new(0);
     let judged: Vec<(usize, Option<MutantReport>)> = on_workers(
         scratches,
@@ -311,6 +344,13 @@ pub(super) fn pass(
         |s, &(i, k)| {
             let (rel, m) = &parsed[i];
             let m = m.as_ref().ok()?;
+            if broken
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .is_some()
+            {
+                return Some((i, None));
+            }
             let t0 = Instant::now();
             let (red_before, took) = baselined
                 .get(&baseline_key(m))
@@ -325,10 +365,30 @@ pub(super) fn pass(
                     .min(opts.run_timeout),
                 ..opts.clone()
             };
+            if let Err(e) = git_apply(&s.work, &m.diff, &[]) {
+                // Not a verdict: it is built on its own, where its diff is
+                // applied (or judged stale) again.
+                if opts.progress {
+                    super::progress::line(&format!(
+                        "[schema] {rel}: its diff does not apply to the source beside the schema build ({e}); it is built on its own next"
+                    ));
+                }
+                return Some((i, None));
+            }
             let (status, detail) = match red_before {
                 None => judged_run(s, m, opts, Some(k)),
                 Some(red_before) => judged_past(s, m, opts, k, red_before),
             };
+            if let Err(e) = git_apply(&s.work, &m.diff, &["-R"]) {
+                // The copy no longer holds the workspace's source: no later
+                // run may judge there, and the pass fails.
+                let mut b = broken.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                b.get_or_insert(format!(
+                    "undoing {} in {} after its schema run: {e}",
+                    m.file.display(),
+                    s.work.display()
+                ));
+            }
             let ms = t0.elapsed().as_millis() as u64;
             let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             if opts.progress {
@@ -357,6 +417,12 @@ pub(super) fn pass(
     .flatten()
     .collect();
 
+    if let Some(e) = broken
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    {
+        return Err(e);
+    }
     // 6. The originals back, in every copy.
     restore(scratches, &originals)?;
     let killed: Vec<(usize, MutantReport)> = judged
@@ -436,8 +502,9 @@ fn baseline_key(m: &Mutation) -> String {
 fn member(
     scratch: &Scratch,
     m: &Mutation,
+    sources: &consts::Sources,
     originals: &mut BTreeMap<String, String>,
-) -> Result<Result<Vec<FileChanges>, String>, String> {
+) -> Result<Result<Joins, String>, String> {
     if m.touches.is_empty() || m.touches.iter().any(|t| !t.ends_with(".rs")) {
         return Ok(Err("it touches a file that is not Rust".into()));
     }
@@ -459,25 +526,103 @@ fn member(
             scratch.work.display()
         )
     })?;
-    let mut files = Vec::new();
+    let mut own: BTreeMap<String, Vec<BodyChange>> = BTreeMap::new();
+    let mut inserted: BTreeMap<String, Vec<Inserted>> = BTreeMap::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut mine: BTreeMap<String, String> = BTreeMap::new();
+    let mut changed_consts: Vec<consts::ConstChange> = Vec::new();
+    let mut defining: Option<String> = None;
     for ((rel, o), a) in m.touches.iter().zip(before).zip(after) {
         let (Some(o), Some(a)) = (o, a) else {
             return Ok(Err("it adds or removes a file".into()));
         };
         match schema::body_changes(&o, &a) {
-            Ok(changes) => {
-                originals.entry(rel.clone()).or_insert(o);
-                files.push((rel.clone(), changes));
+            Ok(found) => {
+                if !found.consts.is_empty() {
+                    if defining.is_some() {
+                        return Ok(Err("it changes consts in two files".into()));
+                    }
+                    defining = Some(rel.clone());
+                    changed_consts.extend(found.consts);
+                }
+                own.insert(rel.clone(), found.bodies);
+                if !found.inserted.is_empty() {
+                    inserted.insert(rel.clone(), found.inserted);
+                }
+                names.extend(found.names);
+                mine.insert(rel.clone(), o);
             }
-            Err(e) => return Ok(Err(simplify(&e))),
+            Err(e) => return Ok(Err(format!("{rel}: {e}"))),
         }
     }
-    Ok(Ok(files))
+    // An added item is renamed per mutation wherever the mutation's texts
+    // name it; that is the same program only if no original text the
+    // mutation touches names it already.
+    for (rel, o) in &mine {
+        let Ok(tokens) = consts::flat_tokens(o) else {
+            return Ok(Err(format!("{rel}: the original does not tokenize")));
+        };
+        if let Some(t) = tokens.iter().find(|t| t.ident && names.contains(&t.text)) {
+            return Ok(Err(format!(
+                "{rel}: an added item's name `{}` is already named there",
+                t.text
+            )));
+        }
+    }
+    if defining.is_some() && !names.is_empty() {
+        return Ok(Err("it changes a const and adds an item".into()));
+    }
+    let files: Vec<FileChanges> = match defining {
+        None => own.into_iter().collect(),
+        Some(defining) => {
+            if mine
+                .iter()
+                .any(|(rel, o)| sources.get(rel) != Some(o.as_str()))
+            {
+                return Ok(Err(
+                    "a file it touches differs from the sources read for its consts".into(),
+                ));
+            }
+            match consts::spread(sources, &defining, &changed_consts, &own) {
+                Ok(spread) => spread.into_iter().collect(),
+                Err(e) => return Ok(Err(format!("{defining}: const: {e}"))),
+            }
+        }
+    };
+    for (rel, _) in &files {
+        let text = mine
+            .get(rel)
+            .map(String::as_str)
+            .or_else(|| sources.get(rel))
+            .ok_or_else(|| format!("{rel}: neither touched nor among the sources"))?;
+        originals
+            .entry(rel.clone())
+            .or_insert_with(|| text.to_string());
+    }
+    for rel in inserted.keys() {
+        if !files.iter().any(|(r, _)| r == rel) {
+            originals
+                .entry(rel.clone())
+                .or_insert_with(|| mine[rel].clone());
+        }
+    }
+    Ok(Ok(Joins {
+        files,
+        inserted,
+        names,
+    }))
 }
 
 /// A refusal without the function's name, so that the progress line counts
 /// kinds of refusal.
 fn simplify(why: &str) -> String {
+    let why = why.split_once(".rs: ").map_or(why, |(_, w)| w);
+    let why = why.split_once(" (").map_or(why, |(w, _)| w);
+    if let Some(c) = why.strip_prefix("const: ") {
+        // Names differ between mutations; the reason's words do not.
+        let words: Vec<&str> = c.split('`').step_by(2).collect();
+        return format!("a const that cannot be spread: {}", words.join("…").trim());
+    }
     if why.starts_with("the signature or attributes of") {
         "a signature or attribute changed".into()
     } else if why.ends_with("is a const fn") {
@@ -506,6 +651,8 @@ fn write_tree(
             by_file.entry(rel).or_default().push(FileVariant {
                 mutant: m.number,
                 changes: changes.clone(),
+                inserted: m.inserted.get(rel).cloned().unwrap_or_default(),
+                names: m.names.clone(),
             });
         }
     }
@@ -617,7 +764,9 @@ mod tests {
     fn an_error_in_a_rewritten_function_blames_its_mutations_only() {
         let original = "fn a() -> u8 {\n    1\n}\n\nfn b() -> u8 {\n    2\n}\n";
         let change = |from: &str, to: &str| {
-            schema::body_changes(original, &original.replace(from, to)).unwrap()
+            schema::body_changes(original, &original.replace(from, to))
+                .unwrap()
+                .bodies
         };
         let file = schema::write_schema(
             original,
@@ -625,10 +774,14 @@ mod tests {
                 FileVariant {
                     mutant: 4,
                     changes: change("1", "x"),
+                    inserted: Vec::new(),
+                    names: Vec::new(),
                 },
                 FileVariant {
                     mutant: 9,
                     changes: change("2", "3"),
+                    inserted: Vec::new(),
+                    names: Vec::new(),
                 },
             ],
         );
