@@ -130,6 +130,10 @@ pub enum FaultKind {
     /// and never answers, for spells (§4.3, §6.5; drawn apart, with the
     /// world's shape, [`home`]).
     HomeUnreachable,
+    /// Suite shape: a home replica lagging one change behind answers the
+    /// pulls around one of memoria's own restores, whose store remembers
+    /// an older epoch (§4.3, §7.4; drawn apart, [`home`]).
+    RosterRewind,
 }
 
 impl FaultKind {
@@ -137,8 +141,9 @@ impl FaultKind {
     /// is drawn apart, with a world's cells ([`cells`]), so a seed whose
     /// world has no cells draws exactly the run it drew before cells;
     /// [`FaultKind::Roster`] with the world's shape ([`roster`]), likewise;
-    /// and [`FaultKind::Rotation`], [`FaultKind::TokenFile`] and
-    /// [`FaultKind::HomeUnreachable`] by generators of their own
+    /// and [`FaultKind::Rotation`], [`FaultKind::TokenFile`],
+    /// [`FaultKind::HomeUnreachable`] and [`FaultKind::RosterRewind`] by
+    /// generators of their own
     /// ([`rotation`], [`token_file`], [`home`]).
     pub const ALL: [FaultKind; 11] = [
         FaultKind::Cold,
@@ -173,6 +178,7 @@ impl FaultKind {
             FaultKind::Rotation => "rotation",
             FaultKind::TokenFile => "token-file",
             FaultKind::HomeUnreachable => "home-unreachable",
+            FaultKind::RosterRewind => "roster-rewind",
         }
     }
 
@@ -188,6 +194,7 @@ impl FaultKind {
                 | FaultKind::Rotation
                 | FaultKind::TokenFile
                 | FaultKind::HomeUnreachable
+                | FaultKind::RosterRewind
         )
     }
 }
@@ -554,6 +561,7 @@ pub fn generate(seed: u64) -> Exploration {
     documents::add(seed, &siblings, &uploaders, &mut events);
     token_file::add(seed, &mut swarm, &apps, &mut events);
     home::add(seed, &mut swarm, home, &mut events);
+    home::add_rewind(seed, &mut swarm, home, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),

@@ -9,6 +9,14 @@
 //! runs past its deadline), ended by `none` a little later. The roster
 //! checks judge them as every outage: the last good copy is kept, and a
 //! failed pull admits nobody (`crate::scenario`'s `roster.rs`).
+//!
+//! And memoria's own restore rewinding the roster's epoch ([`add_rewind`],
+//! [`FaultKind::RosterRewind`], its own stream too): in a suite-shape
+//! world whose run restores memoria from a backup, a home replica lagging
+//! one change behind answers the pulls from just before a restore until a
+//! few events after it, so the restored memoria, whose store remembers the
+//! epoch of the backup, is offered a roster older than one it acted on
+//! (§4.3, §7.4; `roster-restore-never-rewinds-the-epoch.toml`).
 
 use rand::seq::SliceRandom as _;
 use rand::{Rng as _, SeedableRng as _};
@@ -22,6 +30,11 @@ pub const UNREACHABLE_SHARE: f64 = 0.5;
 const SPELL_EVENTS_MAX: usize = 40;
 /// The modes a spell draws from (`crate::fake::home::HomeFault`).
 const MODES: [&str; 2] = ["refuse", "hang"];
+/// The share of suite-shape worlds restoring memoria whose home lags
+/// around a restore.
+pub const REWIND_SHARE: f64 = 0.6;
+/// The events a lagging spell runs past the restore, at most.
+const REWIND_EVENTS_MAX: usize = 10;
 
 /// Adds spells of an unreachable home to `events` (which holds at least its
 /// opening event) on [`UNREACHABLE_SHARE`] of the seeds whose world is in
@@ -44,6 +57,52 @@ pub(super) fn add(seed: u64, swarm: &mut Swarm, home: bool, events: &mut Vec<Eve
             Event::RosterFault {
                 at_ms: None,
                 mode: "none".into(),
+            },
+        );
+    }
+    true
+}
+
+/// Puts a lagging home replica around one or two of memoria's restores
+/// (`memoria-restore` events) in `events` on [`REWIND_SHARE`] of the
+/// suite-shape (`home`) seeds that have any, and
+/// [`FaultKind::RosterRewind`] to the swarm. Returns whether it did.
+pub(super) fn add_rewind(
+    seed: u64,
+    swarm: &mut Swarm,
+    home: bool,
+    events: &mut Vec<Event>,
+) -> bool {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x7265_7769_6e64_2121);
+    let restores = events
+        .iter()
+        .filter(|e| matches!(e, Event::MemoriaRestore { .. }))
+        .count();
+    if !home || restores == 0 || !rng.gen_bool(REWIND_SHARE) {
+        return false;
+    }
+    let weight = rng.gen_range(1..=restores.min(2)) as u32;
+    swarm.0.push((FaultKind::RosterRewind, weight));
+    for _ in 0..weight {
+        let at: Vec<usize> = (0..events.len())
+            .filter(|i| matches!(events[*i], Event::MemoriaRestore { .. }))
+            .collect();
+        let Some(&i) = at.choose(&mut rng) else {
+            break;
+        };
+        let end = rng.gen_range(i + 1..=(i + REWIND_EVENTS_MAX).min(events.len()));
+        events.insert(
+            end,
+            Event::RosterFault {
+                at_ms: None,
+                mode: "none".into(),
+            },
+        );
+        events.insert(
+            i,
+            Event::RosterFault {
+                at_ms: None,
+                mode: "stale-epoch".into(),
             },
         );
     }
@@ -79,5 +138,25 @@ mod tests {
             drawn += usize::from(on);
         }
         assert!(drawn > 0, "no seed of 60 drew an unreachable home");
+    }
+
+    #[test]
+    fn a_rewinding_world_lags_its_home_right_before_one_of_memorias_restores() {
+        let mut drawn = 0;
+        for seed in 0..80 {
+            let x = super::super::generate(seed);
+            let on = x.swarm.0.iter().any(|(k, _)| *k == FaultKind::RosterRewind);
+            if !on {
+                continue;
+            }
+            drawn += 1;
+            assert!(x.scenario.home, "seed {seed}: lone shape");
+            let before_a_restore = x.scenario.events.windows(2).any(|w| {
+                matches!(&w[0], Event::RosterFault { mode, .. } if mode == "stale-epoch")
+                    && matches!(w[1], Event::MemoriaRestore { .. })
+            });
+            assert!(before_a_restore, "seed {seed}");
+        }
+        assert!(drawn > 0, "no seed of 80 drew a rewinding world");
     }
 }
