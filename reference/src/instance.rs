@@ -489,6 +489,12 @@ impl Instance {
         &self.data_dir
     }
 
+    /// The tombstone directory: the durable tombstone log and the roster
+    /// mark, backed up apart and never restored with the data (§7.4).
+    pub fn tombstone_dir(&self) -> &Path {
+        &self.tombstone_dir
+    }
+
     /// The store, for inspection by tests and gates.
     pub fn store(&self) -> &Store {
         &self.store

@@ -167,6 +167,7 @@ pub use instance::{
 pub use offload::{Offload, SharedInstance};
 
 // At rest (§3, §3.2, §7.4).
+pub use storage::roster_mark::ROSTER_MARK_FILE_NAME;
 pub use storage::seal::{
     DEK_BYTES, Dek, FINGERPRINT_BYTES, NONCE_BYTES, Purpose, SEAL_VERSION, SEALED_OVERHEAD_BYTES,
     Sealer, TAG_BYTES,

@@ -23,6 +23,9 @@
 //! phase possibly interrupted and resumed ([`rotation`], §6.2).
 //! People open the documents pages linked, on the document page and over
 //! MCP's `document` tool, and the owner's sources page ([`documents`]).
+//! About a quarter break memoria's token file at a sibling for spells
+//! ([`token_file`], §6.2), and about half of the worlds in suite shape have the
+//! home drop or hang roster pulls for spells ([`home`], §4.3, §6.5).
 //! The timeline ends with `expect-converged`: the faults stop, and
 //! liveness is judged after the oracle's quiet period.
 //!
@@ -35,8 +38,10 @@
 
 mod cells;
 mod documents;
+mod home;
 mod roster;
 mod rotation;
+mod token_file;
 
 use std::collections::BTreeMap;
 
@@ -117,6 +122,18 @@ pub enum FaultKind {
     /// unreachable for a spell) and resumed (§6.2; drawn apart,
     /// [`rotation`]).
     Rotation,
+    /// memoria's token file at a sibling made unreadable, removed or
+    /// overwritten with garbage for spells, and restored (§6.2; drawn
+    /// apart, [`token_file`]).
+    TokenFile,
+    /// Suite shape: the home drops roster pulls unanswered or accepts them
+    /// and never answers, for spells (§4.3, §6.5; drawn apart, with the
+    /// world's shape, [`home`]).
+    HomeUnreachable,
+    /// Suite shape: a home replica lagging one change behind answers the
+    /// pulls around one of memoria's own restores, whose store remembers
+    /// an older epoch (§4.3, §7.4; drawn apart, [`home`]).
+    RosterRewind,
 }
 
 impl FaultKind {
@@ -124,7 +141,10 @@ impl FaultKind {
     /// is drawn apart, with a world's cells ([`cells`]), so a seed whose
     /// world has no cells draws exactly the run it drew before cells;
     /// [`FaultKind::Roster`] with the world's shape ([`roster`]), likewise;
-    /// and [`FaultKind::Rotation`] by a generator of its own ([`rotation`]).
+    /// and [`FaultKind::Rotation`], [`FaultKind::TokenFile`],
+    /// [`FaultKind::HomeUnreachable`] and [`FaultKind::RosterRewind`] by
+    /// generators of their own
+    /// ([`rotation`], [`token_file`], [`home`]).
     pub const ALL: [FaultKind; 11] = [
         FaultKind::Cold,
         FaultKind::Slow,
@@ -156,6 +176,9 @@ impl FaultKind {
             FaultKind::MemoriaRestore => "memoria-restore",
             FaultKind::Roster => "roster",
             FaultKind::Rotation => "rotation",
+            FaultKind::TokenFile => "token-file",
+            FaultKind::HomeUnreachable => "home-unreachable",
+            FaultKind::RosterRewind => "roster-rewind",
         }
     }
 
@@ -169,6 +192,9 @@ impl FaultKind {
                 | FaultKind::MemoriaRestore
                 | FaultKind::Roster
                 | FaultKind::Rotation
+                | FaultKind::TokenFile
+                | FaultKind::HomeUnreachable
+                | FaultKind::RosterRewind
         )
     }
 }
@@ -533,6 +559,9 @@ pub fn generate(seed: u64) -> Exploration {
     let home = roster::add(seed, &mut swarm, &readers, &mut events);
     rotation::add(seed, &mut swarm, &apps, &mut events);
     documents::add(seed, &siblings, &uploaders, &mut events);
+    token_file::add(seed, &mut swarm, &apps, &mut events);
+    home::add(seed, &mut swarm, home, &mut events);
+    home::add_rewind(seed, &mut swarm, home, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),
@@ -798,6 +827,7 @@ fn event_app(e: &Event) -> Option<&str> {
         | Event::Downgrade { app, .. }
         | Event::Upgrade { app, .. }
         | Event::Reformat { app, .. }
+        | Event::TokenFile { app, .. }
         | Event::PartialRestore { app, .. }
         | Event::Backup { app, .. }
         | Event::WholeRestore { app, .. }

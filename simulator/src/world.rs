@@ -903,8 +903,9 @@ pub const PROVIDER_STUB_KEY: &str = "stub-provider-key";
 /// The DEK every simulated memoria seals under: a fixed test key.
 pub const SIM_DEK_BYTES: [u8; 32] = [7u8; 32];
 
-/// Copies the data files of `from` into `to`, never the tombstone log nor
-/// SQLite's write-ahead log and shared-memory index (the backup is taken
+/// Copies the data files of `from` into `to`, never the tombstone log,
+/// the roster mark beside it (the tombstone directory's, backed up apart,
+/// §7.4) nor SQLite's write-ahead log and shared-memory index (the backup is taken
 /// checkpointed); with `replace`, first removes from `to` every such file
 /// `from` lacks, the logs included.
 fn copy_data(from: &std::path::Path, to: &std::path::Path, replace: bool) -> Result<(), String> {
@@ -913,7 +914,8 @@ fn copy_data(from: &std::path::Path, to: &std::path::Path, replace: bool) -> Res
         n.ends_with("-shm") || n.ends_with("-wal")
     };
     let keep = |name: &std::ffi::OsStr| {
-        name.to_string_lossy() != memoria::TOMBSTONE_LOG_FILE_NAME && !wal(name)
+        let n = name.to_string_lossy();
+        n != memoria::TOMBSTONE_LOG_FILE_NAME && n != memoria::ROSTER_MARK_FILE_NAME && !wal(name)
     };
     let io = |p: &std::path::Path, e: std::io::Error| format!("{}: {e}", p.display());
     if replace {

@@ -3,6 +3,7 @@
 //! Nothing leaves this folder unsealed: a cell is sealed by [`seal`] before
 //! [`store`] writes it, and the index reaches disk only through [`snapshot`].
 
+pub mod roster_mark;
 pub mod schema;
 pub mod seal;
 pub mod snapshot;

@@ -244,9 +244,12 @@ impl AppState {
         Some(applied)
     }
 
-    /// Writes the roster copy's adopted generation and epoch to the store,
-    /// so that a restart judges the next pull against them (§4.3). A
-    /// failed write is logged, its kind only; the copy in memory stands.
+    /// Writes the roster copy's adopted generation and epoch to the store
+    /// and to the roster mark beside the tombstone log
+    /// ([`crate::storage::roster_mark`]), so that a restart, or a restore
+    /// of the data directory, judges the next pull against them (§4.3,
+    /// §7.4). A failed write is logged, its kind only; the copy in memory
+    /// stands.
     pub(crate) async fn keep_roster_coordinates(&self) {
         let Some(copy) = self.admission.roster() else {
             return;
@@ -257,7 +260,10 @@ impl AppState {
         let team = copy.team().to_owned();
         let written = self
             .instance
-            .run_cold(move |i| i.store().set_roster_held(&team, &generation, epoch))
+            .run_cold(move |i| {
+                i.store().set_roster_held(&team, &generation, epoch)?;
+                crate::storage::roster_mark::write(i.tombstone_dir(), &team, &generation, epoch)
+            })
             .await
             .and_then(|r| r);
         if let Err(e) = written {
@@ -265,9 +271,12 @@ impl AppState {
         }
     }
 
-    /// Remembers the roster coordinates the store kept from before this
-    /// start ([`crate::access::roster::RosterCopy::remember`]); a store that cannot be read
-    /// remembers nothing (logged, its kind only).
+    /// Remembers the roster coordinates kept from before this start
+    /// ([`crate::access::roster::RosterCopy::remember`]): the roster mark
+    /// beside the tombstone log when there is one, which a restore of the
+    /// data directory does not rewind (§7.4), else the store's row; a mark
+    /// or a store that cannot be read remembers nothing (logged, its kind
+    /// only).
     pub(crate) async fn remember_roster_coordinates(&self) {
         let Some(copy) = self.admission.roster() else {
             return;
@@ -275,7 +284,12 @@ impl AppState {
         let team = copy.team().to_owned();
         match self
             .instance
-            .run_cold(move |i| i.store().roster_held(&team))
+            .run_cold(
+                move |i| match crate::storage::roster_mark::read(i.tombstone_dir(), &team)? {
+                    Some(mark) => Ok(Some(mark)),
+                    None => i.store().roster_held(&team),
+                },
+            )
             .await
             .and_then(|r| r)
         {

@@ -9,8 +9,11 @@
 //! home restored or re-provisioned), its epoch counting from 1 again.
 //! Faults ([`HomeFault`]), switchable mid-run: down (503), slow past
 //! memoria's deadline, a stale epoch (a lagging replica answering the
-//! roster as it was one change ago), garbage bodies ([`Garbage`]), and
-//! another team's well-formed roster ([`HomeFault::OtherTeam`]).
+//! roster as it was one change ago), garbage bodies ([`Garbage`]),
+//! another team's well-formed roster ([`HomeFault::OtherTeam`]), a
+//! connection dropped unanswered ([`HomeFault::Refuse`], as the fake
+//! sibling's `refuse` outage) and a request accepted and never answered
+//! ([`HomeFault::Hang`], past any deadline).
 //! Every pull is counted, content-free ([`FakeHome::pulls`]).
 
 use std::collections::BTreeSet;
@@ -27,6 +30,10 @@ use super::trace::Clock;
 
 /// The home's host label: `<team>.home.oficina.works`.
 pub const HOME_LABEL: &str = "home";
+
+/// The status a [`Pull`] records when the home answered none (a dropped
+/// connection, [`HomeFault::Refuse`], or a hung request, [`HomeFault::Hang`]).
+pub const PULL_UNANSWERED: u16 = 0;
 
 /// A garbage body the home can answer with, status 200.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +77,13 @@ pub enum HomeFault {
     /// It answers 200 with a well-formed roster of another team
     /// ([`crate::OTHER_TEAM`]) listing the same members: a misrouted answer.
     OtherTeam,
+    /// It drops the connection without answering (a refused connection, as
+    /// the fake sibling's [`crate::fake::faults::Outage::Refuse`]): memoria
+    /// sees the exchange break.
+    Refuse,
+    /// It accepts the request and never answers: memoria's pull runs past
+    /// its deadline.
+    Hang,
 }
 
 /// One pull the home received: content-free.
@@ -77,7 +91,8 @@ pub enum HomeFault {
 pub struct Pull {
     /// Simulated milliseconds since the run began.
     pub at_ms: u64,
-    /// The status answered.
+    /// The status answered; [`PULL_UNANSWERED`] when the connection was
+    /// dropped or the request hung.
     pub status: u16,
     /// The epoch answered, if a roster was.
     pub epoch: Option<u64>,
@@ -253,6 +268,22 @@ fn garbage(s: &HomeState, g: Garbage) -> Vec<u8> {
 
 async fn roster(State(home): State<FakeHome>, headers: HeaderMap) -> Response {
     let fault = home.lock().fault;
+    if matches!(fault, HomeFault::Refuse | HomeFault::Hang) {
+        let at_ms = home.clock.now_ms();
+        home.lock().pulls.push(Pull {
+            at_ms,
+            status: PULL_UNANSWERED,
+            epoch: None,
+        });
+        if fault == HomeFault::Hang {
+            std::future::pending::<()>().await;
+        }
+        let mut response = StatusCode::SERVICE_UNAVAILABLE.into_response();
+        response
+            .extensions_mut()
+            .insert(crate::fake::faults::RefuseConnection);
+        return response;
+    }
     if let HomeFault::Slow(ms) = fault {
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
@@ -291,7 +322,7 @@ async fn roster(State(home): State<FakeHome>, headers: HeaderMap) -> Response {
                 let r = s.previous.clone().unwrap_or_else(|| s.roster.clone());
                 (StatusCode::OK, body_of(&s, &r), Some(r.epoch))
             }
-            HomeFault::None | HomeFault::Slow(_) => {
+            HomeFault::None | HomeFault::Slow(_) | HomeFault::Refuse | HomeFault::Hang => {
                 let r = s.roster.clone();
                 (StatusCode::OK, body_of(&s, &r), Some(r.epoch))
             }

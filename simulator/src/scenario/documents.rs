@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 
 use super::checks::{Check, PageSummary, summarise_page};
-use super::oracle::judge_page;
+use super::oracle::judge_page_unasked;
 use super::parse::{Event, Surface};
 use super::replay::Entry;
 use super::surfaces::{APP_MEMORIA, Owned, Rendered, unescape};
@@ -226,7 +226,7 @@ fn fail(invariant: &str, what: String, saw: String) -> Check {
 
 /// Judges a document `address` opened (`target`, answered `opened`) while
 /// `window` (the S-calls the siblings received during it) happened: as
-/// every surface ([`judge_page`]), then the document's own rules (module
+/// every surface ([`super::oracle::judge_page`]), then the document's own rules (module
 /// docs). `admitted` is false for a person the owners file no longer
 /// names; `sure` is false while a roster reader's standing may lag the
 /// home's roster. Returns the failed checks, plus one passing summary.
@@ -240,11 +240,20 @@ pub(super) fn judge_document(
     admitted: bool,
     sure: bool,
     owned: &Owned,
+    unasked: &std::collections::BTreeSet<String>,
 ) -> Vec<Check> {
-    let mut out: Vec<Check> = judge_page(address, &opened.seen, window, fakes, admitted, owned)
-        .into_iter()
-        .filter(|c| !c.ok)
-        .collect();
+    let mut out: Vec<Check> = judge_page_unasked(
+        address,
+        &opened.seen,
+        window,
+        fakes,
+        admitted,
+        owned,
+        unasked,
+    )
+    .into_iter()
+    .filter(|c| !c.ok)
+    .collect();
     let shown = opened.seen.shown.first();
     if let Some(r) = shown {
         let its_own = match target {
@@ -468,6 +477,8 @@ pub(super) struct Standing {
     /// Suite shape: a roster that cannot establish anybody's standing
     /// answers everybody with the sign-in or the standing page (§4.3).
     pub(super) suite: bool,
+    /// The apps memoria has no token for now (`token_file.rs`).
+    pub(super) unasked: std::collections::BTreeSet<String>,
 }
 
 impl Standing {
@@ -562,6 +573,7 @@ pub(super) async fn apply(
             standing.admitted,
             standing.sure_for(opened.status),
             owned,
+            &standing.unasked,
         ));
     }
     entry.page = Some(opened.summary);

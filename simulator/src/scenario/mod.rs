@@ -25,6 +25,8 @@
 //!   memoria-owned documents, the grep at rest;
 //! - `rotation.rs`: the operator drain's token rotation driven by the
 //!   timeline, and the oracle's rotation checks (§6.2);
+//! - `token_file.rs`: memoria's token files broken and mended, and the
+//!   oracle's check that a token it cannot read is sent to nobody (§6.2);
 //! - `documents.rs`: the document page, the MCP `document` tool and the
 //!   sources page, opened by link and judged;
 //! - `shrink.rs`: [`shrink`], the smallest timeline that still fails.
@@ -38,6 +40,7 @@ mod roster;
 mod rotation;
 mod shrink;
 mod surfaces;
+mod token_file;
 mod validate;
 
 pub use checks::{Check, PageSummary, summarise_page};
@@ -55,3 +58,4 @@ pub use roster::{ROSTER_PULL_WAIT_MAX_S, SAFETY_ROSTER};
 pub use rotation::{ROTATION_LIVENESS, ROTATION_SAFETY, RotationPhase};
 pub use shrink::{Shrunk, shrink};
 pub use surfaces::owned_tag;
+pub use token_file::{SAFETY_TOKEN_FILE, TokenFileState};

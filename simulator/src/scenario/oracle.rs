@@ -150,6 +150,31 @@ pub(super) fn judge_page(
     admitted: bool,
     owned: &Owned,
 ) -> Vec<Check> {
+    judge_page_unasked(
+        address,
+        seen,
+        window,
+        fakes,
+        admitted,
+        owned,
+        &BTreeSet::new(),
+    )
+}
+
+/// As [`judge_page`], with `unasked`: the apps memoria has no token for
+/// now (their token file cannot be read, `token_file.rs`). Like an app
+/// with a fault knob on, their withheld lines are not counted against the
+/// trace: memoria asks them nothing, and every pair of theirs is UNKNOWN
+/// (§6.2, §6.5).
+pub(super) fn judge_page_unasked(
+    address: &str,
+    seen: &Rendered,
+    window: &[TraceEvent],
+    fakes: &BTreeMap<String, FakeSibling>,
+    admitted: bool,
+    owned: &Owned,
+    unasked: &BTreeSet<String>,
+) -> Vec<Check> {
     let mut out = vec![];
     let shown = &seen.shown;
     if !admitted && !shown.is_empty() {
@@ -239,7 +264,7 @@ pub(super) fn judge_page(
             }
         }
     }
-    out.extend(judge_withheld(&seen.withheld, &s2, fakes));
+    out.extend(judge_withheld(&seen.withheld, &s2, fakes, unasked));
     // Only the search page carries the numeric answer (§8.7).
     let body = seen.numeric.as_deref().unwrap_or("");
     out.extend(judge_numeric(address, body, window, fakes));
@@ -412,15 +437,17 @@ fn s2_faulted(faults: &Faults) -> bool {
 /// was clean (no knob on, every call answered 200 unshaped), each reason's
 /// line counts the pairs answered so, exactly when each is one passage and
 /// at least otherwise; a reason nobody answered has no line (NOT_VISIBLE is
-/// never counted).
+/// never counted). An app in `unasked` (no token to send it) is skipped as
+/// a faulted one is.
 fn judge_withheld(
     lines: &[(String, Option<Reason>, usize)],
     s2: &[&TraceEvent],
     fakes: &BTreeMap<String, FakeSibling>,
+    unasked: &BTreeSet<String>,
 ) -> Vec<Check> {
     let mut out = vec![];
     for (app, fake) in fakes {
-        if s2_faulted(&fake.faults().get()) {
+        if unasked.contains(app) || s2_faulted(&fake.faults().get()) {
             continue;
         }
         let mine: Vec<&&TraceEvent> = s2.iter().filter(|e| app_of(&e.callee) == app).collect();

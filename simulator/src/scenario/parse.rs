@@ -464,7 +464,9 @@ pub enum Event {
     /// (suite shape, `crate::fake::home::HomeFault`): `down` (503),
     /// `stale-epoch` (the roster as it was one change ago), `other-team`,
     /// `garbage-html`, `garbage-truncated`, `garbage-empty-object`,
-    /// `garbage-not-an-address`, `garbage-no-members`; `none` ends it.
+    /// `garbage-not-an-address`, `garbage-no-members`, `refuse` (the
+    /// connection dropped unanswered), `hang` (accepted, never answered);
+    /// `none` ends it.
     RosterFault {
         /// When.
         at_ms: Option<u64>,
@@ -485,6 +487,18 @@ pub enum Event {
         /// absent, it runs over every sibling.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reach: Option<usize>,
+    },
+    /// memoria's token file for sibling `app` broken or mended (§6.2,
+    /// `token_file.rs`): `unreadable` (a directory in its place),
+    /// `missing`, `garbage` (no bearer token), or `restored`. memoria reads
+    /// its tokens from token files; it is never told.
+    TokenFile {
+        /// When.
+        at_ms: Option<u64>,
+        /// The sibling whose token file it is.
+        app: String,
+        /// What happens to the file.
+        state: super::token_file::TokenFileState,
     },
     /// Liveness (the explorer's oracle): faults are off; after a quiet
     /// period and a few questions, every team-visible item at its current
@@ -614,6 +628,7 @@ impl Event {
             | Event::RosterAdd { at_ms, .. }
             | Event::RosterFault { at_ms, .. }
             | Event::Rotation { at_ms, .. }
+            | Event::TokenFile { at_ms, .. }
             | Event::ExpectConverged { at_ms }
             | Event::Restart { at_ms }
             | Event::OpenDocument { at_ms, .. }
@@ -737,6 +752,9 @@ impl Event {
                     ", interrupted after the first {k} siblings"
                 ))
             ),
+            Event::TokenFile { app, state, .. } => {
+                format!("memoria's token file for {app} {}", state.name())
+            }
             Event::ExpectConverged { .. } => "expect memoria converged (liveness)".into(),
             Event::Restart { .. } => "memoria restarts".into(),
             Event::OpenDocument {
@@ -830,6 +848,8 @@ pub fn home_fault(mode: &str) -> Option<crate::fake::home::HomeFault> {
         "garbage-empty-object" => HomeFault::Garbage(Garbage::EmptyObject),
         "garbage-not-an-address" => HomeFault::Garbage(Garbage::NotAnAddress),
         "garbage-no-members" => HomeFault::Garbage(Garbage::NoMembers),
+        "refuse" => HomeFault::Refuse,
+        "hang" => HomeFault::Hang,
         _ => return None,
     })
 }

@@ -332,7 +332,12 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
     // A rotating scenario: memoria reads its tokens from token files,
     // which the drain's phase 2 rewrites (§6.2).
     let rotating = s.events.iter().any(|e| matches!(e, Event::Rotation { .. }));
-    if rotating {
+    // And one whose token files break and mend (§6.2, `token_file.rs`).
+    let token_files = s
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::TokenFile { .. }));
+    if rotating || token_files {
         world.use_token_files();
     }
     let apps: Vec<String> = s.siblings.iter().map(|x| x.app.clone()).collect();
@@ -358,6 +363,7 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
             .home()
             .map(|h| super::roster::RosterTruth::new(h.clone(), address_all(&s.readers[1..]))),
         rotation,
+        token_files: token_files.then(super::token_file::TokenFileTruth::default),
     };
     let run = world.run(move |mut m| async move {
         let mut backups: BTreeMap<(String, String), Snapshot> = BTreeMap::new();
@@ -429,6 +435,8 @@ struct Ctx {
     rotation: Option<super::rotation::RotationTruth>,
     /// The document ids pages have linked, for `open-document`.
     links: super::documents::Links,
+    /// A scenario whose token files break: what the oracle knows of them.
+    token_files: Option<super::token_file::TokenFileTruth>,
 }
 
 impl Ctx {
@@ -548,13 +556,19 @@ async fn apply(
             if ctx.oracle {
                 let all = trace.events();
                 let admitted = !ctx.removed.contains_key(&who);
-                entry.checks.extend(super::oracle::judge_page(
+                let unasked = ctx
+                    .token_files
+                    .as_ref()
+                    .map(super::token_file::TokenFileTruth::unasked)
+                    .unwrap_or_default();
+                entry.checks.extend(super::oracle::judge_page_unasked(
                     &who,
                     &seen,
                     &all[before.min(all.len())..],
                     fakes,
                     admitted,
                     &ctx.owned,
+                    &unasked,
                 ));
                 // Every surface, the brief too: a task that is one item's
                 // tag names that item alone, and a brief reads a sentence
@@ -809,7 +823,18 @@ async fn apply(
                 .checks
                 .extend(r.phase(m, fakes, trace, *phase, *reach).await?);
         }
+        Event::TokenFile { app, state, .. } => {
+            let t = ctx
+                .token_files
+                .as_mut()
+                .ok_or("a token-file event without token files")?;
+            t.apply(m, app, *state, super::roster::now_ms())?;
+        }
         Event::ExpectConverged { .. } => {
+            // Every token file broken is mended: the faults stop.
+            if let Some(t) = ctx.token_files.as_mut() {
+                t.restore_all(m, super::roster::now_ms())?;
+            }
             // Suite shape: the home's faults stop too, and if its last
             // answer failed, time runs until memoria's roster loop (on its
             // retry interval) has pulled cleanly (§4.3, §6.5).
@@ -843,6 +868,11 @@ async fn apply(
                 refused: roster.is_some_and(|r| r.refused(&who)),
                 sure: roster.is_none_or(|r| !r.is_roster_reader(&who) || r.surely_admitted(&who)),
                 suite: roster.is_some(),
+                unasked: ctx
+                    .token_files
+                    .as_ref()
+                    .map(super::token_file::TokenFileTruth::unasked)
+                    .unwrap_or_default(),
             };
             let seen = super::documents::apply(
                 m, &who, &standing, event, &ctx.links, &ctx.owned, fakes, trace, ctx.oracle, entry,
@@ -878,6 +908,15 @@ async fn apply(
     // Every sibling call since the last event, judged for the handover.
     if let Some(r) = ctx.rotation.as_mut() {
         entry.checks.extend(r.judge_calls(&trace.events()));
+    }
+    // And for the token files that could not be read (§6.2).
+    if let Some(t) = ctx.token_files.as_mut() {
+        let rotation = ctx.rotation.as_ref();
+        entry.checks.extend(
+            t.judge_calls(m, &trace.events(), super::roster::now_ms(), |i| {
+                rotation.is_some_and(|r| r.is_probe(i))
+            }),
+        );
     }
     let checkpoint = matches!(
         event,

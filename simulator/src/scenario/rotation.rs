@@ -328,6 +328,11 @@ impl RotationTruth {
         }
     }
 
+    /// Whether trace position `i` is one of the oracle's own probes.
+    pub(super) fn is_probe(&self, i: usize) -> bool {
+        self.probes.contains(&i)
+    }
+
     /// Judges every sibling call since the last judgement (§6.2): none is
     /// answered 401 but the oracle's own probes (the handover leaves no
     /// window in which one side is wrong); none is accepted as another

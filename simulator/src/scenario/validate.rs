@@ -48,6 +48,7 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
             | Event::WholeRestore { app, .. }
             | Event::Upgrade { app, .. }
             | Event::Reformat { app, .. }
+            | Event::TokenFile { app, .. }
             | Event::ExpectCalls { app, .. }
             | Event::ExpectHeld { app, .. }
             | Event::ExpectSources { app, .. }
@@ -115,7 +116,7 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
             }
             if super::parse::home_fault(mode).is_none() {
                 return at(format!(
-                    "unknown roster fault {mode}: none, down, stale-epoch, other-team or garbage-…"
+                    "unknown roster fault {mode}: none, down, stale-epoch, other-team, garbage-…, refuse or hang"
                 ));
             }
         }

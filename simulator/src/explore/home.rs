@@ -1,0 +1,162 @@
+//! The explorer's unreachable home (issue 26): about half the suite-shape worlds have the home drop memoria's roster pulls unanswered or accept them and never answer, for spells (§4.3, §6.5).
+//!
+//! Drawn from a generator of its own (the seed under another constant),
+//! and only for a world in suite shape, after the rest of the run, so a
+//! seed whose swarm lacks [`FaultKind::HomeUnreachable`] is the run it was
+//! before these modes existed. One or two spells (the kind's weight), each
+//! `refuse` (the connection dropped: memoria's pull sees the exchange
+//! break) or `hang` (the request accepted and never answered: the pull
+//! runs past its deadline), ended by `none` a little later. The roster
+//! checks judge them as every outage: the last good copy is kept, and a
+//! failed pull admits nobody (`crate::scenario`'s `roster.rs`).
+//!
+//! And memoria's own restore rewinding the roster's epoch ([`add_rewind`],
+//! [`FaultKind::RosterRewind`], its own stream too): in a suite-shape
+//! world whose run restores memoria from a backup, a home replica lagging
+//! one change behind answers the pulls from just before a restore until a
+//! few events after it, so the restored memoria, whose store remembers the
+//! epoch of the backup, is offered a roster older than one it acted on
+//! (§4.3, §7.4; `roster-restore-never-rewinds-the-epoch.toml`).
+
+use rand::seq::SliceRandom as _;
+use rand::{Rng as _, SeedableRng as _};
+
+use super::{FaultKind, Swarm};
+use crate::scenario::Event;
+
+/// The share of suite-shape worlds whose home goes unreachable.
+pub const UNREACHABLE_SHARE: f64 = 0.5;
+/// The events a spell spans at most.
+const SPELL_EVENTS_MAX: usize = 40;
+/// The modes a spell draws from (`crate::fake::home::HomeFault`).
+const MODES: [&str; 2] = ["refuse", "hang"];
+/// The share of suite-shape worlds restoring memoria whose home lags
+/// around a restore.
+pub const REWIND_SHARE: f64 = 0.6;
+/// The events a lagging spell runs past the restore, at most.
+const REWIND_EVENTS_MAX: usize = 10;
+
+/// Adds spells of an unreachable home to `events` (which holds at least its
+/// opening event) on [`UNREACHABLE_SHARE`] of the seeds whose world is in
+/// suite shape (`home`), and [`FaultKind::HomeUnreachable`] to the swarm.
+/// Returns whether it did.
+pub(super) fn add(seed: u64, swarm: &mut Swarm, home: bool, events: &mut Vec<Event>) -> bool {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x686f_6d65_6461_726b);
+    if !home || !rng.gen_bool(UNREACHABLE_SHARE) {
+        return false;
+    }
+    let weight = rng.gen_range(1..=2u32);
+    swarm.0.push((FaultKind::HomeUnreachable, weight));
+    for _ in 0..weight {
+        let mode = MODES.choose(&mut rng).unwrap_or(&"refuse").to_string();
+        let at = rng.gen_range(1..=events.len());
+        events.insert(at, Event::RosterFault { at_ms: None, mode });
+        let end = rng.gen_range(at + 1..=(at + SPELL_EVENTS_MAX).min(events.len()));
+        events.insert(
+            end,
+            Event::RosterFault {
+                at_ms: None,
+                mode: "none".into(),
+            },
+        );
+    }
+    true
+}
+
+/// Puts a lagging home replica around one or two of memoria's restores
+/// (`memoria-restore` events) in `events` on [`REWIND_SHARE`] of the
+/// suite-shape (`home`) seeds that have any, and
+/// [`FaultKind::RosterRewind`] to the swarm. Returns whether it did.
+pub(super) fn add_rewind(
+    seed: u64,
+    swarm: &mut Swarm,
+    home: bool,
+    events: &mut Vec<Event>,
+) -> bool {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x7265_7769_6e64_2121);
+    let restores = events
+        .iter()
+        .filter(|e| matches!(e, Event::MemoriaRestore { .. }))
+        .count();
+    if !home || restores == 0 || !rng.gen_bool(REWIND_SHARE) {
+        return false;
+    }
+    let weight = rng.gen_range(1..=restores.min(2)) as u32;
+    swarm.0.push((FaultKind::RosterRewind, weight));
+    for _ in 0..weight {
+        let at: Vec<usize> = (0..events.len())
+            .filter(|i| matches!(events[*i], Event::MemoriaRestore { .. }))
+            .collect();
+        let Some(&i) = at.choose(&mut rng) else {
+            break;
+        };
+        let end = rng.gen_range(i + 1..=(i + REWIND_EVENTS_MAX).min(events.len()));
+        events.insert(
+            end,
+            Event::RosterFault {
+                at_ms: None,
+                mode: "none".into(),
+            },
+        );
+        events.insert(
+            i,
+            Event::RosterFault {
+                at_ms: None,
+                mode: "stale-epoch".into(),
+            },
+        );
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_suite_shape_world_draws_an_unreachable_home_and_every_spell_ends() {
+        let mut drawn = 0;
+        for seed in 0..60 {
+            let x = super::super::generate(seed);
+            let on = x
+                .swarm
+                .0
+                .iter()
+                .any(|(k, _)| *k == FaultKind::HomeUnreachable);
+            assert!(!on || x.scenario.home, "seed {seed}: lone shape");
+            let modes: Vec<&str> = x
+                .scenario
+                .events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::RosterFault { mode, .. } => Some(mode.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let unreachable = modes.iter().any(|m| MODES.contains(m));
+            assert_eq!(on, unreachable, "seed {seed}: {modes:?}");
+            drawn += usize::from(on);
+        }
+        assert!(drawn > 0, "no seed of 60 drew an unreachable home");
+    }
+
+    #[test]
+    fn a_rewinding_world_lags_its_home_right_before_one_of_memorias_restores() {
+        let mut drawn = 0;
+        for seed in 0..80 {
+            let x = super::super::generate(seed);
+            let on = x.swarm.0.iter().any(|(k, _)| *k == FaultKind::RosterRewind);
+            if !on {
+                continue;
+            }
+            drawn += 1;
+            assert!(x.scenario.home, "seed {seed}: lone shape");
+            let before_a_restore = x.scenario.events.windows(2).any(|w| {
+                matches!(&w[0], Event::RosterFault { mode, .. } if mode == "stale-epoch")
+                    && matches!(w[1], Event::MemoriaRestore { .. })
+            });
+            assert!(before_a_restore, "seed {seed}");
+        }
+        assert!(drawn > 0, "no seed of 80 drew a rewinding world");
+    }
+}
