@@ -29,10 +29,18 @@
 //! reported from here: the runner builds that mutation the plain way and
 //! judges it again there.
 //!
+//! Two kinds of change outside a body join too. A changed const's value
+//! becomes an arm in every body that reads it (`consts.rs`). An added
+//! helper (a function, a method of an inherent impl, a type with its impls)
+//! is written into the tree once per mutation as `<name>_mutant_<k>`, and
+//! that mutation's arms name it so: nothing else names it, so it cannot act
+//! in another run (an added trait impl for an existing type, a `static`, a
+//! `use` or a macro stays out, as each can act without being named).
+//!
 //! A mutation stays out of the schema, and builds on its own, when it touches
-//! anything but a `.rs` file, adds or removes an item, changes a signature,
-//! an attribute or anything outside a function body, changes a `const fn`, or
-//! changes no code at all (a comment). A schema tree that does not compile
+//! anything but a `.rs` file, removes an item, changes a signature, a type,
+//! an attribute or anything else outside a function body, changes a `const
+//! fn`, or changes no code at all (a comment). A schema tree that does not compile
 //! names the functions its errors fall in; the mutations rewriting those
 //! leave the schema and the tree is written again, at most
 //! [`SCHEMA_BUILD_ATTEMPTS_MAX`] times.

@@ -193,6 +193,10 @@ pub(super) fn build(
                     if blamed.len() == 1 { "" } else { "s" }
                 ));
                 for m in members.iter().filter(|m| blamed.contains(&m.number)) {
+                    say(format!(
+                        "schema: {} builds on its own: it does not compile in the schema",
+                        parsed[m.index].0
+                    ));
                     out.insert(m.index, "it does not compile in the schema".into());
                 }
                 members.retain(|m| !blamed.contains(&m.number));
@@ -336,7 +340,7 @@ pub(super) fn pass(
 
     // 5. Each mutation, selected by its number, its diff applied on disk.
     let total = members.len();
-    let broken: Mutex<Option<String>> = Mutex::new(None);
+    let broken: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let judged: Vec<(usize, Option<MutantReport>)> = on_workers(
         scratches,
@@ -344,11 +348,7 @@ pub(super) fn pass(
         |s, &(i, k)| {
             let (rel, m) = &parsed[i];
             let m = m.as_ref().ok()?;
-            if broken
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .is_some()
-            {
+            if broken.get().is_some() {
                 return Some((i, None));
             }
             let t0 = Instant::now();
@@ -382,8 +382,7 @@ pub(super) fn pass(
             if let Err(e) = git_apply(&s.work, &m.diff, &["-R"]) {
                 // The copy no longer holds the workspace's source: no later
                 // run may judge there, and the pass fails.
-                let mut b = broken.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                b.get_or_insert(format!(
+                let _ = broken.set(format!(
                     "undoing {} in {} after its schema run: {e}",
                     m.file.display(),
                     s.work.display()
@@ -417,10 +416,7 @@ pub(super) fn pass(
     .flatten()
     .collect();
 
-    if let Some(e) = broken
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-    {
+    if let Some(e) = broken.into_inner() {
         return Err(e);
     }
     // 6. The originals back, in every copy.
