@@ -166,10 +166,7 @@ unsafe fn one_phrase_part_of(
         if api.xPhraseCount.ok_or(missing)?(fts) != 1 {
             return Err(ffi::SQLITE_MISMATCH);
         }
-        let (mut rows, mut tokens) = (0i64, 0i64);
-        check(api.xRowCount.ok_or(missing)?(fts, &mut rows))?;
-        check(api.xColumnTotalSize.ok_or(missing)?(fts, -1, &mut tokens))?;
-        let avgdl = tokens as f64 / rows as f64;
+        let avgdl = totals(api, fts)?.avgdl;
         let mut n_inst: c_int = 0;
         check(api.xInstCount.ok_or(missing)?(fts, &mut n_inst))?;
         let mut freq = 0.0f64;
@@ -207,18 +204,62 @@ unsafe extern "C" fn row_count(
 ) {
     // SAFETY: as in `one_phrase_part`.
     unsafe {
-        let Some(f) = (*api).xRowCount else {
-            ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_MISUSE);
-            return;
-        };
-        let mut rows = 0i64;
-        let rc = f(fts, &mut rows);
-        if rc == ffi::SQLITE_OK {
-            ffi::sqlite3_result_int64(ctx, rows);
-        } else {
-            ffi::sqlite3_result_error_code(ctx, rc);
+        match totals(&*api, fts) {
+            Ok(t) => ffi::sqlite3_result_int64(ctx, t.rows),
+            Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
         }
     }
+}
+
+/// The table's row count and mean row length in tokens, as `bm25()`
+/// reads them once per statement (`fts5Bm25GetData`).
+#[derive(Debug, Clone, Copy)]
+struct Totals {
+    rows: i64,
+    avgdl: f64,
+}
+
+/// [`Totals`] for this statement: read on a function's first row and kept
+/// as its auxiliary data (FTS5's own totals are not cached for an
+/// auxiliary function: each `xRowCount` reads the index's averages record
+/// again, a b-tree lookup per row).
+///
+/// # Safety
+/// As FTS5 calls an auxiliary function.
+unsafe fn totals(api: &ffi::Fts5ExtensionApi, fts: *mut ffi::Fts5Context) -> Result<Totals, c_int> {
+    let missing = ffi::SQLITE_MISUSE;
+    let check = |rc: c_int| {
+        if rc == ffi::SQLITE_OK {
+            Ok(())
+        } else {
+            Err(rc)
+        }
+    };
+    // SAFETY: the auxiliary data, when set, is the `Totals` boxed below,
+    // owned by FTS5 until it calls `drop_totals`.
+    unsafe {
+        let kept = api.xGetAuxdata.ok_or(missing)?(fts, 0).cast::<Totals>();
+        if let Some(t) = kept.as_ref() {
+            return Ok(*t);
+        }
+        let (mut rows, mut tokens) = (0i64, 0i64);
+        check(api.xRowCount.ok_or(missing)?(fts, &mut rows))?;
+        check(api.xColumnTotalSize.ok_or(missing)?(fts, -1, &mut tokens))?;
+        let t = Totals {
+            rows,
+            avgdl: tokens as f64 / rows as f64,
+        };
+        let raw = Box::into_raw(Box::new(t)).cast::<c_void>();
+        // On failure FTS5 calls the destructor itself.
+        check(api.xSetAuxdata.ok_or(missing)?(fts, raw, Some(drop_totals)))?;
+        Ok(t)
+    }
+}
+
+/// Frees a [`Totals`] kept by [`totals`].
+unsafe extern "C" fn drop_totals(raw: *mut c_void) {
+    // SAFETY: FTS5 passes back the pointer `totals` boxed, once.
+    drop(unsafe { Box::from_raw(raw.cast::<Totals>()) });
 }
 
 /// True if `expression` (a sanitised FTS5 `MATCH` expression, see
