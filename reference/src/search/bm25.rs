@@ -42,7 +42,8 @@ pub fn score(part: f64, hits: i64, rows: i64) -> f64 {
         idf = 1e-6;
     }
     let total = 0.0 + idf * part;
-    -1.0 * total
+    // FTS5 returns `-1.0 * score`: IEEE negation, the same bits.
+    -total
 }
 
 /// Registers [`PART_FUNCTION`] and [`ROWS_FUNCTION`] on `conn`'s FTS5.

@@ -1105,8 +1105,12 @@ mod tests {
             let body: Vec<&str> = (0..(n % 17) + 2)
                 .map(|i| words[(n * 7 + i * 3) % 5])
                 .collect();
-            let title = if n % 4 == 0 { "alpha beta" } else { "notes" };
-            let trail = if n % 6 == 0 { "gamma" } else { "" };
+            let title = if n.is_multiple_of(4) {
+                "alpha beta"
+            } else {
+                "notes"
+            };
+            let trail = if n.is_multiple_of(6) { "gamma" } else { "" };
             idx.insert_new(id, title, trail, &body.join(" ")).unwrap();
         }
         idx.delete(12).unwrap();
