@@ -32,6 +32,7 @@ use std::ptr::NonNull;
 use rusqlite::{Connection, MAIN_DB, ffi, params};
 
 use crate::error::{Error, ErrorKind};
+use crate::search::bm25;
 use crate::search::query::{FILL_ROWS_MAX, Plan};
 use crate::search::text;
 
@@ -198,6 +199,7 @@ impl LexicalIndex {
         let conn = Connection::open_in_memory()?;
         conn.execute_batch("PRAGMA temp_store = MEMORY;")?;
         conn.execute_batch(SCHEMA)?;
+        bm25::register(&conn)?;
         Ok(LexicalIndex {
             conn,
             mapped: false,
@@ -263,6 +265,7 @@ impl LexicalIndex {
     /// The index over `conn`, if it holds the FTS table.
     fn checked(conn: Connection, mapped: bool) -> Result<LexicalIndex, Error> {
         conn.execute_batch("PRAGMA temp_store = MEMORY;")?;
+        bm25::register(&conn)?;
         let ok: i64 = conn
             .query_row(
                 "SELECT count(*) FROM sqlite_master WHERE name = 'fts' AND type = 'table'",
@@ -304,6 +307,7 @@ impl LexicalIndex {
         }
         let mut copy = Connection::open_in_memory()?;
         copy.execute_batch("PRAGMA temp_store = MEMORY;")?;
+        bm25::register(&copy)?;
         {
             let backup = rusqlite::backup::Backup::new(&self.conn, &mut copy)?;
             backup.run_to_completion(i32::MAX, std::time::Duration::ZERO, None)?;
@@ -557,6 +561,9 @@ impl LexicalIndex {
         rows: Option<usize>,
         each: &mut dyn FnMut(Hit) -> Result<bool, Error>,
     ) -> Result<(), Error> {
+        if bm25::is_one_phrase(fts_query) {
+            return self.each_ranked_one_phrase(fts_query, rows, each);
+        }
         let (wt, wr, wb) = BM25_WEIGHTS;
         let sql = format!(
             "SELECT rowid, bm25(fts, {wt:.1}, {wr:.1}, {wb:.1}) AS score FROM fts \
@@ -570,6 +577,59 @@ impl LexicalIndex {
                 chunk_id: r.get(0).map_err(query_error)?,
                 score: r.get(1).map_err(query_error)?,
             };
+            if !each(hit)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// As [`LexicalIndex::each_ranked`] for an expression of one phrase
+    /// ([`bm25::is_one_phrase`]): every match is read once with its own
+    /// part of the score, and the IDF, whose `nHit` is their count, is
+    /// multiplied in after ([`bm25::score`]), so FTS5 never runs the phrase
+    /// a second time to count it (issue 30). The same hits, scores and
+    /// order as `bm25()` under `ORDER BY score, rowid`.
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::each_ranked`].
+    fn each_ranked_one_phrase(
+        &self,
+        fts_query: &str,
+        rows: Option<usize>,
+        each: &mut dyn FnMut(Hit) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
+        let (wt, wr, wb) = BM25_WEIGHTS;
+        let sql = format!(
+            "SELECT rowid, {}(fts, {wt:.1}, {wr:.1}, {wb:.1}), {}(fts) FROM fts WHERE fts MATCH ?1",
+            bm25::PART_FUNCTION,
+            bm25::ROWS_FUNCTION
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut matched = stmt.query(params![fts_query]).map_err(query_error)?;
+        let mut parts: Vec<(i64, f64)> = Vec::new();
+        let mut table_rows = 0i64;
+        while let Some(r) = matched.next().map_err(query_error)? {
+            parts.push((
+                r.get(0).map_err(query_error)?,
+                r.get(1).map_err(query_error)?,
+            ));
+            table_rows = r.get(2).map_err(query_error)?;
+        }
+        let hits_n = parts.len() as i64;
+        let mut hits: Vec<Hit> = parts
+            .into_iter()
+            .map(|(chunk_id, part)| Hit {
+                chunk_id,
+                score: bm25::score(part, hits_n, table_rows),
+            })
+            .collect();
+        hits.sort_unstable_by(|a, b| {
+            a.score
+                .total_cmp(&b.score)
+                .then(a.chunk_id.cmp(&b.chunk_id))
+        });
+        for hit in hits.into_iter().take(rows.unwrap_or(usize::MAX)) {
             if !each(hit)? {
                 break;
             }
@@ -1033,6 +1093,57 @@ mod tests {
                     "a filter that refuses nothing is asked of the page alone ({asked})"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_one_phrase_expression_ranks_and_scores_bit_for_bit_as_fts5_bm25() {
+        let mut idx = LexicalIndex::new().unwrap();
+        let words = ["alpha", "beta", "gamma", "delta", "alphabet"];
+        for id in 1..=60i64 {
+            let n = id as usize;
+            let body: Vec<&str> = (0..(n % 17) + 2)
+                .map(|i| words[(n * 7 + i * 3) % 5])
+                .collect();
+            let title = if n.is_multiple_of(4) {
+                "alpha beta"
+            } else {
+                "notes"
+            };
+            let trail = if n.is_multiple_of(6) { "gamma" } else { "" };
+            idx.insert_new(id, title, trail, &body.join(" ")).unwrap();
+        }
+        idx.delete(12).unwrap();
+        // (expression, rows asked): one word, a phrase, a prefix, no match.
+        let table: &[(&str, Option<usize>)] = &[
+            ("\"alpha\"", None),
+            ("\"alpha\"", Some(5)),
+            ("\"alpha beta\"", None),
+            ("\"beta gamma delta\"", Some(21)),
+            ("\"alph\"*", None),
+            ("\"gamma\"", Some(1)),
+            ("\"nothing\"", None),
+        ];
+        for (expr, rows) in table {
+            assert!(bm25::is_one_phrase(expr), "{expr}");
+            let mut ours = Vec::new();
+            idx.each_ranked_one_phrase(expr, *rows, &mut |h| {
+                ours.push(h);
+                Ok(true)
+            })
+            .unwrap();
+            let fts5 = idx.search(expr, rows.unwrap_or(1_000), 0).unwrap();
+            assert_eq!(ours, fts5, "{expr}");
+            let bits = |hs: &[Hit]| hs.iter().map(|h| h.score.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&ours), bits(&fts5), "{expr}: the very same scores");
+        }
+        assert!(!idx.search("\"alpha\"", 1_000, 0).unwrap().is_empty());
+        for not_one in [
+            "\"alpha\" AND \"beta\"",
+            "(\"a\" AND \"b\") OR (\"c\")",
+            "\"a\" OR \"b\"",
+        ] {
+            assert!(!bm25::is_one_phrase(not_one), "{not_one}");
         }
     }
 

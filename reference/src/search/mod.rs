@@ -4,6 +4,7 @@
 //! is not search's job: every result passes `sibling::ruled` first, and the
 //! fact box ([`facts`], §8.8) reads only what that ruling let through.
 
+pub mod bm25;
 pub mod chunk;
 pub mod facts;
 pub mod highlight;

@@ -1,0 +1,275 @@
+//! FTS5's `bm25()` for an expression of one phrase, scored in one pass over its matches (§7.1, issue 30).
+//!
+//! FTS5's `bm25()` works out each phrase's IDF on its first call by
+//! running the phrase again over the whole index (`xQueryPhrase`), so a
+//! search by one phrase (the adjacency tier of [`crate::search::query::Plan`],
+//! or a one-word query) finds its matches twice: the profile at 90,000
+//! chunks put that second pass at a quarter of `Instance::search`'s CPU.
+//! With one phrase the second pass is not needed: the rows the expression
+//! matches *are* the rows holding the phrase, so their count is the IDF's
+//! `nHit`. [`one_phrase_part`] gives each row the part of FTS5's score that
+//! is the row's own; [`score`] multiplies in the IDF once every row is
+//! read. Both repeat `fts5Bm25Function`'s arithmetic operation for
+//! operation, so each score is bit for bit the one `bm25()` gives, and the
+//! ranking (score, then rowid) is the same (a unit table compares them).
+//!
+//! The functions are FTS5 auxiliary functions registered on each index
+//! connection ([`register`]).
+
+use std::ffi::{c_int, c_void};
+
+use rusqlite::{Connection, ffi};
+
+use crate::error::{Error, ErrorKind};
+
+/// The SQL name of [`one_phrase_part`]: `memoria_bm25_part(fts, w_title, w_trail, w_body)`.
+pub const PART_FUNCTION: &str = "memoria_bm25_part";
+/// The SQL name of the row count FTS5's `bm25()` divides by: `memoria_bm25_rows(fts)`.
+pub const ROWS_FUNCTION: &str = "memoria_bm25_rows";
+
+/// BM25's `k1`, as FTS5 fixes it.
+const K1: f64 = 1.2;
+/// BM25's `b`, as FTS5 fixes it.
+const B: f64 = 0.75;
+
+/// FTS5's score of a row from its own part (what [`PART_FUNCTION`]
+/// returned) and the count of rows holding the phrase (`hits`) among
+/// `rows` in the table: `-(0.0 + idf × part)`, the IDF floored at 1e-6, as
+/// `fts5Bm25Function` computes it (lower is better).
+pub fn score(part: f64, hits: i64, rows: i64) -> f64 {
+    let mut idf = (((rows - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln();
+    if idf <= 0.0 {
+        idf = 1e-6;
+    }
+    let total = 0.0 + idf * part;
+    // FTS5 returns `-1.0 * score`: IEEE negation, the same bits.
+    -total
+}
+
+/// Registers [`PART_FUNCTION`] and [`ROWS_FUNCTION`] on `conn`'s FTS5.
+///
+/// # Errors
+/// [`ErrorKind::Storage`] if the connection has no FTS5 or refuses them.
+pub fn register(conn: &Connection) -> Result<(), Error> {
+    let api = fts5_api(conn)?;
+    for (name, f) in [
+        (c"memoria_bm25_part", one_phrase_part as Aux),
+        (c"memoria_bm25_rows", row_count as Aux),
+    ] {
+        // SAFETY: `api` is the live fts5_api of this connection (it lives
+        // as long as the connection); the name is a NUL-terminated static;
+        // the function has FTS5's auxiliary signature and no user data.
+        let rc = unsafe {
+            let create = (*api).xCreateFunction.ok_or_else(no_fts5)?;
+            create(api, name.as_ptr(), std::ptr::null_mut(), Some(f), None)
+        };
+        if rc != ffi::SQLITE_OK {
+            return Err(Error::new(
+                ErrorKind::Storage,
+                format!("FTS5 refused the auxiliary function {name:?} (code {rc})"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+type Aux = unsafe extern "C" fn(
+    *const ffi::Fts5ExtensionApi,
+    *mut ffi::Fts5Context,
+    *mut ffi::sqlite3_context,
+    c_int,
+    *mut *mut ffi::sqlite3_value,
+);
+
+fn no_fts5() -> Error {
+    Error::new(ErrorKind::Storage, "this SQLite has no FTS5 API")
+}
+
+/// The connection's `fts5_api`, asked for as SQLite documents it: `SELECT
+/// fts5(?1)` with a pointer bound under the type `fts5_api_ptr`.
+fn fts5_api(conn: &Connection) -> Result<*mut ffi::fts5_api, Error> {
+    let mut api: *mut ffi::fts5_api = std::ptr::null_mut();
+    let mut stmt: *mut ffi::sqlite3_stmt = std::ptr::null_mut();
+    // SAFETY: the handle is the open connection's, used on this thread
+    // only while `conn` is borrowed; the statement is finalised before
+    // this returns; the bound pointer outlives the step.
+    let rc = unsafe {
+        let db = conn.handle();
+        let sql = c"SELECT fts5(?1)";
+        let mut rc = ffi::sqlite3_prepare_v2(db, sql.as_ptr(), -1, &mut stmt, std::ptr::null_mut());
+        if rc == ffi::SQLITE_OK {
+            rc = ffi::sqlite3_bind_pointer(
+                stmt,
+                1,
+                (&mut api as *mut *mut ffi::fts5_api).cast::<c_void>(),
+                c"fts5_api_ptr".as_ptr(),
+                None,
+            );
+        }
+        if rc == ffi::SQLITE_OK {
+            rc = ffi::sqlite3_step(stmt);
+            if rc == ffi::SQLITE_ROW {
+                rc = ffi::SQLITE_OK;
+            }
+        }
+        ffi::sqlite3_finalize(stmt);
+        rc
+    };
+    if rc != ffi::SQLITE_OK || api.is_null() {
+        return Err(no_fts5());
+    }
+    Ok(api)
+}
+
+/// `memoria_bm25_part(fts, w…)`: the row's own part of FTS5's BM25 for an
+/// expression of exactly one phrase, `f × (k1 + 1) / (f + k1 × (1 − b + b ×
+/// D / avgdl))`, where `f` sums the column weights of the phrase's
+/// instances in the row and `D` is the row's length in tokens. An
+/// expression of more than one phrase is an error: its IDFs differ per
+/// phrase, and only `bm25()` may rank it.
+unsafe extern "C" fn one_phrase_part(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    n_val: c_int,
+    values: *mut *mut ffi::sqlite3_value,
+) {
+    // SAFETY: FTS5 calls this with its API, the row's context, and `n_val`
+    // argument values, all valid for the call.
+    unsafe {
+        match one_phrase_part_of(&*api, fts, n_val, values) {
+            Ok(part) => ffi::sqlite3_result_double(ctx, part),
+            Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
+        }
+    }
+}
+
+/// [`one_phrase_part`]'s arithmetic, `fts5Bm25Function`'s for one phrase.
+///
+/// # Safety
+/// As FTS5 calls an auxiliary function.
+unsafe fn one_phrase_part_of(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    n_val: c_int,
+    values: *mut *mut ffi::sqlite3_value,
+) -> Result<f64, c_int> {
+    let check = |rc: c_int| {
+        if rc == ffi::SQLITE_OK {
+            Ok(())
+        } else {
+            Err(rc)
+        }
+    };
+    let missing = ffi::SQLITE_MISUSE;
+    // SAFETY: the API's functions are called with the context FTS5 gave.
+    unsafe {
+        if api.xPhraseCount.ok_or(missing)?(fts) != 1 {
+            return Err(ffi::SQLITE_MISMATCH);
+        }
+        let avgdl = totals(api, fts)?.avgdl;
+        let mut n_inst: c_int = 0;
+        check(api.xInstCount.ok_or(missing)?(fts, &mut n_inst))?;
+        let mut freq = 0.0f64;
+        for i in 0..n_inst {
+            let (mut phrase, mut col, mut off): (c_int, c_int, c_int) = (0, 0, 0);
+            check(api.xInst.ok_or(missing)?(
+                fts,
+                i,
+                &mut phrase,
+                &mut col,
+                &mut off,
+            ))?;
+            let w = if n_val > col {
+                ffi::sqlite3_value_double(*values.add(col as usize))
+            } else {
+                1.0
+            };
+            freq += w;
+        }
+        let mut n_tok: c_int = 0;
+        check(api.xColumnSize.ok_or(missing)?(fts, -1, &mut n_tok))?;
+        let d = f64::from(n_tok);
+        Ok((freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * d / avgdl)))
+    }
+}
+
+/// `memoria_bm25_rows(fts)`: the table's row count as FTS5's `bm25()`
+/// reads it (`xRowCount`), the `N` of its IDF.
+unsafe extern "C" fn row_count(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    _n_val: c_int,
+    _values: *mut *mut ffi::sqlite3_value,
+) {
+    // SAFETY: as in `one_phrase_part`.
+    unsafe {
+        match totals(&*api, fts) {
+            Ok(t) => ffi::sqlite3_result_int64(ctx, t.rows),
+            Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
+        }
+    }
+}
+
+/// The table's row count and mean row length in tokens, as `bm25()`
+/// reads them once per statement (`fts5Bm25GetData`).
+#[derive(Debug, Clone, Copy)]
+struct Totals {
+    rows: i64,
+    avgdl: f64,
+}
+
+/// [`Totals`] for this statement: read on a function's first row and kept
+/// as its auxiliary data (FTS5's own totals are not cached for an
+/// auxiliary function: each `xRowCount` reads the index's averages record
+/// again, a b-tree lookup per row).
+///
+/// # Safety
+/// As FTS5 calls an auxiliary function.
+unsafe fn totals(api: &ffi::Fts5ExtensionApi, fts: *mut ffi::Fts5Context) -> Result<Totals, c_int> {
+    let missing = ffi::SQLITE_MISUSE;
+    let check = |rc: c_int| {
+        if rc == ffi::SQLITE_OK {
+            Ok(())
+        } else {
+            Err(rc)
+        }
+    };
+    // SAFETY: the auxiliary data, when set, is the `Totals` boxed below,
+    // owned by FTS5 until it calls `drop_totals`.
+    unsafe {
+        let kept = api.xGetAuxdata.ok_or(missing)?(fts, 0).cast::<Totals>();
+        if let Some(t) = kept.as_ref() {
+            return Ok(*t);
+        }
+        let (mut rows, mut tokens) = (0i64, 0i64);
+        check(api.xRowCount.ok_or(missing)?(fts, &mut rows))?;
+        check(api.xColumnTotalSize.ok_or(missing)?(fts, -1, &mut tokens))?;
+        let t = Totals {
+            rows,
+            avgdl: tokens as f64 / rows as f64,
+        };
+        let raw = Box::into_raw(Box::new(t)).cast::<c_void>();
+        // On failure FTS5 calls the destructor itself.
+        check(api.xSetAuxdata.ok_or(missing)?(fts, raw, Some(drop_totals)))?;
+        Ok(t)
+    }
+}
+
+/// Frees a [`Totals`] kept by [`totals`].
+unsafe extern "C" fn drop_totals(raw: *mut c_void) {
+    // SAFETY: FTS5 passes back the pointer `totals` boxed, once.
+    drop(unsafe { Box::from_raw(raw.cast::<Totals>()) });
+}
+
+/// True if `expression` (a sanitised FTS5 `MATCH` expression, see
+/// [`crate::search::query`]) is one quoted phrase, optionally a prefix:
+/// `"a b c"` or `"a"*`. Terms never hold `"`, so a phrase has exactly two.
+pub fn is_one_phrase(expression: &str) -> bool {
+    let body = expression.strip_suffix('*').unwrap_or(expression);
+    body.len() >= 2
+        && body.starts_with('"')
+        && body.ends_with('"')
+        && body.bytes().filter(|&b| b == b'"').count() == 2
+}
