@@ -108,6 +108,11 @@ impl Sources {
         }
     }
 
+    /// Every file: its workspace-relative path and its text.
+    pub fn files(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.files.iter().map(|(r, t)| (r.as_str(), t.as_str()))
+    }
+
     /// A file's text.
     pub fn get(&self, rel: &str) -> Option<&str> {
         self.files.get(rel).map(String::as_str)
