@@ -47,6 +47,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
+use std::str::FromStr;
+
+use proc_macro2::{TokenStream, TokenTree};
 
 use super::anchor::line_starts;
 pub use super::consts::ConstChange;
@@ -97,6 +100,10 @@ pub fn body_changes(original: &str, mutated: &str) -> Result<Changes, String> {
         return Err(format!(
             "an impl of `{ty}`, a type it does not add, was added"
         ));
+    }
+    let texts = out.bodies.iter().map(|b| b.text.as_str());
+    for text in texts.chain(out.inserted.iter().map(|i| i.text.as_str())) {
+        named_in_macro(text, &out.names)?;
     }
     if out.bodies.is_empty() && out.consts.is_empty() && out.inserted.is_empty() {
         return Err("no function body changed (only whitespace or comments)".into());
@@ -605,6 +612,86 @@ pub fn write_schema(original: &str, variants: &[FileVariant]) -> SchemaFile {
     SchemaFile { text, units }
 }
 
+/// Macros that read their arguments only as expressions (and format
+/// strings): an added name renamed inside one is still the same call, or a
+/// compile error.
+const EXPRESSION_MACROS: &[&str] = &[
+    "format",
+    "format_args",
+    "write",
+    "writeln",
+    "print",
+    "println",
+    "eprint",
+    "eprintln",
+    "panic",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "vec",
+    "matches",
+    "unreachable",
+    "todo",
+];
+
+/// Refuses an added name that `text` writes inside a macro's arguments,
+/// unless the macro is one of [`EXPRESSION_MACROS`]: a macro may read it as
+/// a word (`stringify!`, an `html!` tag, a `tracing` field), and renamed
+/// per mutation ([`renamed`]) the word changes.
+///
+/// # Errors
+/// The macro and the name.
+pub(super) fn named_in_macro(text: &str, names: &[String]) -> Result<(), String> {
+    fn walk(stream: TokenStream, names: &[String], inside: Option<&str>) -> Result<(), String> {
+        let trees: Vec<TokenTree> = stream.into_iter().collect();
+        for (i, tt) in trees.iter().enumerate() {
+            match tt {
+                TokenTree::Ident(id) => {
+                    if let Some(mac) = inside
+                        && names.iter().any(|n| id == n)
+                    {
+                        return Err(format!(
+                            "an added item's name `{id}` is written inside the macro `{mac}!`, which may read it as a word"
+                        ));
+                    }
+                }
+                TokenTree::Group(g) => {
+                    // `name ! (…)`: the group is the macro's input.
+                    let mac = match (
+                        i.checked_sub(2).map(|j| &trees[j]),
+                        i.checked_sub(1).map(|j| &trees[j]),
+                    ) {
+                        (Some(TokenTree::Ident(m)), Some(TokenTree::Punct(p)))
+                            if p.as_char() == '!' =>
+                        {
+                            Some(m.to_string())
+                        }
+                        _ => None,
+                    };
+                    let inner = match (&mac, inside) {
+                        (Some(m), _) if !EXPRESSION_MACROS.contains(&m.as_str()) => {
+                            Some(m.as_str())
+                        }
+                        (Some(_), outer) => outer,
+                        (None, outer) => outer,
+                    };
+                    walk(g.stream(), names, inner)?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+    if names.is_empty() {
+        return Ok(());
+    }
+    let stream = TokenStream::from_str(text).map_err(|e| format!("tokens: {e}"))?;
+    walk(stream, names, None)
+}
+
 /// `text` with every identifier in `names` written `<name>_mutant_<k>`, so
 /// that the items two mutations add never meet. Unchanged if `names` is
 /// empty or the text does not tokenize.
@@ -772,6 +859,28 @@ mod tests {
             "fn clone(&self) -> S { S }\n fn clone_from(&mut self, _: &S) {} }",
         );
         assert!(body_changes(&trait_method, &more).is_err());
+    }
+
+    #[test]
+    fn an_added_name_a_macro_reads_as_words_stays_out() {
+        // Renamed, the tag would be `<helper_mutant_1>` and the string
+        // "helper_mutant_1": built alone, neither is.
+        for body in [
+            "html! { helper { (helper(x)) } }",
+            "stringify!(helper).len() as u32",
+            "{ tracing::info!(helper = x); helper(x) }",
+        ] {
+            let mutated = ORIGINAL
+                .replace("x * 2", body)
+                .replace("struct S;", "fn helper(x: u32) -> u32 { x }\nstruct S;");
+            let err = body_changes(ORIGINAL, &mutated).unwrap_err();
+            assert!(err.contains("macro"), "{body}: {err}");
+        }
+        // A formatting macro only ever reads it as an expression.
+        let mutated = ORIGINAL
+            .replace("x * 2", "format!(\"{}\", helper(x)).len() as u32")
+            .replace("struct S;", "fn helper(x: u32) -> u32 { x }\nstruct S;");
+        assert!(body_changes(ORIGINAL, &mutated).is_ok());
     }
 
     #[test]

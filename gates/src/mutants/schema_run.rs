@@ -554,6 +554,13 @@ fn member(
     if let Err(e) = added_names_are_new(&mine, sources, &names) {
         return Ok(Err(e));
     }
+    // Names added in one file are renamed in the others' texts too.
+    let texts = own.values().flatten().map(|b| b.text.as_str());
+    for text in texts.chain(inserted.values().flatten().map(|i| i.text.as_str())) {
+        if let Err(e) = schema::named_in_macro(text, &names) {
+            return Ok(Err(e));
+        }
+    }
     if defining.is_some() && !names.is_empty() {
         return Ok(Err("it changes a const and adds an item".into()));
     }
@@ -789,8 +796,14 @@ mod tests {
         let a = "//! A.\npub struct S;\nimpl S {\n    pub fn get(&self) -> u8 { 1 }\n}\n";
         let mine = BTreeMap::from([("r/src/a.rs".to_string(), a.to_string())]);
         for (other, name) in [
-            ("//! B.\nfn f(s: &crate::a::S) -> usize { s.len() }\n", "len"),
-            ("//! C.\nuse super::*;\nfn g() -> u8 { helper() }\n", "helper"),
+            (
+                "//! B.\nfn f(s: &crate::a::S) -> usize { s.len() }\n",
+                "len",
+            ),
+            (
+                "//! C.\nuse super::*;\nfn g() -> u8 { helper() }\n",
+                "helper",
+            ),
         ] {
             let sources = consts::Sources::from_files([
                 ("r/src/a.rs".to_string(), a.to_string()),
