@@ -569,7 +569,7 @@ impl Resolve<'_> {
 pub(super) struct Flat {
     /// Its first byte in the text.
     pub start: usize,
-    /// An identifier's or a punctuation's text; empty for a literal.
+    /// An identifier's, a punctuation's or a literal's text.
     pub text: String,
     /// Whether it is an identifier (keywords included).
     pub ident: bool,
@@ -627,7 +627,7 @@ pub(super) fn flat_tokens(src: &str) -> Result<Vec<Flat>, String> {
             }),
             TokenTree::Literal(l) => out.push(Flat {
                 start: byte(l.span().start()),
-                text: String::new(),
+                text: l.to_string(),
                 ident: false,
                 joint: false,
             }),
@@ -636,19 +636,34 @@ pub(super) fn flat_tokens(src: &str) -> Result<Vec<Flat>, String> {
     Ok(out)
 }
 
-/// Every identifier token of `src` that is one of the consts' names: its
-/// byte offset and the name.
+/// Every identifier token of `src` that is one of the consts' names, and
+/// every literal that captures one as a format string does (`"{CAP_MAX}"`,
+/// which reads it as a bare name would): its byte offset and the name.
 fn occurrences<'c>(src: &str, consts: &'c [ConstChange]) -> Result<Vec<(usize, &'c str)>, String> {
-    Ok(flat_tokens(src)?
-        .into_iter()
-        .filter(|t| t.ident)
-        .filter_map(|t| {
-            consts
-                .iter()
-                .find(|c| c.ident == t.text)
-                .map(|c| (t.start, c.ident.as_str()))
-        })
-        .collect())
+    let mut out = Vec::new();
+    for t in flat_tokens(src)? {
+        for c in consts {
+            let hit = if t.ident {
+                c.ident == t.text
+            } else {
+                captures(&t.text, &c.ident)
+            };
+            if hit {
+                out.push((t.start, c.ident.as_str()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a literal's text holds `{name}` or `{name:…}`: a format string's
+/// inline capture of `name` (an escaped `{{name}}` counts too, which only
+/// keeps a const out or gives a body a declaration it does not read).
+fn captures(literal: &str, name: &str) -> bool {
+    literal.match_indices(name).any(|(i, _)| {
+        literal[..i].ends_with('{')
+            && matches!(literal[i + name.len()..].chars().next(), Some('}' | ':'))
+    })
 }
 
 /// A syn node's byte range in `src`.
@@ -961,6 +976,25 @@ mod tests {
             out["r/src/limits.rs"][0].text,
             "{ #[allow(unused)] const CAP_MAX: usize = 4; n.max(CAP_MAX) }"
         );
+    }
+
+    #[test]
+    fn a_format_string_that_captures_the_const_reads_it_too() {
+        let c = konst("CAP_MAX", "usize", "4");
+        let user = "//! U.\nuse crate::limits::CAP_MAX;\n\
+            pub fn msg() -> String { format!(\"at most {CAP_MAX} pairs\") }\n";
+        let out = spread_over(&[("r/src/limits.rs", LIMITS), ("r/src/user.rs", user)], &c).unwrap();
+        assert!(
+            out.get("r/src/user.rs").is_some_and(|t| t.contains(
+                "{ #[allow(unused)] const CAP_MAX: usize = 4; format!(\"at most {CAP_MAX} pairs\") }"
+            )),
+            "{out:?}"
+        );
+        let attr = "//! E.\nuse crate::limits::CAP_MAX;\n\
+            pub enum E {\n    #[error(\"over {CAP_MAX:?}\")]\n    Over,\n}\n";
+        let err =
+            spread_over(&[("r/src/limits.rs", LIMITS), ("r/src/e.rs", attr)], &c).unwrap_err();
+        assert!(err.contains("outside a function body"), "{err}");
     }
 
     #[test]
