@@ -290,6 +290,11 @@ struct Layout {
     inert: Vec<Range<usize>>,
     /// Every item and variant name the file defines, with the name's range.
     defined: Vec<(String, Range<usize>)>,
+    /// Inline modules (`mod m { … }`), and whether a bare name inside reads
+    /// what it reads outside: the module's only glob import is `super::*`.
+    /// Otherwise a glob may bring another item of the name, or a parameter
+    /// may bind it, and a block-local const would hide either.
+    mods: Vec<(Range<usize>, bool)>,
 }
 
 /// What the resolution of a name needs to know about the mutation.
@@ -443,7 +448,11 @@ impl Resolve<'_> {
                 .find(|c| c.body == *range)
                 .map(|c| c.text.as_str());
             let text = own_text.unwrap_or(&src[range.clone()]);
-            match self.body(text, &bare, defines)? {
+            let open = !layout
+                .mods
+                .iter()
+                .any(|(m, plain)| !plain && m.contains(&range.start));
+            match self.body(text, &bare, defines, open)? {
                 Some(t) => out.push(BodyChange {
                     body: range.clone(),
                     text: t,
@@ -470,12 +479,14 @@ impl Resolve<'_> {
 
     /// `body` (`{` to `}`) with the declarations of the consts after its
     /// `{` and every path to one of them written as its bare name, if it
-    /// reads any.
+    /// reads any. `open`: whether a bare name in it reads what the file's
+    /// top level reads (not so inside an inline module with other globs).
     fn body(
         &self,
         body: &str,
         bare: &BTreeMap<&str, Option<bool>>,
         defines: bool,
+        open: bool,
     ) -> Result<Option<String>, String> {
         let hits = occurrences(body, self.consts)?;
         if hits.is_empty() {
@@ -499,6 +510,11 @@ impl Resolve<'_> {
                     && tokens[i - 1].text == ":"
             };
             if !colons_before(k) {
+                if !open {
+                    return Err(format!(
+                        "`{ident}` is named bare inside an inline module that may read another of its name"
+                    ));
+                }
                 match bare.get(ident).copied().flatten() {
                     Some(true) => reads.push((*at, Reads::Ours(*at))),
                     Some(false) => reads.push((*at, Reads::Other { bare: true })),
@@ -737,6 +753,13 @@ fn items(list: &[syn::Item], src: &str, lines: &[usize], out: &mut Layout) {
             syn::Item::Mod(m) => {
                 out.name(&m.ident, src, lines);
                 if let Some((_, inner)) = &m.content {
+                    let mut globs = Vec::new();
+                    for it in inner {
+                        if let syn::Item::Use(u) = it {
+                            glob_paths(&u.tree, &mut Vec::new(), &mut globs);
+                        }
+                    }
+                    out.mods.push((whole, globs == ["super"]));
                     items(inner, src, lines, out);
                 }
             }
@@ -765,6 +788,24 @@ fn items(list: &[syn::Item], src: &str, lines: &[usize], out: &mut Layout) {
             }
             _ => {}
         }
+    }
+}
+
+/// The paths a `use` imports by glob (`a::b::*` is `a::b`).
+fn glob_paths(tree: &syn::UseTree, path: &mut Vec<String>, out: &mut Vec<String>) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            path.push(p.ident.to_string());
+            glob_paths(&p.tree, path, out);
+            path.pop();
+        }
+        syn::UseTree::Glob(_) => out.push(path.join("::")),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                glob_paths(t, path, out);
+            }
+        }
+        syn::UseTree::Name(_) | syn::UseTree::Rename(_) => {}
     }
 }
 
@@ -995,6 +1036,51 @@ mod tests {
         let err =
             spread_over(&[("r/src/limits.rs", LIMITS), ("r/src/e.rs", attr)], &c).unwrap_err();
         assert!(err.contains("outside a function body"), "{err}");
+    }
+
+    #[test]
+    fn a_bare_name_inside_an_inline_module_that_may_read_another_stays_out() {
+        let c = konst("CAP_MAX", "usize", "4");
+        // Built alone, each `f` reads `dep`'s `CAP_MAX`; a block-local const
+        // would hide it.
+        for (files, module) in [
+            (
+                vec![(
+                    "r/src/limits.rs",
+                    format!(
+                        "{LIMITS}mod m {{\n    use dep::*;\n    pub fn f() -> usize {{ CAP_MAX }}\n}}\n"
+                    ),
+                )],
+                "r/src/limits.rs",
+            ),
+            (
+                vec![
+                    ("r/src/limits.rs", LIMITS.to_string()),
+                    (
+                        "r/src/a.rs",
+                        "//! A.\nuse crate::limits::CAP_MAX;\nfn a() -> usize { CAP_MAX }\n\
+                         mod m {\n    use dep::*;\n    fn f() -> usize { CAP_MAX }\n}\n"
+                            .to_string(),
+                    ),
+                ],
+                "r/src/a.rs",
+            ),
+        ] {
+            let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+            match spread_over(&files, &c) {
+                Ok(out) => panic!("{module}: accepted: {out:?}"),
+                Err(e) => assert!(e.contains("inline module"), "{e}"),
+            }
+        }
+        // `use super::*` alone reads the const of the file around it.
+        let tests = format!(
+            "{LIMITS}#[cfg(test)]\nmod tests {{\n    use super::*;\n    fn t() -> usize {{ CAP_MAX }}\n}}\n"
+        );
+        let out = spread_over(&[("r/src/limits.rs", tests.as_str())], &c).unwrap();
+        assert!(
+            out["r/src/limits.rs"]
+                .contains("{ #[allow(unused)] const CAP_MAX: usize = 4; CAP_MAX }")
+        );
     }
 
     #[test]
