@@ -1,6 +1,6 @@
 //! Const mutations in the schema: a changed module-level `const` becomes a block-local `const` of the same name in every function body of the workspace that names it.
 //!
-//! Size: about 980 lines, a quarter of them tests: which item a path
+//! Size: about 1120 lines, a quarter of them tests: which item a path
 //! names, and every refusal that follows from not knowing, is one argument
 //! read top to bottom, with the syn walk that lays a file out beneath it.
 //!
@@ -441,6 +441,15 @@ impl Resolve<'_> {
             bare.insert(x, reads);
         }
 
+        // Names this file imports from outside the workspace: a path that
+        // starts at one leaves it, whatever module of ours it is named like.
+        let foreign: std::collections::BTreeSet<&str> = layout
+            .uses
+            .iter()
+            .flat_map(|(_, names)| names)
+            .filter(|u| !self.in_workspace(&u.first))
+            .map(|u| u.name.as_str())
+            .collect();
         let mut out: Vec<BodyChange> = Vec::new();
         for (range, _) in &layout.bodies {
             let own_text = own
@@ -452,7 +461,7 @@ impl Resolve<'_> {
                 .mods
                 .iter()
                 .any(|(m, plain)| !plain && m.contains(&range.start));
-            match self.body(text, &bare, defines, open)? {
+            match self.body(text, &bare, defines, open, &foreign)? {
                 Some(t) => out.push(BodyChange {
                     body: range.clone(),
                     text: t,
@@ -481,12 +490,14 @@ impl Resolve<'_> {
     /// `{` and every path to one of them written as its bare name, if it
     /// reads any. `open`: whether a bare name in it reads what the file's
     /// top level reads (not so inside an inline module with other globs).
+    /// `foreign`: the names the file imports from outside the workspace.
     fn body(
         &self,
         body: &str,
         bare: &BTreeMap<&str, Option<bool>>,
         defines: bool,
         open: bool,
+        foreign: &std::collections::BTreeSet<&str>,
     ) -> Result<Option<String>, String> {
         let hits = occurrences(body, self.consts)?;
         if hits.is_empty() {
@@ -541,6 +552,12 @@ impl Resolve<'_> {
             {
                 return Err(format!(
                     "`{ident}` is named through a path that is not plain"
+                ));
+            }
+            if foreign.contains(tokens[first].text.as_str()) {
+                return Err(format!(
+                    "`{}::…::{ident}` starts at a name imported from outside the workspace",
+                    tokens[first].text
                 ));
             }
             let ours =
@@ -1081,6 +1098,27 @@ mod tests {
             out["r/src/limits.rs"]
                 .contains("{ #[allow(unused)] const CAP_MAX: usize = 4; CAP_MAX }")
         );
+    }
+
+    #[test]
+    fn a_path_that_starts_at_an_imported_foreign_module_stays_out() {
+        // `limits` here is `dep::limits`, named like the defining module.
+        let c = konst("CAP_MAX", "usize", "4");
+        let lib = "//! L.\nmod limits;\nmod a;\n";
+        for other in [
+            "//! A.\nuse dep::limits;\nfn f() -> usize { limits::CAP_MAX }\n",
+            "//! A.\nuse dep::other as limits;\nfn f() -> usize { limits::CAP_MAX }\n",
+        ] {
+            let files = [
+                ("r/src/limits.rs", LIMITS),
+                ("r/src/lib.rs", lib),
+                ("r/src/a.rs", other),
+            ];
+            match spread_over(&files, &c) {
+                Ok(out) => panic!("{other}: accepted: {out:?}"),
+                Err(e) => assert!(e.contains("outside the workspace"), "{e}"),
+            }
+        }
     }
 
     #[test]
