@@ -1,5 +1,9 @@
 //! Mutant schemata: many recorded mutations compiled into one build, each switched on at run time.
 //!
+//! Size: about 890 lines, a third of them tests: what may join a schema
+//! (one file's items paired and compared) and how a joined file is written
+//! are one argument, each refusal beside the case it refuses.
+//!
 //! A recorded mutation is a diff, and running it the plain way costs one
 //! build of every crate between the file it touches and the harness binary:
 //! about 8 s here and 13 s on CI, for a gate run that takes a second. Most
@@ -177,6 +181,7 @@ impl Cx<'_> {
                     let inherent = a.trait_.is_none();
                     let pairs = align(&a.items, &b.items, impl_item_key, |y| match y {
                         syn::ImplItem::Fn(f) if inherent => {
+                            inert_attributes(&f.attrs)?;
                             out.names.push(f.sig.ident.to_string());
                             out.inserted.push(Inserted {
                                 at: close,
@@ -387,6 +392,14 @@ impl Cx<'_> {
     /// An item the mutation adds at module level: a function, a type, or an
     /// impl of a type it adds too; written at `end` (the module's end).
     fn added_item(&self, b: &syn::Item, end: usize, out: &mut Changes) -> Result<(), String> {
+        let attributes = match b {
+            syn::Item::Fn(f) => &f.attrs,
+            syn::Item::Struct(x) => &x.attrs,
+            syn::Item::Enum(x) => &x.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            _ => &Vec::new(),
+        };
+        inert_attributes(attributes)?;
         let name = match b {
             syn::Item::Fn(f) => f.sig.ident.to_string(),
             syn::Item::Struct(x) => x.ident.to_string(),
@@ -417,6 +430,42 @@ impl Cx<'_> {
             text: format!("\n{}\n", self.m_text(b)?),
         });
         Ok(())
+    }
+}
+
+/// Attributes an added item may carry: none of them makes it act without
+/// being named (`#[test]`, `#[no_mangle]`, `#[export_name]` or a
+/// `#[cfg_attr]` wrapping one would, in every run of the schema).
+const INERT_ATTRIBUTES: &[&str] = &[
+    "doc",
+    "allow",
+    "expect",
+    "warn",
+    "deny",
+    "inline",
+    "must_use",
+    "cold",
+    "track_caller",
+    "derive",
+    "cfg",
+    "serde",
+];
+
+/// Refuses an added item whose attributes are not all [`INERT_ATTRIBUTES`].
+///
+/// # Errors
+/// The first other attribute's path.
+fn inert_attributes(attributes: &[syn::Attribute]) -> Result<(), String> {
+    match attributes.iter().find(|a| {
+        !a.path()
+            .get_ident()
+            .is_some_and(|i| INERT_ATTRIBUTES.iter().any(|n| i == n))
+    }) {
+        Some(a) => Err(format!(
+            "an added item carries `#[{}]`, which may make it act without being named",
+            tokens(a.path())
+        )),
+        None => Ok(()),
     }
 }
 
@@ -849,6 +898,22 @@ mod tests {
         ] {
             let mutated = format!("{ORIGINAL}{added}");
             assert!(body_changes(ORIGINAL, &mutated).is_err(), "{added}");
+        }
+        for attribute in ["#[test]", "#[no_mangle]", "#[cfg_attr(test, test)]"] {
+            let mutated = ORIGINAL.replace(
+                "struct S;",
+                &format!("{attribute}\nfn boot() {{ std::process::abort() }}\nstruct S;"),
+            );
+            let err = body_changes(ORIGINAL, &mutated).unwrap_err();
+            assert!(
+                err.contains("act without being named"),
+                "{attribute}: {err}"
+            );
+            let method = ORIGINAL.replace(
+                "    }\n}\n",
+                &format!("    }}\n    {attribute}\n    fn boot() {{}}\n}}\n"),
+            );
+            assert!(body_changes(ORIGINAL, &method).is_err(), "{attribute}");
         }
         let trait_method = ORIGINAL.replace(
             "struct S;",

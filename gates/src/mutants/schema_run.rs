@@ -1,5 +1,8 @@
 //! The schema pass: writes, builds and runs one schema tree (`schema.rs`) before any mutation is built on its own.
 //!
+//! Size: about 860 lines: the pass is one sequence (choose, write, build,
+//! run, judge), and each step's refusals sit beside it.
+//!
 //! The pass, in the scratch copies the runner made:
 //! 1. each mutation's diff is applied, the files it touches are read and
 //!    compared with the originals ([`schema::body_changes`]), and the diff
