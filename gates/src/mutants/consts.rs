@@ -692,7 +692,7 @@ fn occurrences<'c>(src: &str, consts: &'c [ConstChange]) -> Result<Vec<(usize, &
 /// Whether a literal's text holds `{name}` or `{name:…}`: a format string's
 /// inline capture of `name` (an escaped `{{name}}` counts too, which only
 /// keeps a const out or gives a body a declaration it does not read).
-fn captures(literal: &str, name: &str) -> bool {
+pub(super) fn captures(literal: &str, name: &str) -> bool {
     literal.match_indices(name).any(|(i, _)| {
         literal[..i].ends_with('{')
             && matches!(literal[i + name.len()..].chars().next(), Some('}' | ':'))

@@ -634,11 +634,20 @@ fn added_names_are_new(
         let Ok(tokens) = consts::flat_tokens(o) else {
             return Err(format!("{rel}: the original does not tokenize"));
         };
-        if let Some(t) = tokens.iter().find(|t| t.ident && names.contains(&t.text)) {
-            return Err(format!(
-                "{rel}: an added item's name `{}` is already named there",
-                t.text
-            ));
+        for t in &tokens {
+            // A format string's `{Limit}` names it as an identifier does.
+            let named = names.iter().find(|n| {
+                if t.ident {
+                    t.text == **n
+                } else {
+                    consts::captures(&t.text, n)
+                }
+            });
+            if let Some(n) = named {
+                return Err(format!(
+                    "{rel}: an added item's name `{n}` is already named there"
+                ));
+            }
         }
     }
     Ok(())
@@ -806,6 +815,10 @@ mod tests {
             (
                 "//! C.\nuse super::*;\nfn g() -> u8 { helper() }\n",
                 "helper",
+            ),
+            (
+                "//! D.\nuse dep::*;\nfn h() -> String { format!(\"{Limit}\") }\n",
+                "Limit",
             ),
         ] {
             let sources = consts::Sources::from_files([
