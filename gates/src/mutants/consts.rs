@@ -23,9 +23,10 @@
 //!
 //! - `X` is named outside a function body: in another const or static, a
 //!   type, an attribute, a `macro_rules!`, an associated const, a `const fn`
-//!   (only `use` items that name it by a path of this workspace, the const's
-//!   own definition, and `const _` assertions, which have no value at run
-//!   time, may name it);
+//!   (only `use` items that name it by a path of this workspace and the
+//!   const's own definition may name it: a `const _` assertion has no value
+//!   at run time, but the mutated value may fail it, and then the mutation
+//!   built alone is `unviable`, not killed);
 //! - another item of the workspace is named `X`, or a `use` renames it, or
 //!   imports it from outside the workspace;
 //! - a body names it through a path that does not start at `crate`,
@@ -285,8 +286,7 @@ struct Layout {
     bodies: Vec<(Range<usize>, bool)>,
     /// `use` items: their range and the names they import.
     uses: Vec<(Range<usize>, Vec<Imported>)>,
-    /// Items that have no value at run time and may name the const:
-    /// `const _` assertions.
+    /// `const _` assertions: no value at run time, but checked when built.
     inert: Vec<Range<usize>>,
     /// Every item and variant name the file defines, with the name's range.
     defined: Vec<(String, Range<usize>)>,
@@ -410,7 +410,10 @@ impl Resolve<'_> {
                 continue;
             }
             if layout.inert.iter().any(|r| r.contains(&at)) {
-                continue;
+                return Err(format!(
+                    "`{ident}` is checked by a `const _` assertion, which the mutated value may fail at build time ({rel}:{})",
+                    line_of(src, at)
+                ));
             }
             if layout
                 .defined
@@ -904,7 +907,7 @@ mod tests {
             .collect())
     }
 
-    const LIMITS: &str = "//! Limits.\npub const CAP_MAX: usize = 3;\nconst _: () = assert!(CAP_MAX > 0);\n\
+    const LIMITS: &str = "//! Limits.\npub const CAP_MAX: usize = 3;\n\
         pub fn capped(n: usize) -> usize { n.min(CAP_MAX) }\n";
 
     #[test]
@@ -923,7 +926,6 @@ mod tests {
         assert_eq!(out.len(), 2, "{out:?}");
         let decl = "#[allow(unused)] const CAP_MAX: usize = 4;";
         assert!(out["r/src/limits.rs"].contains(&format!("{{ {decl} n.min(CAP_MAX) }}")));
-        assert!(out["r/src/limits.rs"].contains("assert!(CAP_MAX > 0)"));
         assert!(out["r/src/user.rs"].contains(&format!("{{ {decl} CAP_MAX }}")));
         assert!(out["r/src/user.rs"].contains(&format!("{{ {decl} CAP_MAX + 1 }}")));
         assert!(out["r/src/user.rs"].contains("fn none() -> u8 { 0 }"));
@@ -965,6 +967,11 @@ mod tests {
                 "r/src/a.rs",
                 "//! A.\npub const CAP_MAX: usize = 9;\nfn f() -> usize { CAP_MAX + crate::limits::CAP_MAX }\n",
                 "another of its name bare",
+            ),
+            (
+                "r/src/a.rs",
+                "//! A.\nconst _: () = assert!(crate::limits::CAP_MAX > 0);\n",
+                "assertion",
             ),
             (
                 "r/src/x/limits.rs",
