@@ -39,7 +39,10 @@
 //! is written into the tree once per mutation as `<name>_mutant_<k>`, and
 //! that mutation's arms name it so: nothing else names it, so it cannot act
 //! in another run (an added trait impl for an existing type, a `static`, a
-//! `use` or a macro stays out, as each can act without being named).
+//! `use`, a macro, or an item with an attribute such as `#[test]` stays
+//! out, as each can act without being named; so does one whose name any
+//! original text of the workspace already writes, or that the mutation
+//! hands to a macro other than a formatting one).
 //!
 //! A mutation stays out of the schema, and builds on its own, when it touches
 //! anything but a `.rs` file, removes an item, changes a signature, a type,
