@@ -1,6 +1,6 @@
 //! Const mutations in the schema: a changed module-level `const` becomes a block-local `const` of the same name in every function body of the workspace that names it.
 //!
-//! Size: about 980 lines, a quarter of them tests: which item a path
+//! Size: about 1120 lines, a quarter of them tests: which item a path
 //! names, and every refusal that follows from not knowing, is one argument
 //! read top to bottom, with the syn walk that lays a file out beneath it.
 //!
@@ -23,9 +23,10 @@
 //!
 //! - `X` is named outside a function body: in another const or static, a
 //!   type, an attribute, a `macro_rules!`, an associated const, a `const fn`
-//!   (only `use` items that name it by a path of this workspace, the const's
-//!   own definition, and `const _` assertions, which have no value at run
-//!   time, may name it);
+//!   (only `use` items that name it by a path of this workspace and the
+//!   const's own definition may name it: a `const _` assertion has no value
+//!   at run time, but the mutated value may fail it, and then the mutation
+//!   built alone is `unviable`, not killed);
 //! - another item of the workspace is named `X`, or a `use` renames it, or
 //!   imports it from outside the workspace;
 //! - a body names it through a path that does not start at `crate`,
@@ -106,6 +107,11 @@ impl Sources {
         Self {
             files: files.into_iter().collect(),
         }
+    }
+
+    /// Every file: its workspace-relative path and its text.
+    pub fn files(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.files.iter().map(|(r, t)| (r.as_str(), t.as_str()))
     }
 
     /// A file's text.
@@ -280,11 +286,15 @@ struct Layout {
     bodies: Vec<(Range<usize>, bool)>,
     /// `use` items: their range and the names they import.
     uses: Vec<(Range<usize>, Vec<Imported>)>,
-    /// Items that have no value at run time and may name the const:
-    /// `const _` assertions.
+    /// `const _` assertions: no value at run time, but checked when built.
     inert: Vec<Range<usize>>,
     /// Every item and variant name the file defines, with the name's range.
     defined: Vec<(String, Range<usize>)>,
+    /// Inline modules (`mod m { … }`), and whether a bare name inside reads
+    /// what it reads outside: the module's only glob import is `super::*`.
+    /// Otherwise a glob may bring another item of the name, or a parameter
+    /// may bind it, and a block-local const would hide either.
+    mods: Vec<(Range<usize>, bool)>,
 }
 
 /// What the resolution of a name needs to know about the mutation.
@@ -400,7 +410,10 @@ impl Resolve<'_> {
                 continue;
             }
             if layout.inert.iter().any(|r| r.contains(&at)) {
-                continue;
+                return Err(format!(
+                    "`{ident}` is checked by a `const _` assertion, which the mutated value may fail at build time ({rel}:{})",
+                    line_of(src, at)
+                ));
             }
             if layout
                 .defined
@@ -431,6 +444,15 @@ impl Resolve<'_> {
             bare.insert(x, reads);
         }
 
+        // Names this file imports from outside the workspace: a path that
+        // starts at one leaves it, whatever module of ours it is named like.
+        let foreign: std::collections::BTreeSet<&str> = layout
+            .uses
+            .iter()
+            .flat_map(|(_, names)| names)
+            .filter(|u| !self.in_workspace(&u.first))
+            .map(|u| u.name.as_str())
+            .collect();
         let mut out: Vec<BodyChange> = Vec::new();
         for (range, _) in &layout.bodies {
             let own_text = own
@@ -438,7 +460,11 @@ impl Resolve<'_> {
                 .find(|c| c.body == *range)
                 .map(|c| c.text.as_str());
             let text = own_text.unwrap_or(&src[range.clone()]);
-            match self.body(text, &bare, defines)? {
+            let open = !layout
+                .mods
+                .iter()
+                .any(|(m, plain)| !plain && m.contains(&range.start));
+            match self.body(text, &bare, defines, open, &foreign)? {
                 Some(t) => out.push(BodyChange {
                     body: range.clone(),
                     text: t,
@@ -465,12 +491,16 @@ impl Resolve<'_> {
 
     /// `body` (`{` to `}`) with the declarations of the consts after its
     /// `{` and every path to one of them written as its bare name, if it
-    /// reads any.
+    /// reads any. `open`: whether a bare name in it reads what the file's
+    /// top level reads (not so inside an inline module with other globs).
+    /// `foreign`: the names the file imports from outside the workspace.
     fn body(
         &self,
         body: &str,
         bare: &BTreeMap<&str, Option<bool>>,
         defines: bool,
+        open: bool,
+        foreign: &std::collections::BTreeSet<&str>,
     ) -> Result<Option<String>, String> {
         let hits = occurrences(body, self.consts)?;
         if hits.is_empty() {
@@ -494,6 +524,11 @@ impl Resolve<'_> {
                     && tokens[i - 1].text == ":"
             };
             if !colons_before(k) {
+                if !open {
+                    return Err(format!(
+                        "`{ident}` is named bare inside an inline module that may read another of its name"
+                    ));
+                }
                 match bare.get(ident).copied().flatten() {
                     Some(true) => reads.push((*at, Reads::Ours(*at))),
                     Some(false) => reads.push((*at, Reads::Other { bare: true })),
@@ -520,6 +555,12 @@ impl Resolve<'_> {
             {
                 return Err(format!(
                     "`{ident}` is named through a path that is not plain"
+                ));
+            }
+            if foreign.contains(tokens[first].text.as_str()) {
+                return Err(format!(
+                    "`{}::…::{ident}` starts at a name imported from outside the workspace",
+                    tokens[first].text
                 ));
             }
             let ours =
@@ -564,7 +605,7 @@ impl Resolve<'_> {
 pub(super) struct Flat {
     /// Its first byte in the text.
     pub start: usize,
-    /// An identifier's or a punctuation's text; empty for a literal.
+    /// An identifier's, a punctuation's or a literal's text.
     pub text: String,
     /// Whether it is an identifier (keywords included).
     pub ident: bool,
@@ -622,7 +663,7 @@ pub(super) fn flat_tokens(src: &str) -> Result<Vec<Flat>, String> {
             }),
             TokenTree::Literal(l) => out.push(Flat {
                 start: byte(l.span().start()),
-                text: String::new(),
+                text: l.to_string(),
                 ident: false,
                 joint: false,
             }),
@@ -631,19 +672,34 @@ pub(super) fn flat_tokens(src: &str) -> Result<Vec<Flat>, String> {
     Ok(out)
 }
 
-/// Every identifier token of `src` that is one of the consts' names: its
-/// byte offset and the name.
+/// Every identifier token of `src` that is one of the consts' names, and
+/// every literal that captures one as a format string does (`"{CAP_MAX}"`,
+/// which reads it as a bare name would): its byte offset and the name.
 fn occurrences<'c>(src: &str, consts: &'c [ConstChange]) -> Result<Vec<(usize, &'c str)>, String> {
-    Ok(flat_tokens(src)?
-        .into_iter()
-        .filter(|t| t.ident)
-        .filter_map(|t| {
-            consts
-                .iter()
-                .find(|c| c.ident == t.text)
-                .map(|c| (t.start, c.ident.as_str()))
-        })
-        .collect())
+    let mut out = Vec::new();
+    for t in flat_tokens(src)? {
+        for c in consts {
+            let hit = if t.ident {
+                c.ident == t.text
+            } else {
+                captures(&t.text, &c.ident)
+            };
+            if hit {
+                out.push((t.start, c.ident.as_str()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a literal's text holds `{name}` or `{name:…}`: a format string's
+/// inline capture of `name` (an escaped `{{name}}` counts too, which only
+/// keeps a const out or gives a body a declaration it does not read).
+pub(super) fn captures(literal: &str, name: &str) -> bool {
+    literal.match_indices(name).any(|(i, _)| {
+        literal[..i].ends_with('{')
+            && matches!(literal[i + name.len()..].chars().next(), Some('}' | ':'))
+    })
 }
 
 /// A syn node's byte range in `src`.
@@ -717,6 +773,13 @@ fn items(list: &[syn::Item], src: &str, lines: &[usize], out: &mut Layout) {
             syn::Item::Mod(m) => {
                 out.name(&m.ident, src, lines);
                 if let Some((_, inner)) = &m.content {
+                    let mut globs = Vec::new();
+                    for it in inner {
+                        if let syn::Item::Use(u) = it {
+                            glob_paths(&u.tree, &mut Vec::new(), &mut globs);
+                        }
+                    }
+                    out.mods.push((whole, globs == ["super"]));
                     items(inner, src, lines, out);
                 }
             }
@@ -745,6 +808,24 @@ fn items(list: &[syn::Item], src: &str, lines: &[usize], out: &mut Layout) {
             }
             _ => {}
         }
+    }
+}
+
+/// The paths a `use` imports by glob (`a::b::*` is `a::b`).
+fn glob_paths(tree: &syn::UseTree, path: &mut Vec<String>, out: &mut Vec<String>) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            path.push(p.ident.to_string());
+            glob_paths(&p.tree, path, out);
+            path.pop();
+        }
+        syn::UseTree::Glob(_) => out.push(path.join("::")),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                glob_paths(t, path, out);
+            }
+        }
+        syn::UseTree::Name(_) | syn::UseTree::Rename(_) => {}
     }
 }
 
@@ -826,7 +907,7 @@ mod tests {
             .collect())
     }
 
-    const LIMITS: &str = "//! Limits.\npub const CAP_MAX: usize = 3;\nconst _: () = assert!(CAP_MAX > 0);\n\
+    const LIMITS: &str = "//! Limits.\npub const CAP_MAX: usize = 3;\n\
         pub fn capped(n: usize) -> usize { n.min(CAP_MAX) }\n";
 
     #[test]
@@ -845,7 +926,6 @@ mod tests {
         assert_eq!(out.len(), 2, "{out:?}");
         let decl = "#[allow(unused)] const CAP_MAX: usize = 4;";
         assert!(out["r/src/limits.rs"].contains(&format!("{{ {decl} n.min(CAP_MAX) }}")));
-        assert!(out["r/src/limits.rs"].contains("assert!(CAP_MAX > 0)"));
         assert!(out["r/src/user.rs"].contains(&format!("{{ {decl} CAP_MAX }}")));
         assert!(out["r/src/user.rs"].contains(&format!("{{ {decl} CAP_MAX + 1 }}")));
         assert!(out["r/src/user.rs"].contains("fn none() -> u8 { 0 }"));
@@ -887,6 +967,11 @@ mod tests {
                 "r/src/a.rs",
                 "//! A.\npub const CAP_MAX: usize = 9;\nfn f() -> usize { CAP_MAX + crate::limits::CAP_MAX }\n",
                 "another of its name bare",
+            ),
+            (
+                "r/src/a.rs",
+                "//! A.\nconst _: () = assert!(crate::limits::CAP_MAX > 0);\n",
+                "assertion",
             ),
             (
                 "r/src/x/limits.rs",
@@ -956,6 +1041,91 @@ mod tests {
             out["r/src/limits.rs"][0].text,
             "{ #[allow(unused)] const CAP_MAX: usize = 4; n.max(CAP_MAX) }"
         );
+    }
+
+    #[test]
+    fn a_format_string_that_captures_the_const_reads_it_too() {
+        let c = konst("CAP_MAX", "usize", "4");
+        let user = "//! U.\nuse crate::limits::CAP_MAX;\n\
+            pub fn msg() -> String { format!(\"at most {CAP_MAX} pairs\") }\n";
+        let out = spread_over(&[("r/src/limits.rs", LIMITS), ("r/src/user.rs", user)], &c).unwrap();
+        assert!(
+            out.get("r/src/user.rs").is_some_and(|t| t.contains(
+                "{ #[allow(unused)] const CAP_MAX: usize = 4; format!(\"at most {CAP_MAX} pairs\") }"
+            )),
+            "{out:?}"
+        );
+        let attr = "//! E.\nuse crate::limits::CAP_MAX;\n\
+            pub enum E {\n    #[error(\"over {CAP_MAX:?}\")]\n    Over,\n}\n";
+        let err =
+            spread_over(&[("r/src/limits.rs", LIMITS), ("r/src/e.rs", attr)], &c).unwrap_err();
+        assert!(err.contains("outside a function body"), "{err}");
+    }
+
+    #[test]
+    fn a_bare_name_inside_an_inline_module_that_may_read_another_stays_out() {
+        let c = konst("CAP_MAX", "usize", "4");
+        // Built alone, each `f` reads `dep`'s `CAP_MAX`; a block-local const
+        // would hide it.
+        for (files, module) in [
+            (
+                vec![(
+                    "r/src/limits.rs",
+                    format!(
+                        "{LIMITS}mod m {{\n    use dep::*;\n    pub fn f() -> usize {{ CAP_MAX }}\n}}\n"
+                    ),
+                )],
+                "r/src/limits.rs",
+            ),
+            (
+                vec![
+                    ("r/src/limits.rs", LIMITS.to_string()),
+                    (
+                        "r/src/a.rs",
+                        "//! A.\nuse crate::limits::CAP_MAX;\nfn a() -> usize { CAP_MAX }\n\
+                         mod m {\n    use dep::*;\n    fn f() -> usize { CAP_MAX }\n}\n"
+                            .to_string(),
+                    ),
+                ],
+                "r/src/a.rs",
+            ),
+        ] {
+            let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+            match spread_over(&files, &c) {
+                Ok(out) => panic!("{module}: accepted: {out:?}"),
+                Err(e) => assert!(e.contains("inline module"), "{e}"),
+            }
+        }
+        // `use super::*` alone reads the const of the file around it.
+        let tests = format!(
+            "{LIMITS}#[cfg(test)]\nmod tests {{\n    use super::*;\n    fn t() -> usize {{ CAP_MAX }}\n}}\n"
+        );
+        let out = spread_over(&[("r/src/limits.rs", tests.as_str())], &c).unwrap();
+        assert!(
+            out["r/src/limits.rs"]
+                .contains("{ #[allow(unused)] const CAP_MAX: usize = 4; CAP_MAX }")
+        );
+    }
+
+    #[test]
+    fn a_path_that_starts_at_an_imported_foreign_module_stays_out() {
+        // `limits` here is `dep::limits`, named like the defining module.
+        let c = konst("CAP_MAX", "usize", "4");
+        let lib = "//! L.\nmod limits;\nmod a;\n";
+        for other in [
+            "//! A.\nuse dep::limits;\nfn f() -> usize { limits::CAP_MAX }\n",
+            "//! A.\nuse dep::other as limits;\nfn f() -> usize { limits::CAP_MAX }\n",
+        ] {
+            let files = [
+                ("r/src/limits.rs", LIMITS),
+                ("r/src/lib.rs", lib),
+                ("r/src/a.rs", other),
+            ];
+            match spread_over(&files, &c) {
+                Ok(out) => panic!("{other}: accepted: {out:?}"),
+                Err(e) => assert!(e.contains("outside the workspace"), "{e}"),
+            }
+        }
     }
 
     #[test]

@@ -1,5 +1,9 @@
 //! Mutant schemata: many recorded mutations compiled into one build, each switched on at run time.
 //!
+//! Size: about 890 lines, a third of them tests: what may join a schema
+//! (one file's items paired and compared) and how a joined file is written
+//! are one argument, each refusal beside the case it refuses.
+//!
 //! A recorded mutation is a diff, and running it the plain way costs one
 //! build of every crate between the file it touches and the harness binary:
 //! about 8 s here and 13 s on CI, for a gate run that takes a second. Most
@@ -35,7 +39,10 @@
 //! is written into the tree once per mutation as `<name>_mutant_<k>`, and
 //! that mutation's arms name it so: nothing else names it, so it cannot act
 //! in another run (an added trait impl for an existing type, a `static`, a
-//! `use` or a macro stays out, as each can act without being named).
+//! `use`, a macro, or an item with an attribute such as `#[test]` stays
+//! out, as each can act without being named; so does one whose name any
+//! original text of the workspace already writes, or that the mutation
+//! hands to a macro other than a formatting one).
 //!
 //! A mutation stays out of the schema, and builds on its own, when it touches
 //! anything but a `.rs` file, removes an item, changes a signature, a type,
@@ -47,6 +54,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
+use std::str::FromStr;
+
+use proc_macro2::{TokenStream, TokenTree};
 
 use super::anchor::line_starts;
 pub use super::consts::ConstChange;
@@ -97,6 +107,10 @@ pub fn body_changes(original: &str, mutated: &str) -> Result<Changes, String> {
         return Err(format!(
             "an impl of `{ty}`, a type it does not add, was added"
         ));
+    }
+    let texts = out.bodies.iter().map(|b| b.text.as_str());
+    for text in texts.chain(out.inserted.iter().map(|i| i.text.as_str())) {
+        named_in_macro(text, &out.names)?;
     }
     if out.bodies.is_empty() && out.consts.is_empty() && out.inserted.is_empty() {
         return Err("no function body changed (only whitespace or comments)".into());
@@ -170,6 +184,7 @@ impl Cx<'_> {
                     let inherent = a.trait_.is_none();
                     let pairs = align(&a.items, &b.items, impl_item_key, |y| match y {
                         syn::ImplItem::Fn(f) if inherent => {
+                            inert_attributes(&f.attrs)?;
                             out.names.push(f.sig.ident.to_string());
                             out.inserted.push(Inserted {
                                 at: close,
@@ -380,6 +395,14 @@ impl Cx<'_> {
     /// An item the mutation adds at module level: a function, a type, or an
     /// impl of a type it adds too; written at `end` (the module's end).
     fn added_item(&self, b: &syn::Item, end: usize, out: &mut Changes) -> Result<(), String> {
+        let attributes = match b {
+            syn::Item::Fn(f) => &f.attrs,
+            syn::Item::Struct(x) => &x.attrs,
+            syn::Item::Enum(x) => &x.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            _ => &Vec::new(),
+        };
+        inert_attributes(attributes)?;
         let name = match b {
             syn::Item::Fn(f) => f.sig.ident.to_string(),
             syn::Item::Struct(x) => x.ident.to_string(),
@@ -410,6 +433,42 @@ impl Cx<'_> {
             text: format!("\n{}\n", self.m_text(b)?),
         });
         Ok(())
+    }
+}
+
+/// Attributes an added item may carry: none of them makes it act without
+/// being named (`#[test]`, `#[no_mangle]`, `#[export_name]` or a
+/// `#[cfg_attr]` wrapping one would, in every run of the schema).
+const INERT_ATTRIBUTES: &[&str] = &[
+    "doc",
+    "allow",
+    "expect",
+    "warn",
+    "deny",
+    "inline",
+    "must_use",
+    "cold",
+    "track_caller",
+    "derive",
+    "cfg",
+    "serde",
+];
+
+/// Refuses an added item whose attributes are not all [`INERT_ATTRIBUTES`].
+///
+/// # Errors
+/// The first other attribute's path.
+fn inert_attributes(attributes: &[syn::Attribute]) -> Result<(), String> {
+    match attributes.iter().find(|a| {
+        !a.path()
+            .get_ident()
+            .is_some_and(|i| INERT_ATTRIBUTES.iter().any(|n| i == n))
+    }) {
+        Some(a) => Err(format!(
+            "an added item carries `#[{}]`, which may make it act without being named",
+            tokens(a.path())
+        )),
+        None => Ok(()),
     }
 }
 
@@ -605,6 +664,86 @@ pub fn write_schema(original: &str, variants: &[FileVariant]) -> SchemaFile {
     SchemaFile { text, units }
 }
 
+/// Macros that read their arguments only as expressions (and format
+/// strings): an added name renamed inside one is still the same call, or a
+/// compile error.
+const EXPRESSION_MACROS: &[&str] = &[
+    "format",
+    "format_args",
+    "write",
+    "writeln",
+    "print",
+    "println",
+    "eprint",
+    "eprintln",
+    "panic",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "vec",
+    "matches",
+    "unreachable",
+    "todo",
+];
+
+/// Refuses an added name that `text` writes inside a macro's arguments,
+/// unless the macro is one of [`EXPRESSION_MACROS`]: a macro may read it as
+/// a word (`stringify!`, an `html!` tag, a `tracing` field), and renamed
+/// per mutation ([`renamed`]) the word changes.
+///
+/// # Errors
+/// The macro and the name.
+pub(super) fn named_in_macro(text: &str, names: &[String]) -> Result<(), String> {
+    fn walk(stream: TokenStream, names: &[String], inside: Option<&str>) -> Result<(), String> {
+        let trees: Vec<TokenTree> = stream.into_iter().collect();
+        for (i, tt) in trees.iter().enumerate() {
+            match tt {
+                TokenTree::Ident(id) => {
+                    if let Some(mac) = inside
+                        && names.iter().any(|n| id == n)
+                    {
+                        return Err(format!(
+                            "an added item's name `{id}` is written inside the macro `{mac}!`, which may read it as a word"
+                        ));
+                    }
+                }
+                TokenTree::Group(g) => {
+                    // `name ! (…)`: the group is the macro's input.
+                    let mac = match (
+                        i.checked_sub(2).map(|j| &trees[j]),
+                        i.checked_sub(1).map(|j| &trees[j]),
+                    ) {
+                        (Some(TokenTree::Ident(m)), Some(TokenTree::Punct(p)))
+                            if p.as_char() == '!' =>
+                        {
+                            Some(m.to_string())
+                        }
+                        _ => None,
+                    };
+                    let inner = match (&mac, inside) {
+                        (Some(m), _) if !EXPRESSION_MACROS.contains(&m.as_str()) => {
+                            Some(m.as_str())
+                        }
+                        (Some(_), outer) => outer,
+                        (None, outer) => outer,
+                    };
+                    walk(g.stream(), names, inner)?;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+    if names.is_empty() {
+        return Ok(());
+    }
+    let stream = TokenStream::from_str(text).map_err(|e| format!("tokens: {e}"))?;
+    walk(stream, names, None)
+}
+
 /// `text` with every identifier in `names` written `<name>_mutant_<k>`, so
 /// that the items two mutations add never meet. Unchanged if `names` is
 /// empty or the text does not tokenize.
@@ -763,6 +902,22 @@ mod tests {
             let mutated = format!("{ORIGINAL}{added}");
             assert!(body_changes(ORIGINAL, &mutated).is_err(), "{added}");
         }
+        for attribute in ["#[test]", "#[no_mangle]", "#[cfg_attr(test, test)]"] {
+            let mutated = ORIGINAL.replace(
+                "struct S;",
+                &format!("{attribute}\nfn boot() {{ std::process::abort() }}\nstruct S;"),
+            );
+            let err = body_changes(ORIGINAL, &mutated).unwrap_err();
+            assert!(
+                err.contains("act without being named"),
+                "{attribute}: {err}"
+            );
+            let method = ORIGINAL.replace(
+                "    }\n}\n",
+                &format!("    }}\n    {attribute}\n    fn boot() {{}}\n}}\n"),
+            );
+            assert!(body_changes(ORIGINAL, &method).is_err(), "{attribute}");
+        }
         let trait_method = ORIGINAL.replace(
             "struct S;",
             "struct S;\nimpl Clone for S { fn clone(&self) -> S { S } }",
@@ -772,6 +927,28 @@ mod tests {
             "fn clone(&self) -> S { S }\n fn clone_from(&mut self, _: &S) {} }",
         );
         assert!(body_changes(&trait_method, &more).is_err());
+    }
+
+    #[test]
+    fn an_added_name_a_macro_reads_as_words_stays_out() {
+        // Renamed, the tag would be `<helper_mutant_1>` and the string
+        // "helper_mutant_1": built alone, neither is.
+        for body in [
+            "html! { helper { (helper(x)) } }",
+            "stringify!(helper).len() as u32",
+            "{ tracing::info!(helper = x); helper(x) }",
+        ] {
+            let mutated = ORIGINAL
+                .replace("x * 2", body)
+                .replace("struct S;", "fn helper(x: u32) -> u32 { x }\nstruct S;");
+            let err = body_changes(ORIGINAL, &mutated).unwrap_err();
+            assert!(err.contains("macro"), "{body}: {err}");
+        }
+        // A formatting macro only ever reads it as an expression.
+        let mutated = ORIGINAL
+            .replace("x * 2", "format!(\"{}\", helper(x)).len() as u32")
+            .replace("struct S;", "fn helper(x: u32) -> u32 { x }\nstruct S;");
+        assert!(body_changes(ORIGINAL, &mutated).is_ok());
     }
 
     #[test]

@@ -1,5 +1,8 @@
 //! The schema pass: writes, builds and runs one schema tree (`schema.rs`) before any mutation is built on its own.
 //!
+//! Size: about 860 lines: the pass is one sequence (choose, write, build,
+//! run, judge), and each step's refusals sit beside it.
+//!
 //! The pass, in the scratch copies the runner made:
 //! 1. each mutation's diff is applied, the files it touches are read and
 //!    compared with the originals ([`schema::body_changes`]), and the diff
@@ -551,18 +554,14 @@ fn member(
             Err(e) => return Ok(Err(format!("{rel}: {e}"))),
         }
     }
-    // An added item is renamed per mutation wherever the mutation's texts
-    // name it; that is the same program only if no original text the
-    // mutation touches names it already.
-    for (rel, o) in &mine {
-        let Ok(tokens) = consts::flat_tokens(o) else {
-            return Ok(Err(format!("{rel}: the original does not tokenize")));
-        };
-        if let Some(t) = tokens.iter().find(|t| t.ident && names.contains(&t.text)) {
-            return Ok(Err(format!(
-                "{rel}: an added item's name `{}` is already named there",
-                t.text
-            )));
+    if let Err(e) = added_names_are_new(&mine, sources, &names) {
+        return Ok(Err(e));
+    }
+    // Names added in one file are renamed in the others' texts too.
+    let texts = own.values().flatten().map(|b| b.text.as_str());
+    for text in texts.chain(inserted.values().flatten().map(|i| i.text.as_str())) {
+        if let Err(e) = schema::named_in_macro(text, &names) {
+            return Ok(Err(e));
         }
     }
     if defining.is_some() && !names.is_empty() {
@@ -607,6 +606,51 @@ fn member(
         inserted,
         names,
     }))
+}
+
+/// Whether the items a mutation adds (`names`) are named nowhere yet: an
+/// added item is renamed per mutation wherever the mutation's texts name it,
+/// which is the same program only if no original text names it already,
+/// in the files it touches or anywhere else in the workspace (`sources`):
+/// built alone, an added inherent method shadows a trait method of its name
+/// at every call, and an added fn shadows a glob import or the prelude in
+/// every child module that reads the module by `use super::*`.
+///
+/// # Errors
+/// The file and the name, when an original text names one.
+fn added_names_are_new(
+    mine: &BTreeMap<String, String>,
+    sources: &consts::Sources,
+    names: &[String],
+) -> Result<(), String> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    let texts = mine.iter().map(|(r, t)| (r.as_str(), t.as_str()));
+    for (rel, o) in texts.chain(sources.files()) {
+        if !names.iter().any(|n| o.contains(n.as_str())) {
+            continue;
+        }
+        let Ok(tokens) = consts::flat_tokens(o) else {
+            return Err(format!("{rel}: the original does not tokenize"));
+        };
+        for t in &tokens {
+            // A format string's `{Limit}` names it as an identifier does.
+            let named = names.iter().find(|n| {
+                if t.ident {
+                    t.text == **n
+                } else {
+                    consts::captures(&t.text, n)
+                }
+            });
+            if let Some(n) = named {
+                return Err(format!(
+                    "{rel}: an added item's name `{n}` is already named there"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A refusal without the function's name, so that the progress line counts
@@ -755,6 +799,41 @@ pub(super) fn on_workers<T: Sync, R: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_added_name_that_an_untouched_file_already_names_stays_out() {
+        // An inherent `len` on `S` shadows the trait method `b.rs` calls,
+        // and an added `helper` shadows what `a/child.rs` reads through
+        // `use super::*`: built alone, both change what the untouched file runs.
+        let a = "//! A.\npub struct S;\nimpl S {\n    pub fn get(&self) -> u8 { 1 }\n}\n";
+        let mine = BTreeMap::from([("r/src/a.rs".to_string(), a.to_string())]);
+        for (other, name) in [
+            (
+                "//! B.\nfn f(s: &crate::a::S) -> usize { s.len() }\n",
+                "len",
+            ),
+            (
+                "//! C.\nuse super::*;\nfn g() -> u8 { helper() }\n",
+                "helper",
+            ),
+            (
+                "//! D.\nuse dep::*;\nfn h() -> String { format!(\"{Limit}\") }\n",
+                "Limit",
+            ),
+        ] {
+            let sources = consts::Sources::from_files([
+                ("r/src/a.rs".to_string(), a.to_string()),
+                ("r/src/a/child.rs".to_string(), other.to_string()),
+            ]);
+            let err = added_names_are_new(&mine, &sources, &[name.to_string()]).unwrap_err();
+            assert!(err.contains("r/src/a/child.rs"), "{err}");
+        }
+        let sources = consts::Sources::from_files(mine.clone());
+        assert_eq!(
+            added_names_are_new(&mine, &sources, &["helper".to_string()]),
+            Ok(())
+        );
+    }
 
     #[test]
     fn an_error_in_a_rewritten_function_blames_its_mutations_only() {
