@@ -89,6 +89,21 @@ pub fn line_starts(src: &str) -> Vec<usize> {
         .collect()
 }
 
+/// A span position (line 1-based, column in characters, as proc-macro2
+/// gives it) as a byte offset in `src`, whose [`line_starts`] are `lines`.
+/// `None` for a line that is not in the text.
+pub fn byte_at(src: &str, lines: &[usize], lc: proc_macro2::LineColumn) -> Option<usize> {
+    let start = *lines.get(lc.line.checked_sub(1)?)?;
+    let line = src.get(start..)?;
+    Some(
+        start
+            + line
+                .char_indices()
+                .nth(lc.column)
+                .map_or(line.len(), |(i, _)| i),
+    )
+}
+
 /// The source and its line starts, for span-to-byte conversion.
 struct Cx<'a> {
     src: &'a str,
@@ -210,13 +225,7 @@ impl Cx<'_> {
 
     /// A line and character column as a byte offset.
     fn at(&self, lc: proc_macro2::LineColumn) -> Option<usize> {
-        let start = *self.line_starts.get(lc.line.checked_sub(1)?)?;
-        let line = &self.src[start..];
-        let col = line
-            .char_indices()
-            .nth(lc.column)
-            .map_or(line.len(), |(i, _)| i);
-        Some(start + col)
+        byte_at(self.src, &self.line_starts, lc)
     }
 }
 

@@ -46,7 +46,7 @@ use std::str::FromStr;
 
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 
-use super::anchor::line_starts;
+use super::anchor::{byte_at, line_starts};
 use super::schema::BodyChange;
 
 /// Folders of the workspace whose Rust sources are read for names.
@@ -617,15 +617,7 @@ pub(super) struct Flat {
 pub(super) fn flat_tokens(src: &str) -> Result<Vec<Flat>, String> {
     let stream = TokenStream::from_str(src).map_err(|e| format!("tokens: {e}"))?;
     let lines = line_starts(src);
-    let byte = |lc: proc_macro2::LineColumn| -> usize {
-        let start = lines.get(lc.line.saturating_sub(1)).copied().unwrap_or(0);
-        let line = &src[start..];
-        start
-            + line
-                .char_indices()
-                .nth(lc.column)
-                .map_or(line.len(), |(i, _)| i)
-    };
+    let byte = |lc| byte_at(src, &lines, lc).unwrap_or(0);
     let mut out = Vec::new();
     let mut stack = vec![stream.into_iter()];
     while let Some(top) = stack.last_mut() {
@@ -704,15 +696,7 @@ pub(super) fn captures(literal: &str, name: &str) -> bool {
 
 /// A syn node's byte range in `src`.
 fn range_of(span: proc_macro2::Span, src: &str, lines: &[usize]) -> Range<usize> {
-    let at = |lc: proc_macro2::LineColumn| -> usize {
-        let start = lines.get(lc.line.saturating_sub(1)).copied().unwrap_or(0);
-        let line = &src[start..];
-        start
-            + line
-                .char_indices()
-                .nth(lc.column)
-                .map_or(line.len(), |(i, _)| i)
-    };
+    let at = |lc| byte_at(src, lines, lc).unwrap_or(0);
     at(span.start())..at(span.end())
 }
 

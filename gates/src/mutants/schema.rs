@@ -58,7 +58,7 @@ use std::str::FromStr;
 
 use proc_macro2::{TokenStream, TokenTree};
 
-use super::anchor::line_starts;
+use super::anchor::{byte_at, line_starts};
 pub use super::consts::ConstChange;
 
 /// The environment variable a schema run reads: the number of the mutation
@@ -357,16 +357,7 @@ fn item_name(item: &syn::Item) -> String {
 impl Cx<'_> {
     /// A byte offset in the original from a span's line and column.
     fn o_at(&self, lc: proc_macro2::LineColumn) -> Result<usize, String> {
-        let start = *self
-            .o_lines
-            .get(lc.line.wrapping_sub(1))
-            .ok_or("a position could not be read")?;
-        let line = &self.o_src[start..];
-        Ok(start
-            + line
-                .char_indices()
-                .nth(lc.column)
-                .map_or(line.len(), |(i, _)| i))
+        byte_at(self.o_src, &self.o_lines, lc).ok_or_else(|| "a position could not be read".into())
     }
 
     /// A node's text in the mutated file, attributes included.
@@ -375,17 +366,7 @@ impl Cx<'_> {
         node: &T,
     ) -> Result<String, String> {
         let span = node.span();
-        let at = |lc: proc_macro2::LineColumn| -> Option<usize> {
-            let start = *self.m_lines.get(lc.line.checked_sub(1)?)?;
-            let line = &self.m_src[start..];
-            Some(
-                start
-                    + line
-                        .char_indices()
-                        .nth(lc.column)
-                        .map_or(line.len(), |(i, _)| i),
-            )
-        };
+        let at = |lc| byte_at(self.m_src, &self.m_lines, lc);
         match (at(span.start()), at(span.end())) {
             (Some(s), Some(e)) if s < e => Ok(self.m_src[s..e].to_string()),
             _ => Err("an added item's position could not be read".into()),
@@ -547,16 +528,10 @@ fn attrs(a: &[syn::Attribute]) -> String {
 /// (line 1-based, column in characters).
 fn block_range(b: &syn::Block, src: &str, lines: &[usize]) -> Result<Range<usize>, String> {
     let span = b.brace_token.span.join();
-    let at = |lc: proc_macro2::LineColumn| -> Option<usize> {
-        let start = *lines.get(lc.line.checked_sub(1)?)?;
-        let line = &src[start..];
-        let col = line
-            .char_indices()
-            .nth(lc.column)
-            .map_or(line.len(), |(i, _)| i);
-        Some(start + col)
-    };
-    let (s, e) = (at(span.start()), at(span.end()));
+    let (s, e) = (
+        byte_at(src, lines, span.start()),
+        byte_at(src, lines, span.end()),
+    );
     match (s, e) {
         (Some(s), Some(e)) if s < e && src[s..].starts_with('{') && src[..e].ends_with('}') => {
             Ok(s..e)

@@ -430,9 +430,24 @@ pub(super) fn pass(
         .collect();
     let kept: BTreeSet<usize> = killed.iter().map(|(i, _)| *i).collect();
     say(format!(
-        "schema: {} killed on the schema build; {} mutations build on their own",
+        "schema: {} killed on the schema build; {} mutation{} build{} on {} own",
         killed.len(),
-        parsed.len() - killed.len()
+        parsed.len() - killed.len(),
+        if parsed.len() - killed.len() == 1 {
+            ""
+        } else {
+            "s"
+        },
+        if parsed.len() - killed.len() == 1 {
+            "s"
+        } else {
+            ""
+        },
+        if parsed.len() - killed.len() == 1 {
+            "its"
+        } else {
+            "their"
+        },
     ));
     Ok((
         killed,
