@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 
 use super::checks::{Check, PageSummary, summarise_page};
-use super::oracle::judge_page_unasked;
+use super::oracle::judge_page;
 use super::parse::{Event, Surface};
 use super::replay::Entry;
 use super::surfaces::{APP_MEMORIA, Owned, Rendered, unescape};
@@ -242,7 +242,7 @@ pub(super) fn judge_document(
     owned: &Owned,
     unasked: &std::collections::BTreeSet<String>,
 ) -> Vec<Check> {
-    let mut out: Vec<Check> = judge_page_unasked(
+    let mut out: Vec<Check> = judge_page(
         address,
         &opened.seen,
         window,

@@ -142,31 +142,13 @@ fn truly_visible(item: &Item, role: Option<Role>, address: &str, revision: &str)
 /// `owned`, the truth of memoria's own documents. `admitted` is false for
 /// a person the owners file no longer names. Returns only the failed
 /// checks, plus one passing summary check.
-pub(super) fn judge_page(
-    address: &str,
-    seen: &Rendered,
-    window: &[TraceEvent],
-    fakes: &BTreeMap<String, FakeSibling>,
-    admitted: bool,
-    owned: &Owned,
-) -> Vec<Check> {
-    judge_page_unasked(
-        address,
-        seen,
-        window,
-        fakes,
-        admitted,
-        owned,
-        &BTreeSet::new(),
-    )
-}
-
-/// As [`judge_page`], with `unasked`: the apps memoria has no token for
+///
+/// `unasked`: the apps memoria has no token for
 /// now (their token file cannot be read, `token_file.rs`). Like an app
 /// with a fault knob on, their withheld lines are not counted against the
 /// trace: memoria asks them nothing, and every pair of theirs is UNKNOWN
 /// (§6.2, §6.5).
-pub(super) fn judge_page_unasked(
+pub(super) fn judge_page(
     address: &str,
     seen: &Rendered,
     window: &[TraceEvent],
@@ -609,7 +591,7 @@ pub(super) async fn converge(
                 let window = &all[before.min(all.len())..];
                 let seen = from_page(&page.response.body);
                 out.extend(
-                    judge_page(reader, &seen, window, fakes, true, owned)
+                    judge_page(reader, &seen, window, fakes, true, owned, &BTreeSet::new())
                         .into_iter()
                         .filter(|c| !c.ok),
                 );

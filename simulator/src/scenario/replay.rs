@@ -561,7 +561,7 @@ async fn apply(
                     .as_ref()
                     .map(super::token_file::TokenFileTruth::unasked)
                     .unwrap_or_default();
-                entry.checks.extend(super::oracle::judge_page_unasked(
+                entry.checks.extend(super::oracle::judge_page(
                     &who,
                     &seen,
                     &all[before.min(all.len())..],
