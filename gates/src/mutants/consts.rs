@@ -47,7 +47,7 @@ use std::str::FromStr;
 use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 
 use super::anchor::{byte_at, line_starts};
-use super::schema::BodyChange;
+use super::change::{BodyChange, ConstChange};
 
 /// Folders of the workspace whose Rust sources are read for names.
 const SOURCE_ROOTS: &[&str] = &["reference", "simulator", "gates", "benches", "fixtures"];
@@ -57,15 +57,6 @@ const SOURCE_ROOTS: &[&str] = &["reference", "simulator", "gates", "benches", "f
 const PATH_ROOTS: &[&str] = &["crate", "self", "super"];
 /// The prefix every crate of this workspace's name starts with.
 const WORKSPACE_CRATE_PREFIX: &str = "memoria";
-
-/// One changed const: its name and its mutated declaration as Rust tokens.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConstChange {
-    /// The const's name.
-    pub ident: String,
-    /// `const X: T = <mutated value>;`, printed from tokens.
-    pub decl: String,
-}
 
 /// The workspace's Rust sources, read once: workspace-relative path → text.
 pub struct Sources {

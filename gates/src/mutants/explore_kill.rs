@@ -325,7 +325,7 @@ pub fn run(opts: &Options, from: u64, seeds: u64) -> Result<ExploreRun, String> 
         return Ok(finish(from, seeds, jobs, began, reports));
     };
     for (&i, why) in &built.out {
-        reports.push((i, not_run(i, Seen::NotInSchema, why.clone())));
+        reports.push((i, not_run(i, Seen::NotInSchema, why.to_string())));
     }
     let judged = baseline_and_judge(&scratches, &parsed, &built, opts, (from, seeds), &say);
     schema_run::restore(&scratches, &built.originals)?;

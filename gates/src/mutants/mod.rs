@@ -69,6 +69,7 @@
 //! [`report`] renders the run.
 
 pub mod anchor;
+pub mod change;
 pub mod consts;
 pub mod convert;
 pub mod edits;

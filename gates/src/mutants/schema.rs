@@ -59,7 +59,7 @@ use std::str::FromStr;
 use proc_macro2::{TokenStream, TokenTree};
 
 use super::anchor::{byte_at, line_starts};
-pub use super::consts::ConstChange;
+pub use super::change::{BodyChange, ConstChange, Refusal, RefusalKind};
 
 /// The environment variable a schema run reads: the number of the mutation
 /// whose bodies run; unset, empty or unknown, the original bodies run.
@@ -71,16 +71,6 @@ pub const SCHEMA_ENV: &str = "MEMORIA_MUTANT_SCHEMA";
 /// first tree compiled at the second attempt, `benches/RESULTS.md`).
 pub const SCHEMA_BUILD_ATTEMPTS_MAX: usize = 6;
 
-/// One function body a mutation rewrites: where the body's braces are in the
-/// original file (bytes), and the mutated body, braces included.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BodyChange {
-    /// The original body's byte range, `{` to `}` inclusive.
-    pub body: Range<usize>,
-    /// The mutated body's text, `{` to `}` inclusive.
-    pub text: String,
-}
-
 /// The function bodies that turn `original` into `mutated`, if nothing else
 /// differs between the two (tokens compared, so whitespace and comments do
 /// not count).
@@ -89,11 +79,24 @@ pub struct BodyChange {
 /// Why the mutation cannot join a schema: either file does not parse, an item
 /// was added or removed, something outside a function body changed, a
 /// `const fn` changed, or no function body changed at all.
-pub fn body_changes(original: &str, mutated: &str) -> Result<Changes, String> {
-    let o = syn::parse_file(original).map_err(|e| format!("the original does not parse: {e}"))?;
-    let m = syn::parse_file(mutated).map_err(|e| format!("the mutation does not parse: {e}"))?;
+pub fn body_changes(original: &str, mutated: &str) -> Result<Changes, Refusal> {
+    let o = syn::parse_file(original).map_err(|e| {
+        Refusal::new(
+            RefusalKind::Unparsable,
+            format!("the original does not parse: {e}"),
+        )
+    })?;
+    let m = syn::parse_file(mutated).map_err(|e| {
+        Refusal::new(
+            RefusalKind::Unparsable,
+            format!("the mutation does not parse: {e}"),
+        )
+    })?;
     if attrs(&o.attrs) != attrs(&m.attrs) {
-        return Err("a file attribute changed".into());
+        return Err(Refusal::new(
+            RefusalKind::Outside,
+            "a file attribute changed",
+        ));
     }
     let mut out = Changes::default();
     let cx = Cx {
@@ -104,8 +107,9 @@ pub fn body_changes(original: &str, mutated: &str) -> Result<Changes, String> {
     };
     cx.items(&o.items, &m.items, original.len(), &mut out)?;
     if let Some(ty) = out.impl_of.iter().find(|t| !out.names.contains(t)) {
-        return Err(format!(
-            "an impl of `{ty}`, a type it does not add, was added"
+        return Err(Refusal::new(
+            RefusalKind::Added,
+            format!("an impl of `{ty}`, a type it does not add, was added"),
         ));
     }
     let texts = out.bodies.iter().map(|b| b.text.as_str());
@@ -113,7 +117,10 @@ pub fn body_changes(original: &str, mutated: &str) -> Result<Changes, String> {
         named_in_macro(text, &out.names)?;
     }
     if out.bodies.is_empty() && out.consts.is_empty() && out.inserted.is_empty() {
-        return Err("no function body changed (only whitespace or comments)".into());
+        return Err(Refusal::new(
+            RefusalKind::NoCode,
+            "no function body changed (only whitespace or comments)",
+        ));
     }
     Ok(out)
 }
@@ -162,7 +169,7 @@ impl Cx<'_> {
         m: &[syn::Item],
         end: usize,
         out: &mut Changes,
-    ) -> Result<(), String> {
+    ) -> Result<(), Refusal> {
         let pairs = align(o, m, item_key, |b| self.added_item(b, end, out))?;
         for (a, b) in pairs {
             match (a, b) {
@@ -178,7 +185,10 @@ impl Cx<'_> {
                     ha.items.clear();
                     hb.items.clear();
                     if tokens(&ha) != tokens(&hb) {
-                        return Err("an impl block's header changed".into());
+                        return Err(Refusal::new(
+                            RefusalKind::Outside,
+                            "an impl block's header changed",
+                        ));
                     }
                     let close = self.o_at(a.brace_token.span.close().start())?;
                     let inherent = a.trait_.is_none();
@@ -192,7 +202,10 @@ impl Cx<'_> {
                             });
                             Ok(())
                         }
-                        _ => Err("an associated item was added or removed".into()),
+                        _ => Err(Refusal::new(
+                            RefusalKind::Outside,
+                            "an associated item was added or removed",
+                        )),
                     })?;
                     for (x, y) in pairs {
                         match (x, y) {
@@ -203,7 +216,10 @@ impl Cx<'_> {
                             )?,
                             _ if tokens(x) == tokens(y) => {}
                             _ => {
-                                return Err("an associated item other than a method changed".into());
+                                return Err(Refusal::new(
+                                    RefusalKind::Outside,
+                                    "an associated item other than a method changed",
+                                ));
                             }
                         }
                     }
@@ -213,7 +229,10 @@ impl Cx<'_> {
                     ha.items.clear();
                     hb.items.clear();
                     if tokens(&ha) != tokens(&hb) || a.items.len() != b.items.len() {
-                        return Err("a trait's header or item list changed".into());
+                        return Err(Refusal::new(
+                            RefusalKind::Outside,
+                            "a trait's header or item list changed",
+                        ));
                     }
                     for (x, y) in a.items.iter().zip(&b.items) {
                         match (x, y) {
@@ -236,7 +255,10 @@ impl Cx<'_> {
                             }
                             _ if tokens(x) == tokens(y) => {}
                             _ => {
-                                return Err("a trait item other than a default body changed".into());
+                                return Err(Refusal::new(
+                                    RefusalKind::Outside,
+                                    "a trait item other than a default body changed",
+                                ));
                             }
                         }
                     }
@@ -247,7 +269,10 @@ impl Cx<'_> {
                         ha.content = None;
                         hb.content = None;
                         if tokens(&ha) != tokens(&hb) {
-                            return Err("a module's header changed".into());
+                            return Err(Refusal::new(
+                                RefusalKind::Outside,
+                                "a module's header changed",
+                            ));
                         }
                         let close = self.o_at(a.content.as_ref().map_or_else(
                             || a.ident.span().start(),
@@ -256,7 +281,12 @@ impl Cx<'_> {
                         self.items(ai, bi, close, out)?;
                     }
                     _ if tokens(a) == tokens(b) => {}
-                    _ => return Err("a module declaration changed".into()),
+                    _ => {
+                        return Err(Refusal::new(
+                            RefusalKind::Outside,
+                            "a module declaration changed",
+                        ));
+                    }
                 },
                 _ if tokens(a) == tokens(b) => {}
                 (syn::Item::Const(a), syn::Item::Const(b))
@@ -279,9 +309,9 @@ impl Cx<'_> {
                     });
                 }
                 _ => {
-                    return Err(format!(
-                        "an item other than a function changed ({})",
-                        item_name(a)
+                    return Err(Refusal::new(
+                        RefusalKind::Outside,
+                        format!("an item other than a function changed ({})", item_name(a)),
                     ));
                 }
             }
@@ -306,18 +336,21 @@ impl Cx<'_> {
             &syn::Block,
         ),
         out: &mut Changes,
-    ) -> Result<(), String> {
+    ) -> Result<(), Refusal> {
         if attrs(oa) != attrs(ma) || tokens(ov) != tokens(mv) || tokens(os) != tokens(ms) {
-            return Err(format!(
-                "the signature or attributes of `{}` changed",
-                os.ident
+            return Err(Refusal::new(
+                RefusalKind::Signature,
+                format!("the signature or attributes of `{}` changed", os.ident),
             ));
         }
         if tokens(ob) == tokens(mb) {
             return Ok(());
         }
         if os.constness.is_some() {
-            return Err(format!("`{}` is a const fn", os.ident));
+            return Err(Refusal::new(
+                RefusalKind::ConstFn,
+                format!("`{}` is a const fn", os.ident),
+            ));
         }
         let body = block_range(ob, self.o_src, &self.o_lines)?;
         let text = block_range(mb, self.m_src, &self.m_lines).map(|r| self.m_src[r].to_string())?;
@@ -356,26 +389,30 @@ fn item_name(item: &syn::Item) -> String {
 
 impl Cx<'_> {
     /// A byte offset in the original from a span's line and column.
-    fn o_at(&self, lc: proc_macro2::LineColumn) -> Result<usize, String> {
-        byte_at(self.o_src, &self.o_lines, lc).ok_or_else(|| "a position could not be read".into())
+    fn o_at(&self, lc: proc_macro2::LineColumn) -> Result<usize, Refusal> {
+        byte_at(self.o_src, &self.o_lines, lc)
+            .ok_or_else(|| Refusal::new(RefusalKind::Unparsable, "a position could not be read"))
     }
 
     /// A node's text in the mutated file, attributes included.
     fn m_text<T: syn::spanned::Spanned + quote::ToTokens>(
         &self,
         node: &T,
-    ) -> Result<String, String> {
+    ) -> Result<String, Refusal> {
         let span = node.span();
         let at = |lc| byte_at(self.m_src, &self.m_lines, lc);
         match (at(span.start()), at(span.end())) {
             (Some(s), Some(e)) if s < e => Ok(self.m_src[s..e].to_string()),
-            _ => Err("an added item's position could not be read".into()),
+            _ => Err(Refusal::new(
+                RefusalKind::Unparsable,
+                "an added item's position could not be read",
+            )),
         }
     }
 
     /// An item the mutation adds at module level: a function, a type, or an
     /// impl of a type it adds too; written at `end` (the module's end).
-    fn added_item(&self, b: &syn::Item, end: usize, out: &mut Changes) -> Result<(), String> {
+    fn added_item(&self, b: &syn::Item, end: usize, out: &mut Changes) -> Result<(), Refusal> {
         let attributes = match b {
             syn::Item::Fn(f) => &f.attrs,
             syn::Item::Struct(x) => &x.attrs,
@@ -393,7 +430,10 @@ impl Cx<'_> {
                 // items are read): an impl of an existing type, a trait's
                 // above all (`Drop`), acts without being named.
                 let syn::Type::Path(p) = &*i.self_ty else {
-                    return Err("an impl of a type that is not a path was added".into());
+                    return Err(Refusal::new(
+                        RefusalKind::Added,
+                        "an impl of a type that is not a path was added",
+                    ));
                 };
                 let ty = p
                     .path
@@ -404,7 +444,12 @@ impl Cx<'_> {
                 out.impl_of.push(ty);
                 String::new()
             }
-            _ => return Err(format!("an item was added or removed ({})", item_name(b))),
+            _ => {
+                return Err(Refusal::new(
+                    RefusalKind::Outside,
+                    format!("an item was added or removed ({})", item_name(b)),
+                ));
+            }
         };
         if !name.is_empty() {
             out.names.push(name);
@@ -439,15 +484,18 @@ const INERT_ATTRIBUTES: &[&str] = &[
 ///
 /// # Errors
 /// The first other attribute's path.
-fn inert_attributes(attributes: &[syn::Attribute]) -> Result<(), String> {
+fn inert_attributes(attributes: &[syn::Attribute]) -> Result<(), Refusal> {
     match attributes.iter().find(|a| {
         !a.path()
             .get_ident()
             .is_some_and(|i| INERT_ATTRIBUTES.iter().any(|n| i == n))
     }) {
-        Some(a) => Err(format!(
-            "an added item carries `#[{}]`, which may make it act without being named",
-            tokens(a.path())
+        Some(a) => Err(Refusal::new(
+            RefusalKind::Added,
+            format!(
+                "an added item carries `#[{}]`, which may make it act without being named",
+                tokens(a.path())
+            ),
         )),
         None => Ok(()),
     }
@@ -463,14 +511,17 @@ fn align<'a, T>(
     o: &'a [T],
     m: &'a [T],
     key: fn(&T) -> String,
-    mut added: impl FnMut(&'a T) -> Result<(), String>,
-) -> Result<Vec<(&'a T, &'a T)>, String> {
+    mut added: impl FnMut(&'a T) -> Result<(), Refusal>,
+) -> Result<Vec<(&'a T, &'a T)>, Refusal> {
     let mut pairs = Vec::with_capacity(o.len());
     let mut j = 0;
     for a in o {
         let k = key(a);
         let Some(off) = m[j..].iter().position(|b| key(b) == k) else {
-            return Err("an item was added or removed".into());
+            return Err(Refusal::new(
+                RefusalKind::Outside,
+                "an item was added or removed",
+            ));
         };
         for b in &m[j..j + off] {
             added(b)?;
@@ -526,7 +577,7 @@ fn attrs(a: &[syn::Attribute]) -> String {
 
 /// A block's byte range in `src`, `{` to `}` inclusive, from its spans
 /// (line 1-based, column in characters).
-fn block_range(b: &syn::Block, src: &str, lines: &[usize]) -> Result<Range<usize>, String> {
+fn block_range(b: &syn::Block, src: &str, lines: &[usize]) -> Result<Range<usize>, Refusal> {
     let span = b.brace_token.span.join();
     let (s, e) = (
         byte_at(src, lines, span.start()),
@@ -536,7 +587,10 @@ fn block_range(b: &syn::Block, src: &str, lines: &[usize]) -> Result<Range<usize
         (Some(s), Some(e)) if s < e && src[s..].starts_with('{') && src[..e].ends_with('}') => {
             Ok(s..e)
         }
-        _ => Err("a function body's position could not be read".into()),
+        _ => Err(Refusal::new(
+            RefusalKind::Unparsable,
+            "a function body's position could not be read",
+        )),
     }
 }
 
@@ -671,8 +725,8 @@ const EXPRESSION_MACROS: &[&str] = &[
 ///
 /// # Errors
 /// The macro and the name.
-pub(super) fn named_in_macro(text: &str, names: &[String]) -> Result<(), String> {
-    fn walk(stream: TokenStream, names: &[String], inside: Option<&str>) -> Result<(), String> {
+pub(super) fn named_in_macro(text: &str, names: &[String]) -> Result<(), Refusal> {
+    fn walk(stream: TokenStream, names: &[String], inside: Option<&str>) -> Result<(), Refusal> {
         let trees: Vec<TokenTree> = stream.into_iter().collect();
         for (i, tt) in trees.iter().enumerate() {
             match tt {
@@ -680,8 +734,11 @@ pub(super) fn named_in_macro(text: &str, names: &[String]) -> Result<(), String>
                     if let Some(mac) = inside
                         && names.iter().any(|n| id == n)
                     {
-                        return Err(format!(
-                            "an added item's name `{id}` is written inside the macro `{mac}!`, which may read it as a word"
+                        return Err(Refusal::new(
+                            RefusalKind::Added,
+                            format!(
+                                "an added item's name `{id}` is written inside the macro `{mac}!`, which may read it as a word"
+                            ),
                         ));
                     }
                 }
@@ -715,7 +772,8 @@ pub(super) fn named_in_macro(text: &str, names: &[String]) -> Result<(), String>
     if names.is_empty() {
         return Ok(());
     }
-    let stream = TokenStream::from_str(text).map_err(|e| format!("tokens: {e}"))?;
+    let stream = TokenStream::from_str(text)
+        .map_err(|e| Refusal::new(RefusalKind::Unparsable, format!("tokens: {e}")))?;
     walk(stream, names, None)
 }
 
@@ -770,24 +828,35 @@ mod tests {
     }
 
     #[test]
-    fn changes_outside_a_body_keep_a_mutation_out_of_the_schema() {
-        for (from, to) in [
-            ("x: u32", "x: u64"),
-            ("struct S;", "struct S(u8);"),
-            ("/// Doubles.", "/// Triples."),
-            ("pub fn double", "fn double"),
-        ] {
-            let mutated = ORIGINAL.replace(from, to);
-            assert!(body_changes(ORIGINAL, &mutated).is_err(), "{from} → {to}");
-        }
-        let removed = ORIGINAL.replace("struct S;\n", "");
-        assert!(body_changes(ORIGINAL, &removed).is_err());
-        let comment_only = ORIGINAL.replace("// é", "// e");
-        assert!(body_changes(ORIGINAL, &comment_only).is_err());
+    fn changes_outside_a_body_keep_a_mutation_out_of_the_schema_with_their_kind() {
+        use RefusalKind::{ConstFn, NoCode, Outside, Signature};
         let konst = "const fn k() -> u8 { 1 }\n";
-        assert!(body_changes(konst, &konst.replace('1', "2")).is_err());
         let typed = "const K: u8 = 1;\n";
-        assert!(body_changes(typed, "const K: u16 = 1;\n").is_err());
+        for (original, mutated, kind) in [
+            (ORIGINAL, ORIGINAL.replace("x: u32", "x: u64"), Signature),
+            (
+                ORIGINAL,
+                ORIGINAL.replace("/// Doubles.", "/// Triples."),
+                Signature,
+            ),
+            (
+                ORIGINAL,
+                ORIGINAL.replace("pub fn double", "fn double"),
+                Signature,
+            ),
+            (
+                ORIGINAL,
+                ORIGINAL.replace("struct S;", "struct S(u8);"),
+                Outside,
+            ),
+            (ORIGINAL, ORIGINAL.replace("struct S;\n", ""), Outside),
+            (ORIGINAL, ORIGINAL.replace("// é", "// e"), NoCode),
+            (konst, konst.replace('1', "2"), ConstFn),
+            (typed, "const K: u16 = 1;\n".to_string(), Outside),
+        ] {
+            let refused = body_changes(original, &mutated).unwrap_err();
+            assert_eq!(refused.kind, kind, "{mutated}: {refused}");
+        }
     }
 
     #[test]
@@ -875,7 +944,11 @@ mod tests {
             "use std::fmt::Write;\n",
         ] {
             let mutated = format!("{ORIGINAL}{added}");
-            assert!(body_changes(ORIGINAL, &mutated).is_err(), "{added}");
+            let refused = body_changes(ORIGINAL, &mutated).unwrap_err();
+            assert!(
+                matches!(refused.kind, RefusalKind::Added | RefusalKind::Outside),
+                "{added}: {refused}"
+            );
         }
         for attribute in ["#[test]", "#[no_mangle]", "#[cfg_attr(test, test)]"] {
             let mutated = ORIGINAL.replace(
@@ -883,10 +956,7 @@ mod tests {
                 &format!("{attribute}\nfn boot() {{ std::process::abort() }}\nstruct S;"),
             );
             let err = body_changes(ORIGINAL, &mutated).unwrap_err();
-            assert!(
-                err.contains("act without being named"),
-                "{attribute}: {err}"
-            );
+            assert_eq!(err.kind, RefusalKind::Added, "{attribute}: {err}");
             let method = ORIGINAL.replace(
                 "    }\n}\n",
                 &format!("    }}\n    {attribute}\n    fn boot() {{}}\n}}\n"),
@@ -917,7 +987,8 @@ mod tests {
                 .replace("x * 2", body)
                 .replace("struct S;", "fn helper(x: u32) -> u32 { x }\nstruct S;");
             let err = body_changes(ORIGINAL, &mutated).unwrap_err();
-            assert!(err.contains("macro"), "{body}: {err}");
+            assert_eq!(err.kind, RefusalKind::Added, "{body}: {err}");
+            assert!(err.detail.contains("macro"), "{body}: {err}");
         }
         // A formatting macro only ever reads it as an expression.
         let mutated = ORIGINAL

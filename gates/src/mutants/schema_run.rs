@@ -31,7 +31,8 @@ use super::consts;
 use super::judge::failed_case_ids;
 use super::report::secs;
 use super::schema::{
-    self, BodyChange, FileVariant, Inserted, SCHEMA_BUILD_ATTEMPTS_MAX, SchemaFile,
+    self, BodyChange, FileVariant, Inserted, Refusal, RefusalKind, SCHEMA_BUILD_ATTEMPTS_MAX,
+    SchemaFile,
 };
 use super::scratch::{Ended, Scratch, git_apply};
 use super::{
@@ -78,7 +79,7 @@ pub(super) type Passed = (Vec<(usize, MutantReport)>, Vec<usize>);
 pub(super) struct Built {
     pub members: Vec<Member>,
     pub originals: BTreeMap<String, String>,
-    pub out: BTreeMap<usize, String>,
+    pub out: BTreeMap<usize, Refusal>,
 }
 
 /// Steps 1 to 3: finds the mutations of function bodies alone in `parsed`,
@@ -100,8 +101,8 @@ pub(super) fn build(
     let sources = consts::Sources::read(&first.work)?;
     let mut originals: BTreeMap<String, String> = BTreeMap::new();
     let mut members: Vec<Member> = Vec::new();
-    let mut why_out: BTreeMap<String, usize> = BTreeMap::new();
-    let mut out: BTreeMap<usize, String> = BTreeMap::new();
+    let mut why_out: BTreeMap<RefusalKind, usize> = BTreeMap::new();
+    let mut out: BTreeMap<usize, Refusal> = BTreeMap::new();
     for (i, (_, m)) in parsed.iter().enumerate() {
         let Ok(m) = m else { continue };
         match member(first, m, &sources, &mut originals)? {
@@ -113,7 +114,7 @@ pub(super) fn build(
                 names: j.names,
             }),
             Err(why) => {
-                *why_out.entry(simplify(&why)).or_default() += 1;
+                *why_out.entry(why.kind).or_default() += 1;
                 out.insert(i, why);
             }
         }
@@ -129,7 +130,7 @@ pub(super) fn build(
                 "; the rest build on their own: {}",
                 why_out
                     .iter()
-                    .map(|(w, n)| format!("{n} × {w}"))
+                    .map(|(w, n)| format!("{n} × {}", w.label()))
                     .collect::<Vec<_>>()
                     .join("; ")
             )
@@ -200,7 +201,13 @@ pub(super) fn build(
                         "schema: {} builds on its own: it does not compile in the schema",
                         parsed[m.index].0
                     ));
-                    out.insert(m.index, "it does not compile in the schema".into());
+                    out.insert(
+                        m.index,
+                        Refusal::new(
+                            RefusalKind::DoesNotCompile,
+                            "it does not compile in the schema",
+                        ),
+                    );
                 }
                 members.retain(|m| !blamed.contains(&m.number));
                 if members.is_empty() {
@@ -518,19 +525,26 @@ fn member(
     m: &Mutation,
     sources: &consts::Sources,
     originals: &mut BTreeMap<String, String>,
-) -> Result<Result<Joins, String>, String> {
+) -> Result<Result<Joins, Refusal>, String> {
     if m.touches.is_empty() || m.touches.iter().any(|t| !t.ends_with(".rs")) {
-        return Ok(Err("it touches a file that is not Rust".into()));
+        return Ok(Err(Refusal::new(
+            RefusalKind::NotRust,
+            "it touches a file that is not Rust",
+        )));
     }
     if git_apply(&scratch.work, &m.diff, &["--check"]).is_err() {
-        return Ok(Err(
-            "its diff does not apply (it is judged stale on its own)".into(),
-        ));
+        return Ok(Err(Refusal::new(
+            RefusalKind::Stale,
+            "its diff does not apply (it is judged stale on its own)",
+        )));
     }
     let read = |rel: &str| std::fs::read_to_string(scratch.work.join(rel)).ok();
     let before: Vec<Option<String>> = m.touches.iter().map(|t| read(t)).collect();
     if git_apply(&scratch.work, &m.diff, &[]).is_err() {
-        return Ok(Err("its diff does not apply".into()));
+        return Ok(Err(Refusal::new(
+            RefusalKind::Stale,
+            "its diff does not apply",
+        )));
     }
     let after: Vec<Option<String>> = m.touches.iter().map(|t| read(t)).collect();
     git_apply(&scratch.work, &m.diff, &["-R"]).map_err(|e| {
@@ -544,17 +558,23 @@ fn member(
     let mut inserted: BTreeMap<String, Vec<Inserted>> = BTreeMap::new();
     let mut names: Vec<String> = Vec::new();
     let mut mine: BTreeMap<String, String> = BTreeMap::new();
-    let mut changed_consts: Vec<consts::ConstChange> = Vec::new();
+    let mut changed_consts: Vec<schema::ConstChange> = Vec::new();
     let mut defining: Option<String> = None;
     for ((rel, o), a) in m.touches.iter().zip(before).zip(after) {
         let (Some(o), Some(a)) = (o, a) else {
-            return Ok(Err("it adds or removes a file".into()));
+            return Ok(Err(Refusal::new(
+                RefusalKind::NotRust,
+                "it adds or removes a file",
+            )));
         };
         match schema::body_changes(&o, &a) {
             Ok(found) => {
                 if !found.consts.is_empty() {
                     if defining.is_some() {
-                        return Ok(Err("it changes consts in two files".into()));
+                        return Ok(Err(Refusal::new(
+                            RefusalKind::Const,
+                            "it changes consts in two files",
+                        )));
                     }
                     defining = Some(rel.clone());
                     changed_consts.extend(found.consts);
@@ -566,7 +586,7 @@ fn member(
                 names.extend(found.names);
                 mine.insert(rel.clone(), o);
             }
-            Err(e) => return Ok(Err(format!("{rel}: {e}"))),
+            Err(e) => return Ok(Err(e.within(rel))),
         }
     }
     if let Err(e) = added_names_are_new(&mine, sources, &names) {
@@ -580,7 +600,10 @@ fn member(
         }
     }
     if defining.is_some() && !names.is_empty() {
-        return Ok(Err("it changes a const and adds an item".into()));
+        return Ok(Err(Refusal::new(
+            RefusalKind::Const,
+            "it changes a const and adds an item",
+        )));
     }
     let files: Vec<FileChanges> = match defining {
         None => own.into_iter().collect(),
@@ -589,13 +612,19 @@ fn member(
                 .iter()
                 .any(|(rel, o)| sources.get(rel) != Some(o.as_str()))
             {
-                return Ok(Err(
-                    "a file it touches differs from the sources read for its consts".into(),
-                ));
+                return Ok(Err(Refusal::new(
+                    RefusalKind::Const,
+                    "a file it touches differs from the sources read for its consts",
+                )));
             }
             match consts::spread(sources, &defining, &changed_consts, &own) {
                 Ok(spread) => spread.into_iter().collect(),
-                Err(e) => return Ok(Err(format!("{defining}: const: {e}"))),
+                Err(e) => {
+                    return Ok(Err(Refusal::new(
+                        RefusalKind::Const,
+                        format!("{defining}: const: {e}"),
+                    )));
+                }
             }
         }
     };
@@ -637,7 +666,7 @@ fn added_names_are_new(
     mine: &BTreeMap<String, String>,
     sources: &consts::Sources,
     names: &[String],
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     if names.is_empty() {
         return Ok(());
     }
@@ -647,7 +676,10 @@ fn added_names_are_new(
             continue;
         }
         let Ok(tokens) = consts::flat_tokens(o) else {
-            return Err(format!("{rel}: the original does not tokenize"));
+            return Err(Refusal::new(
+                RefusalKind::Unparsable,
+                format!("{rel}: the original does not tokenize"),
+            ));
         };
         for t in &tokens {
             // A format string's `{Limit}` names it as an identifier does.
@@ -659,34 +691,14 @@ fn added_names_are_new(
                 }
             });
             if let Some(n) = named {
-                return Err(format!(
-                    "{rel}: an added item's name `{n}` is already named there"
+                return Err(Refusal::new(
+                    RefusalKind::Added,
+                    format!("{rel}: an added item's name `{n}` is already named there"),
                 ));
             }
         }
     }
     Ok(())
-}
-
-/// A refusal without the function's name, so that the progress line counts
-/// kinds of refusal.
-fn simplify(why: &str) -> String {
-    let why = why.split_once(".rs: ").map_or(why, |(_, w)| w);
-    let why = why.split_once(" (").map_or(why, |(w, _)| w);
-    if let Some(c) = why.strip_prefix("const: ") {
-        // Names differ between mutations; the reason's words do not.
-        let words: Vec<&str> = c.split('`').step_by(2).collect();
-        return format!("a const that cannot be spread: {}", words.join("…").trim());
-    }
-    if why.starts_with("the signature or attributes of") {
-        "a signature or attribute changed".into()
-    } else if why.ends_with("is a const fn") {
-        "a const fn changed".into()
-    } else if why.contains("does not parse") {
-        "a file does not parse".into()
-    } else {
-        why.to_string()
-    }
 }
 
 /// Writes the schema tree of `members` into `scratch`: every original file
@@ -841,7 +853,8 @@ mod tests {
                 ("r/src/a/child.rs".to_string(), other.to_string()),
             ]);
             let err = added_names_are_new(&mine, &sources, &[name.to_string()]).unwrap_err();
-            assert!(err.contains("r/src/a/child.rs"), "{err}");
+            assert_eq!(err.kind, RefusalKind::Added, "{err}");
+            assert!(err.detail.contains("r/src/a/child.rs"), "{err}");
         }
         let sources = consts::Sources::from_files(mine.clone());
         assert_eq!(
