@@ -14,22 +14,6 @@ use crate::corpus::Corpus;
 /// The one owner a bench instance admits.
 pub const BENCH_OWNER: &str = "bench@localhost";
 
-/// Ten realistic queries over the fetched corpora: five aimed at the Node.js
-/// reference, five at the Rust book. Over the embedded fixtures most of them
-/// find little, which is itself a fair latency case.
-pub const BENCH_QUERIES: [&str; 10] = [
-    "readable stream backpressure",
-    "ownership borrowing",
-    "child process spawn",
-    "lifetimes elision",
-    "tls certificate",
-    "buffer encoding base64",
-    "trait objects dynamic dispatch",
-    "worker threads message port",
-    "recoverable errors with result",
-    "http server request headers",
-];
-
 /// Wakes an instance over `data_dir` with a fresh random DEK, admitting [`BENCH_OWNER`].
 ///
 /// # Errors
