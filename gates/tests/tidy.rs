@@ -1,4 +1,4 @@
-//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, every gate has recorded mutations (an adversary's among them) and quotes its GATES.md row, every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, and the shipped build has the reference's dependencies.
+//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, every gate has recorded mutations (an adversary's among them) and quotes its GATES.md row, every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, the shipped build has the reference's dependencies, and cargo-mutants' configuration names files that exist.
 //!
 //! Size: about 1,000 lines because each check is one test with its own
 //! reader of the tree (the `syn` visitors, the import graph and its layer
@@ -1015,4 +1015,41 @@ fn every_gate_quotes_its_gates_md_row_verbatim() {
             path.display()
         );
     }
+}
+
+#[test]
+fn every_glob_of_the_cargo_mutants_configuration_names_a_file_that_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let path = root.join(".cargo/mutants.toml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let config: toml::Table = text
+        .parse()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut read = 0;
+    let mut stale = Vec::new();
+    for key in ["examine_globs", "exclude_globs"] {
+        for g in config
+            .get(key)
+            .and_then(toml::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(toml::Value::as_str)
+        {
+            read += 1;
+            let pattern = root.join(g).display().to_string();
+            let found = glob::glob(&pattern)
+                .unwrap_or_else(|e| panic!("{key} `{g}`: {e}"))
+                .filter_map(Result::ok)
+                .any(|p| p.is_file());
+            if !found {
+                stale.push(format!("{key} `{g}`"));
+            }
+        }
+    }
+    assert!(read > 0, "{} names no glob to examine", path.display());
+    assert!(
+        stale.is_empty(),
+        "globs in {} that match no file: {stale:?}",
+        path.display()
+    );
 }
