@@ -10,7 +10,8 @@ use crate::ai::embed::{
     JSON_FLOAT_BYTES_MAX,
 };
 use crate::dense::{
-    DENSE_ROWS_MAX, DENSE_TOP_K, DOT_LEN_MAX, EMBED_DIM_NATIVE, EMBED_DIM_STORED, SCAN_BLOCK_ROWS,
+    DENSE_ROWS_MAX, DENSE_TOP_K, DOT_LEN_MAX, EMBED_DIM_NATIVE, EMBED_DIM_STORED,
+    FUSION_DEPTH_CHUNKS, SCAN_BLOCK_ROWS,
 };
 use crate::ingest::connector::{CONNECTOR_CALL_DEADLINE_MS, CONNECTOR_ENTRIES_MAX};
 use crate::ingest::decode::IMPORT_FILE_BYTES_MAX;
@@ -31,6 +32,9 @@ use crate::web::{
     MULTIPART_OVERHEAD_BYTES_MAX, SESSION_TTL_S, SESSIONS_MAX, SIGN_IN_LINK_TTL_S, UPLOAD_BYTES_MAX,
 };
 
+// §7, gate 29: the fused ranking is three pages deep, so that every page
+// of the first three is a slice of one fused ranking.
+const _: () = assert!(FUSION_DEPTH_CHUNKS == 3 * PAGE_SIZE_RESULTS);
 // §3.2: the breaker's counters are kept for the window plus the baseline and
 // no longer; a longer retention is a longer record of who was refused what.
 const _: () = assert!(BREAKER_COUNTERS_RETAINED_DAYS == WINDOW_DAYS + BASELINE_DAYS);

@@ -30,7 +30,10 @@ pub const RRF_K: u32 = 60;
 /// 100 BM25's list is so deep it holds most dense hits too, and a wrong
 /// fusion constant or a fusion that drops dense-only chunks no longer
 /// costs any measurable quality, so the gate could not see them.
-pub const FUSION_DEPTH_CHUNKS: usize = 3 * crate::search::page::PAGE_SIZE_RESULTS;
+///
+/// Three times `PAGE_SIZE_RESULTS` (20, `search/page.rs`); `limits.rs` holds
+/// the two together, so the dense floor imports nothing from search.
+pub const FUSION_DEPTH_CHUNKS: usize = 60;
 const _: () = assert!(FUSION_DEPTH_CHUNKS >= crate::dense::DENSE_TOP_K);
 
 /// One chunk of a fused ranking.
