@@ -7,7 +7,6 @@
 //! live on that path, and only then that the captured logs do not hold it.
 
 use crate::rigs::app::app;
-use crate::rigs::page::Page;
 use crate::rigs::support::{CapturedLogs, block_on, write_file};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
@@ -132,12 +131,12 @@ fn query_text(ctx: &mut Ctx) -> Result<(), Failure> {
         })
     });
     ensure(
-        Page::of(&page).marks().contains(&a),
+        crate::rigs::page::of(&page).marks().contains(&a),
         "the page found and highlighted the queried passage",
         format!("status {} without the highlight", page.status),
     )?;
     ensure(
-        Page::of(&fragment).marks().contains(&a),
+        crate::rigs::page::of(&fragment).marks().contains(&a),
         "the fragment found the queried passage",
         format!("status {}", fragment.status),
     )?;
@@ -388,7 +387,7 @@ fn ai_on_paths(ctx: &mut Ctx) -> Result<(), Failure> {
             // so a logged query vector shows as the sentinel's values.
             let fused = app.get(&format!("/?q={qa}+{qb}+{marker}")).await;
             ensure(
-                Page::of(&fused).marks().contains(&qa),
+                crate::rigs::page::of(&fused).marks().contains(&qa),
                 "the AI-on search found and highlighted the passage",
                 format!("status {}", fused.status),
             )?;
@@ -409,7 +408,7 @@ fn ai_on_paths(ctx: &mut Ctx) -> Result<(), Failure> {
             )?;
             let lexical = app.get(&format!("/?q={qa}")).await;
             ensure(
-                Page::of(&lexical).texts("p.semantic").len() == 1,
+                crate::rigs::page::of(&lexical).texts("p.semantic").len() == 1,
                 "the search with the provider down says its ranking is lexical",
                 format!("status {}", lexical.status),
             )

@@ -449,7 +449,7 @@ impl Rig {
             app.sign_in(PEOPLE[0]).await;
             app.get("/sources").await
         });
-        let section = Page::of(&r).section(SHEETS_SECTION);
+        let section = crate::rigs::page::of(&r).section(SHEETS_SECTION);
         ensure(
             r.status == 200 && section.is_some(),
             "GET /sources answers 200 with a Sheets section",

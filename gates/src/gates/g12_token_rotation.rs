@@ -36,7 +36,6 @@ use memoria_simulator::{
     SIBLING_PORT, SiblingSpec, Stop, Trace, TurmoilDialer, World,
 };
 
-use crate::rigs::page::Page;
 use crate::rigs::sim::{check, run_world};
 use crate::{Case, Ctx, Failure, Gate};
 
@@ -197,7 +196,7 @@ async fn clean(
         format!("{step}: no sibling answered any call 401"),
         format!("401 from {refused:?}"),
     )?;
-    let p = Page::of(&page.response);
+    let p = crate::rigs::page::of(&page.response);
     check(
         p.withheld().is_empty(),
         format!("{step}: the page withholds nothing"),
@@ -609,7 +608,7 @@ async fn withheld(m: &mut Memoria, trace: &Trace, canary: &str) -> (Vec<String>,
         .filter_map(|e| e.status)
         .collect();
     (
-        Page::of(&page.response).withheld(),
+        crate::rigs::page::of(&page.response).withheld(),
         page.response.body,
         statuses,
     )
@@ -705,7 +704,7 @@ fn unreadable_token_file(ctx: &mut Ctx) -> Result<(), Failure> {
                 format!("with Docs' token file {how}, memoria makes no call to Docs"),
                 format!("{to_docs} calls"),
             )?;
-            let p = Page::of(&page.response);
+            let p = crate::rigs::page::of(&page.response);
             check(
                 p.withheld() == [docs_line.clone()],
                 format!("with Docs' token file {how}, the page names Docs as withheld"),

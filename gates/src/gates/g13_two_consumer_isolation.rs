@@ -33,7 +33,6 @@ use memoria_simulator::{
     Trace, TraceEvent, World,
 };
 
-use crate::rigs::page::Page;
 use crate::rigs::sim::{check, run_consumers};
 use crate::{Case, Ctx, Failure, Gate};
 
@@ -186,7 +185,7 @@ impl Watch {
         let (_, calls) = self.take();
         let (s1, calls): (Vec<String>, Vec<String>) = calls.into_iter().partition(|c| is_s1(c));
         self.carried.extend(s1);
-        let p = Page::of(&page.response);
+        let p = crate::rigs::page::of(&page.response);
         let mut shown = p.withheld();
         shown.extend(p.reconciling());
         shown.extend(
@@ -457,7 +456,7 @@ async fn token_script(mut a: Option<Memoria>, mut b: Memoria, rig: Rig) -> Resul
             .iter()
             .filter(|e| e.caller == "unauthenticated" && e.status == Some(401))
             .count();
-        let lines = Page::of(&page.response).withheld();
+        let lines = crate::rigs::page::of(&page.response).withheld();
         check(
             lines.len() == APPS.len() && refused >= APPS.len(),
             "A's revoked token: A's page names both siblings as withheld and both answered 401 (presence)",

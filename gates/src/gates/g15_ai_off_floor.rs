@@ -175,7 +175,7 @@ fn ai_off_answers_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
         let (q, s2) = (q.clone(), stub.clone());
         run_world(&w, move |mut m| async move {
             m.warmed_up().await?;
-            let page = Page::of(&m.search(ANA, &q).await.response);
+            let page = crate::rigs::page::of(&m.search(ANA, &q).await.response);
             check(
                 page.results().len() == ITEMS,
                 "the question lists the four items",
@@ -232,7 +232,7 @@ fn world(ctx: &Ctx, apps: &[&str]) -> World {
 /// Reads a page the browser got: it must carry no script and the AI-off
 /// footer, or the floor fails here.
 fn read(page: &memoria_simulator::Page, what: &str) -> Result<Page, String> {
-    let p = Page::of(&page.response);
+    let p = crate::rigs::page::of(&page.response);
     check(
         p.scripts().is_empty(),
         format!("{what} works without script"),

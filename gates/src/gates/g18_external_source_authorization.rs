@@ -26,7 +26,6 @@ use memoria::{ErrorKind, SearchError};
 use memoria_simulator::connector::{ConnectorFaults, FakeConnector};
 
 use crate::rigs::app::{OwnersFile, app_with_owners_file};
-use crate::rigs::page::Page;
 use crate::rigs::support::block_on;
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
@@ -110,7 +109,7 @@ fn found(who: &TestApp, canary: &str) -> Result<Vec<String>, Failure> {
         "the search page answers 200",
         r.status.to_string(),
     )?;
-    Ok(Page::of(&r)
+    Ok(crate::rigs::page::of(&r)
         .citations()
         .into_iter()
         .map(|c| c.link.split('#').next().unwrap_or_default().to_string())
@@ -133,7 +132,7 @@ fn sees(who: &TestApp, name: &str, doc: &(String, String), title: &str) -> Resul
         format!("{name} opens {path}, its passage's words on it"),
         opened.status.to_string(),
     )?;
-    let home = Page::of(&block_on(who.get("/")));
+    let home = crate::rigs::page::of(&block_on(who.get("/")));
     ensure(
         home.text().contains(title),
         format!("{name}'s home page lists {title:?}"),
@@ -225,8 +224,8 @@ fn same_citations(t: &Team) -> Result<(), Failure> {
     for (canary, _) in [&t.upload, &t.item] {
         let q = format!("/?q={}", memoria::testkit::form_encode(canary));
         let (a, b) = (
-            Page::of(&block_on(t.ana.get(&q))).citations(),
-            Page::of(&block_on(t.bea.get(&q))).citations(),
+            crate::rigs::page::of(&block_on(t.ana.get(&q))).citations(),
+            crate::rigs::page::of(&block_on(t.bea.get(&q))).citations(),
         );
         ensure(
             a == b && a.len() == 1,
@@ -240,7 +239,7 @@ fn same_citations(t: &Team) -> Result<(), Failure> {
 /// Requires `r` to be the sign-in page (401) naming neither document.
 fn refused(r: &TestResponse, what: &str, t: &Team) -> Result<(), Failure> {
     ensure(
-        r.status == 401 && Page::of(r).texts("h1") == ["Sign in"],
+        r.status == 401 && crate::rigs::page::of(r).texts("h1") == ["Sign in"],
         format!("{what} answers the sign-in page (401)"),
         r.status.to_string(),
     )?;
@@ -347,7 +346,7 @@ fn deleted_is_gone_for_everyone(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{name}'s page for the deleted upload answers 404"),
             opened.status.to_string(),
         )?;
-        let home = Page::of(&block_on(who.get("/")));
+        let home = crate::rigs::page::of(&block_on(who.get("/")));
         ensure(
             !home.text().contains(UPLOAD_TITLE),
             format!("{name}'s home page no longer lists the deleted upload"),

@@ -119,7 +119,7 @@ fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
         let ana = OWNERS[0];
         m.warmed_up().await?;
         let shown = |page: &memoria_simulator::Page| {
-            crate::rigs::page::Page::of(&page.response).results_from("docs")
+            crate::rigs::page::of(&page.response).results_from("docs")
         };
         for round in 0..4 {
             tokio::time::sleep(Duration::from_secs(IDLE_S / 2)).await;

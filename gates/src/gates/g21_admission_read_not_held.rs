@@ -35,7 +35,6 @@ use crate::rigs::app::{OwnersFile, app_with_owners_file};
 use crate::rigs::home::{
     ANA, CAI, DAN, OWNED_TAG, SHEETS_TAG, finds_both, form_delivers, search, suite_world, up,
 };
-use crate::rigs::page::Page;
 use crate::rigs::sim::{check, run_world};
 use crate::rigs::support::block_on;
 use crate::{Case, Ctx, Failure, Gate, ensure};
@@ -133,7 +132,7 @@ fn ask_link(app: &TestApp, owner: &str) -> Result<String, Failure> {
 /// Requires `r` to be a refusal asking to sign in (401): the sign-in page,
 /// or the results fragment's own line; holding no `secret`.
 fn refused_with_sign_in(r: &TestResponse, what: &str, secret: &str) -> Result<(), Failure> {
-    let page = Page::of(r);
+    let page = crate::rigs::page::of(r);
     let asks = page.texts("h1") == ["Sign in"] || page.refusals() == ["Sign in to search."];
     ensure(
         r.status == 401 && asks,
@@ -218,7 +217,7 @@ fn removed_owner_refused_in_session(ctx: &mut Ctx) -> Result<(), Failure> {
         let opened = block_on(client.get(&doc));
         ensure(
             page.status == 200
-                && Page::of(&page).results().len() == 1
+                && crate::rigs::page::of(&page).results().len() == 1
                 && opened.status == 200
                 && opened.body.contains(&canary),
             format!("{who} finds and opens the document (presence)"),
@@ -258,14 +257,14 @@ fn removed_owner_refused_in_session(ctx: &mut Ctx) -> Result<(), Failure> {
 
     let page = block_on(bea.get(&search));
     ensure(
-        page.status == 200 && Page::of(&page).results().len() == 1,
+        page.status == 200 && crate::rigs::page::of(&page).results().len() == 1,
         "Bea's session goes on as before (two-sided)",
         page.status.to_string(),
     )?;
     owners.write(&[ANA_LONE, BEA]);
     let back = block_on(ana.get(&search));
     ensure(
-        back.status == 200 && Page::of(&back).results().len() == 1,
+        back.status == 200 && crate::rigs::page::of(&back).results().len() == 1,
         "listed again, Ana's session opens the search page: the list was read, not the session",
         back.status.to_string(),
     )

@@ -16,7 +16,6 @@ use memoria_simulator::{Drift, StubProvider};
 
 use crate::rigs::clock::HandClock;
 use crate::rigs::dense::with_stub_provider;
-use crate::rigs::page::Page;
 use crate::rigs::support::dek;
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
@@ -116,7 +115,7 @@ where
 
 async fn sources_canary_line(mut app: memoria::testkit::TestApp) -> Result<String, Failure> {
     app.sign_in(OWNER).await;
-    let page = Page::of(&app.get("/sources").await);
+    let page = crate::rigs::page::of(&app.get("/sources").await);
     let lines = page.texts("p.canary");
     ensure(
         lines.len() == 1,

@@ -206,7 +206,7 @@ fn reply(proposals: &[(usize, &str)]) -> String {
 
 /// Ana's results page for `q`, parsed, with its status.
 async fn page(m: &mut Memoria, q: &str) -> Page {
-    Page::of(&m.search(OWNERS[0], q).await.response)
+    crate::rigs::page::of(&m.search(OWNERS[0], q).await.response)
 }
 
 fn model_rows(p: &Page) -> Vec<FactRowSeen> {
@@ -359,7 +359,7 @@ fn presence(ctx: &mut Ctx) -> Result<(), Failure> {
                     &format!("/search?q={}", memoria::testkit::form_encode(&q)),
                 )
                 .await;
-            let fragment = Page::of(&fragment.response);
+            let fragment = crate::rigs::page::of(&fragment.response);
             check(
                 stub.chat_calls() == 2 && model_rows(&fragment) == [want],
                 "the live fragment sends one request and renders the same row",
@@ -490,7 +490,7 @@ fn not_visible(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{} requests", bodies.len()),
         )?;
         check(
-            Page::of(&theirs.response).results().len() == 3,
+            crate::rigs::page::of(&theirs.response).results().len() == 3,
             "Bea sees all three",
             "she does not",
         )
@@ -878,7 +878,7 @@ fn provider_failure(ctx: &mut Ctx) -> Result<(), Failure> {
                 ("fragment", fragment_uri.clone()),
             ] {
                 let before = stub.chat_calls();
-                let p = Page::of(&m.get(OWNERS[0], &uri).await.response);
+                let p = crate::rigs::page::of(&m.get(OWNERS[0], &uri).await.response);
                 check(
                     stub.chat_calls() > before,
                     format!("{how}, {surface}: the stub saw the request"),

@@ -133,7 +133,7 @@ async fn every_page_withholds(
         ("brief page", format!("/brief?task={q}&scope=team"), 503),
     ] {
         let r = m.get_with(cookie, &uri).await?.response;
-        let page = Page::of(&r);
+        let page = crate::rigs::page::of(&r);
         withholds(
             &format!("{who}'s {what}"),
             r.status.as_u16(),
@@ -163,7 +163,7 @@ async fn owned_doc(m: &Memoria, cookie: &str, canary: &str) -> Result<String, St
 async fn owner_confirms(m: &Memoria, generation: &str) -> Result<u16, String> {
     let ana = m.sign_in(ANA).await?;
     let roster = m.get_with(&ana, "/roster").await?.response;
-    let form = Page::of(&roster)
+    let form = crate::rigs::page::of(&roster)
         .forms()
         .into_iter()
         .find(|f| f.action == "/roster/confirm" && f.value("generation") == Some(generation))
@@ -273,7 +273,7 @@ fn unfamiliar_generation_held_until_confirmed(ctx: &mut Ctx) -> Result<(), Failu
             "it delivered one",
         )?;
         let roster = m.get_with(&dan, "/roster").await?.response;
-        let page = Page::of(&roster);
+        let page = crate::rigs::page::of(&roster);
         let csrf = page
             .forms()
             .iter()

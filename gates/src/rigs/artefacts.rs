@@ -64,7 +64,7 @@ pub async fn upload(
     name: &str,
     file: &str,
 ) -> Result<String, String> {
-    let home = Page::of(&m.get(owner, "/").await.response);
+    let home = crate::rigs::page::of(&m.get(owner, "/").await.response);
     let form = home
         .forms()
         .into_iter()
@@ -165,7 +165,7 @@ pub async fn search_overview(
     owner: &str,
 ) -> (Page, Vec<Vec<(String, String)>>) {
     let before = trace.events().len();
-    let page = Page::of(&m.search(owner, OVERVIEW).await.response);
+    let page = crate::rigs::page::of(&m.search(owner, OVERVIEW).await.response);
     let calls = s2_calls(&trace.events()[before..]);
     (page, calls)
 }

@@ -109,7 +109,7 @@ pub fn page_for(ctx: &mut Ctx, docs: &[(&str, &str)], q: &str) -> Result<Page, F
         app.sign_in(FACTS_OWNER).await;
         app.get(&format!("/?q={}", form_encode(q))).await
     });
-    let page = Page::of(&resp);
+    let page = crate::rigs::page::of(&resp);
     if page.status() != Some(200) {
         return Err(Failure::new(
             format!("the results page for {q:?} is served"),

@@ -80,7 +80,7 @@ pub async fn up(m: &mut Memoria, canary: &str) -> Result<(), String> {
 pub async fn search(m: &Memoria, cookie: &str, canary: &str) -> Result<(u16, Page), String> {
     let uri = format!("/?q={}", memoria::testkit::form_encode(canary));
     let r = m.get_with(cookie, &uri).await?.response;
-    Ok((r.status.as_u16(), Page::of(&r)))
+    Ok((r.status.as_u16(), crate::rigs::page::of(&r)))
 }
 
 /// Requires the session `cookie` (of `who`) to find both the Sheets
