@@ -2,7 +2,8 @@
 //!
 //! The same flags, report and exit codes as `memoria-harness conform`,
 //! without `--fake` (the harness's in-process fake sibling): install it
-//! with `cargo install --path gates/kit` and run it against your server.
+//! with `cargo install --locked --path gates/kit` and run it against your
+//! server.
 
 use std::process::ExitCode;
 
