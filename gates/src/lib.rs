@@ -22,7 +22,9 @@
 //!   (`support`), simulated siblings (`sim`), and the page reader (`page`);
 //! - `gates/`: the registry and one file per gate.
 //!
-//! Beside them, [`conform`] is the conformance kit, [`mutants`] runs the
+//! Beside them, [`conform`] is the conformance kit (the `memoria-kit`
+//! crate re-exported, and the fake sibling `conform --fake` runs it
+//! against), [`mutants`] runs the
 //! recorded mutations and [`demo`] serves memoria beside fake siblings left
 //! in faults for a person to look at; the CLI uses all three as modules.
 //!

@@ -31,8 +31,6 @@ mod explore_cli;
 
 const EXIT_FAIL: u8 = 1;
 const EXIT_USAGE: u8 = 2;
-/// `conform`: the target cannot be reached.
-const EXIT_UNREACHABLE: u8 = 3;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -274,48 +272,11 @@ enum MutantsAction {
     },
 }
 
+// `conform`: the kit's flags (`memoria-kit`'s, exactly), and `--fake`.
 #[derive(Debug, clap::Args)]
 struct ConformArgs {
-    /// The server, `http://host:port` or `https://host:port`.
-    #[arg(long)]
-    target: Option<String>,
-    /// For an `https://` target: a PEM file of a private CA to trust beside
-    /// Mozilla's roots (as `memoria serve`'s MEMORIA_SIBLING_CA_FILE).
-    #[arg(long)]
-    ca_file: Option<PathBuf>,
-    /// The consumer's bearer token (or env MEMORIA_CONFORM_TOKEN).
-    #[arg(long, env = "MEMORIA_CONFORM_TOKEN", hide_env_values = true)]
-    token: Option<String>,
-    /// A second consumer's token: enables the isolation case.
-    #[arg(long, env = "MEMORIA_CONFORM_SECOND_TOKEN", hide_env_values = true)]
-    second_token: Option<String>,
-    /// The control hook, run as `CMD <action> <args...>` (split on whitespace).
-    #[arg(long)]
-    control: Option<String>,
-    /// Print every case with its id, level, spec section and requirement.
-    #[arg(long)]
-    list: bool,
-    /// Run only cases whose id matches this glob (repeatable).
-    #[arg(long)]
-    run: Vec<String>,
-    /// Leave out cases whose id matches this glob (repeatable).
-    #[arg(long)]
-    skip: Vec<String>,
-    /// Add the SHOULD cases.
-    #[arg(long)]
-    strict: bool,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
-    format: Format,
-    /// Case ids that may fail without failing the run (one per line, # comments).
-    #[arg(long)]
-    known_failing: Option<PathBuf>,
-    /// Print every HTTP exchange to stderr (no tokens, subjects, titles or bodies).
-    #[arg(long)]
-    trace: bool,
-    /// The fixture manifest the server was seeded with (default: the shipped one).
-    #[arg(long)]
-    manifest: Option<PathBuf>,
+    #[command(flatten)]
+    kit: conform::cli::Args,
     /// Run against the built-in fake served on loopback, with its control hook and both tokens.
     #[arg(long, conflicts_with_all = ["target", "token", "second_token", "control"])]
     fake: bool,
@@ -1106,167 +1067,48 @@ fn explore_mutants(opts: &mutants::Options, from: u64, k: u64, format: Format) -
     ExitCode::SUCCESS
 }
 
-fn load_manifest(path: Option<&std::path::Path>) -> Result<conform::manifest::Manifest, String> {
-    match path {
-        None => Ok(conform::manifest::Manifest::builtin()),
-        Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            conform::manifest::Manifest::parse(&text)
-        }
-    }
-}
-
-fn list_conform(format: Format) -> ExitCode {
-    let cases = conform::cases::all();
-    if format == Format::Json {
-        let v: Vec<serde_json::Value> = cases
-            .iter()
-            .map(|c| {
-                serde_json::json!({
-                    "id": c.id,
-                    "level": c.level.as_str(),
-                    "section": c.section,
-                    "requirement": c.requirement,
-                    "needs": format!("{:?}", c.needs).to_lowercase(),
-                })
-            })
-            .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).expect("list serialises")
-        );
-    } else {
-        for c in cases {
-            let needs = match c.needs {
-                conform::Needs::Nothing => "",
-                conform::Needs::Control => "  [needs --control]",
-                conform::Needs::SecondToken => "  [needs --second-token]",
-            };
-            println!("{:<44} {:<6} {}{needs}", c.id, c.level.as_str(), c.section);
-            println!("    {}", c.requirement);
-        }
-    }
-    ExitCode::SUCCESS
-}
-
+/// `conform`: the kit's own command line, with `--fake` serving the
+/// simulator's fake sibling on loopback for the run's duration.
 fn conform(args: ConformArgs) -> ExitCode {
-    let usage = |msg: String| {
-        eprintln!("memoria-harness conform: {msg}");
-        ExitCode::from(EXIT_USAGE)
+    let fake = conform::cli::Fake {
+        asked: args.fake,
+        start: &serve_fake_for_conform,
     };
-    if args.list {
-        return list_conform(args.format);
-    }
-    let manifest = match load_manifest(args.manifest.as_deref()) {
-        Ok(m) => m,
-        Err(e) => return usage(e),
-    };
-    let known_failing = match &args.known_failing {
-        None => Vec::new(),
-        Some(p) => match std::fs::read_to_string(p)
-            .map_err(|e| format!("{}: {e}", p.display()))
-            .and_then(|t| conform::parse_known_failing(&t).map_err(|e| e.to_string()))
-        {
-            Ok(k) => k,
-            Err(e) => return usage(e),
-        },
-    };
-    // `--fake`: serve the built-in fake on loopback for the run's duration.
-    let mut _fake_runtime = None;
-    let (target, token, second_token, hook) = if args.fake {
-        let rt = match tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-        {
-            Ok(rt) => rt,
-            Err(e) => return usage(format!("a runtime for the fake: {e}")),
-        };
-        let served = match rt.block_on(conform::fake::serve(&manifest, ([127, 0, 0, 1], 0).into()))
-        {
-            Ok(s) => s,
-            Err(e) => return usage(e),
-        };
-        let exe = match std::env::current_exe() {
-            Ok(p) => p.display().to_string(),
-            Err(e) => return usage(format!("this executable's path: {e}")),
-        };
-        let hook = conform::control::Hook::from_argv(vec![
-            exe,
-            "fake-control".into(),
-            "--url".into(),
-            served.url.clone(),
-        ]);
-        _fake_runtime = Some(rt);
-        (
-            served.url,
-            conform::fake::FAKE_TOKEN.to_owned(),
-            Some(conform::fake::FAKE_SECOND_TOKEN.to_owned()),
-            hook,
-        )
-    } else {
-        let (Some(target), Some(token)) = (args.target, args.token) else {
-            return usage("--target URL and --token T are required (or --fake, or --list)".into());
-        };
-        (
-            target,
-            token,
-            args.second_token,
-            conform::control::Hook::from_command_line(args.control.as_deref()),
-        )
-    };
-    let target = match conform::client::Target::parse(&target) {
-        Ok(t) => t,
-        Err(e) => return usage(e),
-    };
-    let trust = match args.ca_file.as_deref().map(memoria::TlsTrust::from_ca_file) {
-        None => memoria::TlsTrust::public(),
-        Some(Ok(trust)) => trust,
-        Some(Err(e)) => return usage(format!("--ca-file: {e:#}")),
-    };
-    let opts = conform::Options {
-        target,
-        trust,
-        token,
-        second_token,
+    conform::cli::main("memoria-harness conform", args.kit, Some(fake))
+}
+
+/// The fake seeded from `manifest` on an ephemeral loopback port, its
+/// control hook this executable's `fake-control`, and both its tokens.
+fn serve_fake_for_conform(
+    manifest: &conform::manifest::Manifest,
+) -> Result<conform::cli::StandIn, String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("a runtime for the fake: {e}"))?;
+    let served = rt.block_on(conform::fake::serve(manifest, ([127, 0, 0, 1], 0).into()))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("this executable's path: {e}"))?
+        .display()
+        .to_string();
+    let hook = conform::control::Hook::from_argv(vec![
+        exe,
+        "fake-control".into(),
+        "--url".into(),
+        served.url.clone(),
+    ]);
+    Ok(conform::cli::StandIn {
+        url: served.url,
+        token: conform::fake::FAKE_TOKEN.to_owned(),
+        second_token: Some(conform::fake::FAKE_SECOND_TOKEN.to_owned()),
         hook,
-        manifest,
-        run: args.run,
-        skip: args.skip,
-        strict: args.strict,
-        known_failing,
-        trace: args.trace,
-    };
-    let report = match conform::run(&opts) {
-        Ok(r) => r,
-        Err(e @ (conform::RunError::Unreachable { .. } | conform::RunError::Tls { .. })) => {
-            eprintln!("memoria-harness conform: {e}");
-            return ExitCode::from(EXIT_UNREACHABLE);
-        }
-        Err(e) => return usage(e.to_string()),
-    };
-    match args.format {
-        Format::Text => print!("{}", report.to_text()),
-        Format::Json => println!("{}", report.to_json()),
-        Format::Junit => print!("{}", report.to_junit()),
-    }
-    if report.failed() {
-        let ids = report.failing_ids();
-        eprintln!(
-            "memoria-harness conform: {} failed; rerun them with{}",
-            ids.len(),
-            ids.iter()
-                .map(|i| format!(" --run {i}"))
-                .collect::<String>()
-        );
-        ExitCode::from(EXIT_FAIL)
-    } else {
-        ExitCode::SUCCESS
-    }
+        keep: Box::new(rt),
+    })
 }
 
 fn serve_fake(manifest: Option<&std::path::Path>, addr: std::net::SocketAddr) -> ExitCode {
-    let manifest = match load_manifest(manifest) {
+    let manifest = match conform::cli::load_manifest(manifest) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("memoria-harness serve-fake: {e}");
@@ -1443,11 +1285,11 @@ fn fake_control(url: &str, ca_file: Option<&Path>, action: &[String]) -> ExitCod
     let (name, args) = action.split_first().expect("clap requires an action");
     let body = serde_json::to_vec(&serde_json::json!({"action": name, "args": args}))
         .expect("JSON serialises");
-    let trust = match ca_file.map(memoria::TlsTrust::from_ca_file) {
-        None => memoria::TlsTrust::public(),
+    let trust = match ca_file.map(conform::TlsTrust::from_ca_file) {
+        None => conform::TlsTrust::public(),
         Some(Ok(trust)) => trust,
         Some(Err(e)) => {
-            eprintln!("memoria-harness fake-control: --ca-file: {e:#}");
+            eprintln!("memoria-harness fake-control: --ca-file: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };

@@ -16,7 +16,7 @@ use memoria_gates::conform::{
 fn options(url: &str, hook: Hook) -> Options {
     Options {
         target: Target::parse(url).expect("the fake's URL parses"),
-        trust: memoria::TlsTrust::public(),
+        trust: conform::TlsTrust::public(),
         token: FAKE_TOKEN.into(),
         second_token: Some(FAKE_SECOND_TOKEN.into()),
         hook,
@@ -121,7 +121,7 @@ fn every_case_passes_against_the_fake_over_https_when_its_private_ca_is_given() 
         pem.display().to_string(),
     ]);
     let mut opts = options(&url, hook);
-    opts.trust = memoria::TlsTrust::from_ca_file(pem).expect("the CA file is taken");
+    opts.trust = conform::TlsTrust::from_ca_file(pem).expect("the CA file is taken");
     assert!(opts.target.tls, "{url} is an https:// target");
     let report = conform::run(&opts).expect("the fake is reachable over TLS");
     every_case_passed(&report);
@@ -135,7 +135,7 @@ fn an_https_target_signed_by_no_trusted_ca_is_refused_as_untrusted_not_run() {
         err,
         conform::RunError::Tls {
             url: served.url.clone(),
-            refusal: memoria::TlsRefusal::UntrustedCertificate,
+            refusal: conform::TlsRefusal::UntrustedCertificate,
         }
     );
 }

@@ -1,4 +1,4 @@
-//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, every gate has recorded mutations (an adversary's among them) and quotes its GATES.md row, every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, the shipped build has the reference's dependencies, and cargo-mutants' configuration names files that exist.
+//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, the conformance kit builds without memoria, the simulator or the harness, every gate has recorded mutations (an adversary's among them) and quotes its GATES.md row, every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, the shipped build has the reference's dependencies, and cargo-mutants' configuration names files that exist.
 //!
 //! Size: about 1,000 lines because each check is one test with its own
 //! reader of the tree (the `syn` visitors, the import graph and its layer
@@ -499,6 +499,95 @@ fn the_harness_alone_resolves_every_shared_crate_with_the_features_of_the_worksp
     assert!(
         differing.is_empty(),
         "the harness alone resolves these crates with features the workspace build does not; add the workspace's features to gates/Cargo.toml's alignment block (compare `cargo tree --workspace -e features -i NAME`):\n{differing:#?}"
+    );
+}
+
+/// The conformance kit's whole `[dependencies]` list (`gates/kit/Cargo.toml`):
+/// the contract crate and an HTTP client, so that a sibling implementer's
+/// `cargo install --path gates/kit` builds the kit and nothing else (issue
+/// 29, "One job per crate"). A new entry is a decision: add it here too.
+const KIT_DEPENDENCIES: &[&str] = &[
+    "bytes",
+    "clap",
+    "glob",
+    "http",
+    "http-body-util",
+    "hyper",
+    "hyper-util",
+    "jsonschema",
+    "memoria-contract",
+    "percent-encoding",
+    "quick-xml",
+    "serde",
+    "serde_json",
+    "thiserror",
+    "tokio",
+    "tokio-rustls",
+    "wait-timeout",
+    "webpki-roots",
+];
+
+/// Crates the kit's build must never reach, directly or through another:
+/// the reference, the simulator, the harness (and its probe), and what only
+/// they bring (turmoil, the harness's `syn` users).
+const KIT_NEVER: &[&str] = &[
+    "memoria",
+    "memoria-simulator",
+    "memoria-gates",
+    "memoria-probe",
+    "turmoil",
+    "axum",
+    "rusqlite",
+];
+
+#[test]
+fn the_conformance_kit_depends_on_the_contract_and_an_http_client_never_on_memoria_the_simulator_or_the_gates()
+ {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let path = root.join("gates/kit/Cargo.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let manifest: toml::Table =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()));
+    let mut direct: Vec<&str> = manifest
+        .get("dependencies")
+        .and_then(toml::Value::as_table)
+        .map(|t| t.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    direct.sort_unstable();
+    assert_eq!(
+        direct, KIT_DEPENDENCIES,
+        "gates/kit/Cargo.toml's [dependencies] differ from the kit's list in this test"
+    );
+    assert!(
+        !manifest.contains_key("build-dependencies"),
+        "the kit has no build script's dependencies"
+    );
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let out = std::process::Command::new(&cargo)
+        .current_dir(&root)
+        .args(["tree", "--frozen", "--prefix", "none", "-e", "normal,build"])
+        .args(["-f", "{p}", "-p", "memoria-kit"])
+        .output()
+        .unwrap_or_else(|e| panic!("running {cargo} tree: {e}"));
+    assert!(
+        out.status.success(),
+        "cargo tree -p memoria-kit: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reached: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        reached.contains("memoria-contract") && reached.contains("hyper"),
+        "cargo tree listed the kit's crates: {reached:?}"
+    );
+    let forbidden: Vec<&&str> = KIT_NEVER.iter().filter(|n| reached.contains(**n)).collect();
+    assert!(
+        forbidden.is_empty(),
+        "the kit's build reaches {forbidden:?}; it must build without memoria, the simulator and the harness"
     );
 }
 

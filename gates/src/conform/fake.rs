@@ -16,8 +16,8 @@ use memoria_simulator::{
 };
 use tokio::task::JoinHandle;
 
-use super::manifest::{self, Manifest};
 pub use crate::rigs::tls::{ThrowawayCa, TlsServed};
+use memoria_kit::manifest::{self, Manifest};
 
 /// The first consumer's token on the served fake (a local fake's, not a secret).
 pub const FAKE_TOKEN: &str = "conform-token-1";

@@ -19,8 +19,8 @@ use super::wire::{
 use super::{
     PAGES_MAX, S1_MORE_PROBE_BUMPS_MAX, S1_PAGE_PROBE_BUMPS, S1_PAGE_ROWS_MAX, S1_ROW_FIELDS,
 };
-use crate::conform::client::{Auth, encode_query};
-use crate::conform::{ConformCase, Ctx, NotPassed};
+use crate::client::{Auth, encode_query};
+use crate::{ConformCase, Ctx, NotPassed};
 
 fn s1_four_fields(ctx: &mut Ctx<'_>) -> Outcome {
     let (rows, _) = feed_all(ctx, ctx.token, None)?;

@@ -1,23 +1,31 @@
 //! The kit's HTTP/1.1 client: one exchange per call over real TCP, raw response bytes kept, and a content-free `--trace` (§6.1, §6.2).
 //!
-//! It reuses memoria's transport ([`memoria::exchange`]
-//! over [`TcpDialer`], and for an `https://` target memoria's own
-//! [`TlsDialer`] over it, trusting Mozilla's roots and an optional private
-//! CA, as `memoria serve` does, §6.1) and blocks on its own current-thread
-//! runtime, so the cases are plain functions. The trace prints method, path, status and
+//! HTTP/1.1 with hyper over a fresh tokio TCP connection per exchange (no
+//! pooling, redirects never followed: a 3xx is a status like any other),
+//! for an `https://` target with rustls over it, trusting Mozilla's roots
+//! and an optional private CA, as `memoria serve` does ([`TlsTrust`],
+//! §6.1). It blocks on its own current-thread runtime, so the cases are
+//! plain functions. The trace prints method, path, status and
 //! body sizes, and ids and values of S2 and S1 bodies, but never a token,
 //! a subject value, a title or a body.
 
-use std::sync::Arc;
+use std::io;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::Full;
-use memoria::{Dialer, TcpDialer, TlsDialer, TlsRefusal, TlsTrust, TransportError, exchange};
+use http_body_util::{BodyExt as _, Full, Limited};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::tls::{TlsRefusal, TlsTrust, refusal_of};
 
 /// How long one exchange may take before the kit calls it failed, in
 /// milliseconds: generous for a loopback or LAN server.
 pub const EXCHANGE_TIMEOUT_MS: u64 = 10_000;
+
+/// The largest response body the kit reads, in bytes: one S3 body (1 MiB,
+/// the reference's upload cap) plus JSON framing, the reference's
+/// `SIBLING_RESPONSE_BYTES_MAX`.
+pub const RESPONSE_BYTES_MAX: usize = 2 * 1024 * 1024;
 
 /// Which bearer token a request carries (§6.2).
 #[derive(Debug, Clone, Copy)]
@@ -128,7 +136,7 @@ pub struct Client {
     target: Target,
     runtime: tokio::runtime::Runtime,
     trace: bool,
-    dialer: Arc<dyn Dialer>,
+    trust: TlsTrust,
 }
 
 impl std::fmt::Debug for Client {
@@ -154,7 +162,7 @@ impl Client {
             .build()
             .expect("a current-thread runtime builds");
         Client {
-            dialer: dialer_for(&target, TlsTrust::public()),
+            trust: TlsTrust::public(),
             target,
             runtime,
             trace,
@@ -165,7 +173,7 @@ impl Client {
     /// (e.g. [`TlsTrust::from_ca_file`] for a team's private CA).
     #[must_use]
     pub fn with_trust(mut self, trust: TlsTrust) -> Client {
-        self.dialer = dialer_for(&self.target, trust);
+        self.trust = trust;
         self
     }
 
@@ -183,16 +191,15 @@ impl Client {
         let (host, port) = (self.target.host.as_str(), self.target.port);
         self.runtime.block_on(async {
             let dialed = tokio::time::timeout(Duration::from_millis(EXCHANGE_TIMEOUT_MS), async {
-                self.dialer.dial(host, port).await
+                let tcp = dial_tcp(host, port).await?;
+                self.trust.connect(host, tcp).await
             })
             .await;
             match dialed {
                 Ok(Ok(_)) => Ok(()),
-                Ok(Err(e)) => Err(e
-                    .get_ref()
-                    .and_then(|inner| inner.downcast_ref::<TlsRefusal>())
-                    .cloned()
-                    .unwrap_or_else(|| TlsRefusal::Handshake(e.to_string()))),
+                Ok(Err(e)) => {
+                    Err(refusal_of(&e).unwrap_or_else(|| TlsRefusal::Handshake(e.to_string())))
+                }
                 Err(_) => Err(TlsRefusal::Handshake(format!(
                     "no handshake within {EXCHANGE_TIMEOUT_MS} ms"
                 ))),
@@ -304,33 +311,16 @@ impl Client {
         let request = builder
             .body(Full::new(Bytes::from(body.unwrap_or_default())))
             .map_err(|e| ClientError::Exchange(e.to_string()))?;
-        let (host, port) = (self.target.host.as_str(), self.target.port);
         let result = self.runtime.block_on(async {
             tokio::time::timeout(
                 Duration::from_millis(EXCHANGE_TIMEOUT_MS),
-                exchange(self.dialer.as_ref(), host, port, request),
+                self.exchange(request),
             )
             .await
         });
         let out = match result {
             Err(_) => Err(ClientError::Timeout),
-            Ok(Err(TransportError::Connect(_))) => Err(ClientError::Unreachable),
-            Ok(Err(TransportError::Tls(refusal))) => Err(ClientError::Tls(refusal)),
-            Ok(Err(e)) => Err(ClientError::Exchange(e.to_string())),
-            Ok(Ok(r)) => Ok(Response {
-                status: r.status,
-                headers: r
-                    .headers
-                    .iter()
-                    .map(|(k, v)| {
-                        (
-                            k.as_str().to_owned(),
-                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                        )
-                    })
-                    .collect(),
-                body: r.body,
-            }),
+            Ok(r) => r,
         };
         if self.trace {
             eprintln!("{}", trace_line(method, path, &sent, auth, &out));
@@ -339,13 +329,88 @@ impl Client {
     }
 }
 
-/// The target's dialer: real TCP, with memoria's TLS over it for `https://`.
-fn dialer_for(target: &Target, trust: TlsTrust) -> Arc<dyn Dialer> {
-    if target.tls {
-        Arc::new(TlsDialer::new(Arc::new(TcpDialer), trust))
-    } else {
-        Arc::new(TcpDialer)
+impl Client {
+    /// Sends `request` over a fresh connection to the target (TLS over it
+    /// for `https://`) and reads the whole response.
+    async fn exchange(&self, request: http::Request<Full<Bytes>>) -> Result<Response, ClientError> {
+        let (host, port) = (self.target.host.as_str(), self.target.port);
+        let tcp = dial_tcp(host, port)
+            .await
+            .map_err(|_| ClientError::Unreachable)?;
+        if !self.target.tls {
+            return exchange_over(tcp, request).await;
+        }
+        let tls = self
+            .trust
+            .connect(host, tcp)
+            .await
+            .map_err(|e| refusal_of(&e).map_or(ClientError::Unreachable, ClientError::Tls))?;
+        exchange_over(tls, request).await
     }
+}
+
+/// A TCP connection to `host:port`, Nagle off.
+async fn dial_tcp(host: &str, port: u16) -> io::Result<tokio::net::TcpStream> {
+    let stream = tokio::net::TcpStream::connect((host, port)).await?;
+    stream.set_nodelay(true)?;
+    Ok(stream)
+}
+
+/// One HTTP/1.1 exchange over `stream`: the whole response, its body at
+/// most [`RESPONSE_BYTES_MAX`]. A non-2xx status is a response, not an
+/// error.
+async fn exchange_over<S>(
+    stream: S,
+    request: http::Request<Full<Bytes>>,
+) -> Result<Response, ClientError>
+where
+    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+{
+    // The reference's transport words, so a failure reads as it did.
+    let failed =
+        |e: &dyn std::fmt::Display| ClientError::Exchange(format!("the exchange failed: {e}"));
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .map_err(|e| failed(&e))?;
+    // The connection's own errors surface through `send_request`; it is
+    // dropped with the exchange.
+    let driver = tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let exchanged = async {
+        let response = sender.send_request(request).await.map_err(|e| failed(&e))?;
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let body = Limited::new(response.into_body(), RESPONSE_BYTES_MAX)
+            .collect()
+            .await
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    ClientError::Exchange("the response body is over its byte cap".into())
+                } else {
+                    failed(&e)
+                }
+            })?
+            .to_bytes();
+        Ok(Response {
+            status,
+            headers,
+            body,
+        })
+    }
+    .await;
+    driver.abort();
+    exchanged
 }
 
 /// One `--trace` line: no token, subject value, title or body (conventions: no content in logs).

@@ -11,7 +11,7 @@ use super::wire::{
 use super::{
     NEVER_ISSUED_BOTH_SIDES, NEVER_ISSUED_REVISION, S2_PAIRS_PER_CALL_MAX, STRANGER_LOCAL_PART,
 };
-use crate::conform::{ConformCase, Ctx, NotPassed};
+use crate::{ConformCase, Ctx, NotPassed};
 
 /// What `person` must be answered for `(item_id, rev)` by the manifest's
 /// state: VISIBLE for a member on a team-visible item at its current
@@ -20,7 +20,7 @@ use crate::conform::{ConformCase, Ctx, NotPassed};
 /// before the revision). `rev` must be in the manifest's log for a
 /// team-visible item.
 fn expected_value(
-    m: &crate::conform::manifest::Manifest,
+    m: &crate::manifest::Manifest,
     person: &str,
     item_id: &str,
     rev: &str,
@@ -28,7 +28,7 @@ fn expected_value(
     let p = m.person(person);
     let admitted = m.items.iter().find(|i| i.item_id == item_id).filter(|i| {
         i.team_visible()
-            && p.role == crate::conform::manifest::Role::Member
+            && p.role == crate::manifest::Role::Member
             && !i.removed.iter().any(|r| r == person)
     });
     match admitted {
@@ -465,7 +465,7 @@ fn s2_s3_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
     let m = ctx.manifest;
     let a = m.person("member_a");
     let r = post_s2(ctx, &m.keys_on, m.subject_value(a, &m.keys_on), &pairs)?;
-    let problems = crate::conform::schema::violations("s2-response", &r.body);
+    let problems = crate::schema::violations("s2-response", &r.body);
     if r.status != 200 || !problems.is_empty() {
         return Err(schema_failure(
             &format!("a 200 S2 answer (status {})", r.status),
@@ -475,7 +475,7 @@ fn s2_s3_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
     }
     let t = m.item("team");
     let ok = s3(ctx, &json!({"item_id": t.item_id, "revision": t.current()}))?;
-    let problems = crate::conform::schema::violations("s3-response", &ok.body);
+    let problems = crate::schema::violations("s3-response", &ok.body);
     if ok.status != 200 || !problems.is_empty() {
         return Err(schema_failure(
             &format!("a 200 S3 answer (status {})", ok.status),
@@ -487,7 +487,7 @@ fn s2_s3_match_schema(ctx: &mut Ctx<'_>) -> Outcome {
         ctx,
         &json!({"item_id": m.no_row.item_id, "revision": m.no_row.revision}),
     )?;
-    let problems = crate::conform::schema::violations("error", &nf.body);
+    let problems = crate::schema::violations("error", &nf.body);
     if !problems.is_empty() {
         return Err(schema_failure("the 404 body of S3", "error", &problems));
     }

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use super::{HEADERS_NEVER_COMPARED, PAGES_MAX};
 use crate::Failure;
-use crate::conform::client::{Auth, Response, encode_query};
-use crate::conform::{Ctx, NotPassed};
+use crate::client::{Auth, Response, encode_query};
+use crate::{Ctx, NotPassed};
 
 pub(super) type Outcome = Result<(), NotPassed>;
 
@@ -28,7 +28,7 @@ pub(super) fn none_wrong(expected: impl Into<String>, wrong: &[String]) -> Outco
     }
 }
 
-pub(super) fn call_failed(what: &str, e: &crate::conform::client::ClientError) -> NotPassed {
+pub(super) fn call_failed(what: &str, e: &crate::client::ClientError) -> NotPassed {
     fail(format!("{what} answers"), e.to_string())
 }
 
@@ -309,7 +309,7 @@ pub(super) fn pages_match_schema(
                 format!("status {}", r.status),
             ));
         }
-        let problems = crate::conform::schema::violations(schema, &r.body);
+        let problems = crate::schema::violations(schema, &r.body);
         if !problems.is_empty() {
             return Err(schema_failure(
                 &format!("{what} page {n}"),

@@ -8,8 +8,8 @@ use super::NEVER_ISSUED_REVISION;
 use super::wire::{
     Outcome, body_text, call_failed, fail, none_wrong, s3, stable_headers, volatile_between,
 };
-use crate::conform::client::{Auth, encode_query};
-use crate::conform::{ConformCase, Ctx, NotPassed};
+use crate::client::{Auth, encode_query};
+use crate::{ConformCase, Ctx, NotPassed};
 
 fn s3_200(ctx: &mut Ctx<'_>) -> Outcome {
     let h = ctx.manifest.item("team_history");

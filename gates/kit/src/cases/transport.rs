@@ -11,8 +11,8 @@ use serde_json::json;
 use super::NEVER_ISSUED_REVISION;
 use super::S2_PAIRS_PER_CALL_MAX;
 use super::wire::{Outcome, call_failed, none_wrong, s2_body};
-use crate::conform::client::{Auth, Response};
-use crate::conform::{ConformCase, Ctx, NotPassed};
+use crate::client::{Auth, Response};
+use crate::{ConformCase, Ctx, NotPassed};
 
 /// An S1 cursor and an S1a page token no sibling issued, for the 410s.
 const NEVER_ISSUED_CURSOR: &str = "conform-never-issued-cursor";
@@ -165,7 +165,7 @@ fn every_error_is_json(ctx: &mut Ctx<'_>) -> Outcome {
                 labels(r)
             ));
         }
-        let problems = crate::conform::schema::violations("error", &r.body);
+        let problems = crate::schema::violations("error", &r.body);
         if !problems.is_empty() {
             wrong.push(format!(
                 "{name} -> {} body not an error.schema.json: {}",

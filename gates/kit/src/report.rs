@@ -1,4 +1,4 @@
-//! A conformance run's report: text with expected vs actual, stable JSON, and JUnit XML through [`crate::report::junit`].
+//! A conformance run's report: text with expected vs actual, stable JSON, and JUnit XML through [`crate::junit::junit`].
 //!
 //! Statuses: `pass`, `fail`, `skip` (never counted as passed),
 //! `known-fail` (listed in `--known-failing` and failed: does not fail the
@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::{JunitCase, JunitSuite, junit};
+use crate::junit::{JunitCase, JunitSuite, junit};
 
 use super::{ConformCase, Level, NotPassed};
 

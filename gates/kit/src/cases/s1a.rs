@@ -8,8 +8,8 @@ use super::wire::{
     Outcome, announce_all, announce_from, announce_page, call_failed, fail, items_of, none_wrong,
     pages_match_schema, record_type,
 };
-use crate::conform::client::{Auth, encode_query};
-use crate::conform::{ConformCase, Ctx, NotPassed};
+use crate::client::{Auth, encode_query};
+use crate::{ConformCase, Ctx, NotPassed};
 
 /// The close records' counts, and whether the last record is a close.
 fn closes(all: &[&Value]) -> (Vec<Option<u64>>, bool) {

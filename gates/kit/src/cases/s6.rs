@@ -9,9 +9,9 @@
 use serde_json::{Value, json};
 
 use super::wire::{Outcome, body_text, call_failed, fail, none_wrong};
-use crate::conform::client::{Auth, Response};
-use crate::conform::manifest::{Item, SheetGrid};
-use crate::conform::{ConformCase, Ctx, NotPassed};
+use crate::client::{Auth, Response};
+use crate::manifest::{Item, SheetGrid};
+use crate::{ConformCase, Ctx, NotPassed};
 
 /// Most cells one S6 call may carry (`S6_CELLS_PER_CALL_MAX`, §6.1).
 pub const S6_CELLS_PER_CALL_MAX: usize = 64;

@@ -7,8 +7,8 @@ use super::wire::{
     Outcome, announce_from_as, announce_page_as, body_text, call_failed, fail, feed_all, items_of,
     none_wrong, record_type, s2_body,
 };
-use crate::conform::client::{Auth, Response, encode_query};
-use crate::conform::{ConformCase, Ctx, NotPassed};
+use crate::client::{Auth, Response, encode_query};
+use crate::{ConformCase, Ctx, NotPassed};
 
 fn every_call(ctx: &Ctx<'_>, auth: Auth<'_>) -> Result<Vec<(String, Response)>, NotPassed> {
     let m = ctx.manifest;

@@ -5,7 +5,7 @@ use serde_json::json;
 use super::wire::{
     Outcome, announce_all, expect_value, fail, feed_all, items_of, none_wrong, normalised_s2, s3,
 };
-use crate::conform::{ConformCase, Ctx, NotPassed};
+use crate::{ConformCase, Ctx, NotPassed};
 
 fn not_visible_byte_identical(ctx: &mut Ctx<'_>) -> Outcome {
     let m = ctx.manifest;

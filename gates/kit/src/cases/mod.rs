@@ -65,12 +65,12 @@ pub const HEADERS_NEVER_COMPARED: &[&str] = &["date", "content-length"];
 /// One table entry: `case!(id, Level, "section", Needs, "requirement", body)`.
 macro_rules! case {
     ($id:literal, $level:ident, $section:literal, $needs:ident, $req:literal, $run:path) => {
-        $crate::conform::ConformCase {
+        $crate::ConformCase {
             id: $id,
-            level: $crate::conform::Level::$level,
+            level: $crate::Level::$level,
             section: $section,
             requirement: $req,
-            needs: $crate::conform::Needs::$needs,
+            needs: $crate::Needs::$needs,
             run: $run,
         }
     };

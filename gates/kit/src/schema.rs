@@ -43,8 +43,8 @@ mod tests {
 
     #[test]
     fn every_contract_example_conforms_to_its_schema_and_a_title_in_a_row_does_not() {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/contract/examples");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/contract/examples");
         let mut checked = 0;
         for e in std::fs::read_dir(dir).expect("examples exist") {
             let p = e.expect("entry").path();

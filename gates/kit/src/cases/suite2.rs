@@ -1,7 +1,7 @@
 //! Suite gate 2 (§4.1): S2 keys on the subject kind sent on the wire, and a subject of any other kind is UNKNOWN for every pair of the call.
 
 use super::wire::{Outcome, fail, parse_s2, post_s2};
-use crate::conform::{ConformCase, Ctx};
+use crate::{ConformCase, Ctx};
 
 fn kind_on_the_wire(ctx: &mut Ctx<'_>) -> Outcome {
     let m = ctx.manifest;
