@@ -569,7 +569,13 @@ pub fn generate(seed: u64) -> Exploration {
     rotation::add(seed, &mut swarm, &apps, &mut events);
     documents::add(seed, &siblings, &uploaders, &mut events);
     token_file::add(seed, &mut swarm, &apps, &mut events);
-    home::add(seed, &mut swarm, home, &mut events);
+    home::add(
+        seed,
+        &mut swarm,
+        home,
+        readers.get(1..).unwrap_or_default(),
+        &mut events,
+    );
     home::add_rewind(seed, &mut swarm, home, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {

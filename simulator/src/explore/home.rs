@@ -9,7 +9,9 @@
 //! runs past its deadline), ended by `none` a little later; in
 //! [`LONG_SPELL_SHARE`] of those worlds the first spell's clock jumps past
 //! one of memoria's roster pulls ([`LONG_SPELL_MS`]), so the pull fails
-//! inside it and the spell's later questions see what it kept. The roster
+//! inside it, and the roster readers ask again, right after the jump, the
+//! last questions they asked before it: the copy the failed pull kept must
+//! still let them find what they found. The roster
 //! checks judge them as every outage: the last good copy is kept, and a
 //! failed pull admits nobody (`crate::scenario`'s `roster.rs`).
 //!
@@ -43,6 +45,9 @@ pub const LONG_SPELL_SHARE: f64 = 0.5;
 /// world at most, so the copy a failed pull keeps stays inside
 /// `ROSTER_TTL_S` (900 s) and the run inside `SIMULATION_DURATION_S`.
 pub const LONG_SPELL_MS: u64 = (memoria::ROSTER_REFRESH_S + 5) * 1_000;
+/// The questions roster readers asked before a long spell that are asked
+/// again inside it, at most ([`ask_again`]).
+const ASKED_AGAIN_MAX: usize = 3;
 /// The share of suite-shape worlds restoring memoria whose home lags
 /// around a restore.
 pub const REWIND_SHARE: f64 = 0.6;
@@ -53,13 +58,19 @@ const REWIND_EVENTS_MAX: usize = 10;
 /// opening event) on [`UNREACHABLE_SHARE`] of the seeds whose world is in
 /// suite shape (`home`), and [`FaultKind::HomeUnreachable`] to the swarm.
 /// Returns whether it did.
-pub(super) fn add(seed: u64, swarm: &mut Swarm, home: bool, events: &mut Vec<Event>) -> bool {
+pub(super) fn add(
+    seed: u64,
+    swarm: &mut Swarm,
+    home: bool,
+    roster_readers: &[String],
+    events: &mut Vec<Event>,
+) -> bool {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x686f_6d65_6461_726b);
     if !home || !rng.gen_bool(UNREACHABLE_SHARE) {
         return false;
     }
     // Whether the first spell runs past a pull: a stream of its own, so the
-    // spells are where they were before long ones existed.
+    // first spell is where it was before long ones existed.
     let mut long =
         rand::rngs::StdRng::seed_from_u64(seed ^ 0x6c6f_6e67_7370_656c).gen_bool(LONG_SPELL_SHARE);
     let weight = rng.gen_range(1..=2u32);
@@ -78,9 +89,37 @@ pub(super) fn add(seed: u64, swarm: &mut Swarm, home: bool, events: &mut Vec<Eve
         );
         if std::mem::take(&mut long) {
             delay_from(events, at + 1, LONG_SPELL_MS);
+            ask_again(events, at, roster_readers);
         }
     }
     true
+}
+
+/// Has the last [`ASKED_AGAIN_MAX`] questions the `roster_readers` asked
+/// before the spell that starts at `start` asked again right after its
+/// clock jumped (the event after `start`), as a colleague repeats a search:
+/// what they found before, the copy the failed pull kept must still let
+/// them find (`[safety:silent]`).
+fn ask_again(events: &mut Vec<Event>, start: usize, roster_readers: &[String]) {
+    let again: Vec<Event> = events[..start]
+        .iter()
+        .rev()
+        .filter_map(|e| match e {
+            Event::Query {
+                reader, q, surface, ..
+            } if roster_readers.contains(reader) => Some(Event::Query {
+                at_ms: None,
+                reader: reader.clone(),
+                q: q.clone(),
+                expect: None,
+                surface: *surface,
+            }),
+            _ => None,
+        })
+        .take(ASKED_AGAIN_MAX)
+        .collect();
+    let at = (start + 2).min(events.len());
+    events.splice(at..at, again.into_iter().rev());
 }
 
 /// Moves the event at `from` and every timed event after it `by` ms later,
