@@ -59,8 +59,17 @@ pub const PEOPLE: [&str; 5] = ["ana", "bea", "cai", "dov", "eli"];
 pub const APPS: [&str; 4] = ["sheets", "docs", "calendar", "drive"];
 /// Events in one run, inclusive range (the "about 200").
 pub const EVENTS: std::ops::RangeInclusive<usize> = 180..=220;
-/// Simulated ms between two events, inclusive range.
+/// Simulated ms between two events, inclusive range (each drawn gap is
+/// rounded up to a multiple of [`TICK_MS`]).
 pub const EVENT_GAP_MS: std::ops::RangeInclusive<u64> = 100..=2_000;
+/// turmoil's tick in the explorer's worlds, in simulated ms
+/// (`World::set_tick_ms`): ten times the gates' `world::TICK_MS`, so a
+/// quiet spell of simulated minutes is a tenth of the steps. Every time the
+/// generator draws (event gaps, a cold sibling's idle and wake, a slow
+/// one's latency) is a multiple of it, and memoria's deadlines (800 ms and
+/// up) are too; what it coarsens is each network hop, delivered at the end
+/// of its tick (1 to 3 ms of link latency becomes up to one tick).
+pub const TICK_MS: u64 = 10;
 /// The most replays one shrink may run before it stops where it is.
 pub const SHRINK_REPLAYS_MAX: usize = 400;
 
@@ -368,7 +377,7 @@ pub fn generate(seed: u64) -> Exploration {
     let mut memoria_backups = 0usize;
     let uploaders: Vec<String> = everybody.iter().chain(removed.iter()).cloned().collect();
     for n in 1..count {
-        t += rng.gen_range(EVENT_GAP_MS);
+        t += rng.gen_range(EVENT_GAP_MS).next_multiple_of(TICK_MS);
         let at_ms = Some(t);
         if Some(n) == remove_at
             && let Some(r) = &removed
@@ -560,7 +569,13 @@ pub fn generate(seed: u64) -> Exploration {
     rotation::add(seed, &mut swarm, &apps, &mut events);
     documents::add(seed, &siblings, &uploaders, &mut events);
     token_file::add(seed, &mut swarm, &apps, &mut events);
-    home::add(seed, &mut swarm, home, &mut events);
+    home::add(
+        seed,
+        &mut swarm,
+        home,
+        readers.get(1..).unwrap_or_default(),
+        &mut events,
+    );
     home::add_rewind(seed, &mut swarm, home, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
@@ -573,6 +588,7 @@ pub fn generate(seed: u64) -> Exploration {
         oracle: true,
         ai: false,
         home,
+        tick_ms: Some(TICK_MS),
         siblings,
         events,
     };
@@ -634,8 +650,8 @@ fn surface(rng: &mut rand::rngs::StdRng) -> Option<Surface> {
 fn fault(rng: &mut rand::rngs::StdRng, k: FaultKind) -> FaultDecl {
     match k {
         FaultKind::Cold => FaultDecl::Cold {
-            idle_ms: rng.gen_range(500..=5_000),
-            wake_ms: rng.gen_range(100..=4_000),
+            idle_ms: rng.gen_range(500..=5_000_u64).next_multiple_of(TICK_MS),
+            wake_ms: rng.gen_range(100..=4_000_u64).next_multiple_of(TICK_MS),
         },
         FaultKind::Slow => FaultDecl::Slow {
             latency_ms: *[100, 800, 3_000, 8_000].choose(rng).unwrap_or(&100),
@@ -876,6 +892,7 @@ pub fn to_toml(s: &Scenario) -> Result<String, String> {
         "seed",
         "oracle",
         "home",
+        "tick_ms",
         "readers",
         "guests",
         "strangers",

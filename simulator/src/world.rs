@@ -59,10 +59,19 @@ pub const MEMORIA_CONSUMER: &str = "memoria";
 pub const EPOCH_UNIX_S: i64 = 1_796_029_200;
 /// The longest a simulated run may last, in simulated seconds: room for a
 /// suite-shape run (§4.3), whose roster loop pulls every 300 s
-/// (`ROSTER_REFRESH_S`) and whose liveness check waits for one more pull.
-pub const SIMULATION_DURATION_S: u64 = 1_200;
-/// One turmoil tick, in simulated milliseconds.
+/// (`ROSTER_REFRESH_S`) and whose liveness check waits for up to two more
+/// pulls, and for the explorer's home spell that runs past one pull
+/// (`explore`'s `home.rs`, 305 s more).
+pub const SIMULATION_DURATION_S: u64 = 1_800;
+/// One turmoil tick, in simulated milliseconds: every world's unless it
+/// sets its own ([`World::set_tick_ms`]). Gate 23's deadlines are 10 ms
+/// apart, so the gates keep 1 ms.
 pub const TICK_MS: u64 = 1;
+/// The coarsest tick a world may set ([`World::set_tick_ms`]), in simulated
+/// ms: an eighth of memoria's sibling deadline
+/// ([`memoria::SIBLING_DEADLINE_MS`], 800 ms), so a call's few network
+/// hops, each delivered at a tick's end, stay well inside it.
+pub const TICK_MS_MAX: u64 = 100;
 /// The seed draws each link's one-way latency from this range, in simulated ms.
 pub const LINK_LATENCY_MS: std::ops::RangeInclusive<u64> = 1..=3;
 /// The owners memoria admits in every world: two people, for gate 5.
@@ -470,6 +479,32 @@ impl World {
         self.settings.insert(key.into(), value.to_string());
     }
 
+    /// Steps turmoil `ms` simulated milliseconds a tick in this world, not
+    /// [`TICK_MS`], and records it as the setting `tick_ms`. Inside a host
+    /// every timer still fires at its own millisecond; what coarsens is the
+    /// network: a message is delivered at the end of the tick it arrives
+    /// in, so each hop takes its link latency rounded up to a tick. A world
+    /// whose latencies and deadlines are multiples of `ms` runs as it would
+    /// at 1 ms, but for those hops, in `ms` times fewer steps.
+    ///
+    /// # Panics
+    /// If `ms` is 0 or over [`TICK_MS_MAX`]: a scenario bug.
+    pub fn set_tick_ms(&mut self, ms: u64) {
+        assert!(
+            (1..=TICK_MS_MAX).contains(&ms),
+            "a tick of {ms} ms is outside 1..={TICK_MS_MAX}"
+        );
+        self.set("tick_ms", ms);
+    }
+
+    /// This world's tick, in simulated ms ([`World::set_tick_ms`]).
+    pub fn tick_ms(&self) -> u64 {
+        self.settings
+            .get("tick_ms")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(TICK_MS)
+    }
+
     /// Also configures memoria with `url` (e.g. another team's host), with
     /// a token, to prove it is refused (gate 11).
     pub fn configure_extra_url(&mut self, url: &str) {
@@ -588,7 +623,7 @@ impl World {
         let mut sim = turmoil::Builder::new()
             .rng_seed(self.seed)
             .simulation_duration(Duration::from_secs(SIMULATION_DURATION_S))
-            .tick_duration(Duration::from_millis(TICK_MS))
+            .tick_duration(Duration::from_millis(self.tick_ms()))
             .min_message_latency(latency)
             .max_message_latency(latency)
             .build();

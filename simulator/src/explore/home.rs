@@ -6,7 +6,12 @@
 //! before these modes existed. One or two spells (the kind's weight), each
 //! `refuse` (the connection dropped: memoria's pull sees the exchange
 //! break) or `hang` (the request accepted and never answered: the pull
-//! runs past its deadline), ended by `none` a little later. The roster
+//! runs past its deadline), ended by `none` a little later; in
+//! [`LONG_SPELL_SHARE`] of those worlds the first spell's clock jumps past
+//! one of memoria's roster pulls ([`LONG_SPELL_MS`]), so the pull fails
+//! inside it, and the roster readers ask again, right after the jump, the
+//! last questions they asked before it: the copy the failed pull kept must
+//! still let them find what they found. The roster
 //! checks judge them as every outage: the last good copy is kept, and a
 //! failed pull admits nobody (`crate::scenario`'s `roster.rs`).
 //!
@@ -30,6 +35,19 @@ pub const UNREACHABLE_SHARE: f64 = 0.5;
 const SPELL_EVENTS_MAX: usize = 40;
 /// The modes a spell draws from (`crate::fake::home::HomeFault`).
 const MODES: [&str; 2] = ["refuse", "hang"];
+/// The share of worlds with an unreachable home whose first spell runs
+/// past one of memoria's roster pulls ([`LONG_SPELL_MS`]).
+pub const LONG_SPELL_SHARE: f64 = 0.5;
+/// How far the run's clock moves inside a long spell, in simulated ms:
+/// one `ROSTER_REFRESH_S` (300 s, the roster loop's interval) and 5 s, so
+/// the loop pulls at least once while the home is unreachable, and the
+/// spell's later events ask with whatever that pull left. One spell a
+/// world at most, so the copy a failed pull keeps stays inside
+/// `ROSTER_TTL_S` (900 s) and the run inside `SIMULATION_DURATION_S`.
+pub const LONG_SPELL_MS: u64 = (memoria::ROSTER_REFRESH_S + 5) * 1_000;
+/// The questions roster readers asked before a long spell that are asked
+/// again inside it, at most ([`ask_again`]).
+const ASKED_AGAIN_MAX: usize = 3;
 /// The share of suite-shape worlds restoring memoria whose home lags
 /// around a restore.
 pub const REWIND_SHARE: f64 = 0.6;
@@ -40,11 +58,21 @@ const REWIND_EVENTS_MAX: usize = 10;
 /// opening event) on [`UNREACHABLE_SHARE`] of the seeds whose world is in
 /// suite shape (`home`), and [`FaultKind::HomeUnreachable`] to the swarm.
 /// Returns whether it did.
-pub(super) fn add(seed: u64, swarm: &mut Swarm, home: bool, events: &mut Vec<Event>) -> bool {
+pub(super) fn add(
+    seed: u64,
+    swarm: &mut Swarm,
+    home: bool,
+    roster_readers: &[String],
+    events: &mut Vec<Event>,
+) -> bool {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x686f_6d65_6461_726b);
     if !home || !rng.gen_bool(UNREACHABLE_SHARE) {
         return false;
     }
+    // Whether the first spell runs past a pull: a stream of its own, so the
+    // first spell is where it was before long ones existed.
+    let mut long =
+        rand::rngs::StdRng::seed_from_u64(seed ^ 0x6c6f_6e67_7370_656c).gen_bool(LONG_SPELL_SHARE);
     let weight = rng.gen_range(1..=2u32);
     swarm.0.push((FaultKind::HomeUnreachable, weight));
     for _ in 0..weight {
@@ -59,8 +87,59 @@ pub(super) fn add(seed: u64, swarm: &mut Swarm, home: bool, events: &mut Vec<Eve
                 mode: "none".into(),
             },
         );
+        if std::mem::take(&mut long) {
+            delay_from(events, at + 1, LONG_SPELL_MS);
+            ask_again(events, at, roster_readers);
+        }
     }
     true
+}
+
+/// Has the last [`ASKED_AGAIN_MAX`] questions the `roster_readers` asked
+/// before the spell that starts at `start` asked again right after its
+/// clock jumped (the event after `start`), as a colleague repeats a search:
+/// what they found before, the copy the failed pull kept must still let
+/// them find (`[safety:silent]`).
+fn ask_again(events: &mut Vec<Event>, start: usize, roster_readers: &[String]) {
+    let again: Vec<Event> = events[..start]
+        .iter()
+        .rev()
+        .filter_map(|e| match e {
+            Event::Query {
+                reader, q, surface, ..
+            } if roster_readers.contains(reader) => Some(Event::Query {
+                at_ms: None,
+                reader: reader.clone(),
+                q: q.clone(),
+                expect: None,
+                surface: *surface,
+            }),
+            _ => None,
+        })
+        .take(ASKED_AGAIN_MAX)
+        .collect();
+    let at = (start + 2).min(events.len());
+    events.splice(at..at, again.into_iter().rev());
+}
+
+/// Moves the event at `from` and every timed event after it `by` ms later,
+/// so the run's clock jumps there and the gaps after it are kept. The
+/// event at `from`, if untimed, is timed at the last time before it (where
+/// it ran anyway) first.
+fn delay_from(events: &mut [Event], from: usize, by: u64) {
+    let before = events[..from]
+        .iter_mut()
+        .rev()
+        .find_map(|e| *e.at_ms_mut())
+        .unwrap_or(0);
+    if let Some(first) = events.get_mut(from) {
+        first.at_ms_mut().get_or_insert(before);
+    }
+    for e in events.iter_mut().skip(from) {
+        if let Some(t) = e.at_ms_mut() {
+            *t += by;
+        }
+    }
 }
 
 /// Puts a lagging home replica around one or two of memoria's restores
@@ -138,6 +217,34 @@ mod tests {
             drawn += usize::from(on);
         }
         assert!(drawn > 0, "no seed of 60 drew an unreachable home");
+    }
+
+    #[test]
+    fn some_spells_run_past_a_roster_pull_and_keep_the_gaps_after_them() {
+        let mut long = 0;
+        for seed in 0..60 {
+            let x = super::super::generate(seed);
+            let events = &x.scenario.events;
+            let times: Vec<u64> = events.iter().filter_map(Event::at_ms).collect();
+            assert!(times.is_sorted(), "seed {seed}: the timeline runs back");
+            // Inside a spell (from an unreachable mode to `none`), the
+            // clock's widest step between two timed events.
+            let mut open: Option<u64> = None;
+            let mut last = 0;
+            for e in events {
+                if let Some(t) = e.at_ms() {
+                    if open.is_some() && t - last >= LONG_SPELL_MS {
+                        long += 1;
+                        open = None;
+                    }
+                    last = t;
+                }
+                if let Event::RosterFault { mode, .. } = e {
+                    open = MODES.contains(&mode.as_str()).then_some(last);
+                }
+            }
+        }
+        assert!(long > 0, "no spell of 60 seeds ran past a roster pull");
     }
 
     #[test]

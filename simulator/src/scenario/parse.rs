@@ -57,6 +57,12 @@ pub struct Scenario {
     /// roster loop refreshes (§6.5). The `roster-*` events need it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub home: bool,
+    /// turmoil's tick for this run, in simulated ms (`World::set_tick_ms`,
+    /// 1 to `TICK_MS_MAX`); absent, the gates' 1 ms. The explorer's worlds
+    /// run at `explore::TICK_MS`, and a scenario shrunk from one keeps it,
+    /// so it replays the run that failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_ms: Option<u64>,
     /// The siblings.
     #[serde(rename = "sibling", default)]
     pub siblings: Vec<SiblingDecl>,
@@ -604,7 +610,7 @@ pub enum Event {
 }
 
 impl Event {
-    pub(super) fn at_ms(&self) -> Option<u64> {
+    pub(crate) fn at_ms(&self) -> Option<u64> {
         match self {
             Event::WarmedUp { at_ms }
             | Event::Query { at_ms, .. }
@@ -638,6 +644,44 @@ impl Event {
             | Event::ExpectHeld { at_ms, .. }
             | Event::ExpectSources { at_ms, .. }
             | Event::ExpectReannounce { at_ms, .. } => *at_ms,
+        }
+    }
+
+    /// The event's `at_ms`, to move it (the explorer's generators).
+    pub(crate) fn at_ms_mut(&mut self) -> &mut Option<u64> {
+        match self {
+            Event::WarmedUp { at_ms }
+            | Event::Query { at_ms, .. }
+            | Event::Upload { at_ms, .. }
+            | Event::DeleteUpload { at_ms, .. }
+            | Event::MemoriaBackup { at_ms, .. }
+            | Event::MemoriaRestore { at_ms, .. }
+            | Event::Fault { at_ms, .. }
+            | Event::Clear { at_ms, .. }
+            | Event::Revise { at_ms, .. }
+            | Event::Create { at_ms, .. }
+            | Event::Delete { at_ms, .. }
+            | Event::Downgrade { at_ms, .. }
+            | Event::PartialRestore { at_ms, .. }
+            | Event::Backup { at_ms, .. }
+            | Event::WholeRestore { at_ms, .. }
+            | Event::Upgrade { at_ms, .. }
+            | Event::Reformat { at_ms, .. }
+            | Event::RemoveReader { at_ms, .. }
+            | Event::RosterRemove { at_ms, .. }
+            | Event::RosterAdd { at_ms, .. }
+            | Event::RosterFault { at_ms, .. }
+            | Event::Rotation { at_ms, .. }
+            | Event::TokenFile { at_ms, .. }
+            | Event::ExpectConverged { at_ms }
+            | Event::Restart { at_ms }
+            | Event::OpenDocument { at_ms, .. }
+            | Event::OpenSources { at_ms, .. }
+            | Event::AdvanceDays { at_ms, .. }
+            | Event::ExpectCalls { at_ms, .. }
+            | Event::ExpectHeld { at_ms, .. }
+            | Event::ExpectSources { at_ms, .. }
+            | Event::ExpectReannounce { at_ms, .. } => at_ms,
         }
     }
 

@@ -228,6 +228,9 @@ pub fn world(s: &Scenario, seed: u64) -> Result<World, ScenarioError> {
         .chain(s.guests.iter().chain(&s.strangers).map(|r| address(r)))
         .collect();
     world.set_owners(&admitted);
+    if let Some(ms) = s.tick_ms {
+        world.set_tick_ms(ms);
+    }
     if s.home {
         let members: Vec<&str> = readers[1..].iter().map(String::as_str).collect();
         world.use_home(&members);

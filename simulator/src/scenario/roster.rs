@@ -106,6 +106,22 @@ impl RosterTruth {
     /// Whether `address` must be refused now: the home removed them and
     /// has not added them back, and a clean pull has happened since
     /// (§4.3: the copy as it stands; a failed pull keeps it).
+    /// When the last clean pull since memoria's last wake (or calendar
+    /// skip) was answered, in simulated ms, if there was one.
+    pub(super) fn last_clean_pull_ms(&self) -> Option<u64> {
+        self.home
+            .pulls()
+            .iter()
+            .filter(|p| {
+                p.at_ms > self.fresh_from_ms
+                    && p.status == 200
+                    && p.epoch.is_some()
+                    && self.fault_at(p.at_ms) == Some(HomeFault::None)
+            })
+            .map(|p| p.at_ms)
+            .max()
+    }
+
     pub(super) fn refused(&self, address: &str) -> bool {
         matches!(self.changed.get(address), Some((at, false)) if self.clean_pull_after(*at))
     }
@@ -139,17 +155,37 @@ impl RosterTruth {
 /// removed, after a clean pull since, sees no passage (§4.3). Returns only
 /// a failed check.
 pub(super) fn judge_roster(truth: &RosterTruth, address: &str, seen: &Rendered) -> Vec<Check> {
-    if !truth.refused(address) || seen.shown.is_empty() {
-        return vec![];
+    let mut out = vec![];
+    if truth.refused(address) && !seen.shown.is_empty() {
+        out.push(Check {
+            expected: format!(
+                "{SAFETY_ROSTER} a person the home removed from the roster sees no passage once memoria's roster loop has pulled the change (§4.3, §6.5)"
+            ),
+            actual: format!("{} results", seen.shown.len()),
+            ok: false,
+        });
     }
-    vec![Check {
-        expected: format!(
-            "{SAFETY_ROSTER} a person the home removed from the roster sees no passage once memoria's roster loop has pulled the change (§4.3, §6.5)"
-        ),
-        actual: format!("{} results", seen.shown.len()),
-        ok: false,
-    }]
+    // A failed pull keeps the last good copy: while a clean pull since
+    // memoria's last wake is well inside the TTL, memoria holds a copy.
+    let kept = truth
+        .last_clean_pull_ms()
+        .is_some_and(|t| now_ms() < t + KEPT_WITHIN_S * 1_000);
+    if kept && seen.no_roster {
+        out.push(Check {
+            expected: format!(
+                "{SAFETY_ROSTER} a failed pull keeps the last good copy within its TTL, so the page never says memoria holds no roster while a clean pull since its last wake is under {KEPT_WITHIN_S} s old (§4.3, §6.5)"
+            ),
+            actual: "the page says memoria has not been able to fetch the roster".into(),
+            ok: false,
+        });
+    }
+    out
 }
+
+/// How long after a clean pull the oracle holds memoria to a copy, in
+/// simulated s: `ROSTER_TTL_S` (900 s) less a minute, so the copy's own
+/// expiry on memoria's calendar is never judged.
+const KEPT_WITHIN_S: u64 = memoria::ROSTER_TTL_S.unsigned_abs() - 60;
 
 /// Lets simulated time run, in steps of a second, until the home has
 /// answered a clean pull after now, for at most

@@ -52,7 +52,14 @@ pub(super) struct Rendered {
     /// The search page's numeric answer (§8.7), its `<section>` whole;
     /// `None` on every other surface and on a page without one.
     pub(super) numeric: Option<String>,
+    /// The search page says memoria holds no roster copy
+    /// ([`NO_ROSTER_LINE`], §6.5); always false on the other surfaces.
+    pub(super) no_roster: bool,
 }
+
+/// Words of the line memoria's search page carries while it holds no
+/// usable copy of the home's roster (`RosterLack::NoCopy`, §6.5).
+pub(super) const NO_ROSTER_LINE: &str = "has not been able to fetch the team&#39;s roster";
 
 impl Rendered {
     /// Lines that name `app` withheld or reconciling.
@@ -128,6 +135,7 @@ pub(super) fn from_page(body: &str) -> Rendered {
         reconciling: reconciling_lines(body),
         numeric: between(body, "<section class=\"numeric\"", "</section>")
             .map(|s| format!("<section class=\"numeric\"{s}</section>")),
+        no_roster: unescape(body).contains(&unescape(NO_ROSTER_LINE)),
     }
 }
 
@@ -193,6 +201,7 @@ pub(super) fn from_brief(body: &str) -> Rendered {
         withheld: withheld_lines(section),
         reconciling: reconciling_lines(section),
         numeric: None,
+        no_roster: false,
     }
 }
 
@@ -235,6 +244,7 @@ pub(super) fn from_json(page: &serde_json::Value) -> Rendered {
             .map(|r| text(r, "app"))
             .collect(),
         numeric: None,
+        no_roster: false,
     }
 }
 

@@ -17,6 +17,14 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
     if s.readers.is_empty() {
         return bad("no readers".into());
     }
+    if let Some(ms) = s.tick_ms
+        && !(1..=crate::world::TICK_MS_MAX).contains(&ms)
+    {
+        return bad(format!(
+            "tick_ms = {ms}: a tick is 1 to {} ms",
+            crate::world::TICK_MS_MAX
+        ));
+    }
     for x in &s.siblings {
         for i in &x.items {
             for r in i.granted_to.iter().chain(&i.removed) {
