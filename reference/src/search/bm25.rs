@@ -15,8 +15,18 @@
 //!
 //! The functions are FTS5 auxiliary functions registered on each index
 //! connection ([`register`]).
+//!
+//! A row's length in tokens (BM25's `D`) is FTS5's `xColumnSize`, one
+//! `%_docsize` b-tree seek a row: 16% of a one-phrase search at 90,000
+//! chunks (issue 30). [`RowLengths`] keeps every row's length in memory,
+//! read from `%_docsize` in one scan on the first search after the index
+//! is opened, and told of every insert and delete, so a row is sought only
+//! when it was written since; its value is always the one `xColumnSize`
+//! gives (the unit tables compare the scores' bits).
 
+use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rusqlite::{Connection, ffi};
 
@@ -46,22 +56,130 @@ pub fn score(part: f64, hits: i64, rows: i64) -> f64 {
     -total
 }
 
-/// Registers [`PART_FUNCTION`] and [`ROWS_FUNCTION`] on `conn`'s FTS5.
+/// Each row's length in tokens, all columns summed (what FTS5's
+/// `xColumnSize(-1)` gives), by row id: [`PART_FUNCTION`]'s `D` without a
+/// `%_docsize` seek a row. Shared by an index and the auxiliary function
+/// registered on its connection ([`register`]); the index must call
+/// [`RowLengths::forget`] for every row it inserts or deletes.
+#[derive(Debug, Default)]
+pub struct RowLengths {
+    inner: Mutex<Lengths>,
+}
+
+#[derive(Debug, Default)]
+struct Lengths {
+    /// True once `%_docsize` was read whole ([`RowLengths::fill`]).
+    filled: bool,
+    by_row: HashMap<i64, u32>,
+}
+
+impl RowLengths {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Lengths> {
+        // The map holds only lengths FTS5 gave; a panic mid-update leaves
+        // at worst a row missing, which is then sought again.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Reads every row's length from `conn`'s `fts_docsize` (the table
+    /// named `fts`, `columns` indexed columns), once: a later call does
+    /// nothing. A record that does not decode is left out, to be sought
+    /// by `xColumnSize` when its row is scored.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] if SQLite cannot read the table.
+    pub fn fill(&self, conn: &Connection, columns: usize) -> Result<(), Error> {
+        let mut kept = self.lock();
+        if kept.filled {
+            return Ok(());
+        }
+        let mut stmt = conn.prepare_cached("SELECT id, sz FROM fts_docsize")?;
+        let mut rows = stmt.query([])?;
+        let mut by_row = HashMap::new();
+        while let Some(r) = rows.next()? {
+            let id: i64 = r.get(0)?;
+            let sz = r.get_ref(1)?.as_blob_or_null().ok().flatten();
+            if let Some(n) = sz.and_then(|b| summed_sizes(b, columns)) {
+                by_row.insert(id, n);
+            }
+        }
+        kept.by_row = by_row;
+        kept.filled = true;
+        Ok(())
+    }
+
+    /// Drops the length kept for `row`: it is being inserted or deleted.
+    pub fn forget(&self, row: i64) {
+        self.lock().by_row.remove(&row);
+    }
+
+    /// How many rows have a length kept.
+    #[cfg(test)]
+    pub fn kept(&self) -> usize {
+        self.lock().by_row.len()
+    }
+}
+
+/// Sums the `columns` token counts of a `%_docsize` record, as FTS5's
+/// `fts5StorageDecodeSizeArray` reads them (one SQLite varint each, the
+/// record ending with the last): `None` for a record FTS5 would call
+/// corrupt, or a count past four varint bytes (2^28 tokens), which is left
+/// to FTS5 to read.
+fn summed_sizes(record: &[u8], columns: usize) -> Option<u32> {
+    let mut at = 0usize;
+    let mut total = 0u32;
+    for _ in 0..columns {
+        let mut n = 0u32;
+        let mut ended = false;
+        for _ in 0..4 {
+            let b = *record.get(at)?;
+            at += 1;
+            n = (n << 7) | u32::from(b & 0x7f);
+            if b & 0x80 == 0 {
+                ended = true;
+                break;
+            }
+        }
+        if !ended {
+            return None;
+        }
+        // FTS5 sums them as C ints; a real row is far below the bound.
+        total = total.checked_add(n)?;
+    }
+    (at == record.len() && i32::try_from(total).is_ok()).then_some(total)
+}
+
+/// Registers [`PART_FUNCTION`] and [`ROWS_FUNCTION`] on `conn`'s FTS5,
+/// the first reading row lengths from `lengths` (which the registration
+/// keeps alive until the connection closes).
 ///
 /// # Errors
 /// [`ErrorKind::Storage`] if the connection has no FTS5 or refuses them.
-pub fn register(conn: &Connection) -> Result<(), Error> {
+pub fn register(conn: &Connection, lengths: &Arc<RowLengths>) -> Result<(), Error> {
     let api = fts5_api(conn)?;
-    for (name, f) in [
-        (c"memoria_bm25_part", one_phrase_part as Aux),
-        (c"memoria_bm25_rows", row_count as Aux),
+    for (name, f, data) in [
+        (
+            c"memoria_bm25_part",
+            one_phrase_part as Aux,
+            Some(Arc::clone(lengths)),
+        ),
+        (c"memoria_bm25_rows", row_count as Aux, None),
     ] {
+        let (user, destroy): (*mut c_void, Option<unsafe extern "C" fn(*mut c_void)>) = match data {
+            Some(arc) => (
+                Arc::into_raw(arc).cast_mut().cast::<c_void>(),
+                Some(drop_lengths),
+            ),
+            None => (std::ptr::null_mut(), None),
+        };
         // SAFETY: `api` is the live fts5_api of this connection (it lives
         // as long as the connection); the name is a NUL-terminated static;
-        // the function has FTS5's auxiliary signature and no user data.
+        // the function has FTS5's auxiliary signature; the user data, if
+        // any, is an `Arc<RowLengths>` that FTS5 hands to `drop_lengths`
+        // when the connection closes (if FTS5 refuses the function, that
+        // one reference is leaked, never freed twice).
         let rc = unsafe {
             let create = (*api).xCreateFunction.ok_or_else(no_fts5)?;
-            create(api, name.as_ptr(), std::ptr::null_mut(), Some(f), None)
+            create(api, name.as_ptr(), user, Some(f), destroy)
         };
         if rc != ffi::SQLITE_OK {
             return Err(Error::new(
@@ -187,11 +305,53 @@ unsafe fn one_phrase_part_of(
             };
             freq += w;
         }
-        let mut n_tok: c_int = 0;
-        check(api.xColumnSize.ok_or(missing)?(fts, -1, &mut n_tok))?;
-        let d = f64::from(n_tok);
+        let d = f64::from(row_length(api, fts)?);
         Ok((freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * d / avgdl)))
     }
+}
+
+/// The row's length in tokens, all columns summed: from the
+/// [`RowLengths`] registered with the function, else FTS5's `xColumnSize`
+/// (then kept there).
+///
+/// # Safety
+/// As FTS5 calls an auxiliary function registered by [`register`].
+unsafe fn row_length(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+) -> Result<c_int, c_int> {
+    let missing = ffi::SQLITE_MISUSE;
+    // SAFETY: the user data is the `Arc<RowLengths>` `register` gave, alive
+    // until the connection closes; the row id is this row's.
+    unsafe {
+        let lengths = api.xUserData.ok_or(missing)?(fts)
+            .cast::<RowLengths>()
+            .as_ref();
+        let row = api.xRowid.ok_or(missing)?(fts);
+        if let Some(n) = lengths.and_then(|l| l.lock().by_row.get(&row).copied()) {
+            // `summed_sizes` keeps only lengths that fit a C int.
+            return Ok(n as c_int);
+        }
+        let mut n_tok: c_int = 0;
+        let rc = api.xColumnSize.ok_or(missing)?(fts, -1, &mut n_tok);
+        if rc != ffi::SQLITE_OK {
+            return Err(rc);
+        }
+        if let (Some(l), Ok(n)) = (lengths, u32::try_from(n_tok)) {
+            let mut kept = l.lock();
+            if kept.filled {
+                kept.by_row.insert(row, n);
+            }
+        }
+        Ok(n_tok)
+    }
+}
+
+/// Drops the `Arc<RowLengths>` reference [`register`] gave FTS5.
+unsafe extern "C" fn drop_lengths(raw: *mut c_void) {
+    // SAFETY: FTS5 passes back the pointer `register` made with
+    // `Arc::into_raw`, once.
+    drop(unsafe { Arc::from_raw(raw.cast_const().cast::<RowLengths>()) });
 }
 
 /// `memoria_bm25_rows(fts)`: the table's row count as FTS5's `bm25()`
@@ -272,4 +432,27 @@ pub fn is_one_phrase(expression: &str) -> bool {
         && body.starts_with('"')
         && body.ends_with('"')
         && body.bytes().filter(|&b| b == b'"').count() == 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_docsize_record_sums_its_columns_varints_and_refuses_a_torn_one() {
+        // 1 token, 128 tokens (two bytes), 16,384 tokens (three bytes).
+        assert_eq!(
+            summed_sizes(&[0x01, 0x81, 0x00, 0x81, 0x80, 0x00], 3),
+            Some(1 + 128 + 16_384)
+        );
+        assert_eq!(summed_sizes(&[0x00, 0x00, 0x07], 3), Some(7));
+        assert_eq!(summed_sizes(&[0x01, 0x02], 3), None, "a column short");
+        assert_eq!(summed_sizes(&[1, 2, 3, 4], 3), None, "a byte over");
+        assert_eq!(summed_sizes(&[0x81], 1), None, "a varint cut");
+        assert_eq!(
+            summed_sizes(&[0x81, 0x80, 0x80, 0x80, 0x00], 1),
+            None,
+            "past four bytes is left to FTS5"
+        );
+    }
 }

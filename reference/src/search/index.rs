@@ -28,6 +28,7 @@
 
 use std::ops::Range;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use rusqlite::{Connection, MAIN_DB, ffi, params};
 
@@ -47,6 +48,9 @@ const SCHEMA: &str = "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(\
     title, trail, body, \
     content='', contentless_delete=1, \
     tokenize='porter unicode61 remove_diacritics 2')";
+
+/// The indexed columns of [`SCHEMA`]: title, trail, body.
+const COLUMNS: usize = 3;
 
 /// The longest leave-out list [`LexicalIndex::ranked`] scans per row; a
 /// longer one is made a set first (a page's 21 hits are scanned).
@@ -173,6 +177,8 @@ pub struct LexicalIndex {
     mapped: bool,
     /// Rows inserted or deleted since the index was last merged into one segment.
     writes_since_optimize: usize,
+    /// Every row's length, for the one-phrase scorer (see [`bm25::RowLengths`]).
+    lengths: Arc<bm25::RowLengths>,
 }
 
 /// How many rows written since the last merge make [`LexicalIndex::settle`]
@@ -199,11 +205,13 @@ impl LexicalIndex {
         let conn = Connection::open_in_memory()?;
         conn.execute_batch("PRAGMA temp_store = MEMORY;")?;
         conn.execute_batch(SCHEMA)?;
-        bm25::register(&conn)?;
+        let lengths = Arc::default();
+        bm25::register(&conn, &lengths)?;
         Ok(LexicalIndex {
             conn,
             mapped: false,
             writes_since_optimize: 0,
+            lengths,
         })
     }
 
@@ -265,7 +273,8 @@ impl LexicalIndex {
     /// The index over `conn`, if it holds the FTS table.
     fn checked(conn: Connection, mapped: bool) -> Result<LexicalIndex, Error> {
         conn.execute_batch("PRAGMA temp_store = MEMORY;")?;
-        bm25::register(&conn)?;
+        let lengths = Arc::default();
+        bm25::register(&conn, &lengths)?;
         let ok: i64 = conn
             .query_row(
                 "SELECT count(*) FROM sqlite_master WHERE name = 'fts' AND type = 'table'",
@@ -283,6 +292,7 @@ impl LexicalIndex {
             conn,
             mapped,
             writes_since_optimize: 0,
+            lengths,
         })
     }
 
@@ -307,7 +317,7 @@ impl LexicalIndex {
         }
         let mut copy = Connection::open_in_memory()?;
         copy.execute_batch("PRAGMA temp_store = MEMORY;")?;
-        bm25::register(&copy)?;
+        bm25::register(&copy, &self.lengths)?;
         {
             let backup = rusqlite::backup::Backup::new(&self.conn, &mut copy)?;
             backup.run_to_completion(i32::MAX, std::time::Duration::ZERO, None)?;
@@ -372,6 +382,7 @@ impl LexicalIndex {
         body: &str,
     ) -> Result<(), Error> {
         self.begin()?;
+        self.lengths.forget(chunk_id);
         self.conn
             .prepare_cached("INSERT INTO fts(rowid, title, trail, body) VALUES (?1, ?2, ?3, ?4)")?
             .execute(params![
@@ -390,6 +401,7 @@ impl LexicalIndex {
     /// [`ErrorKind::Storage`] if SQLite refuses the delete.
     pub fn delete(&mut self, chunk_id: i64) -> Result<(), Error> {
         self.begin()?;
+        self.lengths.forget(chunk_id);
         self.conn
             .prepare_cached("DELETE FROM fts WHERE rowid = ?1")?
             .execute(params![chunk_id])?;
@@ -599,6 +611,7 @@ impl LexicalIndex {
         rows: Option<usize>,
         each: &mut dyn FnMut(Hit) -> Result<bool, Error>,
     ) -> Result<(), Error> {
+        self.lengths.fill(&self.conn, COLUMNS)?;
         let (wt, wr, wb) = BM25_WEIGHTS;
         let sql = format!(
             "SELECT rowid, {}(fts, {wt:.1}, {wr:.1}, {wb:.1}), {}(fts) FROM fts WHERE fts MATCH ?1",
@@ -1114,6 +1127,10 @@ mod tests {
             idx.insert_new(id, title, trail, &body.join(" ")).unwrap();
         }
         idx.delete(12).unwrap();
+        // Lengths past one varint byte (128 and 16,384 tokens).
+        let long = |n: usize| vec!["alpha beta"; n / 2].join(" ");
+        idx.insert_new(61, "notes", "", &long(300)).unwrap();
+        idx.insert_new(62, "notes", "gamma", &long(20_000)).unwrap();
         // (expression, rows asked): one word, a phrase, a prefix, no match.
         let table: &[(&str, Option<usize>)] = &[
             ("\"alpha\"", None),
@@ -1124,19 +1141,39 @@ mod tests {
             ("\"gamma\"", Some(1)),
             ("\"nothing\"", None),
         ];
-        for (expr, rows) in table {
-            assert!(bm25::is_one_phrase(expr), "{expr}");
-            let mut ours = Vec::new();
-            idx.each_ranked_one_phrase(expr, *rows, &mut |h| {
-                ours.push(h);
-                Ok(true)
-            })
+        let same_as_fts5 = |idx: &LexicalIndex, when: &str| {
+            for (expr, rows) in table {
+                assert!(bm25::is_one_phrase(expr), "{expr}");
+                let mut ours = Vec::new();
+                idx.each_ranked_one_phrase(expr, *rows, &mut |h| {
+                    ours.push(h);
+                    Ok(true)
+                })
+                .unwrap();
+                let fts5 = idx.search(expr, rows.unwrap_or(1_000), 0).unwrap();
+                assert_eq!(ours, fts5, "{when}: {expr}");
+                let bits = |hs: &[Hit]| hs.iter().map(|h| h.score.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&ours),
+                    bits(&fts5),
+                    "{when}: {expr}: the very same scores"
+                );
+            }
+        };
+        same_as_fts5(&idx, "in the open batch");
+        assert_eq!(idx.lengths.kept(), 61, "every row's length is kept");
+        // The kept lengths follow a replaced row, a deleted one, a new one
+        // and a commit, and a loaded image reads its own.
+        idx.insert(7, "alpha beta", "", &long(500)).unwrap();
+        idx.delete(61).unwrap();
+        idx.insert_new(63, "notes", "", "alpha alpha gamma")
             .unwrap();
-            let fts5 = idx.search(expr, rows.unwrap_or(1_000), 0).unwrap();
-            assert_eq!(ours, fts5, "{expr}");
-            let bits = |hs: &[Hit]| hs.iter().map(|h| h.score.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&ours), bits(&fts5), "{expr}: the very same scores");
-        }
+        same_as_fts5(&idx, "after writes");
+        idx.optimize().unwrap();
+        same_as_fts5(&idx, "committed");
+        let loaded = LexicalIndex::deserialize(&idx.serialize().unwrap()).unwrap();
+        same_as_fts5(&loaded, "loaded");
+        assert_eq!(loaded.lengths.kept(), 61);
         assert!(!idx.search("\"alpha\"", 1_000, 0).unwrap().is_empty());
         for not_one in [
             "\"alpha\" AND \"beta\"",
