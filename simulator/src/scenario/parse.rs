@@ -609,80 +609,55 @@ pub enum Event {
     },
 }
 
+/// A `match` over every [`Event`] variant, binding its `at_ms` to `$at`: one
+/// list for [`Event::at_ms`] and [`Event::at_ms_mut`].
+macro_rules! with_at_ms {
+    ($event:expr, $at:ident => $out:expr) => {
+        match $event {
+            Event::WarmedUp { at_ms: $at }
+            | Event::Query { at_ms: $at, .. }
+            | Event::Upload { at_ms: $at, .. }
+            | Event::DeleteUpload { at_ms: $at, .. }
+            | Event::MemoriaBackup { at_ms: $at, .. }
+            | Event::MemoriaRestore { at_ms: $at, .. }
+            | Event::Fault { at_ms: $at, .. }
+            | Event::Clear { at_ms: $at, .. }
+            | Event::Revise { at_ms: $at, .. }
+            | Event::Create { at_ms: $at, .. }
+            | Event::Delete { at_ms: $at, .. }
+            | Event::Downgrade { at_ms: $at, .. }
+            | Event::PartialRestore { at_ms: $at, .. }
+            | Event::Backup { at_ms: $at, .. }
+            | Event::WholeRestore { at_ms: $at, .. }
+            | Event::Upgrade { at_ms: $at, .. }
+            | Event::Reformat { at_ms: $at, .. }
+            | Event::RemoveReader { at_ms: $at, .. }
+            | Event::RosterRemove { at_ms: $at, .. }
+            | Event::RosterAdd { at_ms: $at, .. }
+            | Event::RosterFault { at_ms: $at, .. }
+            | Event::Rotation { at_ms: $at, .. }
+            | Event::TokenFile { at_ms: $at, .. }
+            | Event::ExpectConverged { at_ms: $at }
+            | Event::Restart { at_ms: $at }
+            | Event::OpenDocument { at_ms: $at, .. }
+            | Event::OpenSources { at_ms: $at, .. }
+            | Event::AdvanceDays { at_ms: $at, .. }
+            | Event::ExpectCalls { at_ms: $at, .. }
+            | Event::ExpectHeld { at_ms: $at, .. }
+            | Event::ExpectSources { at_ms: $at, .. }
+            | Event::ExpectReannounce { at_ms: $at, .. } => $out,
+        }
+    };
+}
+
 impl Event {
     pub(crate) fn at_ms(&self) -> Option<u64> {
-        match self {
-            Event::WarmedUp { at_ms }
-            | Event::Query { at_ms, .. }
-            | Event::Upload { at_ms, .. }
-            | Event::DeleteUpload { at_ms, .. }
-            | Event::MemoriaBackup { at_ms, .. }
-            | Event::MemoriaRestore { at_ms, .. }
-            | Event::Fault { at_ms, .. }
-            | Event::Clear { at_ms, .. }
-            | Event::Revise { at_ms, .. }
-            | Event::Create { at_ms, .. }
-            | Event::Delete { at_ms, .. }
-            | Event::Downgrade { at_ms, .. }
-            | Event::PartialRestore { at_ms, .. }
-            | Event::Backup { at_ms, .. }
-            | Event::WholeRestore { at_ms, .. }
-            | Event::Upgrade { at_ms, .. }
-            | Event::Reformat { at_ms, .. }
-            | Event::RemoveReader { at_ms, .. }
-            | Event::RosterRemove { at_ms, .. }
-            | Event::RosterAdd { at_ms, .. }
-            | Event::RosterFault { at_ms, .. }
-            | Event::Rotation { at_ms, .. }
-            | Event::TokenFile { at_ms, .. }
-            | Event::ExpectConverged { at_ms }
-            | Event::Restart { at_ms }
-            | Event::OpenDocument { at_ms, .. }
-            | Event::OpenSources { at_ms, .. }
-            | Event::AdvanceDays { at_ms, .. }
-            | Event::ExpectCalls { at_ms, .. }
-            | Event::ExpectHeld { at_ms, .. }
-            | Event::ExpectSources { at_ms, .. }
-            | Event::ExpectReannounce { at_ms, .. } => *at_ms,
-        }
+        with_at_ms!(self, at => *at)
     }
 
     /// The event's `at_ms`, to move it (the explorer's generators).
     pub(crate) fn at_ms_mut(&mut self) -> &mut Option<u64> {
-        match self {
-            Event::WarmedUp { at_ms }
-            | Event::Query { at_ms, .. }
-            | Event::Upload { at_ms, .. }
-            | Event::DeleteUpload { at_ms, .. }
-            | Event::MemoriaBackup { at_ms, .. }
-            | Event::MemoriaRestore { at_ms, .. }
-            | Event::Fault { at_ms, .. }
-            | Event::Clear { at_ms, .. }
-            | Event::Revise { at_ms, .. }
-            | Event::Create { at_ms, .. }
-            | Event::Delete { at_ms, .. }
-            | Event::Downgrade { at_ms, .. }
-            | Event::PartialRestore { at_ms, .. }
-            | Event::Backup { at_ms, .. }
-            | Event::WholeRestore { at_ms, .. }
-            | Event::Upgrade { at_ms, .. }
-            | Event::Reformat { at_ms, .. }
-            | Event::RemoveReader { at_ms, .. }
-            | Event::RosterRemove { at_ms, .. }
-            | Event::RosterAdd { at_ms, .. }
-            | Event::RosterFault { at_ms, .. }
-            | Event::Rotation { at_ms, .. }
-            | Event::TokenFile { at_ms, .. }
-            | Event::ExpectConverged { at_ms }
-            | Event::Restart { at_ms }
-            | Event::OpenDocument { at_ms, .. }
-            | Event::OpenSources { at_ms, .. }
-            | Event::AdvanceDays { at_ms, .. }
-            | Event::ExpectCalls { at_ms, .. }
-            | Event::ExpectHeld { at_ms, .. }
-            | Event::ExpectSources { at_ms, .. }
-            | Event::ExpectReannounce { at_ms, .. } => at_ms,
-        }
+        with_at_ms!(self, at => at)
     }
 
     /// True for an event that only checks, and changes nothing.
