@@ -40,7 +40,8 @@ use manifest::Manifest;
 use report::{CaseResult, ConformReport};
 pub use tls::{TlsRefusal, TlsTrust};
 
-/// What a case required and what the kit saw instead: ids, revisions,
+/// What a case required and what was seen instead (a kit case, or a gate
+/// case of the harness, which re-exports it): ids, revisions,
 /// statuses and values, never a title, a body or a token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {

@@ -37,30 +37,10 @@ pub struct Case {
     pub run: CaseFn,
 }
 
-/// Why a case failed: what it expected and what it saw. Never content.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    /// What the claim required.
-    pub expected: String,
-    /// What the harness observed.
-    pub actual: String,
-}
-
-impl Failure {
-    /// Builds a failure.
-    pub fn new(expected: impl Into<String>, actual: impl Into<String>) -> Failure {
-        Failure {
-            expected: expected.into(),
-            actual: actual.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "expected: {}\n  actual: {}", self.expected, self.actual)
-    }
-}
+/// Why a case failed: what it expected and what it saw, never content.
+/// The conformance kit's own type (`memoria-kit`), so a kit case and a gate
+/// case fail alike and the harness holds one definition.
+pub use memoria_kit::Failure;
 
 /// Fails with `expected`/`actual` unless `cond` holds.
 ///
