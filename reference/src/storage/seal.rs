@@ -14,10 +14,9 @@
 //!
 //! Sealed layout: `[SEAL_VERSION][nonce: 12][ciphertext ‖ tag: 16]`.
 
-use aes_gcm::aead::{Aead, AeadInPlace, KeyInit, OsRng, Payload};
-use aes_gcm::{AeadCore, Aes256Gcm, Nonce};
 use hkdf::Hkdf;
 use hmac::{Hmac, Mac};
+use rand::rngs::OsRng;
 use sha2::Sha256;
 use zeroize::Zeroize;
 
@@ -214,6 +213,28 @@ impl Sealer {
         aad
     }
 
+    /// The nonce and the tag of a sealed value at least
+    /// [`SEALED_OVERHEAD_BYTES`] long: `[version][nonce][body][tag]`.
+    fn nonce_and_tag(sealed: &[u8]) -> ([u8; NONCE_BYTES], [u8; TAG_BYTES]) {
+        let mut nonce = [0u8; NONCE_BYTES];
+        nonce.copy_from_slice(&sealed[1..1 + NONCE_BYTES]);
+        let mut tag = [0u8; TAG_BYTES];
+        tag.copy_from_slice(&sealed[sealed.len() - TAG_BYTES..]);
+        (nonce, tag)
+    }
+
+    /// The error of a cell that failed authentication; it names the purpose,
+    /// never the row (a row can be a path, which is content).
+    fn refused(purpose: Purpose) -> Error {
+        Error::new(
+            ErrorKind::Seal,
+            format!(
+                "sealed {} cell failed to open (wrong key, row or purpose, or tampered)",
+                purpose.label()
+            ),
+        )
+    }
+
     /// Seals `plaintext` as the cell `row` under `purpose`.
     ///
     /// `row` names the cell's place, e.g. `"chunks/42/body"`; the same string
@@ -224,22 +245,19 @@ impl Sealer {
     /// # Panics
     /// Only if AES-GCM refuses a plaintext longer than its 64 GiB limit.
     pub fn seal(&self, purpose: Purpose, row: &str, plaintext: &[u8]) -> Vec<u8> {
-        let cipher = Aes256Gcm::new_from_slice(self.key(purpose)).expect("key is 32 bytes");
-        let nonce = Aes256Gcm::generate_nonce(&mut OsRng);
+        let nonce = memoria_gcm::random_nonce();
         let aad = Sealer::aad(purpose, row);
-        let body = cipher
-            .encrypt(
-                &nonce,
-                Payload {
-                    msg: plaintext,
-                    aad: &aad,
-                },
-            )
-            .expect("AES-GCM encrypts any plaintext under its length limit");
-        let mut out = Vec::with_capacity(1 + NONCE_BYTES + body.len());
+        let mut out = Vec::with_capacity(plaintext.len() + SEALED_OVERHEAD_BYTES);
         out.push(SEAL_VERSION);
         out.extend_from_slice(&nonce);
-        out.extend_from_slice(&body);
+        out.extend_from_slice(plaintext);
+        let tag = memoria_gcm::seal_in_place(
+            self.key(purpose),
+            &nonce,
+            &aad,
+            &mut out[1 + NONCE_BYTES..],
+        );
+        out.extend_from_slice(&tag);
         debug_assert_eq!(out.len(), plaintext.len() + SEALED_OVERHEAD_BYTES);
         out
     }
@@ -259,26 +277,12 @@ impl Sealer {
                 format!("sealed value has unknown version {}", sealed[0]),
             ));
         }
-        let nonce = Nonce::from_slice(&sealed[1..1 + NONCE_BYTES]);
-        let cipher = Aes256Gcm::new_from_slice(self.key(purpose)).expect("key is 32 bytes");
+        let (nonce, tag) = Sealer::nonce_and_tag(sealed);
+        let mut body = sealed[1 + NONCE_BYTES..sealed.len() - TAG_BYTES].to_vec();
         let aad = Sealer::aad(purpose, row);
-        cipher
-            .decrypt(
-                nonce,
-                Payload {
-                    msg: &sealed[1 + NONCE_BYTES..],
-                    aad: &aad,
-                },
-            )
-            .map_err(|_| {
-                Error::new(
-                    ErrorKind::Seal,
-                    format!(
-                        "sealed {} cell failed to open (wrong key, row or purpose, or tampered)",
-                        purpose.label()
-                    ),
-                )
-            })
+        memoria_gcm::open_in_place(self.key(purpose), &nonce, &aad, &mut body, &tag)
+            .map_err(|_| Sealer::refused(purpose))?;
+        Ok(body)
     }
 
     /// As [`Sealer::open`], in place: `sealed` is opened where it lies and
@@ -302,22 +306,17 @@ impl Sealer {
                 format!("sealed value has unknown version {}", sealed[0]),
             ));
         }
-        let (head, rest) = sealed.split_at_mut(1 + NONCE_BYTES);
-        let (body, tag) = rest.split_at_mut(rest.len() - TAG_BYTES);
-        let nonce = Nonce::from_slice(&head[1..]);
-        let cipher = Aes256Gcm::new_from_slice(self.key(purpose)).expect("key is 32 bytes");
+        let (nonce, tag) = Sealer::nonce_and_tag(sealed);
+        let end = sealed.len() - TAG_BYTES;
         let aad = Sealer::aad(purpose, row);
-        cipher
-            .decrypt_in_place_detached(nonce, &aad, body, aes_gcm::Tag::from_slice(tag))
-            .map_err(|_| {
-                Error::new(
-                    ErrorKind::Seal,
-                    format!(
-                        "sealed {} cell failed to open (wrong key, row or purpose, or tampered)",
-                        purpose.label()
-                    ),
-                )
-            })?;
+        memoria_gcm::open_in_place(
+            self.key(purpose),
+            &nonce,
+            &aad,
+            &mut sealed[1 + NONCE_BYTES..end],
+            &tag,
+        )
+        .map_err(|_| Sealer::refused(purpose))?;
         Ok(1 + NONCE_BYTES..sealed.len() - TAG_BYTES)
     }
 
