@@ -103,9 +103,6 @@ impl RosterTruth {
         })
     }
 
-    /// Whether `address` must be refused now: the home removed them and
-    /// has not added them back, and a clean pull has happened since
-    /// (§4.3: the copy as it stands; a failed pull keeps it).
     /// When the last clean pull since memoria's last wake (or calendar
     /// skip) was answered, in simulated ms, if there was one.
     pub(super) fn last_clean_pull_ms(&self) -> Option<u64> {
@@ -122,6 +119,9 @@ impl RosterTruth {
             .max()
     }
 
+    /// Whether `address` must be refused now: the home removed them and
+    /// has not added them back, and a clean pull has happened since
+    /// (§4.3: the copy as it stands; a failed pull keeps it).
     pub(super) fn refused(&self, address: &str) -> bool {
         matches!(self.changed.get(address), Some((at, false)) if self.clean_pull_after(*at))
     }
