@@ -35,6 +35,16 @@
 //! delta debugging (chunks of events, then siblings, items and people)
 //! while it fails with the same invariant, and [`to_toml`] writes the
 //! result as a file `replay` reads.
+//!
+//! The worlds give half the siblings announce pages of 2 to 4 records, so a
+//! re-announce spans pages, and the announce faults include one whose
+//! continuation pages never answer (`announce-hang`): memoria's deadline
+//! cuts the announce off midway, which must authorise nothing. Every
+//! drawing added after the first ([`cells`], [`roster`], [`rotation`],
+//! [`documents`], [`token_file`], [`home`]) comes from a generator of its
+//! own, after the rest, so a seed that does not draw it is the run it was
+//! before. What the truth oracle judges, invariant by invariant, is
+//! `crate::scenario`'s `oracle.rs`.
 
 mod cells;
 mod documents;

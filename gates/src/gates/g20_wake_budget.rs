@@ -28,8 +28,8 @@
 //! build measured at 90,000 chunks, [`WAKE_CPU_AT_SPEC_S`] (`wake-90k`,
 //! recorded in `benches/RESULTS.md`), with the measured debug figure beside
 //! it in every failure message. The bytes are measured in every build.
-//! How §7.3 is read on which parts count is in ARCHITECTURE.md ("The wake
-//! budget"). The 90,000-chunk build is `wake-90k` (memoria-benches), which also
+//! How §7.3 is read on which parts count is in DECISIONS.md ("§7.3's wake
+//! budget counts what a wake reads"). The 90,000-chunk build is `wake-90k` (memoria-benches), which also
 //! states the ceiling in chunks; this gate is its small, every-run case.
 
 use std::path::Path;

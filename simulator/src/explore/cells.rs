@@ -4,6 +4,16 @@
 //! only after the rest of the run, so a seed whose world gets no cells is
 //! the run it was before cells existed. The events are slipped between the
 //! run's own at random places, each at the instant of the one before it.
+//!
+//! The draw (issue 27): half the worlds that have Sheets give it §8.7's
+//! worked example, with 4 to 10 numeric questions (average, total, highest,
+//! lowest or how many of revenue, costs, margin or headcount in a month of
+//! the last 1 to 3 years) by anybody, up to two revisions of a sheet,
+//! sometimes a downgrade, and, when the swarm draws `reformat`, 3 per unit
+//! of its weight of month columns reformatted (§8.7's format codes and
+//! General), in place or with a new revision.
+//! `explore-cells-number-is-s6s-display.toml` writes the judgement down
+//! (the oracle's `[safety:number]`), with a mutation only the oracle kills.
 
 use rand::seq::SliceRandom as _;
 use rand::{Rng as _, SeedableRng as _};

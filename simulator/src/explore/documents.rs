@@ -13,6 +13,15 @@
 //! AHEAD or nothing. The opener is anybody: members,
 //! guests, strangers and the person later removed (with the session they
 //! held), so links reach people who may not see them.
+//!
+//! The draw: 4 to 12 openings a run, each within three events of the one
+//! that names its document; 30% of them over the MCP `document` tool,
+//! called as `memoria mcp` calls it (`McpServer::document_call`), the rest
+//! on the document page; and up to twice a run somebody opens the sources
+//! page. An opening before any page linked its document opens nothing.
+//! `explore-document-opened-by-link.toml` and
+//! `explore-sources-names-no-document.toml` write the judgements down, with
+//! mutations only the oracle kills.
 
 use std::collections::BTreeMap;
 

@@ -22,6 +22,36 @@
 //! few events after it, so the restored memoria, whose store remembers the
 //! epoch of the backup, is offered a roster older than one it acted on
 //! (§4.3, §7.4; `roster-restore-never-rewinds-the-epoch.toml`).
+//!
+//! The draw: `refuse` is as the fake sibling's `refuse`; `hang` runs past
+//! `ROSTER_DEADLINE_MS`; the fake home records such a pull with status
+//! `PULL_UNANSWERED`. `roster-home-unreachable-keeps-the-last-good-copy.toml`
+//! holds both, with a mutation only these two modes reach: a pull the home
+//! never answered drops the copy (a status or a garbage body keeps it). A
+//! spell spans at most 40 events, tens of simulated seconds, and the roster
+//! loop pulls every `ROSTER_REFRESH_S` (300 s), so a pull rarely fell inside
+//! one; hence the long spell: its clock jumps [`LONG_SPELL_MS`]
+//! (`ROSTER_REFRESH_S` and 5 s) right after it starts, the gaps after it
+//! kept, in [`LONG_SPELL_SHARE`] of the worlds with an unreachable home (a
+//! stream of its own, so the spells are where they were). The readers ask
+//! again their last three questions (`ask_again`), which `[safety:silent]`
+//! judges against what they found then, and `[safety:roster]` holds memoria
+//! to the copy it kept. `benches/RESULTS.md` has what the explorer kills
+//! with and without it.
+//!
+//! The rewind: 60% of the suite-shape worlds whose run restores memoria from
+//! a backup (`roster-rewind`) have the lagging replica answer the pulls from
+//! just before one or two of those restores until up to 10 events after.
+//! The reference once kept the roster's generation and epoch only in its
+//! store (`roster_held`), which the restore rewinds, so the restored memoria
+//! adopted the lagging roster from before a removal it had already pulled,
+//! and admitted the person removed again: `[safety:roster]` went red on it
+//! (found by writing the scenario). Fixed: memoria also keeps the
+//! coordinates in a roster mark beside the tombstone log
+//! (`reference/src/storage/roster_mark.rs`, `roster-mark.json` in
+//! `MEMORIA_TOMBSTONES`), backed up apart and never restored with the data,
+//! and judges its first pull after a wake against the mark when there is
+//! one. The scenario's mutation reads the store alone again.
 
 use rand::seq::SliceRandom as _;
 use rand::{Rng as _, SeedableRng as _};

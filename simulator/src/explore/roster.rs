@@ -11,6 +11,35 @@
 //! lagging replica's older epoch, another team's roster, garbage) for
 //! spells the run ends. Each event is slipped between the run's own at a
 //! random place, after the one it follows.
+//!
+//! The draw: 35% of the worlds with two readers or more run beside a fake
+//! home (`home = true`): the first reader is an owner, the others are
+//! admitted from the home's roster, pulled by memoria's own roster loop. The
+//! run's removal of a reader is then the home's (`roster-remove`), sometimes
+//! undone (`roster-add`); and the swarm's `roster` kind, by its weight, puts
+//! the home's pulls into outage spells (`roster-fault`: down, stale-epoch,
+//! other-team, five garbage bodies; `none` ends one). `[safety:silent]` is
+//! not judged for a roster reader unless a clean pull since their last
+//! change and memoria's last wake certainly admits them.
+//!
+//! The liveness check ends the home's fault, lets simulated time run until
+//! the roster loop pulls cleanly if its last pull failed (its retry,
+//! `ROSTER_RETRY_S`), and again after the first round (at most
+//! `ROSTER_PULL_WAIT_MAX_S`, 305 s), so the calendar's skips never age the
+//! copy past `ROSTER_TTL_S`: simulated time runs only in suite-shape
+//! worlds, which is what they cost. `SIMULATION_DURATION_S` is 1,800 s for
+//! it and for the home spell that runs past a pull (`home.rs`). Without
+//! that, the liveness check would refuse everybody in suite shape, and
+//! rightly: it skips memoria's calendar 3 × `QUIET_S` = 915 s, past
+//! `ROSTER_TTL_S` (900 s), while the roster loop (`AppState::wake_home`)
+//! sleeps `ROSTER_REFRESH_S` (300 s) in simulated time, which a calendar
+//! skip does not move. On the production path the check lets simulated
+//! time pass until the loop pulls again, never calls `pull_roster`.
+//!
+//! `roster-outage-keeps-the-last-good-copy.toml` holds the rules, with two
+//! mutations of `RosterCopy::apply` it kills; the explorer kills the one
+//! that keeps a removed member in the copy at seed 16, shrunk to
+//! `explore-roster-removed-stays-refused.toml`.
 
 use rand::seq::SliceRandom as _;
 use rand::{Rng as _, SeedableRng as _};

@@ -10,6 +10,25 @@
 //! unreachable for a spell (an outage switched on, and cleared later), and
 //! then the phase run again to the end (resumed). Each event is slipped
 //! between the run's own at a random place, in order.
+//!
+//! The draw: 35% of the worlds ([`ROTATION_SHARE`]) rotate memoria's tokens
+//! at their siblings once or twice with the simulator's `Drain`, through
+//! `rotation` events; [`INTERRUPTED_SHARE`] is 60%, and an outage is
+//! cleared before or after the phase resumes. memoria reads its tokens from
+//! token files, as `serve` does with `MEMORIA_SIBLING_TOKEN_<APP>_FILE`;
+//! nothing calls into memoria to rotate. The oracle's `[safety:rotation]`
+//! and `[liveness:rotation]` judge the run (`crate::scenario`'s
+//! `rotation.rs`).
+//!
+//! `explore-rotation-interrupted-at-each-phase.toml` holds one rotation
+//! with each phase interrupted (a restart, a partial delivery during an
+//! outage, a partial contract) and the mutations it kills: ingest calls
+//! that carry the first token memoria read while S2 reads the file, so the
+//! contract the drain makes on seeing S2 turns the next feed pull into a
+//! 401 (`[safety:rotation]`), and one only `[liveness:rotation]` sees: the
+//! token file read once, when the client is built, so the drain never sees
+//! the new token in use and no contract retires anything (every page stays
+//! whole). The explorer kills each at seed 0.
 
 use rand::seq::SliceRandom as _;
 use rand::{Rng as _, SeedableRng as _};

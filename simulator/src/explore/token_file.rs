@@ -9,6 +9,16 @@
 //! restored a little later, the rest are mended only when the faults stop
 //! (`expect-converged`). The oracle's `[safety:token-file]` judges every
 //! call memoria makes meanwhile (`crate::scenario`'s `token_file.rs`).
+//!
+//! The draw: 25% of the worlds ([`TOKEN_FILE_SHARE`]); 80% of the spells
+//! end with the file restored within 30 events, the rest at
+//! `expect-converged`, which mends every file before liveness is judged. A
+//! drain's phase 2 that writes a token over a broken file ends its spell.
+//! `token-file-unreadable-calls-nobody.toml` holds the three states and two
+//! mutations only `[safety:token-file]` sees (every page looks the same
+//! under both): a token file that cannot be read falls back to the last
+//! token read (an adversary's, left unkilled until the explorer made the
+//! fault), and a token that cannot be read sent empty.
 
 use rand::seq::SliceRandom as _;
 use rand::{Rng as _, SeedableRng as _};
