@@ -221,23 +221,136 @@ fn epochs_all(epoch: u32) -> BTreeMap<String, Option<u32>> {
         .collect()
 }
 
-fn report_is(
-    step: &str,
-    r: &PhaseReport,
-    changed: &[&str],
-    unchanged: &[&str],
-    not_reached: &[&str],
-) -> Result<(), String> {
+/// What one run of a phase must report: the apps it changed, found
+/// already done, did not reach, and refused as not observed (§6.2's phase
+/// 3 before memoria is seen using the new token), each in the drain's order.
+#[derive(Debug, Clone, Copy)]
+struct Expect {
+    changed: &'static [&'static str],
+    unchanged: &'static [&'static str],
+    not_reached: &'static [&'static str],
+    not_observed: &'static [&'static str],
+}
+
+/// A run that refused nothing: `changed`, `unchanged` and `not_reached`.
+const fn report(
+    changed: &'static [&'static str],
+    unchanged: &'static [&'static str],
+    not_reached: &'static [&'static str],
+) -> Expect {
+    Expect {
+        changed,
+        unchanged,
+        not_reached,
+        not_observed: &[],
+    }
+}
+
+impl Expect {
+    /// The same run, refusing `apps` as not observed.
+    const fn refusing(self, apps: &'static [&'static str]) -> Expect {
+        Expect {
+            not_observed: apps,
+            ..self
+        }
+    }
+}
+
+/// A phase run at every sibling, changing each.
+const EVERYWHERE: Expect = report(&APPS, &[], &[]);
+
+fn report_is(step: &str, r: &PhaseReport, want: Expect) -> Result<(), String> {
+    let refused: Vec<(String, DrainRefusal)> = want
+        .not_observed
+        .iter()
+        .map(|a| ((*a).to_owned(), DrainRefusal::NotObserved))
+        .collect();
     check(
-        r.changed == changed
-            && r.unchanged == unchanged
-            && r.not_reached == not_reached
-            && r.refused.is_empty(),
+        r.changed == want.changed
+            && r.unchanged == want.unchanged
+            && r.not_reached == want.not_reached
+            && r.refused == refused,
         format!(
-            "{step}: changed {changed:?}, unchanged {unchanged:?}, not reached {not_reached:?}, nothing refused"
+            "{step}: changed {:?}, unchanged {:?}, not reached {:?}, refused as not observed {:?}",
+            want.changed, want.unchanged, want.not_reached, want.not_observed
         ),
         format!("{r:?}"),
     )
+}
+
+/// One phase of the operator drain (§6.2), stopped where its [`Stop`] says.
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// Phase 1: the new token accepted beside the old at each sibling.
+    Expand(Stop),
+    /// Phase 2: memoria's token file rewritten with the new token.
+    Switch(Stop),
+    /// Phase 3: the old token retired where memoria was seen using the new.
+    Contract(Stop),
+}
+
+/// What follows a step.
+#[derive(Debug, Clone, Copy)]
+enum Then {
+    /// Nothing: the next step follows at once.
+    Next,
+    /// A clean search as Ana ([`clean`]).
+    Clean,
+    /// A clean search, after which memoria's S2 carried these epochs at
+    /// Sheets, Docs and Calendar.
+    Epochs([u32; 3]),
+}
+
+/// One row of a walk through the phases: a phase, what it must report,
+/// and what follows it.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    label: &'static str,
+    phase: Phase,
+    expect: Expect,
+    then: Then,
+}
+
+/// Runs `steps` with `drain` in order, judging each row; the first row
+/// that does not hold fails the walk, naming its label.
+async fn walk_steps(
+    m: &mut Memoria,
+    trace: &Trace,
+    canary: &str,
+    drain: &Drain,
+    steps: &[Step],
+) -> Result<(), String> {
+    for s in steps {
+        let r = match s.phase {
+            Phase::Expand(stop) => drain.expand(stop),
+            Phase::Switch(stop) => drain.switch(m, stop),
+            Phase::Contract(stop) => drain.contract(stop),
+        };
+        report_is(s.label, &r, s.expect)?;
+        match s.then {
+            Then::Next => {}
+            Then::Clean => {
+                clean(m, trace, canary, s.label).await?;
+            }
+            Then::Epochs(want) => {
+                let e = clean(m, trace, canary, s.label).await?;
+                let want: BTreeMap<String, Option<u32>> = APPS
+                    .iter()
+                    .zip(want)
+                    .map(|(a, epoch)| ((*a).to_owned(), Some(epoch)))
+                    .collect();
+                check(
+                    e == want,
+                    format!(
+                        "{}: memoria's S2 carries the token epochs {want:?}",
+                        s.label
+                    ),
+                    format!("{e:?}"),
+                )?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One S1 call to `app`'s sibling from the scenario with `token`; its status.
@@ -280,6 +393,53 @@ async fn old_refused_new_accepted(drain: &Drain, trace: &Trace) -> Result<(), St
     Ok(())
 }
 
+/// Gate 12's walk: every phase interrupted and resumed, across a partial
+/// delivery, each step followed by a clean search.
+const WALK: &[Step] = &[
+    Step {
+        label: "phase 1 stopped after Sheets",
+        phase: Phase::Expand(Stop::After(1)),
+        expect: report(&["sheets"], &[], &["docs", "calendar"]),
+        then: Then::Clean,
+    },
+    Step {
+        label: "phase 1 resumed",
+        phase: Phase::Expand(Stop::AtEnd),
+        expect: report(&["docs", "calendar"], &["sheets"], &[]),
+        then: Then::Clean,
+    },
+    Step {
+        label: "phase 2 stopped after Sheets (a partial delivery)",
+        phase: Phase::Switch(Stop::After(1)),
+        expect: report(&["sheets"], &[], &["docs", "calendar"]),
+        then: Then::Epochs([NEW_EPOCH, OLD_EPOCH, OLD_EPOCH]),
+    },
+    Step {
+        label: "phase 3 during the partial delivery",
+        phase: Phase::Contract(Stop::AtEnd),
+        expect: report(&["sheets"], &[], &[]).refusing(&["docs", "calendar"]),
+        then: Then::Clean,
+    },
+    Step {
+        label: "phase 2 resumed",
+        phase: Phase::Switch(Stop::AtEnd),
+        expect: report(&["docs", "calendar"], &["sheets"], &[]),
+        then: Then::Epochs([NEW_EPOCH; 3]),
+    },
+    Step {
+        label: "phase 3 stopped after two siblings",
+        phase: Phase::Contract(Stop::After(2)),
+        expect: report(&["docs"], &["sheets"], &["calendar"]),
+        then: Then::Clean,
+    },
+    Step {
+        label: "phase 3 resumed",
+        phase: Phase::Contract(Stop::AtEnd),
+        expect: report(&["calendar"], &["sheets", "docs"], &[]),
+        then: Then::Clean,
+    },
+];
+
 fn walk(ctx: &mut Ctx) -> Result<(), Failure> {
     let (world, drain, canary) = fixture(ctx);
     let trace = world.trace().clone();
@@ -291,93 +451,7 @@ fn walk(ctx: &mut Ctx) -> Result<(), Failure> {
             "before the rotation memoria carries its old token everywhere",
             format!("{e:?}"),
         )?;
-
-        let r = drain.expand(Stop::After(1));
-        report_is(
-            "phase 1 stopped after Sheets",
-            &r,
-            &["sheets"],
-            &[],
-            &["docs", "calendar"],
-        )?;
-        clean(&mut m, &trace, &canary, "phase 1 interrupted").await?;
-        let r = drain.expand(Stop::AtEnd);
-        report_is(
-            "phase 1 resumed",
-            &r,
-            &["docs", "calendar"],
-            &["sheets"],
-            &[],
-        )?;
-        clean(&mut m, &trace, &canary, "phase 1 resumed").await?;
-
-        let r = drain.switch(&m, Stop::After(1));
-        report_is(
-            "phase 2 stopped after Sheets",
-            &r,
-            &["sheets"],
-            &[],
-            &["docs", "calendar"],
-        )?;
-        let e = clean(&mut m, &trace, &canary, "phase 2 interrupted").await?;
-        check(
-            e["sheets"] == Some(NEW_EPOCH)
-                && e["docs"] == Some(OLD_EPOCH)
-                && e["calendar"] == Some(OLD_EPOCH),
-            "after a partial delivery memoria carries the new token at Sheets and the old at Docs and Calendar",
-            format!("{e:?}"),
-        )?;
-        let r = drain.contract(Stop::AtEnd);
-        check(
-            r.changed == ["sheets"]
-                && r.refused
-                    == [
-                        ("docs".to_owned(), DrainRefusal::NotObserved),
-                        ("calendar".to_owned(), DrainRefusal::NotObserved),
-                    ],
-            "phase 3 during the partial delivery retires Sheets' old token and refuses Docs and Calendar, not observed",
-            format!("{r:?}"),
-        )?;
-        clean(
-            &mut m,
-            &trace,
-            &canary,
-            "phase 3 refused at the undelivered siblings",
-        )
-        .await?;
-        let r = drain.switch(&m, Stop::AtEnd);
-        report_is(
-            "phase 2 resumed",
-            &r,
-            &["docs", "calendar"],
-            &["sheets"],
-            &[],
-        )?;
-        let e = clean(&mut m, &trace, &canary, "phase 2 resumed").await?;
-        check(
-            e == epochs_all(NEW_EPOCH),
-            "after phase 2 memoria carries the new token everywhere",
-            format!("{e:?}"),
-        )?;
-
-        let r = drain.contract(Stop::After(2));
-        report_is(
-            "phase 3 stopped after two siblings",
-            &r,
-            &["docs"],
-            &["sheets"],
-            &["calendar"],
-        )?;
-        clean(&mut m, &trace, &canary, "phase 3 interrupted").await?;
-        let r = drain.contract(Stop::AtEnd);
-        report_is(
-            "phase 3 resumed",
-            &r,
-            &["calendar"],
-            &["sheets", "docs"],
-            &[],
-        )?;
-        clean(&mut m, &trace, &canary, "phase 3 resumed").await?;
+        walk_steps(&mut m, &trace, &canary, &drain, WALK).await?;
         m.question_pulls(OWNERS[0]).await;
         let events = trace.events();
         check(
@@ -404,7 +478,7 @@ fn new_token_without_restart(ctx: &mut Ctx) -> Result<(), Failure> {
             "before the rotation every sibling sees memoria's old token (presence)",
             format!("{e:?}"),
         )?;
-        report_is("phase 1", &drain.expand(Stop::AtEnd), &APPS, &[], &[])?;
+        report_is("phase 1", &drain.expand(Stop::AtEnd), EVERYWHERE)?;
         let e = clean(&mut m, &trace, &canary, "both tokens accepted").await?;
         check(
             e == epochs_all(OLD_EPOCH),
@@ -412,7 +486,7 @@ fn new_token_without_restart(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{e:?}"),
         )?;
         let instance = m.state().instance();
-        report_is("phase 2", &drain.switch(&m, Stop::AtEnd), &APPS, &[], &[])?;
+        report_is("phase 2", &drain.switch(&m, Stop::AtEnd), EVERYWHERE)?;
         let e = clean(&mut m, &trace, &canary, "after the switch").await?;
         check(
             e == epochs_all(NEW_EPOCH),
@@ -455,23 +529,16 @@ fn no_contract_before_observation(ctx: &mut Ctx) -> Result<(), Failure> {
                         .is_some()
                 })
         };
-        report_is("phase 1", &drain.expand(Stop::AtEnd), &APPS, &[], &[])?;
+        report_is("phase 1", &drain.expand(Stop::AtEnd), EVERYWHERE)?;
         report_is(
             "phase 2 for Sheets only",
             &drain.switch(&m, Stop::After(1)),
-            &["sheets"],
-            &[],
-            &["docs", "calendar"],
+            report(&["sheets"], &[], &["docs", "calendar"]),
         )?;
-        let r = drain.contract(Stop::AtEnd);
-        check(
-            r.changed.is_empty()
-                && r.refused.len() == APPS.len()
-                && r.refused
-                    .iter()
-                    .all(|(_, why)| *why == DrainRefusal::NotObserved),
-            "before memoria has called with the new token, phase 3 refuses at all three siblings as not observed",
-            format!("{r:?}"),
+        report_is(
+            "before memoria has called with the new token, phase 3",
+            &drain.contract(Stop::AtEnd),
+            report(&[], &[], &[]).refusing(&APPS),
         )?;
         check(
             old_accepted(&APPS),
@@ -479,16 +546,10 @@ fn no_contract_before_observation(ctx: &mut Ctx) -> Result<(), Failure> {
             "one was retired",
         )?;
         clean(&mut m, &trace, &canary, "after the refused contract").await?;
-        let r = drain.contract(Stop::AtEnd);
-        check(
-            r.changed == ["sheets"]
-                && r.refused
-                    == [
-                        ("docs".to_owned(), DrainRefusal::NotObserved),
-                        ("calendar".to_owned(), DrainRefusal::NotObserved),
-                    ],
-            "once memoria was seen using the new token at Sheets, phase 3 retires Sheets' old token only",
-            format!("{r:?}"),
+        report_is(
+            "once memoria was seen using the new token at Sheets, phase 3",
+            &drain.contract(Stop::AtEnd),
+            report(&["sheets"], &[], &[]).refusing(&["docs", "calendar"]),
         )?;
         check(
             !old_accepted(&["sheets"]) && old_accepted(&["docs", "calendar"]),
@@ -499,17 +560,13 @@ fn no_contract_before_observation(ctx: &mut Ctx) -> Result<(), Failure> {
         report_is(
             "phase 2 resumed",
             &drain.switch(&m, Stop::AtEnd),
-            &["docs", "calendar"],
-            &["sheets"],
-            &[],
+            report(&["docs", "calendar"], &["sheets"], &[]),
         )?;
         clean(&mut m, &trace, &canary, "after the whole delivery").await?;
         report_is(
             "phase 3 once observed everywhere",
             &drain.contract(Stop::AtEnd),
-            &["docs", "calendar"],
-            &["sheets"],
-            &[],
+            report(&["docs", "calendar"], &["sheets"], &[]),
         )?;
         check(
             !old_accepted(&["sheets"]) && !old_accepted(&["docs"]) && !old_accepted(&["calendar"]),
@@ -545,7 +602,7 @@ fn rerun_is_a_no_op(ctx: &mut Ctx) -> Result<(), Failure> {
                 format!("{r:?}"),
             )
         };
-        report_is("phase 1", &drain.expand(Stop::AtEnd), &APPS, &[], &[])?;
+        report_is("phase 1", &drain.expand(Stop::AtEnd), EVERYWHERE)?;
         let after = rows();
         no_op("phase 1", &drain.expand(Stop::AtEnd))?;
         check(
@@ -556,7 +613,7 @@ fn rerun_is_a_no_op(ctx: &mut Ctx) -> Result<(), Failure> {
         clean(&mut m, &trace, &canary, "phase 1 run twice").await?;
 
         let before = files(&m);
-        report_is("phase 2", &drain.switch(&m, Stop::AtEnd), &APPS, &[], &[])?;
+        report_is("phase 2", &drain.switch(&m, Stop::AtEnd), EVERYWHERE)?;
         let delivered = files(&m);
         check(
             delivered != before,
@@ -576,7 +633,7 @@ fn rerun_is_a_no_op(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{e:?}"),
         )?;
 
-        report_is("phase 3", &drain.contract(Stop::AtEnd), &APPS, &[], &[])?;
+        report_is("phase 3", &drain.contract(Stop::AtEnd), EVERYWHERE)?;
         let after = rows();
         no_op("phase 3", &drain.contract(Stop::AtEnd))?;
         check(
@@ -620,7 +677,7 @@ fn emergency_revocation(ctx: &mut Ctx) -> Result<(), Failure> {
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
         clean(&mut m, &trace, &canary, "before the revocation").await?;
-        report_is("the revocation", &drain.revoke(), &APPS, &[], &[])?;
+        report_is("the revocation", &drain.revoke(), EVERYWHERE)?;
         let (lines, body, statuses) = withheld(&mut m, &trace, &canary).await;
         let expected: Vec<String> = APPS
             .iter()
@@ -653,9 +710,7 @@ fn emergency_revocation(ctx: &mut Ctx) -> Result<(), Failure> {
         report_is(
             "delivery to Sheets",
             &drain.switch(&m, Stop::After(1)),
-            &["sheets"],
-            &[],
-            &["docs", "calendar"],
+            report(&["sheets"], &[], &["docs", "calendar"]),
         )?;
         let (lines, body, _) = withheld(&mut m, &trace, &canary).await;
         let mut want: Vec<String> = expected[1..].to_vec();
@@ -670,9 +725,7 @@ fn emergency_revocation(ctx: &mut Ctx) -> Result<(), Failure> {
         report_is(
             "delivery everywhere",
             &drain.switch(&m, Stop::AtEnd),
-            &["docs", "calendar"],
-            &["sheets"],
-            &[],
+            report(&["docs", "calendar"], &["sheets"], &[]),
         )?;
         clean(&mut m, &trace, &canary, "after the new token was delivered").await?;
         Ok(())
@@ -748,9 +801,7 @@ fn no_switch_before_expand(ctx: &mut Ctx) -> Result<(), Failure> {
         report_is(
             "phase 1 stopped after Sheets",
             &drain.expand(Stop::After(1)),
-            &["sheets"],
-            &[],
-            &["docs", "calendar"],
+            report(&["sheets"], &[], &["docs", "calendar"]),
         )?;
         let before = token_files(&m, &["docs", "calendar"]);
         let r = drain.switch(&m, Stop::AtEnd);
@@ -782,16 +833,12 @@ fn no_switch_before_expand(ctx: &mut Ctx) -> Result<(), Failure> {
         report_is(
             "phase 1 resumed",
             &drain.expand(Stop::AtEnd),
-            &["docs", "calendar"],
-            &["sheets"],
-            &[],
+            report(&["docs", "calendar"], &["sheets"], &[]),
         )?;
         report_is(
             "phase 2 resumed",
             &drain.switch(&m, Stop::AtEnd),
-            &["docs", "calendar"],
-            &["sheets"],
-            &[],
+            report(&["docs", "calendar"], &["sheets"], &[]),
         )?;
         let e = clean(&mut m, &trace, &canary, "phase 2 resumed").await?;
         check(
@@ -811,13 +858,11 @@ fn no_third_token(ctx: &mut Ctx) -> Result<(), Failure> {
         m.warmed_up().await?;
         let rows =
             || -> Vec<Vec<(String, u32)>> { fakes.iter().map(|f| f.accepted_epochs()).collect() };
-        report_is("phase 1", &drain.expand(Stop::AtEnd), &APPS, &[], &[])?;
+        report_is("phase 1", &drain.expand(Stop::AtEnd), EVERYWHERE)?;
         report_is(
             "phase 2 for Sheets only",
             &drain.switch(&m, Stop::After(1)),
-            &["sheets"],
-            &[],
-            &["docs", "calendar"],
+            report(&["sheets"], &[], &["docs", "calendar"]),
         )?;
         clean(&mut m, &trace, &canary, "mid-rotation").await?;
         let held = rows();
@@ -856,9 +901,67 @@ fn no_third_token(ctx: &mut Ctx) -> Result<(), Failure> {
     })
 }
 
+/// The second rotation's new token: one past the first's.
+const NEXT_EPOCH: u32 = NEW_EPOCH + 1;
+
+/// A whole first rotation, uninterrupted.
+const FIRST_ROTATION: &[Step] = &[
+    Step {
+        label: "first phase 1",
+        phase: Phase::Expand(Stop::AtEnd),
+        expect: EVERYWHERE,
+        then: Then::Next,
+    },
+    Step {
+        label: "first phase 2",
+        phase: Phase::Switch(Stop::AtEnd),
+        expect: EVERYWHERE,
+        then: Then::Clean,
+    },
+    Step {
+        label: "first phase 3",
+        phase: Phase::Contract(Stop::AtEnd),
+        expect: EVERYWHERE,
+        then: Then::Epochs([NEW_EPOCH; 3]),
+    },
+];
+
+/// The second rotation after its phase 1: delivered to Sheets only, then
+/// everywhere, phase 3 run before and after memoria is seen using it.
+const SECOND_ROTATION: &[Step] = &[
+    Step {
+        label: "second phase 2 for Sheets only",
+        phase: Phase::Switch(Stop::After(1)),
+        expect: report(&["sheets"], &[], &["docs", "calendar"]),
+        then: Then::Next,
+    },
+    Step {
+        label: "second phase 3 before memoria calls with its new token",
+        phase: Phase::Contract(Stop::AtEnd),
+        expect: report(&[], &[], &[]).refusing(&APPS),
+        then: Then::Epochs([NEXT_EPOCH, NEW_EPOCH, NEW_EPOCH]),
+    },
+    Step {
+        label: "second phase 3 once seen at Sheets: the first rotation's token retired there only",
+        phase: Phase::Contract(Stop::AtEnd),
+        expect: report(&["sheets"], &[], &[]).refusing(&["docs", "calendar"]),
+        then: Then::Clean,
+    },
+    Step {
+        label: "second phase 2 resumed",
+        phase: Phase::Switch(Stop::AtEnd),
+        expect: report(&["docs", "calendar"], &["sheets"], &[]),
+        then: Then::Clean,
+    },
+    Step {
+        label: "second phase 3 once observed everywhere",
+        phase: Phase::Contract(Stop::AtEnd),
+        expect: report(&["docs", "calendar"], &["sheets"], &[]),
+        then: Then::Epochs([NEXT_EPOCH; 3]),
+    },
+];
+
 fn second_rotation(ctx: &mut Ctx) -> Result<(), Failure> {
-    /// The second rotation's new token: one past the first's.
-    const NEXT_EPOCH: u32 = NEW_EPOCH + 1;
     let (world, drain, canary) = fixture(ctx);
     let second = drain.next(ctx.seed() ^ 0x1212);
     let trace = world.trace().clone();
@@ -867,36 +970,8 @@ fn second_rotation(ctx: &mut Ctx) -> Result<(), Failure> {
         m.warmed_up().await?;
         let rows =
             || -> Vec<Vec<(String, u32)>> { fakes.iter().map(|f| f.accepted_epochs()).collect() };
-        report_is("first phase 1", &drain.expand(Stop::AtEnd), &APPS, &[], &[])?;
-        report_is(
-            "first phase 2",
-            &drain.switch(&m, Stop::AtEnd),
-            &APPS,
-            &[],
-            &[],
-        )?;
-        clean(&mut m, &trace, &canary, "first rotation delivered").await?;
-        report_is(
-            "first phase 3",
-            &drain.contract(Stop::AtEnd),
-            &APPS,
-            &[],
-            &[],
-        )?;
-        let e = clean(&mut m, &trace, &canary, "first rotation done").await?;
-        check(
-            e == epochs_all(NEW_EPOCH),
-            "after the first rotation memoria carries its token at epoch 2 everywhere (presence)",
-            format!("{e:?}"),
-        )?;
-
-        report_is(
-            "second phase 1",
-            &second.expand(Stop::AtEnd),
-            &APPS,
-            &[],
-            &[],
-        )?;
+        walk_steps(&mut m, &trace, &canary, &drain, FIRST_ROTATION).await?;
+        report_is("second phase 1", &second.expand(Stop::AtEnd), EVERYWHERE)?;
         let want = vec![
             (MEMORIA_CONSUMER.to_owned(), NEW_EPOCH),
             (MEMORIA_CONSUMER.to_owned(), NEXT_EPOCH),
@@ -906,70 +981,7 @@ fn second_rotation(ctx: &mut Ctx) -> Result<(), Failure> {
             "the second rotation's new token takes an epoch no token there has held",
             format!("{:?}", rows()),
         )?;
-        report_is(
-            "second phase 2 for Sheets only",
-            &second.switch(&m, Stop::After(1)),
-            &["sheets"],
-            &[],
-            &["docs", "calendar"],
-        )?;
-        let r = second.contract(Stop::AtEnd);
-        check(
-            r.changed.is_empty()
-                && r.refused.len() == APPS.len()
-                && r.refused
-                    .iter()
-                    .all(|(_, why)| *why == DrainRefusal::NotObserved),
-            "before memoria calls with the second new token, the second phase 3 refuses at all three siblings",
-            format!("{r:?}"),
-        )?;
-        let e = clean(&mut m, &trace, &canary, "second rotation, Sheets delivered").await?;
-        check(
-            e["sheets"] == Some(NEXT_EPOCH)
-                && e["docs"] == Some(NEW_EPOCH)
-                && e["calendar"] == Some(NEW_EPOCH),
-            "memoria carries the second new token at Sheets and the first rotation's at Docs and Calendar",
-            format!("{e:?}"),
-        )?;
-        let r = second.contract(Stop::AtEnd);
-        check(
-            r.changed == ["sheets"]
-                && r.refused
-                    == [
-                        ("docs".to_owned(), DrainRefusal::NotObserved),
-                        ("calendar".to_owned(), DrainRefusal::NotObserved),
-                    ],
-            "the second phase 3 retires the first rotation's token at Sheets only",
-            format!("{r:?}"),
-        )?;
-        clean(
-            &mut m,
-            &trace,
-            &canary,
-            "second rotation, Sheets contracted",
-        )
-        .await?;
-        report_is(
-            "second phase 2 resumed",
-            &second.switch(&m, Stop::AtEnd),
-            &["docs", "calendar"],
-            &["sheets"],
-            &[],
-        )?;
-        clean(&mut m, &trace, &canary, "second rotation delivered").await?;
-        report_is(
-            "second phase 3 once observed everywhere",
-            &second.contract(Stop::AtEnd),
-            &["docs", "calendar"],
-            &["sheets"],
-            &[],
-        )?;
-        let e = clean(&mut m, &trace, &canary, "second rotation done").await?;
-        check(
-            e == epochs_all(NEXT_EPOCH),
-            "memoria carries the second new token everywhere",
-            format!("{e:?}"),
-        )
+        walk_steps(&mut m, &trace, &canary, &second, SECOND_ROTATION).await
     })
 }
 
