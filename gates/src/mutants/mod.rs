@@ -1,4 +1,4 @@
-//! Recorded mutations: unified diffs under `mutants/` that a named gate must turn red.
+//! Recorded mutations: changes under `mutants/` that a named gate must turn red.
 //!
 //! Size: about 850 lines: the runner's options, the driver both modes (a
 //! gate as the killer, and the explorer's `--explore-seeds`) share, and the
@@ -6,9 +6,13 @@
 //! the judging each have their own file.
 //!
 //! A recorded mutation is a real change to the code under test, never to a
-//! gate. Each file is a header of `key: value` lines, then a unified diff in
-//! `git diff` form (`--- a/path`, `+++ b/path`), so a reviewer can write one
-//! by hand and cargo-mutants' `diff/` output has the same shape:
+//! gate. Most are item-anchored TOML in their gate's folder
+//! (`mutants/<gNN>/*.toml`): edits named by file and item, made into a diff
+//! at run time, so code motion does not re-record them (the format is in
+//! `edits.rs`). The rest, which add an item or change a signature, stay raw
+//! diffs: a header of `key: value` lines, then a unified diff in `git diff`
+//! form (`--- a/path`, `+++ b/path`), the shape cargo-mutants' `diff/`
+//! output has:
 //!
 //! ```text
 //! gate: 26

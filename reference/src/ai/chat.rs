@@ -24,9 +24,10 @@
 //! Nothing here logs a request body, a response body, a passage, a
 //! question, a reply or the key, at any level (§3.2, gate 31). A retry logs
 //! its attempt number and status; errors name kinds, statuses, counts and
-//! lengths only. This client is constructed only when AI is on (§8.1), and
-//! nothing calls it yet: the router and the answer (§8.2, §8.4) are later
-//! work.
+//! lengths only. This client is constructed only when AI is on (§8.1); the
+//! answer (`crate::answer`, §8.4), the model half of the fact box
+//! (`crate::search::facts::model`, §8.9) and the artefact builder
+//! (`crate::artefact::build`) call it.
 
 use std::sync::Arc;
 use std::time::Duration;
