@@ -69,10 +69,11 @@ pub fn explore(a: Args<'_>) -> ExitCode {
         }
         let f = failure(&x.scenario, &r);
         eprintln!(
-            "[{}/{}] seed {seed} swarm {} {} events: {} in {:.2} s",
+            "[{}/{}] seed {seed} swarm {}{} {} events: {} in {:.2} s",
             i + 1,
             seeds.len(),
             x.swarm,
+            ai_on(&x.scenario),
             x.scenario.events.len(),
             f.as_ref()
                 .map_or("ok".to_string(), |f| format!("FAIL {}", f.invariant)),
@@ -80,7 +81,7 @@ pub fn explore(a: Args<'_>) -> ExitCode {
         );
         let Some(f) = f else { continue };
         failed += 1;
-        println!("FAIL  seed {seed}  swarm {}", x.swarm);
+        println!("FAIL  seed {seed}  swarm {}{}", x.swarm, ai_on(&x.scenario));
         println!("  invariant {}", f.invariant);
         println!("  at event #{} ({}): {}", f.event, f.described, f.detail);
         println!(
@@ -127,4 +128,10 @@ pub fn explore(a: Args<'_>) -> ExitCode {
     } else {
         ExitCode::from(EXIT_FAIL)
     }
+}
+
+/// How a progress line says a world runs with AI on (the stub provider
+/// embedding and answering): a word after the swarm, empty with AI off.
+fn ai_on(s: &memoria_simulator::scenario::Scenario) -> &'static str {
+    if s.ai { " ai-on" } else { "" }
 }

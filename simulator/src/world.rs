@@ -193,6 +193,9 @@ pub struct World {
     /// The stub provider on [`memoria::PROVIDER_HOST`], and whether memoria
     /// wakes with AI on and its chat client pointed at it.
     provider: Option<(StubProvider, EgressMode)>,
+    /// With AI on, whether memoria also embeds through the stub, as
+    /// `memoria serve` does ([`World::embed_with_provider`]).
+    embeds: bool,
     /// memoria's idle eviction (§3.5), when a world sets one other than
     /// production's default ([`World::idle_evict`]).
     idle_evict: Option<Option<Duration>>,
@@ -267,6 +270,7 @@ impl World {
             keymail: false,
             home: None,
             provider: None,
+            embeds: false,
             idle_evict: None,
             calendar_bodies: None,
         }
@@ -278,7 +282,8 @@ impl World {
     /// dials the stub in plain HTTP (the testkit-only stand-in) through the
     /// world's guarded dialer, and with [`EgressMode::AiOff`] it has no
     /// provider client at all, so the stub hears what AI off sends: nothing
-    /// (§8.9, gate 39). No embedder either way: the ranking stays lexical.
+    /// (§8.9, gate 39). No embedder unless [`World::embed_with_provider`]
+    /// asks for one: the ranking stays lexical.
     pub fn use_stub_provider(&mut self, stub: &StubProvider, egress: EgressMode) {
         self.provider = Some((stub.clone(), egress));
     }
@@ -287,6 +292,24 @@ impl World {
     /// (§8.4; gates 14, 31, 32).
     pub fn use_provider(&mut self, stub: &StubProvider) {
         self.use_stub_provider(stub, EgressMode::AiOn);
+    }
+
+    /// The stub provider, if the world stood one up.
+    pub fn provider(&self) -> Option<&StubProvider> {
+        self.provider.as_ref().map(|(stub, _)| stub)
+    }
+
+    /// With AI on ([`World::use_provider`]), memoria also embeds every
+    /// passage and query through the stub, and its embedding loop runs
+    /// beside the server as `memoria serve` starts it (§7, §8.3): the
+    /// ranking fuses BM25 with the dense scan, and the queue drains on the
+    /// loop's own interval. The answer gates' worlds leave it off (chat
+    /// only, the ranking lexical); the scenarios with `ai = true` and the
+    /// explorer's AI-on worlds turn it on.
+    pub fn embed_with_provider(&mut self) {
+        self.embeds = true;
+        self.settings
+            .insert("embeddings".into(), "the stub provider".into());
     }
 
     /// memoria evicts its decrypted index after `idle` without a request
@@ -743,6 +766,18 @@ impl World {
             }
             None => None,
         };
+        let embed = match &self.provider {
+            Some((_, EgressMode::AiOn)) if self.embeds => {
+                Some(memoria::EmbedClient::plain_http_stand_in(
+                    Arc::new(dialer.clone()),
+                    memoria::PROVIDER_HOST,
+                    PROVIDER_STUB_PORT,
+                    memoria::ProviderKey::parse(PROVIDER_STUB_KEY)
+                        .map_err(|e| fail(e.to_string()))?,
+                ))
+            }
+            _ => None,
+        };
         let chat = match &self.provider {
             Some((_, EgressMode::AiOn)) => Some(memoria::ChatClient::plain_http_stand_in(
                 Arc::new(dialer.clone()),
@@ -783,6 +818,7 @@ impl World {
             host: consumer.host.clone(),
             home,
             chat,
+            embed,
             idle_evict: self.idle_evict,
         };
         // Fail fast, outside the simulation, if memoria cannot wake at all.
@@ -873,6 +909,8 @@ struct Boot {
     home: Option<memoria::HomeClient>,
     /// With AI on, the chat client to the stub provider.
     chat: Option<memoria::ChatClient>,
+    /// With [`World::embed_with_provider`], the embedding client to the stub.
+    embed: Option<memoria::EmbedClient>,
     /// [`World::idle_evict`]'s setting, if the world made one.
     idle_evict: Option<Option<Duration>>,
 }
@@ -920,6 +958,10 @@ impl Boot {
         };
         let state = match &self.chat {
             Some(c) => state.with_chat(c.clone()),
+            None => state,
+        };
+        let state = match &self.embed {
+            Some(e) => state.with_embedder(e.clone()),
             None => state,
         };
         Ok(match &self.classifier {

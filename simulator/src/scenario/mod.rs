@@ -35,6 +35,7 @@ mod checks;
 mod documents;
 mod oracle;
 mod parse;
+mod provider;
 mod replay;
 mod roster;
 mod rotation;
@@ -50,9 +51,10 @@ pub use oracle::{
     SAFETY_COUNTED, SAFETY_OWNED, SAFETY_PROVENANCE, SAFETY_VISIBLE, corpus_tag, letters,
 };
 pub use parse::{
-    Event, FaultDecl, ItemDecl, PageExpect, RungDecl, Scenario, ScenarioError, SiblingDecl,
-    Surface, parse,
+    Event, FaultDecl, ItemDecl, PROVIDER_RATE_LIMITED_CALLS, PROVIDER_SLOW_MS, PageExpect,
+    ProviderState, RungDecl, Scenario, ScenarioError, SiblingDecl, Surface, parse,
 };
+pub use provider::{EMBED_DRAIN_WAIT_MAX_S, LIVENESS_EMBEDDINGS};
 pub use replay::{Entry, READER_DOMAIN, Replay, SCENARIO_SEED_DEFAULT, address, replay, world};
 pub use roster::{ROSTER_PULL_WAIT_MAX_S, SAFETY_ROSTER};
 pub use rotation::{ROTATION_LIVENESS, ROTATION_SAFETY, RotationPhase};

@@ -147,6 +147,12 @@
 //!   then every sibling answers memoria 200 on the new token's epoch, and a
 //!   member asking for a team-visible item there finds it with no line for
 //!   its app.
+//! - `[liveness:embeddings]` (§7, §8.3): in an AI-on world (`ai = true`),
+//!   at `expect-converged` the provider answers again, and within
+//!   `EMBED_DRAIN_WAIT_MAX_S` (three of the embedding loop's intervals and a
+//!   slow call's deadline) the owner's sources page says every passage has
+//!   its vector: memoria's own loop retries, with no hook production lacks
+//!   (`provider.rs`).
 //! - `[simulation: …]`: the run itself failed (memoria could not wake, an
 //!   event could not apply).
 //!
@@ -180,8 +186,10 @@
 //!
 //! Not judged yet: MCP's brief tool,
 //! a roster generation changed (an owner's confirmation), a failed enumeration's
-//! deletions (observable only through what is found later), AI on (so derived
-//! artefacts and `#tag` titles are not in the explorer's worlds yet). A retirement made
+//! deletions (observable only through what is found later), and with AI on
+//! the answer, derived artefacts and `#tag` titles (the explorer's AI-on
+//! worlds embed and fuse the ranking, judged as every page is, but draw no
+//! `topic` items and ask for no answer). A retirement made
 //! while its sibling is still named reconciling, and undone by the complete
 //! announce after it, is invisible to every page; `timed-out-announce.toml`
 //! holds that case by `expect-held`.

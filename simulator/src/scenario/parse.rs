@@ -223,6 +223,44 @@ pub enum FaultDecl {
     },
 }
 
+/// What the stub provider does from a `provider` event on, in an AI-on
+/// scenario (§8.3): its embeddings and chat calls alike. memoria is never
+/// told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProviderState {
+    /// Every call answered 503.
+    Down,
+    /// Every connection refused.
+    Refused,
+    /// Every call answered [`PROVIDER_SLOW_MS`] late: past memoria's
+    /// ingest deadline (`memoria::EMBED_INGEST_DEADLINE_MS`).
+    Slow,
+    /// The next [`PROVIDER_RATE_LIMITED_CALLS`] calls answered 429.
+    RateLimited,
+    /// Every fault cleared: the provider answers again.
+    Answering,
+}
+
+/// How late a slow provider answers, in simulated ms: 5 s past memoria's
+/// ingest deadline for an embeddings call (§8.3).
+pub const PROVIDER_SLOW_MS: u64 = memoria::EMBED_INGEST_DEADLINE_MS + 5_000;
+/// How many calls a rate-limited provider answers 429.
+pub const PROVIDER_RATE_LIMITED_CALLS: u32 = 3;
+
+impl ProviderState {
+    /// Its name in the timeline.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProviderState::Down => "down",
+            ProviderState::Refused => "refusing connections",
+            ProviderState::Slow => "slow past the deadline",
+            ProviderState::RateLimited => "rate-limited",
+            ProviderState::Answering => "answering again",
+        }
+    }
+}
+
 /// What a reader's page must show. Every field is optional; each one given is checked.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -506,6 +544,14 @@ pub enum Event {
         /// What happens to the file.
         state: super::token_file::TokenFileState,
     },
+    /// The stub provider goes down, slow or rate-limited, or answers again
+    /// (an AI-on scenario, §8.3).
+    Provider {
+        /// When.
+        at_ms: Option<u64>,
+        /// What the provider does from now on.
+        state: ProviderState,
+    },
     /// Liveness (the explorer's oracle): faults are off; after a quiet
     /// period and a few questions, every team-visible item at its current
     /// revision is found by every admitted member the sibling shows it to,
@@ -637,6 +683,7 @@ macro_rules! with_at_ms {
             | Event::RosterFault { at_ms: $at, .. }
             | Event::Rotation { at_ms: $at, .. }
             | Event::TokenFile { at_ms: $at, .. }
+            | Event::Provider { at_ms: $at, .. }
             | Event::ExpectConverged { at_ms: $at }
             | Event::Restart { at_ms: $at }
             | Event::OpenDocument { at_ms: $at, .. }
@@ -774,6 +821,7 @@ impl Event {
             Event::TokenFile { app, state, .. } => {
                 format!("memoria's token file for {app} {}", state.name())
             }
+            Event::Provider { state, .. } => format!("the embedding provider {}", state.name()),
             Event::ExpectConverged { .. } => "expect memoria converged (liveness)".into(),
             Event::Restart { .. } => "memoria restarts".into(),
             Event::OpenDocument {

@@ -249,6 +249,9 @@ pub fn world(s: &Scenario, seed: u64) -> Result<World, ScenarioError> {
         let stub = crate::fake::provider::StubProvider::new();
         stub.set_chat_extractive(true);
         world.use_provider(&stub);
+        // As `memoria serve` runs with AI on: every passage and query
+        // embedded, the embedding loop beside the server (§7, §8.3).
+        world.embed_with_provider();
     }
     let mut offset = 0;
     for x in &s.siblings {
@@ -367,6 +370,7 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
             .map(|h| super::roster::RosterTruth::new(h.clone(), address_all(&s.readers[1..]))),
         rotation,
         token_files: token_files.then(super::token_file::TokenFileTruth::default),
+        provider: world.provider().cloned(),
     };
     let run = world.run(move |mut m| async move {
         let mut backups: BTreeMap<(String, String), Snapshot> = BTreeMap::new();
@@ -440,6 +444,8 @@ struct Ctx {
     links: super::documents::Links,
     /// A scenario whose token files break: what the oracle knows of them.
     token_files: Option<super::token_file::TokenFileTruth>,
+    /// An AI-on scenario: the stub provider memoria embeds and chats with.
+    provider: Option<crate::fake::provider::StubProvider>,
 }
 
 impl Ctx {
@@ -833,7 +839,18 @@ async fn apply(
                 .ok_or("a token-file event without token files")?;
             t.apply(m, app, *state, super::roster::now_ms())?;
         }
+        Event::Provider { state, .. } => {
+            let stub = ctx
+                .provider
+                .as_ref()
+                .ok_or("a provider event in a scenario without AI on")?;
+            super::provider::apply(stub, *state);
+        }
         Event::ExpectConverged { .. } => {
+            // The provider answers again: the faults stop.
+            if let Some(stub) = &ctx.provider {
+                super::provider::apply(stub, super::parse::ProviderState::Answering);
+            }
             // Every token file broken is mended: the faults stop.
             if let Some(t) = ctx.token_files.as_mut() {
                 t.restore_all(m, super::roster::now_ms())?;
@@ -855,6 +872,14 @@ async fn apply(
                 super::oracle::converge(m, fakes, &ctx.owned, &members, trace, ctx.roster.as_ref())
                     .await?;
             entry.checks.extend(converge_refused(m, ctx, fakes).await?);
+            // AI on: the embedding queue drains (§7, §8.3).
+            if ctx.provider.is_some()
+                && let Some(owner) = members.first()
+            {
+                entry
+                    .checks
+                    .push(super::provider::await_embedded(m, owner).await);
+            }
             if let Some(r) = ctx.rotation.as_mut() {
                 entry.checks.extend(resumed);
                 entry

@@ -118,6 +118,9 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
                 ));
             }
         }
+        if matches!(e, Event::Provider { .. }) && !s.ai {
+            return at("a provider event needs `ai = true` (AI on)".into());
+        }
         if let Event::RosterFault { mode, .. } = e {
             if !s.home {
                 return at("a roster event needs `home = true` (suite shape)".into());
