@@ -44,7 +44,6 @@ use crate::policy::egress::EgressMode;
 use crate::search::facts::FactQuery;
 use crate::search::highlight::Highlighter;
 use crate::search::index::LexicalIndex;
-use crate::search::markdown::TextForm;
 use crate::search::page::{
     Candidates, MARKER_PERSON, PAGE_MAX, PAGE_SIZE_RESULTS, SearchError, SearchPage, SearchResult,
     SemanticRanking, Verdicts,
@@ -928,9 +927,7 @@ impl Instance {
             }
             // The snippet is cut from what the page would show of the
             // passage: a Markdown passage's text without its markup.
-            let shown =
-                TextForm::of(&ph.document).snippet_text(&ph.passage.body, ph.passage.ordinal == 0);
-            let snippet = highlighter.snippet(&shown);
+            let snippet = highlighter.snippet(ph.snippet_text());
             results.push(SearchResult {
                 rank: offset + results.len() + 1,
                 app: ph.document.app.clone(),

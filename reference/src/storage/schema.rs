@@ -40,7 +40,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     revision INTEGER NOT NULL,
     ordinal  INTEGER NOT NULL,
     body     BLOB NOT NULL,            -- sealed
-    trail    BLOB NOT NULL             -- sealed
+    trail    BLOB NOT NULL,            -- sealed
+    plain    BLOB                      -- sealed: a Markdown passage's plain text; NULL: plain form, or written before schema 4
 );
 -- Covers the live-chunk listing (doc_id, revision, and the rowid id), so a
 -- wake lists the live chunks without reading one sealed body (issue 11);
@@ -165,4 +166,9 @@ pub(crate) const MIGRATIONS: &[(i64, &str)] = &[
     // 2 → 3: a document's own date, sealed (issue 31). Old rows keep NULL:
     // their date is the import date, and the page says so.
     (2, "ALTER TABLE documents ADD COLUMN source_date BLOB;"),
+    // 3 → 4: a Markdown passage's plain text, sealed beside its body at
+    // ingest, so a search page cuts its snippets without parsing Markdown
+    // (issue 30). Old rows keep NULL: opening one works its text out from
+    // the body, by the same function, as every search did before.
+    (3, "ALTER TABLE chunks ADD COLUMN plain BLOB;"),
 ];

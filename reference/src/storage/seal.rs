@@ -45,7 +45,10 @@ const HKDF_SALT: &[u8] = b"memoria/seal/v1";
 /// value sealed under one purpose never opens under another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Purpose {
-    /// Chunk bodies and their heading trails (§3.1).
+    /// Chunk bodies, their heading trails and a Markdown passage's plain
+    /// text (§3.1), each in a row of its own (`chunks/{id}/body`, `/trail`,
+    /// `/plain`): one kind of content, so one key, and the row in the AAD
+    /// keeps a cell from opening in another's column.
     Chunk,
     /// Document titles.
     Title,

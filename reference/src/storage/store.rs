@@ -60,8 +60,9 @@ pub const DB_FILE_NAME: &str = "memoria.sqlite3";
 pub const DOCUMENT_ID_BYTES: usize = 16;
 /// Schema version written to `meta`. An older store is migrated on open
 /// (`storage/schema.rs`'s `MIGRATIONS`: 2 → 3 added the document's own
-/// date); a newer one, or one no migration reaches, refuses to open.
-pub const SCHEMA_VERSION: i64 = 3;
+/// date, 3 → 4 a Markdown passage's sealed plain text); a newer one, or one
+/// no migration reaches, refuses to open.
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// What memoria holds for one connector item (§5.1): its key and the version last ingested.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -242,6 +243,22 @@ pub struct PassageHit {
     pub passage: Passage,
     /// Its document.
     pub document: DocumentSummary,
+    /// A Markdown passage's plain text
+    /// ([`plain_text`](crate::search::markdown::plain_text)), what its
+    /// snippet is cut from: the sealed cell written beside the body at
+    /// ingest, or, for a row written before schema 4, worked out from the
+    /// body as the passage is opened. `None` for a passage of plain text,
+    /// whose body is its own ([`PassageHit::snippet_text`]).
+    pub plain: Option<String>,
+}
+
+impl PassageHit {
+    /// The text a snippet of this passage is cut from, as
+    /// [`TextForm::snippet_text`](crate::search::markdown::TextForm::snippet_text)
+    /// gives it, without parsing or copying anything (issue 30).
+    pub fn snippet_text(&self) -> &str {
+        self.plain.as_deref().unwrap_or(&self.passage.body)
+    }
 }
 
 /// (id, revision, external_id, deleted_at, sibling revision) of a document row.
@@ -627,11 +644,13 @@ mod tests {
     }
 
     /// Rewrites a store of this build as schema version 2 wrote it: the
-    /// `documents` table without `source_date`, and version 2 in `meta`.
+    /// `documents` table without `source_date`, `chunks` without `plain`,
+    /// and version 2 in `meta`.
     fn as_schema_two(dir: &Path) {
         let conn = Connection::open(dir.join(DB_FILE_NAME)).unwrap();
         conn.execute_batch(
             "ALTER TABLE documents DROP COLUMN source_date;
+             ALTER TABLE chunks DROP COLUMN plain;
              UPDATE meta SET value = 2 WHERE key = 'schema_version';",
         )
         .unwrap();

@@ -7,15 +7,19 @@ use rusqlite::{OptionalExtension, params};
 use super::*;
 use crate::crashpoint::crashpoint;
 use crate::search::chunk;
-use crate::search::markdown::TextForm;
+use crate::search::markdown::{TextForm, plain_text};
 use crate::storage::tombstone::Tombstone;
 
 /// [`Store::passage_hit`]'s one statement: the chunk's id, ordinal, sealed
-/// body and trail, then its live document's [`Store::SUMMARY_COLUMNS`].
+/// body and trail, then its live document's [`Store::SUMMARY_COLUMNS`],
+/// then the chunk's sealed plain text (NULL: none stored).
 const PASSAGE_HIT_SQL: &str = "SELECT c.id, c.ordinal, c.body, c.trail, \
      d.id, d.app, d.revision, d.title, d.path, d.chunk_count, d.created_at, d.updated_at, \
-     d.item_id, d.sibling_rev, d.source_date FROM chunks c JOIN documents d ON d.id = c.doc_id \
+     d.item_id, d.sibling_rev, d.source_date, c.plain FROM chunks c \
+     JOIN documents d ON d.id = c.doc_id \
      WHERE c.id = ?1 AND d.deleted_at IS NULL AND c.revision = d.revision";
+/// Where [`PASSAGE_HIT_SQL`]'s sealed plain text is.
+const PASSAGE_HIT_PLAIN_COLUMN: usize = 15;
 
 /// The live-chunk listing ([`Store::live_chunk_listing`]): documents scanned
 /// once (`CROSS JOIN` keeps them the outer loop whatever the statistics),
@@ -245,10 +249,27 @@ impl Store {
                 &format!("chunks/{chunk_id}/trail"),
                 &trail_json,
             );
+            // What a snippet is cut from, worked out once here rather than
+            // on every search page that shows the passage (issue 30).
+            let plain = (form == TextForm::Markdown).then(|| {
+                self.sealer.seal(
+                    Purpose::Chunk,
+                    &format!("chunks/{chunk_id}/plain"),
+                    plain_text(&c.text, c.ordinal == 0).as_bytes(),
+                )
+            });
             tx.execute(
-                "INSERT INTO chunks(id, doc_id, revision, ordinal, body, trail) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![chunk_id, &id, revision, c.ordinal as i64, body, trail],
+                "INSERT INTO chunks(id, doc_id, revision, ordinal, body, trail, plain) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    chunk_id,
+                    &id,
+                    revision,
+                    c.ordinal as i64,
+                    body,
+                    trail,
+                    plain
+                ],
             )?;
             added.push(IndexedChunk {
                 chunk_id,
@@ -579,9 +600,30 @@ impl Store {
         };
         let (body, trail): (Vec<u8>, Vec<u8>) = (r.get(2)?, r.get(3)?);
         let passage = self.open_passage(r.get(0)?, r.get(1)?, &body, &trail)?;
+        let document = self.summary_from_row_at(r, 4)?;
+        let plain = match TextForm::of(&document) {
+            TextForm::Plain => None,
+            TextForm::Markdown => Some(
+                match r
+                    .get_ref(PASSAGE_HIT_PLAIN_COLUMN)?
+                    .as_blob_or_null()
+                    .map_err(rusqlite::Error::from)?
+                {
+                    Some(sealed) => self.sealer.open_string(
+                        Purpose::Chunk,
+                        &format!("chunks/{}/plain", passage.chunk_id),
+                        sealed,
+                    )?,
+                    // A row written before schema 4: worked out here, by
+                    // the function its cell would have been written with.
+                    None => plain_text(&passage.body, passage.ordinal == 0),
+                },
+            ),
+        };
         Ok(Some(PassageHit {
             passage,
-            document: self.summary_from_row_at(r, 4)?,
+            document,
+            plain,
         }))
     }
 
@@ -761,6 +803,179 @@ mod tests {
             "the old revision's chunk is gone"
         );
         assert_eq!(s.counts().unwrap(), (2, 3));
+    }
+
+    /// Every fixture of the embedded corpus ingested as an import would
+    /// (decoded, then stored under its file name); the outcomes.
+    fn fixture_store(s: &mut Store) -> Vec<IngestOutcome> {
+        crate::demo::FIXTURE_CORPUS
+            .iter()
+            .map(|(name, bytes)| {
+                let read = crate::ingest::decode::decode(name, bytes).unwrap();
+                let doc = NewDocument {
+                    source_key: format!("fixture:{name}"),
+                    title: read.title,
+                    path: (*name).to_string(),
+                    body: read.body,
+                    date: None,
+                };
+                s.ingest(&doc, 1).unwrap()
+            })
+            .collect()
+    }
+
+    /// Each live chunk's snippet text as a search page cuts it now (the
+    /// sealed cell) and as it did before (`plain_text` of the body on every
+    /// request), then a snippet of each for every query in `queries` and
+    /// for one word of the passage itself: the rows that differ.
+    fn old_and_new_snippets_differ(s: &Store, ids: &[i64], queries: &[&str]) -> Vec<String> {
+        let mut differ = Vec::new();
+        for &id in ids {
+            let ph = s.passage_hit(id).unwrap().expect("a live chunk opens");
+            let old =
+                TextForm::of(&ph.document).snippet_text(&ph.passage.body, ph.passage.ordinal == 0);
+            if ph.snippet_text() != old {
+                differ.push(format!("chunk {id}: the text"));
+            }
+            let own = old.split_whitespace().nth(2).unwrap_or("x").to_string();
+            for q in queries.iter().copied().chain([own.as_str()]) {
+                let Ok(crate::search::query::Query::Words(words)) = crate::search::query::parse(q)
+                else {
+                    continue;
+                };
+                let h = crate::search::highlight::Highlighter::new(&words);
+                if h.snippet(ph.snippet_text()) != h.snippet(&old) {
+                    differ.push(format!("chunk {id}: the snippet for {q:?}"));
+                }
+            }
+        }
+        differ
+    }
+
+    const FIXTURE_QUERIES: [&str; 6] = [
+        "kettle",
+        "deploy rollback",
+        "budget 2026",
+        "office phone number",
+        "incident",
+        "the",
+    ];
+
+    #[test]
+    fn every_fixture_snippet_cut_from_the_stored_plain_text_is_byte_identical_to_the_parsed_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        let outcomes = fixture_store(&mut s);
+        let ids = s.live_chunk_ids().unwrap();
+        assert!(ids.len() > 20, "only {} chunks", ids.len());
+        let stored: i64 = s
+            .conn
+            .query_row(
+                "SELECT count(*) FROM chunks WHERE plain IS NOT NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let markdown = outcomes
+            .iter()
+            .zip(crate::demo::FIXTURE_CORPUS)
+            .filter(|(_, (name, _))| TextForm::of_source(name, false) == TextForm::Markdown)
+            .map(|(o, _)| o.added.len() as i64)
+            .sum::<i64>();
+        assert_eq!(
+            stored, markdown,
+            "every Markdown passage has its plain text sealed, a plain one none"
+        );
+        assert!(
+            markdown < ids.len() as i64,
+            "the corpus holds a plain text file"
+        );
+        assert_eq!(
+            old_and_new_snippets_differ(&s, &ids, &FIXTURE_QUERIES),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_passage_stored_before_schema_four_gives_the_same_snippet_text_worked_out_as_it_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        fixture_store(&mut s);
+        let ids = s.live_chunk_ids().unwrap();
+        let new: Vec<String> = ids
+            .iter()
+            .map(|&id| {
+                s.passage_hit(id)
+                    .unwrap()
+                    .unwrap()
+                    .snippet_text()
+                    .to_string()
+            })
+            .collect();
+        drop(s);
+        // The store as schema 3 wrote it, then opened by this build.
+        let conn = Connection::open(dir.path().join(DB_FILE_NAME)).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE chunks DROP COLUMN plain;
+             UPDATE meta SET value = 3 WHERE key = 'schema_version';",
+        )
+        .unwrap();
+        drop(conn);
+        let s = store(dir.path());
+        assert_eq!(meta_get(&s.conn, "schema_version").unwrap(), SCHEMA_VERSION);
+        let old: Vec<String> = ids
+            .iter()
+            .map(|&id| {
+                s.passage_hit(id)
+                    .unwrap()
+                    .unwrap()
+                    .snippet_text()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(old, new);
+        assert_eq!(
+            old_and_new_snippets_differ(&s, &ids, &FIXTURE_QUERIES),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_plain_text_cell_moved_to_another_chunk_or_column_fails_to_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store(dir.path());
+        let a = s
+            .ingest(&doc("a.md", "# A\n\nThe *kettle* is on."), 1)
+            .unwrap();
+        let b = s
+            .ingest(&doc("b.md", "# B\n\nThe `oven` is off."), 1)
+            .unwrap();
+        let (a, b) = (a.added[0].chunk_id, b.added[0].chunk_id);
+        let shown = s
+            .passage_hit(a)
+            .unwrap()
+            .unwrap()
+            .snippet_text()
+            .to_string();
+        assert!(shown.ends_with("The kettle is on."), "{shown}");
+        let sealed: Vec<u8> = s
+            .conn
+            .query_row("SELECT plain FROM chunks WHERE id = ?1", params![a], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert!(!sealed.windows(6).any(|w| w == b"kettle"), "sealed at rest");
+        s.conn
+            .execute(
+                "UPDATE chunks SET plain = ?1 WHERE id = ?2",
+                params![&sealed, b],
+            )
+            .unwrap();
+        assert_eq!(s.passage_hit(b).unwrap_err().kind(), ErrorKind::Seal);
+        s.conn
+            .execute("UPDATE chunks SET body = plain WHERE id = ?1", params![a])
+            .unwrap();
+        assert_eq!(s.passage_hit(a).unwrap_err().kind(), ErrorKind::Seal);
     }
 
     #[test]
