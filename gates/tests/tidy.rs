@@ -1,4 +1,4 @@
-//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, the conformance kit builds without memoria, the simulator or the harness, every gate has recorded mutations (an adversary's among them) and quotes its GATES.md row, every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, the shipped build has the reference's dependencies, and cargo-mutants' configuration names files that exist.
+//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, the conformance kit builds without memoria, the simulator or the harness, the TLS crate and the page reader depend on nothing of the workspace, every gate has recorded mutations (an adversary's among them) and quotes its GATES.md row, every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, the shipped build has the reference's dependencies, and cargo-mutants' configuration names files that exist.
 //!
 //! Size: about 1,000 lines because each check is one test with its own
 //! reader of the tree (the `syn` visitors, the import graph and its layer
@@ -516,15 +516,14 @@ const KIT_DEPENDENCIES: &[&str] = &[
     "hyper-util",
     "jsonschema",
     "memoria-contract",
+    "memoria-tls",
     "percent-encoding",
     "quick-xml",
     "serde",
     "serde_json",
     "thiserror",
     "tokio",
-    "tokio-rustls",
     "wait-timeout",
-    "webpki-roots",
 ];
 
 /// Crates the kit's build must never reach, directly or through another:
@@ -540,46 +539,57 @@ const KIT_NEVER: &[&str] = &[
     "rusqlite",
 ];
 
-#[test]
-fn the_conformance_kit_depends_on_the_contract_and_an_http_client_never_on_memoria_the_simulator_or_the_gates()
- {
+/// The `[dependencies]` names of the package manifest at `file` (relative
+/// to the workspace root), sorted, and whether it has build dependencies.
+fn direct_dependencies(file: &str) -> (Vec<String>, bool) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let path = root.join("gates/kit/Cargo.toml");
+    let path = root.join(file);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let manifest: toml::Table =
         toml::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()));
-    let mut direct: Vec<&str> = manifest
+    let mut direct: Vec<String> = manifest
         .get("dependencies")
         .and_then(toml::Value::as_table)
-        .map(|t| t.keys().map(String::as_str).collect())
+        .map(|t| t.keys().cloned().collect())
         .unwrap_or_default();
     direct.sort_unstable();
-    assert_eq!(
-        direct, KIT_DEPENDENCIES,
-        "gates/kit/Cargo.toml's [dependencies] differ from the kit's list in this test"
-    );
-    assert!(
-        !manifest.contains_key("build-dependencies"),
-        "the kit has no build script's dependencies"
-    );
+    (direct, manifest.contains_key("build-dependencies"))
+}
+
+/// Every crate `package`'s own build reaches (normal and build edges), by
+/// name, as `cargo tree` lists it.
+fn reached_by(package: &str) -> std::collections::BTreeSet<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let out = std::process::Command::new(&cargo)
         .current_dir(&root)
         .args(["tree", "--frozen", "--prefix", "none", "-e", "normal,build"])
-        .args(["-f", "{p}", "-p", "memoria-kit"])
+        .args(["-f", "{p}", "-p", package])
         .output()
         .unwrap_or_else(|e| panic!("running {cargo} tree: {e}"));
     assert!(
         out.status.success(),
-        "cargo tree -p memoria-kit: {}",
+        "cargo tree -p {package}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let reached: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+    String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| l.split_whitespace().next())
         .map(str::to_owned)
-        .collect();
+        .collect()
+}
+
+#[test]
+fn the_conformance_kit_depends_on_the_contract_and_an_http_client_never_on_memoria_the_simulator_or_the_gates()
+ {
+    let (direct, build) = direct_dependencies("gates/kit/Cargo.toml");
+    assert_eq!(
+        direct, KIT_DEPENDENCIES,
+        "gates/kit/Cargo.toml's [dependencies] differ from the kit's list in this test"
+    );
+    assert!(!build, "the kit has no build script's dependencies");
+    let reached = reached_by("memoria-kit");
     assert!(
         reached.contains("memoria-contract") && reached.contains("hyper"),
         "cargo tree listed the kit's crates: {reached:?}"
@@ -589,6 +599,72 @@ fn the_conformance_kit_depends_on_the_contract_and_an_http_client_never_on_memor
         forbidden.is_empty(),
         "the kit's build reaches {forbidden:?}; it must build without memoria, the simulator and the harness"
     );
+}
+
+/// The shared TLS crate's whole `[dependencies]` list
+/// (`reference/tls/Cargo.toml`): rustls and what it runs over, so that the
+/// reference and the conformance kit can both depend on it and the kit
+/// still builds without the reference. A new entry is a decision.
+const TLS_DEPENDENCIES: &[&str] = &[
+    "rustls",
+    "thiserror",
+    "tokio",
+    "tokio-rustls",
+    "webpki-roots",
+];
+
+/// The page reader's whole `[dependencies]` list (`fixtures/page/Cargo.toml`):
+/// an HTML parser, so that the reference's tests, the simulator and the
+/// gates can all read pages with it and it reads a page as a person would,
+/// knowing nothing of how the reference renders one.
+const PAGE_DEPENDENCIES: &[&str] = &["scraper"];
+
+#[test]
+fn the_tls_crate_and_the_page_reader_depend_on_their_listed_crates_and_nothing_of_the_workspace() {
+    let workspace = [
+        "memoria",
+        "memoria-simulator",
+        "memoria-gates",
+        "memoria-kit",
+        "memoria-contract",
+        "memoria-page",
+        "memoria-tls",
+    ];
+    for (manifest, package, want, needs) in [
+        (
+            "reference/tls/Cargo.toml",
+            "memoria-tls",
+            TLS_DEPENDENCIES,
+            "rustls",
+        ),
+        (
+            "fixtures/page/Cargo.toml",
+            "memoria-page",
+            PAGE_DEPENDENCIES,
+            "scraper",
+        ),
+    ] {
+        let (direct, build) = direct_dependencies(manifest);
+        assert_eq!(
+            direct, want,
+            "{manifest}'s [dependencies] differ from its list in this test"
+        );
+        assert!(!build, "{manifest} has no build script's dependencies");
+        let reached = reached_by(package);
+        // The presence that makes the absence below mean something.
+        assert!(
+            reached.contains(package) && reached.contains(needs),
+            "cargo tree listed {package}'s crates: {reached:?}"
+        );
+        let inside: Vec<&&str> = workspace
+            .iter()
+            .filter(|n| **n != package && reached.contains(**n))
+            .collect();
+        assert!(
+            inside.is_empty(),
+            "{package}'s build reaches {inside:?} of the workspace; it must depend on none of it"
+        );
+    }
 }
 
 #[test]

@@ -396,7 +396,7 @@ fn resolve_home(
 /// # Errors
 /// [`ErrorKind::Config`] naming the file, when it cannot be read, is over
 /// [`crate::net::tls::SIBLING_CA_FILE_BYTES_MAX`], or holds no usable
-/// certificate.
+/// certificate (the [`memoria_tls::CaFileError`] is the source).
 pub fn resolve_sibling_trust(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<crate::net::tls::TlsTrust, Error> {

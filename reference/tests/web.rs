@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use expect_test::expect;
+use memoria_page::Page;
 use tempfile::TempDir;
 
 use memoria::Admission;
@@ -113,40 +114,28 @@ async fn upload_ok(app: &TestApp, name: &str, bytes: &[u8]) -> String {
 
 /// How many result rows a page renders.
 fn result_count(body: &str) -> usize {
-    body.matches("class=\"result\"").count()
+    Page::parse(body).results().len()
 }
 
-/// The deep links of a results page, in rank order.
+/// Every `/documents/` link of a page in document order, as the deep link
+/// it names after `/documents/` (the search a result's link keeps,
+/// `?q=…&page=N`, dropped: the passage it cites is the path and the anchor).
 fn result_links(body: &str) -> Vec<String> {
-    body.split("href=\"/documents/")
-        .skip(1)
-        .map(|rest| {
-            // A result's link keeps the search it came from (`?q=…&page=N`,
-            // for the document page's way back); the passage it cites is
-            // the path and the anchor.
-            let href = &rest[..rest.find('"').expect("closing quote")];
-            let (path, anchor) = href
-                .split_once('#')
-                .map_or((href, None), |(p, a)| (p, Some(a)));
-            let path = path.split_once('?').map_or(path, |(p, _)| p);
-            anchor.map_or_else(|| path.to_string(), |a| format!("{path}#{a}"))
-        })
+    Page::parse(body)
+        .hrefs("a[href^=\"/documents/\"]")
+        .iter()
+        .map(|href| memoria_page::deep_link(&href["/documents/".len()..]))
         .collect()
 }
 
 /// The text of every `<mark>` on a page.
-fn marks(body: &str) -> Vec<&str> {
-    body.split("<mark>")
-        .skip(1)
-        .map(|rest| &rest[..rest.find("</mark>").expect("closing mark")])
-        .collect()
+fn marks(body: &str) -> Vec<String> {
+    Page::parse(body).marks()
 }
 
 /// The text of the page's refusal paragraph, if it has one.
-fn refusal(body: &str) -> Option<&str> {
-    let at = body.find("class=\"refusal\">")? + "class=\"refusal\">".len();
-    let rest = &body[at..];
-    Some(&rest[..rest.find("</p>")?])
+fn refusal(body: &str) -> Option<String> {
+    Page::parse(body).refusals().into_iter().next()
 }
 
 /// Builds a multipart body from (name, file name, bytes) fields.
@@ -970,7 +959,8 @@ async fn a_query_echoed_into_the_search_box_is_escaped() {
         "{}",
         resp.body
     );
-    assert!(!resp.body.contains("<script"));
+    let page = Page::parse(&resp.body);
+    assert!(page.scripts().is_empty(), "{:?}", page.scripts());
 }
 
 #[tokio::test]
@@ -1001,19 +991,29 @@ async fn highlights_are_whole_words_and_never_split_a_multibyte_character() {
             for m in &found {
                 assert_eq!(*m, word, "{route} {q}: a mark is exactly one whole word");
             }
-            // Each mark stands between non-word characters.
-            for piece in resp.body.split("<mark>").skip(1) {
-                let after = &piece[piece.find("</mark>").expect("close") + "</mark>".len()..];
-                assert!(
-                    !after.chars().next().is_some_and(char::is_alphanumeric),
-                    "{route} {q}: the word continues after its mark"
-                );
-            }
-            for piece in resp.body.split("<mark>").collect::<Vec<_>>().windows(2) {
-                assert!(
-                    !piece[0].chars().last().is_some_and(char::is_alphanumeric),
-                    "{route} {q}: the word starts before its mark"
-                );
+            // Each mark stands between non-word characters, in every
+            // snippet that shows one.
+            let shown = snippets(&resp.body);
+            assert!(
+                shown.iter().any(|s| s.contains('[')),
+                "{route} {q}: {shown:?}"
+            );
+            for s in &shown {
+                for (at, _) in s.match_indices(']') {
+                    assert!(
+                        !s[at + 1..]
+                            .chars()
+                            .next()
+                            .is_some_and(char::is_alphanumeric),
+                        "{route} {q}: the word continues after its mark: {s}"
+                    );
+                }
+                for (at, _) in s.match_indices('[') {
+                    assert!(
+                        !s[..at].chars().last().is_some_and(char::is_alphanumeric),
+                        "{route} {q}: the word starts before its mark: {s}"
+                    );
+                }
             }
         }
     }
@@ -1035,46 +1035,25 @@ or [this](javascript:alert(1)) or [that](data:text/html,x).\n\n\
 ## Toner\n\n\
 The toner lives <b>here</b>, on the shelf.\n";
 
-/// The passages of a document page: from its first `section.passage` to the end of `main`.
-fn passages_html(body: &str) -> &str {
-    let from = body
-        .find("<section class=\"passage\"")
-        .unwrap_or_else(|| panic!("a document page has passages: {body}"));
-    let to = body.find("</main>").expect("the page has a main");
-    &body[from..to]
+/// The markup of a document page's passages, every `section.passage` in order.
+fn passages_html(body: &str) -> String {
+    let passages = Page::parse(body).markup("section.passage");
+    assert!(!passages.is_empty(), "a document page has passages: {body}");
+    passages.concat()
 }
 
-/// The text of every `<p class="snippet">`, marks shown as `[`…`]`.
+/// The text of every snippet, marks shown as `[`…`]` ([`Page::snippets`]).
 fn snippets(body: &str) -> Vec<String> {
-    body.split("<p class=\"snippet\">")
-        .skip(1)
-        .map(|rest| {
-            rest[..rest.find("</p>").expect("closing p")]
-                .replace("<mark>", "[")
-                .replace("</mark>", "]")
-        })
-        .collect()
+    Page::parse(body).snippets()
 }
 
-/// The text of every result's `div.meta`, tags dropped.
+/// The text of every result's `div.meta`, whitespace folded, in rank order:
+/// as a reader sees it, the no-break space before each dot is a space.
 fn metas(body: &str) -> Vec<String> {
-    body.split("<div class=\"meta\">")
-        .skip(1)
-        .map(|rest| {
-            let inner = &rest[..rest.find("</div>").expect("closing div")];
-            let mut text = String::new();
-            let mut in_tag = false;
-            for c in inner.chars() {
-                match c {
-                    '<' => in_tag = true,
-                    '>' => in_tag = false,
-                    c if !in_tag => text.push(c),
-                    _ => {}
-                }
-            }
-            // As a reader sees it: the no-break space before each dot is a space.
-            text.split_whitespace().collect::<Vec<_>>().join(" ")
-        })
+    Page::parse(body)
+        .citations()
+        .into_iter()
+        .map(|c| c.meta)
         .collect()
 }
 
@@ -1085,8 +1064,8 @@ async fn a_markdown_document_page_is_rendered_with_raw_html_as_text_no_image_and
     let resp = app.get(&format!("/documents/{id}")).await;
     assert_eq!(resp.status, StatusCode::OK);
     assert_footer("the document page", &resp);
-    expect![[r##"<section class="passage" id="p1"><p class="meta"><a href="#p1">Passage 1</a></p><div class="body"><p>Run <code>lpstat -p</code> to see <strong>every</strong> printer, then read <a href="https://example.org/manual" rel="noopener noreferrer nofollow">the manual</a> or this or that.</p><ul><li>first bullet</li><li>second bullet</li></ul><div class="table"><table><thead><tr><th>Floor</th><th>Printer</th></tr></thead><tbody><tr><td>2</td><td><em>Kyocera</em></td></tr></tbody></table></div><p><span class="image">[image: floor plan]</span> and <span class="image">[image]</span></p><pre class="html">&lt;div onclick=&quot;steal()&quot;&gt;a raw block&lt;/div&gt;</pre></div></section><section class="passage" id="p2"><h2>Toner</h2><p class="meta"><a href="#p2">Passage 2</a></p><div class="body"><p>The toner lives &lt;b&gt;here&lt;/b&gt;, on the shelf.</p></div></section>"##]]
-    .assert_eq(passages_html(&resp.body));
+    expect![[r##"<section class="passage" id="p1"><p class="meta"><a href="#p1">Passage 1</a></p><div class="body"><p>Run <code>lpstat -p</code> to see <strong>every</strong> printer, then read <a href="https://example.org/manual" rel="noopener noreferrer nofollow">the manual</a> or this or that.</p><ul><li>first bullet</li><li>second bullet</li></ul><div class="table"><table><thead><tr><th>Floor</th><th>Printer</th></tr></thead><tbody><tr><td>2</td><td><em>Kyocera</em></td></tr></tbody></table></div><p><span class="image">[image: floor plan]</span> and <span class="image">[image]</span></p><pre class="html">&lt;div onclick="steal()"&gt;a raw block&lt;/div&gt;</pre></div></section><section class="passage" id="p2"><h2>Toner</h2><p class="meta"><a href="#p2">Passage 2</a></p><div class="body"><p>The toner lives &lt;b&gt;here&lt;/b&gt;, on the shelf.</p></div></section>"##]]
+    .assert_eq(&passages_html(&resp.body));
     for absent in [
         "<img",
         "evil.example",
@@ -1098,7 +1077,7 @@ async fn a_markdown_document_page_is_rendered_with_raw_html_as_text_no_image_and
         assert!(!resp.body.contains(absent), "the page carries {absent:?}");
     }
     assert_eq!(
-        resp.body.matches("<h1>").count(),
+        Page::parse(&resp.body).texts("h1").len(),
         1,
         "one h1: the title; a passage's headings are deeper"
     );
@@ -1118,7 +1097,7 @@ async fn a_plain_text_document_page_shows_its_text_and_makes_nothing_of_markdown
         * coffee beans
         1. `tea`
         | a | b |</pre></section>"##]]
-    .assert_eq(passages_html(&resp.body));
+    .assert_eq(&passages_html(&resp.body));
     // The snippet of a text file is its text as well.
     let results = app.get("/?q=coffee").await;
     assert_eq!(
@@ -1140,10 +1119,13 @@ async fn the_passage_a_result_links_to_is_anchored_and_marked_without_script() {
         "the second passage, labelled and anchored 2"
     );
     let doc = app.get(&format!("/documents/{path}")).await;
-    assert!(
-        doc.body.contains(&format!(
-            "<section class=\"passage\" id=\"{fragment}\"><h2>Toner</h2>"
-        )),
+    let page = Page::parse(&doc.body);
+    let passage = page
+        .region(&format!("section.passage#{fragment}"))
+        .unwrap_or_else(|| panic!("a passage anchored {fragment}: {}", doc.body));
+    assert_eq!(
+        passage.texts("h2").first().map(String::as_str),
+        Some("Toner"),
         "{}",
         doc.body
     );
@@ -1153,7 +1135,7 @@ async fn the_passage_a_result_links_to_is_anchored_and_marked_without_script() {
         doc.body
             .contains("section.passage:target>p.meta::after{content:")
     );
-    assert!(!doc.body.contains("<script"));
+    assert!(page.scripts().is_empty(), "{:?}", page.scripts());
 }
 
 #[tokio::test]
@@ -1173,7 +1155,7 @@ async fn a_snippet_shows_the_passages_text_without_markdown_symbols_and_still_ma
     assert!(
         shown.contains(
             &"Run lpstat -p to see every [printer], then read the manual or this or that. first bullet \
-             second bullet Floor [Printer] 2 Kyocera floor plan and &lt;div onclick=&quot;steal()&quot;&gt;a raw block&lt;/div&gt;"
+             second bullet Floor [Printer] 2 Kyocera floor plan and <div onclick=\"steal()\">a raw block</div>"
                 .to_string()
         ),
         "{shown:?}"
@@ -1201,20 +1183,22 @@ async fn passages_are_numbered_from_one_on_every_page_and_anchors_name_the_same_
     assert_eq!(result_links(&results.body), [format!("{id}#p1")]);
     let meta = metas(&results.body);
     assert!(meta[0].contains(" · passage 1 · "), "{meta:?}");
+    let unfolded = Page::parse(&results.body).texts("li.result div.meta");
     assert!(
-        results
-            .body
-            .contains("passage 1</span>\u{a0}· <span class=\"part\">"),
-        "each dot is held to the part before it, so a narrow page never starts a line with one: {}",
-        results.body
+        unfolded[0].contains("passage 1\u{a0}· "),
+        "each dot is held to the part before it, so a narrow page never starts a line with one: {unfolded:?}"
     );
     let doc = app.get(&format!("/documents/{id}")).await;
+    let page = Page::parse(&doc.body);
+    let anchors: Vec<(String, String)> = page
+        .links("section.passage p.meta a")
+        .into_iter()
+        .map(|l| (l.href, l.text))
+        .collect();
+    let anchor = |n: u32| (format!("#p{n}"), format!("Passage {n}"));
     assert!(
-        doc.body.contains("<section class=\"passage\" id=\"p1\">")
-            && doc.body.contains("<a href=\"#p1\">Passage 1</a>")
-            && doc.body.contains("<a href=\"#p2\">Passage 2</a>"),
-        "{}",
-        doc.body
+        page.region("section.passage#p1").is_some() && anchors.starts_with(&[anchor(1), anchor(2)]),
+        "{anchors:?}"
     );
     assert!(!doc.body.contains("Passage 0"));
 }
@@ -1232,10 +1216,24 @@ async fn the_person_marker_is_a_drawn_figure_with_its_words_beside_it_never_a_fo
     );
     // Drawn, so it renders where no emoji font is installed (issue 31),
     // and hidden from a screen reader, which reads the words instead.
-    assert!(
-        results.body.contains(r#"<svg class="marker-figure" viewBox="0 0 16 16" width="14" height="14" aria-hidden="true""#),
-        "{}",
-        results.body
+    let figures = Page::parse(&results.body).tags("li.result div.meta svg.marker-figure");
+    let attr = |k: &str| {
+        figures.first().and_then(|t| {
+            t.attrs
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(k))
+                .map(|(_, v)| v.as_str())
+        })
+    };
+    assert_eq!(
+        (
+            attr("viewBox"),
+            attr("width"),
+            attr("height"),
+            attr("aria-hidden")
+        ),
+        (Some("0 0 16 16"), Some("14"), Some("14"), Some("true")),
+        "{figures:?}"
     );
     assert!(!results.body.contains(memoria::MARKER_PERSON));
     assert_eq!(memoria::MARKER_PERSON_LABEL, "written by a person");
@@ -1247,15 +1245,11 @@ async fn the_results_page_counts_its_results_and_every_count_agrees_in_number() 
     let id = upload_ok(&app, "one.md", b"# One\n\nThe quokka alone.\n").await;
     let pages = [
         ("home", app.get("/").await, "1 document."),
-        (
-            "results",
-            app.get("/?q=quokka").await,
-            "<p class=\"count\">1 result</p>",
-        ),
+        ("results", app.get("/?q=quokka").await, "1 result"),
         (
             "document",
             app.get(&format!("/documents/{id}")).await,
-            " · 1 passage</p>",
+            " · 1 passage",
         ),
         (
             "delete",
@@ -1264,11 +1258,20 @@ async fn the_results_page_counts_its_results_and_every_count_agrees_in_number() 
         ),
     ];
     for (what, resp, want) in &pages {
-        assert!(
-            resp.body.contains(want),
-            "{what}: {want:?} in {}",
-            resp.body
-        );
+        let page = Page::parse(&resp.body);
+        // Where each page states its count: the results page's count line,
+        // the document page's line under its title, anywhere else.
+        let said = match *what {
+            "results" => page.texts("p.count").join(" "),
+            "document" => page.document().map(|d| d.meta).unwrap_or_default(),
+            _ => page.text(),
+        };
+        let holds = if *what == "results" {
+            said == *want
+        } else {
+            said.contains(want)
+        };
+        assert!(holds, "{what}: {want:?} in {said:?}");
         for slip in ["1 documents", "1 results", "1 passages"] {
             assert!(!resp.body.contains(slip), "{what}: {slip:?}");
         }
@@ -1280,16 +1283,14 @@ async fn the_results_page_counts_its_results_and_every_count_agrees_in_number() 
     )
     .await;
     assert!(app.get("/").await.body.contains("2 documents."));
-    assert!(
-        app.get("/?q=quokka")
-            .await
-            .body
-            .contains("<p class=\"count\">3 results</p>")
+    assert_eq!(
+        Page::parse(&app.get("/?q=quokka").await.body).texts("p.count"),
+        ["3 results"]
     );
     // Nothing matched: the page says so in its own words, with no count.
-    let none = app.get("/?q=wombat").await;
-    assert!(none.body.contains("No passage matched."));
-    assert!(!none.body.contains("class=\"count\""));
+    let none = Page::parse(&app.get("/?q=wombat").await.body);
+    assert!(none.text().contains("No passage matched."));
+    assert!(none.texts("p.count").is_empty());
 }
 
 #[tokio::test]
@@ -1620,10 +1621,13 @@ async fn the_sign_in_form_sends_an_owner_a_link_and_a_stranger_nothing_on_the_sa
     assert_eq!(form.status, StatusCode::OK);
     assert_footer("sign-in form", &form);
     assert!(
-        form.body
-            .contains(r#"<form method="post" action="/auth/begin">"#)
-            && form.body.contains(r#"name="address""#)
-            && !form.body.contains("<script"),
+        Page::parse(&form.body)
+            .forms()
+            .iter()
+            .any(|f| f.method == "post"
+                && f.action == "/auth/begin"
+                && f.input_type("address").is_some())
+            && Page::parse(&form.body).scripts().is_empty(),
         "a scriptless form posting one address to /auth/begin"
     );
 
@@ -1793,14 +1797,23 @@ async fn a_broad_query_pages_by_twenty_and_a_page_past_the_end_is_empty_without_
     assert_eq!(result_count(&first.body), 20);
     assert!(first.body.contains("Next ›"), "{}", first.body);
     assert!(first.body.contains("/?q=the&amp;page=2"));
-    assert!(first.body.contains("<ol start=\"1\">"));
+    let start = |body: &str| {
+        Page::parse(body).tags("ol[start]").first().and_then(|t| {
+            t.attrs
+                .iter()
+                .find(|(k, _)| k == "start")
+                .map(|(_, v)| v.clone())
+        })
+    };
+    assert_eq!(start(&first.body).as_deref(), Some("1"));
     assert!(!first.body.contains("‹ Previous"));
 
     for route in ["/", "/search"] {
         let second = app.get(&format!("{route}?q=the&page=2")).await;
         assert_eq!(second.status, StatusCode::OK);
-        assert!(
-            second.body.contains("<ol start=\"21\">"),
+        assert_eq!(
+            start(&second.body).as_deref(),
+            Some("21"),
             "{route}: ranks start at 21"
         );
         assert!(result_count(&second.body) > 0);
@@ -1911,11 +1924,9 @@ async fn brief_app() -> (TempDir, TestApp, String) {
     (dir, app, id)
 }
 
-/// The brief region of a page, if the page holds one.
-fn brief_region(body: &str) -> Option<&str> {
-    let at = body.find("<section class=\"brief\" id=\"brief\">")?;
-    let rest = &body[at..];
-    Some(&rest[..rest.find("</section>")?])
+/// The page's brief, `section#brief`, read as a page of its own.
+fn brief_region(body: &str) -> Option<Page> {
+    Page::parse(body).region("section#brief")
 }
 
 #[tokio::test]
@@ -1925,34 +1936,46 @@ async fn the_brief_page_without_a_task_is_a_get_form_naming_every_scope() {
     assert_eq!(resp.status, StatusCode::OK);
     assert_footer("the brief form", &resp);
     let b = &resp.body;
-    assert!(
-        b.contains(r#"<form class="ask" method="get" action="/brief">"#),
-        "{b}"
-    );
-    for field in [
-        r#"name="task""#,
-        r#"name="scope""#,
-        r#"name="team""#,
-        r#"name="budget""#,
-    ] {
-        assert!(b.contains(field), "the form has {field}");
+    let page = Page::parse(b);
+    let forms = page.forms();
+    let ask = forms
+        .iter()
+        .find(|f| f.action == "/brief")
+        .unwrap_or_else(|| panic!("a form asking for a brief: {forms:?}"));
+    assert_eq!(ask.method, "get", "{ask:?}");
+    for field in ["task", "scope", "team", "budget"] {
+        assert!(ask.input_type(field).is_some(), "the form has {field}");
     }
+    assert_eq!(ask.value("scope"), Some("team"), "the team is chosen");
+    // Each scope offered, as (value, the words a person picks).
+    let options = "form select[name=\"scope\"] option";
+    let values = page.tags(options).into_iter().map(|t| {
+        t.attrs
+            .into_iter()
+            .find(|(k, _)| k == "value")
+            .map(|(_, v)| v)
+            .unwrap_or_default()
+    });
+    let scopes: Vec<(String, String)> = values.zip(page.texts(options)).collect();
+    let scopes: Vec<(&str, &str)> = scopes
+        .iter()
+        .map(|(v, l)| (v.as_str(), l.as_str()))
+        .collect();
     assert!(
-        b.contains(r#"<option value="team" selected>the team</option>"#),
-        "{b}"
+        scopes.contains(&("team", "the team")) && scopes.contains(&("ops", "project ops")),
+        "{scopes:?}"
     );
     assert!(
-        b.contains(r#"<option value="ops">project ops</option>"#),
-        "{b}"
-    );
-    assert!(
-        !b.contains(r#"value="organisation""#),
-        "no organisation is configured"
+        !scopes.iter().any(|(v, _)| *v == "organisation"),
+        "no organisation is configured: {scopes:?}"
     );
     assert!(brief_region(b).is_none(), "no brief without a task");
     let home = app.get("/").await;
     assert!(
-        home.body.contains(r#"<a href="/brief">"#),
+        Page::parse(&home.body)
+            .hrefs("a")
+            .iter()
+            .any(|h| h == "/brief"),
         "the home page links to it"
     );
 }
@@ -1968,43 +1991,62 @@ async fn a_brief_over_an_uploaded_document_is_resolved_first_with_its_excerpt_li
     assert_footer("a brief", &resp);
     let region =
         brief_region(&resp.body).unwrap_or_else(|| panic!("the page holds a brief: {}", resp.body));
+    let text = region.text();
+    let shape = region.shape();
+    assert_eq!(
+        shape
+            .iter()
+            .skip_while(|e| !e.starts_with("section.brief"))
+            .nth(1)
+            .map(String::as_str),
+        Some("p.status"),
+        "the status comes first: {shape:?}"
+    );
+    assert_eq!(region.texts("p.status"), ["resolved"], "{text}");
+    let links: Vec<(String, String)> = region
+        .links("a")
+        .into_iter()
+        .map(|l| (l.href, l.text))
+        .collect();
+    let link = |href: String, t: &str| (href, t.to_string());
     assert!(
-        region.starts_with(
-            r#"<section class="brief" id="brief"><p class="status"><strong>resolved</strong></p>"#
-        ),
-        "the status comes first: {region}"
+        links.contains(&link(format!("/documents/{id}"), "Kitchen")),
+        "{links:?}"
     );
     assert!(
-        region.contains(&format!(r#"<a href="/documents/{id}">Kitchen</a>"#)),
-        "{region}"
+        region
+            .texts("blockquote")
+            .iter()
+            .any(|q| q == "Descale the coffee machine monthly with the citric acid sachets."),
+        "the excerpt is quoted whole: {text}"
     );
     assert!(
-        region.contains("<blockquote>Descale the coffee machine monthly with the citric acid sachets.</blockquote>"),
-        "the excerpt is quoted whole: {region}"
+        links.contains(&link(format!("/documents/{id}#p1"), "Kitchen"))
+            && text.contains("Kitchen › Coffee machine · passage 1"),
+        "the excerpt links to its passage: {links:?} {text}"
     );
     assert!(
-        region.contains(&format!(
-            r#"<a href="/documents/{id}#p1">Kitchen</a> › Coffee machine · passage 1"#
-        )),
-        "the excerpt links to its passage: {region}"
-    );
-    assert!(
-        region.contains("<pre class=\"text\">resolved\n"),
-        "the text form is on the page too: {region}"
+        region
+            .texts("pre.text")
+            .iter()
+            .any(|t| t.starts_with("resolved\n")),
+        "the text form is on the page too: {text}"
     );
     // The project's runbook is not the team's: it is not read from `team`.
-    assert!(!region.contains("Deploys"), "{region}");
+    assert!(!text.contains("Deploys"), "{text}");
     let ops = app
         .get("/brief?task=roll+back+a+failed+deploy&scope=ops")
         .await;
     let region = brief_region(&ops.body).expect("a brief");
     assert!(
-        region.contains("<strong>resolved</strong>") && region.contains("Deploys"),
-        "{region}"
+        region.texts("p.status") == ["resolved"] && region.text().contains("Deploys"),
+        "{}",
+        region.text()
     );
+    let kept = Page::parse(&ops.body).forms();
     assert!(
-        ops.body.contains(r#"<option value="ops" selected>"#),
-        "the form keeps the scope"
+        kept.iter().any(|f| f.value("scope") == Some("ops")),
+        "the form keeps the scope: {kept:?}"
     );
 }
 
@@ -2026,15 +2068,18 @@ async fn a_brief_whose_task_is_a_word_of_an_uploads_title_alone_resolves_that_up
     );
     let resp = app.get("/brief?task=qxrota&scope=team").await;
     let region = brief_region(&resp.body).expect("a brief");
+    let text = region.text();
+    let titled = region
+        .links("a")
+        .iter()
+        .any(|l| l.href == format!("/documents/{id}") && l.text == "Rota qxrota");
     assert!(
-        region.contains("<strong>resolved</strong>")
-            && region.contains(&format!(r#"<a href="/documents/{id}">Rota qxrota</a>"#))
-            && region.contains(
-                r#"<blockquote class="description">The rota notes, uploaded.</blockquote>"#
-            ),
-        "the brief resolves the upload and quotes its lead as its description: {region}"
+        region.texts("p.status") == ["resolved"]
+            && titled
+            && region.texts("blockquote.description") == ["The rota notes, uploaded."],
+        "the brief resolves the upload and quotes its lead as its description: {text}"
     );
-    assert!(!region.contains("matched the task"), "{region}");
+    assert!(!text.contains("matched the task"), "{text}");
 }
 
 #[tokio::test]

@@ -15,8 +15,8 @@ use std::process::ExitCode;
 use crate::client::Target;
 use crate::control::Hook;
 use crate::manifest::Manifest;
-use crate::tls::TlsTrust;
 use crate::{Needs, Options, RunError, cases, parse_known_failing};
+use memoria_tls::TlsTrust;
 
 /// Exit code: a case failed, or a known-failing case passed.
 pub const EXIT_FAIL: u8 = 1;

@@ -16,7 +16,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full, Limited};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::tls::{TlsRefusal, TlsTrust, refusal_of};
+use memoria_tls::{TlsRefusal, TlsTrust, refusal_of};
 
 /// How long one exchange may take before the kit calls it failed, in
 /// milliseconds: generous for a loopback or LAN server.

@@ -28,7 +28,6 @@ pub mod junit;
 pub mod manifest;
 pub mod report;
 pub mod schema;
-pub mod tls;
 
 use std::time::Instant;
 
@@ -37,8 +36,12 @@ use serde::Serialize;
 use client::{Client, Target};
 use control::{Controlled, Hook};
 use manifest::Manifest;
+/// What an `https://` target is trusted by and why a handshake refused
+/// it: `memoria-tls` (`reference/tls/`), the rules `memoria serve` dials a
+/// sibling by, shared rather than copied.
+pub use memoria_tls as tls;
+pub use memoria_tls::{TlsRefusal, TlsTrust};
 use report::{CaseResult, ConformReport};
-pub use tls::{TlsRefusal, TlsTrust};
 
 /// What a case required and what was seen instead (a kit case, or a gate
 /// case of the harness, which re-exports it): ids, revisions,

@@ -26,29 +26,10 @@ pub const SIBLING_DEADLINE_MS: u64 = 800;
 /// number, not the spec's.
 pub const INGEST_CALL_DEADLINE_MS: u64 = 10_000;
 
-/// Why a TLS handshake refused the server, before any HTTP was sent (§6.1).
-/// Carried by [`TransportError::Tls`]; read from rustls's error by
-/// `super::tls`, which is what dials it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum TlsRefusal {
-    /// The certificate chains to no trusted root: not Mozilla's, not the
-    /// operator's private CA.
-    #[error("the server's certificate is not signed by a trusted CA")]
-    UntrustedCertificate,
-    /// The certificate is valid but does not name the host dialled.
-    #[error("the server's certificate does not name the host dialled")]
-    WrongHost,
-    /// The certificate is expired or not yet valid.
-    #[error("the server's certificate is outside its validity period")]
-    OutsideValidity,
-    /// Another certificate fault, in rustls's words.
-    #[error("the server's certificate is refused: {0}")]
-    BadCertificate(String),
-    /// The handshake failed for a reason other than the certificate.
-    #[error("the TLS handshake failed: {0}")]
-    Handshake(String),
-}
+/// Why a TLS handshake refused the server, before any HTTP was sent
+/// (§6.1): `memoria-tls`'s, which the conformance kit names refusals by
+/// too. Carried by [`TransportError::Tls`].
+pub use memoria_tls::TlsRefusal;
 
 /// A byte stream to one sibling host.
 pub trait Connection: AsyncRead + AsyncWrite + Send + Unpin + 'static {}

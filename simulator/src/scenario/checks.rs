@@ -1,4 +1,4 @@
-//! Checks: the assertions a scenario states, judged against what the run saw; a results page is read into counts and notice lines first.
+//! Checks: the assertions a scenario states, judged against what the run saw; a results page is read into counts and notice lines first, with the workspace's page reader.
 //!
 //! A [`Check`] holds what was expected, what was seen and whether it held.
 //! A page is summarised ([`summarise_page`]) without its content: results
@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use memoria_page::Page;
 use serde::Serialize;
 
 use super::parse::{Event, PageExpect};
@@ -56,51 +57,32 @@ pub struct Check {
     pub ok: bool,
 }
 
-fn lines_with_class(body: &str, class: &str) -> Vec<String> {
-    let needle = format!("<p class=\"{class}\"");
-    let mut out = vec![];
-    let mut rest = body;
-    while let Some(at) = rest.find(&needle) {
-        rest = &rest[at..];
-        let (Some(open_end), Some(close)) = (rest.find('>'), rest.find("</p>")) else {
-            break;
-        };
-        out.push(rest[open_end + 1..close].to_string());
-        rest = &rest[close..];
-    }
-    out
+/// The text of each line of `page` that names an app with class `class`.
+fn app_line_texts(page: &Page, class: &str) -> Vec<String> {
+    page.app_lines(class).into_iter().map(|l| l.text).collect()
 }
 
-/// Reads a results page into counts and notice lines.
+/// Reads a results page into counts and notice lines, with the workspace's
+/// page reader (`memoria-page`).
 pub fn summarise_page(status: u16, elapsed_ms: u64, body: &str) -> PageSummary {
+    let page = Page::parse(body);
+    let results = page.results();
     let mut by_app: BTreeMap<String, usize> = BTreeMap::new();
-    let mut rest = body;
-    let mut results = 0;
-    while let Some(at) = rest.find("<li class=\"result\"") {
-        rest = &rest[at + 1..];
-        results += 1;
-        if let Some(a) = rest.find("<span class=\"app\">") {
-            let tail = &rest[a + "<span class=\"app\">".len()..];
-            if let Some(end) = tail.find('<') {
-                *by_app.entry(tail[..end].to_string()).or_default() += 1;
-            }
-        }
+    for r in &results {
+        *by_app.entry(r.app.clone()).or_default() += 1;
     }
     PageSummary {
         status,
         elapsed_ms,
-        results,
+        results: results.len(),
         by_app,
-        withheld: lines_with_class(body, "withheld"),
-        reconciling: lines_with_class(body, "reconciling"),
-        freshness: lines_with_class(body, "freshness"),
-        says_no_match: body.contains("No passage matched."),
-        artefacts: body.matches("<article class=\"artefact\"").count(),
-        artefacts_withheld: lines_with_class(body, "withheld artefact"),
-        numeric: body
-            .split_once("data-outcome=\"")
-            .and_then(|(_, rest)| rest.split_once('"'))
-            .map(|(outcome, _)| outcome.to_string()),
+        withheld: app_line_texts(&page, "withheld"),
+        reconciling: app_line_texts(&page, "reconciling"),
+        freshness: app_line_texts(&page, "freshness"),
+        says_no_match: page.text().contains("No passage matched."),
+        artefacts: page.artefacts(),
+        artefacts_withheld: page.artefacts_withheld(),
+        numeric: page.numeric().map(|n| n.outcome),
     }
 }
 
@@ -272,15 +254,12 @@ pub(super) async fn expect(
             ..
         } => {
             let page = m.get(&address(reader), "/sources").await;
-            let body = &page.response.body;
+            let page = Page::parse(&page.response.body);
             let name = memoria::app_display_name(app);
-            let section = body
-                .find(&format!("data-app=\"{name}\""))
-                .map(|at| &body[at..])
-                .map(|rest| &rest[..rest.find("</section>").unwrap_or(rest.len())])
-                .unwrap_or("");
-            let line =
-                |class: &str| lines_with_class(section, &format!("breaker {class}")).join(" ");
+            let line = |class: &str| {
+                page.texts(&format!("section[data-app=\"{name}\"] p.breaker.{class}"))
+                    .join(" ")
+            };
             for (class, want) in [("refusal-breaker", refusal), ("s3-breaker", s3)] {
                 if let Some(want) = want {
                     let got = line(class);

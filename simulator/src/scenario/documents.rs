@@ -22,11 +22,13 @@
 
 use std::collections::BTreeMap;
 
+use memoria_page::Page;
+
 use super::checks::{Check, PageSummary, summarise_page};
 use super::oracle::judge_page;
 use super::parse::{Event, Surface};
 use super::replay::Entry;
-use super::surfaces::{APP_MEMORIA, Owned, Rendered, unescape};
+use super::surfaces::{APP_MEMORIA, Owned, Rendered};
 use crate::fake::server::FakeSibling;
 use crate::fake::trace::{CallDetail, CallKind, Trace, TraceEvent};
 use crate::world::{MEMORIA_CONSUMER, Memoria};
@@ -65,20 +67,14 @@ impl Links {
     /// Reads every `/documents/{id}` link of an HTML `body` whose text is a
     /// sibling item's title (one of its revisions') in `fakes`.
     pub(super) fn learn(&mut self, body: &str, fakes: &BTreeMap<String, FakeSibling>) {
-        for block in body.split("<a href=\"/documents/").skip(1) {
-            let id: String = block.chars().take_while(char::is_ascii_hexdigit).collect();
-            let rest = &block[id.len()..];
+        for link in Page::parse(body).links("a[href^=\"/documents/\"]") {
+            let rest = &link.href["/documents/".len()..];
+            let id: String = rest.chars().take_while(char::is_ascii_hexdigit).collect();
             // The delete form's link names the document it deletes.
-            if id.is_empty() || rest.starts_with('/') {
+            if id.is_empty() || rest[id.len()..].starts_with('/') {
                 continue;
             }
-            let Some(text) = rest
-                .find('>')
-                .and_then(|at| rest[at + 1..].split("</a>").next())
-            else {
-                continue;
-            };
-            let title = unescape(&strip_tags(text));
+            let title = link.text;
             for (app, fake) in fakes {
                 let item = fake.model().with(|m| {
                     m.items()
@@ -96,21 +92,6 @@ impl Links {
     pub(super) fn get(&self, app: &str, item: &str) -> Option<&String> {
         self.0.get(&(app.to_string(), item.to_string()))
     }
-}
-
-/// `html` without its tags.
-fn strip_tags(html: &str) -> String {
-    let mut out = String::new();
-    let mut inside = false;
-    for c in html.chars() {
-        match c {
-            '<' => inside = true,
-            '>' => inside = false,
-            c if !inside => out.push(c),
-            _ => {}
-        }
-    }
-    out
 }
 
 /// One document opened: the answer's status (the page's, or for the MCP
@@ -202,7 +183,7 @@ pub(super) async fn open(
     count_shown(&mut summary, &seen);
     Ok(Opened {
         status,
-        passages: body.matches("<section class=\"passage\"").count(),
+        passages: Page::parse(body).tags("section.passage").len(),
         seen,
         summary,
     })
@@ -414,9 +395,15 @@ pub(super) fn judge_sources(
             "it was shown".into(),
         ));
     }
+    let sections = Page::parse(body).tags("section[data-app]");
     let missing: Vec<&String> = fakes
         .keys()
-        .filter(|app| !body.contains(&format!("data-app=\"{}\"", memoria::app_display_name(app))))
+        .filter(|app| {
+            let name = memoria::app_display_name(app);
+            !sections
+                .iter()
+                .any(|t| t.attrs.iter().any(|(k, v)| k == "data-app" && *v == name))
+        })
         .collect();
     if !missing.is_empty() {
         out.push(fail(

@@ -198,7 +198,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::checks::Check;
-use super::surfaces::{APP_MEMORIA, Owned, Reason, Rendered, Shown, between, from_page, unescape};
+use super::surfaces::{APP_MEMORIA, Owned, Reason, Rendered, Shown, from_page};
 use crate::fake::faults::Faults;
 use crate::fake::model::{Item, Role};
 use crate::fake::server::FakeSibling;
@@ -417,12 +417,10 @@ pub(super) fn judge_page(
     }
     out.extend(judge_withheld(&seen.withheld, &s2, fakes, unasked));
     // Only the search page carries the numeric answer (§8.7).
-    let body = seen.numeric.as_deref().unwrap_or("");
-    out.extend(judge_numeric(address, body, window, fakes));
+    let numeric = seen.numeric.as_ref();
+    out.extend(judge_numeric(address, numeric, window, fakes));
     if out.is_empty() {
-        let number = match between(body, "<section class=\"numeric\"", "</section>")
-            .and_then(|s| between(s, "data-outcome=\"", "\""))
-        {
+        let number = match numeric.map(|n| n.outcome.as_str()) {
             Some("VALUE") => ", the number is S6's display".to_string(),
             Some(other) => format!(", {other}: no number"),
             None => String::new(),
@@ -449,15 +447,15 @@ pub(super) fn judge_page(
 /// judged here.
 fn judge_numeric(
     address: &str,
-    body: &str,
+    numeric: Option<&memoria_page::Numeric>,
     window: &[TraceEvent],
     fakes: &BTreeMap<String, FakeSibling>,
 ) -> Vec<Check> {
-    let Some(section) = between(body, "<section class=\"numeric\"", "</section>") else {
+    let Some(numeric) = numeric else {
         return vec![];
     };
-    let outcome = between(section, "data-outcome=\"", "\"").unwrap_or("");
-    let figure = between(section, "<strong class=\"numeric-figure\">", "</strong>").map(unescape);
+    let outcome = numeric.outcome.as_str();
+    let figure = numeric.figure.clone();
     if outcome != "VALUE" {
         return match figure {
             Some(f) => vec![fail(

@@ -1031,9 +1031,10 @@ async fn ask(
 
 /// The CSRF token of the first form on `body` that carries one.
 fn csrf_of(body: &str) -> Option<String> {
-    let at = body.find("name=\"csrf\"")?;
-    let rest = &body[at..];
-    super::surfaces::between(rest, "value=\"", "\"").map(str::to_string)
+    memoria_page::Page::parse(body)
+        .forms()
+        .iter()
+        .find_map(|f| f.value("csrf").map(str::to_string))
 }
 
 /// Uploads `text` as `<doc>.md` through the home page's form, as `who`

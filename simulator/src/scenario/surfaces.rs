@@ -14,6 +14,8 @@
 
 use std::collections::BTreeMap;
 
+use memoria_page::{Numeric, Page};
+
 /// One passage as a surface shows it: its app (empty where the surface
 /// does not say, as a brief's excerpt) and its document's title.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,9 +51,9 @@ pub(super) struct Rendered {
     pub(super) withheld: Vec<(String, Option<Reason>, usize)>,
     /// The apps named reconciling.
     pub(super) reconciling: Vec<String>,
-    /// The search page's numeric answer (§8.7), its `<section>` whole;
+    /// The search page's numeric answer (§8.7), as its box reads;
     /// `None` on every other surface and on a page without one.
-    pub(super) numeric: Option<String>,
+    pub(super) numeric: Option<Numeric>,
     /// The search page says memoria holds no roster copy
     /// ([`NO_ROSTER_LINE`], §6.5); always false on the other surfaces.
     pub(super) no_roster: bool,
@@ -59,7 +61,7 @@ pub(super) struct Rendered {
 
 /// Words of the line memoria's search page carries while it holds no
 /// usable copy of the home's roster (`RosterLack::NoCopy`, §6.5).
-pub(super) const NO_ROSTER_LINE: &str = "has not been able to fetch the team&#39;s roster";
+pub(super) const NO_ROSTER_LINE: &str = "has not been able to fetch the team's roster";
 
 impl Rendered {
     /// Lines that name `app` withheld or reconciling.
@@ -68,138 +70,117 @@ impl Rendered {
     }
 }
 
-pub(super) fn unescape(s: &str) -> String {
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&amp;", "&")
+/// Why a withheld line's sentence withholds, and how many results it
+/// counts (its first number), read from its words (§8.1).
+fn withheld_reading(sentence: &str) -> (Option<Reason>, usize) {
+    let reason = if sentence.contains("did not answer") {
+        Some(Reason::Unknown)
+    } else if sentence.contains("newer version") {
+        Some(Reason::Stale)
+    } else if sentence.contains("is behind") {
+        Some(Reason::Ahead)
+    } else {
+        None
+    };
+    let count = sentence
+        .split(|c: char| !c.is_ascii_digit())
+        .find(|w| !w.is_empty())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(0);
+    (reason, count)
 }
 
-pub(super) fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
-    let at = s.find(open)? + open.len();
-    let end = s[at..].find(close)?;
-    Some(&s[at..at + end])
+/// (app, reason, count) of every withheld line that names an app, on a
+/// page ([`Page::app_lines`]).
+pub(super) fn withheld_lines(page: &Page) -> Vec<(String, Option<Reason>, usize)> {
+    page.app_lines("withheld")
+        .into_iter()
+        .map(|l| {
+            let (reason, count) = withheld_reading(&l.text);
+            (l.app, reason, count)
+        })
+        .collect()
 }
 
-/// (app, reason, count) of every plain withheld line of an HTML body.
-pub(super) fn withheld_lines(body: &str) -> Vec<(String, Option<Reason>, usize)> {
-    let mut out = vec![];
-    for block in body
-        .split("<p class=\"withheld\" role=\"status\" data-app=\"")
-        .skip(1)
-    {
-        let app = block.split('"').next().unwrap_or("").to_string();
-        let sentence = between(block, ">", "</p>").unwrap_or("");
-        let reason = if sentence.contains("did not answer") {
-            Some(Reason::Unknown)
-        } else if sentence.contains("newer version") {
-            Some(Reason::Stale)
-        } else if sentence.contains("is behind") {
-            Some(Reason::Ahead)
-        } else {
-            None
-        };
-        let count = sentence
-            .split(|c: char| !c.is_ascii_digit())
-            .find(|w| !w.is_empty())
-            .and_then(|w| w.parse().ok())
-            .unwrap_or(0);
-        out.push((app, reason, count));
-    }
-    out
-}
-
-fn reconciling_lines(body: &str) -> Vec<String> {
-    body.split("<p class=\"reconciling\" role=\"status\" data-app=\"")
-        .skip(1)
-        .map(|b| b.split('"').next().unwrap_or("").to_string())
+fn reconciling_lines(page: &Page) -> Vec<String> {
+    page.app_lines("reconciling")
+        .into_iter()
+        .map(|l| l.app)
         .collect()
 }
 
 /// The search page's HTML: each result's app and title.
 pub(super) fn from_page(body: &str) -> Rendered {
-    let mut shown = vec![];
-    for block in body.split("<li class=\"result\"").skip(1) {
-        let block = block.split("</li>").next().unwrap_or(block);
-        shown.push(Shown {
-            app: between(block, "<span class=\"app\">", "<")
-                .unwrap_or("")
-                .to_string(),
-            title: unescape(between(block, "<strong>", "</strong>").unwrap_or("")),
-        });
-    }
+    let page = Page::parse(body);
     Rendered {
-        shown,
-        withheld: withheld_lines(body),
-        reconciling: reconciling_lines(body),
-        numeric: between(body, "<section class=\"numeric\"", "</section>")
-            .map(|s| format!("<section class=\"numeric\"{s}</section>")),
-        no_roster: unescape(body).contains(&unescape(NO_ROSTER_LINE)),
+        shown: page
+            .citations()
+            .into_iter()
+            .map(|c| Shown {
+                app: c.app,
+                title: c.title,
+            })
+            .collect(),
+        withheld: withheld_lines(&page),
+        reconciling: reconciling_lines(&page),
+        numeric: page.numeric(),
+        no_roster: page.text().contains(NO_ROSTER_LINE),
     }
 }
 
 /// The brief page's HTML: every document it links by title, once (the
 /// resolved item, the candidates, each excerpt's and relation's document,
 /// the grounds), with the app the brief names for the resolved item and
-/// each candidate (its meta line right after the title), unsaid for a
-/// document it names nowhere else.
+/// each candidate (the first word of the meta line set right after its
+/// title), unsaid for a document it names nowhere else.
 pub(super) fn from_brief(body: &str) -> Rendered {
-    let Some(at) = body
-        .find("id=\"brief\"")
-        .and_then(|id| body[..id].rfind("<section"))
-    else {
+    let page = Page::parse(body);
+    let Some(brief) = page.region("section#brief") else {
         return Rendered {
-            withheld: withheld_lines(body),
+            withheld: withheld_lines(&page),
             ..Rendered::default()
         };
     };
-    let section = &body[at..];
-    let section = section.split("</section>").next().unwrap_or(section);
-    let links: Vec<(&str, String, String)> = section
-        .split("<a href=\"/documents/")
-        .skip(1)
-        .filter_map(|b| {
-            let id = b.split('"').next().unwrap_or("");
-            // A passage's link (`…#pN`) names a passage of a document
-            // linked by title elsewhere in the brief.
-            if id.contains('#') {
-                return None;
-            }
-            let title = unescape(between(b, ">", "</a>")?);
-            let after = &b[b.find("</a>")? + "</a>".len()..];
-            let app = ["</h2><p class=\"meta\">", "<span class=\"meta\"> · "]
-                .iter()
-                .find_map(|open| after.strip_prefix(open))
-                .and_then(|meta| meta.split([' ', '<']).next())
+    // A passage's link (`…#pN`) names a passage of a document linked by
+    // title elsewhere in the brief.
+    let links: Vec<(String, String, String)> = brief
+        .links("a[href^=\"/documents/\"]")
+        .into_iter()
+        .filter(|l| !l.href.contains('#'))
+        .map(|l| {
+            let app = l
+                .meta
+                .trim_start_matches(|c: char| c == '·' || c.is_whitespace())
+                .split_whitespace()
+                .next()
                 .unwrap_or("")
                 .to_string();
-            Some((id, title, app))
+            (l.href, l.text, app)
         })
         .collect();
-    let app_of = |id: &str| {
+    let app_of = |href: &str| {
         links
             .iter()
-            .find(|(i, _, app)| *i == id && !app.is_empty())
-            .map_or(String::new(), |(_, _, app)| unescape(app))
+            .find(|(h, _, app)| h == href && !app.is_empty())
+            .map_or(String::new(), |(_, _, app)| app.clone())
     };
-    let mut ids: Vec<&str> = Vec::new();
+    let mut hrefs: Vec<&str> = Vec::new();
     let shown = links
         .iter()
-        .filter(|(id, _, _)| {
-            let first = !ids.contains(id);
-            ids.push(id);
+        .filter(|(href, _, _)| {
+            let first = !hrefs.contains(&href.as_str());
+            hrefs.push(href);
             first
         })
-        .map(|(id, title, _)| Shown {
-            app: app_of(id),
+        .map(|(href, title, _)| Shown {
+            app: app_of(href),
             title: title.clone(),
         })
         .collect();
     Rendered {
         shown,
-        withheld: withheld_lines(section),
-        reconciling: reconciling_lines(section),
+        withheld: withheld_lines(&brief),
+        reconciling: reconciling_lines(&brief),
         numeric: None,
         no_roster: false,
     }
@@ -249,24 +230,22 @@ pub(super) fn from_json(page: &serde_json::Value) -> Rendered {
 }
 
 /// A document's answer on the document page (`GET /documents/{id}`): on a
-/// 200, the document shown, its title (the page's `<h1>`) and its app (the
-/// meta line's first part); on any status, its withheld lines (a 503 names
-/// the app and the reason, §8.1).
+/// 200, the document shown, its title (the page's heading) and its app (the
+/// first part of the line under it); on any status, its withheld lines (a
+/// 503 names the app and the reason, §8.1).
 pub(super) fn from_document(status: u16, body: &str) -> Rendered {
+    let page = Page::parse(body);
     let shown = (status == 200)
-        .then(|| {
-            let title = between(body, "<h1>", "</h1>")?;
-            let after = &body[body.find("</h1>")?..];
-            let app = between(after, "<p class=\"meta\">", " · ")?;
-            Some(Shown {
-                app: unescape(app),
-                title: unescape(title),
-            })
-        })
-        .flatten();
+        .then(|| page.document())
+        .flatten()
+        .filter(|d| !d.meta.is_empty())
+        .map(|d| Shown {
+            app: d.meta.split(" · ").next().unwrap_or("").to_string(),
+            title: d.title,
+        });
     Rendered {
         shown: shown.into_iter().collect(),
-        withheld: withheld_lines(body),
+        withheld: withheld_lines(&page),
         ..Rendered::default()
     }
 }
@@ -297,10 +276,9 @@ pub(super) fn from_document_tool(
         },
         "withheld" => {
             let app = text.split_whitespace().next().unwrap_or("").to_lowercase();
+            let (reason, count) = withheld_reading(text);
             Rendered {
-                withheld: withheld_lines(&format!(
-                    "<p class=\"withheld\" role=\"status\" data-app=\"{app}\">{text}</p>"
-                )),
+                withheld: vec![(app, reason, count)],
                 ..Rendered::default()
             }
         }
@@ -402,7 +380,7 @@ mod tests {
     fn a_withheld_line_is_read_as_its_app_reason_and_count() {
         let body = "<p class=\"withheld\" role=\"status\" data-app=\"docs\">Docs has a newer version of 3 results; withheld while memoria fetches it.</p>";
         assert_eq!(
-            withheld_lines(body),
+            withheld_lines(&Page::parse(body)),
             vec![("docs".to_string(), Some(Reason::Stale), 3)]
         );
     }

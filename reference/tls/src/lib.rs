@@ -1,33 +1,51 @@
-//! What an `https://` target is trusted by, and why a handshake refused it: Mozilla's roots plus an optional private CA, as `memoria serve` trusts a sibling (§6.1).
+//! What an `https://` connection trusts, and why a handshake refused the server: rustls on `ring`, Mozilla's roots plus a team's private CA, for the reference and the conformance kit alike (§6.1).
 //!
-//! The kit's own copy of the reference's trust rules, so that it builds
-//! without the reference: rustls on `ring`, the default safe protocol
-//! versions, ALPN `http/1.1` only, Mozilla's roots compiled in
-//! (`webpki-roots`, no trust store read at run time), and the `CERTIFICATE`
-//! blocks of a PEM file for a team's private CA (`--ca-file`, as the
-//! reference's `MEMORIA_SIBLING_CA_FILE`). A certificate that chains to
-//! none of them, or does not name the host dialled, ends the handshake with
-//! a [`TlsRefusal`] before any byte of HTTP is sent.
+//! The reference dials an `https://` sibling, the home and the provider
+//! through this crate (its `TlsDialer`, over whatever stream its dialer
+//! opened), and the conformance kit (`gates/kit`) dials a sibling under
+//! test through it, so the two verify a certificate by one set of rules
+//! and name a refusal in one set of words, and the kit builds without the
+//! reference. The rules: rustls on `ring`, the default safe protocol
+//! versions, ALPN `http/1.1` only (the one protocol either client speaks),
+//! no client certificate, Mozilla's roots compiled in (`webpki-roots`), so
+//! no trust store is read at run time, plus the `CERTIFICATE` blocks of a
+//! PEM file for a team's private CA (the reference's
+//! `MEMORIA_SIBLING_CA_FILE`, the kit's `--ca-file`). A certificate that
+//! chains to none of them, or does not name the host dialled, ends the
+//! handshake with a [`TlsRefusal`] before any byte of HTTP is sent.
+//!
+//! ```
+//! use memoria_tls::{CaRefusal, TlsTrust};
+//! assert_eq!(TlsTrust::public().private_ca_certs(), 0);
+//! assert_eq!(
+//!     TlsTrust::with_ca_pem(b"not pem").unwrap_err(),
+//!     CaRefusal::NoCertificate
+//! );
+//! ```
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use tokio_rustls::rustls::pki_types::pem::PemObject as _;
-use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
-use tokio_rustls::rustls::{self, CertificateError, ClientConfig, RootCertStore};
+use rustls::pki_types::pem::PemObject as _;
+use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::{CertificateError, ClientConfig, RootCertStore};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_rustls::TlsConnector;
 
-/// The largest private-CA PEM file the kit reads, in bytes: a CA bundle is
-/// a few kilobytes (the reference's `SIBLING_CA_FILE_BYTES_MAX`).
+/// The stream a finished handshake yields: the TLS session over `S`.
+pub type TlsStream<S> = tokio_rustls::client::TlsStream<S>;
+
+/// The largest private-CA PEM file read, in bytes: a CA bundle is a few
+/// kilobytes; this project's number.
 pub const CA_FILE_BYTES_MAX: u64 = 1024 * 1024;
 
 /// Why a TLS handshake refused the server, before any HTTP was sent (§6.1).
-/// The same cases, in the same words, as the reference's `TlsRefusal`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TlsRefusal {
     /// The certificate chains to no trusted root: not Mozilla's, not the
-    /// private CA given.
+    /// team's private CA.
     #[error("the server's certificate is not signed by a trusted CA")]
     UntrustedCertificate,
     /// The certificate is valid but does not name the host dialled.
@@ -77,8 +95,10 @@ pub enum CaRefusal {
     NotARoot(String),
 }
 
-/// Why `--ca-file` was not taken: the file, and what was wrong with it.
+/// Why a private CA file was not taken: the file, and what was wrong with
+/// it (its message says both, for a person reading one line).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CaFileError {
     /// The file cannot be read.
     #[error("the private CA file {}: cannot be read: {source}", path.display())]
@@ -131,12 +151,13 @@ impl Default for TlsTrust {
 /// A client configuration over `roots`: ring, the default safe protocol
 /// versions, no client certificate, ALPN `http/1.1`.
 fn client_config(roots: RootCertStore) -> Result<Arc<ClientConfig>, String> {
-    let mut config =
-        ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
+    let mut config = ClientConfig::builder_with_provider(Arc::new(
+        tokio_rustls::rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }
@@ -148,8 +169,8 @@ fn mozilla_roots() -> RootCertStore {
 }
 
 impl TlsTrust {
-    /// Mozilla's roots alone: what an `https://` target is verified
-    /// against when no private CA is given. Built once.
+    /// Mozilla's roots alone: what the provider client trusts, and a
+    /// sibling's when no private CA is given. Built once.
     #[must_use]
     pub fn public() -> TlsTrust {
         static PUBLIC: OnceLock<TlsTrust> = OnceLock::new();
@@ -191,8 +212,9 @@ impl TlsTrust {
     /// most [`CA_FILE_BYTES_MAX`] bytes.
     ///
     /// # Errors
-    /// A [`CaFileError`] naming `path`: it cannot be read, it is over the
-    /// cap, or its text is refused.
+    /// A [`CaFileError`] naming `path`: it cannot be read (the I/O error is
+    /// the source), it is over the cap, or its text is refused (the
+    /// [`CaRefusal`] is the source).
     pub fn from_ca_file(path: &Path) -> Result<TlsTrust, CaFileError> {
         let unreadable = |source| CaFileError::Unreadable {
             path: path.to_owned(),
@@ -218,25 +240,60 @@ impl TlsTrust {
         self.private_ca_certs
     }
 
+    /// A handshake for `host`, made before any stream is opened, so a name
+    /// TLS cannot verify is refused without dialling it.
+    ///
+    /// # Errors
+    /// `InvalidInput` when `host` is neither a DNS name nor an IP address;
+    /// any I/O error when the trust's configuration could not be built.
+    pub fn handshake_for(&self, host: &str) -> io::Result<Handshake> {
+        let name = ServerName::try_from(host.to_owned())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let config = self.config.clone().map_err(io::Error::other)?;
+        Ok(Handshake { name, config })
+    }
+
     /// Runs the TLS handshake over `stream` for `host`, verifying the
-    /// certificate against this trust and the host name.
+    /// certificate against this trust and the host name: [`TlsTrust::handshake_for`]
+    /// then [`Handshake::over`].
+    ///
+    /// # Errors
+    /// As those two.
+    pub async fn connect<S>(&self, host: &str, stream: S) -> io::Result<TlsStream<S>>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        self.handshake_for(host)?.over(stream).await
+    }
+}
+
+/// A TLS handshake ready to run for one host name under one [`TlsTrust`].
+pub struct Handshake {
+    name: ServerName<'static>,
+    config: Arc<ClientConfig>,
+}
+
+impl std::fmt::Debug for Handshake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handshake")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Handshake {
+    /// Runs the handshake over `stream`, verifying the certificate against
+    /// the trust and the host name.
     ///
     /// # Errors
     /// An I/O error; when the handshake refused the server, its inner error
     /// is the [`TlsRefusal`] ([`refusal_of`] reads it back).
-    pub(crate) async fn connect<S>(
-        &self,
-        host: &str,
-        stream: S,
-    ) -> io::Result<tokio_rustls::client::TlsStream<S>>
+    pub async fn over<S>(self, stream: S) -> io::Result<TlsStream<S>>
     where
-        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+        S: AsyncRead + AsyncWrite + Unpin,
     {
-        let name = ServerName::try_from(host.to_owned())
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        let config = self.config.clone().map_err(io::Error::other)?;
-        tokio_rustls::TlsConnector::from(config)
-            .connect(name, stream)
+        TlsConnector::from(self.config)
+            .connect(self.name, stream)
             .await
             .map_err(|e| {
                 match e
@@ -272,22 +329,81 @@ mod tests {
 
     #[test]
     fn pem_text_without_a_certificate_is_refused_by_name() {
-        for pem in [&b""[..], b"not pem at all\n"] {
+        for pem in [
+            &b""[..],
+            b"not pem at all\n",
+            // A whole PEM block that is not a certificate is passed over.
+            b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+        ] {
             assert_eq!(
                 TlsTrust::with_ca_pem(pem).unwrap_err(),
-                CaRefusal::NoCertificate
+                CaRefusal::NoCertificate,
+                "{}",
+                String::from_utf8_lossy(pem)
             );
         }
     }
 
     #[test]
-    fn a_ca_file_that_is_missing_is_refused_naming_its_path() {
-        let path = std::env::temp_dir().join("memoria-kit-no-such-team-ca.pem");
-        let e = TlsTrust::from_ca_file(&path).unwrap_err();
+    fn a_ca_file_that_is_missing_or_too_large_is_refused_naming_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("team-ca.pem");
+        let e = TlsTrust::from_ca_file(&missing).unwrap_err();
         assert!(matches!(e, CaFileError::Unreadable { .. }), "{e:?}");
-        assert!(
-            e.to_string().contains("memoria-kit-no-such-team-ca.pem"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("team-ca.pem"), "{e}");
+        let large = dir.path().join("large-ca.pem");
+        std::fs::write(&large, vec![b'x'; CA_FILE_BYTES_MAX as usize + 1]).unwrap();
+        let e = TlsTrust::from_ca_file(&large).unwrap_err();
+        assert!(matches!(e, CaFileError::TooLarge { .. }), "{e:?}");
+        assert!(e.to_string().contains("large-ca.pem"), "{e}");
+    }
+
+    #[test]
+    fn each_certificate_fault_is_named_as_the_refusal_a_person_reads() {
+        use rustls::pki_types::UnixTime;
+        let now = UnixTime::now();
+        let rows: [(CertificateError, TlsRefusal); 6] = [
+            (
+                CertificateError::UnknownIssuer,
+                TlsRefusal::UntrustedCertificate,
+            ),
+            (CertificateError::NotValidForName, TlsRefusal::WrongHost),
+            (CertificateError::Expired, TlsRefusal::OutsideValidity),
+            (CertificateError::NotValidYet, TlsRefusal::OutsideValidity),
+            (
+                CertificateError::ExpiredContext {
+                    time: now,
+                    not_after: now,
+                },
+                TlsRefusal::OutsideValidity,
+            ),
+            (
+                CertificateError::BadSignature,
+                TlsRefusal::BadCertificate("BadSignature".to_string()),
+            ),
+        ];
+        for (fault, want) in rows {
+            let e = rustls::Error::InvalidCertificate(fault.clone());
+            assert_eq!(TlsRefusal::from_rustls(&e), want, "{fault:?}");
+        }
+        let other = TlsRefusal::from_rustls(&rustls::Error::HandshakeNotComplete);
+        assert!(matches!(other, TlsRefusal::Handshake(_)), "{other:?}");
+    }
+
+    #[test]
+    fn a_refusal_put_in_an_io_error_is_read_back_and_no_other_error_is_taken_for_one() {
+        let e = io::Error::new(io::ErrorKind::InvalidData, TlsRefusal::WrongHost);
+        assert_eq!(refusal_of(&e), Some(TlsRefusal::WrongHost));
+        let plain = io::Error::new(io::ErrorKind::ConnectionRefused, "refused");
+        assert_eq!(refusal_of(&plain), None);
+    }
+
+    #[test]
+    fn a_host_tls_cannot_name_is_refused_before_any_stream_is_opened() {
+        let trust = TlsTrust::public();
+        assert!(trust.handshake_for("acme.sheets.example").is_ok());
+        assert!(trust.handshake_for("127.0.0.1").is_ok());
+        let e = trust.handshake_for("not a host").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
     }
 }
