@@ -15,6 +15,8 @@
 
 use std::time::Duration;
 
+use memoria_page::Page;
+
 use super::checks::Check;
 use super::parse::{PROVIDER_RATE_LIMITED_CALLS, PROVIDER_SLOW_MS, ProviderState};
 use crate::fake::provider::{Down, StubProvider};
@@ -35,8 +37,8 @@ pub const EMBED_DRAIN_WAIT_MAX_S: u64 =
 /// How often the oracle reads the sources page while it waits, in simulated s.
 const EMBED_DRAIN_POLL_S: u64 = 10;
 
-/// What the sources page says once every passage has its vector
-/// (`reference/src/web/sources.rs`).
+/// How the sources page's Embeddings line begins once every passage has
+/// its vector (`reference/src/web/sources.rs`).
 const EVERY_VECTOR: &str = "Every passage has its vector";
 
 /// Sets the stub's faults, for its embeddings and its chat alike.
@@ -72,8 +74,11 @@ pub(super) async fn await_embedded(m: &mut Memoria, owner: &str) -> Check {
     let mut said = String::new();
     for _ in 0..=EMBED_DRAIN_WAIT_MAX_S / EMBED_DRAIN_POLL_S {
         let page = m.get(owner, "/sources").await;
-        if page.response.status == http::StatusCode::OK && page.response.body.contains(EVERY_VECTOR)
-        {
+        // The sources page's Embeddings section, read as a person reads it.
+        let line = Page::parse(&page.response.body)
+            .texts("section.embeddings p.meta")
+            .join(" ");
+        if page.response.status == http::StatusCode::OK && line.starts_with(EVERY_VECTOR) {
             return Check {
                 expected: expected(),
                 actual: "every passage has its vector".into(),
@@ -83,10 +88,12 @@ pub(super) async fn await_embedded(m: &mut Memoria, owner: &str) -> Check {
         said = format!(
             "status {}, {}",
             page.response.status.as_u16(),
-            if page.response.body.contains("await their vectors") {
+            if line.contains("await their vectors") {
                 "passages still await their vectors"
-            } else {
+            } else if line.is_empty() {
                 "no embeddings line"
+            } else {
+                "an embeddings line that says neither"
             }
         );
         tokio::time::sleep(Duration::from_secs(EMBED_DRAIN_POLL_S)).await;
