@@ -1,7 +1,5 @@
 //! Gate 8 (§10, §8.1): the refusal breaker at §8.1's predicate, its S3 twin, and "cannot determine".
 //!
-//! Size: over 800 lines because the gate is §10's predicate case by case (the breaker, its S3 twin, cannot-determine, the UTC-day baseline), each case a full rig over the real web app; splitting it would separate cases from the rig they share.
-//!
 //! In-process, over the real path: memoria's web app ([`TestApp`]) with a
 //! clock the gate moves across UTC days, ruling every search through S2 to
 //! a fake Sheets ([`FakeSibling`], its real grants model) reached over an
@@ -17,10 +15,17 @@
 //! boundary matters. A second sibling's counters are written through the
 //! store API the S2 path calls.
 //!
-//! Size: over 700 lines because gate 8's 18 cases share one rig (a hand clock
+//! Most cases are a table of steps ([`Step`]), one per line, read by one
+//! interpreter ([`walk`]): a world with its baseline, refusals, tallies,
+//! tampering, restarts, and the claims about counter rows and the sources
+//! page. The six cases whose claims are about a page's own shape (the
+//! reader's page unchanged when the breaker fires, the document page's
+//! 404, the answers S2 gave) begin with a walk and go on in code.
+//!
+//! Size: over 700 lines because gate 8's cases share one rig (a hand clock
 //! across UTC days, a fake Sheets behind an in-memory dialer, the
-//! sources-page reader); split, a case would sit apart from the fixture it
-//! asserts about.
+//! sources-page reader) and one step language; split, a case would sit apart
+//! from the steps and the fixture it asserts about.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -543,11 +548,6 @@ fn same_page(before: &str, after: &str, whose: &str) -> Result<(), Failure> {
     )
 }
 
-fn refuse_today(rig: &mut Rig, who: &[&str]) -> Result<(), Failure> {
-    rig.day(0);
-    refuse_now(rig, who)
-}
-
 /// Sheets removes each of `who` from every item, and each searches once,
 /// at the rig's current time.
 fn refuse_now(rig: &mut Rig, who: &[&str]) -> Result<(), Failure> {
@@ -564,17 +564,619 @@ fn refuse_now(rig: &mut Rig, who: &[&str]) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Ana, Bea and Cai: the three baseline askers of most cases (§8.1's floor).
+const TRIO: &[&str] = PEOPLE.as_slice().split_at(3).0;
+/// Ana and Bea: one short of the floor.
+const PAIR: &[&str] = PEOPLE.as_slice().split_at(2).0;
+/// What the S3 breaker's fired line says of the window; the walks are
+/// `const`, so the number is written here and held to the limit below.
+const ALL_TODAYS_FETCHES: &str = "All 20 of today's fetches";
+const _: () = assert!(S3_BREAKER_FETCHES_MIN == 20);
+/// The breakers' no-anomaly words: never on the page while it cannot determine.
+const NO_REFUSAL_ANOMALY: &str = "no refusal anomaly";
+const NO_S3_ANOMALY: &str = "no S3 anomaly";
+/// Counter tables (§8.1), one row per asker (S2) or per app (S3) and UTC day.
+const S2_ROWS: &str = "breaker_s2";
+const S3_ROWS: &str = "breaker_s3";
+
+/// One step of a case's walk: an act on the world, or a claim about it
+/// that fails the case. A case is a table of these read by [`walk`], so a
+/// case is its row of steps and nothing else.
+#[derive(Clone, Copy)]
+enum Step {
+    /// A fresh world in the case's scratch directory of this name; the
+    /// walk's later steps act on it.
+    World(&'static str),
+    /// The clock at 09:00 UTC, this many days before today.
+    Day(i64),
+    /// The clock this many seconds after today's UTC midnight (before it
+    /// when negative).
+    FromMidnight(i64),
+    /// The real sync (S1, then S3), fetching this many items when given.
+    Sync(Option<usize>),
+    /// A fresh world whose Sheets memoria syncs on the first of the days
+    /// (days before today), and on each of them each person searches once
+    /// and is shown a Sheets passage (VISIBLE): the baseline.
+    History(&'static str, &'static [&'static str], &'static [i64]),
+    /// Each person searches once now and is shown a Sheets passage.
+    Shown(&'static [&'static str]),
+    /// Sheets removes each person from every item and each searches once
+    /// now: the page omits every Sheets passage silently (NOT_VISIBLE).
+    Refused(&'static [&'static str]),
+    /// [`Step::Refused`] at 09:00 UTC today.
+    RefusedToday(&'static [&'static str]),
+    /// Sheets answers every call 503 from now on.
+    Outage,
+    /// Each person searches once now: the page says Sheets did not answer.
+    DidNotAnswer(&'static [&'static str]),
+    /// `table` holds `n` rows for `app` on the UTC day `days` before today's.
+    Rows {
+        table: &'static str,
+        app: &'static str,
+        days: i64,
+        n: i64,
+        what: &'static str,
+    },
+    /// The Sheets section of the owner's sources page says each of `says`
+    /// and none of `not`.
+    Sources {
+        says: &'static [&'static str],
+        not: &'static [&'static str],
+    },
+    /// memoria dropped, then woken on the same data directory.
+    Restart,
+    /// A real sync seven days ago and a revision fetched three days ago:
+    /// the S3 history and its prior success.
+    S3History,
+    /// A tally added to today's S3 counters through the store API `sync` uses.
+    S3Counted {
+        fetches: u64,
+        not_found: u64,
+        successes: u64,
+    },
+    /// An S2 tally added for each person at `app` through the store API
+    /// the S2 path uses.
+    S2Counted {
+        app: &'static str,
+        who: &'static [&'static str],
+        visible: u64,
+        not_visible: u64,
+    },
+    /// SQL run on the store's database, `?1` bound to the UTC day `days`
+    /// before today's; it must change `rows` rows.
+    Tamper {
+        sql: &'static str,
+        days: i64,
+        rows: usize,
+    },
+    /// SQL statements run on the store's database as one batch.
+    Delete(&'static str),
+    /// The second sibling's refusal breaker is silent.
+    OtherSiblingSilent,
+    /// The person's results page carries no breaker notice.
+    NoNotice(&'static str),
+}
+
+use Step::*;
+
+/// Walks `steps` from their first world ([`Step::World`], [`Step::History`]); returns the last world
+/// for a case that goes on in code.
+fn walk(ctx: &mut Ctx, steps: &[Step]) -> Result<Rig, Failure> {
+    let mut rig: Option<Rig> = None;
+    for step in steps {
+        match *step {
+            World(name) => {
+                rig = Some(Rig::new(ctx, name));
+                continue;
+            }
+            History(name, who, days) => {
+                let mut fresh = Rig::new(ctx, name);
+                fresh.day(days[0]);
+                act(&mut fresh, &Sync(Some(ITEMS)))?;
+                fresh.baseline(who, days)?;
+                rig = Some(fresh);
+                continue;
+            }
+            _ => {}
+        }
+        let Some(rig) = rig.as_mut() else {
+            return Err(Failure::new(
+                "a walk begins with a world",
+                "a step before it",
+            ));
+        };
+        act(rig, step)?;
+    }
+    rig.ok_or_else(|| Failure::new("a walk begins with a world", "no world"))
+}
+
+/// One step on the rig.
+fn act(rig: &mut Rig, step: &Step) -> Result<(), Failure> {
+    let today = TODAY_S / DAY_S;
+    match *step {
+        World(_) | History(..) => Ok(()),
+        Day(days) => {
+            rig.day(days);
+            Ok(())
+        }
+        FromMidnight(s) => {
+            rig.at(today * DAY_S + s);
+            Ok(())
+        }
+        Sync(fetched) => {
+            let report = rig.sync();
+            ensure(
+                fetched.is_none_or(|n| report.fetched == n),
+                format!("the sync fetched {fetched:?} items through S3"),
+                format!("{report:?}"),
+            )
+        }
+
+        Shown(who) => {
+            for p in who {
+                ensure(
+                    rig.search(p).contains("tagledger"),
+                    format!("{p} is shown a Sheets passage now (VISIBLE)"),
+                    "the page shows none",
+                )?;
+            }
+            Ok(())
+        }
+        Refused(who) => refuse_now(rig, who),
+        RefusedToday(who) => {
+            rig.day(0);
+            refuse_now(rig, who)
+        }
+        Outage => {
+            rig.fake.faults().set_outage(Some(Outage::Status(503)));
+            Ok(())
+        }
+        DidNotAnswer(who) => {
+            for p in who {
+                let page = rig.search(p);
+                let withheld = Page::parse(&page).withheld();
+                ensure(
+                    withheld.iter().any(|l| l.contains("did not answer")),
+                    format!("{p}'s page says Sheets did not answer (the partial-page notice)"),
+                    format!("withheld lines {withheld:?}"),
+                )?;
+                no_breaker_on(&page, p)?;
+            }
+            Ok(())
+        }
+        Rows {
+            table,
+            app,
+            days,
+            n,
+            what,
+        } => {
+            let rows = rig.rows(table, app, today - days);
+            ensure(
+                rows == n,
+                format!("{what}: {n} {table} rows for {app} {days} days before today"),
+                format!("{rows} rows"),
+            )
+        }
+        Sources { says: want, not } => {
+            let s = rig.sources()?;
+            for w in want {
+                says(&s, w)?;
+            }
+            for n in not {
+                ensure(
+                    !s.contains(n),
+                    format!("the sources page does not say {n:?}"),
+                    "it does",
+                )?;
+            }
+            Ok(())
+        }
+        Restart => {
+            rig.sleep();
+            rig.wake();
+            Ok(())
+        }
+        S3History => s3_history(rig),
+        S3Counted {
+            fetches,
+            not_found,
+            successes,
+        } => {
+            s3_tally(rig, fetches, not_found, successes);
+            Ok(())
+        }
+        S2Counted {
+            app,
+            who,
+            visible,
+            not_visible,
+        } => {
+            for p in who {
+                s2_tally(rig, app, p, visible, not_visible);
+            }
+            Ok(())
+        }
+        Tamper { sql, days, rows } => {
+            let changed = rig
+                .db()
+                .execute(sql, rusqlite::params![today - days])
+                .expect("tamper");
+            ensure(
+                changed == rows,
+                format!(
+                    "{rows} counter rows {days} days before today were tampered with (presence)"
+                ),
+                format!("{changed} rows"),
+            )
+        }
+        Delete(sql) => {
+            rig.db().execute_batch(sql).expect("delete the counters");
+            Ok(())
+        }
+        OtherSiblingSilent => {
+            let state = other_app_state(rig);
+            ensure(
+                state == memoria::BreakerState::Silent,
+                "Sheets' refusals leave the other sibling's refusal breaker silent",
+                format!("{state:?}"),
+            )
+        }
+        NoNotice(who) => {
+            let page = rig.search(who);
+            no_breaker_on(&page, who)
+        }
+    }
+}
+
+/// Sheets' S2 counter rows on the UTC day `days` before today's: `n`.
+const fn s2_rows(days: i64, n: i64, what: &'static str) -> Step {
+    Rows {
+        table: S2_ROWS,
+        app: APP,
+        days,
+        n,
+        what,
+    }
+}
+
+/// Sheets' S3 counter rows on the UTC day `days` before today's: `n`.
+const fn s3_rows(days: i64, n: i64, what: &'static str) -> Step {
+    Rows {
+        table: S3_ROWS,
+        app: APP,
+        days,
+        n,
+        what,
+    }
+}
+
+/// The sources page says each of `says` and none of `not`.
+const fn sources(says: &'static [&'static str], not: &'static [&'static str]) -> Step {
+    Sources { says, not }
+}
+
+/// Today's S3 tally.
+const fn s3(fetches: u64, not_found: u64, successes: u64) -> Step {
+    S3Counted {
+        fetches,
+        not_found,
+        successes,
+    }
+}
+
+/// The refusal breaker fired for three people.
+const FIRED_FOR_THREE: Step = sources(&[FIRED, "3 people"], &[]);
+
+fn silent_outage(ctx: &mut Ctx) -> Result<(), Failure> {
+    walk(
+        ctx,
+        &[
+            History("data3", TRIO, &[7, 1]),
+            s2_rows(
+                1,
+                3,
+                "the three baseline askers were counted in the baseline (presence)",
+            ),
+            Outage,
+            Day(0),
+            DidNotAnswer(TRIO),
+            s2_rows(0, 0, "UNKNOWN wrote no window counter"),
+            sources(&[NO_ANOMALY], &[]),
+        ],
+    )
+    .map(drop)
+}
+
+fn silent_below_floor(ctx: &mut Ctx) -> Result<(), Failure> {
+    walk(
+        ctx,
+        &[
+            History("data4", PAIR, &[7, 1]),
+            RefusedToday(PAIR),
+            s2_rows(0, 2, "both refusals were counted today (presence)"),
+            sources(&[NO_ANOMALY], &[]),
+        ],
+    )
+    .map(drop)
+}
+
+fn cannot_determine(ctx: &mut Ctx) -> Result<(), Failure> {
+    walk(
+        ctx,
+        &[
+            // One day of history.
+            History("data5", TRIO, &[1]),
+            RefusedToday(TRIO),
+            sources(&[CANNOT, "lack the baseline"], &[NO_REFUSAL_ANOMALY]),
+            // A full history, then the counters deleted.
+            History("data6", TRIO, &[7, 1]),
+            RefusedToday(TRIO),
+            FIRED_FOR_THREE,
+            Delete("DELETE FROM breaker_s2; DELETE FROM breaker_since;"),
+            sources(
+                &[CANNOT, "lack both the window (today) and the baseline"],
+                &[NO_REFUSAL_ANOMALY],
+            ),
+            // A full history, then today's rows tampered with.
+            History("data7", TRIO, &[7, 1]),
+            RefusedToday(TRIO),
+            Tamper {
+                sql: "UPDATE breaker_s2 SET counts = zeroblob(40) WHERE day = ?1",
+                days: 0,
+                rows: 3,
+            },
+            sources(&[CANNOT, "lack the window (today)"], &[NO_REFUSAL_ANOMALY]),
+            // A full history, then yesterday's (a baseline day's) rows tampered
+            // with: an unreadable baseline row is not read as zero, so the
+            // breaker does not fire on the rest.
+            History("data7b", TRIO, &[7, 1]),
+            RefusedToday(TRIO),
+            FIRED_FOR_THREE,
+            Tamper {
+                sql: "UPDATE breaker_s2 SET counts = zeroblob(40) WHERE day = ?1",
+                days: 1,
+                rows: 3,
+            },
+            sources(&[CANNOT, "lack the baseline"], &[NO_REFUSAL_ANOMALY, FIRED]),
+        ],
+    )
+    .map(drop)
+}
+
+fn survives_restart(ctx: &mut Ctx) -> Result<(), Failure> {
+    walk(
+        ctx,
+        &[
+            History("data8", TRIO, &[7, 1]),
+            Restart,
+            Day(0),
+            sources(&[NO_ANOMALY], &[]),
+            Refused(TRIO),
+            Restart,
+            FIRED_FOR_THREE,
+        ],
+    )
+    .map(drop)
+}
+
+fn s3_fires(ctx: &mut Ctx) -> Result<(), Failure> {
+    walk(
+        ctx,
+        &[
+            World("data9"),
+            S3History,
+            Restart,
+            Day(0),
+            s3(S3_BREAKER_FETCHES_MIN - 1, S3_BREAKER_FETCHES_MIN - 1, 0),
+            sources(&[S3_SILENT], &[]),
+            s3(1, 1, 0),
+            sources(&[S3_FIRED, ALL_TODAYS_FETCHES], &[]),
+            NoNotice(PEOPLE[0]),
+        ],
+    )
+    .map(drop)
+}
+
+fn s3_silent(ctx: &mut Ctx) -> Result<(), Failure> {
+    walk(
+        ctx,
+        &[
+            // One success among today's fetches.
+            World("data10"),
+            S3History,
+            Day(0),
+            s3(S3_BREAKER_FETCHES_MIN, S3_BREAKER_FETCHES_MIN - 1, 1),
+            sources(&[S3_SILENT], &[]),
+            // No success in the 7 days before: only 404s were ever seen.
+            World("data11"),
+            Day(7),
+            s3(5, 5, 0),
+            Day(0),
+            s3(S3_BREAKER_FETCHES_MIN, S3_BREAKER_FETCHES_MIN, 0),
+            sources(&[S3_SILENT], &[]),
+        ],
+    )
+    .map(drop)
+}
+
+fn s3_cannot_determine(ctx: &mut Ctx) -> Result<(), Failure> {
+    walk(
+        ctx,
+        &[
+            World("data12"),
+            Day(0),
+            Sync(Some(ITEMS)),
+            sources(&[S3_CANNOT, "lack the baseline"], &[NO_S3_ANOMALY]),
+            World("data13"),
+            S3History,
+            Day(0),
+            s3(S3_BREAKER_FETCHES_MIN, S3_BREAKER_FETCHES_MIN, 0),
+            sources(&[S3_FIRED], &[]),
+            Delete("DELETE FROM breaker_s3; DELETE FROM breaker_since;"),
+            sources(
+                &[S3_CANNOT, "lack both the window (today) and the baseline"],
+                &[NO_S3_ANOMALY],
+            ),
+        ],
+    )
+    .map(drop)
+}
+
+fn baseline_seven_days(ctx: &mut Ctx) -> Result<(), Failure> {
+    walk(
+        ctx,
+        &[
+            // Shown Sheets only on the baseline's first day, W-7.
+            History("data16", TRIO, &[7]),
+            s2_rows(
+                7,
+                3,
+                "the three askers were counted seven days before today (presence)",
+            ),
+            RefusedToday(TRIO),
+            FIRED_FOR_THREE,
+            // Six days of history are short of the baseline.
+            History("data17", TRIO, &[6, 1]),
+            RefusedToday(TRIO),
+            sources(&[CANNOT, "lack the baseline"], &[NO_REFUSAL_ANOMALY]),
+        ],
+    )
+    .map(drop)
+}
+
+fn window_utc_day(ctx: &mut Ctx) -> Result<(), Failure> {
+    walk(
+        ctx,
+        &[
+            History("data18", TRIO, &[7]),
+            // Shown Sheets at 23:30 UTC yesterday: the baseline's last day.
+            FromMidnight(-HOUR_S / 2),
+            Shown(TRIO),
+            // Refused at 00:30 UTC today: the window.
+            FromMidnight(HOUR_S / 2),
+            Refused(TRIO),
+            s2_rows(
+                0,
+                3,
+                "the refusals at 00:30 UTC are counted on today's UTC day (unix seconds / 86400)",
+            ),
+            s2_rows(
+                1,
+                3,
+                "the passages at 23:30 UTC are counted on yesterday's UTC day",
+            ),
+            FIRED_FOR_THREE,
+            // Still today at 23:30 UTC.
+            FromMidnight(DAY_S - HOUR_S / 2),
+            sources(&[FIRED], &[]),
+        ],
+    )
+    .map(drop)
+}
+
+fn kept_eight_days(ctx: &mut Ctx) -> Result<(), Failure> {
+    walk(
+        ctx,
+        &[
+            History("data19", TRIO, &[8, 7]),
+            Day(7),
+            s3(1, 0, 1),
+            s2_rows(
+                8,
+                3,
+                "S2 counters were written eight days before today (presence)",
+            ),
+            s3_rows(
+                8,
+                1,
+                "S3 counters were written eight days before today (presence)",
+            ),
+            s2_rows(
+                7,
+                3,
+                "S2 counters were written seven days before today (presence)",
+            ),
+            s3_rows(
+                7,
+                1,
+                "S3 counters were written seven days before today (presence)",
+            ),
+            RefusedToday(TRIO),
+            s2_rows(
+                8,
+                0,
+                "today's write pruned the S2 counters older than the 8 retained UTC days",
+            ),
+            s3_rows(
+                8,
+                0,
+                "today's write pruned the S3 counters older than the 8 retained UTC days",
+            ),
+            s2_rows(
+                7,
+                3,
+                "the baseline's first day, seven days before today, is kept (S2)",
+            ),
+            s3_rows(
+                7,
+                1,
+                "the baseline's first day, seven days before today, is kept (S3)",
+            ),
+            sources(&[FIRED], &[]),
+        ],
+    )
+    .map(drop)
+}
+
+fn per_sibling(ctx: &mut Ctx) -> Result<(), Failure> {
+    walk(
+        ctx,
+        &[
+            History("data20", TRIO, &[7, 1]),
+            // A second sibling: the same three are shown its passages on the same
+            // days, and again today, while Sheets refuses them.
+            Day(7),
+            OTHER_SHOWN,
+            Day(1),
+            OTHER_SHOWN,
+            Day(0),
+            OTHER_SHOWN,
+            Refused(TRIO),
+            Rows {
+                table: S2_ROWS,
+                app: OTHER_APP,
+                days: 0,
+                n: 3,
+                what: "the other sibling holds today's counters for the three (presence)",
+            },
+            s2_rows(
+                0,
+                3,
+                "Sheets holds today's counters for the three (presence)",
+            ),
+            FIRED_FOR_THREE,
+            OtherSiblingSilent,
+        ],
+    )
+    .map(drop)
+}
+
+/// The trio shown two of the second sibling's passages each.
+const OTHER_SHOWN: Step = S2Counted {
+    app: OTHER_APP,
+    who: TRIO,
+    visible: 2,
+    not_visible: 0,
+};
+
+const S3_FIRED: &str = "S3 breaker: fired.";
+const S3_SILENT: &str = "S3 breaker: no S3 anomaly.";
+const S3_CANNOT: &str = "S3 breaker: cannot determine.";
+
 fn fires(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut rig = Rig::new(ctx, "data1");
-    rig.day(7);
-    let report = rig.sync();
-    ensure(
-        report.fetched == ITEMS,
-        "the sync ingests the Sheets items",
-        format!("{report:?}"),
-    )?;
-    let trio = &PEOPLE[..3];
-    rig.baseline(trio, &[7, 1])?;
+    let mut rig = walk(ctx, &[History("data1", TRIO, &[7, 1])])?;
+    let trio = TRIO;
     let before = rig
         .app()
         .state()
@@ -588,10 +1190,11 @@ fn fires(ctx: &mut Ctx) -> Result<(), Failure> {
     let dan = PEOPLE[3];
     rig.day(0);
     let dan_before = rig.search(dan);
-    refuse_today(&mut rig, &trio[..1])?;
+    rig.day(0);
+    refuse_now(&mut rig, &trio[..1])?;
     let ana_before = rig.search(trio[0]);
     says(&rig.sources()?, NO_ANOMALY)?;
-    refuse_today(&mut rig, &trio[1..])?;
+    refuse_now(&mut rig, &trio[1..])?;
     ensure(
         rig.s2_rows(0) == 4,
         "four window counter rows were written on the S2 path (three refused, Dan shown)",
@@ -621,16 +1224,8 @@ fn fires(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn fires_from_document_pages(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut rig = Rig::new(ctx, "data-document-pages");
-    rig.day(7);
-    let report = rig.sync();
-    ensure(
-        report.fetched == ITEMS,
-        "the sync ingests the Sheets items",
-        format!("{report:?}"),
-    )?;
-    let trio = &PEOPLE[..3];
-    rig.baseline(trio, &[7, 1])?;
+    let mut rig = walk(ctx, &[History("data-document-pages", TRIO, &[7, 1])])?;
+    let trio = TRIO;
     let path = format!("/documents/{}", rig.document_id(0)?);
     // Presence: on the last baseline day the document page renders for each.
     rig.day(1);
@@ -683,10 +1278,7 @@ fn fires_from_document_pages(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn silent_docs_only(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut rig = Rig::new(ctx, "data2");
-    rig.day(7);
-    rig.sync();
-    rig.baseline(&[PEOPLE[0]], &[7, 1])?;
+    let mut rig = walk(ctx, &[History("data2", TRIO.split_at(1).0, &[7, 1])])?;
     let members = &PEOPLE[3..6];
     for p in members {
         rig.removed(p, true);
@@ -732,288 +1324,9 @@ fn silent_docs_only(ctx: &mut Ctx) -> Result<(), Failure> {
     says(&s, NO_ANOMALY)
 }
 
-fn silent_outage(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut rig = Rig::new(ctx, "data3");
-    rig.day(7);
-    rig.sync();
-    let trio = &PEOPLE[..3];
-    rig.baseline(trio, &[7, 1])?;
-    ensure(
-        rig.s2_rows(1) == 3,
-        "the three baseline askers were counted in the baseline (presence)",
-        format!("{} rows", rig.s2_rows(1)),
-    )?;
-    rig.fake.faults().set_outage(Some(Outage::Status(503)));
-    rig.day(0);
-    for p in trio {
-        let page = rig.search(p);
-        ensure(
-            Page::parse(&page)
-                .withheld()
-                .iter()
-                .any(|l| l.contains("did not answer")),
-            format!("{p}'s page says Sheets did not answer (the partial-page notice)"),
-            format!("withheld lines {:?}", Page::parse(&page).withheld()),
-        )?;
-        no_breaker_on(&page, p)?;
-    }
-    ensure(
-        rig.s2_rows(0) == 0,
-        "UNKNOWN wrote no window counter",
-        format!("{} rows", rig.s2_rows(0)),
-    )?;
-    let s = rig.sources()?;
-    says(&s, NO_ANOMALY)
-}
-
-fn silent_below_floor(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut rig = Rig::new(ctx, "data4");
-    rig.day(7);
-    rig.sync();
-    let pair = &PEOPLE[..2];
-    rig.baseline(pair, &[7, 1])?;
-    refuse_today(&mut rig, pair)?;
-    ensure(
-        rig.s2_rows(0) == 2,
-        "both refusals were counted today (presence)",
-        format!("{} rows", rig.s2_rows(0)),
-    )?;
-    let s = rig.sources()?;
-    says(&s, NO_ANOMALY)
-}
-
-/// The breaker's own line never says no anomaly while it cannot determine.
-fn never_no_anomaly(s: &str, breaker: &str) -> Result<(), Failure> {
-    let words = if breaker == "s3" {
-        "no S3 anomaly"
-    } else {
-        "no refusal anomaly"
-    };
-    ensure(
-        !s.contains(words),
-        format!("the sources page never says {words:?} when it cannot determine"),
-        "it does",
-    )
-}
-
-fn cannot_determine(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut rig = Rig::new(ctx, "data5");
-    rig.day(1);
-    rig.sync();
-    let trio = &PEOPLE[..3];
-    rig.baseline(trio, &[1])?;
-    refuse_today(&mut rig, trio)?;
-    let s = rig.sources()?;
-    says(&s, CANNOT)?;
-    says(&s, "lack the baseline")?;
-    never_no_anomaly(&s, "refusal")?;
-
-    // A full history, then the counters deleted.
-    let mut rig = Rig::new(ctx, "data6");
-    rig.day(7);
-    rig.sync();
-    rig.baseline(trio, &[7, 1])?;
-    refuse_today(&mut rig, trio)?;
-    says(&rig.sources()?, FIRED)?;
-    rig.db()
-        .execute_batch("DELETE FROM breaker_s2; DELETE FROM breaker_since;")
-        .expect("delete the counters");
-    let s = rig.sources()?;
-    says(&s, CANNOT)?;
-    says(&s, "lack both the window (today) and the baseline")?;
-    never_no_anomaly(&s, "refusal")?;
-
-    // A full history, then today's row tampered with.
-    let mut rig = Rig::new(ctx, "data7");
-    rig.day(7);
-    rig.sync();
-    rig.baseline(trio, &[7, 1])?;
-    refuse_today(&mut rig, trio)?;
-    let today = TODAY_S / DAY_S;
-    rig.db()
-        .execute(
-            "UPDATE breaker_s2 SET counts = zeroblob(40) WHERE day = ?1",
-            rusqlite::params![today],
-        )
-        .expect("tamper");
-    let s = rig.sources()?;
-    says(&s, CANNOT)?;
-    says(&s, "lack the window (today)")?;
-    never_no_anomaly(&s, "refusal")?;
-
-    // A full history, then yesterday's (a baseline day's) rows tampered with.
-    let mut rig = Rig::new(ctx, "data7b");
-    rig.day(7);
-    rig.sync();
-    rig.baseline(trio, &[7, 1])?;
-    refuse_today(&mut rig, trio)?;
-    says(&rig.sources()?, FIRED)?;
-    let tampered = rig
-        .db()
-        .execute(
-            "UPDATE breaker_s2 SET counts = zeroblob(40) WHERE day = ?1",
-            rusqlite::params![today - 1],
-        )
-        .expect("tamper");
-    ensure(
-        tampered == 3,
-        "three baseline rows (yesterday's) were tampered with (presence)",
-        format!("{tampered} rows"),
-    )?;
-    let s = rig.sources()?;
-    says(&s, CANNOT)?;
-    says(&s, "lack the baseline")?;
-    never_no_anomaly(&s, "refusal")?;
-    ensure(
-        !s.contains(FIRED),
-        "an unreadable baseline row is not read as zero: the breaker does not fire on the rest",
-        "it fired",
-    )
-}
-
-fn survives_restart(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut rig = Rig::new(ctx, "data8");
-    rig.day(7);
-    rig.sync();
-    let trio = &PEOPLE[..3];
-    rig.baseline(trio, &[7, 1])?;
-    rig.sleep();
-    rig.wake();
-    rig.day(0);
-    says(&rig.sources()?, NO_ANOMALY)?;
-    refuse_today(&mut rig, trio)?;
-    rig.sleep();
-    rig.wake();
-    let s = rig.sources()?;
-    says(&s, FIRED)?;
-    says(&s, "3 people")
-}
-
-const S3_FIRED: &str = "S3 breaker: fired.";
-const S3_SILENT: &str = "S3 breaker: no S3 anomaly.";
-const S3_CANNOT: &str = "S3 breaker: cannot determine.";
-
-/// Adds a tally to today's S3 counters through the store API `sync` uses.
-fn s3_tally(rig: &mut Rig, fetches: u64, not_found: u64, successes: u64) {
-    let now = rig.clock.now_unix_s();
-    let app = rig.app();
-    let instance = app.state().instance();
-    let guard = instance.lock().expect("lock");
-    guard
-        .store()
-        .record_s3_tally(
-            APP,
-            S3Tally {
-                fetches,
-                not_found,
-                successes,
-            },
-            now,
-        )
-        .expect("tally");
-}
-
-/// A real sync seven and three days ago: the S3 history and a prior success.
-fn s3_history(rig: &mut Rig) -> Result<(), Failure> {
-    rig.day(7);
-    let r = rig.sync();
-    ensure(
-        r.fetched == ITEMS,
-        "the first sync fetched every item through S3 (a success)",
-        format!("{r:?}"),
-    )?;
-    rig.day(3);
-    rig.fake.model().with(|m| {
-        m.revise("sh-0", "Ledger", "A revised ledger body.")
-            .expect("revise")
-    });
-    let r = rig.sync();
-    ensure(
-        r.fetched == 1,
-        "a later sync fetched the revision (a success three days ago)",
-        format!("{r:?}"),
-    )
-}
-
-fn s3_fires(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut rig = Rig::new(ctx, "data9");
-    s3_history(&mut rig)?;
-    rig.sleep();
-    rig.wake();
-    rig.day(0);
-    s3_tally(
-        &mut rig,
-        S3_BREAKER_FETCHES_MIN - 1,
-        S3_BREAKER_FETCHES_MIN - 1,
-        0,
-    );
-    says(&rig.sources()?, S3_SILENT)?;
-    s3_tally(&mut rig, 1, 1, 0);
-    let s = rig.sources()?;
-    says(&s, S3_FIRED)?;
-    says(
-        &s,
-        &format!("All {S3_BREAKER_FETCHES_MIN} of today's fetches"),
-    )?;
-    let page = rig.search(PEOPLE[0]);
-    no_breaker_on(&page, PEOPLE[0])
-}
-
-fn s3_silent(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut rig = Rig::new(ctx, "data10");
-    s3_history(&mut rig)?;
-    rig.day(0);
-    s3_tally(
-        &mut rig,
-        S3_BREAKER_FETCHES_MIN,
-        S3_BREAKER_FETCHES_MIN - 1,
-        1,
-    );
-    says(&rig.sources()?, S3_SILENT)?;
-
-    // No success in the 7 days before: only 404s were ever seen.
-    let mut rig = Rig::new(ctx, "data11");
-    rig.day(7);
-    s3_tally(&mut rig, 5, 5, 0);
-    rig.day(0);
-    s3_tally(&mut rig, S3_BREAKER_FETCHES_MIN, S3_BREAKER_FETCHES_MIN, 0);
-    says(&rig.sources()?, S3_SILENT)
-}
-
-fn s3_cannot_determine(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut rig = Rig::new(ctx, "data12");
-    rig.day(0);
-    let r = rig.sync();
-    ensure(
-        r.fetched == ITEMS,
-        "today's first sync fetched every item (counters written)",
-        format!("{r:?}"),
-    )?;
-    let s = rig.sources()?;
-    says(&s, S3_CANNOT)?;
-    says(&s, "lack the baseline")?;
-    never_no_anomaly(&s, "s3")?;
-
-    let mut rig = Rig::new(ctx, "data13");
-    s3_history(&mut rig)?;
-    rig.day(0);
-    s3_tally(&mut rig, S3_BREAKER_FETCHES_MIN, S3_BREAKER_FETCHES_MIN, 0);
-    says(&rig.sources()?, S3_FIRED)?;
-    rig.db()
-        .execute_batch("DELETE FROM breaker_s3; DELETE FROM breaker_since;")
-        .expect("delete the counters");
-    let s = rig.sources()?;
-    says(&s, S3_CANNOT)?;
-    says(&s, "lack both the window (today) and the baseline")?;
-    never_no_anomaly(&s, "s3")
-}
-
 fn silent_visible_today(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut rig = Rig::new(ctx, "data14");
-    rig.day(7);
-    rig.sync();
-    let trio = &PEOPLE[..3];
-    rig.baseline(trio, &[7, 1])?;
+    let mut rig = walk(ctx, &[History("data14", TRIO, &[7, 1])])?;
+    let trio = TRIO;
     rig.day(0);
     for p in trio {
         rig.removed_from(0, p, true);
@@ -1039,11 +1352,8 @@ fn silent_visible_today(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn silent_stale_or_ahead(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut rig = Rig::new(ctx, "data15");
-    rig.day(7);
-    rig.sync();
-    let trio = &PEOPLE[..3];
-    rig.baseline(trio, &[7])?;
+    let mut rig = walk(ctx, &[History("data15", TRIO, &[7])])?;
+    let trio = TRIO;
     let first: Vec<String> = rig.fake.model().with(|m| {
         (0..ITEMS)
             .map(|i| {
@@ -1102,113 +1412,76 @@ fn silent_stale_or_ahead(ctx: &mut Ctx) -> Result<(), Failure> {
     says(&rig.sources()?, NO_ANOMALY)
 }
 
-fn baseline_seven_days(ctx: &mut Ctx) -> Result<(), Failure> {
-    // Shown Sheets only on the baseline's first day, W-7.
-    let mut rig = Rig::new(ctx, "data16");
-    rig.day(7);
-    rig.sync();
-    let trio = &PEOPLE[..3];
-    rig.baseline(trio, &[7])?;
-    ensure(
-        rig.s2_rows(7) == 3,
-        "the three askers were counted seven days before today (presence)",
-        format!("{} rows", rig.s2_rows(7)),
-    )?;
-    refuse_today(&mut rig, trio)?;
-    let s = rig.sources()?;
-    says(&s, FIRED)?;
-    says(&s, "3 people")?;
-
-    // Six days of history are short of the baseline.
-    let mut rig = Rig::new(ctx, "data17");
-    rig.day(6);
-    rig.sync();
-    rig.baseline(trio, &[6, 1])?;
-    refuse_today(&mut rig, trio)?;
-    let s = rig.sources()?;
-    says(&s, CANNOT)?;
-    says(&s, "lack the baseline")?;
-    never_no_anomaly(&s, "refusal")
-}
-
-fn window_utc_day(ctx: &mut Ctx) -> Result<(), Failure> {
-    let midnight = TODAY_S / DAY_S * DAY_S;
-    let mut rig = Rig::new(ctx, "data18");
-    rig.day(7);
-    rig.sync();
-    let trio = &PEOPLE[..3];
-    rig.baseline(trio, &[7])?;
-    // Shown Sheets at 23:30 UTC yesterday: the baseline's last day.
-    rig.at(midnight - HOUR_S / 2);
-    for p in trio {
+fn s3_silent_outage(ctx: &mut Ctx) -> Result<(), Failure> {
+    let mut rig = walk(ctx, &[World("data21"), S3History, Day(0)])?;
+    rig.revise_all("A ledger body revised today.");
+    rig.s3_down.store(true, Ordering::SeqCst);
+    let mut failed = 0;
+    while failed < S3_BREAKER_FETCHES_MIN as usize {
+        let r = rig.sync();
         ensure(
-            rig.search(p).contains("tagledger"),
-            format!("{p} is shown a Sheets passage at 23:30 UTC yesterday"),
-            "the page shows none",
+            r.fetch_failed == ITEMS && r.not_found == 0 && r.fetched == 0,
+            "each sync today reads the feed and every S3 fetch fails (503), none is a 404",
+            format!("{r:?}"),
         )?;
+        failed += r.fetch_failed;
     }
-    // Refused at 00:30 UTC today: the window.
-    rig.at(midnight + HOUR_S / 2);
-    refuse_now(&mut rig, trio)?;
-    let today = TODAY_S / DAY_S;
-    let (window, yesterday) = (
-        rig.rows("breaker_s2", APP, today),
-        rig.rows("breaker_s2", APP, today - 1),
-    );
     ensure(
-        window == 3 && yesterday == 3,
-        "the refusals at 00:30 UTC are counted on today's UTC day and the 23:30 passages on yesterday's (unix seconds / 86400)",
-        format!("{window} rows today, {yesterday} yesterday"),
+        rig.rows("breaker_s3", APP, TODAY_S / DAY_S) == 1,
+        "today's S3 counters were written by the failed fetches (presence)",
+        "no row for today",
     )?;
     let s = rig.sources()?;
-    says(&s, FIRED)?;
-    says(&s, "3 people")?;
-    // Still today at 23:30 UTC.
-    rig.at(midnight + DAY_S - HOUR_S / 2);
-    says(&rig.sources()?, FIRED)
-}
-
-fn kept_eight_days(ctx: &mut Ctx) -> Result<(), Failure> {
-    let today = TODAY_S / DAY_S;
-    let mut rig = Rig::new(ctx, "data19");
-    rig.day(8);
+    says(&s, S3_SILENT)?;
+    rig.s3_down.store(false, Ordering::SeqCst);
     let r = rig.sync();
     ensure(
         r.fetched == ITEMS,
-        "a sync eight days before today fetched every item",
+        "once S3 answers again, the same sync fetches every item",
+        format!("{r:?}"),
+    )
+}
+
+/// Adds a tally to today's S3 counters through the store API `sync` uses.
+fn s3_tally(rig: &mut Rig, fetches: u64, not_found: u64, successes: u64) {
+    let now = rig.clock.now_unix_s();
+    let app = rig.app();
+    let instance = app.state().instance();
+    let guard = instance.lock().expect("lock");
+    guard
+        .store()
+        .record_s3_tally(
+            APP,
+            S3Tally {
+                fetches,
+                not_found,
+                successes,
+            },
+            now,
+        )
+        .expect("tally");
+}
+
+/// A real sync seven and three days ago: the S3 history and a prior success.
+fn s3_history(rig: &mut Rig) -> Result<(), Failure> {
+    rig.day(7);
+    let r = rig.sync();
+    ensure(
+        r.fetched == ITEMS,
+        "the first sync fetched every item through S3 (a success)",
         format!("{r:?}"),
     )?;
-    let trio = &PEOPLE[..3];
-    rig.baseline(trio, &[8, 7])?;
-    rig.day(7);
-    s3_tally(&mut rig, 1, 0, 1);
-    let old = |rig: &Rig, day: i64| {
-        (
-            rig.rows("breaker_s2", APP, day),
-            rig.rows("breaker_s3", APP, day),
-        )
-    };
+    rig.day(3);
+    rig.fake.model().with(|m| {
+        m.revise("sh-0", "Ledger", "A revised ledger body.")
+            .expect("revise")
+    });
+    let r = rig.sync();
     ensure(
-        old(&rig, today - 8) == (3, 1) && old(&rig, today - 7) == (3, 1),
-        "counters were written eight and seven days before today (presence)",
-        format!(
-            "{:?} eight days before, {:?} seven",
-            old(&rig, today - 8),
-            old(&rig, today - 7)
-        ),
-    )?;
-    refuse_today(&mut rig, trio)?;
-    ensure(
-        old(&rig, today - 8) == (0, 0),
-        "today's write pruned the counters older than the 8 retained UTC days",
-        format!("{:?} rows eight days before today", old(&rig, today - 8)),
-    )?;
-    ensure(
-        old(&rig, today - 7) == (3, 1),
-        "the baseline's first day, seven days before today, is kept",
-        format!("{:?} rows seven days before today", old(&rig, today - 7)),
-    )?;
-    says(&rig.sources()?, FIRED)
+        r.fetched == 1,
+        "a later sync fetched the revision (a success three days ago)",
+        format!("{r:?}"),
+    )
 }
 
 /// Adds one S2 tally for `who` at `app` through the store API the S2 path uses.
@@ -1240,72 +1513,4 @@ fn other_app_state(rig: &mut Rig) -> memoria::BreakerState {
         .store()
         .refusal_breaker(OTHER_APP, now)
         .expect("the other sibling's state")
-}
-
-fn per_sibling(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut rig = Rig::new(ctx, "data20");
-    rig.day(7);
-    rig.sync();
-    let trio = &PEOPLE[..3];
-    rig.baseline(trio, &[7, 1])?;
-    // A second sibling: the same three are shown its passages on the same
-    // days, and again today, while Sheets refuses them.
-    for d in [7, 1, 0] {
-        rig.day(d);
-        for p in trio {
-            s2_tally(&mut rig, OTHER_APP, p, 2, 0);
-        }
-    }
-    refuse_today(&mut rig, trio)?;
-    let today = TODAY_S / DAY_S;
-    let other = rig.rows("breaker_s2", OTHER_APP, today);
-    ensure(
-        other == 3 && rig.s2_rows(0) == 3,
-        "both siblings hold today's counters for the three (presence)",
-        format!(
-            "{other} rows for the other sibling, {} for Sheets",
-            rig.s2_rows(0)
-        ),
-    )?;
-    let s = rig.sources()?;
-    says(&s, FIRED)?;
-    says(&s, "3 people")?;
-    let state = other_app_state(&mut rig);
-    ensure(
-        state == memoria::BreakerState::Silent,
-        "Sheets' refusals leave the other sibling's refusal breaker silent",
-        format!("{state:?}"),
-    )
-}
-
-fn s3_silent_outage(ctx: &mut Ctx) -> Result<(), Failure> {
-    let mut rig = Rig::new(ctx, "data21");
-    s3_history(&mut rig)?;
-    rig.day(0);
-    rig.revise_all("A ledger body revised today.");
-    rig.s3_down.store(true, Ordering::SeqCst);
-    let mut failed = 0;
-    while failed < S3_BREAKER_FETCHES_MIN as usize {
-        let r = rig.sync();
-        ensure(
-            r.fetch_failed == ITEMS && r.not_found == 0 && r.fetched == 0,
-            "each sync today reads the feed and every S3 fetch fails (503), none is a 404",
-            format!("{r:?}"),
-        )?;
-        failed += r.fetch_failed;
-    }
-    ensure(
-        rig.rows("breaker_s3", APP, TODAY_S / DAY_S) == 1,
-        "today's S3 counters were written by the failed fetches (presence)",
-        "no row for today",
-    )?;
-    let s = rig.sources()?;
-    says(&s, S3_SILENT)?;
-    rig.s3_down.store(false, Ordering::SeqCst);
-    let r = rig.sync();
-    ensure(
-        r.fetched == ITEMS,
-        "once S3 answers again, the same sync fetches every item",
-        format!("{r:?}"),
-    )
 }
