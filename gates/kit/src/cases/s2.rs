@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 
 use super::wire::{
-    Outcome, body_text, expect_value, fail, none_wrong, normalised_s2, parse_s2, post_s2, s3,
-    schema_failure, values,
+    NEVER_TEAM_VISIBLE, Outcome, body_text, expect_value, fail, none_wrong, normalised_s2,
+    parse_s2, post_s2, s3, schema_failure, values,
 };
 use super::{
     NEVER_ISSUED_BOTH_SIDES, NEVER_ISSUED_REVISION, S2_PAIRS_PER_CALL_MAX, STRANGER_LOCAL_PART,
@@ -324,7 +324,7 @@ fn all_not_visible_like_no_row(ctx: &Ctx<'_>, asks: &[(&str, String, String, Str
 fn custody_before_revision(ctx: &mut Ctx<'_>) -> Outcome {
     let m = ctx.manifest;
     let mut asks: Vec<(&str, String, String, String)> = Vec::new();
-    for key in ["private", "granted", "guest_only", "link_shared", "deleted"] {
+    for key in NEVER_TEAM_VISIBLE {
         let i = m.item(key);
         let older = i.revisions[..i.revisions.len() - 1].iter().cloned();
         for rev in older.chain([NEVER_ISSUED_REVISION.to_owned()]) {

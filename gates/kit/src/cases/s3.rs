@@ -4,9 +4,9 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::NEVER_ISSUED_REVISION;
 use super::wire::{
-    Outcome, body_text, call_failed, fail, none_wrong, s3, stable_headers, volatile_between,
+    Outcome, body_text, call_failed, fail, never_issued, never_team_visible, no_row, none_wrong,
+    s3, stable_headers, volatile_between,
 };
 use crate::client::{Auth, encode_query};
 use crate::{ConformCase, Ctx, NotPassed};
@@ -45,25 +45,8 @@ fn s3_200(ctx: &mut Ctx<'_>) -> Outcome {
 
 fn s3_404_never_403(ctx: &mut Ctx<'_>) -> Outcome {
     let m = ctx.manifest;
-    let mut asks: Vec<(String, String, String)> =
-        ["private", "granted", "guest_only", "link_shared", "deleted"]
-            .iter()
-            .map(|k| {
-                let i = m.item(k);
-                ((*k).to_owned(), i.item_id.clone(), i.current().to_owned())
-            })
-            .collect();
-    asks.push((
-        "no_row".into(),
-        m.no_row.item_id.clone(),
-        m.no_row.revision.clone(),
-    ));
-    let t = m.item("team");
-    asks.push((
-        "team at a revision never issued".into(),
-        t.item_id.clone(),
-        NEVER_ISSUED_REVISION.into(),
-    ));
+    let mut asks = never_team_visible(m);
+    asks.extend([no_row(m), never_issued(m)]);
     let mut wrong = Vec::new();
     for (state, id, rev) in &asks {
         let r = s3(ctx, &json!({"item_id": id, "revision": rev}))?;
@@ -276,20 +259,8 @@ fn s3_revision_keeps_its_body(ctx: &mut Ctx<'_>) -> Outcome {
 
 fn s3_404_identical(ctx: &mut Ctx<'_>) -> Outcome {
     let m = ctx.manifest;
-    let mut asks: Vec<(String, String, String)> =
-        ["private", "granted", "guest_only", "link_shared", "deleted"]
-            .iter()
-            .map(|k| {
-                let i = m.item(k);
-                ((*k).to_owned(), i.item_id.clone(), i.current().to_owned())
-            })
-            .collect();
-    let t = m.item("team");
-    asks.push((
-        "team at a revision never issued".into(),
-        t.item_id.clone(),
-        NEVER_ISSUED_REVISION.into(),
-    ));
+    let mut asks = never_team_visible(m);
+    asks.push(never_issued(m));
     let reference_ask = json!({"item_id": m.no_row.item_id, "revision": m.no_row.revision});
     let one = s3(ctx, &reference_ask)?;
     let two = s3(ctx, &reference_ask)?;

@@ -3,25 +3,15 @@
 use serde_json::json;
 
 use super::wire::{
-    Outcome, announce_all, expect_value, fail, feed_all, items_of, none_wrong, normalised_s2, s3,
+    Outcome, announce_all, expect_value, fail, feed_all, items_of, never_team_visible, no_row,
+    none_wrong, normalised_s2, s3,
 };
 use crate::{ConformCase, Ctx, NotPassed};
 
 fn not_visible_byte_identical(ctx: &mut Ctx<'_>) -> Outcome {
     let m = ctx.manifest;
-    let mut states: Vec<(&str, String, String)> =
-        ["private", "granted", "guest_only", "link_shared", "deleted"]
-            .iter()
-            .map(|k| {
-                let i = m.item(k);
-                (*k, i.item_id.clone(), i.current().to_owned())
-            })
-            .collect();
-    states.push((
-        "no_row",
-        m.no_row.item_id.clone(),
-        m.no_row.revision.clone(),
-    ));
+    let mut states = never_team_visible(m);
+    states.push(no_row(m));
     let mut first: Option<(&str, Vec<u8>)> = None;
     for (state, id, rev) in &states {
         let (value, bytes) = normalised_s2(ctx, "member_a", id, rev)?;
@@ -32,7 +22,7 @@ fn not_visible_byte_identical(ctx: &mut Ctx<'_>) -> Outcome {
             ));
         }
         match &first {
-            None => first = Some((state, bytes)),
+            None => first = Some((state.as_str(), bytes)),
             Some((s0, b0)) if *b0 != bytes => {
                 return Err(fail(
                     format!(

@@ -2,10 +2,9 @@
 
 use serde_json::{Value, json};
 
-use super::NEVER_ISSUED_REVISION;
 use super::wire::{
     Outcome, announce_from_as, announce_page_as, body_text, call_failed, fail, feed_all, items_of,
-    none_wrong, record_type, s2_body,
+    never_issued, never_team_visible, no_row, none_wrong, record_type, s2_body,
 };
 use crate::client::{Auth, Response, encode_query};
 use crate::{ConformCase, Ctx, NotPassed};
@@ -240,25 +239,8 @@ fn rotation_both_accepted(ctx: &mut Ctx<'_>) -> Outcome {
 
 fn s3_refused_before_lookup(ctx: &mut Ctx<'_>) -> Outcome {
     let m = ctx.manifest;
-    let mut asks: Vec<(String, String, String)> =
-        ["private", "granted", "guest_only", "link_shared", "deleted"]
-            .iter()
-            .map(|k| {
-                let i = m.item(k);
-                ((*k).to_owned(), i.item_id.clone(), i.current().to_owned())
-            })
-            .collect();
-    asks.push((
-        "no_row".into(),
-        m.no_row.item_id.clone(),
-        m.no_row.revision.clone(),
-    ));
-    let t = m.item("team");
-    asks.push((
-        "team at a revision never issued".into(),
-        t.item_id.clone(),
-        NEVER_ISSUED_REVISION.into(),
-    ));
+    let mut asks = never_team_visible(m);
+    asks.extend([no_row(m), never_issued(m)]);
     let not_issued = format!("{}-not-issued", ctx.token);
     let mut wrong = Vec::new();
     for (how, auth) in [

@@ -7,12 +7,51 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
-use super::{HEADERS_NEVER_COMPARED, PAGES_MAX};
+use super::{HEADERS_NEVER_COMPARED, NEVER_ISSUED_REVISION, PAGES_MAX};
 use crate::Failure;
 use crate::client::{Auth, Response, encode_query};
 use crate::{Ctx, NotPassed};
 
 pub(super) type Outcome = Result<(), NotPassed>;
+
+/// The manifest's items that are never team-visible: custody (§4.1) keeps
+/// every one of them out of S1, S1a and S3, and S2 answers NOT_VISIBLE.
+pub(super) const NEVER_TEAM_VISIBLE: [&str; 5] =
+    ["private", "granted", "guest_only", "link_shared", "deleted"];
+
+/// One pair a case asks about: what it is (for the failure), the item id
+/// and the revision.
+pub(super) type Ask = (String, String, String);
+
+/// Each never-team-visible item ([`NEVER_TEAM_VISIBLE`]) at its current
+/// revision.
+pub(super) fn never_team_visible(m: &crate::Manifest) -> Vec<Ask> {
+    NEVER_TEAM_VISIBLE
+        .iter()
+        .map(|k| {
+            let i = m.item(k);
+            ((*k).to_owned(), i.item_id.clone(), i.current().to_owned())
+        })
+        .collect()
+}
+
+/// The manifest's id that has no row at the sibling.
+pub(super) fn no_row(m: &crate::Manifest) -> Ask {
+    (
+        "no_row".into(),
+        m.no_row.item_id.clone(),
+        m.no_row.revision.clone(),
+    )
+}
+
+/// The team item at a revision its sibling never issued.
+pub(super) fn never_issued(m: &crate::Manifest) -> Ask {
+    (
+        "team at a revision never issued".into(),
+        m.item("team").item_id.clone(),
+        NEVER_ISSUED_REVISION.into(),
+    )
+}
 
 pub(super) fn fail(expected: impl Into<String>, actual: impl Into<String>) -> NotPassed {
     NotPassed::Fail(Failure::new(expected, actual))
