@@ -1,4 +1,4 @@
-//! The `memoria-harness` command as a newcomer meets it: progress on stderr and the report alone on stdout, a run of nothing is a usage error, an unreachable target names its URL and cause, `replay --shrink` on a passing scenario says there is nothing to shrink, and `demo` prints fake-control commands that run.
+//! The `memoria-harness` command as a newcomer meets it: progress on stderr and the report alone on stdout, a run of nothing is a usage error, an unreachable target names its URL and cause, `replay --shrink` on a passing scenario says there is nothing to shrink, `demo` prints fake-control commands that run, and a listing piped into a reader that has gone ends quietly with success.
 
 use std::io::BufRead as _;
 use std::process::{Command, Output, Stdio};
@@ -301,4 +301,37 @@ fn mutants_show_makes_an_item_anchored_mutation_into_a_diff_against_the_tree() {
             && stdout.contains("\n-        S2Answer::Http { status: 200, body } => body,\n"),
         "{stdout}"
     );
+}
+
+#[test]
+fn a_listing_whose_reader_has_gone_ends_quietly_with_success() {
+    let mutation = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../mutants/g06/adversary-any-2xx-status-decoded.toml"
+    );
+    for args in [
+        &["list"][..],
+        &["list", "--format", "json"],
+        &["list", "--format", "markdown"],
+        &["guards", "simulator/src/fake"],
+        &["guards", "simulator/src/fake", "--format", "json"],
+        &["conform", "--list"],
+        &["mutants", "show", mutation],
+    ] {
+        // The read end closed before the command starts: its first write
+        // meets a broken pipe, as `memoria-harness guards PATH | head` does
+        // once head has read its lines.
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_memoria-harness"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .expect("memoria-harness runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?}\n{stderr}", out.status);
+        assert!(stderr.is_empty(), "{args:?} said on stderr:\n{stderr}");
+    }
 }

@@ -25,6 +25,29 @@ pub const EXIT_USAGE: u8 = 2;
 /// Exit code: the target cannot be reached, or refused TLS.
 pub const EXIT_UNREACHABLE: u8 = 3;
 
+/// Writes `args` to stdout as `print!` does, except that a closed stdout (a
+/// reader such as `head` that stopped reading) ends the program quietly
+/// with exit 0, as ripgrep and cargo do: what was asked for was printed as
+/// far as anyone reads it. Any other write error ends it with
+/// [`EXIT_USAGE`], naming the program and the cause on stderr.
+pub fn print_stdout(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let written = std::io::stdout().lock().write_fmt(args);
+    match written {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => {
+            let program = std::env::args_os()
+                .next()
+                .map(std::path::PathBuf::from)
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_default();
+            eprintln!("{program}: writing to stdout: {e}");
+            std::process::exit(i32::from(EXIT_USAGE));
+        }
+    }
+}
+
 /// How the report is printed: `text`, a table grouped by section with
 /// expected and actual under each failure; `json`, stable JSON; `junit`,
 /// JUnit XML with one suite per section. (The variants carry no doc
@@ -138,10 +161,10 @@ fn list(format: Format) -> ExitCode {
                 })
             })
             .collect();
-        println!(
-            "{}",
+        print_stdout(format_args!(
+            "{}\n",
             serde_json::to_string_pretty(&v).expect("list serialises")
-        );
+        ));
     } else {
         for c in all {
             let needs = match c.needs {
@@ -149,8 +172,13 @@ fn list(format: Format) -> ExitCode {
                 Needs::Control => "  [needs --control]",
                 Needs::SecondToken => "  [needs --second-token]",
             };
-            println!("{:<44} {:<6} {}{needs}", c.id, c.level.as_str(), c.section);
-            println!("    {}", c.requirement);
+            print_stdout(format_args!(
+                "{:<44} {:<6} {}{needs}\n    {}\n",
+                c.id,
+                c.level.as_str(),
+                c.section,
+                c.requirement
+            ));
         }
     }
     ExitCode::SUCCESS
@@ -239,9 +267,9 @@ pub fn main(program: &str, args: Args, fake: Option<Fake<'_>>) -> ExitCode {
         Err(e) => return usage(e.to_string()),
     };
     match args.format {
-        Format::Text => print!("{}", report.to_text()),
-        Format::Json => println!("{}", report.to_json()),
-        Format::Junit => print!("{}", report.to_junit()),
+        Format::Text => print_stdout(format_args!("{}", report.to_text())),
+        Format::Json => print_stdout(format_args!("{}\n", report.to_json())),
+        Format::Junit => print_stdout(format_args!("{}", report.to_junit())),
     }
     if report.failed() {
         let ids = report.failing_ids();

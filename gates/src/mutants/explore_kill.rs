@@ -33,7 +33,7 @@ pub const EXPLORE_SEED_TIMEOUT_FACTOR: u32 = 5;
 /// The least time limit of one seed on a mutant, in seconds.
 pub const EXPLORE_SEED_TIMEOUT_MIN_S: u64 = 30;
 /// What the explorer prints before the invariant that broke
-/// (`explore_cli.rs`: `  invariant [safety:visible]`).
+/// (`cli/explore.rs`: `  invariant [safety:visible]`).
 const INVARIANT_PREFIX: &str = "  invariant ";
 
 /// What the explorer did with one mutation.

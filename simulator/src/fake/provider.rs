@@ -1,7 +1,5 @@
 //! A stub provider: the OpenAI-compatible `POST /v1/embeddings` of §8.3 over a deterministic, NOT semantic, embedder, and `POST /v1/chat/completions` answering scripted replies, each with fault knobs (§7.2, §8.2, §8.3, issues 12 and 14).
 //!
-//! Size: over 800 lines because the stub provider is two OpenAI-compatible endpoints with their fault knobs and the deterministic embedder they share; issue 29 names its split (embedder, handlers, fake models).
-//!
 //! No real model is reachable from these machines, so the tests, the gates
 //! and the demo embed through this. Its vectors come from hashed word
 //! features: each distinct word of an input (lower-cased, split on anything
@@ -42,24 +40,28 @@
 //! turmoil host's body, or `serve_loopback(stub.router(), addr)` outside a
 //! simulation (`memoria-harness serve-provider`). The router carries
 //! [`CONTROL_PATH`] for the knobs; the contract path never does.
+//!
+//! This file is the stub itself: its knobs, its record and its router. The
+//! hashed-word embedder is `provider/hashed.rs`, the HTTP handlers
+//! `provider/handlers.rs`, and the fake chat models (the extractive
+//! stand-in) `provider/models.rs`.
 
 use std::collections::VecDeque;
-use std::io::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
-use axum::Json;
 use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use http::{HeaderMap, StatusCode, header};
-use serde::Deserialize;
 
-use crate::fake::control::{CONTROL_PATH, ControlRequest};
+use crate::fake::control::CONTROL_PATH;
 use crate::fake::embedder::ModelEmbedder;
-use crate::fake::faults::RefuseConnection;
+
+mod handlers;
+mod hashed;
+mod models;
+
+use handlers::{chat_completions, control, embeddings};
+use hashed::drifted;
+pub use hashed::{SENTINEL_MARKER, dot, embed_text, sentinel_vector};
 
 /// The path the stub serves: the provider's embeddings call (§8.3).
 pub const STUB_EMBED_PATH: &str = memoria::EMBED_PATH;
@@ -95,116 +97,12 @@ pub const STUB_CHAT_REQUEST_BYTES_MAX: usize = 2 * memoria::CHAT_REQUEST_BYTES_M
 /// The malformed chat body: a completion cut off mid-string.
 const STUB_CHAT_MALFORMED_BODY: &str = r#"{"id":"stub","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"cut of"#;
 
-/// An input containing this string is embedded as [`sentinel_vector`].
-/// Distinctive enough that no real passage holds it by accident.
-pub const SENTINEL_MARKER: &str = "memoria-sentinel-q7x4-inversion-probe";
-
-/// The seed [`sentinel_vector`] is drawn from.
-const SENTINEL_SEED: u64 = 0x5e47_1e1b_0b5e_c0de;
-
-/// The sentinel's vector: [`STUB_VECTOR_VALUES`] values drawn uniformly
-/// from a fixed seed, unit L2. Its leading values are irregular decimals,
-/// so a gate can grep for them at rest in any dtype or text form (gate 2).
-#[must_use]
-pub fn sentinel_vector() -> Vec<f32> {
-    let mut rng = SplitMix(SENTINEL_SEED);
-    let v: Vec<f32> = (0..STUB_VECTOR_VALUES)
-        .map(|_| rng.unit_interval())
-        .collect();
-    normalise(v)
-}
-
-/// The stub's embedding of `text`, without knobs: [`sentinel_vector`] if
-/// `text` contains [`SENTINEL_MARKER`], else the unit-normalised sum of its
-/// words' hashed features. Deterministic, and NOT semantic (module doc).
-#[must_use]
-pub fn embed_text(text: &str) -> Vec<f32> {
-    if text.contains(SENTINEL_MARKER) {
-        return sentinel_vector();
-    }
-    let mut words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
-    words.sort();
-    words.dedup();
-    if words.is_empty() {
-        // No word: the text's own bytes are its one feature, so no input
-        // is ever the zero vector.
-        words.push(text.to_owned());
-    }
-    let mut v = vec![0.0f32; STUB_VECTOR_VALUES];
-    for word in &words {
-        let mut rng = SplitMix(fnv1a(word.as_bytes()));
-        for k in 0..STUB_FEATURES_PER_WORD {
-            let span = if k % 2 == 0 {
-                STUB_PREFIX_VALUES
-            } else {
-                STUB_VECTOR_VALUES
-            };
-            let draw = rng.next();
-            let at = usize::try_from(draw % span as u64).expect("under the span");
-            let sign = if draw >> 63 == 0 { 1.0 } else { -1.0 };
-            v[at] += sign;
-        }
-    }
-    if v.iter().all(|x| *x == 0.0) {
-        // Features that cancelled exactly: keep one, so the vector is not zero.
-        v[usize::try_from(fnv1a(text.as_bytes()) % STUB_PREFIX_VALUES as u64).expect("small")] =
-            1.0;
-    }
-    normalise(v)
-}
-
-/// The dot product of two vectors (unit vectors: their cosine).
-#[must_use]
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn normalise(mut v: Vec<f32>) -> Vec<f32> {
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 {
-        for x in &mut v {
-            *x /= norm;
-        }
-    }
-    v
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
-/// SplitMix64: a small, fixed, seedable generator, so every vector is the
-/// same on every machine and in every version of `rand`.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [-1, 1).
-    fn unit_interval(&mut self) -> f32 {
-        let top = u32::try_from(self.next() >> 40).expect("24 bits");
-        (top as f32 / (1u32 << 23) as f32) - 1.0
-    }
-}
-
 /// The provider is down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Down {
     /// Answer this status (e.g. 503) to every embeddings call.
     Status(u16),
-    /// Drop the connection unanswered (see [`RefuseConnection`]).
+    /// Drop the connection unanswered (see [`RefuseConnection`](crate::fake::faults::RefuseConnection)).
     Refuse,
 }
 
@@ -302,7 +200,7 @@ struct StubState {
     /// A marker every response body carries (error messages, the malformed
     /// and oversized chat bodies): what gate 31 looks for in the logs.
     body_marker: Option<String>,
-    /// Once the queue is empty, answer with [`extractive_reply`] instead of
+    /// Once the queue is empty, answer with [`extractive_reply`](models::extractive_reply) instead of
     /// the default reply (the demo's stand-in for a model).
     chat_extractive: bool,
     /// Answer memoria's answer requests apart ([`StubProvider::set_answers_apart`]).
@@ -470,7 +368,7 @@ impl StubProvider {
         self.with(|s| s.body_marker = marker.map(str::to_owned));
     }
 
-    /// Answers, once the queue is empty, with [`extractive_reply`]: the
+    /// Answers, once the queue is empty, with [`extractive_reply`](models::extractive_reply): the
     /// first sentence of each of the first three passages sent, each cited
     /// to its id; to §8.9's address request, the lines that look like a
     /// street address, as the JSON list it asks for. Deterministic and NOT a model: it shows a cited answer
@@ -481,7 +379,7 @@ impl StubProvider {
 
     /// Answers memoria's answer requests (§8.4: the system message is
     /// `memoria::answer::ANSWER_INSTRUCTIONS`) on the side: with
-    /// [`STUB_ANSWER_APART_REPLY`], under no fault, without taking a
+    /// [`STUB_ANSWER_APART_REPLY`](models::STUB_ANSWER_APART_REPLY), under no fault, without taking a
     /// scripted reply, and recorded in [`StubProvider::answer_requests`]
     /// instead of [`StubProvider::chat_requests`]. A scenario about
     /// another call (§8.9's extraction, gate 39) then counts and scripts
@@ -547,441 +445,6 @@ impl StubProvider {
     }
 }
 
-fn drifted(v: Vec<f32>, text: &str, drift: Option<Drift>) -> Vec<f32> {
-    let Some(Drift { seed, delta }) = drift else {
-        return v;
-    };
-    let mut rng = SplitMix(seed ^ fnv1a(text.as_bytes()));
-    let noise = normalise((0..v.len()).map(|_| rng.unit_interval()).collect());
-    normalise(v.iter().zip(&noise).map(|(x, n)| x + delta * n).collect())
-}
-
-#[derive(Deserialize)]
-struct EmbedRequest {
-    model: String,
-    input: Input,
-    #[serde(default)]
-    dimensions: Option<serde_json::Value>,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Input {
-    One(String),
-    Many(Vec<String>),
-}
-
-/// [`error`], its message followed by the stub's body marker when one is set.
-fn error_m(marker: &Option<String>, status: StatusCode, message: &str) -> Response {
-    match marker {
-        Some(m) => error(status, &format!("{message} {m}")),
-        None => error(status, message),
-    }
-}
-
-fn error(status: StatusCode, message: &str) -> Response {
-    (
-        status,
-        Json(serde_json::json!({"error": {"message": message}})),
-    )
-        .into_response()
-}
-
-async fn embeddings(State(stub): State<StubProvider>, headers: HeaderMap, body: Bytes) -> Response {
-    let marker = stub.with(|s| s.body_marker.clone());
-    let parsed: Option<EmbedRequest> = serde_json::from_slice(&body).ok();
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let inputs = match parsed.as_ref().map(|r| &r.input) {
-        Some(Input::One(s)) => vec![s.clone()],
-        Some(Input::Many(v)) => v.clone(),
-        None => Vec::new(),
-    };
-    let faults = stub.with(|s| {
-        s.requests.push(RecordedRequest {
-            body: body.to_vec(),
-            inputs: inputs.clone(),
-            model: parsed.as_ref().map(|r| r.model.clone()),
-            authorization: authorization.clone(),
-        });
-        let faults = s.faults.clone();
-        s.faults.rate_limited_calls = s.faults.rate_limited_calls.saturating_sub(1);
-        faults
-    });
-    if let Some(ms) = faults.slow_ms {
-        tokio::time::sleep(Duration::from_millis(ms)).await;
-    }
-    match faults.down {
-        Some(Down::Refuse) => {
-            let mut r = StatusCode::SERVICE_UNAVAILABLE.into_response();
-            r.extensions_mut().insert(RefuseConnection);
-            return r;
-        }
-        Some(Down::Status(code)) => {
-            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-            return error_m(&marker, status, "unavailable");
-        }
-        None => {}
-    }
-    if faults.rate_limited_calls > 0 {
-        return error_m(&marker, StatusCode::TOO_MANY_REQUESTS, "rate limited");
-    }
-    if body.len() > STUB_REQUEST_BYTES_MAX {
-        return error_m(&marker, StatusCode::PAYLOAD_TOO_LARGE, "request too large");
-    }
-    if !authorization
-        .as_deref()
-        .is_some_and(|a| a.starts_with("Bearer ") && a.len() > 7)
-    {
-        return error_m(&marker, StatusCode::UNAUTHORIZED, "missing bearer token");
-    }
-    let Some(request) = parsed else {
-        return error_m(
-            &marker,
-            StatusCode::BAD_REQUEST,
-            "not an embeddings request",
-        );
-    };
-    // §7.2: the real model fails the request when `dimensions` is sent.
-    if request.dimensions.is_some() {
-        return error_m(
-            &marker,
-            StatusCode::BAD_REQUEST,
-            "dimensions is not supported",
-        );
-    }
-    if request.model != memoria::EMBED_MODEL {
-        return error_m(&marker, StatusCode::NOT_FOUND, "model not found");
-    }
-    if inputs.is_empty() || inputs.len() > STUB_INPUTS_PER_CALL_MAX {
-        return error_m(&marker, StatusCode::BAD_REQUEST, "input count out of range");
-    }
-    if inputs.iter().any(|s| s.is_empty()) {
-        return error_m(&marker, StatusCode::BAD_REQUEST, "empty input");
-    }
-    let model = stub.with(|s| s.model.clone());
-    let base: Vec<Vec<f32>> = match model {
-        None => inputs.iter().map(|t| embed_text(t)).collect(),
-        Some(model) => {
-            let texts = inputs.clone();
-            match tokio::task::spawn_blocking(move || model.embed(&texts)).await {
-                Ok(Ok(vectors)) => vectors
-                    .into_iter()
-                    .map(|mut v| {
-                        v.resize(STUB_VECTOR_VALUES, 0.0);
-                        v
-                    })
-                    .collect(),
-                _ => {
-                    return error_m(
-                        &marker,
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "the model did not answer",
-                    );
-                }
-            }
-        }
-    };
-    let data: Vec<String> = inputs
-        .iter()
-        .zip(base)
-        .enumerate()
-        .map(|(i, (text, v))| {
-            let mut v = drifted(v, text, faults.drift);
-            if let Some(n) = faults.wrong_length {
-                v.resize(n, 0.01);
-            }
-            if faults.all_zero {
-                v.iter_mut().for_each(|x| *x = 0.0);
-            }
-            let mut values: Vec<String> = v.iter().map(|x| format!("{x:?}")).collect();
-            if faults.nan && !values.is_empty() {
-                values[0] = "null".to_owned();
-            }
-            format!(
-                r#"{{"object":"embedding","index":{i},"embedding":[{}]}}"#,
-                values.join(",")
-            )
-        })
-        .collect();
-    let tokens: usize = inputs.iter().map(|s| s.split_whitespace().count()).sum();
-    let json = format!(
-        r#"{{"object":"list","data":[{}],"model":"{}","usage":{{"prompt_tokens":{tokens},"total_tokens":{tokens}}}}}"#,
-        data.join(","),
-        memoria::EMBED_MODEL
-    );
-    let gzip = headers
-        .get(header::ACCEPT_ENCODING)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
-    let mut response = Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, "application/json");
-    let body = if gzip {
-        response = response.header(header::CONTENT_ENCODING, "gzip");
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        e.write_all(json.as_bytes()).expect("writing to memory");
-        e.finish().expect("writing to memory")
-    } else {
-        json.into_bytes()
-    };
-    response
-        .body(Body::from(body))
-        .expect("a fixed status and headers make a response")
-}
-
-#[derive(Deserialize)]
-struct ChatRequest {
-    model: String,
-    messages: Vec<serde_json::Value>,
-}
-
-async fn chat_completions(
-    State(stub): State<StubProvider>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let marker = stub.with(|s| s.body_marker.clone());
-    let parsed: Option<ChatRequest> = serde_json::from_slice(&body).ok();
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    // memoria's answer requests, answered on the side when asked to be:
-    // not recorded with the others, no fault, no scripted reply used.
-    let is_answer = parsed.as_ref().is_some_and(|r| {
-        r.messages
-            .first()
-            .and_then(|m| m.get("content"))
-            .and_then(|c| c.as_str())
-            == Some(memoria::answer::ANSWER_INSTRUCTIONS)
-    });
-    if is_answer && stub.with(|s| s.answers_apart) {
-        stub.with(|s| s.answer_requests.push(body.to_vec()));
-        let completion = serde_json::json!({
-            "id": "stub-answer-apart",
-            "object": "chat.completion",
-            "model": parsed.as_ref().map(|r| r.model.clone()),
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": STUB_ANSWER_APART_REPLY},
-                "finish_reason": "stop",
-            }],
-        });
-        return Json(completion).into_response();
-    }
-    let faults = stub.with(|s| {
-        s.chat_requests.push(RecordedChatRequest {
-            body: body.to_vec(),
-            model: parsed.as_ref().map(|r| r.model.clone()),
-            authorization: authorization.clone(),
-        });
-        let faults = s.chat_faults.clone();
-        s.chat_faults.rate_limited_calls = s.chat_faults.rate_limited_calls.saturating_sub(1);
-        faults
-    });
-    if let Some(ms) = faults.slow_ms {
-        tokio::time::sleep(Duration::from_millis(ms)).await;
-    }
-    match faults.down {
-        Some(Down::Refuse) => {
-            let mut r = StatusCode::SERVICE_UNAVAILABLE.into_response();
-            r.extensions_mut().insert(RefuseConnection);
-            return r;
-        }
-        Some(Down::Status(code)) => {
-            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-            return error_m(&marker, status, "unavailable");
-        }
-        None => {}
-    }
-    if faults.rate_limited_calls > 0 {
-        return error_m(&marker, StatusCode::TOO_MANY_REQUESTS, "rate limited");
-    }
-    if body.len() > STUB_CHAT_REQUEST_BYTES_MAX {
-        return error_m(&marker, StatusCode::PAYLOAD_TOO_LARGE, "request too large");
-    }
-    if !authorization
-        .as_deref()
-        .is_some_and(|a| a.starts_with("Bearer ") && a.len() > 7)
-    {
-        return error_m(&marker, StatusCode::UNAUTHORIZED, "missing bearer token");
-    }
-    let Some(request) = parsed else {
-        return error_m(
-            &marker,
-            StatusCode::BAD_REQUEST,
-            "not a chat completions request",
-        );
-    };
-    if request.model != memoria::MODEL_CHEAP && request.model != memoria::MODEL_FRONTIER {
-        return error_m(&marker, StatusCode::NOT_FOUND, "model not found");
-    }
-    if request.messages.is_empty() {
-        return error_m(&marker, StatusCode::BAD_REQUEST, "no messages");
-    }
-    let json = |body: String| {
-        Response::builder()
-            .status(StatusCode::OK)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(body))
-            .expect("a fixed status and headers make a response")
-    };
-    if faults.malformed {
-        return json(match &marker {
-            Some(m) => format!("{STUB_CHAT_MALFORMED_BODY} {m}"),
-            None => STUB_CHAT_MALFORMED_BODY.to_owned(),
-        });
-    }
-    let content = if faults.oversized {
-        match &marker {
-            Some(m) => format!("{m} ").repeat(STUB_CHAT_OVERSIZED_BYTES / (m.len() + 1) + 1),
-            None => "x".repeat(STUB_CHAT_OVERSIZED_BYTES),
-        }
-    } else {
-        stub.with(|s| {
-            s.chat_replies
-                .pop_front()
-                .or_else(|| {
-                    s.chat_extractive
-                        .then(|| extractive_reply(&request.messages))
-                        .flatten()
-                })
-                .or_else(|| s.chat_default.clone())
-                .unwrap_or_else(|| STUB_CHAT_DEFAULT_REPLY.to_owned())
-        })
-    };
-    let n = stub.chat_calls();
-    let words = content.split_whitespace().count();
-    let mut completion = serde_json::json!({
-        "id": format!("stub-chat-{n}"),
-        "object": "chat.completion",
-        "model": request.model,
-        "choices": [{
-            "index": 0,
-            "message": {"role": "assistant", "content": content},
-            "finish_reason": if faults.truncated { "length" } else { "stop" },
-        }],
-        "usage": {"prompt_tokens": body.len() / 4, "completion_tokens": words},
-    });
-    // The marker rides in a field no client reads, so an empty or cut-off
-    // completion carries it too (gate 31).
-    if let Some(m) = &marker {
-        completion["system_fingerprint"] = serde_json::Value::String(m.clone());
-    }
-    json(completion.to_string())
-}
-
-/// The reply to an answer request answered apart: it cites nothing, so
-/// memoria drops it whole and says so.
-pub const STUB_ANSWER_APART_REPLY: &str = "The stub answers memoria's answers apart.";
-
-/// How many passages [`extractive_reply`] quotes.
-pub const STUB_EXTRACTIVE_PASSAGES_MAX: usize = 3;
-
-/// The extractive stand-in's reply to `messages`: for each of the first
-/// [`STUB_EXTRACTIVE_PASSAGES_MAX`] `[id] text` paragraphs of the user
-/// message (memoria's prompt shape, `memoria::encode_chat_request`), the
-/// text's first sentence followed by `[id]`. `None` if the message holds
-/// no such paragraph.
-pub fn extractive_reply(messages: &[serde_json::Value]) -> Option<String> {
-    let system = messages
-        .iter()
-        .find(|m| m.get("role").and_then(|r| r.as_str()) == Some("system"))
-        .and_then(|m| m.get("content")?.as_str())
-        .unwrap_or_default();
-    if system.contains("postal addresses") {
-        return Some(address_reply(messages));
-    }
-    let user = messages
-        .iter()
-        .rev()
-        .find(|m| m.get("role").and_then(|r| r.as_str()) == Some("user"))?
-        .get("content")?
-        .as_str()?;
-    let mut out = Vec::new();
-    for para in user.split("\n\n") {
-        let Some(rest) = para.strip_prefix('[') else {
-            continue;
-        };
-        let Some((id, text)) = rest.split_once("] ") else {
-            continue;
-        };
-        let flat = text
-            .lines()
-            .filter(|l| !l.trim_start().starts_with('#'))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let first = flat
-            .split_inclusive(". ")
-            .next()
-            .unwrap_or(&flat)
-            .trim()
-            .trim_end_matches('.');
-        if !first.is_empty() {
-            out.push(format!("{first} [{id}]."));
-        }
-        if out.len() == STUB_EXTRACTIVE_PASSAGES_MAX {
-            break;
-        }
-    }
-    (!out.is_empty()).then(|| out.join(" "))
-}
-
-/// The extractive stand-in's answer to §8.9's address request (memoria's
-/// `MODEL_INSTRUCTIONS`): a JSON list of `{"passage", "text"}` for every
-/// line of a sent passage that opens with a house number and a capitalised
-/// word and holds a comma ("14 Grand Canal Quay, Dublin 2, D02 X7K4"),
-/// trimmed. A pattern, NOT a model: it lets the demo show a located
-/// address; it finds nothing else and proves nothing about extraction.
-fn address_reply(messages: &[serde_json::Value]) -> String {
-    let user = messages
-        .iter()
-        .rev()
-        .find(|m| m.get("role").and_then(|r| r.as_str()) == Some("user"))
-        .and_then(|m| m.get("content")?.as_str())
-        .unwrap_or_default();
-    // A passage runs from its `[n] ` paragraph to the next one (its own
-    // blank lines included), and the question ends the last.
-    let mut passages: Vec<(u64, String)> = Vec::new();
-    for para in user.split("\n\n") {
-        if para.starts_with("Question: ") {
-            break;
-        }
-        let opened = para
-            .strip_prefix('[')
-            .and_then(|r| r.split_once("] "))
-            .and_then(|(id, text)| Some((id.parse::<u64>().ok()?, text)));
-        match (opened, passages.last_mut()) {
-            (Some((index, text)), _) => passages.push((index, text.to_owned())),
-            (None, Some((_, text))) => {
-                text.push_str("\n\n");
-                text.push_str(para);
-            }
-            (None, None) => {}
-        }
-    }
-    let mut found = Vec::new();
-    for (index, text) in &passages {
-        let index = *index;
-        for line in text.lines().map(str::trim) {
-            let mut words = line.split(' ');
-            let number = words
-                .next()
-                .is_some_and(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit()));
-            let named = words
-                .next()
-                .is_some_and(|w| w.chars().next().is_some_and(char::is_uppercase));
-            if number && named && line.contains(',') {
-                found.push(serde_json::json!({"passage": index, "text": line}));
-            }
-        }
-    }
-    serde_json::Value::Array(found).to_string()
-}
-
 /// The stub's control actions, as `memoria-harness fake-control` sends them.
 pub const PROVIDER_ACTIONS: &[(&str, &str)] = &[
     (
@@ -1031,116 +494,12 @@ pub const PROVIDER_ACTIONS: &[(&str, &str)] = &[
     ("chat-calls", "the number of chat calls received (value)"),
 ];
 
-async fn control(State(stub): State<StubProvider>, Json(req): Json<ControlRequest>) -> Response {
-    let arg = |i: usize| req.args.get(i).map(String::as_str);
-    let on_off = |i: usize| match arg(i) {
-        Some("on") => Some(true),
-        Some("off") => Some(false),
-        _ => None,
-    };
-    let bad = || StatusCode::BAD_REQUEST.into_response();
-    let done = |value: Option<String>| Json(serde_json::json!({ "value": value })).into_response();
-    match req.action.as_str() {
-        "down" => match arg(0) {
-            Some("off") => stub.set_down(None),
-            Some("refuse") => stub.set_down(Some(Down::Refuse)),
-            Some(code) => match code.parse::<u16>() {
-                Ok(c) if (100..600).contains(&c) => stub.set_down(Some(Down::Status(c))),
-                _ => return bad(),
-            },
-            None => return bad(),
-        },
-        "slow" => match arg(0) {
-            Some("off") => stub.set_slow(None),
-            Some(ms) => match ms.parse() {
-                Ok(ms) => stub.set_slow(Some(ms)),
-                Err(_) => return bad(),
-            },
-            None => return bad(),
-        },
-        "rate-limit" => match arg(0).and_then(|n| n.parse().ok()) {
-            Some(n) => stub.rate_limit_next(n),
-            None => return bad(),
-        },
-        "wrong-length" => match arg(0) {
-            Some("off") => stub.set_wrong_length(None),
-            Some(n) => match n.parse() {
-                Ok(n) => stub.set_wrong_length(Some(n)),
-                Err(_) => return bad(),
-            },
-            None => return bad(),
-        },
-        "nan" => match on_off(0) {
-            Some(on) => stub.set_nan(on),
-            None => return bad(),
-        },
-        "all-zero" => match on_off(0) {
-            Some(on) => stub.set_all_zero(on),
-            None => return bad(),
-        },
-        "drift" => match (arg(0), arg(1)) {
-            (Some("off"), None) => stub.set_drift(None),
-            (Some(seed), Some(delta)) => match (seed.parse(), delta.parse::<f32>()) {
-                (Ok(seed), Ok(delta)) if delta.is_finite() && delta >= 0.0 => {
-                    stub.set_drift(Some(Drift { seed, delta }));
-                }
-                _ => return bad(),
-            },
-            _ => return bad(),
-        },
-        "chat-down" => match arg(0) {
-            Some("off") => stub.set_chat_down(None),
-            Some("refuse") => stub.set_chat_down(Some(Down::Refuse)),
-            Some(code) => match code.parse::<u16>() {
-                Ok(c) if (100..600).contains(&c) => stub.set_chat_down(Some(Down::Status(c))),
-                _ => return bad(),
-            },
-            None => return bad(),
-        },
-        "chat-slow" => match arg(0) {
-            Some("off") => stub.set_chat_slow(None),
-            Some(ms) => match ms.parse() {
-                Ok(ms) => stub.set_chat_slow(Some(ms)),
-                Err(_) => return bad(),
-            },
-            None => return bad(),
-        },
-        "chat-rate-limit" => match arg(0).and_then(|n| n.parse().ok()) {
-            Some(n) => stub.chat_rate_limit_next(n),
-            None => return bad(),
-        },
-        "chat-malformed" => match on_off(0) {
-            Some(on) => stub.set_chat_malformed(on),
-            None => return bad(),
-        },
-        "chat-oversized" => match on_off(0) {
-            Some(on) => stub.set_chat_oversized(on),
-            None => return bad(),
-        },
-        "chat-truncated" => match on_off(0) {
-            Some(on) => stub.set_chat_truncated(on),
-            None => return bad(),
-        },
-        "chat-reply" if !req.args.is_empty() => stub.push_chat_reply(&req.args.join(" ")),
-        "chat-default-reply" => match req.args.as_slice() {
-            [] => return bad(),
-            [off] if off == "off" => stub.set_chat_default_reply(None),
-            args => stub.set_chat_default_reply(Some(&args.join(" "))),
-        },
-        "faults-off" => {
-            stub.clear_faults();
-            stub.clear_chat_faults();
-        }
-        "calls" => return done(Some(stub.calls().to_string())),
-        "chat-calls" => return done(Some(stub.chat_calls().to_string())),
-        _ => return StatusCode::NOT_FOUND.into_response(),
-    }
-    done(None)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::hashed::normalise;
     use super::*;
+    use axum::body::Body;
+    use http::header;
 
     #[test]
     fn texts_sharing_words_score_higher_than_texts_sharing_none() {
@@ -1282,7 +641,7 @@ mod tests {
             serde_json::json!({"role": "user", "content": user}),
         ];
         assert_eq!(
-            super::extractive_reply(&messages).as_deref(),
+            super::models::extractive_reply(&messages).as_deref(),
             Some(
                 "Fourteen rooms on the second floor [1]. The coach stops once [2]. Parking is free [3]."
             )
@@ -1292,10 +651,10 @@ mod tests {
             serde_json::json!({"role": "user", "content": "[2] Deliveries:\n\n    14 Grand Canal Quay, Dublin 2, D02 X7K4\n    Contact: 01 598 1234\n\n[5] No address, here.\n\nQuestion: List them."}),
         ];
         assert_eq!(
-            super::extractive_reply(&address).as_deref(),
+            super::models::extractive_reply(&address).as_deref(),
             Some(r#"[{"passage":2,"text":"14 Grand Canal Quay, Dublin 2, D02 X7K4"}]"#)
         );
         let none = vec![serde_json::json!({"role": "user", "content": "Question: x"})];
-        assert_eq!(super::extractive_reply(&none), None);
+        assert_eq!(super::models::extractive_reply(&none), None);
     }
 }

@@ -9,10 +9,7 @@ use std::time::Instant;
 
 use memoria_simulator::explore::{self, failure};
 
-/// A usage error.
-const EXIT_USAGE: u8 = 2;
-/// A seed failed.
-const EXIT_FAIL: u8 = 1;
+use super::{EXIT_FAIL, EXIT_USAGE};
 
 /// What `explore` was asked.
 pub struct Args<'a> {
@@ -65,7 +62,7 @@ pub fn explore(a: Args<'_>) -> ExitCode {
             }
         };
         if a.timeline {
-            print!("{}", r.render_text());
+            out!("{}", r.render_text());
         }
         let f = failure(&x.scenario, &r);
         eprintln!(
@@ -81,10 +78,10 @@ pub fn explore(a: Args<'_>) -> ExitCode {
         );
         let Some(f) = f else { continue };
         failed += 1;
-        println!("FAIL  seed {seed}  swarm {}{}", x.swarm, ai_on(&x.scenario));
-        println!("  invariant {}", f.invariant);
-        println!("  at event #{} ({}): {}", f.event, f.described, f.detail);
-        println!(
+        outln!("FAIL  seed {seed}  swarm {}{}", x.swarm, ai_on(&x.scenario));
+        outln!("  invariant {}", f.invariant);
+        outln!("  at event #{} ({}): {}", f.event, f.described, f.detail);
+        outln!(
             "  replay: cargo run -p memoria-gates --bin memoria-harness -- explore --seed {seed}"
         );
         if !a.shrink {
@@ -107,7 +104,7 @@ pub fn explore(a: Args<'_>) -> ExitCode {
                 .map_err(|e| format!("{}: {e}", path.display()))
         });
         match written {
-            Ok(()) => println!(
+            Ok(()) => outln!(
                 "  shrunk to {} events in {runs} replays ({:.1} s): {}\n  replay: cargo run -p memoria-gates --bin memoria-harness -- replay {}",
                 minimal.events.len(),
                 t.elapsed().as_secs_f64(),
@@ -118,7 +115,7 @@ pub fn explore(a: Args<'_>) -> ExitCode {
         }
     }
     let secs = t0.elapsed().as_secs_f64().max(f64::EPSILON);
-    println!(
+    outln!(
         "{} seeds in {secs:.1} s: {:.1} seeds per minute, {failed} failed",
         seeds.len(),
         seeds.len() as f64 * 60.0 / secs
