@@ -1,7 +1,7 @@
 //! Derived artefacts (§5.2, decisions 4 and 8): what one is, its provenance flattened to roots, and how a reader's right to it is ruled from those roots alone.
 //!
 //! An artefact is text memoria wrote through the provider with AI on (a
-//! document's summary, a topic's overview; [`build`] writes them). Its
+//! document's summary, a topic's overview; `app/artefacts.rs` writes them). Its
 //! text is stored as a document of app [`crate::APP_ARTEFACT`], sealed and
 //! indexed like any chunk; beside it the store keeps an
 //! [`ArtefactRecord`]: the producing model, `roots` and `built_from`.
@@ -25,8 +25,6 @@
 //! every AHEAD is). An artefact id in roots, a root with no owner, no
 //! record at all, or a cycle in `built_from` withholds it and is logged as
 //! a defect, with ids and no content.
-
-pub mod build;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -58,13 +56,13 @@ impl Root {
     }
 }
 
-/// What kind of artefact (§5.2): how [`build`] keys and titles it.
+/// What kind of artefact (§5.2): how `app/artefacts.rs` keys and titles it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArtefactKind {
     /// One document's summary.
     Document,
-    /// A summary of at most [`build::ARTEFACT_INPUTS_MAX`] of a topic's
+    /// A summary of at most `ARTEFACT_INPUTS_MAX` (`app/artefacts.rs`) of a topic's
     /// summaries, when the topic has more than that.
     Part,
     /// A topic's overview: a summary of its documents' summaries (or of
