@@ -1,4 +1,4 @@
-//! The application room: the use-cases that drive the instance from above it, called by the surfaces (the web page, the CLI, MCP) alike (issue 29).
+//! The application room: the use-cases that drive the instance from above it, for the surfaces to call alike (issue 29).
 //!
 //! A room below `instance/` says what a thing is (a decoded file, a
 //! connector's pages, a canary's sentences, an artefact's roots, the
@@ -15,8 +15,10 @@
 //! - [`artefacts`]: the derived artefacts written and kept current (§5.2).
 //!
 //! The room sits above `sibling/` (whose ruling, sync and pulls are the
-//! request's other use-cases) and below the surfaces, which call it through
-//! the crate's facade or `crate::app::…`.
+//! request's other use-cases) and below the surfaces: the web page
+//! (`AppState`, the upload and connector routes) and the demo call it as
+//! `crate::app::…`, the CLI (`memoria import`, `sync-folder`) through the
+//! crate's facade.
 
 pub mod artefacts;
 pub mod canary;
