@@ -16,8 +16,9 @@
 
 use std::path::Path;
 
+use crate::app::import::{ingest_bytes, ingest_read};
 use crate::error::Error;
-use crate::ingest::import::{FileOutcome, ImportReport, file_outcome, ingest_bytes, ingest_read};
+use crate::ingest::import::{FileOutcome, ImportReport, file_outcome};
 use crate::instance::Instance;
 use crate::storage::store::IngestStatus;
 

@@ -107,6 +107,7 @@
 mod access;
 mod ai;
 pub mod answer;
+mod app;
 pub mod artefact;
 pub mod brief;
 mod clock;
@@ -183,6 +184,7 @@ pub use storage::tombstone::{
 };
 
 // Ingest (§5, §7.2).
+pub use app::import::{import, ingest_bytes};
 pub use date::{DateKind, DocumentDate, front_matter_date, parse_timestamp};
 pub use ingest::decode::{
     CONTROL_CHARS_PER_MILLE_MAX, Decoded, IMPORT_FILE_BYTES_MAX, SourceKind, TITLE_CHARS_MAX,
@@ -191,8 +193,7 @@ pub use ingest::decode::{
 pub use ingest::import::{
     Collected as CollectedImport, FileOutcome, IMPORT_FILES_MAX, IMPORT_SKIPS_LISTED_MAX,
     ImportReport, SkipReason, Skipped, check_paths as check_import_paths,
-    collect as collect_import_paths, collect_reporting as collect_import_paths_reporting, import,
-    ingest_bytes,
+    collect as collect_import_paths, collect_reporting as collect_import_paths_reporting,
 };
 pub use search::chunk::{
     CHUNK_BYTES_MAX, CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, Chunk, HEADING_LEVEL_MAX, RUNT_WORDS_MAX,
@@ -254,7 +255,7 @@ pub use ai::provider::{
     CHAT_PATH, EMBED_MODEL, EMBED_PATH, KeyRefusal, MODEL_CHEAP, MODEL_FRONTIER, PROVIDER_HOST,
     PROVIDER_KEY_BYTES_MAX, PROVIDER_NAME, PROVIDER_PORT, ProviderKey,
 };
-pub use ai::queue::{DrainReport, drain as drain_embeddings};
+pub use app::queue::{DrainReport, drain as drain_embeddings};
 
 // The network floor: host checks, transport, TLS, tokens and the wire (§4.1, §6).
 pub use net::host::{
@@ -327,5 +328,6 @@ pub mod facts {
 /// Connectors for memoria-owned content: enumerate, diff, never read a
 /// failure as an empty list (§5.1, §4.2, gate 7).
 pub mod connector {
+    pub use crate::app::connector::{sync, sync_folder};
     pub use crate::ingest::connector::*;
 }

@@ -1,7 +1,7 @@
 //! What the derived-artefact gates share (9, 19; §5.2): a world with AI on against the stub provider answering extractively, Sheets items tagged into a topic, an upload through the page's form, and the artefacts as the page and the store show them.
 //!
 //! An artefact exists for every document whose title carries a topic tag
-//! (`memoria::artefact::build`): a summary of it, and an overview per tag
+//! (`app/artefacts.rs` in the reference): a summary of it, and an overview per tag
 //! ("Overview of #tag", the only text holding the word [`OVERVIEW`]), so
 //! searching that word finds the overview alone and S2 is asked exactly
 //! its roots.

@@ -7,11 +7,14 @@
 //! id and a silent swap"). The vectors are compared as the corpus's are
 //! stored: the first 512 values, renormalised to unit L2 (§7.2), in f32
 //! (no quantisation, so int8 rounding never reads as drift).
+//!
+//! This is what the canary is and how two of its vectors compare; the
+//! check that drives the instance with it (read the recorded vectors, ask
+//! the provider, record on first configuration) is `app/canary.rs`'s.
 
-use super::embed::{EmbedClient, EmbedErrorKind, EmbedPolicy, Embedding};
+use super::embed::{EmbedErrorKind, Embedding};
 use super::provider::EMBED_MODEL;
 use crate::dense::EMBED_DIM_STORED;
-use crate::offload::SharedInstance;
 
 /// The canary's sentences: public, fixed, about nothing a team writes.
 /// Changing this list re-records the canary (the count no longer matches).
@@ -118,7 +121,7 @@ impl CanaryState {
 }
 
 /// The first [`EMBED_DIM_STORED`] values of `e`, renormalised to unit L2.
-fn unit_prefix(e: &Embedding) -> Vec<f32> {
+pub(crate) fn unit_prefix(e: &Embedding) -> Vec<f32> {
     let kept = &e.values()[..EMBED_DIM_STORED];
     let norm = kept
         .iter()
@@ -130,11 +133,13 @@ fn unit_prefix(e: &Embedding) -> Vec<f32> {
         .collect()
 }
 
-fn to_bytes(v: &[f32]) -> Vec<u8> {
+/// `v` as the bytes the store seals: each value little-endian.
+pub(crate) fn to_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn from_bytes(b: &[u8]) -> Option<Vec<f32>> {
+/// What [`to_bytes`] wrote, read back; `None` unless it is [`EMBED_DIM_STORED`] values.
+pub(crate) fn from_bytes(b: &[u8]) -> Option<Vec<f32>> {
     (b.len() == EMBED_DIM_STORED * 4).then(|| {
         b.chunks_exact(4)
             .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
@@ -143,7 +148,7 @@ fn from_bytes(b: &[u8]) -> Option<Vec<f32>> {
 }
 
 /// 1 − cosine of two vectors, in f64.
-fn drift(a: &[f32], b: &[f32]) -> f64 {
+pub(crate) fn drift(a: &[f32], b: &[f32]) -> f64 {
     let dot: f64 = a
         .iter()
         .zip(b)
@@ -152,76 +157,6 @@ fn drift(a: &[f32], b: &[f32]) -> f64 {
     let na = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     let nb = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
     1.0 - dot / (na * nb).max(f64::MIN_POSITIVE)
-}
-
-/// Embeds [`CANARY_SENTENCES`] now and compares them with the recorded
-/// vectors, recording them first if none are (module doc). An anomaly is
-/// logged as a warning (content-free) as well as returned.
-pub async fn check(instance: &SharedInstance, embedder: &EmbedClient) -> CanaryState {
-    let recorded = match instance.run(|i| i.store().canary()).await {
-        Ok(Ok(r)) => r,
-        _ => return CanaryState::Unreadable,
-    };
-    let current = match embedder
-        .embed(&CANARY_SENTENCES, &EmbedPolicy::INGEST)
-        .await
-    {
-        Ok(v) => v.iter().map(unit_prefix).collect::<Vec<_>>(),
-        Err(e) => {
-            tracing::warn!(kind = ?e.kind(), "the embedding canary could not be checked");
-            return CanaryState::Unavailable { kind: e.kind() };
-        }
-    };
-    let stored: Option<Vec<Vec<f32>>> = (recorded.len() == CANARY_SENTENCES.len())
-        .then(|| recorded.iter().map(|(_, b)| from_bytes(b)).collect())
-        .flatten();
-    let state = match stored {
-        None => {
-            let bytes: Vec<Vec<u8>> = current.iter().map(|v| to_bytes(v)).collect();
-            match instance
-                .run(move |i| i.record_canary(EMBED_MODEL, &bytes))
-                .await
-            {
-                Ok(Ok(())) => CanaryState::Recorded {
-                    sentences: CANARY_SENTENCES.len(),
-                },
-                _ => CanaryState::Unreadable,
-            }
-        }
-        Some(_) if recorded.iter().any(|(model, _)| model != EMBED_MODEL) => {
-            CanaryState::ModelChanged {
-                recorded: recorded
-                    .iter()
-                    .map(|(m, _)| m.clone())
-                    .find(|m| m != EMBED_MODEL)
-                    .unwrap_or_default(),
-            }
-        }
-        Some(stored) => {
-            let drifts: Vec<f64> = stored
-                .iter()
-                .zip(&current)
-                .map(|(a, b)| drift(a, b))
-                .collect();
-            let max_drift = drifts.iter().copied().fold(0.0, f64::max);
-            let drifted = drifts.iter().filter(|d| **d > CANARY_DRIFT_MAX).count();
-            if drifted > 0 {
-                CanaryState::Drifted {
-                    drifted,
-                    sentences: drifts.len(),
-                    max_drift,
-                }
-            } else {
-                CanaryState::Steady { max_drift }
-            }
-        }
-    };
-    if state.is_anomaly() {
-        tracing::warn!(state = ?state, "the embedding canary found an anomaly");
-    } else {
-        tracing::info!(state = ?state, "the embedding canary was checked");
-    }
-    state
 }
 
 #[cfg(test)]

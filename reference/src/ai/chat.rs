@@ -27,7 +27,7 @@
 //! lengths only. This client is constructed only when AI is on (§8.1); the
 //! answer (`crate::answer`, §8.4), the model half of the fact box
 //! (`crate::search::facts::model`, §8.9) and the artefact builder
-//! (`crate::artefact::build`) call it.
+//! (`crate::app::artefacts`) call it.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! The AI half's way out: the one provider memoria supports (§8.3), its embeddings call (§7.2) and chat completions call (§8.2), the embedding queue's drain, and the canary (§8.2).
+//! The AI half's way out: the one provider memoria supports (§8.3), its embeddings call (§7.2) and chat completions call (§8.2), and what the canary is (§8.2); the queue's drain and the canary's check are `app/`'s.
 //!
 //! With AI off (the default, §8.1) nothing here is constructed, so nothing
 //! here is dialed. With AI on, [`embed::EmbedClient`] and
@@ -12,4 +12,3 @@ pub(crate) mod canary;
 pub(crate) mod chat;
 pub(crate) mod embed;
 pub(crate) mod provider;
-pub(crate) mod queue;

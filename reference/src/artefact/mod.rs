@@ -1,7 +1,7 @@
 //! Derived artefacts (§5.2, decisions 4 and 8): what one is, its provenance flattened to roots, and how a reader's right to it is ruled from those roots alone.
 //!
 //! An artefact is text memoria wrote through the provider with AI on (a
-//! document's summary, a topic's overview; [`build`] writes them). Its
+//! document's summary, a topic's overview; `app/artefacts.rs` writes them). Its
 //! text is stored as a document of app [`crate::APP_ARTEFACT`], sealed and
 //! indexed like any chunk; beside it the store keeps an
 //! [`ArtefactRecord`]: the producing model, `roots` and `built_from`.
@@ -26,62 +26,30 @@
 //! record at all, or a cycle in `built_from` withholds it and is logged as
 //! a defect, with ids and no content.
 
-pub mod build;
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
 use crate::net::wire::{Pair, Verdict};
 use crate::search::result::Verdicts;
-use crate::storage::store::{APP_ARTEFACT, APP_MEMORIA, Provenance};
+use crate::storage::store::{APP_ARTEFACT, Provenance};
 
-/// One root of an artefact (§5.2): the app that owns the source
-/// (`memoria` for memoria-owned content, otherwise the sibling's app
-/// name), the source's id (a sibling's item id, or memoria's document id)
-/// and the revision the artefact was written from (a sibling's opaque
-/// revision, or memoria's revision number as decimal text).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Root {
-    /// The source's owner: `memoria` or a sibling app.
-    pub owner: String,
-    /// The source's id at its owner.
-    pub id: String,
-    /// The source's revision when the artefact was written.
-    pub revision: String,
-}
+// The record and its roots are what the store keeps, so they sit below in
+// `storage/store/artefacts.rs`; here is their home by name.
+pub use crate::storage::store::{ArtefactRecord, Root};
 
-impl Root {
-    /// True for a memoria-owned source.
-    pub fn is_memoria(&self) -> bool {
-        self.owner == APP_MEMORIA
-    }
-}
-
-/// What kind of artefact (§5.2): how [`build`] keys and titles it.
+/// What kind of artefact (§5.2): how `app/artefacts.rs` keys and titles it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArtefactKind {
     /// One document's summary.
     Document,
-    /// A summary of at most [`build::ARTEFACT_INPUTS_MAX`] of a topic's
+    /// A summary of at most `ARTEFACT_INPUTS_MAX` (`app/artefacts.rs`) of a topic's
     /// summaries, when the topic has more than that.
     Part,
     /// A topic's overview: a summary of its documents' summaries (or of
     /// its parts).
     Topic,
-}
-
-/// What the store keeps beside an artefact's text (§5.2, decision 4).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ArtefactRecord {
-    /// The model id that wrote the text now stored (decision 4): named on
-    /// every page that shows it.
-    pub model: String,
-    /// The flattened roots, sorted: what authorizes.
-    pub roots: Vec<Root>,
-    /// The artefacts (document ids) it was written from: what propagates.
-    pub built_from: Vec<String>,
 }
 
 /// Why an artefact cannot be ruled at all (§5.2's defects): withheld, and
@@ -378,6 +346,7 @@ pub fn on_cycle(start: &str, built_from: impl Fn(&str) -> Vec<String>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::store::APP_MEMORIA;
 
     fn root(owner: &str, id: &str, revision: &str) -> Root {
         Root {

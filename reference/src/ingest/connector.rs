@@ -9,13 +9,14 @@
 //! error on a sub-collection) is an [`Enumeration::Failed`], which "returns
 //! no information, not no documents" (§5.1).
 //!
-//! [`sync`] applies the diff:
+//! The use-case above the instance, `sync` in `app/connector.rs`, applies
+//! the diff:
 //!
 //! - an entry that is new, or whose version differs from the one last
-//!   ingested, is fetched and ingested ([`crate::ingest::import::ingest_bytes`]);
+//!   ingested, is fetched and ingested (`app/import.rs`'s `ingest_bytes`);
 //! - on a **complete** enumeration, every item this connector holds that the
 //!   enumeration omitted is deleted through a tombstone
-//!   ([`Instance::delete`]). A complete enumeration with zero entries is
+//!   (`Instance::delete`). A complete enumeration with zero entries is
 //!   authoritative: it deletes everything the connector held;
 //! - on a **failed** enumeration nothing is deleted. Entries on pages that
 //!   were read whole (a page with its end marker) are still ingested.
@@ -25,22 +26,20 @@
 //! last attempt failed; and every listed item gets its `last_seen_at`
 //! (§4.2's amendment: "no longer in the source" stays answerable).
 //!
-//! [`FolderSource`] keeps a local directory in sync: `memoria sync-folder`.
+//! [`FolderSource`] keeps a local directory in sync: `memoria sync-folder`
+//! (`app/connector.rs`'s `sync_folder`).
 //! The simulator's paginated fake connector is the other [`Source`].
 //!
 //! [`Store::connector_attempt`]: crate::storage::store::Store::connector_attempt
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-use crate::error::{Error, ErrorKind};
 use crate::ingest::decode;
-use crate::ingest::import::{IMPORT_FILES_MAX, ingest_bytes};
-use crate::instance::Instance;
-use crate::storage::store::IngestStatus;
+use crate::ingest::import::IMPORT_FILES_MAX;
 
 /// How long one page of an enumeration, or one fetch, may take before the
 /// attempt is a timeout, in ms. Our choice: §5.1 names a timed-out
@@ -250,112 +249,6 @@ impl SyncReport {
     }
 }
 
-/// Enumerates `source`, ingests what is new or changed, deletes what a
-/// complete enumeration omits, and records the attempt (§5.1, gate 7).
-///
-/// # Errors
-/// Storage and snapshot errors. A failure of the source is not an error: it
-/// is [`SyncReport::failure`], recorded durably, and it deletes nothing.
-pub async fn sync(instance: &mut Instance, source: &dyn Source) -> Result<SyncReport, Error> {
-    let name = source.name().to_string();
-    let (complete, entries, pages, failure) = match enumerate(source).await {
-        Enumeration::Complete { entries, pages } => (true, entries, pages, None),
-        Enumeration::Failed { kind, read, pages } => (false, read, pages, Some(kind)),
-    };
-    let held: BTreeMap<Vec<u8>, Option<Vec<u8>>> = instance
-        .store()
-        .connector_items(&name)?
-        .into_iter()
-        .map(|h| (h.key_fp, h.version_fp))
-        .collect();
-    let mut report = SyncReport {
-        failure,
-        pages,
-        listed: entries.len(),
-        ..SyncReport::default()
-    };
-    let mut listed: BTreeSet<Vec<u8>> = BTreeSet::new();
-    let mut changed = false;
-    for entry in &entries {
-        let now = instance.clock().now_unix_s();
-        let key_fp = instance.store().source_fp(&entry.key);
-        let version_fp = instance.store().version_fp(&entry.key, &entry.version);
-        listed.insert(key_fp.clone());
-        if held.get(&key_fp) == Some(&Some(version_fp.clone())) {
-            report.unchanged += 1;
-            instance.store().connector_seen(&name, &key_fp, None, now)?;
-            continue;
-        }
-        let deadline = Duration::from_millis(CONNECTOR_CALL_DEADLINE_MS);
-        let fetched = match tokio::time::timeout(deadline, source.fetch(entry)).await {
-            Err(_) => Err(FailureKind::Timeout),
-            Ok(r) => r,
-        };
-        let ingested = match fetched {
-            Ok(f) => {
-                ingest_bytes(instance, &entry.key, &f.name, &f.bytes, None).map_err(|e| e.kind())
-            }
-            Err(kind) => {
-                tracing::warn!(
-                    kind = kind.as_str(),
-                    "a connector item could not be fetched"
-                );
-                report.refused += 1;
-                instance.store().connector_seen(&name, &key_fp, None, now)?;
-                continue;
-            }
-        };
-        match ingested {
-            Ok((outcome, _)) => {
-                match outcome.status {
-                    IngestStatus::Created => report.created += 1,
-                    IngestStatus::Revised | IngestStatus::Restored => report.revised += 1,
-                    IngestStatus::Unchanged => report.unchanged += 1,
-                }
-                changed |= outcome.status != IngestStatus::Unchanged;
-                instance
-                    .store()
-                    .connector_seen(&name, &key_fp, Some(&version_fp), now)?;
-            }
-            Err(kind) => {
-                tracing::warn!(kind = ?kind, "a connector item was refused");
-                report.refused += 1;
-                instance.store().connector_seen(&name, &key_fp, None, now)?;
-            }
-        }
-    }
-    if complete {
-        for key_fp in held.keys().filter(|k| !listed.contains(*k)) {
-            if let Some(id) = instance.store().live_document_by_source_fp(key_fp)? {
-                instance.delete(&id)?;
-                report.deleted += 1;
-            }
-            instance.store().connector_forget(&name, key_fp)?;
-        }
-    }
-    let now = instance.clock().now_unix_s();
-    instance
-        .store()
-        .connector_attempt(&name, now, failure.map(FailureKind::as_str))?;
-    if changed {
-        report.snapshot_generation = Some(instance.write_snapshot()?.generation);
-    } else if report.deleted > 0 {
-        report.snapshot_generation = Some(instance.wake_report().generation);
-    }
-    tracing::info!(
-        failure = failure.map(FailureKind::as_str).unwrap_or("none"),
-        pages = report.pages,
-        listed = report.listed,
-        created = report.created,
-        revised = report.revised,
-        unchanged = report.unchanged,
-        refused = report.refused,
-        deleted = report.deleted,
-        "connector synced"
-    );
-    Ok(report)
-}
-
 /// A local directory kept in sync (§5.1, §4.2: memoria is the app of record).
 ///
 /// The tree is walked in sorted order for `.md`, `.markdown`, `.txt`,
@@ -491,20 +384,6 @@ impl Source for FolderSource {
     }
 }
 
-/// Syncs the directory `root` on a current-thread runtime: what `memoria
-/// sync-folder` runs.
-///
-/// # Errors
-/// As [`sync`]; [`ErrorKind::Io`] if no runtime can be started.
-pub fn sync_folder(instance: &mut Instance, root: &Path) -> Result<SyncReport, Error> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .map_err(|e| Error::new(ErrorKind::Io, format!("starting the runtime: {e}")))?;
-    let source = FolderSource::new(root);
-    runtime.block_on(sync(instance, &source))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -516,47 +395,6 @@ mod tests {
             serde_json::to_string(&FailureKind::CredentialExpired).unwrap(),
             "\"credential_expired\""
         );
-    }
-
-    fn instance(dir: &Path) -> Instance {
-        crate::instance::instance_for_tests(dir)
-    }
-
-    #[test]
-    fn a_folder_that_is_gone_is_a_failure_and_deletes_nothing() {
-        let tmp = tempfile::tempdir().unwrap();
-        let folder = tmp.path().join("notes");
-        std::fs::create_dir(&folder).unwrap();
-        std::fs::write(folder.join("a.md"), "# A\n\nDescale the machine.").unwrap();
-        std::fs::write(folder.join(".hidden.md"), "# H\n\nHidden.").unwrap();
-        std::fs::write(folder.join("b.bin"), [0u8, 1, 2]).unwrap();
-        let mut m = instance(&tmp.path().join("data"));
-        let first = sync_folder(&mut m, &folder).unwrap();
-        assert!(first.is_complete());
-        assert_eq!((first.listed, first.created), (1, 1));
-        let source = FolderSource::new(&folder);
-        std::fs::rename(&folder, tmp.path().join("elsewhere")).unwrap();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap();
-        let gone = runtime.block_on(sync(&mut m, &source)).unwrap();
-        assert_eq!(gone.failure, Some(FailureKind::NotFound));
-        assert_eq!(gone.deleted, 0);
-        assert_eq!(m.store().counts().unwrap().0, 1);
-    }
-
-    #[test]
-    fn an_unchanged_version_is_not_fetched_again() {
-        let tmp = tempfile::tempdir().unwrap();
-        let folder = tmp.path().join("notes");
-        std::fs::create_dir(&folder).unwrap();
-        std::fs::write(folder.join("a.md"), "# A\n\nDescale the machine.").unwrap();
-        let mut m = instance(&tmp.path().join("data"));
-        assert_eq!(sync_folder(&mut m, &folder).unwrap().created, 1);
-        let again = sync_folder(&mut m, &folder).unwrap();
-        assert_eq!((again.unchanged, again.created, again.deleted), (1, 0, 0));
-        assert_eq!(again.snapshot_generation, None);
     }
 
     #[test]

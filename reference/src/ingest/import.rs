@@ -14,15 +14,17 @@
 //! A document's identity across imports is its canonical path, so
 //! re-importing unchanged content is a no-op and changed content becomes a
 //! new revision (§5.2).
+//!
+//! This file is the walk and the report: what is read and how each file
+//! fared. Putting what was read into the instance (`import`,
+//! `ingest_bytes`, `ingest_read`) is the use-case above it, in
+//! `app/import.rs`.
 
 use std::path::{Path, PathBuf};
 
-use crate::crashpoint::crashpoint;
-use crate::date::{DateKind, DocumentDate};
 use crate::error::{Error, ErrorKind};
 use crate::ingest::decode::{self, SourceKind};
-use crate::instance::Instance;
-use crate::storage::store::{IngestStatus, NewDocument};
+use crate::storage::store::IngestStatus;
 
 /// The most files one import run takes; the rest are reported as skipped.
 pub const IMPORT_FILES_MAX: usize = 100_000;
@@ -214,104 +216,12 @@ pub fn collect_reporting(paths: &[PathBuf]) -> Result<Collected, Error> {
     Ok(c)
 }
 
-/// Ingests one named blob of bytes; shared by import and upload.
-/// `modified`: the file's modification time in Unix seconds, where the
-/// source gives one (an import, not an upload): the document's date unless
-/// its front matter names one (issue 31).
-///
-/// # Errors
-/// Decoding and storage errors, with their kinds.
-pub fn ingest_bytes(
-    instance: &mut Instance,
-    source_key: &str,
-    name: &str,
-    bytes: &[u8],
-    modified: Option<i64>,
-) -> Result<(crate::storage::store::IngestOutcome, SourceKind), Error> {
-    let decoded = decode::decode(name, bytes)?;
-    let outcome = instance.ingest(&NewDocument {
-        source_key: source_key.to_string(),
-        title: decoded.title,
-        path: name.to_string(),
-        body: decoded.body,
-        date: modified.map(|at| DocumentDate {
-            kind: DateKind::FileModified,
-            at,
-        }),
-    })?;
-    Ok((outcome, decoded.kind))
-}
-
-/// Imports `paths` (files or directories) into `instance`.
-///
-/// # Errors
-/// [`ErrorKind::Usage`] if a named path does not exist; snapshot errors at the
-/// end. Per-file failures are reported in the [`ImportReport`], not returned.
-pub fn import(instance: &mut Instance, paths: &[PathBuf]) -> Result<ImportReport, Error> {
-    let Collected {
-        files,
-        skipped_by_extension,
-        skipped,
-        skipped_total,
-    } = collect_reporting(paths)?;
-    let mut report = ImportReport {
-        skipped_by_extension,
-        skipped,
-        skipped_total,
-        ..ImportReport::default()
-    };
-    let mut changed = false;
-    for (n, file) in files.iter().enumerate() {
-        let outcome = file_outcome(file, import_one(instance, file));
-        changed |= outcome
-            .status
-            .is_some_and(|status| status != IngestStatus::Unchanged);
-        report.files.push(outcome);
-        if n == 0 {
-            crashpoint("import:after-first-document");
-        }
-    }
-    if changed {
-        report.snapshot_generation = Some(instance.write_snapshot()?.generation);
-    }
-    Ok(report)
-}
-
-fn import_one(
-    instance: &mut Instance,
-    file: &Path,
-) -> Result<(crate::storage::store::IngestOutcome, SourceKind), Error> {
-    ingest_read(instance, file, std::fs::read(file))
-}
-
 /// The source key `memoria import` files `path` under: its canonical path
 /// (the path as given when it cannot be resolved), so importing one file
 /// twice, from `memoria import` or from `memoria demo`, is one document (§5.2).
 pub fn source_key(path: &Path) -> String {
     let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     format!("import:{}", canonical.display())
-}
-
-/// Ingests what reading `path` gave under its [`source_key`], named by the
-/// path as given, dated by its modification time unless its front matter
-/// names a date (issue 31). Writes no snapshot.
-///
-/// # Errors
-/// [`ErrorKind::Io`] when the read failed; otherwise what [`ingest_bytes`] returns.
-pub fn ingest_read(
-    instance: &mut Instance,
-    path: &Path,
-    bytes: std::io::Result<Vec<u8>>,
-) -> Result<(crate::storage::store::IngestOutcome, SourceKind), Error> {
-    let bytes = bytes
-        .map_err(|e| Error::with_source(ErrorKind::Io, format!("cannot read ({})", e.kind()), e))?;
-    ingest_bytes(
-        instance,
-        &source_key(path),
-        &path.display().to_string(),
-        &bytes,
-        modified_unix_s(path),
-    )
 }
 
 /// `path`'s modification time as Unix seconds; `None` where the platform

@@ -26,10 +26,11 @@
 //! canonicalised (`2024-06`, `2024`) and both spellings go into the
 //! structure chunk, so `2024-06` and `June` are both literal BM25 terms.
 
-use serde::{Deserialize, Serialize};
-
 use crate::net::sheet::{SheetBody, WireCell};
 use crate::search::chunk::Chunk;
+// The catalogue and a chunked sheet are what the store seals, so they sit
+// below in `storage/store/sheets.rs`; here is their home by name.
+pub use crate::storage::store::{Catalogue, CatalogueCell, ChunkedSheet};
 
 /// Most facts one region-row chunk carries; a longer row takes several
 /// chunks, each with its label. This project's number: 60 facts of a few
@@ -39,48 +40,6 @@ pub const FACTS_PER_CHUNK_MAX: usize = 60;
 /// Most rows and columns read from one tab; past them the tab is indexed
 /// as structure only. This project's number, bounding a chunking pass.
 pub const TAB_CELLS_MAX: usize = 100_000;
-
-/// One data cell of a header-plus-block region: the exact metadata the
-/// numeric route looks slots up in (§8.7), sealed with the document.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CatalogueCell {
-    /// The tab's name.
-    pub tab: String,
-    /// 1-based row (A1 is row 1).
-    pub row: u32,
-    /// 1-based column.
-    pub col: u32,
-    /// The row label, as displayed.
-    pub row_label: String,
-    /// The column header, as displayed.
-    pub column_header: String,
-    /// The header's canonical period (`2024-06`, `2024`), if date-like.
-    pub period: Option<String>,
-    /// The cell's format code as indexed (`General` when none was given).
-    pub format_code: String,
-    /// The display string as indexed.
-    pub display: String,
-    /// The ordinal of the region-row chunk that states this cell.
-    pub ordinal: u32,
-}
-
-/// The structure catalogue of one sheet at one revision (§8.7).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Catalogue {
-    /// The sheet's title.
-    pub title: String,
-    /// Every data cell of every unambiguous region.
-    pub cells: Vec<CatalogueCell>,
-}
-
-/// A sheet chunked: the passages and the catalogue.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChunkedSheet {
-    /// Structure chunks and region-row chunks, ordinals from 0.
-    pub chunks: Vec<Chunk>,
-    /// The catalogue.
-    pub catalogue: Catalogue,
-}
 
 const MONTHS: [&str; 12] = [
     "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",

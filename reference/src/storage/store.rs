@@ -49,6 +49,9 @@ use crate::date::{DateKind, DocumentDate, front_matter_date};
 use crate::error::{Error, ErrorKind};
 use crate::storage::seal::{Purpose, Sealer};
 
+pub use artefacts::{ArtefactRecord, Root};
+pub use sheets::{Catalogue, CatalogueCell, ChunkedSheet};
+
 /// The app name stored against memoria-owned content (§4.2).
 pub const APP_MEMORIA: &str = "memoria";
 /// The `app` of a derived artefact's document (§5.2): memoria wrote it,

@@ -14,7 +14,7 @@
 //! The body is the document's bytes, capped at [`CONNECTOR_BODY_MAX_BYTES`];
 //! `?path=` names it (its extension picks the decoder, as an upload's file
 //! name does). It goes through the ingest uploads use
-//! ([`crate::ingest::import::ingest_bytes`]) under the source key
+//! ([`crate::app::import::ingest_bytes`]) under the source key
 //! `connector:{name}:{path}`, so the same path from the same connector
 //! revises the same document. Nothing here logs the path, the body, the
 //! connector's name or a token.
@@ -29,7 +29,7 @@ use axum::response::Response;
 use super::envelope::error_page;
 use super::upload::upload_refusal;
 use super::{AppState, UPLOAD_NAME_CHARS_MAX};
-use crate::ingest::import;
+use crate::app::import;
 use crate::storage::store::IngestStatus;
 
 /// The largest body a connector may send, in bytes: §9.1's "body cap 1

@@ -28,7 +28,7 @@ use crate::access::session::{
 use crate::ai::canary::CanaryState;
 use crate::ai::chat::ChatClient;
 use crate::ai::embed::EmbedClient;
-use crate::ai::queue::DrainReport;
+use crate::app::queue::DrainReport;
 use crate::brief::{Brief, BriefError, BriefRequest, Scopes};
 use crate::clock::Clock;
 use crate::error::Error;
@@ -90,7 +90,7 @@ pub struct AppState {
     embed_wake: Arc<tokio::sync::Notify>,
     /// Writes the derived artefacts with AI on (§5.2): after every pull,
     /// upload and connector sync, and when a ruling asks.
-    artefacts: crate::artefact::build::ArtefactWriter,
+    artefacts: crate::app::artefacts::ArtefactWriter,
     /// What the embedding canary found on this start (§8.2, gate 30).
     canary: Arc<Mutex<CanaryState>>,
     /// The projects and the organisation collection `/brief` reads
@@ -150,7 +150,7 @@ impl AppState {
             clock,
             admission,
             egress,
-            artefacts: crate::artefact::build::ArtefactWriter::new(instance.clone()),
+            artefacts: crate::app::artefacts::ArtefactWriter::new(instance.clone()),
             instance,
             auth: Arc::new(Mutex::new(Auth::default())),
             delivery,
@@ -440,11 +440,11 @@ impl AppState {
         self.chat.as_deref()
     }
 
-    /// Drains the embedding queue once ([`crate::ai::queue::drain`]); with
+    /// Drains the embedding queue once ([`crate::app::queue::drain`]); with
     /// AI off, does nothing. What the loop runs, and what a gate awaits.
     pub async fn drain_embeddings(&self) -> DrainReport {
         match &self.embedder {
-            Some(e) => crate::ai::queue::drain(&self.instance, e).await,
+            Some(e) => crate::app::queue::drain(&self.instance, e).await,
             None => DrainReport::default(),
         }
     }
@@ -456,7 +456,7 @@ impl AppState {
         let Some(e) = &self.embedder else {
             return CanaryState::Unchecked;
         };
-        let state = crate::ai::canary::check(&self.instance, e).await;
+        let state = crate::app::canary::check(&self.instance, e).await;
         *self.canary.lock().unwrap_or_else(|p| p.into_inner()) = state.clone();
         state
     }

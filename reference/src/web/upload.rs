@@ -8,8 +8,8 @@ use super::envelope::{error_page, forbidden_csrf};
 use super::extract::SignedIn;
 use super::{AppState, UPLOAD_BYTES_MAX, UPLOAD_NAME_CHARS_MAX};
 use crate::access::session::csrf_ok;
+use crate::app::import;
 use crate::error::{Error, ErrorKind};
-use crate::ingest::import;
 use crate::storage::store::IngestStatus;
 
 pub(crate) async fn upload(

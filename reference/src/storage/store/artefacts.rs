@@ -1,9 +1,46 @@
 //! A derived artefact's text and record (§5.2): the text stored as a document of app `artefact`, the record (model, roots, built_from) beside it.
+//!
+//! [`ArtefactRecord`] and its [`Root`]s are defined here, where they are
+//! kept, and named by `crate::artefact`, which rules them.
 
 use rusqlite::{OptionalExtension, params};
+use serde::{Deserialize, Serialize};
 
 use super::*;
-use crate::artefact::ArtefactRecord;
+
+/// One root of an artefact (§5.2): the app that owns the source
+/// (`memoria` for memoria-owned content, otherwise the sibling's app
+/// name), the source's id (a sibling's item id, or memoria's document id)
+/// and the revision the artefact was written from (a sibling's opaque
+/// revision, or memoria's revision number as decimal text).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Root {
+    /// The source's owner: `memoria` or a sibling app.
+    pub owner: String,
+    /// The source's id at its owner.
+    pub id: String,
+    /// The source's revision when the artefact was written.
+    pub revision: String,
+}
+
+impl Root {
+    /// True for a memoria-owned source.
+    pub fn is_memoria(&self) -> bool {
+        self.owner == APP_MEMORIA
+    }
+}
+
+/// What the store keeps beside an artefact's text (§5.2, decision 4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtefactRecord {
+    /// The model id that wrote the text now stored (decision 4): named on
+    /// every page that shows it.
+    pub model: String,
+    /// The flattened roots, sorted: what authorizes.
+    pub roots: Vec<Root>,
+    /// The artefacts (document ids) it was written from: what propagates.
+    pub built_from: Vec<String>,
+}
 
 impl Store {
     /// Stores an artefact's text under `doc.source_key` as a document of

@@ -91,7 +91,7 @@ impl Store {
         &mut self,
         doc: &NewDocument,
         provenance: &Provenance,
-        sheet: crate::numeric::sheet::ChunkedSheet,
+        sheet: crate::storage::store::ChunkedSheet,
         now: i64,
     ) -> Result<IngestOutcome, Error> {
         self.ingest_from(
@@ -114,7 +114,7 @@ impl Store {
         provenance: Option<&Provenance>,
         owner: &str,
         chunks: Vec<chunk::Chunk>,
-        catalogue: Option<&crate::numeric::sheet::Catalogue>,
+        catalogue: Option<&crate::storage::store::Catalogue>,
         now: i64,
     ) -> Result<IngestOutcome, Error> {
         let source_key = match provenance {

@@ -1,9 +1,56 @@
 //! A sheet's structure catalogue, sealed beside its chunks, and the sheets marked for re-ingest after a reformat (§8.7).
+//!
+//! [`Catalogue`], [`CatalogueCell`] and [`ChunkedSheet`] are defined here,
+//! where they are sealed, and named by `crate::numeric::sheet`, which
+//! makes them.
 
 use rusqlite::{OptionalExtension, Transaction, params};
+use serde::{Deserialize, Serialize};
 
 use super::*;
-use crate::numeric::sheet::Catalogue;
+use crate::search::chunk::Chunk;
+
+/// One data cell of a header-plus-block region: the exact metadata the
+/// numeric route looks slots up in (§8.7), sealed with the document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogueCell {
+    /// The tab's name.
+    pub tab: String,
+    /// 1-based row (A1 is row 1).
+    pub row: u32,
+    /// 1-based column.
+    pub col: u32,
+    /// The row label, as displayed.
+    pub row_label: String,
+    /// The column header, as displayed.
+    pub column_header: String,
+    /// The header's canonical period (`2024-06`, `2024`), if date-like.
+    pub period: Option<String>,
+    /// The cell's format code as indexed (`General` when none was given).
+    pub format_code: String,
+    /// The display string as indexed.
+    pub display: String,
+    /// The ordinal of the region-row chunk that states this cell.
+    pub ordinal: u32,
+}
+
+/// The structure catalogue of one sheet at one revision (§8.7).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Catalogue {
+    /// The sheet's title.
+    pub title: String,
+    /// Every data cell of every unambiguous region.
+    pub cells: Vec<CatalogueCell>,
+}
+
+/// A sheet chunked: the passages and the catalogue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkedSheet {
+    /// Structure chunks and region-row chunks, ordinals from 0.
+    pub chunks: Vec<Chunk>,
+    /// The catalogue.
+    pub catalogue: Catalogue,
+}
 
 fn catalogue_row(doc_id: &str) -> String {
     format!("sheets/{doc_id}/catalogue")

@@ -13,7 +13,7 @@
 //!   documents is summarised in **parts** of that many summaries, and
 //!   parts of parts, until one call can take them all.
 //!
-//! An artefact's `roots` are flattened as it is written ([`super::flatten`]):
+//! An artefact's `roots` are flattened as it is written ([`crate::artefact::flatten`]):
 //! a summary's are its document; a part's or an overview's are the union
 //! of its inputs' roots, read from their records, never their ids. An
 //! artefact is written again when its desired roots or `built_from` differ
@@ -32,8 +32,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::{ArtefactKind, ArtefactRecord, Input, Root, flatten};
 use crate::ai::chat::{CHAT_PASSAGES_MAX, ChatClient, ChatPassage, ChatPrompt, ModelTier};
+use crate::artefact::{ArtefactKind, ArtefactRecord, Input, Root, flatten};
 use crate::error::Error;
 use crate::instance::Instance;
 use crate::offload::SharedInstance;

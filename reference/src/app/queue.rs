@@ -10,7 +10,7 @@
 //! later. A snapshot is written once a drain stored something, so the
 //! vectors reach the sealed dense snapshot too (§7.4).
 
-use super::embed::{EmbedClient, EmbedErrorKind, EmbedPolicy};
+use crate::ai::embed::{EmbedClient, EmbedErrorKind, EmbedPolicy};
 use crate::offload::SharedInstance;
 
 /// What one drain did; counts and a failure kind, never content.
