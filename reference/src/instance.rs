@@ -43,12 +43,12 @@ use crate::error::{Error, ErrorKind};
 use crate::policy::egress::EgressMode;
 use crate::search::facts::FactQuery;
 use crate::search::highlight::Highlighter;
-use crate::search::index::LexicalIndex;
+use crate::search::index::{Hit, ImageSlot, LexicalIndex};
 use crate::search::page::{
     Candidates, MARKER_PERSON, PAGE_MAX, PAGE_SIZE_RESULTS, SearchError, SearchPage, SearchResult,
     SemanticRanking, Verdicts,
 };
-use crate::search::query::{self, Query, QueryRefusal};
+use crate::search::query::{self, Plan, Query, QueryRefusal};
 use crate::storage::seal::Sealer;
 use crate::storage::snapshot::{self, SnapshotHeader};
 use crate::storage::store::{
@@ -157,6 +157,27 @@ pub struct Instance {
     /// Every live document filed under its scope, kept between briefs
     /// while the store does not change (issue 30); dropped at eviction.
     filing: brief::FilingCache,
+    /// Where the index publishes its image for the read handles
+    /// ([`Instance::share_index`], issue 30); kept across an eviction.
+    readers: Option<Arc<ImageSlot>>,
+}
+
+/// What a search reads, and nothing it could write: admission, the store
+/// and the lexical index (issue 30). The writer's own
+/// ([`Instance::view`]) or a read handle's, which has its own store
+/// connection and its own connection over the published index image
+/// ([`crate::SharedInstance::read`]), so searches run side by side while
+/// every write stays under the instance lock.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadView<'a> {
+    /// Admission: the owners list's source, read on every question (§4.3).
+    pub admission: &'a Admission,
+    /// The store, read in one read transaction a request.
+    pub store: &'a Store,
+    /// The lexical index.
+    pub index: &'a LexicalIndex,
+    /// The clock the instance reads.
+    pub clock: &'a Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for Instance {
@@ -378,6 +399,7 @@ impl Instance {
             tombstone_dir: tombstone_dir.to_path_buf(),
             evicted: false,
             filing: brief::FilingCache::default(),
+            readers: None,
         };
         // The dense matrix wakes before any snapshot below is written, so
         // that snapshot seals the matrix, not an empty one.
@@ -441,6 +463,8 @@ impl Instance {
             return Ok(());
         }
         self.write_snapshot()?;
+        // The read handles lose the image first (issue 30).
+        self.index.detach();
         self.index = LexicalIndex::new()?;
         self.dense = DenseMatrix::new();
         self.filing.clear();
@@ -474,8 +498,31 @@ impl Instance {
             self.store.sealer().clone(),
             self.clock.clone(),
         )?;
+        let readers = self.readers.take();
         *self = woken;
+        if let Some(slot) = readers {
+            self.share_index(slot);
+        }
         Ok(())
+    }
+
+    /// Publishes the index's image to `slot` for the read handles, now and
+    /// after every snapshot (issue 30; [`LexicalIndex::attach`]). The slot
+    /// is emptied by the index's first write after each publication and by
+    /// an eviction, and kept across a re-wake.
+    pub fn share_index(&mut self, slot: Arc<ImageSlot>) {
+        self.readers = Some(Arc::clone(&slot));
+        self.index.attach(slot);
+    }
+
+    /// What a search reads: this instance's own admission, store and index.
+    pub fn view(&self) -> ReadView<'_> {
+        ReadView {
+            admission: &self.admission,
+            store: &self.store,
+            index: &self.index,
+            clock: &self.clock,
+        }
     }
 
     /// What waking did.
@@ -497,6 +544,12 @@ impl Instance {
     /// The store, for inspection by tests and gates.
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The store, writable, for unit tests that change it behind the index.
+    #[cfg(test)]
+    pub(crate) fn store_mut(&mut self) -> &mut Store {
+        &mut self.store
     }
 
     /// The in-memory index, for inspection by tests and gates.
@@ -624,44 +677,7 @@ impl Instance {
         doc: &DocumentSummary,
         text: &str,
     ) -> Result<crate::artefact::ArtefactCandidate, Error> {
-        use crate::artefact::{ArtefactCandidate, Defect, MemoriaRoot, on_cycle, roots_defect};
-        let is_artefact = |id: &str| matches!(self.store.document(id), Ok(Some(d)) if d.app == crate::storage::store::APP_ARTEFACT);
-        let record = match self.store.artefact_record(&doc.id)? {
-            None => Err(Defect::NoRecord),
-            Some(r) => match roots_defect(&r, is_artefact) {
-                Some(d) => Err(d),
-                None if on_cycle(&doc.id, |id| {
-                    self.store
-                        .artefact_record(id)
-                        .ok()
-                        .flatten()
-                        .map(|r| r.built_from)
-                        .unwrap_or_default()
-                }) =>
-                {
-                    Err(Defect::Cycle)
-                }
-                None => Ok(r),
-            },
-        };
-        let mut memoria = Vec::new();
-        if let Ok(r) = &record {
-            for root in r.roots.iter().filter(|r| r.is_memoria()) {
-                let standing = match self.store.document(&root.id)? {
-                    Some(d) if d.revision.to_string() == root.revision => MemoriaRoot::Current,
-                    Some(_) => MemoriaRoot::Superseded,
-                    None => MemoriaRoot::Gone,
-                };
-                memoria.push((root.clone(), standing));
-            }
-        }
-        Ok(ArtefactCandidate {
-            id: doc.id.clone(),
-            title: doc.title.clone(),
-            text: text.to_string(),
-            record,
-            memoria,
-        })
+        self.view().artefact_candidate(doc, text)
     }
 
     /// Ingests one sibling spreadsheet at one revision (§8.7): its chunks
@@ -778,8 +794,15 @@ impl Instance {
         if self.embeds() {
             self.write_dense_snapshot(header.generation, now)?;
         }
-        let image = self.index.serialize()?;
-        let bytes = snapshot::write_at(&self.data_dir, self.store.sealer(), header, &image, now)?;
+        // The image is also what the read handles search from now on.
+        let image = self.index.share()?;
+        let bytes = snapshot::write_at(
+            &self.data_dir,
+            self.store.sealer(),
+            header,
+            image.as_slice(),
+            now,
+        )?;
         self.store.set_snapshot_generation(header.generation)?;
         self.snapshot_tombstone_seq = header.tombstone_seq;
         let retired = snapshot::retire(&self.data_dir, header.generation, now)?;
@@ -853,6 +876,151 @@ impl Instance {
         page: u32,
         semantic: &QuerySemantic,
     ) -> Result<Candidates, SearchError> {
+        match semantic {
+            QuerySemantic::Vector(v) => self.view().candidates_by(
+                asker,
+                text,
+                page,
+                semantic.ranking(),
+                &|plan, limit, offset, excluded| self.hybrid_hits(plan, v, limit, offset, excluded),
+            ),
+            QuerySemantic::Off | QuerySemantic::Unavailable => {
+                self.view()
+                    .lexical_candidates(asker, text, page, semantic.ranking())
+            }
+        }
+    }
+
+    /// A live document and its passages, for `asker` (§4.2).
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotAdmitted`] if the asker is not an owner; store errors otherwise.
+    pub fn document(
+        &self,
+        asker: &str,
+        id: &str,
+    ) -> Result<Option<(DocumentSummary, Vec<Passage>)>, Error> {
+        if self.admission.admit(asker).is_none() {
+            return Err(Error::new(ErrorKind::NotAdmitted, "not admitted"));
+        }
+        let Some(doc) = self.store.document(id)? else {
+            return Ok(None);
+        };
+        // A derived artefact has no document page: its authority is its
+        // roots (§5.2), which the search page rules.
+        if doc.app == crate::storage::store::APP_ARTEFACT {
+            return Ok(None);
+        }
+        let passages = self.store.passages(id)?;
+        Ok(Some((doc, passages)))
+    }
+
+    /// Every live memoria-owned document, for `asker`. Sibling documents are
+    /// not listed: a title is content, and only S2 may let it be spoken.
+    ///
+    /// # Errors
+    /// As [`Instance::document`].
+    pub fn documents(&self, asker: &str) -> Result<Vec<DocumentSummary>, Error> {
+        if self.admission.admit(asker).is_none() {
+            return Err(Error::new(ErrorKind::NotAdmitted, "not admitted"));
+        }
+        Ok(self
+            .store
+            .documents()?
+            .into_iter()
+            .filter(|d| d.provenance.is_none() && d.app != crate::storage::store::APP_ARTEFACT)
+            .collect())
+    }
+}
+
+/// The ranking a page is cut from: `(plan, limit, offset, excluded)` to
+/// at most `limit` hits after `offset`, best first (BM25 alone, or fused).
+type Ranker<'a> = dyn Fn(&Plan, usize, usize, &[i64]) -> Result<Vec<Hit>, Error> + 'a;
+
+impl ReadView<'_> {
+    /// As [`Instance::candidates_with`] with no query vector (AI off, or
+    /// the provider did not answer): one page ranked by BM25 alone, read
+    /// from this view, with `ranking` saying which of the two it was.
+    ///
+    /// # Errors
+    /// As [`Instance::search`].
+    pub fn lexical_candidates(
+        &self,
+        asker: &str,
+        text: &str,
+        page: u32,
+        ranking: SemanticRanking,
+    ) -> Result<Candidates, SearchError> {
+        let index = self.index;
+        self.candidates_by(
+            asker,
+            text,
+            page,
+            ranking,
+            &|plan, limit, offset, excluded| index.ranked(plan, limit, offset, excluded),
+        )
+    }
+
+    /// As [`Instance::artefact_candidate`], read from this view.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn artefact_candidate(
+        &self,
+        doc: &DocumentSummary,
+        text: &str,
+    ) -> Result<crate::artefact::ArtefactCandidate, Error> {
+        use crate::artefact::{ArtefactCandidate, Defect, MemoriaRoot, on_cycle, roots_defect};
+        let is_artefact = |id: &str| matches!(self.store.document(id), Ok(Some(d)) if d.app == crate::storage::store::APP_ARTEFACT);
+        let record = match self.store.artefact_record(&doc.id)? {
+            None => Err(Defect::NoRecord),
+            Some(r) => match roots_defect(&r, is_artefact) {
+                Some(d) => Err(d),
+                None if on_cycle(&doc.id, |id| {
+                    self.store
+                        .artefact_record(id)
+                        .ok()
+                        .flatten()
+                        .map(|r| r.built_from)
+                        .unwrap_or_default()
+                }) =>
+                {
+                    Err(Defect::Cycle)
+                }
+                None => Ok(r),
+            },
+        };
+        let mut memoria = Vec::new();
+        if let Ok(r) = &record {
+            for root in r.roots.iter().filter(|r| r.is_memoria()) {
+                let standing = match self.store.document(&root.id)? {
+                    Some(d) if d.revision.to_string() == root.revision => MemoriaRoot::Current,
+                    Some(_) => MemoriaRoot::Superseded,
+                    None => MemoriaRoot::Gone,
+                };
+                memoria.push((root.clone(), standing));
+            }
+        }
+        Ok(ArtefactCandidate {
+            id: doc.id.clone(),
+            title: doc.title.clone(),
+            text: text.to_string(),
+            record,
+            memoria,
+        })
+    }
+
+    /// One page's candidates with the hits `ranked(plan, limit, offset,
+    /// excluded)` gives (§8.1): admission, one read transaction, the
+    /// ranking, and each hit opened, or skipped if its row is gone.
+    fn candidates_by(
+        &self,
+        asker: &str,
+        text: &str,
+        page: u32,
+        ranking: SemanticRanking,
+        ranked: &Ranker<'_>,
+    ) -> Result<Candidates, SearchError> {
         // §4.2 fact 1: the asker is admitted.
         if self.admission.admit(asker).is_none() {
             return Err(SearchError::NotAdmitted);
@@ -873,7 +1041,7 @@ impl Instance {
             has_next: false,
             reconciling: reconciling.clone(),
             facts: FactQuery::default(),
-            semantic: semantic.ranking(),
+            semantic: ranking,
             artefacts: vec![],
         };
         let (Some(plan), Query::Words(words)) = (query::plan(text), &q) else {
@@ -891,16 +1059,8 @@ impl Instance {
                     .map_err(SearchError::Store)?,
             );
         }
-        let hits = match semantic {
-            QuerySemantic::Vector(v) => {
-                self.hybrid_hits(&plan, v, PAGE_SIZE_RESULTS + 1, offset, &excluded)
-            }
-            QuerySemantic::Off | QuerySemantic::Unavailable => {
-                self.index
-                    .ranked(&plan, PAGE_SIZE_RESULTS + 1, offset, &excluded)
-            }
-        }
-        .map_err(SearchError::Engine)?;
+        let hits =
+            ranked(&plan, PAGE_SIZE_RESULTS + 1, offset, &excluded).map_err(SearchError::Engine)?;
         let has_next = hits.len() > PAGE_SIZE_RESULTS && page < PAGE_MAX;
         let highlighter = Highlighter::new(words);
         let mut results = Vec::with_capacity(PAGE_SIZE_RESULTS);
@@ -959,50 +1119,9 @@ impl Instance {
             has_next,
             reconciling,
             facts: FactQuery::parse(text),
-            semantic: semantic.ranking(),
+            semantic: ranking,
             artefacts,
         })
-    }
-
-    /// A live document and its passages, for `asker` (§4.2).
-    ///
-    /// # Errors
-    /// [`ErrorKind::NotAdmitted`] if the asker is not an owner; store errors otherwise.
-    pub fn document(
-        &self,
-        asker: &str,
-        id: &str,
-    ) -> Result<Option<(DocumentSummary, Vec<Passage>)>, Error> {
-        if self.admission.admit(asker).is_none() {
-            return Err(Error::new(ErrorKind::NotAdmitted, "not admitted"));
-        }
-        let Some(doc) = self.store.document(id)? else {
-            return Ok(None);
-        };
-        // A derived artefact has no document page: its authority is its
-        // roots (§5.2), which the search page rules.
-        if doc.app == crate::storage::store::APP_ARTEFACT {
-            return Ok(None);
-        }
-        let passages = self.store.passages(id)?;
-        Ok(Some((doc, passages)))
-    }
-
-    /// Every live memoria-owned document, for `asker`. Sibling documents are
-    /// not listed: a title is content, and only S2 may let it be spoken.
-    ///
-    /// # Errors
-    /// As [`Instance::document`].
-    pub fn documents(&self, asker: &str) -> Result<Vec<DocumentSummary>, Error> {
-        if self.admission.admit(asker).is_none() {
-            return Err(Error::new(ErrorKind::NotAdmitted, "not admitted"));
-        }
-        Ok(self
-            .store
-            .documents()?
-            .into_iter()
-            .filter(|d| d.provenance.is_none() && d.app != crate::storage::store::APP_ARTEFACT)
-            .collect())
     }
 }
 

@@ -163,9 +163,11 @@ pub use config::{
 };
 pub use instance::{
     DenseWake, EMBED_QUEUE_BATCH_CHUNKS, EMBED_TEXT_BYTES_MAX, Instance, InstanceConfig,
-    QuerySemantic, SnapshotFootprint, WakeKind, WakeReport,
+    QuerySemantic, ReadView, SnapshotFootprint, WakeKind, WakeReport,
 };
-pub use offload::{Offload, SharedInstance};
+#[cfg(feature = "testkit")]
+pub use offload::ReadHook;
+pub use offload::{Offload, READ_HANDLES_IDLE_MAX, SharedInstance};
 
 // At rest (§3, §3.2, §7.4).
 pub use storage::roster_mark::ROSTER_MARK_FILE_NAME;
@@ -204,7 +206,7 @@ pub use search::chunk::{
 pub use search::highlight::{
     Highlighter, SNIPPET_CHARS_MAX, SNIPPET_LEAD_CHARS, SNIPPET_WORDS_MAX, Segment, Snippet,
 };
-pub use search::index::{BM25_WEIGHTS, Hit, LexicalIndex};
+pub use search::index::{BM25_WEIGHTS, Hit, ImageSlot, LexicalIndex, SharedImage};
 pub use search::markdown::{READ_OPTIONS, TextForm, plain_text};
 pub use search::page::{
     Candidates, MARKER_MODEL_FOUND_LABEL, MARKER_MODEL_LABEL, MARKER_PERSON, MARKER_PERSON_LABEL,

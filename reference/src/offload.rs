@@ -24,15 +24,161 @@
 //! The current `tracing` dispatcher and span follow the work onto the pool
 //! thread, so its log lines land where the request's do.
 //!
+//! A search reads without the instance lock (issue 30):
+//! [`SharedInstance::read`] runs it on a *read handle*, a store connection
+//! of its own (the store is in WAL mode, so it reads beside the writer)
+//! and a read-only connection over the index image the writer last
+//! published ([`ImageSlot`]), so searches run on every core at once. Every
+//! write (ingest, deletion, tombstone replay, snapshot, wake, eviction)
+//! still runs under the one lock. The writer's first change to its index
+//! empties the slot before it changes anything, and each snapshot
+//! publishes the image it sealed, so a published image is always the
+//! writer's index exactly; while the slot is empty (a write batch not yet
+//! sealed, or an evicted instance) a search takes the writer's index under
+//! the lock, as every search did before. A read handle opens one store
+//! read transaction per request, so a request that starts after a
+//! deletion returned reads a store without it (§7.4); the image it
+//! searches was published after that deletion, or a hit whose row is gone
+//! is skipped as on the writer's path.
+//!
 //! **Architecture Invariant:** in production, no SQLite call, fsync or
 //! snapshot seal runs on an async worker thread; `web/` and `sibling/`
-//! never lock the instance themselves.
+//! never lock the instance themselves, and every write to the store or
+//! the index runs under the instance lock.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use crate::access::admission::Admission;
+use crate::clock::Clock;
 use crate::error::{Error, ErrorKind};
-use crate::instance::Instance;
+use crate::instance::{Instance, ReadView};
+use crate::search::index::{ImageSlot, LexicalIndex, SharedImage};
+use crate::storage::store::Store;
+
+/// How many idle read handles are kept for the next search: one per core
+/// of the 2-core machine the load bench measures, and two spare. A search
+/// that finds none idle opens one (a SQLite connection to the store and
+/// one over the image already in memory: no copy), and the spare is closed
+/// when it is given back past this many.
+pub const READ_HANDLES_IDLE_MAX: usize = 4;
+
+/// A test's hook, run on the read path with a read handle held.
+#[cfg(any(test, feature = "testkit"))]
+pub type ReadHook = Arc<dyn Fn() + Send + Sync>;
+
+/// One read handle: its own store connection and its own connection over
+/// one published image.
+struct ReadHandle {
+    store: Store,
+    index: LexicalIndex,
+    admission: Admission,
+    clock: Arc<dyn Clock>,
+    image: Arc<SharedImage>,
+}
+
+impl ReadHandle {
+    fn view(&self) -> ReadView<'_> {
+        ReadView {
+            admission: &self.admission,
+            store: &self.store,
+            index: &self.index,
+            clock: &self.clock,
+        }
+    }
+}
+
+/// The read handles of one shared instance and where they find the image.
+struct Readers {
+    slot: Arc<ImageSlot>,
+    /// A store connection that only reads, the one new handles are opened
+    /// beside ([`Store::open_reader`]).
+    seed: Mutex<Store>,
+    admission: Admission,
+    clock: Arc<dyn Clock>,
+    idle: Mutex<Vec<ReadHandle>>,
+    /// Requests served on a read handle.
+    reads: AtomicU64,
+    #[cfg(any(test, feature = "testkit"))]
+    hook: Mutex<Option<ReadHook>>,
+}
+
+impl Readers {
+    fn idle(&self) -> MutexGuard<'_, Vec<ReadHandle>> {
+        // The list holds whole handles; a panic cannot leave one half made.
+        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A handle over `image`: an idle one if any is, else a new one.
+    fn take(&self, image: &Arc<SharedImage>) -> Result<ReadHandle, Error> {
+        {
+            let mut idle = self.idle();
+            idle.retain(|h| Arc::ptr_eq(&h.image, image));
+            if let Some(h) = idle.pop() {
+                return Ok(h);
+            }
+        }
+        let store = self
+            .seed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .open_reader()?;
+        Ok(ReadHandle {
+            store,
+            index: LexicalIndex::over(Arc::clone(image))?,
+            admission: self.admission.clone(),
+            clock: Arc::clone(&self.clock),
+            image: Arc::clone(image),
+        })
+    }
+
+    /// Keeps `handle` for the next search if its image is still the
+    /// published one and there is room; else closes it.
+    fn give_back(&self, handle: ReadHandle) {
+        if self.slot.holds(&handle.image) {
+            let mut idle = self.idle();
+            if idle.len() < READ_HANDLES_IDLE_MAX {
+                idle.push(handle);
+            }
+        }
+    }
+
+    /// Runs `work` on a read handle, or gives it back untouched when no
+    /// image is published or no handle opens: the caller then runs it on
+    /// the writer.
+    fn try_read<T, F>(&self, work: F) -> Result<T, F>
+    where
+        F: FnOnce(ReadView<'_>) -> T,
+    {
+        let Some(image) = self.slot.current() else {
+            return Err(work);
+        };
+        let handle = match self.take(&image) {
+            Ok(h) => h,
+            Err(e) => {
+                tracing::warn!(kind = ?e.kind(), "a read handle did not open; the search reads under the lock");
+                return Err(work);
+            }
+        };
+        drop(image);
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        #[cfg(any(test, feature = "testkit"))]
+        {
+            let hook = self
+                .hook
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            if let Some(hook) = hook {
+                hook();
+            }
+        }
+        let out = work(handle.view());
+        self.give_back(handle);
+        Ok(out)
+    }
+}
 
 /// Where [`SharedInstance::run`] runs store work, chosen once at construction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +196,7 @@ pub enum Offload {
 #[derive(Clone)]
 pub struct SharedInstance {
     instance: Arc<Mutex<Instance>>,
+    readers: Arc<Readers>,
     offload: Offload,
     /// Requests served so far ([`SharedInstance::touch`]): what the idle
     /// eviction watches (§3.5).
@@ -83,9 +230,31 @@ fn abandoned_by_panic() -> Error {
 
 impl SharedInstance {
     /// Shares `instance`; every [`SharedInstance::run`] runs where `offload` says.
-    pub fn new(instance: Instance, offload: Offload) -> SharedInstance {
+    ///
+    /// # Panics
+    /// If the store cannot be opened a second time to read (the file was
+    /// opened a moment ago by the instance itself).
+    pub fn new(mut instance: Instance, offload: Offload) -> SharedInstance {
+        let slot = Arc::new(ImageSlot::default());
+        instance.share_index(Arc::clone(&slot));
+        let readers = Readers {
+            slot,
+            seed: Mutex::new(
+                instance
+                    .store()
+                    .open_reader()
+                    .expect("the store the instance holds opens to read"),
+            ),
+            admission: instance.admission().clone(),
+            clock: Arc::clone(instance.clock()),
+            idle: Mutex::default(),
+            reads: AtomicU64::new(0),
+            #[cfg(any(test, feature = "testkit"))]
+            hook: Mutex::default(),
+        };
         SharedInstance {
             instance: Arc::new(Mutex::new(instance)),
+            readers: Arc::new(readers),
             offload,
             uses: Arc::default(),
             evictions: Arc::default(),
@@ -119,11 +288,54 @@ impl SharedInstance {
                 i.evict().map(|()| !was)
             })
             .await??;
+        // The instance emptied the slot; the idle handles' image goes too.
+        self.readers.idle().clear();
         if evicted_now {
             self.evictions
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         Ok(())
+    }
+
+    /// Requests served so far on a read handle ([`SharedInstance::read`]),
+    /// not under the instance lock.
+    pub fn reads(&self) -> u64 {
+        self.readers.reads.load(Ordering::Relaxed)
+    }
+
+    /// Sets (or, with `None`, removes) a hook every read on a read handle
+    /// runs while it holds the handle, before its work: for tests that
+    /// show two reads inside the read path at once.
+    #[cfg(any(test, feature = "testkit"))]
+    pub fn set_read_hook(&self, hook: Option<ReadHook>) {
+        *self
+            .readers
+            .hook
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = hook;
+    }
+
+    /// Runs `work` on what a search reads, where the [`Offload`] says: on a
+    /// read handle, beside other reads and any write, when the writer has
+    /// published its index's image; else on the writer's own view, under
+    /// the instance lock, as [`SharedInstance::run`] (which wakes an
+    /// evicted instance). `work` must only read.
+    ///
+    /// # Errors
+    /// As [`SharedInstance::run`].
+    ///
+    /// # Panics
+    /// With [`Offload::Pool`], if called outside a tokio runtime.
+    pub async fn read<T, F>(&self, work: F) -> Result<T, Error>
+    where
+        F: FnOnce(ReadView<'_>) -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let readers = Arc::clone(&self.readers);
+        match self.offloaded(move || readers.try_read(work)).await? {
+            Ok(t) => Ok(t),
+            Err(work) => self.run(move |i| work(i.view())).await,
+        }
     }
 
     /// How many times an idle spell has evicted the index since start.
@@ -182,27 +394,36 @@ impl SharedInstance {
         F: FnOnce(&mut Instance) -> T + Send + 'static,
         T: Send + 'static,
     {
-        let awake = move |i: &mut Instance| -> Result<T, Error> {
+        let instance = self.instance.clone();
+        self.offloaded(move || {
+            let mut i = lock(&instance);
             if wake {
                 i.rewake()?;
             }
-            Ok(work(i))
-        };
+            Ok(work(&mut i))
+        })
+        .await?
+    }
+
+    /// Runs `work` where the [`Offload`] says, with a panic caught.
+    async fn offloaded<T, F>(&self, work: F) -> Result<T, Error>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
         match self.offload {
-            Offload::Inline => catch_unwind(AssertUnwindSafe(|| awake(&mut lock(&self.instance))))
-                .map_err(|_| abandoned_by_panic())?,
+            Offload::Inline => {
+                catch_unwind(AssertUnwindSafe(work)).map_err(|_| abandoned_by_panic())
+            }
             Offload::Pool => {
-                let instance = self.instance.clone();
                 let dispatch = tracing::dispatcher::get_default(|d| d.clone());
                 let span = tracing::Span::current();
                 let joined = tokio::task::spawn_blocking(move || {
-                    tracing::dispatcher::with_default(&dispatch, || {
-                        span.in_scope(|| awake(&mut lock(&instance)))
-                    })
+                    tracing::dispatcher::with_default(&dispatch, || span.in_scope(work))
                 })
                 .await;
                 match joined {
-                    Ok(t) => t,
+                    Ok(t) => Ok(t),
                     Err(e) if e.is_panic() => Err(abandoned_by_panic()),
                     Err(_) => Err(Error::new(
                         ErrorKind::Abandoned,
@@ -228,6 +449,126 @@ mod tests {
             .enable_all()
             .build()
             .unwrap()
+    }
+
+    /// An instance holding two documents, sealed in a snapshot (so its
+    /// image is published), shared inline; and the kettle document's id.
+    fn two_documents(dir: &std::path::Path) -> (SharedInstance, String) {
+        let mut instance = crate::instance::instance_for_tests(dir);
+        let (kettle, _) = crate::ingest::import::ingest_bytes(
+            &mut instance,
+            "upload:kettle.md",
+            "kettle.md",
+            b"# Kettle\n\nDescale the kettle monthly.",
+            None,
+        )
+        .unwrap();
+        crate::ingest::import::ingest_bytes(
+            &mut instance,
+            "upload:boiler.md",
+            "boiler.md",
+            b"# Boiler\n\nDescale the boiler yearly.",
+            None,
+        )
+        .unwrap();
+        instance.write_snapshot().unwrap();
+        (SharedInstance::new(instance, Offload::Inline), kettle.id)
+    }
+
+    /// The titles on page 1 for `q`, searched as the production path does.
+    fn titles(m: &SharedInstance, q: &str) -> Vec<String> {
+        let page = current_thread()
+            .block_on(crate::sibling::ruled::ruled_search(
+                m,
+                None,
+                "ana@example.org",
+                q,
+                1,
+            ))
+            .unwrap()
+            .page;
+        page.results.into_iter().map(|r| r.title).collect()
+    }
+
+    /// A deletion, done under the instance lock.
+    type Delete = fn(&mut Instance, &str);
+
+    #[test]
+    fn a_document_deleted_before_a_search_starts_is_never_in_its_page() {
+        // The second row leaves the published image holding the deleted
+        // passages, so only the store read decides: the handle that served
+        // the first search (its connection read the store before the
+        // deletion) is reused, and its request opens a fresh read
+        // transaction, after the deletion's commit.
+        let rows: [(&str, Delete, bool); 2] = [
+            (
+                "deleted through the instance: log, store, index, snapshot",
+                |i, id| {
+                    i.delete(id).unwrap();
+                },
+                false,
+            ),
+            (
+                "deleted in the store alone: the published image still holds it",
+                |i, id| {
+                    let revision = i.store().live_revision(id).unwrap().unwrap();
+                    let t = crate::storage::tombstone::Tombstone {
+                        seq: 1,
+                        doc_id: id.to_string(),
+                        revision,
+                        at: 1_000,
+                    };
+                    assert!(i.store_mut().apply_tombstone(&t).unwrap().deleted);
+                },
+                true,
+            ),
+        ];
+        for (row, delete, same_image) in rows {
+            let tmp = tempfile::tempdir().unwrap();
+            let (m, kettle) = two_documents(tmp.path());
+            assert_eq!(titles(&m, "descale").len(), 2, "{row}: presence");
+            assert_eq!(m.reads(), 1, "{row}: served on a read handle");
+            let before = m.readers.slot.current().unwrap();
+            current_thread()
+                .block_on(m.run(move |i| delete(i, &kettle)))
+                .unwrap();
+            let after = m.readers.slot.current().unwrap();
+            assert_eq!(Arc::ptr_eq(&before, &after), same_image, "{row}");
+            assert_eq!(titles(&m, "descale"), ["Boiler"], "{row}: absence");
+            assert_eq!(m.reads(), 2, "{row}: served on a read handle");
+        }
+    }
+
+    #[test]
+    fn every_write_empties_the_published_image_until_a_snapshot_publishes_the_next() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (m, _) = two_documents(tmp.path());
+        assert!(m.readers.slot.current().is_some(), "published at sharing");
+        let rt = current_thread();
+        rt.block_on(m.run(|i| {
+            crate::ingest::import::ingest_bytes(
+                i,
+                "upload:kettle-2.md",
+                "kettle-2.md",
+                b"# Percolator\n\nDescale the percolator weekly.",
+                None,
+            )
+            .unwrap()
+        }))
+        .unwrap();
+        assert!(m.readers.slot.current().is_none(), "the ingest emptied it");
+        // Not yet in a snapshot: found on the writer's own index.
+        assert!(titles(&m, "percolator").contains(&"Percolator".to_string()));
+        assert_eq!(m.reads(), 0, "served under the lock");
+        rt.block_on(m.run(|i| i.write_snapshot().unwrap())).unwrap();
+        assert!(m.readers.slot.current().is_some(), "the snapshot published");
+        assert!(titles(&m, "percolator").contains(&"Percolator".to_string()));
+        assert_eq!(m.reads(), 1, "served on a read handle");
+        rt.block_on(m.evict()).unwrap();
+        assert!(m.readers.slot.current().is_none(), "eviction empties it");
+        assert!(m.readers.idle().is_empty(), "and closes the idle handles");
+        assert!(titles(&m, "percolator").contains(&"Percolator".to_string()));
+        assert!(m.readers.slot.current().is_some(), "the re-wake published");
     }
 
     #[test]

@@ -115,15 +115,6 @@ impl ImageBuffer {
         // SAFETY: as in `as_mut_slice`, shared.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
-
-    /// Gives up the allocation: its pointer and the first `len` bytes' count,
-    /// for SQLite to take over (the caller must see it freed).
-    fn into_owned(self, len: usize) -> RawImage {
-        assert!(len <= self.len, "an image fits inside its buffer");
-        let ptr = self.ptr;
-        std::mem::forget(self);
-        RawImage { ptr, len }
-    }
 }
 
 impl Drop for ImageBuffer {
@@ -149,15 +140,83 @@ fn query_error(e: rusqlite::Error) -> Error {
     )
 }
 
-/// An sqlite3_malloc64 allocation on its way to `sqlite3_deserialize`.
-struct RawImage {
-    ptr: NonNull<u8>,
+/// One index image that several connections read at once, in place
+/// (issue 30: searches on both cores). Immutable once made: every
+/// connection over it opens it read-only (`SQLITE_DESERIALIZE_READONLY`, so
+/// SQLite refuses any write to it), and none takes it over, so it lives
+/// until the last [`LexicalIndex`] over it and the [`ImageSlot`] that
+/// published it drop their handles; it is zeroed then, as any image is.
+pub struct SharedImage {
+    buffer: ImageBuffer,
     len: usize,
 }
 
-impl RawImage {
-    fn into_raw(self) -> (*mut u8, usize) {
-        (self.ptr.as_ptr(), self.len)
+impl std::fmt::Debug for SharedImage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedImage")
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+// SAFETY: the bytes are never written after construction (every connection
+// over them is read-only), so shared references from many threads only read.
+unsafe impl Sync for SharedImage {}
+
+impl SharedImage {
+    /// The image's bytes: a whole SQLite database holding the FTS table.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buffer.as_slice()[..self.len]
+    }
+
+    /// A copy of `bytes` in SQLite's memory.
+    fn copied(bytes: &[u8]) -> Result<SharedImage, Error> {
+        let mut buffer = ImageBuffer::zeroed(bytes.len())?;
+        buffer.as_mut_slice()[..bytes.len()].copy_from_slice(bytes);
+        Ok(SharedImage {
+            buffer,
+            len: bytes.len(),
+        })
+    }
+}
+
+/// Where the awake index's current image is published for the read handles
+/// (issue 30, [`crate::SharedInstance`]): holding an image means it is the
+/// index exactly as the writer holds it. The writer's first write after a
+/// publication empties the slot before it changes anything
+/// ([`LexicalIndex::attach`]); the next snapshot publishes again. An empty
+/// slot sends a search to the writer's own index, under the instance lock.
+#[derive(Debug, Default)]
+pub struct ImageSlot {
+    current: std::sync::Mutex<Option<Arc<SharedImage>>>,
+}
+
+impl ImageSlot {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Arc<SharedImage>>> {
+        // The slot holds one handle; a panic cannot leave it half written.
+        self.current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The published image, if the writer's index is that image now.
+    pub fn current(&self) -> Option<Arc<SharedImage>> {
+        self.lock().clone()
+    }
+
+    /// True while `image` is the published one.
+    pub fn holds(&self, image: &Arc<SharedImage>) -> bool {
+        self.lock().as_ref().is_some_and(|i| Arc::ptr_eq(i, image))
+    }
+
+    fn set(&self, image: Option<Arc<SharedImage>>) {
+        *self.lock() = image;
+    }
+
+    /// Empties the slot: the writer's index is about to change, or is
+    /// being dropped (idle eviction, §3.5).
+    pub fn clear(&self) {
+        self.set(None);
     }
 }
 
@@ -179,6 +238,12 @@ pub struct LexicalIndex {
     writes_since_optimize: usize,
     /// Every row's length, for the one-phrase scorer (see [`bm25::RowLengths`]).
     lengths: Arc<bm25::RowLengths>,
+    /// The image a mapped index reads in place; declared after `conn`, so
+    /// the connection closes before the image can be freed.
+    image: Option<Arc<SharedImage>>,
+    /// Where this index publishes its image for the read handles, and
+    /// which its first write empties ([`LexicalIndex::attach`]).
+    slot: Option<Arc<ImageSlot>>,
 }
 
 /// How many rows written since the last merge make [`LexicalIndex::settle`]
@@ -212,6 +277,8 @@ impl LexicalIndex {
             mapped: false,
             writes_since_optimize: 0,
             lengths,
+            image: None,
+            slot: None,
         })
     }
 
@@ -226,8 +293,8 @@ impl LexicalIndex {
     }
 
     /// Loads an index from the bytes `image` of `buffer`, in place: the image
-    /// is moved to the buffer's start and SQLite takes the buffer over, so no
-    /// copy is made (see [`ImageBuffer`]).
+    /// is moved to the buffer's start and becomes a [`SharedImage`] that
+    /// SQLite reads where it lies, so no copy is made (see [`ImageBuffer`]).
     ///
     /// # Errors
     /// As [`LexicalIndex::deserialize`].
@@ -238,25 +305,46 @@ impl LexicalIndex {
         assert!(image.end <= buffer.len, "the image lies inside its buffer");
         let len = image.len();
         buffer.as_mut_slice().copy_within(image, 0);
+        LexicalIndex::over(Arc::new(SharedImage { buffer, len }))
+    }
+
+    /// A read-only index over `image`, in place: what a read handle
+    /// searches (issue 30), and what a loaded or published index is until
+    /// its first write copies it out ([`LexicalIndex::is_mapped`]). Every
+    /// connection over one image reads the same bytes; none can write them.
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::deserialize`].
+    pub fn over(image: Arc<SharedImage>) -> Result<LexicalIndex, Error> {
+        LexicalIndex::over_with(image, Arc::default())
+    }
+
+    /// As [`LexicalIndex::over`], with the row lengths kept so far for
+    /// this same content.
+    fn over_with(
+        image: Arc<SharedImage>,
+        lengths: Arc<bm25::RowLengths>,
+    ) -> Result<LexicalIndex, Error> {
         let conn = Connection::open_in_memory()?;
         let snapshot_error =
             |e: rusqlite::Error| Error::new(ErrorKind::Snapshot, format!("index image: {e}"));
         let schema = c"main";
-        let data = buffer.into_owned(len);
-        let (ptr, len) = data.into_raw();
-        // SAFETY: `ptr` holds `len` initialised bytes from sqlite3_malloc64,
-        // owned by nobody now; FREEONCLOSE hands them to SQLite, which frees
-        // them when the connection closes, or at once if this call fails.
-        // Without RESIZEABLE the image keeps its address, which is what lets
-        // `mmap_size` below read its pages where they lie.
+        let len = image.len;
+        // SAFETY: the image's `len` bytes stay allocated and unchanged while
+        // this connection lives: the returned index holds `image` and
+        // closes its connection first (field order). READONLY makes SQLite
+        // refuse every write, so the `*mut` is never written through;
+        // without FREEONCLOSE SQLite never frees it; without RESIZEABLE it
+        // keeps its address, which is what lets `mmap_size` below read its
+        // pages where they lie.
         let rc = unsafe {
             ffi::sqlite3_deserialize(
                 conn.handle(),
                 schema.as_ptr(),
-                ptr,
+                image.buffer.ptr.as_ptr(),
                 len as ffi::sqlite3_int64,
                 len as ffi::sqlite3_int64,
-                ffi::SQLITE_DESERIALIZE_FREEONCLOSE,
+                ffi::SQLITE_DESERIALIZE_READONLY,
             )
         };
         if rc != ffi::SQLITE_OK {
@@ -267,13 +355,18 @@ impl LexicalIndex {
         }
         conn.execute_batch(&format!("PRAGMA mmap_size = {len};"))
             .map_err(snapshot_error)?;
-        LexicalIndex::checked(conn, true)
+        let mut index = LexicalIndex::checked(conn, true, lengths)?;
+        index.image = Some(image);
+        Ok(index)
     }
 
     /// The index over `conn`, if it holds the FTS table.
-    fn checked(conn: Connection, mapped: bool) -> Result<LexicalIndex, Error> {
+    fn checked(
+        conn: Connection,
+        mapped: bool,
+        lengths: Arc<bm25::RowLengths>,
+    ) -> Result<LexicalIndex, Error> {
         conn.execute_batch("PRAGMA temp_store = MEMORY;")?;
-        let lengths = Arc::default();
         bm25::register(&conn, &lengths)?;
         let ok: i64 = conn
             .query_row(
@@ -293,6 +386,8 @@ impl LexicalIndex {
             mapped,
             writes_since_optimize: 0,
             lengths,
+            image: None,
+            slot: None,
         })
     }
 
@@ -315,6 +410,11 @@ impl LexicalIndex {
         if !self.mapped {
             return Ok(());
         }
+        // The published image stops being this index before anything
+        // changes: a search from here on takes the writer's index.
+        if let Some(slot) = &self.slot {
+            slot.clear();
+        }
         let mut copy = Connection::open_in_memory()?;
         copy.execute_batch("PRAGMA temp_store = MEMORY;")?;
         bm25::register(&copy, &self.lengths)?;
@@ -324,7 +424,64 @@ impl LexicalIndex {
         }
         self.conn = copy;
         self.mapped = false;
+        self.image = None;
         Ok(())
+    }
+
+    /// The index as one image shared with the read handles (issue 30): the
+    /// image it reads in place if nothing was written since it was loaded
+    /// or published, else the open batch committed and the whole database
+    /// copied into a new image, which this index then reads in place (its
+    /// own pages are dropped, so the image is in memory once). Published to
+    /// the attached [`ImageSlot`], if any. What a snapshot seals.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Snapshot`] if SQLite cannot serialise the database or
+    /// the image does not open again.
+    pub fn share(&mut self) -> Result<Arc<SharedImage>, Error> {
+        let image = match (&self.image, self.mapped) {
+            (Some(image), true) => Arc::clone(image),
+            _ => {
+                self.commit()?;
+                let data = self.conn.serialize(MAIN_DB).map_err(|e| {
+                    Error::new(ErrorKind::Snapshot, format!("serialise index: {e}"))
+                })?;
+                let image = Arc::new(SharedImage::copied(&data)?);
+                drop(data);
+                // The lengths kept are this same content's.
+                let over = LexicalIndex::over_with(Arc::clone(&image), Arc::clone(&self.lengths))?;
+                self.conn = over.conn;
+                self.image = over.image;
+                self.mapped = true;
+                image
+            }
+        };
+        if let Some(slot) = &self.slot {
+            slot.set(Some(Arc::clone(&image)));
+        }
+        Ok(image)
+    }
+
+    /// Publishes this index's image to `slot` from now on: at once if it
+    /// reads a shared image in place, else at its next
+    /// [`LexicalIndex::share`]. Its first write empties the slot again.
+    pub fn attach(&mut self, slot: Arc<ImageSlot>) {
+        slot.set(if self.mapped {
+            self.image.clone()
+        } else {
+            None
+        });
+        self.slot = Some(slot);
+    }
+
+    /// Stops publishing to the attached slot, and empties it: the index
+    /// is being dropped (idle eviction, §3.5).
+    pub fn detach(&mut self) -> Option<Arc<ImageSlot>> {
+        let slot = self.slot.take();
+        if let Some(s) = &slot {
+            s.clear();
+        }
+        slot
     }
 
     /// Opens the batch transaction if none is open (unmapping first).

@@ -76,17 +76,23 @@ pub async fn numeric_answer(
     q: &str,
 ) -> (Option<NumericAnswer>, FollowUps) {
     let (asker_s, q_s) = (asker.to_string(), q.to_string());
+    // Only reads: on a read handle, beside other searches (issue 30).
     let read = instance
-        .run(
+        .read(
             move |i| -> Result<Option<(Question, Vec<SheetDoc>)>, crate::Error> {
-                let today = crate::clock::iso_date(i.clock().now_unix_s());
+                let today = crate::clock::iso_date(i.clock.now_unix_s());
                 let Some(question) = parse(&q_s, &today) else {
                     return Ok(None);
                 };
                 let mut search: Vec<String> = question.measure.clone();
                 search.extend(question.periods.iter().map(|p| p.label.clone()));
                 let found = i
-                    .candidates(&asker_s, &search.join(" "), 1)
+                    .lexical_candidates(
+                        &asker_s,
+                        &search.join(" "),
+                        1,
+                        crate::search::page::SemanticRanking::Off,
+                    )
                     .map_err(|e| crate::Error::new(crate::ErrorKind::Query, format!("{e:?}")))?;
                 let mut docs: Vec<SheetDoc> = vec![];
                 for r in &found.results {
@@ -96,12 +102,12 @@ pub async fn numeric_answer(
                         continue;
                     }
                     let Some(p) = &r.provenance else { continue };
-                    let Some(catalogue) = i.store().sheet_catalogue(&r.document_id, r.revision)?
+                    let Some(catalogue) = i.store.sheet_catalogue(&r.document_id, r.revision)?
                     else {
                         continue;
                     };
                     let passages = i
-                        .store()
+                        .store
                         .passages(&r.document_id)?
                         .into_iter()
                         .map(|p| (p.ordinal as u32, p.body))

@@ -264,10 +264,22 @@ pub async fn ruled_search_embedded(
         }
     };
     let (who, text) = (asker.to_string(), text.to_string());
-    let candidates = instance
-        .run(move |i| i.candidates_with(&who, &text, page, &semantic))
-        .await
-        .map_err(SearchError::Store)??;
+    // A lexical page reads on a read handle, beside other searches; a
+    // fused one reads the dense matrix, which only the writer holds.
+    let candidates = match semantic {
+        QuerySemantic::Off | QuerySemantic::Unavailable => {
+            let ranking = semantic.ranking();
+            instance
+                .read(move |v| v.lexical_candidates(&who, &text, page, ranking))
+                .await
+        }
+        QuerySemantic::Vector(_) => {
+            instance
+                .run(move |i| i.candidates_with(&who, &text, page, &semantic))
+                .await
+        }
+    }
+    .map_err(SearchError::Store)??;
     let ruling = rule(instance, client, asker, &candidates.pairs_by_app()).await;
     let page = candidates.rule(&ruling.verdicts);
     let follow_ups = FollowUps {

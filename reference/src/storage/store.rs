@@ -470,6 +470,40 @@ impl Store {
         Ok(Store { conn, sealer, path })
     }
 
+    /// A second handle on this store that only reads, with its own SQLite
+    /// connection (issue 30: a read handle's). The store is in WAL mode, so
+    /// its reads never wait for the writer's transaction nor it for them;
+    /// each read transaction sees the store as of its first read, so a
+    /// request that opens one after a write returned sees that write
+    /// ([`Store::read_together`]). Every write through it fails
+    /// (`query_only`).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] if SQLite cannot open the file.
+    pub fn open_reader(&self) -> Result<Store, Error> {
+        let flags =
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&self.path, flags).map_err(|e| {
+            Error::with_source(
+                ErrorKind::Storage,
+                format!(
+                    "the database {} cannot be opened to read",
+                    self.path.display()
+                ),
+                e,
+            )
+        })?;
+        conn.execute_batch(
+            "PRAGMA temp_store = MEMORY;
+             PRAGMA query_only = ON;",
+        )?;
+        Ok(Store {
+            conn,
+            sealer: self.sealer.clone(),
+            path: self.path.clone(),
+        })
+    }
+
     /// The database file's path.
     pub fn path(&self) -> &Path {
         &self.path
