@@ -88,6 +88,9 @@ pub struct AppState {
     pub(crate) chat: Option<Arc<ChatClient>>,
     /// Wakes the embedding loop after an ingest ([`AppState::embed_soon`]).
     embed_wake: Arc<tokio::sync::Notify>,
+    /// The passages the provider refuses to embed, set aside by the drains
+    /// and counted on the sources page (`ai/queue.rs`).
+    embed_aside: crate::ai::queue::SetAside,
     /// Writes the derived artefacts with AI on (§5.2): after every pull,
     /// upload and connector sync, and when a ruling asks.
     artefacts: crate::artefact::build::ArtefactWriter,
@@ -162,6 +165,7 @@ impl AppState {
             embedder: None,
             chat: None,
             embed_wake: Arc::default(),
+            embed_aside: crate::ai::queue::SetAside::default(),
             canary: Arc::new(Mutex::new(CanaryState::Unchecked)),
             scopes: Arc::new(Scopes::none()),
             connectors: Arc::new(Connectors::none()),
@@ -444,9 +448,18 @@ impl AppState {
     /// AI off, does nothing. What the loop runs, and what a gate awaits.
     pub async fn drain_embeddings(&self) -> DrainReport {
         match &self.embedder {
-            Some(e) => crate::ai::queue::drain(&self.instance, e).await,
+            Some(e) => {
+                let now = self.clock.now_unix_s();
+                crate::ai::queue::drain(&self.instance, e, &self.embed_aside, now).await
+            }
             None => DrainReport::default(),
         }
+    }
+
+    /// The passages the provider refuses to embed, set aside by the
+    /// drains (`ai/queue.rs`); empty with AI off.
+    pub fn embeddings_set_aside(&self) -> &crate::ai::queue::SetAside {
+        &self.embed_aside
     }
 
     /// Checks the embedding canary now (§8.2: re-embedded on wake; recorded

@@ -16,6 +16,9 @@
 //!
 //! One input is special: any input containing [`SENTINEL_MARKER`] gets
 //! [`sentinel_vector`], a fixed, distinctive vector gate 2 looks for at rest.
+//! And one is always refused: a call with any input containing
+//! [`REFUSED_MARKER`] is answered 400 ("input rejected") whole, as a real
+//! provider rejects a batch for one input its filters refuse (issue 26).
 //!
 //! Every request body is recorded in memory ([`StubProvider::requests`]),
 //! for gates that check what was sent (32, 39); nothing is logged. The knobs
@@ -98,6 +101,13 @@ const STUB_CHAT_MALFORMED_BODY: &str = r#"{"id":"stub","object":"chat.completion
 /// An input containing this string is embedded as [`sentinel_vector`].
 /// Distinctive enough that no real passage holds it by accident.
 pub const SENTINEL_MARKER: &str = "memoria-sentinel-q7x4-inversion-probe";
+
+/// A word the stub always refuses to embed: a call with any input
+/// containing it is answered 400, "input rejected", whole, whatever the
+/// knobs (issue 26: one passage a provider always refuses must not block
+/// the queue). Never in a fixture's text; a scenario puts it in a
+/// document's words to make that document's passage the refused one.
+pub const REFUSED_MARKER: &str = "qxrefusedbytheprovider";
 
 /// The seed [`sentinel_vector`] is drawn from.
 const SENTINEL_SEED: u64 = 0x5e47_1e1b_0b5e_c0de;
@@ -536,6 +546,7 @@ impl StubProvider {
     pub fn expected(&self, text: &str) -> Option<Vec<f32>> {
         let f = self.faults();
         if f.down.is_some()
+            || text.contains(REFUSED_MARKER)
             || f.rate_limited_calls > 0
             || f.wrong_length.is_some()
             || f.nan
@@ -660,6 +671,10 @@ async fn embeddings(State(stub): State<StubProvider>, headers: HeaderMap, body: 
     }
     if inputs.iter().any(|s| s.is_empty()) {
         return error_m(&marker, StatusCode::BAD_REQUEST, "empty input");
+    }
+    // A whole call refused for one input, as a provider's filter does.
+    if inputs.iter().any(|s| s.contains(REFUSED_MARKER)) {
+        return error_m(&marker, StatusCode::BAD_REQUEST, "input rejected");
     }
     let model = stub.with(|s| s.model.clone());
     let base: Vec<Vec<f32>> = match model {
