@@ -109,6 +109,9 @@ pub struct AppState {
     /// The roster loop [`AppState::wake_home`] started, stopped by
     /// [`AppState::stop_home`].
     roster_loop: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
+    /// The embedding loop, with AI on, while the server runs
+    /// ([`AppState::start_embedding`], [`AppState::stop_embedding`]).
+    embed_loop: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
     /// How long without a request before the decrypted index is evicted
     /// (§3.5, `MEMORIA_IDLE_EVICT_S`); `None` keeps it for good.
     idle_evict: Option<std::time::Duration>,
@@ -171,6 +174,7 @@ impl AppState {
             connectors: Arc::new(Connectors::none()),
             home: None,
             roster_loop: Arc::default(),
+            embed_loop: Arc::default(),
             idle_evict: Some(std::time::Duration::from_secs(IDLE_EVICT_DEFAULT_S)),
         }
     }
@@ -501,7 +505,7 @@ impl AppState {
             return;
         }
         let state = self.clone();
-        tokio::spawn(async move {
+        let handle = tokio::spawn(async move {
             state.check_canary().await;
             loop {
                 // An evicted index has no vectors to add to; the request
@@ -513,6 +517,28 @@ impl AppState {
                 let _ = tokio::time::timeout(wait, state.embed_wake.notified()).await;
             }
         });
+        if let Some(old) = self
+            .embed_loop
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace(handle)
+        {
+            old.abort();
+        }
+    }
+
+    /// Stops the embedding loop (the server is stopping): a process that
+    /// exits ends its loop, and a simulated restart must too, or the old
+    /// instance's loop would go on draining beside the new one's.
+    pub fn stop_embedding(&self) {
+        if let Some(h) = self
+            .embed_loop
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            h.abort();
+        }
     }
 
     /// The same state with a sibling client: sibling passages are ruled
