@@ -257,7 +257,10 @@ pub use ai::provider::{
     CHAT_PATH, EMBED_MODEL, EMBED_PATH, KeyRefusal, MODEL_CHEAP, MODEL_FRONTIER, PROVIDER_HOST,
     PROVIDER_KEY_BYTES_MAX, PROVIDER_NAME, PROVIDER_PORT, ProviderKey,
 };
-pub use app::queue::{DrainReport, drain as drain_embeddings};
+pub use app::queue::{
+    DrainReport, EMBED_SET_ASIDE_RETRY_BASE_S, EMBED_SET_ASIDE_RETRY_MAX_S, SetAside,
+    drain as drain_embeddings,
+};
 
 // The network floor: host checks, transport, TLS, tokens and the wire (§4.1, §6).
 pub use net::host::{

@@ -594,7 +594,7 @@ pub fn generate(seed: u64) -> Exploration {
         &mut events,
     );
     home::add_rewind(seed, &mut swarm, home, &mut events);
-    let ai = provider::add(seed, &mut swarm, &mut events);
+    let ai = provider::add(seed, &mut swarm, &mut events, &readers[0]);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),

@@ -128,11 +128,12 @@ pub use fake::sheet::{self as sheet, worked_example};
 
 // The stub provider: embeddings deterministic, NOT semantic; chat scripted; both with knobs (§7.2, §8.2, §8.3).
 pub use fake::provider::{
-    ChatFaults, Down as ProviderDown, Drift, PROVIDER_ACTIONS, ProviderFaults, RecordedChatRequest,
-    RecordedRequest, SENTINEL_MARKER, STUB_CHAT_DEFAULT_REPLY, STUB_CHAT_OVERSIZED_BYTES,
-    STUB_CHAT_PATH, STUB_CHAT_REQUEST_BYTES_MAX, STUB_EMBED_PATH, STUB_FEATURES_PER_WORD,
-    STUB_INPUTS_PER_CALL_MAX, STUB_PREFIX_VALUES, STUB_REQUEST_BYTES_MAX, STUB_VECTOR_VALUES,
-    StubProvider, dot as stub_dot, embed_text as stub_embed_text, sentinel_vector,
+    ChatFaults, Down as ProviderDown, Drift, PROVIDER_ACTIONS, ProviderFaults, REFUSED_MARKER,
+    RecordedChatRequest, RecordedRequest, SENTINEL_MARKER, STUB_CHAT_DEFAULT_REPLY,
+    STUB_CHAT_OVERSIZED_BYTES, STUB_CHAT_PATH, STUB_CHAT_REQUEST_BYTES_MAX, STUB_EMBED_PATH,
+    STUB_FEATURES_PER_WORD, STUB_INPUTS_PER_CALL_MAX, STUB_PREFIX_VALUES, STUB_REQUEST_BYTES_MAX,
+    STUB_VECTOR_VALUES, StubProvider, dot as stub_dot, embed_text as stub_embed_text,
+    sentinel_vector,
 };
 
 // A real model behind the stub, for loopback demos (§7.2).

@@ -366,6 +366,21 @@ impl EmbedError {
         }
     }
 
+    /// True when the provider refused the request for what it carries,
+    /// not for its own state: an input refused before sending, or a 400,
+    /// 413 or 422 (the body's content or size). A batch refused so is
+    /// split until the input it refuses is alone (`app/queue.rs`). Not a
+    /// 401, 403 or 404, which refuse the key or the model whatever is sent.
+    pub fn refuses_content(&self) -> bool {
+        matches!(
+            self,
+            EmbedError::Input { .. }
+                | EmbedError::Refused {
+                    status: 400 | 413 | 422
+                }
+        )
+    }
+
     /// True when another attempt may succeed: unreachable, past the
     /// deadline, 429 or 5xx. A refused status or a bad response is not retried.
     fn retryable(&self) -> bool {

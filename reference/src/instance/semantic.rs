@@ -266,6 +266,19 @@ impl Instance {
         self.store.count_awaiting_vectors()
     }
 
+    /// Which of `ids` are live chunks still awaiting a vector, ascending
+    /// (none with AI off): the set-aside passages that still count
+    /// (`app/queue.rs`).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn still_awaiting_vectors(&self, ids: &[i64]) -> Result<Vec<i64>, Error> {
+        if !self.embeds() || ids.is_empty() {
+            return Ok(vec![]);
+        }
+        self.store.still_awaiting_vectors(ids)
+    }
+
     /// Quantises and stores the provider's vectors for the chunks named,
     /// sealed in the store and added to the matrix (§7.2). A chunk gone
     /// meanwhile stores nothing. A vector the pipeline refuses (wrong

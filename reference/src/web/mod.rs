@@ -251,6 +251,7 @@ where
         .await;
     state.stop_home();
     state.stop_pulls();
+    state.stop_embedding();
     served
 }
 

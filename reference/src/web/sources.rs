@@ -22,9 +22,16 @@ pub(crate) async fn sources_page(
     let footer = state.egress().footer();
     // The counters' reads run off the async worker threads (issue 10).
     let embeds = state.egress().embeds();
+    let aside = state.embeddings_set_aside().ids();
     let rows = state.blocking(move |instance| {
-        // With AI on: how many passages still await their vector (issue 12).
-        let awaiting = embeds.then(|| instance.vectors_awaiting().map_err(|e| e.kind()));
+        // With AI on: how many passages still await their vector (issue
+        // 12), and how many of them the provider refuses (issue 26).
+        let awaiting = embeds.then(|| {
+            let all = instance.vectors_awaiting()?;
+            let refused = instance.still_awaiting_vectors(&aside)?.len() as u64;
+            Ok::<_, Error>((all.saturating_sub(refused), refused))
+        });
+        let awaiting = awaiting.map(|a| a.map_err(|e| e.kind()));
         let now = instance.clock().now_unix_s();
         let store = instance.store();
         let cannot_read = |e: Error| crate::policy::breaker::BreakerState::CannotDetermine {
@@ -65,19 +72,38 @@ pub(crate) async fn sources_page(
     };
     let canary = state.canary();
     let embeddings = awaiting.map(|a| match a {
-        Ok(0) => "Every passage has its vector: search ranks by words and meaning.".to_string(),
-        Ok(n) => format!(
+        Ok((0, 0)) => {
+            "Every passage has its vector: search ranks by words and meaning.".to_string()
+        }
+        Ok((0, _)) => "Every other passage has its vector: search ranks by words and meaning."
+            .to_string(),
+        Ok((n, _)) => format!(
             "{} await their vectors from the embedding provider; until then they are found by their words alone.",
             crate::search::page::counted(n as usize, "passage", "passages")
         ),
         Err(kind) => format!("How many passages await their vectors cannot be read ({kind:?})."),
     });
+    // §8.1's loud rule: a passage the provider refuses is counted, never
+    // named or quoted, and never folded into "every passage".
+    let set_aside = match awaiting {
+        Some(Ok((_, n))) if n > 0 => Some(format!(
+            "{} set aside: the embedding provider refuses to embed {}, so {} found by {} words alone; memoria asks again now and then, at most once a day.",
+            crate::search::page::counted(n as usize, "passage", "passages"),
+            if n == 1 { "it" } else { "them" },
+            if n == 1 { "it is" } else { "they are" },
+            if n == 1 { "its" } else { "their" },
+        )),
+        _ => None,
+    };
     let body = html! {
         h1 { "Sources" }
         @if let Some(line) = &embeddings {
             section.source.embeddings {
                 h2 { "Embeddings" }
                 p.meta { (line) }
+                @if let Some(aside) = &set_aside {
+                    p.meta.set-aside.breaker { (aside) }
+                }
                 // §8.2: a drifted canary is stated, never silent.
                 p.canary.breaker[canary.is_anomaly()] { (canary.sentence()) }
             }

@@ -88,6 +88,9 @@ pub struct AppState {
     pub(crate) chat: Option<Arc<ChatClient>>,
     /// Wakes the embedding loop after an ingest ([`AppState::embed_soon`]).
     embed_wake: Arc<tokio::sync::Notify>,
+    /// The passages the provider refuses to embed, set aside by the drains
+    /// and counted on the sources page (`app/queue.rs`).
+    embed_aside: crate::app::queue::SetAside,
     /// Writes the derived artefacts with AI on (§5.2): after every pull,
     /// upload and connector sync, and when a ruling asks.
     artefacts: crate::app::artefacts::ArtefactWriter,
@@ -106,6 +109,9 @@ pub struct AppState {
     /// The roster loop [`AppState::wake_home`] started, stopped by
     /// [`AppState::stop_home`].
     roster_loop: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
+    /// The embedding loop, with AI on, while the server runs
+    /// ([`AppState::start_embedding`], [`AppState::stop_embedding`]).
+    embed_loop: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
     /// How long without a request before the decrypted index is evicted
     /// (§3.5, `MEMORIA_IDLE_EVICT_S`); `None` keeps it for good.
     idle_evict: Option<std::time::Duration>,
@@ -162,11 +168,13 @@ impl AppState {
             embedder: None,
             chat: None,
             embed_wake: Arc::default(),
+            embed_aside: crate::app::queue::SetAside::default(),
             canary: Arc::new(Mutex::new(CanaryState::Unchecked)),
             scopes: Arc::new(Scopes::none()),
             connectors: Arc::new(Connectors::none()),
             home: None,
             roster_loop: Arc::default(),
+            embed_loop: Arc::default(),
             idle_evict: Some(std::time::Duration::from_secs(IDLE_EVICT_DEFAULT_S)),
         }
     }
@@ -444,9 +452,18 @@ impl AppState {
     /// AI off, does nothing. What the loop runs, and what a gate awaits.
     pub async fn drain_embeddings(&self) -> DrainReport {
         match &self.embedder {
-            Some(e) => crate::app::queue::drain(&self.instance, e).await,
+            Some(e) => {
+                let now = self.clock.now_unix_s();
+                crate::app::queue::drain(&self.instance, e, &self.embed_aside, now).await
+            }
             None => DrainReport::default(),
         }
+    }
+
+    /// The passages the provider refuses to embed, set aside by the
+    /// drains (`app/queue.rs`); empty with AI off.
+    pub fn embeddings_set_aside(&self) -> &crate::app::queue::SetAside {
+        &self.embed_aside
     }
 
     /// Checks the embedding canary now (§8.2: re-embedded on wake; recorded
@@ -488,7 +505,7 @@ impl AppState {
             return;
         }
         let state = self.clone();
-        tokio::spawn(async move {
+        let handle = tokio::spawn(async move {
             state.check_canary().await;
             loop {
                 // An evicted index has no vectors to add to; the request
@@ -500,6 +517,28 @@ impl AppState {
                 let _ = tokio::time::timeout(wait, state.embed_wake.notified()).await;
             }
         });
+        if let Some(old) = self
+            .embed_loop
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace(handle)
+        {
+            old.abort();
+        }
+    }
+
+    /// Stops the embedding loop (the server is stopping): a process that
+    /// exits ends its loop, and a simulated restart must too, or the old
+    /// instance's loop would go on draining beside the new one's.
+    pub fn stop_embedding(&self) {
+        if let Some(h) = self
+            .embed_loop
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            h.abort();
+        }
     }
 
     /// The same state with a sibling client: sibling passages are ruled

@@ -16,6 +16,23 @@
 //! slipped between the run's events at a random place; most end with the
 //! provider answering again within [`SPELL_EVENTS_MAX`] events, the rest
 //! only when the faults stop.
+//!
+//! Two more draws, from a third generator, so the spells above are what
+//! they were. [`LONG_OUTAGE_SHARE`] of the AI-on worlds end in a long
+//! outage: the provider down or refusing for [`LONG_OUTAGE_S`], many of the
+//! embedding loop's intervals (`memoria::EMBED_DRAIN_INTERVAL_S`), with an
+//! upload queued in it, and in [`RESTART_IN_OUTAGE_SHARE`] of them memoria
+//! restarted [`RESTART_IN_OUTAGE_MS`] into it, as the world restarts
+//! memoria elsewhere (its canary then cannot be checked at wake, §8.2).
+//! Nothing else happens until the provider answers, so only the loop's own
+//! retries can drain the queue: a loop whose wait grows without a ceiling,
+//! or one that never starts after a wake in an outage, is seen by
+//! `[liveness:embeddings]`. And [`REFUSED_PASSAGE_SHARE`] of them upload
+//! a document whose words the stub always refuses
+//! ([`crate::fake::provider::REFUSED_MARKER`]), which must be set aside,
+//! counted, and never block the rest of the queue (`app/queue.rs`).
+
+use std::ops::RangeInclusive;
 
 use rand::seq::SliceRandom as _;
 use rand::{Rng as _, SeedableRng as _};
@@ -31,6 +48,23 @@ pub const SPELLS_SHARE: f64 = 0.75;
 pub const ANSWERING_SHARE: f64 = 0.8;
 /// The events a spell spans at most, before the provider answers again.
 const SPELL_EVENTS_MAX: usize = 30;
+/// The share of AI-on worlds that end in a long provider outage.
+pub const LONG_OUTAGE_SHARE: f64 = 0.4;
+/// How long a long outage lasts, in simulated seconds: six to twenty-five
+/// of the embedding loop's 60 s intervals, so a wait doubled after each
+/// failed drain outgrows `[liveness:embeddings]`'s three intervals.
+pub const LONG_OUTAGE_S: RangeInclusive<u64> = 360..=1_500;
+/// The share of long outages memoria restarts inside.
+pub const RESTART_IN_OUTAGE_SHARE: f64 = 0.6;
+/// When memoria restarts inside a long outage, in simulated ms after the
+/// run's last event: well inside the outage, after its upload.
+pub const RESTART_IN_OUTAGE_MS: u64 = 10_000;
+/// The share of AI-on worlds that upload a passage the provider always
+/// refuses.
+pub const REFUSED_PASSAGE_SHARE: f64 = 0.35;
+/// The failures a long outage draws from: no answer at all.
+const OUTAGE: [ProviderState; 2] = [ProviderState::Down, ProviderState::Refused];
+
 /// The failures a spell draws from.
 const FAILING: [ProviderState; 4] = [
     ProviderState::Down,
@@ -41,20 +75,75 @@ const FAILING: [ProviderState; 4] = [
 
 /// Turns AI on for [`AI_SHARE`] of the seeds, and for most of those adds
 /// spells of a failing provider to `events` (which holds at least its
-/// opening event) and [`FaultKind::Provider`] to the swarm. Returns
-/// whether AI is on.
-pub(super) fn add(seed: u64, swarm: &mut Swarm, events: &mut Vec<Event>) -> bool {
+/// opening event) and [`FaultKind::Provider`] to the swarm; for some, a
+/// long outage at the end and a refused passage uploaded by `owner`
+/// (module doc). Returns whether AI is on.
+pub(super) fn add(seed: u64, swarm: &mut Swarm, events: &mut Vec<Event>, owner: &str) -> bool {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x7072_6f76_6964_6572);
     if !rng.gen_bool(AI_SHARE) {
         return false;
     }
-    if !rng.gen_bool(SPELLS_SHARE) {
-        return true;
+    if rng.gen_bool(SPELLS_SHARE) {
+        spells(&mut rng, swarm, events);
     }
+    let mut more = rand::rngs::StdRng::seed_from_u64(seed ^ 0x6c6f_6e67_6f75_7421);
+    if more.gen_bool(REFUSED_PASSAGE_SHARE) {
+        let at = more.gen_range(1..=events.len());
+        events.insert(
+            at,
+            Event::Upload {
+                at_ms: None,
+                reader: owner.to_string(),
+                doc: "uprefused".into(),
+                words: format!("quarantined {}", crate::fake::provider::REFUSED_MARKER),
+            },
+        );
+    }
+    if more.gen_bool(LONG_OUTAGE_SHARE) {
+        long_outage(&mut more, swarm, events, owner);
+    }
+    true
+}
+
+/// A long outage after the run's last event (module doc): the provider
+/// fails, the owner uploads, memoria perhaps restarts, and the provider
+/// answers again [`LONG_OUTAGE_S`] later.
+fn long_outage(
+    rng: &mut rand::rngs::StdRng,
+    swarm: &mut Swarm,
+    events: &mut Vec<Event>,
+    owner: &str,
+) {
+    if !swarm.0.iter().any(|(k, _)| *k == FaultKind::Provider) {
+        swarm.0.push((FaultKind::Provider, 1));
+    }
+    let last = events.iter().filter_map(Event::at_ms).max().unwrap_or(0);
+    let state = *OUTAGE.choose(rng).unwrap_or(&ProviderState::Down);
+    let lasts_ms = rng.gen_range(LONG_OUTAGE_S) * 1_000;
+    events.push(Event::Provider { at_ms: None, state });
+    events.push(Event::Upload {
+        at_ms: None,
+        reader: owner.to_string(),
+        doc: "upoutage".into(),
+        words: "outlasted".into(),
+    });
+    if rng.gen_bool(RESTART_IN_OUTAGE_SHARE) {
+        events.push(Event::Restart {
+            at_ms: Some(last + RESTART_IN_OUTAGE_MS),
+        });
+    }
+    events.push(Event::Provider {
+        at_ms: Some(last + lasts_ms),
+        state: ProviderState::Answering,
+    });
+}
+
+/// One to three spells of a failing provider, between the run's events.
+fn spells(rng: &mut rand::rngs::StdRng, swarm: &mut Swarm, events: &mut Vec<Event>) {
     let weight = rng.gen_range(1..=3u32);
     swarm.0.push((FaultKind::Provider, weight));
     for _ in 0..weight {
-        let state = *FAILING.choose(&mut rng).unwrap_or(&ProviderState::Down);
+        let state = *FAILING.choose(rng).unwrap_or(&ProviderState::Down);
         let at = rng.gen_range(1..=events.len());
         events.insert(at, Event::Provider { at_ms: None, state });
         if rng.gen_bool(ANSWERING_SHARE) {
@@ -68,7 +157,6 @@ pub(super) fn add(seed: u64, swarm: &mut Swarm, events: &mut Vec<Event>) -> bool
             );
         }
     }
-    true
 }
 
 #[cfg(test)]
@@ -98,6 +186,47 @@ mod tests {
         assert!(
             ai > 0 && spells > 0,
             "of 40 seeds, {ai} ran with AI on and {spells} failed the provider"
+        );
+    }
+
+    #[test]
+    fn of_eighty_seeds_some_ai_on_worlds_end_in_a_long_outage_some_restart_in_it_and_some_upload_a_refused_passage()
+     {
+        let (mut long, mut restarted, mut refused) = (0, 0, 0);
+        for seed in 0..80 {
+            let x = super::super::generate(seed);
+            let events = &x.scenario.events;
+            let refuses = events.iter().any(|e| {
+                matches!(e, Event::Upload { words, .. } if words.contains(crate::fake::provider::REFUSED_MARKER))
+            });
+            // A long outage's end is the one provider event with a time.
+            let end = events.iter().position(|e| {
+                matches!(
+                    e,
+                    Event::Provider {
+                        at_ms: Some(_),
+                        state: ProviderState::Answering
+                    }
+                )
+            });
+            assert!(
+                x.scenario.ai || (!refuses && end.is_none()),
+                "seed {seed}: drawn with AI off"
+            );
+            refused += usize::from(refuses);
+            if let Some(end) = end {
+                long += 1;
+                // Nothing between the outage's end and the liveness check.
+                assert!(
+                    matches!(events.get(end + 1), Some(Event::ExpectConverged { .. })),
+                    "seed {seed}: the long outage is not the run's end"
+                );
+                restarted += usize::from(matches!(events[end - 1], Event::Restart { .. }));
+            }
+        }
+        assert!(
+            long > 0 && restarted > 0 && restarted < long && refused > 0,
+            "of 80 seeds, {long} long outages, {restarted} with a restart in them, {refused} refused passages"
         );
     }
 }

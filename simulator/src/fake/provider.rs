@@ -14,6 +14,9 @@
 //!
 //! One input is special: any input containing [`SENTINEL_MARKER`] gets
 //! [`sentinel_vector`], a fixed, distinctive vector gate 2 looks for at rest.
+//! And one is always refused: a call with any input containing
+//! [`REFUSED_MARKER`] is answered 400 ("input rejected") whole, as a real
+//! provider rejects a batch for one input its filters refuse (issue 26).
 //!
 //! Every request body is recorded in memory ([`StubProvider::requests`]),
 //! for gates that check what was sent (32, 39); nothing is logged. The knobs
@@ -62,6 +65,13 @@ mod models;
 use handlers::{chat_completions, control, embeddings};
 use hashed::drifted;
 pub use hashed::{SENTINEL_MARKER, dot, embed_text, sentinel_vector};
+
+/// A word the stub always refuses to embed: a call with any input
+/// containing it is answered 400, "input rejected", whole, whatever the
+/// knobs (issue 26: one passage a provider always refuses must not block
+/// the queue). Never in a fixture's text; a scenario puts it in a
+/// document's words to make that document's passage the refused one.
+pub const REFUSED_MARKER: &str = "qxrefusedbytheprovider";
 
 /// The path the stub serves: the provider's embeddings call (§8.3).
 pub const STUB_EMBED_PATH: &str = memoria::EMBED_PATH;
@@ -434,6 +444,7 @@ impl StubProvider {
     pub fn expected(&self, text: &str) -> Option<Vec<f32>> {
         let f = self.faults();
         if f.down.is_some()
+            || text.contains(REFUSED_MARKER)
             || f.rate_limited_calls > 0
             || f.wrong_length.is_some()
             || f.nan

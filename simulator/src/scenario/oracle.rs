@@ -152,7 +152,11 @@
 //!   `EMBED_DRAIN_WAIT_MAX_S` (three of the embedding loop's intervals and a
 //!   slow call's deadline) the owner's sources page says every passage has
 //!   its vector: memoria's own loop retries, with no hook production lacks
-//!   (`provider.rs`).
+//!   (`provider.rs`). Judged before the rounds' questions, whose pulls
+//!   would wake the loop. A live upload the stub provider always refuses
+//!   (its words carry `REFUSED_MARKER`) is the exception, and is §8.1's
+//!   floor, found by its words: the page must then say every other passage
+//!   has its vector and count exactly those passages set aside.
 //! - `[simulation: …]`: the run itself failed (memoria could not wake, an
 //!   event could not apply).
 //!

@@ -9,9 +9,16 @@
 //!
 //! What the oracle asserts, once the faults stop (`expect-converged`):
 //! within [`EMBED_DRAIN_WAIT_MAX_S`] of simulated time, the owner's
-//! sources page says every passage has its vector. It reads the page, as
-//! an owner would, never memoria's queue. The safety oracle needs nothing
-//! new for AI on: a fused ranking is still judged passage by passage.
+//! sources page says every passage has its vector, or, when the truth
+//! holds passages the stub always refuses (a live upload whose words
+//! carry [`REFUSED_MARKER`]), that every other passage has its vector and
+//! exactly that many are set aside. The spec's reading (`app/queue.rs`):
+//! such a passage keeps §8.1's floor, "Lexical only, since embeddings need
+//! a provider", and is counted loudly, never folded into "every passage";
+//! one refused passage must not keep the rest from their vectors. It reads
+//! the page, as an owner would, never memoria's queue. The safety oracle
+//! needs nothing new for AI on: a fused ranking is still judged passage by
+//! passage, and a refused passage is still found by its words.
 
 use std::time::Duration;
 
@@ -19,7 +26,7 @@ use memoria_page::Page;
 
 use super::checks::Check;
 use super::parse::{PROVIDER_RATE_LIMITED_CALLS, PROVIDER_SLOW_MS, ProviderState};
-use crate::fake::provider::{Down, StubProvider};
+use crate::fake::provider::{Down, REFUSED_MARKER, StubProvider};
 use crate::world::Memoria;
 
 /// A queue left undrained after the faults stopped (§7: every passage is
@@ -40,6 +47,9 @@ const EMBED_DRAIN_POLL_S: u64 = 10;
 /// How the sources page's Embeddings line begins once every passage has
 /// its vector (`reference/src/web/sources.rs`).
 const EVERY_VECTOR: &str = "Every passage has its vector";
+
+/// How it begins once every passage but the set-aside ones has its vector.
+const EVERY_OTHER_VECTOR: &str = "Every other passage has its vector";
 
 /// Sets the stub's faults, for its embeddings and its chat alike.
 pub(super) fn apply(stub: &StubProvider, state: ProviderState) {
@@ -68,45 +78,81 @@ pub(super) fn apply(stub: &StubProvider, state: ProviderState) {
 
 /// Liveness, once the faults have stopped: lets simulated time run, reading
 /// `owner`'s sources page every [`EMBED_DRAIN_POLL_S`], until it says every
-/// passage has its vector, for at most [`EMBED_DRAIN_WAIT_MAX_S`]. Returns
-/// the one check, held or not.
-pub(super) async fn await_embedded(m: &mut Memoria, owner: &str) -> Check {
+/// passage has its vector, or, with `refused` passages the stub always
+/// refuses, every other one and `refused` set aside, for at most
+/// [`EMBED_DRAIN_WAIT_MAX_S`]. Returns the one check, held or not.
+pub(super) async fn await_embedded(m: &mut Memoria, owner: &str, refused: usize) -> Check {
     let mut said = String::new();
+    let set_aside = format!("{} set aside", counted(refused, "passage", "passages"));
     for _ in 0..=EMBED_DRAIN_WAIT_MAX_S / EMBED_DRAIN_POLL_S {
         let page = m.get(owner, "/sources").await;
         // The sources page's Embeddings section, read as a person reads it.
-        let line = Page::parse(&page.response.body)
-            .texts("section.embeddings p.meta")
-            .join(" ");
-        if page.response.status == http::StatusCode::OK && line.starts_with(EVERY_VECTOR) {
+        let parsed = Page::parse(&page.response.body);
+        let line = parsed.texts("section.embeddings p.meta").join(" ");
+        let aside = parsed.texts("section.embeddings p.set-aside").join(" ");
+        let drained = if refused == 0 {
+            line.starts_with(EVERY_VECTOR) && aside.is_empty()
+        } else {
+            line.starts_with(EVERY_OTHER_VECTOR) && aside.starts_with(&set_aside)
+        };
+        if page.response.status == http::StatusCode::OK && drained {
             return Check {
-                expected: expected(),
-                actual: "every passage has its vector".into(),
+                expected: expected(refused),
+                actual: if refused == 0 {
+                    "every passage has its vector".into()
+                } else {
+                    format!("every other passage has its vector, and {set_aside}")
+                },
                 ok: true,
             };
         }
         said = format!(
-            "status {}, {}",
+            "status {}, {}{}",
             page.response.status.as_u16(),
             if line.contains("await their vectors") {
                 "passages still await their vectors"
+            } else if line.starts_with(EVERY_VECTOR) {
+                "every passage has its vector"
+            } else if line.starts_with(EVERY_OTHER_VECTOR) {
+                "every other passage has its vector"
             } else if line.is_empty() {
                 "no embeddings line"
             } else {
                 "an embeddings line that says neither"
+            },
+            if aside.is_empty() {
+                ", nothing set aside".to_string()
+            } else {
+                // The count only: the sentence names no passage.
+                format!(
+                    ", set aside: {}",
+                    aside.split(" set aside").next().unwrap_or_default()
+                )
             }
         );
         tokio::time::sleep(Duration::from_secs(EMBED_DRAIN_POLL_S)).await;
     }
     Check {
-        expected: expected(),
+        expected: expected(refused),
         actual: format!("after {EMBED_DRAIN_WAIT_MAX_S} s the sources page says: {said}"),
         ok: false,
     }
 }
 
-fn expected() -> String {
-    format!(
-        "{LIVENESS_EMBEDDINGS} once the provider answers again, memoria's embedding loop gives every passage its vector within {EMBED_DRAIN_WAIT_MAX_S} s, as the owner's sources page says (§7, §8.3)"
-    )
+/// "1 passage", "2 passages", as the sources page counts.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn expected(refused: usize) -> String {
+    if refused == 0 {
+        format!(
+            "{LIVENESS_EMBEDDINGS} once the provider answers again, memoria's embedding loop gives every passage its vector within {EMBED_DRAIN_WAIT_MAX_S} s, as the owner's sources page says (§7, §8.3)"
+        )
+    } else {
+        format!(
+            "{LIVENESS_EMBEDDINGS} once the provider answers again, memoria's embedding loop gives every passage but the {} the provider refuses ({REFUSED_MARKER}) its vector within {EMBED_DRAIN_WAIT_MAX_S} s, and the owner's sources page says so and counts them set aside (§7, §8.1, §8.3)",
+            counted(refused, "passage", "passages")
+        )
+    }
 }

@@ -642,6 +642,7 @@ async fn apply(
                     live: id.is_some(),
                     id,
                     deleted: false,
+                    refused: words.contains(crate::fake::provider::REFUSED_MARKER),
                 },
             );
         }
@@ -865,6 +866,17 @@ async fn apply(
                 }
             }
             let members = ctx.members.clone();
+            // AI on: the embedding queue drains (§7, §8.3), judged first,
+            // before the rounds' questions: a question pulls the siblings,
+            // and a pull wakes the embedding loop, so only here does the
+            // loop's own interval have to drain it, as it must when nobody
+            // asks anything.
+            let embedded = match (&ctx.provider, members.first()) {
+                (Some(_), Some(owner)) => {
+                    Some(super::provider::await_embedded(m, owner, ctx.owned.refused_live()).await)
+                }
+                _ => None,
+            };
             // A rotation in flight is resumed as the drain resumes one
             // (phases 1 and 2 to the end), and completed after the rounds.
             let resumed = ctx.rotation.as_ref().map_or(vec![], |r| r.resume(m));
@@ -872,14 +884,7 @@ async fn apply(
                 super::oracle::converge(m, fakes, &ctx.owned, &members, trace, ctx.roster.as_ref())
                     .await?;
             entry.checks.extend(converge_refused(m, ctx, fakes).await?);
-            // AI on: the embedding queue drains (§7, §8.3).
-            if ctx.provider.is_some()
-                && let Some(owner) = members.first()
-            {
-                entry
-                    .checks
-                    .push(super::provider::await_embedded(m, owner).await);
-            }
+            entry.checks.extend(embedded);
             if let Some(r) = ctx.rotation.as_mut() {
                 entry.checks.extend(resumed);
                 entry

@@ -300,6 +300,9 @@ pub(super) struct OwnedDoc {
     pub(super) live: bool,
     /// Deleted at some point: it never comes back (§7.4).
     pub(super) deleted: bool,
+    /// Its words hold the stub provider's `REFUSED_MARKER`: the provider
+    /// refuses to embed its passage, ever (issue 26).
+    pub(super) refused: bool,
 }
 
 /// The truth of memoria-owned documents, and memoria's backups of them.
@@ -315,6 +318,12 @@ impl Owned {
     pub(super) fn by_title(&self, title: &str) -> Option<(&String, &OwnedDoc)> {
         let last = title.split_whitespace().last()?;
         self.docs.iter().find(|(_, d)| d.tag == last)
+    }
+
+    /// How many live documents' passages the stub provider refuses to
+    /// embed (each upload is one passage).
+    pub(super) fn refused_live(&self) -> usize {
+        self.docs.values().filter(|d| d.live && d.refused).count()
     }
 
     /// memoria's data restored from backup `name`: a document is live if it

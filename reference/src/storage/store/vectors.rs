@@ -20,6 +20,11 @@ const AWAITING_AFTER_SQL: &str = "SELECT c.id FROM chunks c JOIN documents d ON 
      AND NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id) \
      ORDER BY c.id LIMIT ?2";
 
+/// Whether one chunk is live and has no vector.
+const AWAITING_ONE_SQL: &str = "SELECT 1 FROM chunks c JOIN documents d ON d.id = c.doc_id \
+     WHERE c.id = ?1 AND c.revision = d.revision AND d.deleted_at IS NULL \
+     AND NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id)";
+
 /// How many live chunks have no vector.
 const AWAITING_COUNT_SQL: &str = "SELECT count(*) FROM documents d \
      CROSS JOIN chunks c INDEXED BY chunks_by_doc_revision \
@@ -88,6 +93,22 @@ impl Store {
         let mut stmt = self.conn.prepare_cached(AWAITING_AFTER_SQL)?;
         let rows = stmt.query_map(params![after, limit as i64], |r| r.get(0))?;
         Ok(rows.collect::<Result<Vec<i64>, _>>()?)
+    }
+
+    /// Which of `ids` are live chunks still awaiting a vector, ascending.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn still_awaiting_vectors(&self, ids: &[i64]) -> Result<Vec<i64>, Error> {
+        let mut stmt = self.conn.prepare_cached(AWAITING_ONE_SQL)?;
+        let mut out = Vec::new();
+        for id in ids {
+            if stmt.exists(params![id])? {
+                out.push(*id);
+            }
+        }
+        out.sort_unstable();
+        Ok(out)
     }
 
     /// How many live chunks await a vector (the sources page says it).

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use super::hashed::{drifted, embed_text};
 use super::models::{STUB_ANSWER_APART_REPLY, extractive_reply};
 use super::{
-    Down, Drift, RecordedChatRequest, RecordedRequest, STUB_CHAT_DEFAULT_REPLY,
+    Down, Drift, REFUSED_MARKER, RecordedChatRequest, RecordedRequest, STUB_CHAT_DEFAULT_REPLY,
     STUB_CHAT_MALFORMED_BODY, STUB_CHAT_OVERSIZED_BYTES, STUB_CHAT_REQUEST_BYTES_MAX,
     STUB_INPUTS_PER_CALL_MAX, STUB_REQUEST_BYTES_MAX, STUB_VECTOR_VALUES, StubProvider,
 };
@@ -131,6 +131,10 @@ pub(super) async fn embeddings(
     }
     if inputs.iter().any(|s| s.is_empty()) {
         return error_m(&marker, StatusCode::BAD_REQUEST, "empty input");
+    }
+    // A whole call refused for one input, as a provider's filter does.
+    if inputs.iter().any(|s| s.contains(REFUSED_MARKER)) {
+        return error_m(&marker, StatusCode::BAD_REQUEST, "input rejected");
     }
     let model = stub.with(|s| s.model.clone());
     let base: Vec<Vec<f32>> = match model {
