@@ -455,7 +455,7 @@ mod tests {
     /// image is published), shared inline; and the kettle document's id.
     fn two_documents(dir: &std::path::Path) -> (SharedInstance, String) {
         let mut instance = crate::instance::instance_for_tests(dir);
-        let (kettle, _) = crate::ingest::import::ingest_bytes(
+        let (kettle, _) = crate::app::import::ingest_bytes(
             &mut instance,
             "upload:kettle.md",
             "kettle.md",
@@ -463,7 +463,7 @@ mod tests {
             None,
         )
         .unwrap();
-        crate::ingest::import::ingest_bytes(
+        crate::app::import::ingest_bytes(
             &mut instance,
             "upload:boiler.md",
             "boiler.md",
@@ -546,7 +546,7 @@ mod tests {
         assert!(m.readers.slot.current().is_some(), "published at sharing");
         let rt = current_thread();
         rt.block_on(m.run(|i| {
-            crate::ingest::import::ingest_bytes(
+            crate::app::import::ingest_bytes(
                 i,
                 "upload:kettle-2.md",
                 "kettle-2.md",
