@@ -1,5 +1,10 @@
 //! Gate 8 (§10, §8.1): the refusal breaker at §8.1's predicate, its S3 twin, and "cannot determine".
 //!
+//! Size: over 700 lines because gate 8's cases share one rig (a hand clock
+//! across UTC days, a fake Sheets behind an in-memory dialer, the
+//! sources-page reader) and one step language; split, a case would sit apart
+//! from the steps and the fixture it asserts about.
+//!
 //! In-process, over the real path: memoria's web app ([`TestApp`]) with a
 //! clock the gate moves across UTC days, ruling every search through S2 to
 //! a fake Sheets ([`FakeSibling`], its real grants model) reached over an
@@ -21,11 +26,6 @@
 //! page. The six cases whose claims are about a page's own shape (the
 //! reader's page unchanged when the breaker fires, the document page's
 //! 404, the answers S2 gave) begin with a walk and go on in code.
-//!
-//! Size: over 700 lines because gate 8's cases share one rig (a hand clock
-//! across UTC days, a fake Sheets behind an in-memory dialer, the
-//! sources-page reader) and one step language; split, a case would sit apart
-//! from the steps and the fixture it asserts about.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
