@@ -2,36 +2,21 @@
 
 use std::process::ExitCode;
 
-use super::{EXIT_USAGE, ModelChoice, start_model};
+use super::{ModelChoice, before_serving, this_exe, usage};
 
 /// Serves the demo on `addr` (loopback only), AI on with `ai`; exit 0 on
 /// Ctrl-C, 2 when it cannot serve.
 pub fn demo(addr: std::net::SocketAddr, ai: bool, model: Option<ModelChoice>) -> ExitCode {
-    let usage = |msg: String| {
-        eprintln!("memoria-harness demo: {msg}");
-        ExitCode::from(EXIT_USAGE)
-    };
-    let model = match start_model(model) {
-        Ok(m) => m,
-        Err(e) => return usage(e),
-    };
-    if !addr.ip().is_loopback() {
-        return usage(format!(
-            "{addr} is not a loopback address; the demo binds loopback only"
-        ));
-    }
-    let rt = match tokio::runtime::Runtime::new() {
-        Ok(rt) => rt,
-        Err(e) => return usage(format!("a runtime: {e}")),
+    let (model, rt) = match before_serving("demo", "the demo", addr, model) {
+        Ok(ready) => ready,
+        Err(code) => return code,
     };
     rt.block_on(async move {
         let demo = match memoria_gates::demo::start_with_model(addr, true, ai, model).await {
             Ok(d) => d,
-            Err(e) => return usage(e),
+            Err(e) => return usage("demo", &e),
         };
-        let exe = std::env::current_exe()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| "memoria-harness".into());
+        let exe = this_exe();
         outln!(
             "demo: memoria with the embedded Almendra Studio corpus and {} fake siblings, on {}",
             demo.siblings.len(),

@@ -73,6 +73,49 @@ pub enum ModelChoice {
     Minilm,
 }
 
+/// `memoria-harness <cmd>: <why>` on stderr, and the usage exit code.
+pub fn usage(cmd: &str, why: &str) -> std::process::ExitCode {
+    eprintln!("memoria-harness {cmd}: {why}");
+    std::process::ExitCode::from(EXIT_USAGE)
+}
+
+/// What a subcommand that serves on loopback until Ctrl-C does before it
+/// serves: `choice`'s model started, `addr` checked to be loopback (`what`
+/// names the server in the refusal), and a runtime.
+///
+/// # Errors
+/// The usage exit code, its reason printed ([`usage`]), if the model does
+/// not start, `addr` is not loopback, or no runtime starts.
+pub fn before_serving(
+    cmd: &str,
+    what: &str,
+    addr: std::net::SocketAddr,
+    choice: Option<ModelChoice>,
+) -> Result<
+    (
+        Option<memoria_simulator::ModelEmbedder>,
+        tokio::runtime::Runtime,
+    ),
+    std::process::ExitCode,
+> {
+    let model = start_model(choice).map_err(|e| usage(cmd, &e))?;
+    if !addr.ip().is_loopback() {
+        return Err(usage(
+            cmd,
+            &format!("{addr} is not a loopback address; {what} binds loopback only"),
+        ));
+    }
+    let rt = tokio::runtime::Runtime::new().map_err(|e| usage(cmd, &format!("a runtime: {e}")))?;
+    Ok((model, rt))
+}
+
+/// This binary's path, for the commands a serving subcommand prints.
+pub fn this_exe() -> String {
+    std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "memoria-harness".into())
+}
+
 /// Starts `choice`'s model from this workspace's fixtures.
 pub fn start_model(
     choice: Option<ModelChoice>,

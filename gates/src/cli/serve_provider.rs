@@ -2,27 +2,14 @@
 
 use std::process::ExitCode;
 
-use super::{EXIT_USAGE, ModelChoice, start_model};
+use super::{ModelChoice, before_serving, this_exe, usage};
 
 /// Serves the stub provider on `addr` (loopback only), answering `model`'s
 /// vectors when one is named; exit 0 on Ctrl-C, 2 when it cannot serve.
 pub fn serve_provider(addr: std::net::SocketAddr, model: Option<ModelChoice>) -> ExitCode {
-    let usage = |msg: String| {
-        eprintln!("memoria-harness serve-provider: {msg}");
-        ExitCode::from(EXIT_USAGE)
-    };
-    let model = match start_model(model) {
-        Ok(m) => m,
-        Err(e) => return usage(e),
-    };
-    if !addr.ip().is_loopback() {
-        return usage(format!(
-            "{addr} is not a loopback address; the stub provider binds loopback only"
-        ));
-    }
-    let rt = match tokio::runtime::Runtime::new() {
-        Ok(rt) => rt,
-        Err(e) => return usage(format!("a runtime: {e}")),
+    let (model, rt) = match before_serving("serve-provider", "the stub provider", addr, model) {
+        Ok(ready) => ready,
+        Err(code) => return code,
     };
     rt.block_on(async move {
         let stub = match model {
@@ -32,11 +19,9 @@ pub fn serve_provider(addr: std::net::SocketAddr, model: Option<ModelChoice>) ->
         let (local, _served) = match memoria_simulator::serve_loopback(stub.router(), addr).await
         {
             Ok(s) => s,
-            Err(e) => return usage(format!("cannot listen on {addr}: {e}")),
+            Err(e) => return usage("serve-provider", &format!("cannot listen on {addr}: {e}")),
         };
-        let exe = std::env::current_exe()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| "memoria-harness".into());
+        let exe = this_exe();
         let url = format!("http://{local}");
         outln!("url {url}");
         outln!("path {}", memoria_simulator::STUB_EMBED_PATH);
