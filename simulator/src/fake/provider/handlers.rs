@@ -38,6 +38,56 @@ enum Input {
     Many(Vec<String>),
 }
 
+/// What both endpoints answer before they read a request, in this order:
+/// the knobs' delay, an outage, a rate limit (`knobs` is the delay in
+/// milliseconds, the outage and whether this call is rate limited), a body
+/// over `bytes_max` bytes, a missing bearer token. `None` lets it through.
+async fn refused_before_reading(
+    marker: &Option<String>,
+    (slow_ms, down, rate_limited): (Option<u64>, Option<&Down>, bool),
+    body_bytes: usize,
+    bytes_max: usize,
+    authorization: Option<&str>,
+) -> Option<Response> {
+    if let Some(ms) = slow_ms {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    match down {
+        Some(Down::Refuse) => {
+            let mut r = StatusCode::SERVICE_UNAVAILABLE.into_response();
+            r.extensions_mut().insert(RefuseConnection);
+            return Some(r);
+        }
+        Some(Down::Status(code)) => {
+            let status = StatusCode::from_u16(*code).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+            return Some(error_m(marker, status, "unavailable"));
+        }
+        None => {}
+    }
+    if rate_limited {
+        return Some(error_m(
+            marker,
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate limited",
+        ));
+    }
+    if body_bytes > bytes_max {
+        return Some(error_m(
+            marker,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request too large",
+        ));
+    }
+    if !authorization.is_some_and(|a| a.starts_with("Bearer ") && a.len() > 7) {
+        return Some(error_m(
+            marker,
+            StatusCode::UNAUTHORIZED,
+            "missing bearer token",
+        ));
+    }
+    None
+}
+
 /// [`error`], its message followed by the stub's body marker when one is set.
 fn error_m(marker: &Option<String>, status: StatusCode, message: &str) -> Response {
     match marker {
@@ -81,32 +131,20 @@ pub(super) async fn embeddings(
         s.faults.rate_limited_calls = s.faults.rate_limited_calls.saturating_sub(1);
         faults
     });
-    if let Some(ms) = faults.slow_ms {
-        tokio::time::sleep(Duration::from_millis(ms)).await;
-    }
-    match faults.down {
-        Some(Down::Refuse) => {
-            let mut r = StatusCode::SERVICE_UNAVAILABLE.into_response();
-            r.extensions_mut().insert(RefuseConnection);
-            return r;
-        }
-        Some(Down::Status(code)) => {
-            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-            return error_m(&marker, status, "unavailable");
-        }
-        None => {}
-    }
-    if faults.rate_limited_calls > 0 {
-        return error_m(&marker, StatusCode::TOO_MANY_REQUESTS, "rate limited");
-    }
-    if body.len() > STUB_REQUEST_BYTES_MAX {
-        return error_m(&marker, StatusCode::PAYLOAD_TOO_LARGE, "request too large");
-    }
-    if !authorization
-        .as_deref()
-        .is_some_and(|a| a.starts_with("Bearer ") && a.len() > 7)
+    if let Some(refused) = refused_before_reading(
+        &marker,
+        (
+            faults.slow_ms,
+            faults.down.as_ref(),
+            faults.rate_limited_calls > 0,
+        ),
+        body.len(),
+        STUB_REQUEST_BYTES_MAX,
+        authorization.as_deref(),
+    )
+    .await
     {
-        return error_m(&marker, StatusCode::UNAUTHORIZED, "missing bearer token");
+        return refused;
     }
     let Some(request) = parsed else {
         return error_m(
@@ -257,32 +295,20 @@ pub(super) async fn chat_completions(
         s.chat_faults.rate_limited_calls = s.chat_faults.rate_limited_calls.saturating_sub(1);
         faults
     });
-    if let Some(ms) = faults.slow_ms {
-        tokio::time::sleep(Duration::from_millis(ms)).await;
-    }
-    match faults.down {
-        Some(Down::Refuse) => {
-            let mut r = StatusCode::SERVICE_UNAVAILABLE.into_response();
-            r.extensions_mut().insert(RefuseConnection);
-            return r;
-        }
-        Some(Down::Status(code)) => {
-            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-            return error_m(&marker, status, "unavailable");
-        }
-        None => {}
-    }
-    if faults.rate_limited_calls > 0 {
-        return error_m(&marker, StatusCode::TOO_MANY_REQUESTS, "rate limited");
-    }
-    if body.len() > STUB_CHAT_REQUEST_BYTES_MAX {
-        return error_m(&marker, StatusCode::PAYLOAD_TOO_LARGE, "request too large");
-    }
-    if !authorization
-        .as_deref()
-        .is_some_and(|a| a.starts_with("Bearer ") && a.len() > 7)
+    if let Some(refused) = refused_before_reading(
+        &marker,
+        (
+            faults.slow_ms,
+            faults.down.as_ref(),
+            faults.rate_limited_calls > 0,
+        ),
+        body.len(),
+        STUB_CHAT_REQUEST_BYTES_MAX,
+        authorization.as_deref(),
+    )
+    .await
     {
-        return error_m(&marker, StatusCode::UNAUTHORIZED, "missing bearer token");
+        return refused;
     }
     let Some(request) = parsed else {
         return error_m(
