@@ -83,6 +83,11 @@ pub static GATE: Gate = Gate {
             run: idle_eviction_wakes_by_loading,
         },
         Case {
+            id: "20/a-stopped-server-seals-nothing-after-it-stops",
+            desc: "§3.5's idle watch belongs to the server that started it: in a simulated world with a 60 s idle time, memoria is restarted (the first server stops, a second wakes from the same data directory); after two idle minutes with no request the second server's watch evicts its index once and seals one snapshot, and the stopped server's watch has evicted nothing: one generation is added to the data directory, not two, and none from a server that no longer runs.",
+            run: a_stopped_server_seals_nothing_after_it_stops,
+        },
+        Case {
             id: "20/the-budget-holds-at-90k",
             desc: "From the two measured wakes: the whole-corpus wake plus each chunk up to 90,000 at the bytes slope, at 50 MB/s, plus the wake's CPU; require it within 5 s.",
             run: budget_holds,
@@ -192,6 +197,65 @@ fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
             guard.is_evicted() && evictions == 2,
             "a second idle spell after that question evicts the index again",
             format!("evicted {}, {evictions} evictions", guard.is_evicted()),
+        )
+    })
+}
+
+fn a_stopped_server_seals_nothing_after_it_stops(ctx: &mut Ctx) -> Result<(), Failure> {
+    use std::time::Duration;
+
+    use memoria_simulator::{OWNERS, Rung, SiblingSpec, World};
+
+    use crate::rigs::sim::{check, run_world};
+
+    let canary = ctx.canary();
+    let mut w = World::new(ctx.seed(), vec![SiblingSpec::own("docs")]);
+    w.idle_evict(Some(Duration::from_secs(IDLE_S)));
+    w.fake("docs").model().with(|m| {
+        m.add_item(
+            "dc-0",
+            Rung::Team,
+            "Note",
+            &format!("# Note\n\nThe {canary} figure is 0.\n"),
+        )
+        .expect("item");
+    });
+    run_world(&w, move |mut m| async move {
+        let ana = OWNERS[0];
+        m.warmed_up().await?;
+        let n = crate::rigs::page::of(&m.search(ana, &canary).await.response).results_from("docs");
+        check(
+            n == 1,
+            "before the restart, Docs' passage is found",
+            format!("{n} shown"),
+        )?;
+        let stopped = m.state();
+        m.restart().await;
+        m.warmed_up().await?;
+        let generation = |state: &memoria::AppState| -> Result<i64, String> {
+            state
+                .instance()
+                .lock()
+                .map_err(|_| "lock".to_string())?
+                .store()
+                .snapshot_generation()
+                .map_err(|e| e.to_string())
+        };
+        let before = generation(&m.state())?;
+        tokio::time::sleep(Duration::from_secs(2 * IDLE_S + 1)).await;
+        let running = m.state().idle_evictions();
+        let after = generation(&m.state())?;
+        check(
+            running == 1 && after == before + 1,
+            "after two idle minutes the running server's watch evicts its index once and seals one snapshot",
+            format!("{running} evictions, generation {before} to {after}"),
+        )?;
+        let orphan = stopped.idle_evictions();
+        let evicted = stopped.instance().lock().map_err(|_| "lock")?.is_evicted();
+        check(
+            orphan == 0 && !evicted,
+            "the stopped server's watch evicted nothing: it ended with its server, as a process's ends when it exits",
+            format!("{orphan} evictions by the stopped server"),
         )
     })
 }

@@ -252,6 +252,7 @@ where
     state.stop_home();
     state.stop_pulls();
     state.stop_embedding();
+    state.stop_idle_eviction();
     served
 }
 

@@ -112,6 +112,9 @@ pub struct AppState {
     /// The embedding loop, with AI on, while the server runs
     /// ([`AppState::start_embedding`], [`AppState::stop_embedding`]).
     embed_loop: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
+    /// The idle watch, while the server runs
+    /// ([`AppState::start_idle_eviction`], [`AppState::stop_idle_eviction`]).
+    idle_loop: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
     /// How long without a request before the decrypted index is evicted
     /// (§3.5, `MEMORIA_IDLE_EVICT_S`); `None` keeps it for good.
     idle_evict: Option<std::time::Duration>,
@@ -175,6 +178,7 @@ impl AppState {
             home: None,
             roster_loop: Arc::default(),
             embed_loop: Arc::default(),
+            idle_loop: Arc::default(),
             idle_evict: Some(std::time::Duration::from_secs(IDLE_EVICT_DEFAULT_S)),
         }
     }
@@ -209,7 +213,7 @@ impl AppState {
             return;
         };
         let instance = self.instance.clone();
-        tokio::spawn(async move {
+        let handle = tokio::spawn(async move {
             loop {
                 let seen = instance.uses();
                 tokio::time::sleep(idle).await;
@@ -221,6 +225,29 @@ impl AppState {
                 }
             }
         });
+        if let Some(old) = self
+            .idle_loop
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace(handle)
+        {
+            old.abort();
+        }
+    }
+
+    /// Stops the idle watch (the server is stopping). A process that exits
+    /// ends its watch; a simulated restart must too, or the stopped
+    /// server's watch would go on and, after an idle spell, seal its own
+    /// stale index into the data directory the new server wakes from.
+    pub fn stop_idle_eviction(&self) {
+        if let Some(h) = self
+            .idle_loop
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            h.abort();
+        }
     }
 
     /// The same state in suite shape: the roster is pulled from `home`
