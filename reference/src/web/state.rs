@@ -59,6 +59,34 @@ pub const EMBED_DRAIN_INTERVAL_S: u64 = 60;
 /// (0: never).
 pub const IDLE_EVICT_DEFAULT_S: u64 = 15 * 60;
 
+/// One background task a running server keeps (the roster loop, the
+/// embedding loop, the idle watch), shared by every clone of the state:
+/// starting it again aborts the one before, and stopping it aborts it, as a
+/// process's tasks end when it exits.
+#[derive(Clone, Default)]
+struct TaskSlot(Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>);
+
+impl TaskSlot {
+    /// Keeps `handle`, aborting the task it replaces.
+    fn set(&self, handle: tokio::task::JoinHandle<()>) {
+        if let Some(old) = self
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace(handle)
+        {
+            old.abort();
+        }
+    }
+
+    /// Aborts the task kept, if any.
+    fn stop(&self) {
+        if let Some(h) = self.0.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            h.abort();
+        }
+    }
+}
+
 /// Shared state behind the router.
 #[derive(Clone)]
 pub struct AppState {
@@ -108,13 +136,13 @@ pub struct AppState {
     home: Option<Arc<HomeClient>>,
     /// The roster loop [`AppState::wake_home`] started, stopped by
     /// [`AppState::stop_home`].
-    roster_loop: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
+    roster_loop: TaskSlot,
     /// The embedding loop, with AI on, while the server runs
     /// ([`AppState::start_embedding`], [`AppState::stop_embedding`]).
-    embed_loop: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
+    embed_loop: TaskSlot,
     /// The idle watch, while the server runs
     /// ([`AppState::start_idle_eviction`], [`AppState::stop_idle_eviction`]).
-    idle_loop: Arc<Mutex<Option<tokio::task::JoinHandle<()>>>>,
+    idle_loop: TaskSlot,
     /// How long without a request before the decrypted index is evicted
     /// (§3.5, `MEMORIA_IDLE_EVICT_S`); `None` keeps it for good.
     idle_evict: Option<std::time::Duration>,
@@ -176,9 +204,9 @@ impl AppState {
             scopes: Arc::new(Scopes::none()),
             connectors: Arc::new(Connectors::none()),
             home: None,
-            roster_loop: Arc::default(),
-            embed_loop: Arc::default(),
-            idle_loop: Arc::default(),
+            roster_loop: TaskSlot::default(),
+            embed_loop: TaskSlot::default(),
+            idle_loop: TaskSlot::default(),
             idle_evict: Some(std::time::Duration::from_secs(IDLE_EVICT_DEFAULT_S)),
         }
     }
@@ -225,14 +253,7 @@ impl AppState {
                 }
             }
         });
-        if let Some(old) = self
-            .idle_loop
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .replace(handle)
-        {
-            old.abort();
-        }
+        self.idle_loop.set(handle);
     }
 
     /// Stops the idle watch (the server is stopping). A process that exits
@@ -240,14 +261,7 @@ impl AppState {
     /// server's watch would go on and, after an idle spell, seal its own
     /// stale index into the data directory the new server wakes from.
     pub fn stop_idle_eviction(&self) {
-        if let Some(h) = self
-            .idle_loop
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            h.abort();
-        }
+        self.idle_loop.stop();
     }
 
     /// The same state in suite shape: the roster is pulled from `home`
@@ -352,14 +366,7 @@ impl AppState {
                 tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
             }
         });
-        if let Some(old) = self
-            .roster_loop
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .replace(handle)
-        {
-            old.abort();
-        }
+        self.roster_loop.set(handle);
     }
 
     /// Stops the wake's warm-up and every sibling pull still running (the
@@ -380,14 +387,7 @@ impl AppState {
 
     /// Stops the roster loop, if one runs (the server is stopping).
     pub fn stop_home(&self) {
-        if let Some(h) = self
-            .roster_loop
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            h.abort();
-        }
+        self.roster_loop.stop();
     }
 
     /// The admission this state asks: the owners source, and in suite
@@ -544,28 +544,14 @@ impl AppState {
                 let _ = tokio::time::timeout(wait, state.embed_wake.notified()).await;
             }
         });
-        if let Some(old) = self
-            .embed_loop
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .replace(handle)
-        {
-            old.abort();
-        }
+        self.embed_loop.set(handle);
     }
 
     /// Stops the embedding loop (the server is stopping): a process that
     /// exits ends its loop, and a simulated restart must too, or the old
     /// instance's loop would go on draining beside the new one's.
     pub fn stop_embedding(&self) {
-        if let Some(h) = self
-            .embed_loop
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            h.abort();
-        }
+        self.embed_loop.stop();
     }
 
     /// The same state with a sibling client: sibling passages are ruled
