@@ -1,6 +1,6 @@
 //! The `memoria-kit` binary a sibling implementer installs: conform's flags without `--fake`, its list of cases, and its exit codes for usage and an unreachable target.
 //!
-//! The run itself is the library's, which the harness's `tests/conform.rs`
+//! The run itself is the library's, which the harness's `tests/harness/conform.rs`
 //! drives against the fake sibling over loopback and TLS; this is the
 //! binary's own surface.
 

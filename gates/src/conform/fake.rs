@@ -1,7 +1,7 @@
 //! The simulator's fake sibling seeded from a manifest and served over real loopback TCP with its `/_control` route: the kit's own reference target (§4.1, §6.1).
 //!
 //! `memoria-harness serve-fake` and `conform --fake` use it; so does
-//! `tests/conform.rs`. The fake mints revisions `r1`, `r2`, … so a manifest
+//! `tests/harness/conform.rs`. The fake mints revisions `r1`, `r2`, … so a manifest
 //! served here must use those tokens. [`serve_fake`], serving any fake with
 //! a control route beside it, is what `memoria-harness demo` serves its
 //! four siblings with (`crate::demo`). [`serve_tls`] serves the same fake

@@ -8,7 +8,7 @@
 //!
 //! Everything goes to stderr. stdout, where the JSON and JUnit reports are
 //! printed, is never written here, so a report piped to a file is the same
-//! byte for byte with progress on or off (`gates/tests/cli.rs` checks it).
+//! byte for byte with progress on or off (`gates/tests/harness/cli.rs` checks it).
 //!
 //! ```
 //! use memoria_gates::progress::{Mode, Progress};

@@ -12,8 +12,9 @@ fn seed() -> u64 {
 #[test]
 fn one_seed_run_twice_prints_the_same_transcript_byte_for_byte() {
     let seed = seed();
-    let replay =
-        format!("replay: MEMORIA_SEED={seed} cargo test -p memoria-simulator --test determinism");
+    let replay = format!(
+        "replay: MEMORIA_SEED={seed} cargo test -p memoria-simulator --test simulator -- determinism::"
+    );
     let a = tour(seed).unwrap_or_else(|e| panic!("{e}\n{replay}"));
     let b = tour(seed).unwrap_or_else(|e| panic!("{e}\n{replay}"));
     assert!(

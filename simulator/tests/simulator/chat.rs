@@ -65,7 +65,7 @@ where
         body(client, stub).await
     });
     sim.run().unwrap_or_else(|e| {
-        panic!("{e}\nreplay: MEMORIA_SEED={seed} cargo test -p memoria-simulator --test chat")
+        panic!("{e}\nreplay: MEMORIA_SEED={seed} cargo test -p memoria-simulator --test simulator -- chat::")
     });
 }
 

@@ -14,8 +14,6 @@
 //! (§7.4): a torn line is ignored, and an append the database never saw is
 //! replayed by the next wake.
 
-#![cfg(unix)]
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::os::unix::process::ExitStatusExt as _;

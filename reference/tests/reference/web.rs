@@ -1,6 +1,6 @@
 //! The search page's behaviour on bad input: refused uploads, unknown paths, hostile queries, markup in documents, line endings, CSRF and sessions, and pagination; and the page as a reader sees it: rendered documents, plain snippets, numbering, counts and the marker (§8.1, §8.5, §9.1).
 //!
-//! Size: one integration-test binary for every page's hostile input (one link on a 2-core machine, as issue 29 asks); its sections follow the routes.
+//! Size: one module for every page's hostile input, in the reference's one test binary (`main.rs`: one link on a 2-core machine, as issue 29 asks); its sections follow the routes.
 //!
 //! Every request goes through [`TestApp`], in process and without a socket.
 //! A test that asserts an absence (nothing stored, nothing leaked, no

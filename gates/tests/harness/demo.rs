@@ -36,7 +36,7 @@ const POLL_INTERVAL: Duration = Duration::from_millis(50);
 const INSTALL: &str = "apt-get install -y chromium chromium-driver";
 
 /// The command that reruns this file's tests.
-const RERUN: &str = "cargo test -p memoria-gates --test demo";
+const RERUN: &str = "cargo test -p memoria-gates --test harness -- demo::";
 
 /// Every sentence the search for [`DEMO_QUERY`] must show, in the
 /// reference's own words: one per sibling state.
