@@ -27,11 +27,13 @@
 //! are `search/page.rs`.
 
 mod brief;
+mod listing;
 mod semantic;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use listing::{DocumentsPage, HOME_DOCUMENTS_PER_PAGE};
 pub use semantic::{DenseWake, EMBED_QUEUE_BATCH_CHUNKS, EMBED_TEXT_BYTES_MAX, SnapshotFootprint};
 
 use crate::access::admission::{Admission, Owner};
@@ -52,7 +54,7 @@ use crate::search::query::{self, Plan, Query, QueryRefusal};
 use crate::storage::seal::Sealer;
 use crate::storage::snapshot::{self, SnapshotHeader};
 use crate::storage::store::{
-    Deletion, DocumentSummary, IngestOutcome, NewDocument, Passage, Provenance, Store,
+    Deletion, DocumentSummary, IngestOutcome, NewDocument, Provenance, Store,
 };
 use crate::storage::tombstone::{Tombstone, TombstoneLog};
 
@@ -889,47 +891,6 @@ impl Instance {
                     .lexical_candidates(asker, text, page, semantic.ranking())
             }
         }
-    }
-
-    /// A live document and its passages, for `asker` (§4.2).
-    ///
-    /// # Errors
-    /// [`ErrorKind::NotAdmitted`] if the asker is not an owner; store errors otherwise.
-    pub fn document(
-        &self,
-        asker: &str,
-        id: &str,
-    ) -> Result<Option<(DocumentSummary, Vec<Passage>)>, Error> {
-        if self.admission.admit(asker).is_none() {
-            return Err(Error::new(ErrorKind::NotAdmitted, "not admitted"));
-        }
-        let Some(doc) = self.store.document(id)? else {
-            return Ok(None);
-        };
-        // A derived artefact has no document page: its authority is its
-        // roots (§5.2), which the search page rules.
-        if doc.app == crate::storage::store::APP_ARTEFACT {
-            return Ok(None);
-        }
-        let passages = self.store.passages(id)?;
-        Ok(Some((doc, passages)))
-    }
-
-    /// Every live memoria-owned document, for `asker`. Sibling documents are
-    /// not listed: a title is content, and only S2 may let it be spoken.
-    ///
-    /// # Errors
-    /// As [`Instance::document`].
-    pub fn documents(&self, asker: &str) -> Result<Vec<DocumentSummary>, Error> {
-        if self.admission.admit(asker).is_none() {
-            return Err(Error::new(ErrorKind::NotAdmitted, "not admitted"));
-        }
-        Ok(self
-            .store
-            .documents()?
-            .into_iter()
-            .filter(|d| d.provenance.is_none() && d.app != crate::storage::store::APP_ARTEFACT)
-            .collect())
     }
 }
 

@@ -162,8 +162,9 @@ pub use config::{
     resolve_calendar_bodies, resolve_idle_evict, resolve_sibling_trust, tombstone_dir_default,
 };
 pub use instance::{
-    DenseWake, EMBED_QUEUE_BATCH_CHUNKS, EMBED_TEXT_BYTES_MAX, Instance, InstanceConfig,
-    QuerySemantic, ReadView, SnapshotFootprint, WakeKind, WakeReport,
+    DenseWake, DocumentsPage, EMBED_QUEUE_BATCH_CHUNKS, EMBED_TEXT_BYTES_MAX,
+    HOME_DOCUMENTS_PER_PAGE, Instance, InstanceConfig, QuerySemantic, ReadView, SnapshotFootprint,
+    WakeKind, WakeReport,
 };
 #[cfg(feature = "testkit")]
 pub use offload::ReadHook;

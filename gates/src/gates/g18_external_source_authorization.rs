@@ -66,7 +66,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "18/a-document-deleted-in-memoria-is-gone-for-everyone",
-            desc: "Ana deletes the upload through its delete form (303); for Ana, who deleted it, and for Bea alike: the search for it finds nothing, its page answers 404, the home page no longer lists it, and the store holds no live document by its id; the connector item is still found and opened by both.",
+            desc: "Ana deletes the upload through its delete form (303); for Ana, who deleted it, and for Bea alike: the search for it finds nothing, its page answers 404, the home page no longer lists it and its count drops with it (the count it states is what its pages list, 1 document), and the store holds no live document by its id; the connector item is still found and opened by both.",
             run: deleted_is_gone_for_everyone,
         },
         Case {
@@ -132,12 +132,53 @@ fn sees(who: &TestApp, name: &str, doc: &(String, String), title: &str) -> Resul
         format!("{name} opens {path}, its passage's words on it"),
         opened.status.to_string(),
     )?;
-    let home = crate::rigs::page::of(&block_on(who.get("/")));
+    let (_, titles) = home_list(who)?;
     ensure(
-        home.text().contains(title),
+        titles.iter().any(|t| t == title),
         format!("{name}'s home page lists {title:?}"),
-        "it does not",
+        format!("{titles:?}"),
     )
+}
+
+/// The most pages of the home page's list a check walks: the team's two
+/// documents are one page.
+const HOME_PAGES_MAX: usize = 20;
+
+/// The home page's list as `who` reads it, across its pages (issue 30:
+/// the list is paged): the count its first page states ("2 documents.")
+/// and every title listed, in order.
+fn home_list(who: &TestApp) -> Result<(Option<usize>, Vec<String>), Failure> {
+    let mut uri = "/".to_string();
+    let mut stated = None;
+    let mut titles = Vec::new();
+    for _ in 0..HOME_PAGES_MAX {
+        let page = crate::rigs::page::of(&block_on(who.get(&uri)));
+        ensure(
+            page.status() == Some(200),
+            format!("the home page's list at {uri} answers 200"),
+            format!("{:?}", page.status()),
+        )?;
+        if stated.is_none() {
+            stated = page
+                .texts("p")
+                .iter()
+                .filter(|t| t.contains("Every passage found here is one of them"))
+                .find_map(|t| t.split(' ').next()?.parse::<usize>().ok());
+        }
+        titles.extend(page.texts("ul.documents li > a"));
+        let next = page
+            .links("nav.documents-pages a")
+            .into_iter()
+            .find(|l| l.text == "Next ›");
+        match next {
+            Some(l) => uri = l.href.split('#').next().unwrap_or_default().to_string(),
+            None => return Ok((stated, titles)),
+        }
+    }
+    Err(Failure::new(
+        format!("the home page's list ends within {HOME_PAGES_MAX} pages"),
+        "it does not",
+    ))
 }
 
 /// Two owners signed in, an upload by Ana and a connector item synced in.
@@ -271,11 +312,11 @@ fn library_refuses(t: &Team, asker: &str) -> Result<(), Failure> {
         format!("Instance::search refuses {asker} as not admitted"),
         format!("{:?}", search.map(|p| p.results.len())),
     )?;
-    let list = guard.documents(asker);
+    let list = guard.documents_page(asker, 1);
     ensure(
         list.as_ref().err().map(memoria::Error::kind) == Some(ErrorKind::NotAdmitted),
-        format!("Instance::documents refuses {asker} as not admitted"),
-        format!("{:?}", list.map(|l| l.len())),
+        format!("Instance::documents_page refuses {asker} as not admitted"),
+        format!("{:?}", list.map(|l| l.total)),
     )?;
     let one = guard.document(asker, id);
     ensure(
@@ -346,11 +387,16 @@ fn deleted_is_gone_for_everyone(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{name}'s page for the deleted upload answers 404"),
             opened.status.to_string(),
         )?;
-        let home = crate::rigs::page::of(&block_on(who.get("/")));
+        let (stated, titles) = home_list(who)?;
         ensure(
-            !home.text().contains(UPLOAD_TITLE),
+            !titles.iter().any(|t| t == UPLOAD_TITLE),
             format!("{name}'s home page no longer lists the deleted upload"),
-            "it does",
+            format!("{titles:?}"),
+        )?;
+        ensure(
+            stated == Some(1) && titles.len() == 1,
+            format!("{name}'s home page counts what it lists across its pages: 1 document"),
+            format!("it says {stated:?} and lists {titles:?}"),
         )?;
         sees(who, name, &t.item, ITEM_TITLE)?;
     }

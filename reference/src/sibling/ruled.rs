@@ -407,7 +407,8 @@ pub async fn ruled_document(
     id: &str,
 ) -> Result<RuledDocument, Error> {
     let (who, id) = (asker.to_string(), id.to_string());
-    let found = instance.run(move |i| i.document(&who, &id)).await??;
+    // It only reads: on a read handle, beside searches and any write.
+    let found = instance.read(move |v| v.document(&who, &id)).await??;
     let Some((doc, passages)) = found else {
         return Ok(RuledDocument {
             ruling: DocumentRuling::Absent,

@@ -10,6 +10,7 @@ use super::envelope::{layout, page, standing_region};
 use super::extract::SignedIn;
 use super::marker::{model_marker, person_marker};
 use super::state::SessionCheck;
+use crate::instance::DocumentsPage;
 use crate::search::page::{SearchError, SearchPage, SearchResult, SemanticRanking, counted};
 use crate::search::query::{QUERY_BYTES_MAX, QUERY_WORDS_MAX};
 
@@ -18,6 +19,8 @@ pub(crate) struct SearchParams {
     pub(crate) q: Option<String>,
     pub(crate) page: Option<String>,
     pub(crate) deleted: Option<String>,
+    /// The page of the home page's list of documents, from 1 (issue 30).
+    pub(crate) docs: Option<String>,
 }
 
 pub(crate) fn parse_page(p: &Option<String>) -> u32 {
@@ -333,16 +336,27 @@ pub(crate) async fn search_page(
     }
     let footer = state.egress().footer();
     let asker = session.owner.address().to_string();
-    let docs = state
-        .blocking(move |i| i.documents(&asker))
+    let list_page = parse_page(&params.docs);
+    // One bounded page and a count, read beside the writer (issue 30).
+    let listed = match state
+        .read(move |v| v.documents_page(&asker, list_page))
         .await
-        .flatten()
-        .unwrap_or_default();
+        .and_then(|r| r)
+    {
+        Ok(l) => Some(l),
+        Err(e) => {
+            tracing::error!(kind = ?e.kind(), "the document list could not be read");
+            None
+        }
+    };
     let body = html! {
         @if let Some(region) = nothing_searched { (region) }
         h1 { "Search your team's documents" }
         @if params.deleted.is_some() { p.notice { "The document was deleted." } }
-        p { (counted(docs.len(), "document", "documents")) ". Every passage found here is one of them, cited." }
+        @match &listed {
+            Some(l) => p { (counted(usize::try_from(l.total).unwrap_or(usize::MAX), "document", "documents")) ". Every passage found here is one of them, cited." },
+            None => p.refusal { "The list of documents could not be read, so how many there are is not shown." },
+        }
         p { a href="/brief" { "Brief an agent on a task" } ": a bounded, cited body of material from one scope." }
         h2 { "Upload a document" }
         form method="post" action="/documents" enctype="multipart/form-data" {
@@ -352,17 +366,52 @@ pub(crate) async fn search_page(
             p.meta { "Markdown, plain text or HTML, up to 1 MiB." }
         }
         h2 #documents { "Documents" }
-        ul.documents {
-            @for d in &docs {
-                li { a href=(format!("/documents/{}", d.id)) { (d.title) }
-                     span.meta { (META_SEPARATOR) span.part { time datetime=(d.date.iso()) { (d.date.phrase(&crate::search::page::app_display_name(&d.app))) } } (META_SEPARATOR) span.part { "revision " (d.revision) } } }
-            }
-        }
+        @if let Some(l) = &listed { (documents_region(l)) }
     };
     page(
         StatusCode::OK,
         layout("Search", footer, true, Some(&session.csrf), &q, body),
     )
+}
+
+/// The link to page `page` of the home page's list of documents:
+/// `/?docs=N#documents` (its own parameter: `page` is the search's).
+pub(crate) fn documents_link(page: u64) -> String {
+    format!("/?docs={page}#documents")
+}
+
+/// One page of the home page's list (issue 30): where it stands in the
+/// whole list, its documents, and the way to the pages beside it. A page
+/// past the last says so, with the way back to the first.
+fn documents_region(l: &DocumentsPage) -> Markup {
+    let pages = l.pages();
+    let shown = l.documents.len() as u64;
+    html! {
+        @if l.past_last() {
+            p.notice { "There is no page " (l.page) " of this list: it has " (counted(usize::try_from(pages).unwrap_or(usize::MAX), "page", "pages")) "." }
+            nav.documents-pages { a href=(documents_link(1)) { "Back to the first page of documents" } }
+        } @else {
+            @if pages > 1 {
+                p.count { "Documents " (l.first_position()) "–" (l.first_position() + shown.saturating_sub(1)) " of " (l.total) ", most recently stored first." }
+            }
+            ul.documents {
+                @for d in &l.documents {
+                    li { a href=(format!("/documents/{}", d.id)) { (d.title) }
+                         span.meta { (META_SEPARATOR) span.part { time datetime=(d.date.iso()) { (d.date.phrase(&crate::search::page::app_display_name(&d.app))) } } (META_SEPARATOR) span.part { "revision " (d.revision) } } }
+                }
+            }
+            @if pages > 1 {
+                nav.documents-pages {
+                    @if l.page > 1 {
+                        a href=(documents_link(u64::from(l.page) - 1)) { "‹ Previous" } " "
+                    }
+                    @if l.has_next() {
+                        a href=(documents_link(u64::from(l.page) + 1)) { "Next ›" }
+                    }
+                }
+            }
+        }
+    }
 }
 
 pub(crate) async fn search_fragment(

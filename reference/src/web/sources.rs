@@ -23,17 +23,18 @@ pub(crate) async fn sources_page(
     // The counters' reads run off the async worker threads (issue 10).
     let embeds = state.egress().embeds();
     let aside = state.embeddings_set_aside().ids();
-    let rows = state.blocking(move |instance| {
+    // It only reads: on a read handle, beside searches and any write (issue 30).
+    let rows = state.read(move |view| {
+        let store = view.store;
         // With AI on: how many passages still await their vector (issue
         // 12), and how many of them the provider refuses (issue 26).
         let awaiting = embeds.then(|| {
-            let all = instance.vectors_awaiting()?;
-            let refused = instance.still_awaiting_vectors(&aside)?.len() as u64;
+            let all = store.count_awaiting_vectors()?;
+            let refused = store.still_awaiting_vectors(&aside)?.len() as u64;
             Ok::<_, Error>((all.saturating_sub(refused), refused))
         });
         let awaiting = awaiting.map(|a| a.map_err(|e| e.kind()));
-        let now = instance.clock().now_unix_s();
-        let store = instance.store();
+        let now = view.clock.now_unix_s();
         let cannot_read = |e: Error| crate::policy::breaker::BreakerState::CannotDetermine {
             lacking: crate::policy::breaker::Lacking::WindowAndBaseline,
             why: crate::policy::breaker::Undetermined::Unreadable(e.kind()),

@@ -32,7 +32,7 @@ use crate::app::queue::DrainReport;
 use crate::brief::{Brief, BriefError, BriefRequest, Scopes};
 use crate::clock::Clock;
 use crate::error::Error;
-use crate::instance::Instance;
+use crate::instance::{Instance, ReadView};
 use crate::offload::{Offload, SharedInstance};
 use crate::policy::egress::EgressMode;
 use crate::search::facts::FactQuery;
@@ -623,6 +623,21 @@ impl AppState {
         T: Send + 'static,
     {
         self.instance.run(work).await
+    }
+
+    /// Runs `work`, which only reads, on a read handle beside other reads
+    /// and any write, or on the writer's view under the lock while no image
+    /// is published ([`SharedInstance::read`], issue 30): what a page that
+    /// writes nothing reads through.
+    ///
+    /// # Errors
+    /// As [`SharedInstance::read`].
+    pub async fn read<T, F>(&self, work: F) -> Result<T, Error>
+    where
+        F: FnOnce(ReadView<'_>) -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.instance.read(work).await
     }
 
     /// Where this state runs store work.

@@ -1850,6 +1850,144 @@ async fn a_broad_query_pages_by_twenty_and_a_page_past_the_end_is_empty_without_
     }
 }
 
+/// Stores `n` documents titled `Note <i>k</i> & co` (markup in the title),
+/// then a snapshot, so the home page reads on a read handle.
+fn store_notes(app: &TestApp, n: usize) {
+    let instance = app.state().instance();
+    let mut guard = instance.lock().expect("instance lock");
+    for k in 1..=n {
+        memoria::ingest_bytes(
+            &mut guard,
+            &format!("upload:note-{k}.md"),
+            &format!("note-{k}.md"),
+            format!("# Note <i>{k}</i> & co\n\nThe kettle is descaled on day {k}.").as_bytes(),
+            None,
+        )
+        .expect("ingest");
+    }
+    guard.write_snapshot().expect("snapshot");
+}
+
+/// The home page's list as a reader sees it: the documents listed, and the
+/// hrefs of its "‹ Previous" and "Next ›" links.
+fn home_list(body: &str) -> (Vec<String>, Option<String>, Option<String>) {
+    let page = Page::parse(body);
+    let listed = page.texts("ul.documents > li > a");
+    let link = |text: &str| {
+        page.links("nav.documents-pages a")
+            .into_iter()
+            .find(|l| l.text == text)
+            .map(|l| l.href)
+    };
+    (listed, link("‹ Previous"), link("Next ›"))
+}
+
+#[tokio::test]
+async fn the_home_page_lists_one_page_of_documents_with_the_whole_count_and_links_to_the_pages_beside_it()
+ {
+    let (_dir, app) = signed_in_app().await;
+    let per = memoria::HOME_DOCUMENTS_PER_PAGE;
+    store_notes(&app, 2 * per + 3);
+    // (uri, documents listed, previous page's link, next page's link)
+    let table: &[(&str, usize, Option<&str>, Option<&str>)] = &[
+        ("/", per, None, Some("/?docs=2#documents")),
+        ("/?docs=1", per, None, Some("/?docs=2#documents")),
+        (
+            "/?docs=2",
+            per,
+            Some("/?docs=1#documents"),
+            Some("/?docs=3#documents"),
+        ),
+        ("/?docs=3", 3, Some("/?docs=2#documents"), None),
+        ("/?docs=0", per, None, Some("/?docs=2#documents")),
+        ("/?docs=abc", per, None, Some("/?docs=2#documents")),
+        // The search box's query with no word (issue 31): its line, and
+        // the home page's first page under it.
+        (
+            "/?q=%21%21%21+%3F%3F%3F",
+            per,
+            None,
+            Some("/?docs=2#documents"),
+        ),
+    ];
+    let mut seen: Vec<String> = Vec::new();
+    for &(uri, listed, previous, next) in table {
+        let reads = app.state().shared_instance().reads();
+        let resp = app.get(uri).await;
+        assert_eq!(resp.status, StatusCode::OK, "{uri}");
+        if !uri.contains("q=") {
+            assert_eq!(
+                app.state().shared_instance().reads(),
+                reads + 1,
+                "{uri}: the list was read on a read handle, never under the instance lock"
+            );
+        }
+        assert_footer(uri, &resp);
+        let (titles, prev, nxt) = home_list(&resp.body);
+        assert_eq!(titles.len(), listed, "{uri}");
+        assert_eq!(prev.as_deref(), previous, "{uri}");
+        assert_eq!(nxt.as_deref(), next, "{uri}");
+        assert!(
+            resp.body.contains(&format!("{} documents.", 2 * per + 3)),
+            "{uri}: the whole count"
+        );
+        // Titles are escaped: the markup in them is text.
+        assert!(resp.body.contains("Note &lt;i&gt;"), "{uri}");
+        assert!(!resp.body.contains("<i>"), "{uri}");
+        if matches!(uri, "/?docs=1" | "/?docs=2" | "/?docs=3") {
+            seen.extend(titles);
+        }
+    }
+    let nothing = app.get("/?q=%21%21%21+%3F%3F%3F").await;
+    assert!(
+        nothing
+            .body
+            .contains("Your search holds no words to look for, so nothing was searched."),
+        "{}",
+        nothing.body
+    );
+    // Across its pages the list holds every document once.
+    assert_eq!(seen.len(), 2 * per + 3);
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 2 * per + 3, "no document on two pages");
+
+    // A page past the last says so, with the way back; it is no error.
+    for uri in ["/?docs=4", "/?docs=4294967295"] {
+        let resp = app.get(uri).await;
+        assert_eq!(resp.status, StatusCode::OK, "{uri}");
+        assert!(refusal(&resp.body).is_none(), "{uri}");
+        let (titles, prev, nxt) = home_list(&resp.body);
+        assert!(
+            titles.is_empty() && prev.is_none() && nxt.is_none(),
+            "{uri}"
+        );
+        let said = Page::parse(&resp.body).texts("p.notice");
+        assert!(
+            said.iter()
+                .any(|t| t.starts_with("There is no page ") && t.ends_with("it has 3 pages.")),
+            "{uri}: {said:?}"
+        );
+        assert_eq!(
+            Page::parse(&resp.body).hrefs("nav.documents-pages a"),
+            ["/?docs=1#documents"],
+            "{uri}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_home_page_that_fits_on_one_page_has_no_page_links() {
+    let (_dir, app) = signed_in_app().await;
+    store_notes(&app, 2);
+    let resp = app.get("/").await;
+    let (titles, prev, nxt) = home_list(&resp.body);
+    assert_eq!(titles.len(), 2, "presence: {}", resp.body);
+    assert!(prev.is_none() && nxt.is_none());
+    assert!(resp.body.contains("2 documents."));
+    assert!(!resp.body.contains("documents-pages"), "{}", resp.body);
+}
+
 #[tokio::test]
 async fn an_upload_far_over_the_body_limit_is_413_and_a_malformed_form_is_400() {
     let (_dir, app) = signed_in_app().await;

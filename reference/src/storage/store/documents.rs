@@ -34,6 +34,15 @@ const LIVE_DOCUMENTS_SQL: &str = "SELECT id, revision FROM documents WHERE delet
 const CHUNKS_BY_DOC_REVISION_SQL: &str =
     "SELECT doc_id, revision, id FROM chunks INDEXED BY chunks_by_doc_revision";
 
+/// A live memoria-owned document, in SQL (the home page's list, issue 30):
+/// not deleted, no sibling provenance (a row with both `item_id` and
+/// `sibling_rev` is a sibling's, [`Store::summary_from_row`]), and not a
+/// derived artefact (`?1` is [`APP_ARTEFACT`]: an artefact's authority is
+/// its roots, §5.2). The list and its count share it, so the count is what
+/// the pages list.
+const OWNED_DOCUMENTS_WHERE: &str =
+    "deleted_at IS NULL AND (item_id IS NULL OR sibling_rev IS NULL) AND app <> ?1";
+
 /// A document's chunks' vectors go with its chunks, in the same
 /// transaction (§7.4: a deletion or retirement removes the vector too).
 const VECTORS_OF_DOCUMENT_DELETE_SQL: &str =
@@ -458,6 +467,50 @@ impl Store {
         );
         let mut stmt = self.conn.prepare(&sql)?;
         let mut rows = stmt.query([])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(self.summary_from_row(r)?);
+        }
+        Ok(out)
+    }
+
+    /// How many live memoria-owned documents the store holds
+    /// ([`OWNED_DOCUMENTS_WHERE`]): a count, nothing opened (issue 30).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] on a read failure.
+    pub fn owned_documents_count(&self) -> Result<u64, Error> {
+        let sql = format!("SELECT count(*) FROM documents WHERE {OWNED_DOCUMENTS_WHERE}");
+        let n: i64 = self
+            .conn
+            .prepare_cached(&sql)?
+            .query_row(params![APP_ARTEFACT], |r| r.get(0))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    /// At most `limit` live memoria-owned documents after the first
+    /// `offset`, in [`Store::documents`]' order (most recently updated
+    /// first, then by id): only these rows' titles and paths are opened
+    /// (issue 30: the home page opened every title of the store).
+    ///
+    /// # Errors
+    /// As [`Store::document`].
+    pub fn owned_documents(
+        &self,
+        limit: usize,
+        offset: u64,
+    ) -> Result<Vec<DocumentSummary>, Error> {
+        // The order and the cut read the coordinates alone; the sealed
+        // columns are read for the page's rows only.
+        let sql = format!(
+            "SELECT {} FROM documents WHERE id IN (SELECT id FROM documents WHERE {OWNED_DOCUMENTS_WHERE} \
+             ORDER BY updated_at DESC, id LIMIT ?2 OFFSET ?3) ORDER BY updated_at DESC, id",
+            Store::SUMMARY_COLUMNS
+        );
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let offset = i64::try_from(offset).unwrap_or(i64::MAX);
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query(params![APP_ARTEFACT, limit, offset])?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
             out.push(self.summary_from_row(r)?);
