@@ -16,30 +16,9 @@ use std::time::{Duration, Instant};
 use memoria::Dek;
 use wait_timeout::ChildExt as _;
 
-const OWNER: &str = "ana@example.org";
+use crate::{OWNER, memoria};
 /// `memoria`'s exit code for a usage or configuration error (see `main.rs`).
 const EXIT_USAGE: i32 = 2;
-
-/// The `memoria` binary for `data`, with `dek` as its DEK and nothing inherited.
-fn memoria(data: &Path, dek: &Dek) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memoria"));
-    cmd.arg("--data")
-        .arg(data)
-        .env("MEMORIA_DEK", dek.to_base64())
-        .env("MEMORIA_OWNERS", OWNER)
-        .env("MEMORIA_LOG", "warn")
-        .env_remove("MEMORIA_DEK_FILE")
-        .env_remove("MEMORIA_DATA")
-        .env_remove("MEMORIA_TOMBSTONES")
-        .env_remove("MEMORIA_SIBLINGS")
-        .env_remove("MEMORIA_AI")
-        .env_remove("MEMORIA_PROVIDER_KEY")
-        .env_remove("MEMORIA_PROVIDER_KEY_FILE")
-        .env_remove("MEMORIA_PROJECTS")
-        .env_remove("MEMORIA_ORGANISATION")
-        .stdin(Stdio::null());
-    cmd
-}
 
 fn run(mut cmd: Command) -> (Output, String) {
     let out = cmd.output().expect("memoria runs");

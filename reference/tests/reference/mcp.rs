@@ -14,34 +14,13 @@ use memoria::Dek;
 use serde_json::{Value, json};
 use wait_timeout::ChildExt as _;
 
-const OWNER: &str = "ana@example.org";
+use crate::{OWNER, memoria};
 /// How long one answer may take, in seconds: a wake, a brief and a
 /// search on a loaded 2-core machine fit well inside it.
 const ANSWER_DEADLINE_S: u64 = 60;
 /// The MCP revision the tests' client asks for: the first with structured
 /// tool output.
 const CLIENT_PROTOCOL: &str = "2025-06-18";
-
-/// The `memoria` binary for `data`, with `dek` as its DEK and nothing inherited.
-fn memoria(data: &Path, dek: &Dek) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memoria"));
-    cmd.arg("--data")
-        .arg(data)
-        .env("MEMORIA_DEK", dek.to_base64())
-        .env("MEMORIA_OWNERS", OWNER)
-        .env("MEMORIA_LOG", "warn")
-        .env_remove("MEMORIA_DEK_FILE")
-        .env_remove("MEMORIA_DATA")
-        .env_remove("MEMORIA_TOMBSTONES")
-        .env_remove("MEMORIA_SIBLINGS")
-        .env_remove("MEMORIA_AI")
-        .env_remove("MEMORIA_PROVIDER_KEY")
-        .env_remove("MEMORIA_PROVIDER_KEY_FILE")
-        .env_remove("MEMORIA_PROJECTS")
-        .env_remove("MEMORIA_ORGANISATION")
-        .stdin(Stdio::null());
-    cmd
-}
 
 /// A store under `dir` with two notes imported, and its DEK.
 fn imported(dir: &Path) -> (PathBuf, Dek) {
