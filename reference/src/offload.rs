@@ -61,7 +61,12 @@ use crate::storage::store::Store;
 /// of the 2-core machine the load bench measures, and two spare. A search
 /// that finds none idle opens one (a SQLite connection to the store and
 /// one over the image already in memory: no copy), and the spare is closed
-/// when it is given back past this many.
+/// when it is given back past this many. It also bounds the reads inside
+/// the read path at once ([`SharedInstance::read`] waits, in order, for one
+/// of this many permits), so a burst never opens handles only to close
+/// them: at 32 connections over HTTP, without the bound, the server spent
+/// 9.2 ms of CPU a search and served 213 a second; with it, 2.9 ms and
+/// 611 (benches/RESULTS.md, issue 30).
 pub const READ_HANDLES_IDLE_MAX: usize = 4;
 
 /// A test's hook, run on the read path with a read handle held.
@@ -100,6 +105,10 @@ struct Readers {
     idle: Mutex<Vec<ReadHandle>>,
     /// Requests served on a read handle.
     reads: AtomicU64,
+    /// The reads inside the read path at once, at most
+    /// [`READ_HANDLES_IDLE_MAX`]; tokio's semaphore is fair, so a read
+    /// waits its turn.
+    permits: tokio::sync::Semaphore,
     #[cfg(any(test, feature = "testkit"))]
     hook: Mutex<Option<ReadHook>>,
 }
@@ -249,6 +258,7 @@ impl SharedInstance {
             clock: Arc::clone(instance.clock()),
             idle: Mutex::default(),
             reads: AtomicU64::new(0),
+            permits: tokio::sync::Semaphore::new(READ_HANDLES_IDLE_MAX),
             #[cfg(any(test, feature = "testkit"))]
             hook: Mutex::default(),
         };
@@ -319,7 +329,8 @@ impl SharedInstance {
     /// read handle, beside other reads and any write, when the writer has
     /// published its index's image; else on the writer's own view, under
     /// the instance lock, as [`SharedInstance::run`] (which wakes an
-    /// evicted instance). `work` must only read.
+    /// evicted instance). `work` must only read. At most
+    /// [`READ_HANDLES_IDLE_MAX`] reads are inside at once; the next waits.
     ///
     /// # Errors
     /// As [`SharedInstance::run`].
@@ -331,6 +342,7 @@ impl SharedInstance {
         F: FnOnce(ReadView<'_>) -> T + Send + 'static,
         T: Send + 'static,
     {
+        let _permit = self.readers.permits.acquire().await;
         let readers = Arc::clone(&self.readers);
         match self.offloaded(move || readers.try_read(work)).await? {
             Ok(t) => Ok(t),
