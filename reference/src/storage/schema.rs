@@ -48,6 +48,15 @@ CREATE TABLE IF NOT EXISTS chunks (
 -- ordinal orders a document's passages. It replaces chunks_by_doc.
 CREATE INDEX IF NOT EXISTS chunks_by_doc_revision ON chunks(doc_id, revision, ordinal);
 DROP INDEX IF EXISTS chunks_by_doc;
+-- The home page's list of live memoria-owned documents, in its order
+-- (issue 30): its page and its count read this partial index alone, not
+-- every document row sorted. Its WHERE is the list's own, word for word
+-- (`OWNED_DOCUMENTS_WHERE` in store/documents.rs; 'artefact' is
+-- APP_ARTEFACT), or SQLite cannot use it; the WHERE's columns are in it too,
+-- or SQLite reads each row to test them again (it covers, all coordinates).
+CREATE INDEX IF NOT EXISTS documents_owned_by_update
+    ON documents(updated_at DESC, id, deleted_at, item_id, sibling_rev, app)
+    WHERE deleted_at IS NULL AND (item_id IS NULL OR sibling_rev IS NULL) AND app <> 'artefact';
 -- One embedding per chunk (§3.1, §7.2): int8 at 512 dimensions, sealed
 -- under the vector purpose key. A live chunk without a row here awaits its
 -- vector: this table is also the durable embedding queue (issue 12). Its

@@ -37,11 +37,37 @@ const CHUNKS_BY_DOC_REVISION_SQL: &str =
 /// A live memoria-owned document, in SQL (the home page's list, issue 30):
 /// not deleted, no sibling provenance (a row with both `item_id` and
 /// `sibling_rev` is a sibling's, [`Store::summary_from_row`]), and not a
-/// derived artefact (`?1` is [`APP_ARTEFACT`]: an artefact's authority is
-/// its roots, §5.2). The list and its count share it, so the count is what
-/// the pages list.
-const OWNED_DOCUMENTS_WHERE: &str =
-    "deleted_at IS NULL AND (item_id IS NULL OR sibling_rev IS NULL) AND app <> ?1";
+/// derived artefact (`'artefact'` is [`APP_ARTEFACT`]: an artefact's
+/// authority is its roots, §5.2). The list and its count share it, so the
+/// count is what the pages list. It is the WHERE of the partial index
+/// `documents_owned_by_update` (storage/schema.rs), word for word and with
+/// no parameter, so SQLite reads the page and the count from that index.
+pub(crate) const OWNED_DOCUMENTS_WHERE: &str =
+    "deleted_at IS NULL AND (item_id IS NULL OR sibling_rev IS NULL) AND app <> 'artefact'";
+
+/// The count of [`OWNED_DOCUMENTS_WHERE`]'s documents.
+fn owned_documents_count_sql() -> String {
+    format!("SELECT count(*) FROM documents WHERE {OWNED_DOCUMENTS_WHERE}")
+}
+
+/// A page (`?1` rows after the first `?2`) of [`OWNED_DOCUMENTS_WHERE`]'s
+/// documents, most recently updated first: the order and the cut read the
+/// partial index alone, the sealed columns are read for the page's rows only.
+fn owned_documents_sql() -> String {
+    format!(
+        "SELECT {} FROM documents WHERE id IN ({}) ORDER BY updated_at DESC, id",
+        Store::SUMMARY_COLUMNS,
+        owned_document_ids_sql()
+    )
+}
+
+/// The ids of [`owned_documents_sql`]'s page, in its order.
+fn owned_document_ids_sql() -> String {
+    format!(
+        "SELECT id FROM documents WHERE {OWNED_DOCUMENTS_WHERE} \
+         ORDER BY updated_at DESC, id LIMIT ?1 OFFSET ?2"
+    )
+}
 
 /// A document's chunks' vectors go with its chunks, in the same
 /// transaction (§7.4: a deletion or retirement removes the vector too).
@@ -480,11 +506,11 @@ impl Store {
     /// # Errors
     /// [`ErrorKind::Storage`] on a read failure.
     pub fn owned_documents_count(&self) -> Result<u64, Error> {
-        let sql = format!("SELECT count(*) FROM documents WHERE {OWNED_DOCUMENTS_WHERE}");
+        let sql = owned_documents_count_sql();
         let n: i64 = self
             .conn
             .prepare_cached(&sql)?
-            .query_row(params![APP_ARTEFACT], |r| r.get(0))?;
+            .query_row([], |r| r.get(0))?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
@@ -500,17 +526,11 @@ impl Store {
         limit: usize,
         offset: u64,
     ) -> Result<Vec<DocumentSummary>, Error> {
-        // The order and the cut read the coordinates alone; the sealed
-        // columns are read for the page's rows only.
-        let sql = format!(
-            "SELECT {} FROM documents WHERE id IN (SELECT id FROM documents WHERE {OWNED_DOCUMENTS_WHERE} \
-             ORDER BY updated_at DESC, id LIMIT ?2 OFFSET ?3) ORDER BY updated_at DESC, id",
-            Store::SUMMARY_COLUMNS
-        );
+        let sql = owned_documents_sql();
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let offset = i64::try_from(offset).unwrap_or(i64::MAX);
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let mut rows = stmt.query(params![APP_ARTEFACT, limit, offset])?;
+        let mut rows = stmt.query(params![limit, offset])?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
             out.push(self.summary_from_row(r)?);
@@ -836,6 +856,53 @@ mod tests {
             chunks,
             ["SCAN chunks USING COVERING INDEX chunks_by_doc_revision"],
             "the chunks come from one scan of the index, never their rows (sealed bodies)"
+        );
+    }
+
+    #[test]
+    fn the_home_pages_count_and_page_read_the_owned_documents_partial_index_and_sort_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = store(dir.path());
+        assert!(
+            OWNED_DOCUMENTS_WHERE.contains(&format!("app <> '{APP_ARTEFACT}'")),
+            "the index's WHERE names the artefact app as the store does"
+        );
+        assert!(
+            crate::storage::schema::SCHEMA.contains(&format!("WHERE {OWNED_DOCUMENTS_WHERE};")),
+            "the partial index's WHERE is the list's, word for word"
+        );
+        let plan = |sql: &str| -> Vec<String> {
+            let mut stmt = s
+                .conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap();
+            let page: [&dyn rusqlite::ToSql; 2] = [&50, &0];
+            stmt.query_map(&page[..stmt.parameter_count()], |r| r.get::<_, String>(3))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        let count = plan(&owned_documents_count_sql());
+        assert_eq!(
+            count,
+            ["SCAN documents USING COVERING INDEX documents_owned_by_update"]
+        );
+        let ids = plan(&owned_document_ids_sql());
+        assert_eq!(
+            ids,
+            ["SCAN documents USING COVERING INDEX documents_owned_by_update"],
+            "the page's ids are read in the index's order: no document row read, nothing sorted"
+        );
+        let page = plan(&owned_documents_sql());
+        assert!(
+            page.iter()
+                .any(|step| step == "SCAN documents USING COVERING INDEX documents_owned_by_update"),
+            "{page:?}"
+        );
+        assert!(
+            page.iter()
+                .any(|step| step.contains("USING INDEX sqlite_autoindex_documents_1 (id=?)")),
+            "only the page's rows are read, by id: {page:?}"
         );
     }
 
