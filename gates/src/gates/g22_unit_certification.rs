@@ -10,7 +10,9 @@
 //! for byte (the fake renders it in the cells' own format), with the unit
 //! named beside it and attributed, never folded in.
 
-use memoria_simulator::{CallKind, OWNERS, Revise, Rung, Sheet, SiblingSpec, Tab, Trace, World};
+use memoria_simulator::{
+    CallKind, Memoria, Model, OWNERS, Revise, Rung, Sheet, SiblingSpec, Tab, Trace, World,
+};
 
 use crate::rigs::page::Page;
 use crate::rigs::sim::{check, run_world};
@@ -73,15 +75,44 @@ fn s6_calls(trace: &Trace) -> usize {
         .count()
 }
 
+/// A world whose Sheets `fill` stocks before memoria first pulls.
+fn sheets_world(ctx: &Ctx, fill: impl FnOnce(&mut Model)) -> World {
+    let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
+    world.fake("sheets").model().with(fill);
+    world
+}
+
 /// A world holding §8.7's worked example in Sheets, with `change` made to
 /// the model before memoria first pulls.
-fn worked_world(ctx: &Ctx, change: impl FnOnce(&mut memoria_simulator::Model)) -> World {
-    let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
-    world.fake("sheets").model().with(|m| {
+fn worked_world(ctx: &Ctx, change: impl FnOnce(&mut Model)) -> World {
+    sheets_world(ctx, |m| {
         m.add_worked_example().expect("the worked example");
         change(m);
-    });
-    world
+    })
+}
+
+/// Adds the sheet `sh-june` ("June summary") to `m`: one tab, Summary,
+/// whose Revenue row holds `values` under the column headers `headers`,
+/// every cell in `format` (General when `None`).
+fn june_summary(m: &mut Model, headers: &[&str], values: &[&str], format: Option<&str>) {
+    let header: Vec<&str> = std::iter::once("").chain(headers.iter().copied()).collect();
+    let tab = Tab::table("Summary", &header, &[("Revenue", values)], format);
+    m.add_sheet("sh-june", Rung::Team, Sheet::new("June summary", vec![tab]))
+        .expect("sheet");
+}
+
+/// Runs `scenario` in `world` once memoria has warmed up, handing it the
+/// world's trace.
+fn warmed<F, Fut>(world: &World, scenario: F) -> Result<(), Failure>
+where
+    F: FnOnce(Memoria, Trace) -> Fut + 'static,
+    Fut: Future<Output = Result<(), String>> + 'static,
+{
+    let w = world.trace().clone();
+    run_world(world, move |mut m| async move {
+        m.warmed_up().await?;
+        scenario(m, w).await
+    })
 }
 
 fn numeric(page: &Page) -> (Option<String>, String) {
@@ -96,39 +127,84 @@ fn numeric(page: &Page) -> (Option<String>, String) {
     )
 }
 
+/// Ana asks `question`; S6 must have been called `s6` times (checked first,
+/// so no outcome is read from a path that did not run) and the numeric
+/// answer's outcome (`data-outcome`) must be `outcome`. The page, and the
+/// answer's text. `what` names the row in a failure.
+async fn asked(
+    m: &mut Memoria,
+    w: &Trace,
+    question: &str,
+    what: &str,
+    s6: usize,
+    outcome: &str,
+) -> Result<(Page, String), String> {
+    let page = Page::parse(&m.search(OWNERS[0], question).await.response.body);
+    check(
+        s6_calls(w) == s6,
+        format!("{what}: S6 called {s6} times"),
+        format!("{} calls; {}", s6_calls(w), numeric(&page).1),
+    )?;
+    let (seen, text) = numeric(&page);
+    check(
+        seen.as_deref() == Some(outcome),
+        format!("{what}: {outcome}"),
+        format!("{seen:?}: {text}"),
+    )?;
+    Ok((page, text))
+}
+
+/// Requires the numeric answer `text` of `page` to show no figure and to
+/// say `says` (how it tells the reader so). `what` names the row.
+fn no_number(page: &Page, text: &str, what: &str, says: &str) -> Result<(), String> {
+    check(
+        page.texts(".numeric-figure").is_empty() && text.contains(says),
+        format!("{what}: no number"),
+        text,
+    )
+}
+
+/// Requires the figure shown to be `figure`, byte for byte. `what` names
+/// the row.
+fn figure_is(page: &Page, what: &str, figure: &str) -> Result<(), String> {
+    check(
+        page.texts(".numeric-figure") == [figure],
+        format!("{what}: the figure is S6's display {figure}, unchanged"),
+        format!("{:?}", page.texts(".numeric-figure")),
+    )
+}
+
+/// Requires the numeric answer `text` to hold each of `says` (`what`
+/// names the row; each entry's own words say why).
+fn says_each(text: &str, what: &str, says: &[(&str, &str)]) -> Result<(), String> {
+    for (words, why) in says {
+        check(
+            text.contains(words),
+            format!("{what}: {why}: says {words}"),
+            text,
+        )?;
+    }
+    Ok(())
+}
+
 fn three_euro_cells(ctx: &mut Ctx) -> Result<(), Failure> {
-    let ana = OWNERS[0];
-    let world = worked_world(ctx, |_| {});
-    let w = world.trace().clone();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
-        let before = s6_calls(&w);
-        let page = Page::parse(&m.search(ana, JUNE_REVENUE).await.response.body);
-        check(
-            s6_calls(&w) - before == 1,
-            "S6 called exactly once",
-            format!("{} calls", s6_calls(&w) - before),
-        )?;
-        let (outcome, text) = numeric(&page);
-        check(
-            outcome.as_deref() == Some("VALUE"),
-            "a number shown",
-            format!("{outcome:?}: {text}"),
-        )?;
-        check(
-            page.texts(".numeric-figure") == ["€1,350,000"],
-            "the figure is S6's display string byte for byte",
-            format!("{:?}", page.texts(".numeric-figure")),
-        )?;
-        check(
-            text.contains("(€, from the format code €#,##0)"),
-            "the unit named beside the figure, attributed to the format code",
+    warmed(&worked_world(ctx, |_| {}), |mut m, w| async move {
+        let what = "three € cells";
+        let (page, text) = asked(&mut m, &w, JUNE_REVENUE, what, 1, "VALUE").await?;
+        figure_is(&page, what, "€1,350,000")?;
+        says_each(
             &text,
-        )?;
-        check(
-            text.contains("2024, 2025, 2026"),
-            "the basis names which years \"the last 3 years\" meant",
-            &text,
+            what,
+            &[
+                (
+                    "(€, from the format code €#,##0)",
+                    "the unit named beside the figure, attributed to the format code",
+                ),
+                (
+                    "2024, 2025, 2026",
+                    "the basis names which years \"the last 3 years\" meant",
+                ),
+            ],
         )?;
         check(
             page.hrefs("a.numeric-cite").len() == 3,
@@ -139,67 +215,31 @@ fn three_euro_cells(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn mixed_units(ctx: &mut Ctx) -> Result<(), Failure> {
-    let ana = OWNERS[0];
     let world = worked_world(ctx, |m| {
         m.reformat_cell("sh-fy2025", "P&L", (2, 7), Some("k€#,##0"), Revise::New)
             .expect("reformat");
     });
-    let w = world.trace().clone();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
-        let page = Page::parse(&m.search(ana, JUNE_REVENUE).await.response.body);
-        check(
-            s6_calls(&w) == 0,
-            "S6 is never called",
-            format!("{} calls", s6_calls(&w)),
-        )?;
-        let (outcome, text) = numeric(&page);
-        check(
-            outcome.as_deref() == Some("MIXED_UNITS"),
-            "MIXED_UNITS (presence of the numeric answer)",
-            format!("{outcome:?}: {text}"),
-        )?;
-        check(
-            page.texts(".numeric-figure").is_empty() && text.contains("no number"),
-            "no number",
+    warmed(&world, |mut m, w| async move {
+        let what = "€ against k€";
+        let (page, text) = asked(&mut m, &w, JUNE_REVENUE, what, 0, "MIXED_UNITS").await?;
+        no_number(&page, &text, what, "no number")?;
+        says_each(
             &text,
-        )?;
-        check(
-            text.contains("format code €#,##0") && text.contains("format code k€#,##0"),
-            "the notice names both format codes",
-            &text,
+            what,
+            &[
+                ("format code €#,##0", "the notice names both format codes"),
+                ("format code k€#,##0", "the notice names both format codes"),
+            ],
         )
     })
 }
 
 fn unit_unknown(ctx: &mut Ctx) -> Result<(), Failure> {
-    let ana = OWNERS[0];
-    let world = worked_world(ctx, |_| {});
-    let w = world.trace().clone();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
-        let page = Page::parse(
-            &m.search(ana, "average headcount in June the last 3 years")
-                .await
-                .response
-                .body,
-        );
-        check(
-            s6_calls(&w) == 0,
-            "S6 is never called",
-            format!("{} calls", s6_calls(&w)),
-        )?;
-        let (outcome, text) = numeric(&page);
-        check(
-            outcome.as_deref() == Some("UNIT_UNKNOWN"),
-            "UNIT_UNKNOWN (presence of the numeric answer)",
-            format!("{outcome:?}: {text}"),
-        )?;
-        check(
-            page.texts(".numeric-figure").is_empty() && text.contains("no number"),
-            "no number",
-            &text,
-        )?;
+    warmed(&worked_world(ctx, |_| {}), |mut m, w| async move {
+        let what = "General under wordless headers";
+        let question = "average headcount in June the last 3 years";
+        let (page, text) = asked(&mut m, &w, question, what, 0, "UNIT_UNKNOWN").await?;
+        no_number(&page, &text, what, "no number")?;
         check(
             text.matches("P&L!G5").count() >= 3,
             "the notice names the three cells (P&L!G5 of each year's sheet)",
@@ -209,74 +249,40 @@ fn unit_unknown(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn header_unit(ctx: &mut Ctx) -> Result<(), Failure> {
-    let ana = OWNERS[0];
-    let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
-    world.fake("sheets").model().with(|m| {
-        let tab = Tab::table(
-            "Summary",
-            &["", "Jun 2024 €k", "Jun 2025 €k", "Jun 2026 €k"],
-            &[("Revenue", &["1300", "1350", "1400"])],
+    let world = sheets_world(ctx, |m| {
+        june_summary(
+            m,
+            &["Jun 2024 €k", "Jun 2025 €k", "Jun 2026 €k"],
+            &["1300", "1350", "1400"],
             None,
         );
-        m.add_sheet("sh-june", Rung::Team, Sheet::new("June summary", vec![tab]))
-            .expect("sheet");
     });
-    let w = world.trace().clone();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
-        let page = Page::parse(&m.search(ana, JUNE_REVENUE).await.response.body);
-        check(
-            s6_calls(&w) == 1,
-            "S6 called",
-            format!("{} calls", s6_calls(&w)),
-        )?;
-        let (outcome, text) = numeric(&page);
-        check(
-            outcome.as_deref() == Some("VALUE"),
-            "a number shown",
-            format!("{outcome:?}: {text}"),
-        )?;
-        check(
-            page.texts(".numeric-figure") == ["1350"],
-            "the figure is S6's display unchanged: the unit not folded in",
-            format!("{:?}", page.texts(".numeric-figure")),
-        )?;
-        check(
-            text.contains("(€k, from the column header \"Jun 2024 €k\""),
-            "€k named beside the figure and attributed to the column header",
+    warmed(&world, |mut m, w| async move {
+        let what = "General under €k headers";
+        let (page, text) = asked(&mut m, &w, JUNE_REVENUE, what, 1, "VALUE").await?;
+        figure_is(&page, what, "1350")?;
+        says_each(
             &text,
+            what,
+            &[(
+                "(€k, from the column header \"Jun 2024 €k\"",
+                "€k named beside the figure and attributed to the column header",
+            )],
         )
     })
 }
 
 fn reformatted(ctx: &mut Ctx) -> Result<(), Failure> {
-    let ana = OWNERS[0];
     let world = worked_world(ctx, |_| {});
     let sheets = world.fake("sheets").clone();
-    let w = world.trace().clone();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
+    warmed(&world, move |mut m, w| async move {
         sheets
             .model()
             .with(|m| m.reformat_column("sh-fy2024", "P&L", 7, Some("k€#,##0"), Revise::InPlace))
             .expect("reformat in place");
-        let page = Page::parse(&m.search(ana, JUNE_REVENUE).await.response.body);
-        check(
-            s6_calls(&w) == 1,
-            "S6 called",
-            format!("{} calls", s6_calls(&w)),
-        )?;
-        let (outcome, text) = numeric(&page);
-        check(
-            outcome.as_deref() == Some("REFORMATTED"),
-            "the re-certification disagrees (presence of the numeric answer)",
-            format!("{outcome:?}: {text}"),
-        )?;
-        check(
-            page.texts(".numeric-figure").is_empty() && text.contains("no number"),
-            "no number",
-            &text,
-        )?;
+        let what = "reformatted in place since ingest";
+        let (page, text) = asked(&mut m, &w, JUNE_REVENUE, what, 1, "REFORMATTED").await?;
+        no_number(&page, &text, what, "no number")?;
         w.clear();
         m.settle_follow_ups().await;
         let refetched = w
@@ -289,7 +295,7 @@ fn reformatted(ctx: &mut Ctx) -> Result<(), Failure> {
             "the sheet is re-ingested: the follow-up refetches it through S3",
             format!("{refetched} S3 fetches"),
         )?;
-        let after = Page::parse(&m.search(ana, JUNE_REVENUE).await.response.body);
+        let after = Page::parse(&m.search(OWNERS[0], JUNE_REVENUE).await.response.body);
         let (outcome, text) = numeric(&after);
         check(
             outcome.as_deref() == Some("MIXED_UNITS"),
@@ -348,54 +354,20 @@ fn rest_of_the_table(ctx: &mut Ctx) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Ana asks `question`; S6 must have been called `s6` times (checked first,
-/// so no outcome is read from a path that did not run) and the numeric
-/// answer's outcome (`data-outcome`) must be `outcome`. The page, and the
-/// answer's text. `what` names the row in a failure.
-async fn asked(
-    m: &mut memoria_simulator::Memoria,
-    w: &Trace,
-    question: &str,
-    what: &str,
-    s6: usize,
-    outcome: &str,
-) -> Result<(Page, String), String> {
-    let page = Page::parse(&m.search(OWNERS[0], question).await.response.body);
-    check(
-        s6_calls(w) == s6,
-        format!("{what}: S6 called {s6} times"),
-        format!("{} calls; {}", s6_calls(w), numeric(&page).1),
-    )?;
-    let (seen, text) = numeric(&page);
-    check(
-        seen.as_deref() == Some(outcome),
-        format!("{what}: {outcome}"),
-        format!("{seen:?}: {text}"),
-    )?;
-    Ok((page, text))
-}
-
 fn one_table_row(ctx: &mut Ctx, row: &'static TableRow) -> Result<(), Failure> {
     let world = if row.format.is_empty() {
         worked_world(ctx, |_| {})
     } else {
-        let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
-        world.fake("sheets").model().with(|m| {
-            let [a, b, c] = row.headers;
-            let tab = Tab::table(
-                "Summary",
-                &["", a, b, c],
-                &[("Revenue", &["1300000", "1350000", "1400000"])],
+        sheets_world(ctx, |m| {
+            june_summary(
+                m,
+                &row.headers,
+                &["1300000", "1350000", "1400000"],
                 Some(row.format),
             );
-            m.add_sheet("sh-june", Rung::Team, Sheet::new("June summary", vec![tab]))
-                .expect("sheet");
-        });
-        world
+        })
     };
-    let w = world.trace().clone();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
+    warmed(&world, move |mut m, w| async move {
         let (_, text) = asked(&mut m, &w, row.question, row.what, row.s6, row.outcome).await?;
         for says in row.says {
             check(
@@ -412,7 +384,7 @@ fn one_table_row(ctx: &mut Ctx, row: &'static TableRow) -> Result<(), Failure> {
 /// must say of the June revenue question.
 struct SlotRow {
     what: &'static str,
-    sheets: fn(&mut memoria_simulator::Model),
+    sheets: fn(&mut Model),
     /// The state the slot table gives the odd slot (`data-state`), and how
     /// many rows it has there.
     state: &'static str,
@@ -425,28 +397,24 @@ struct SlotRow {
 
 /// June 2025's revenue once more, in a sheet of its own (beside July's:
 /// a header band is two columns at least).
-fn second_june_2025(m: &mut memoria_simulator::Model) {
+fn second_june_2025(m: &mut Model) {
     m.add_worked_example().expect("the worked example");
-    let tab = Tab::table(
-        "Summary",
-        &["", "Jun 2025", "Jul 2025"],
-        &[("Revenue", &["1350000", "1380000"])],
+    june_summary(
+        m,
+        &["Jun 2025", "Jul 2025"],
+        &["1350000", "1380000"],
         Some("€#,##0"),
     );
-    m.add_sheet("sh-june", Rung::Team, Sheet::new("June summary", vec![tab]))
-        .expect("sheet");
 }
 
 /// June revenue for 2025 and 2026 only.
-fn no_june_2024(m: &mut memoria_simulator::Model) {
-    let tab = Tab::table(
-        "Summary",
-        &["", "Jun 2025", "Jun 2026"],
-        &[("Revenue", &["1350000", "1400000"])],
+fn no_june_2024(m: &mut Model) {
+    june_summary(
+        m,
+        &["Jun 2025", "Jun 2026"],
+        &["1350000", "1400000"],
         Some("€#,##0"),
     );
-    m.add_sheet("sh-june", Rung::Team, Sheet::new("June summary", vec![tab]))
-        .expect("sheet");
 }
 
 const SLOT_ROWS: &[SlotRow] = &[
@@ -476,19 +444,11 @@ fn gaps_and_ambiguities(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn one_slot_row(ctx: &mut Ctx, row: &'static SlotRow) -> Result<(), Failure> {
-    let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
-    world.fake("sheets").model().with(row.sheets);
-    let w = world.trace().clone();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
+    warmed(&sheets_world(ctx, row.sheets), move |mut m, w| async move {
         // The slot table is the numeric answer's presence, for the
         // absence of a number below.
         let (page, text) = asked(&mut m, &w, JUNE_REVENUE, row.what, 0, "SLOT_TABLE").await?;
-        check(
-            page.texts(".numeric-figure").is_empty() && text.contains("No number is shown."),
-            format!("{}: no number", row.what),
-            &text,
-        )?;
+        no_number(&page, &text, row.what, "No number is shown.")?;
         check(
             text.contains(row.says),
             format!("{}: the headline says {}", row.what, row.says),

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use memoria::brief::{BlockRef, Skip, Status, carry, content_tokens, is_negated, overlap};
 
-use crate::rigs::brief::{Doc, brief, instance_with, request, scopes, texts};
+use crate::rigs::brief::{material, repo_brief, texts};
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
 /// Gate 40.
@@ -93,52 +93,75 @@ pub static GATE: Gate = Gate {
     ],
 };
 
-fn tokens(s: &str) -> Vec<String> {
-    content_tokens(s).into_iter().collect()
+/// The paper's carried stack sentence.
+const STACK: &str = "The stack is Postgres, Redis and the API, started with docker compose; see the deploy notes for the box.";
+
+/// Requires `sentence` to reduce to the content tokens `want`, in order.
+fn tokens_are(sentence: &str, want: &[&str]) -> Result<(), Failure> {
+    let got: Vec<String> = content_tokens(sentence).into_iter().collect();
+    ensure(got == want, format!("{want:?}"), format!("{got:?}"))
+}
+
+/// One pair of sentences the paper measures: how many content tokens each
+/// has and the overlap between them. `what` names the row in a failure.
+struct PairRow {
+    what: &'static str,
+    a: &'static str,
+    b: &'static str,
+    tokens: (usize, usize),
+    overlap: f64,
+}
+
+/// The paper's worked pairs (§3).
+const PAPER_PAIRS: &[PairRow] = &[
+    PairRow {
+        what: "the stack pair: 11 and 5 tokens, overlap 4 / 11 = 0.364",
+        a: STACK,
+        b: "Deploys go through docker compose on the box",
+        tokens: (11, 5),
+        overlap: 4.0 / 11.0,
+    },
+    PairRow {
+        what: "the pgvector pair: 5 and 6 tokens, overlap 0.333",
+        a: "The memory store is Postgres with the pgvector extension",
+        b: "Embeddings live in a Postgres table indexed by pgvector",
+        tokens: (5, 6),
+        overlap: 2.0 / 6.0,
+    },
+    PairRow {
+        what: "the migration pair: 4 and 5 tokens, overlap 0.600",
+        a: "Run migrations on API boot.",
+        b: "Stop running migrations on API boot.",
+        tokens: (4, 5),
+        overlap: 0.6,
+    },
+];
+
+/// Requires `row`'s sentences to have its token counts and its overlap.
+fn pair_row(row: &PairRow) -> Result<(), Failure> {
+    let (a, b) = (content_tokens(row.a), content_tokens(row.b));
+    ensure(
+        (a.len(), b.len()) == row.tokens && (overlap(&a, &b) - row.overlap).abs() < 1e-9,
+        row.what,
+        format!("{} and {}, {:.3}", a.len(), b.len(), overlap(&a, &b)),
+    )
 }
 
 fn tokens_as_the_paper(_ctx: &mut Ctx) -> Result<(), Failure> {
-    let stack = "The stack is Postgres, Redis and the API, started with docker compose; see the deploy notes for the box.";
-    let want = [
-        "api", "box", "compose", "deploy", "docker", "note", "postgre", "redis", "see", "stack",
-        "started",
-    ];
-    ensure(
-        tokens(stack) == want,
-        format!("{want:?}"),
-        format!("{:?}", tokens(stack)),
+    tokens_are(
+        STACK,
+        &[
+            "api", "box", "compose", "deploy", "docker", "note", "postgre", "redis", "see",
+            "stack", "started",
+        ],
     )?;
-    let deploy = "Deploys go through docker compose on the box";
-    let want = ["box", "compose", "deploy", "docker", "through"];
-    ensure(
-        tokens(deploy) == want,
-        format!("{want:?}"),
-        format!("{:?}", tokens(deploy)),
+    tokens_are(
+        "Deploys go through docker compose on the box",
+        &["box", "compose", "deploy", "docker", "through"],
     )?;
-    let (a, b) = (content_tokens(stack), content_tokens(deploy));
-    ensure(
-        (overlap(&a, &b) - 4.0 / 11.0).abs() < 1e-9,
-        "the stack pair overlaps 4 / 11 = 0.364",
-        format!("{:.3}", overlap(&a, &b)),
-    )?;
-    let (a, b) = (
-        content_tokens("The memory store is Postgres with the pgvector extension"),
-        content_tokens("Embeddings live in a Postgres table indexed by pgvector"),
-    );
-    ensure(
-        a.len() == 5 && b.len() == 6 && (overlap(&a, &b) - 2.0 / 6.0).abs() < 1e-9,
-        "the pgvector pair: 5 and 6 tokens, overlap 0.333",
-        format!("{} and {}, {:.3}", a.len(), b.len(), overlap(&a, &b)),
-    )?;
-    let (a, b) = (
-        content_tokens("Run migrations on API boot."),
-        content_tokens("Stop running migrations on API boot."),
-    );
-    ensure(
-        a.len() == 4 && b.len() == 5 && (overlap(&a, &b) - 0.6).abs() < 1e-9,
-        "the migration pair: 4 and 5 tokens, overlap 0.600",
-        format!("{} and {}, {:.3}", a.len(), b.len(), overlap(&a, &b)),
-    )?;
+    for row in PAPER_PAIRS {
+        pair_row(row)?;
+    }
     ensure(
         is_negated("Never run migrations by hand") && !is_negated("Run migrations by hand"),
         "never marks a negation; its absence does not",
@@ -155,13 +178,13 @@ fn sourceless_not_capped(_ctx: &mut Ctx) -> Result<(), Failure> {
         "theta rho phi",
         "chi psi iota",
     ];
-    let one_file: Vec<BlockRef<'_>> = texts
-        .iter()
-        .map(|t| BlockRef {
-            text: t,
-            first_source: Some("file"),
-        })
-        .collect();
+    let blocks = |first_source: Option<&'static str>| -> Vec<BlockRef<'static>> {
+        texts
+            .iter()
+            .map(|&text| BlockRef { text, first_source })
+            .collect()
+    };
+    let one_file = blocks(Some("file"));
     let carried = carry(&one_file).iter().filter(|d| d.is_none()).count();
     ensure(
         carried == 2,
@@ -173,13 +196,7 @@ fn sourceless_not_capped(_ctx: &mut Ctx) -> Result<(), Failure> {
         "the third is skipped for its source",
         format!("{:?}", carry(&one_file)[2]),
     )?;
-    let sourceless: Vec<BlockRef<'_>> = texts
-        .iter()
-        .map(|t| BlockRef {
-            text: t,
-            first_source: None,
-        })
-        .collect();
+    let sourceless = blocks(None);
     let carried = carry(&sourceless).iter().filter(|d| d.is_none()).count();
     ensure(
         carried == 6,
@@ -189,29 +206,19 @@ fn sourceless_not_capped(_ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn precise_line_survives(ctx: &mut Ctx) -> Result<(), Failure> {
-    let stack = "The stack is Postgres, Redis and the API, started with docker compose; see the deploy notes for the box.";
     let deploy = "Deploys go through docker compose on the box.";
-    let docs = [
-        Doc {
-            title: "Platform",
-            path: "repo/platform.md",
-            body: &format!("# Platform\n\n{stack}\n"),
-        },
-        Doc {
-            title: "Operations",
-            path: "repo/ops.md",
-            body: &format!("# Operations\n\n{deploy}\n"),
-        },
-    ];
-    let m = instance_with(ctx, &docs)?;
-    let b = brief(
-        &m,
-        &scopes(),
-        &request("stack postgres redis docker compose box", "repo", 2000),
+    let b = repo_brief(
+        ctx,
+        &[
+            ("Platform", "repo/platform.md", &[STACK]),
+            ("Operations", "repo/ops.md", &[deploy]),
+        ],
+        "stack postgres redis docker compose box",
+        2000,
     )?;
     let t = texts(&b);
     ensure(
-        t.first() == Some(&stack),
+        t.first() == Some(&STACK),
         "the stack sentence is carried first",
         format!("{:?}: {t:?}", b.status),
     )?;
@@ -229,29 +236,17 @@ fn three_paraphrases_once(ctx: &mut Ctx) -> Result<(), Failure> {
         "Memory store is Postgres, and Redis sits in front.",
     ];
     let distinct = "Memory store backups run nightly to the bucket.";
-    let docs = [
-        Doc {
-            title: "Memory store",
-            path: "repo/store.md",
-            body: &format!("# Memory store\n\n{}\n\n{distinct}\n", p[0]),
-        },
-        Doc {
-            title: "Notes A",
-            path: "repo/a.md",
-            body: &format!("# Notes A\n\n{}\n", p[1]),
-        },
-        Doc {
-            title: "Notes B",
-            path: "repo/b.md",
-            body: &format!("# Notes B\n\n{}\n", p[2]),
-        },
-    ];
-    let m = instance_with(ctx, &docs)?;
-    let b = brief(&m, &scopes(), &request("Memory store", "repo", 2000))?;
-    let mut material: Vec<&str> = texts(&b);
-    if let Some(d) = &b.description {
-        material.push(&d.text);
-    }
+    let b = repo_brief(
+        ctx,
+        &[
+            ("Memory store", "repo/store.md", &[p[0], distinct]),
+            ("Notes A", "repo/a.md", &[p[1]]),
+            ("Notes B", "repo/b.md", &[p[2]]),
+        ],
+        "Memory store",
+        2000,
+    )?;
+    let material = material(&b);
     let carried = p.iter().filter(|s| material.contains(s)).count();
     ensure(
         material.contains(&distinct),
@@ -265,30 +260,42 @@ fn three_paraphrases_once(ctx: &mut Ctx) -> Result<(), Failure> {
     )
 }
 
-fn polarity_pair(ctx: &mut Ctx) -> Result<(), Failure> {
-    let (rule, never) = ("Run migrations by hand.", "Never run migrations by hand.");
-    let docs = [
-        Doc {
-            title: "Migrations",
-            path: "repo/migrations.md",
-            body: &format!("# Migrations\n\n{rule}\n"),
-        },
-        Doc {
-            title: "Runbook",
-            path: "repo/runbook.md",
-            body: &format!("# Runbook\n\n{never}\n"),
-        },
-    ];
-    let m = instance_with(ctx, &docs)?;
-    let b = brief(&m, &scopes(), &request("Migrations", "repo", 2000))?;
-    let mut material: Vec<&str> = texts(&b);
-    if let Some(d) = &b.description {
-        material.push(&d.text);
-    }
+/// The brief for "Migrations" from two files: Migrations saying
+/// `migrations`, and Runbook saying `runbook`.
+fn migrations_brief(
+    ctx: &mut Ctx,
+    migrations: &str,
+    runbook: &str,
+) -> Result<memoria::brief::Brief, Failure> {
+    repo_brief(
+        ctx,
+        &[
+            ("Migrations", "repo/migrations.md", &[migrations]),
+            ("Runbook", "repo/runbook.md", &[runbook]),
+        ],
+        "Migrations",
+        2000,
+    )
+}
+
+/// Requires the brief for "Migrations" to carry both `rule` (in
+/// Migrations) and `negation` (in Runbook); `what` names the pair.
+fn both_carried(ctx: &mut Ctx, rule: &str, negation: &str, what: &str) -> Result<(), Failure> {
+    let b = migrations_brief(ctx, rule, negation)?;
+    let material = material(&b);
     ensure(
-        material.contains(&rule) && material.contains(&never),
-        "both the rule and its negation are carried",
+        material.contains(&rule) && material.contains(&negation),
+        format!("both the rule and its {what} are carried"),
         format!("{:?}: {material:?}", b.status),
+    )
+}
+
+fn polarity_pair(ctx: &mut Ctx) -> Result<(), Failure> {
+    both_carried(
+        ctx,
+        "Run migrations by hand.",
+        "Never run migrations by hand.",
+        "negation",
     )
 }
 
@@ -297,58 +304,24 @@ fn contraction_pair(ctx: &mut Ctx) -> Result<(), Failure> {
         "We run migrations by hand.",
         "We don't run migrations by hand.",
     );
-    let (a, b) = (content_tokens(rule), content_tokens(dont));
+    pair_row(&PairRow {
+        what: "the pair: 3 and 4 tokens, overlap 3 / 4 = 0.75",
+        a: rule,
+        b: dont,
+        tokens: (3, 4),
+        overlap: 0.75,
+    })?;
     ensure(
-        (overlap(&a, &b) - 0.75).abs() < 1e-9 && is_negated(dont) && !is_negated(rule),
-        "the pair overlaps 3 / 4 = 0.75 and only the contraction is negated",
-        format!(
-            "{:.3}, negated {} and {}",
-            overlap(&a, &b),
-            is_negated(rule),
-            is_negated(dont)
-        ),
+        is_negated(dont) && !is_negated(rule),
+        "only the contraction is negated",
+        format!("negated {} and {}", is_negated(rule), is_negated(dont)),
     )?;
-    let docs = [
-        Doc {
-            title: "Migrations",
-            path: "repo/migrations.md",
-            body: &format!("# Migrations\n\n{rule}\n"),
-        },
-        Doc {
-            title: "Runbook",
-            path: "repo/runbook.md",
-            body: &format!("# Runbook\n\n{dont}\n"),
-        },
-    ];
-    let m = instance_with(ctx, &docs)?;
-    let b = brief(&m, &scopes(), &request("Migrations", "repo", 2000))?;
-    let mut material: Vec<&str> = texts(&b);
-    if let Some(d) = &b.description {
-        material.push(&d.text);
-    }
-    ensure(
-        material.contains(&rule) && material.contains(&dont),
-        "both the rule and its contracted negation are carried",
-        format!("{:?}: {material:?}", b.status),
-    )
+    both_carried(ctx, rule, dont, "contracted negation")
 }
 
 fn rule_after_negation(ctx: &mut Ctx) -> Result<(), Failure> {
     let (never, rule) = ("Never run migrations by hand.", "Run migrations by hand.");
-    let docs = [
-        Doc {
-            title: "Migrations",
-            path: "repo/migrations.md",
-            body: &format!("# Migrations\n\n{never}\n"),
-        },
-        Doc {
-            title: "Runbook",
-            path: "repo/runbook.md",
-            body: &format!("# Runbook\n\n{rule}\n"),
-        },
-    ];
-    let m = instance_with(ctx, &docs)?;
-    let b = brief(&m, &scopes(), &request("Migrations", "repo", 2000))?;
+    let b = migrations_brief(ctx, never, rule)?;
     ensure(
         b.description.as_ref().is_some_and(|d| d.text == never),
         "the negation is the resolved document's description, the brief's first block (presence)",
@@ -364,22 +337,19 @@ fn rule_after_negation(ctx: &mut Ctx) -> Result<(), Failure> {
 
 fn short_block(ctx: &mut Ctx) -> Result<(), Failure> {
     let short = "Databases, always.";
-    let docs = [
-        Doc {
-            title: "Databases",
-            path: "repo/db.md",
-            body: &format!(
-                "# Databases\n\nDatabases: Postgres for everything we store.\n\n{short}\n"
+    let b = repo_brief(
+        ctx,
+        &[
+            (
+                "Databases",
+                "repo/db.md",
+                &["Databases: Postgres for everything we store.", short],
             ),
-        },
-        Doc {
-            title: "Choices",
-            path: "repo/choices.md",
-            body: &format!("# Choices\n\n{short}\n"),
-        },
-    ];
-    let m = instance_with(ctx, &docs)?;
-    let b = brief(&m, &scopes(), &request("Databases", "repo", 2000))?;
+            ("Choices", "repo/choices.md", &[short]),
+        ],
+        "Databases",
+        2000,
+    )?;
     let n = b.excerpts.iter().filter(|e| e.text == short).count();
     ensure(
         n == 2,
@@ -399,37 +369,23 @@ const SIX: [&str; 6] = [
 ];
 
 fn one_file_twice(ctx: &mut Ctx) -> Result<(), Failure> {
-    let body = format!("# Release process\n\n{}\n", SIX.join("\n\n"));
     let other = "The release checklist lives beside the changelog and names who signs off.";
     let org = "Every release in the organisation is announced in the weekly notes with its tag.";
-    let docs = [
-        Doc {
-            title: "Release process",
-            path: "repo/release.md",
-            body: &body,
-        },
-        Doc {
-            title: "Checklist",
-            path: "repo/checklist.md",
-            body: &format!("# Checklist\n\n{other}\n"),
-        },
-        Doc {
-            title: "Announcements",
-            path: "org/announcements.md",
-            body: &format!("# Announcements\n\n{org}\n"),
-        },
-    ];
     let chars: usize = SIX.iter().map(|s| s.chars().count()).sum();
     ensure(
         chars > 700,
         "the six are longer together than the brief",
         chars.to_string(),
     )?;
-    let m = instance_with(ctx, &docs)?;
-    let b = brief(
-        &m,
-        &scopes(),
-        &request("release tag main nightly staging", "repo", 700),
+    let b = repo_brief(
+        ctx,
+        &[
+            ("Release process", "repo/release.md", &SIX),
+            ("Checklist", "repo/checklist.md", &[other]),
+            ("Announcements", "org/announcements.md", &[org]),
+        ],
+        "release tag main nightly staging",
+        700,
     )?;
     let from_file = b
         .excerpts
@@ -469,23 +425,14 @@ fn two_files_one_title(ctx: &mut Ctx) -> Result<(), Failure> {
         "Ledger snapshots are kept for ninety days.",
         "The ledger schema changes only after a review.",
     ];
-    let docs = [
-        Doc {
-            title: "README",
-            path: "repo/billing/README.md",
-            body: &format!("# README\n\n{}\n\n{}\n", a[0], a[1]),
-        },
-        Doc {
-            title: "README",
-            path: "repo/archive/README.md",
-            body: &format!("# README\n\n{}\n\n{}\n", b[0], b[1]),
-        },
-    ];
-    let m = instance_with(ctx, &docs)?;
-    let brief = brief(
-        &m,
-        &scopes(),
-        &request("ledger reconciliation nightly audit", "repo", 2000),
+    let brief = repo_brief(
+        ctx,
+        &[
+            ("README", "repo/billing/README.md", &a),
+            ("README", "repo/archive/README.md", &b),
+        ],
+        "ledger reconciliation nightly audit",
+        2000,
     )?;
     ensure(
         brief.status == Status::Resolved
@@ -508,9 +455,10 @@ fn two_files_one_title(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn ies_plural(_ctx: &mut Ctx) -> Result<(), Failure> {
-    let want = ["agent", "memory", "policy"];
-    let got = tokens("Agent memories and policies");
-    ensure(got == want, format!("{want:?}"), format!("{got:?}"))?;
+    tokens_are(
+        "Agent memories and policies",
+        &["agent", "memory", "policy"],
+    )?;
     let (plural, singular) = (
         content_tokens("Agent memories and policies"),
         content_tokens("The agent memory policy"),
@@ -527,23 +475,18 @@ fn unmarked_reversal(ctx: &mut Ctx) -> Result<(), Failure> {
         "Run migrations on API boot.",
         "Stop running migrations on API boot.",
     );
-    let docs = [
-        Doc {
-            title: "Boot",
-            path: "repo/boot.md",
-            body: &format!("# Boot\n\nWhat happens at boot of the API.\n\n{run}\n"),
-        },
-        Doc {
-            title: "Decision",
-            path: "repo/decision.md",
-            body: &format!("# Decision\n\n{stop}\n"),
-        },
-    ];
-    let m = instance_with(ctx, &docs)?;
-    let b = brief(
-        &m,
-        &scopes(),
-        &request("boot API migrations run", "repo", 2000),
+    let b = repo_brief(
+        ctx,
+        &[
+            (
+                "Boot",
+                "repo/boot.md",
+                &["What happens at boot of the API.", run],
+            ),
+            ("Decision", "repo/decision.md", &[stop]),
+        ],
+        "boot API migrations run",
+        2000,
     )?;
     let t = texts(&b);
     ensure(

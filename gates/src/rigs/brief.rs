@@ -82,6 +82,32 @@ pub fn request(task: &str, scope: &str, budget: usize) -> BriefRequest {
     }
 }
 
+/// The brief for `task` from project `repo` within `budget` characters,
+/// asked of an instance ([`instance_with`]) holding one document per
+/// `(title, path, paragraphs)` of `files`: its body is the heading
+/// `# title` and then the paragraphs, a blank line between each.
+///
+/// # Errors
+/// As [`instance_with`] and [`brief`].
+pub fn repo_brief(
+    ctx: &mut Ctx,
+    files: &[(&str, &str, &[&str])],
+    task: &str,
+    budget: usize,
+) -> Result<Brief, Failure> {
+    let bodies: Vec<String> = files
+        .iter()
+        .map(|(title, _, paragraphs)| format!("# {title}\n\n{}\n", paragraphs.join("\n\n")))
+        .collect();
+    let docs: Vec<Doc<'_>> = files
+        .iter()
+        .zip(&bodies)
+        .map(|((title, path, _), body)| Doc { title, path, body })
+        .collect();
+    let m = instance_with(ctx, &docs)?;
+    brief(&m, &scopes(), &request(task, "repo", budget))
+}
+
 /// The brief `m` gives the rig's owner for `req`, through the one ruling
 /// path, with no sibling client (every document here is memoria-owned).
 ///
@@ -110,4 +136,14 @@ pub fn brief(m: &SharedInstance, scopes: &Scopes, req: &BriefRequest) -> Result<
 /// The excerpts' texts, in order, for messages and comparisons.
 pub fn texts(b: &Brief) -> Vec<&str> {
     b.excerpts.iter().map(|e| e.text.as_str()).collect()
+}
+
+/// What the brief carried: the excerpts' texts, in order, then the
+/// description's, if it has one.
+pub fn material(b: &Brief) -> Vec<&str> {
+    let mut material = texts(b);
+    if let Some(d) = &b.description {
+        material.push(&d.text);
+    }
+    material
 }

@@ -39,62 +39,51 @@ fn every_shipped_scenario_replays_with_every_expectation_holding() {
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
 }
 
+/// The head every inline scenario here starts with, lines 1 to 4: one
+/// reader, Ana, and one sibling, docs.
+const HEAD: &str = "title = \"t\"\nreaders = [\"ana\"]\n[[sibling]]\napp = \"docs\"\n";
+
+/// docs's one item, holding the words "heron ledger" (three lines).
+const HERON: &str = "[[sibling.item]]\nid = \"d1\"\nwords = \"heron ledger\"\n";
+
+/// The warm-up event (two lines).
+const WARMED_UP: &str = "[[event]]\ndo = \"warmed-up\"\n";
+
+/// A query event by `reader` for `q`, with `expect` its expectation's
+/// table when there is one (four lines, five with it).
+fn query(reader: &str, q: &str, expect: Option<&str>) -> String {
+    let expect = expect
+        .map(|e| format!("expect = {e}\n"))
+        .unwrap_or_default();
+    format!("[[event]]\ndo = \"query\"\nreader = \"{reader}\"\nq = \"{q}\"\n{expect}")
+}
+
+/// The scenario [`HEAD`] then `parts`, parsed.
+fn parsed(parts: &[&str]) -> Result<scenario::Scenario, String> {
+    scenario::parse(&format!("{HEAD}{}", parts.concat())).map_err(|e| e.to_string())
+}
+
 #[test]
 fn a_scenario_naming_an_undeclared_reader_is_refused_with_a_reason() {
-    let text = r#"
-title = "t"
-readers = ["ana"]
-[[sibling]]
-app = "docs"
-[[event]]
-do = "query"
-reader = "zed"
-q = "x"
-expect = { results = 0 }
-"#;
-    let err = scenario::parse(text).unwrap_err().to_string();
+    let err = parsed(&[&query("zed", "x", Some("{ results = 0 }"))]).unwrap_err();
     assert!(err.contains("zed"), "{err}");
-    assert!(err.contains("event #0 (line 6)"), "{err}");
+    assert!(err.contains("event #0 (line 5)"), "{err}");
 }
 
 #[test]
 fn a_scenario_with_a_misspelt_field_is_refused_not_half_read() {
-    let text = r#"
-title = "t"
-readers = ["ana"]
-[[sibling]]
-app = "docs"
-[[event]]
-do = "query"
-reader = "ana"
-q = "x"
-expect = { result = 3 }
-"#;
-    assert!(scenario::parse(text).is_err());
+    assert!(parsed(&[&query("ana", "x", Some("{ result = 3 }"))]).is_err());
 }
 
 #[test]
 fn shrinking_a_failing_scenario_keeps_the_failure_and_drops_what_it_does_not_need() {
-    let text = r#"
-title = "t"
-readers = ["ana"]
-[[sibling]]
-app = "docs"
-[[sibling.item]]
-id = "d1"
-words = "heron ledger"
-[[event]]
-do = "warmed-up"
-[[event]]
-do = "advance-days"
-days = 1
-[[event]]
-do = "query"
-reader = "ana"
-q = "heron ledger"
-expect = { results = 7 }
-"#;
-    let s = scenario::parse(text).unwrap();
+    let s = parsed(&[
+        HERON,
+        WARMED_UP,
+        "[[event]]\ndo = \"advance-days\"\ndays = 1\n",
+        &query("ana", "heron ledger", Some("{ results = 7 }")),
+    ])
+    .unwrap();
     let scenario::Shrunk::Failing {
         minimal: small,
         replay: r,
@@ -119,23 +108,12 @@ expect = { results = 7 }
 
 #[test]
 fn shrinking_a_passing_scenario_says_it_passes_and_drops_nothing() {
-    let text = r#"
-title = "t"
-readers = ["ana"]
-[[sibling]]
-app = "docs"
-[[sibling.item]]
-id = "d1"
-words = "heron ledger"
-[[event]]
-do = "warmed-up"
-[[event]]
-do = "query"
-reader = "ana"
-q = "heron ledger"
-expect = { results = 1 }
-"#;
-    let s = scenario::parse(text).unwrap();
+    let s = parsed(&[
+        HERON,
+        WARMED_UP,
+        &query("ana", "heron ledger", Some("{ results = 1 }")),
+    ])
+    .unwrap();
     match scenario::shrink(&s, Some(3)).unwrap() {
         scenario::Shrunk::Passes(r) => assert!(r.passed()),
         scenario::Shrunk::Failing { replay, .. } => {
@@ -146,23 +124,11 @@ expect = { results = 1 }
 
 #[test]
 fn an_event_s_details_carry_its_parameters_and_never_its_query_text() {
-    let text = r#"
-title = "t"
-readers = ["ana"]
-[[sibling]]
-app = "docs"
-[[event]]
-at_ms = 2500
-do = "fault"
-app = "docs"
-fault = { kind = "slow", latency_ms = 900 }
-[[event]]
-do = "query"
-reader = "ana"
-q = "heron ledger"
-expect = { results = 7 }
-"#;
-    let s = scenario::parse(text).unwrap();
+    let s = parsed(&[
+        "[[event]]\nat_ms = 2500\ndo = \"fault\"\napp = \"docs\"\nfault = { kind = \"slow\", latency_ms = 900 }\n",
+        &query("ana", "heron ledger", Some("{ results = 7 }")),
+    ])
+    .unwrap();
     let fault = s.events[0].details();
     for part in [
         "do = \"fault\"",
@@ -196,7 +162,7 @@ fn where_of(err: &str) -> (usize, usize) {
 
 #[test]
 fn a_typo_in_a_later_event_is_reported_at_its_own_line_and_column() {
-    let head = "title = \"t\"\nreaders = [\"ana\"]\n[[sibling]]\napp = \"docs\"\n[[event]]\ndo = \"warmed-up\"\n[[event]]\ndo = \"query\"\nreader = \"ana\"\nq = \"x\"\n";
+    let head = [WARMED_UP, &query("ana", "x", None)].concat();
     // Line 11 in each: a misspelt field, a misspelt expectation, a misspelt
     // event kind, a misspelt fault kind.
     let cases = [
@@ -209,8 +175,7 @@ fn a_typo_in_a_later_event_is_reported_at_its_own_line_and_column() {
         ),
     ];
     for (tail, want) in cases {
-        let text = format!("{head}{tail}");
-        let err = scenario::parse(&text).unwrap_err().to_string();
+        let err = parsed(&[&head, tail]).unwrap_err();
         assert_eq!(where_of(&err), want, "{tail:?}: {err}");
     }
 }
@@ -225,19 +190,7 @@ fn an_event_without_do_is_reported_at_its_own_table() {
 
 #[test]
 fn a_scenario_whose_timeline_checks_nothing_is_refused_not_passed_vacuously() {
-    let text = r#"
-title = "t"
-readers = ["ana"]
-[[sibling]]
-app = "docs"
-[[event]]
-do = "warmed-up"
-[[event]]
-do = "query"
-reader = "ana"
-q = "x"
-"#;
-    let err = scenario::parse(text).unwrap_err().to_string();
+    let err = parsed(&[WARMED_UP, &query("ana", "x", None)]).unwrap_err();
     assert!(err.contains("checks nothing"), "{err}");
 }
 
