@@ -165,6 +165,19 @@ impl Rig {
         clean(m, &self.trace, &self.canary, step).await
     }
 
+    /// A clean search after `step`, after which memoria's S2 carried the
+    /// epochs `at` at Sheets, Docs and Calendar (`claim` says so).
+    async fn clean_at(
+        &self,
+        m: &mut Memoria,
+        step: &str,
+        at: [u32; 3],
+        claim: impl AsRef<str>,
+    ) -> Result<(), String> {
+        let e = self.clean(m, step).await?;
+        check(e == epochs(at), claim, format!("{e:?}"))
+    }
+
     /// Each sibling's consumers row: the tokens it accepts for memoria, at
     /// their epochs.
     fn rows(&self) -> Vec<Vec<(String, u32)>> {
@@ -278,10 +291,6 @@ fn epochs(at: [u32; 3]) -> BTreeMap<String, Option<u32>> {
         .zip(at)
         .map(|(a, epoch)| ((*a).to_owned(), Some(epoch)))
         .collect()
-}
-
-fn epochs_all(epoch: u32) -> BTreeMap<String, Option<u32>> {
-    epochs([epoch; 3])
 }
 
 /// What one run of a phase must report: the apps it changed, found
@@ -399,16 +408,12 @@ async fn walk_steps(
                 rig.clean(m, s.label).await?;
             }
             Then::Epochs(want) => {
-                let e = rig.clean(m, s.label).await?;
-                let want = epochs(want);
-                check(
-                    e == want,
-                    format!(
-                        "{}: memoria's S2 carries the token epochs {want:?}",
-                        s.label
-                    ),
-                    format!("{e:?}"),
-                )?;
+                let claim = format!(
+                    "{}: memoria's S2 carries the token epochs {:?}",
+                    s.label,
+                    epochs(want)
+                );
+                rig.clean_at(m, s.label, want, claim).await?;
             }
         }
     }
@@ -504,12 +509,13 @@ const WALK: &[Step] = &[
 
 fn walk(ctx: &mut Ctx) -> Result<(), Failure> {
     rotating(ctx, |mut m, rig| async move {
-        let e = rig.clean(&mut m, "before the rotation").await?;
-        check(
-            e == epochs_all(OLD_EPOCH),
+        rig.clean_at(
+            &mut m,
+            "before the rotation",
+            [OLD_EPOCH; 3],
             "before the rotation memoria carries its old token everywhere",
-            format!("{e:?}"),
-        )?;
+        )
+        .await?;
         walk_steps(&mut m, &rig, &rig.drain, WALK).await?;
         m.question_pulls(OWNERS[0]).await;
         let events = rig.trace.events();
@@ -528,27 +534,30 @@ fn walk(ctx: &mut Ctx) -> Result<(), Failure> {
 
 fn new_token_without_restart(ctx: &mut Ctx) -> Result<(), Failure> {
     rotating(ctx, |mut m, rig| async move {
-        let e = rig.clean(&mut m, "before the rotation").await?;
-        check(
-            e == epochs_all(OLD_EPOCH),
+        rig.clean_at(
+            &mut m,
+            "before the rotation",
+            [OLD_EPOCH; 3],
             "before the rotation every sibling sees memoria's old token (presence)",
-            format!("{e:?}"),
-        )?;
+        )
+        .await?;
         report_is("phase 1", &rig.drain.expand(Stop::AtEnd), EVERYWHERE)?;
-        let e = rig.clean(&mut m, "both tokens accepted").await?;
-        check(
-            e == epochs_all(OLD_EPOCH),
+        rig.clean_at(
+            &mut m,
+            "both tokens accepted",
+            [OLD_EPOCH; 3],
             "with both tokens accepted memoria still sends the old one: nothing was delivered",
-            format!("{e:?}"),
-        )?;
+        )
+        .await?;
         let instance = m.state().instance();
         report_is("phase 2", &rig.drain.switch(&m, Stop::AtEnd), EVERYWHERE)?;
-        let e = rig.clean(&mut m, "after the switch").await?;
-        check(
-            e == epochs_all(NEW_EPOCH),
+        rig.clean_at(
+            &mut m,
+            "after the switch",
+            [NEW_EPOCH; 3],
             "after phase 2 memoria's next S2 at every sibling carries the new token",
-            format!("{e:?}"),
-        )?;
+        )
+        .await?;
         let from = rig.trace.events().len();
         m.question_pulls(OWNERS[0]).await;
         let polls: Vec<(String, Option<u32>)> = rig.trace.events()[from..]
@@ -663,12 +672,13 @@ fn rerun_is_a_no_op(ctx: &mut Ctx) -> Result<(), Failure> {
             "memoria's token files are byte for byte as phase 2 left them",
             "they changed",
         )?;
-        let e = rig.clean(&mut m, "phase 2 run twice").await?;
-        check(
-            e == epochs_all(NEW_EPOCH),
+        rig.clean_at(
+            &mut m,
+            "phase 2 run twice",
+            [NEW_EPOCH; 3],
             "memoria carries the new token",
-            format!("{e:?}"),
-        )?;
+        )
+        .await?;
 
         report_is("phase 3", &rig.drain.contract(Stop::AtEnd), EVERYWHERE)?;
         let after = rig.rows();
@@ -851,24 +861,26 @@ fn no_switch_before_expand(ctx: &mut Ctx) -> Result<(), Failure> {
             "Docs' and Calendar's token files are byte for byte as they were",
             "one was rewritten",
         )?;
-        let e = rig.clean(&mut m, "phase 2 ahead of phase 1").await?;
-        check(
-            e == epochs([NEW_EPOCH, OLD_EPOCH, OLD_EPOCH]),
+        rig.clean_at(
+            &mut m,
+            "phase 2 ahead of phase 1",
+            [NEW_EPOCH, OLD_EPOCH, OLD_EPOCH],
             "memoria carries the new token at Sheets and the old at Docs and Calendar",
-            format!("{e:?}"),
-        )?;
+        )
+        .await?;
         report_is("phase 1 resumed", &rig.drain.expand(Stop::AtEnd), THE_REST)?;
         report_is(
             "phase 2 resumed",
             &rig.drain.switch(&m, Stop::AtEnd),
             THE_REST,
         )?;
-        let e = rig.clean(&mut m, "phase 2 resumed").await?;
-        check(
-            e == epochs_all(NEW_EPOCH),
+        rig.clean_at(
+            &mut m,
+            "phase 2 resumed",
+            [NEW_EPOCH; 3],
             "memoria carries the new token everywhere",
-            format!("{e:?}"),
         )
+        .await
     })
 }
 
@@ -907,12 +919,13 @@ fn no_third_token(ctx: &mut Ctx) -> Result<(), Failure> {
             "every consumers row holds the two tokens it held, at their epochs",
             format!("{:?}", rig.rows()),
         )?;
-        let e = rig.clean(&mut m, "after the refused second expand").await?;
-        check(
-            e == epochs([NEW_EPOCH, OLD_EPOCH, OLD_EPOCH]),
+        rig.clean_at(
+            &mut m,
+            "after the refused second expand",
+            [NEW_EPOCH, OLD_EPOCH, OLD_EPOCH],
             "memoria still carries the new token at Sheets and the old at Docs and Calendar",
-            format!("{e:?}"),
         )
+        .await
     })
 }
 
