@@ -155,19 +155,10 @@ fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
     let trace = world.trace().clone();
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
-        let first_ahead_rev = sheets
-            .model()
-            .with(|mm| mm.item("sh-a").map(|i| i.log[0].revision.clone()))
-            .unwrap_or_default();
+        let first_ahead_rev = first_revision(&sheets, "sh-a");
+        // NOT_VISIBLE: downgraded to granted with Ana's grant intact, asked before `gone` arrives.
+        downgrade_keeping_grant(&sheets, ana);
         sheets.model().with(|mm| {
-            // NOT_VISIBLE: downgraded to granted with Ana's grant intact, asked before `gone` arrives.
-            mm.set_rung(
-                "sh-nv",
-                Rung::Granted {
-                    to: [ana.to_string()].into(),
-                },
-            )
-            .expect("downgrade");
             // STALE: the sibling moves past what memoria holds.
             mm.revise("sh-s", "Q", &tagged_body(&canary, "tagstale tagfresh"))
                 .expect("revise");
@@ -220,28 +211,7 @@ fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
             "no S3 fetch of it followed",
         )?;
         // AHEAD: marked for re-announce, nothing deleted.
-        {
-            let instance = m.state().instance();
-            let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
-            let state = guard
-                .store()
-                .sibling_state("sheets")
-                .map_err(|e| e.to_string())?;
-            check(
-                state.reannounce,
-                "Sheets is marked for re-announce",
-                "it is not",
-            )?;
-            let held = guard
-                .store()
-                .sibling_document("sheets", "sh-a")
-                .map_err(|e| e.to_string())?;
-            check(
-                held.is_some(),
-                "the AHEAD item is still held: nothing deleted",
-                "it was deleted",
-            )?;
-        }
+        ahead_kept(&m, "Sheets is marked for re-announce")?;
         // A complete re-announce brings Sheets back into the ranking (§4.1).
         sheets.faults().set_truncate_announce(None);
         docs.faults().set_outage(None);
@@ -253,6 +223,50 @@ fn five_values(ctx: &mut Ctx) -> Result<(), Failure> {
             "it does not",
         )
     })
+}
+
+/// The revision `item` in `sheets` was first announced at, for a restore to
+/// rewind it to.
+fn first_revision(sheets: &FakeSibling, item: &str) -> String {
+    sheets
+        .model()
+        .with(|mm| mm.item(item).map(|i| i.log[0].revision.clone()))
+        .unwrap_or_default()
+}
+
+/// Sheets downgrades `sh-nv` from team to granted, with `ana`'s grant
+/// intact: NOT_VISIBLE to her before `gone` arrives.
+fn downgrade_keeping_grant(sheets: &FakeSibling, ana: &str) {
+    sheets.model().with(|mm| {
+        mm.set_rung(
+            "sh-nv",
+            Rung::Granted {
+                to: [ana.to_string()].into(),
+            },
+        )
+        .expect("downgrade");
+    });
+}
+
+/// AHEAD's treatment in memoria's store, after the page that met it:
+/// Sheets marked for re-announce (`marked` says so), and `sh-a` still held.
+fn ahead_kept(m: &Memoria, marked: &str) -> Result<(), String> {
+    let instance = m.state().instance();
+    let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
+    let state = guard
+        .store()
+        .sibling_state("sheets")
+        .map_err(|e| e.to_string())?;
+    check(state.reannounce, marked, "it is not marked")?;
+    let held = guard
+        .store()
+        .sibling_document("sheets", "sh-a")
+        .map_err(|e| e.to_string())?;
+    check(
+        held.is_some(),
+        "the AHEAD item is still held: nothing deleted",
+        "it was deleted",
+    )
 }
 
 /// The document id memoria holds for `app`'s item `item`.
@@ -378,18 +392,9 @@ fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
             "before any change a document page shows its title, and the Docs document holds three passages",
             format!("title shown {shows_title}, {passages} passages"),
         )?;
-        let first_ahead_rev = sheets
-            .model()
-            .with(|mm| mm.item("sh-a").map(|i| i.log[0].revision.clone()))
-            .unwrap_or_default();
+        let first_ahead_rev = first_revision(&sheets, "sh-a");
+        downgrade_keeping_grant(&sheets, ana);
         sheets.model().with(|mm| {
-            mm.set_rung(
-                "sh-nv",
-                Rung::Granted {
-                    to: [ana.to_string()].into(),
-                },
-            )
-            .expect("downgrade");
             mm.revise("sh-s", "Q", &tagged_body(&canary, "tagstale tagfresh"))
                 .expect("revise");
         });
@@ -488,28 +493,10 @@ fn document_page_values(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("status {status}, shows {shows}, lines {lines:?}"),
         )?;
         m.settle_follow_ups().await;
-        {
-            let instance = m.state().instance();
-            let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
-            let state = guard
-                .store()
-                .sibling_state("sheets")
-                .map_err(|e| e.to_string())?;
-            check(
-                state.reannounce,
-                "AHEAD on the document page marks Sheets for re-announce",
-                "it is not marked",
-            )?;
-            let held = guard
-                .store()
-                .sibling_document("sheets", "sh-a")
-                .map_err(|e| e.to_string())?;
-            check(
-                held.is_some(),
-                "the AHEAD item is still held: nothing deleted",
-                "it was deleted",
-            )?;
-        }
+        ahead_kept(
+            &m,
+            "AHEAD on the document page marks Sheets for re-announce",
+        )?;
         // UNKNOWN: withheld, naming the app as the search page does.
         let (status, lines, shows, body) = open(&mut m, &un, "tagunknown").await;
         let want = "Docs did not answer; 1 result withheld.";
@@ -583,15 +570,7 @@ fn mcp_document_values(ctx: &mut Ctx) -> Result<(), Failure> {
         )?;
         let never = "0".repeat(v.len());
         let (never_refused, never_text) = tool_document(&server, &never).await;
-        sheets.model().with(|mm| {
-            mm.set_rung(
-                "sh-nv",
-                Rung::Granted {
-                    to: [ana.to_string()].into(),
-                },
-            )
-            .expect("downgrade");
-        });
+        downgrade_keeping_grant(&sheets, ana);
         docs.faults().set_outage(Some(Outage::Status(503)));
         let (refused, text) = tool_document(&server, &v).await;
         check(
@@ -625,6 +604,92 @@ fn mcp_document_values(ctx: &mut Ctx) -> Result<(), Failure> {
     })
 }
 
+/// One way a fake Docs answers S2 without a clean answer: the shape's
+/// name, the malformed answer or the outage that makes it, and how many of
+/// the two pairs lose their clean answer.
+struct Shape {
+    name: &'static str,
+    malformed: Option<MalformedS2>,
+    outage: Option<Outage>,
+    lost: usize,
+}
+
+/// Every malformed S2 answer a fake can give, and a hang.
+const SHAPES: &[Shape] = &[
+    Shape {
+        name: "not JSON",
+        malformed: Some(MalformedS2::NotJson),
+        outage: None,
+        lost: 2,
+    },
+    Shape {
+        name: "empty",
+        malformed: Some(MalformedS2::Empty),
+        outage: None,
+        lost: 2,
+    },
+    Shape {
+        name: "truncated",
+        malformed: Some(MalformedS2::Truncated),
+        outage: None,
+        lost: 2,
+    },
+    Shape {
+        name: "trailing bytes",
+        malformed: Some(MalformedS2::TrailingBytes),
+        outage: None,
+        lost: 2,
+    },
+    Shape {
+        name: "missing item",
+        malformed: Some(MalformedS2::MissingItem),
+        outage: None,
+        lost: 1,
+    },
+    Shape {
+        name: "short response",
+        malformed: Some(MalformedS2::ShortResponse),
+        outage: None,
+        lost: 1,
+    },
+    Shape {
+        name: "duplicate item",
+        malformed: Some(MalformedS2::DuplicateItem),
+        outage: None,
+        lost: 1,
+    },
+    Shape {
+        name: "unknown value PERHAPS",
+        malformed: Some(MalformedS2::UnknownValue),
+        outage: None,
+        lost: 1,
+    },
+    Shape {
+        name: "subject kind mismatch",
+        malformed: Some(MalformedS2::KindMismatch),
+        outage: None,
+        lost: 2,
+    },
+    Shape {
+        name: "non-2xx 500",
+        malformed: Some(MalformedS2::Non2xx(500)),
+        outage: None,
+        lost: 2,
+    },
+    Shape {
+        name: "extra field",
+        malformed: Some(MalformedS2::ExtraField),
+        outage: None,
+        lost: 2,
+    },
+    Shape {
+        name: "hang past the deadline",
+        malformed: None,
+        outage: Some(Outage::Hang),
+        lost: 2,
+    },
+];
+
 fn malformed_answers(ctx: &mut Ctx) -> Result<(), Failure> {
     let ana = OWNERS[0];
     let canary = ctx.canary();
@@ -636,56 +701,6 @@ fn malformed_answers(ctx: &mut Ctx) -> Result<(), Failure> {
         m.add_item("dc-2", Rung::Team, "D", &tagged_body(&canary, "tagtwo"))
             .expect("item");
     });
-    // (shape, how many of the two pairs lose their clean answer)
-    let shapes: Vec<(String, Option<MalformedS2>, Option<Outage>, usize)> = vec![
-        ("not JSON".into(), Some(MalformedS2::NotJson), None, 2),
-        ("empty".into(), Some(MalformedS2::Empty), None, 2),
-        ("truncated".into(), Some(MalformedS2::Truncated), None, 2),
-        (
-            "trailing bytes".into(),
-            Some(MalformedS2::TrailingBytes),
-            None,
-            2,
-        ),
-        (
-            "missing item".into(),
-            Some(MalformedS2::MissingItem),
-            None,
-            1,
-        ),
-        (
-            "short response".into(),
-            Some(MalformedS2::ShortResponse),
-            None,
-            1,
-        ),
-        (
-            "duplicate item".into(),
-            Some(MalformedS2::DuplicateItem),
-            None,
-            1,
-        ),
-        (
-            "unknown value PERHAPS".into(),
-            Some(MalformedS2::UnknownValue),
-            None,
-            1,
-        ),
-        (
-            "subject kind mismatch".into(),
-            Some(MalformedS2::KindMismatch),
-            None,
-            2,
-        ),
-        (
-            "non-2xx 500".into(),
-            Some(MalformedS2::Non2xx(500)),
-            None,
-            2,
-        ),
-        ("extra field".into(), Some(MalformedS2::ExtraField), None, 2),
-        ("hang past the deadline".into(), None, Some(Outage::Hang), 2),
-    ];
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
         let clean = m.search(ana, &canary).await.response.body;
@@ -696,7 +711,13 @@ fn malformed_answers(ctx: &mut Ctx) -> Result<(), Failure> {
             "with no fault both Docs passages render (presence)",
             format!("withheld {:?}", Page::parse(&clean).withheld()),
         )?;
-        for (name, malformed, outage, lost) in shapes {
+        for &Shape {
+            name,
+            malformed,
+            outage,
+            lost,
+        } in SHAPES
+        {
             docs.faults().set_malformed_s2(malformed);
             docs.faults().set_outage(outage);
             let page = m.search(ana, &canary).await.response.body;

@@ -21,13 +21,14 @@
 
 use std::collections::BTreeSet;
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use memoria::Admission;
 use memoria::Clock;
+use memoria::ConnectorState;
 use memoria::EgressMode;
 use memoria::NewDocument;
 use memoria::connector::{
@@ -68,37 +69,86 @@ pub static GATE: Gate = Gate {
         Case {
             id: "7/timeout-deletes-nothing",
             desc: "6 items searchable; one removed at the source; the first page never answers; the sync times out in simulated time, deletes nothing, and records the attempt as a timeout with last_complete_at and the removed item's last_seen_at unchanged; cleared, a complete sync deletes the removed item.",
-            run: timeout_deletes_nothing,
+            run: |ctx| {
+                FaultRow {
+                    fault: |f| f.hang_from_page = Some(0),
+                    overrun: Overrun::None,
+                    kind: FailureKind::Timeout,
+                }
+                .run(ctx)
+            },
         },
         Case {
             id: "7/rate-limit-deletes-nothing",
             desc: "6 items searchable; one removed; the second page answers 429; nothing is deleted, the failure is recorded as rate_limited; cleared, a complete sync deletes the removed item.",
-            run: rate_limit_deletes_nothing,
+            run: |ctx| {
+                FaultRow {
+                    fault: |f| f.rate_limit_from_page = Some(1),
+                    overrun: Overrun::None,
+                    kind: FailureKind::RateLimited,
+                }
+                .run(ctx)
+            },
         },
         Case {
             id: "7/partial-page-deletes-nothing",
             desc: "6 items searchable; one removed; the last page arrives cut in half without its end marker; nothing is deleted, the failure is recorded as partial_page; cleared, a complete sync deletes the removed item.",
-            run: partial_page_deletes_nothing,
+            run: |ctx| {
+                FaultRow {
+                    fault: |f| f.partial_last_page = true,
+                    overrun: Overrun::None,
+                    kind: FailureKind::PartialPage,
+                }
+                .run(ctx)
+            },
         },
         Case {
             id: "7/expired-credential-deletes-nothing",
             desc: "6 items searchable; one removed; every call answers 401; nothing is deleted, the failure is recorded as credential_expired; cleared, a complete sync deletes the removed item.",
-            run: expired_credential_deletes_nothing,
+            run: |ctx| {
+                FaultRow {
+                    fault: |f| f.credential_expired = true,
+                    overrun: Overrun::None,
+                    kind: FailureKind::CredentialExpired,
+                }
+                .run(ctx)
+            },
         },
         Case {
             id: "7/permission-error-on-sub-collection-deletes-nothing",
             desc: "6 items searchable, one in a private collection; one removed; the page listing the private collection answers 403; nothing is deleted, the failure is recorded as permission_denied; cleared, a complete sync deletes the removed item.",
-            run: forbidden_collection_deletes_nothing,
+            run: |ctx| {
+                FaultRow {
+                    fault: |f| f.forbidden_collection = Some("private".into()),
+                    overrun: Overrun::None,
+                    kind: FailureKind::PermissionDenied,
+                }
+                .run(ctx)
+            },
         },
         Case {
             id: "7/entry-cap-overrun-deletes-nothing",
             desc: "6 items searchable; one removed; the first page lists more entries than the enumeration's entry cap (the first page's items repeated past it); the listing is not truncated into a complete one: nothing is deleted, the failure is recorded as too_large; cleared, a complete sync deletes the removed item.",
-            run: entry_cap_overrun_deletes_nothing,
+            run: |ctx| {
+                FaultRow {
+                    fault: |_| {},
+                    overrun: Overrun::Entries,
+                    kind: FailureKind::TooLarge,
+                }
+                .run(ctx)
+            },
         },
         Case {
             id: "7/page-cap-overrun-deletes-nothing",
             desc: "6 items searchable; one removed; the source answers empty pages, each with a next token, up to the enumeration's page cap before its real pages; nothing is deleted, the failure is recorded as too_large; cleared, a complete sync deletes the removed item.",
-            run: page_cap_overrun_deletes_nothing,
+            run: |ctx| {
+                FaultRow {
+                    fault: |_| {},
+                    overrun: Overrun::Pages,
+                    kind: FailureKind::TooLarge,
+                }
+                .run(ctx)
+            },
         },
         Case {
             id: "7/unreadable-subfolder-deletes-nothing",
@@ -516,62 +566,25 @@ fn fails_and_deletes_nothing(
     }))
 }
 
-fn timeout_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
-    let faults = ConnectorFaults {
-        hang_from_page: Some(0),
-        ..ConnectorFaults::default()
-    };
-    fails_and_deletes_nothing(ctx, faults, Overrun::None, FailureKind::Timeout)
+/// One failing enumeration, the row of its case in [`GATE`]: the fault the
+/// fake connector is given, how its listing is stretched, and the failure it
+/// is recorded as.
+struct FaultRow {
+    /// The fault knob the failing sync turns on.
+    fault: fn(&mut ConnectorFaults),
+    /// How the listing is stretched past the caps.
+    overrun: Overrun,
+    /// The failure the sync must report and record.
+    kind: FailureKind,
 }
 
-fn rate_limit_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
-    let faults = ConnectorFaults {
-        rate_limit_from_page: Some(1),
-        ..ConnectorFaults::default()
-    };
-    fails_and_deletes_nothing(ctx, faults, Overrun::None, FailureKind::RateLimited)
-}
-
-fn partial_page_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
-    let faults = ConnectorFaults {
-        partial_last_page: true,
-        ..ConnectorFaults::default()
-    };
-    fails_and_deletes_nothing(ctx, faults, Overrun::None, FailureKind::PartialPage)
-}
-
-fn expired_credential_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
-    let faults = ConnectorFaults {
-        credential_expired: true,
-        ..ConnectorFaults::default()
-    };
-    fails_and_deletes_nothing(ctx, faults, Overrun::None, FailureKind::CredentialExpired)
-}
-
-fn forbidden_collection_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
-    let faults = ConnectorFaults {
-        forbidden_collection: Some("private".into()),
-        ..ConnectorFaults::default()
-    };
-    fails_and_deletes_nothing(ctx, faults, Overrun::None, FailureKind::PermissionDenied)
-}
-
-fn entry_cap_overrun_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
-    fails_and_deletes_nothing(
-        ctx,
-        ConnectorFaults::default(),
-        Overrun::Entries,
-        FailureKind::TooLarge,
-    )
-}
-
-fn page_cap_overrun_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
-    fails_and_deletes_nothing(
-        ctx,
-        ConnectorFaults::default(),
-        Overrun::Pages,
-        FailureKind::TooLarge,
-    )
+impl FaultRow {
+    /// The row's case, through the one body.
+    fn run(&self, ctx: &mut Ctx) -> Result<(), Failure> {
+        let mut faults = ConnectorFaults::default();
+        (self.fault)(&mut faults);
+        fails_and_deletes_nothing(ctx, faults, self.overrun, self.kind)
+    }
 }
 
 const FOLDER_FILES: [&str; 4] = ["a.md", "b.md", "locked/c.md", "locked/d.md"];
@@ -591,56 +604,137 @@ fn set_mode(_path: &Path, _mode: u32) -> std::io::Result<()> {
     Ok(())
 }
 
-fn unreadable_subfolder_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
-    let canary = ctx.canary();
-    let root = ctx.dir("folder");
-    let locked = root.join("locked");
-    std::fs::create_dir_all(&locked).expect("subfolder");
-    for f in FOLDER_FILES {
-        std::fs::write(
-            root.join(f),
-            format!("# {}\n\nThe {canary} figure is here.\n", folder_title(f)),
+/// The real folder connector's rig: the case's folder of titled files, each
+/// holding its canary, and memoria on a hand clock with a runtime to sync in.
+struct FolderRig {
+    root: PathBuf,
+    canary: String,
+    clock: HandClock,
+    runtime: tokio::runtime::Runtime,
+    m: Instance,
+}
+
+impl FolderRig {
+    /// Writes `files` (paths under the folder) and wakes memoria beside it.
+    fn new(ctx: &mut Ctx, files: &[&str]) -> Result<FolderRig, Failure> {
+        let canary = ctx.canary();
+        let root = ctx.dir("folder");
+        for f in files {
+            let path = root.join(f);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).expect("subfolder");
+            }
+            std::fs::write(
+                path,
+                format!("# {}\n\nThe {canary} figure is here.\n", folder_title(f)),
+            )
+            .expect("a file");
+        }
+        let clock = HandClock::at(1_796_029_200);
+        let m = Instance::wake(
+            InstanceConfig {
+                data_dir: ctx.dir("data"),
+                admission: Admission::parse(&OWNERS.join(",")).expect("owners"),
+                egress: EgressMode::AiOff,
+            },
+            Sealer::new(&Dek::from_bytes([7u8; 32])),
+            Arc::new(clock.clone()),
         )
-        .expect("a file");
+        .map_err(|e| Failure::new("memoria wakes", e.to_string()))?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime");
+        Ok(FolderRig {
+            root,
+            canary,
+            clock,
+            runtime,
+            m,
+        })
     }
-    let clock = HandClock::at(1_796_029_200);
-    let mut m = Instance::wake(
-        InstanceConfig {
-            data_dir: ctx.dir("data"),
-            admission: Admission::parse(&OWNERS.join(",")).expect("owners"),
-            egress: EgressMode::AiOff,
-        },
-        Sealer::new(&Dek::from_bytes([7u8; 32])),
-        Arc::new(clock.clone()),
-    )
-    .map_err(|e| Failure::new("memoria wakes", e.to_string()))?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("a runtime");
-    let run = |m: &mut Instance, source: &FolderSource| {
-        clock.advance(60);
-        runtime
-            .block_on(sync(m, source))
+
+    /// A minute on, one sync of `source`.
+    fn run(&mut self, source: &FolderSource) -> Result<SyncReport, Failure> {
+        self.clock.advance(60);
+        self.runtime
+            .block_on(sync(&mut self.m, source))
             .map_err(|e| Failure::new("the sync runs to a report", e.to_string()))
-    };
+    }
+
+    /// Titles of the documents a search for the canary shows.
+    fn shown(&self) -> Result<BTreeSet<String>, Failure> {
+        searchable(&self.m, &self.canary).map_err(|e| decode(Err(e)).unwrap_err())
+    }
+
+    /// The first walk of `source`: complete, a document for each of `all`'s
+    /// files, every one searchable (`presence` says so); returns its time.
+    fn first_walk(
+        &mut self,
+        source: &FolderSource,
+        all: &BTreeSet<String>,
+        presence: &str,
+    ) -> Result<i64, Failure> {
+        let first = self.run(source)?;
+        ensure(
+            first.is_complete() && first.created == all.len(),
+            format!(
+                "the first walk is complete and creates {} documents",
+                all.len()
+            ),
+            format!("{first:?}"),
+        )?;
+        let before = self.shown()?;
+        ensure(
+            before == *all,
+            presence,
+            format!("{} of them are", before.len()),
+        )?;
+        Ok(self.clock.now_unix_s())
+    }
+
+    /// The walk that just failed is recorded: at this minute, as `kind` (the
+    /// recorded word, spelled out), the last complete walk still at
+    /// `complete_at`.
+    fn failure_recorded(
+        &self,
+        source: &FolderSource,
+        kind: &str,
+        complete_at: i64,
+    ) -> Result<(), Failure> {
+        let state = self.state(source)?;
+        ensure(
+            state.last_failure.as_deref() == Some(kind)
+                && state.last_attempt_at == Some(self.clock.now_unix_s())
+                && state.last_complete_at == Some(complete_at),
+            format!(
+                "the failed walk is recorded: its time, {kind}, and the last complete walk's time"
+            ),
+            format!("{state:?}"),
+        )
+    }
+
+    /// The recorded state of `source`'s enumerations.
+    fn state(&self, source: &FolderSource) -> Result<ConnectorState, Failure> {
+        self.m
+            .store()
+            .connector_state(source.name())
+            .map_err(|e| Failure::new("the connector state reads", e.to_string()))
+    }
+}
+
+fn unreadable_subfolder_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let mut rig = FolderRig::new(ctx, &FOLDER_FILES)?;
+    let root = rig.root.clone();
+    let locked = root.join("locked");
     let all: BTreeSet<String> = FOLDER_FILES.iter().map(|f| folder_title(f)).collect();
-    let shown = |m: &Instance| searchable(m, &canary).map_err(|e| decode(Err(e)).unwrap_err());
 
     let plain = FolderSource::new(&root);
-    let first = run(&mut m, &plain)?;
-    ensure(
-        first.is_complete() && first.created == 4,
-        "the first walk is complete and creates 4 documents",
-        format!("{first:?}"),
-    )?;
-    let before = shown(&m)?;
-    ensure(
-        before == all,
+    let complete_at = rig.first_walk(
+        &plain,
+        &all,
         "all 4 files, 2 in the subfolder, are searchable (presence)",
-        format!("{} of them are", before.len()),
     )?;
-    let complete_at = clock.now_unix_s();
 
     std::fs::remove_file(locked.join("d.md")).expect("remove");
     set_mode(&locked, 0o000).expect("chmod 000");
@@ -653,7 +747,7 @@ fn unreadable_subfolder_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
             "an injected EACCES (running as root: chmod 000 does not stop a read)",
         )
     };
-    let failed = run(&mut m, &source);
+    let failed = rig.run(&source);
     set_mode(&locked, 0o755).expect("chmod back");
     let failed = failed?;
     ensure(
@@ -663,7 +757,7 @@ fn unreadable_subfolder_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
         ),
         format!("{failed:?}"),
     )?;
-    let during = shown(&m)?;
+    let during = rig.shown()?;
     ensure(
         during == all,
         format!(
@@ -675,22 +769,12 @@ fn unreadable_subfolder_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
             all.len()
         ),
     )?;
-    let state = m
-        .store()
-        .connector_state(plain.name())
-        .map_err(|e| Failure::new("the connector state reads", e.to_string()))?;
-    ensure(
-        state.last_failure.as_deref() == Some("permission_denied")
-            && state.last_attempt_at == Some(clock.now_unix_s())
-            && state.last_complete_at == Some(complete_at),
-        "the failed walk is recorded: its time, permission_denied, and the last complete walk's time",
-        format!("{state:?}"),
-    )?;
+    rig.failure_recorded(&plain, "permission_denied", complete_at)?;
 
-    let last = run(&mut m, &plain)?;
+    let last = rig.run(&plain)?;
     let mut expected = all;
     expected.remove(&folder_title("locked/d.md"));
-    let after = shown(&m)?;
+    let after = rig.shown()?;
     ensure(
         last.is_complete() && last.deleted == 1 && after == expected,
         "readable again, a complete walk deletes the removed file and only it",
@@ -699,65 +783,19 @@ fn unreadable_subfolder_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn missing_folder_root_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
-    let canary = ctx.canary();
-    let root = ctx.dir("folder");
     let files = ["a.md", "b.md"];
-    for f in files {
-        std::fs::write(
-            root.join(f),
-            format!("# {}\n\nThe {canary} figure is here.\n", folder_title(f)),
-        )
-        .expect("a file");
-    }
-    let clock = HandClock::at(1_796_029_200);
-    let mut m = Instance::wake(
-        InstanceConfig {
-            data_dir: ctx.dir("data"),
-            admission: Admission::parse(&OWNERS.join(",")).expect("owners"),
-            egress: EgressMode::AiOff,
-        },
-        Sealer::new(&Dek::from_bytes([7u8; 32])),
-        Arc::new(clock.clone()),
-    )
-    .map_err(|e| Failure::new("memoria wakes", e.to_string()))?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("a runtime");
-    let run = |m: &mut Instance, source: &FolderSource| {
-        clock.advance(60);
-        runtime
-            .block_on(sync(m, source))
-            .map_err(|e| Failure::new("the sync runs to a report", e.to_string()))
-    };
+    let mut rig = FolderRig::new(ctx, &files)?;
+    let root = rig.root.clone();
     let all: BTreeSet<String> = files.iter().map(|f| folder_title(f)).collect();
-    let shown = |m: &Instance| searchable(m, &canary).map_err(|e| decode(Err(e)).unwrap_err());
-    let state = |m: &Instance, source: &FolderSource| {
-        m.store()
-            .connector_state(source.name())
-            .map_err(|e| Failure::new("the connector state reads", e.to_string()))
-    };
 
     let source = FolderSource::new(&root);
-    let first = run(&mut m, &source)?;
-    ensure(
-        first.is_complete() && first.created == files.len(),
-        "the first walk is complete and creates 2 documents",
-        format!("{first:?}"),
-    )?;
-    let before = shown(&m)?;
-    ensure(
-        before == all,
-        "both files are searchable (presence)",
-        format!("{} of them are", before.len()),
-    )?;
-    let complete_at = clock.now_unix_s();
+    let complete_at = rig.first_walk(&source, &all, "both files are searchable (presence)")?;
 
     // One file removed, then the whole folder gone: an unmounted drive.
     std::fs::remove_file(root.join("b.md")).expect("remove");
     let unmounted = root.with_file_name("folder-unmounted");
     std::fs::rename(&root, &unmounted).expect("move the folder away");
-    let gone = run(&mut m, &source);
+    let gone = rig.run(&source);
     std::fs::rename(&unmounted, &root).expect("move the folder back");
     let gone = gone?;
     ensure(
@@ -765,35 +803,28 @@ fn missing_folder_root_deletes_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
         "with the folder's root gone, the walk fails as not_found and deletes nothing",
         format!("{gone:?}"),
     )?;
-    let during = shown(&m)?;
+    let during = rig.shown()?;
     ensure(
         during == all,
         "with the folder's root gone, both files are still searchable",
         format!("{} of them are", during.len()),
     )?;
-    let failed = state(&m, &source)?;
-    ensure(
-        failed.last_failure.as_deref() == Some("not_found")
-            && failed.last_attempt_at == Some(clock.now_unix_s())
-            && failed.last_complete_at == Some(complete_at),
-        "the failed walk is recorded: its time, not_found, and the last complete walk's time",
-        format!("{failed:?}"),
-    )?;
+    rig.failure_recorded(&source, "not_found", complete_at)?;
 
-    let last = run(&mut m, &source)?;
+    let last = rig.run(&source)?;
     let mut expected = all;
     expected.remove(&folder_title("b.md"));
-    let after = shown(&m)?;
+    let after = rig.shown()?;
     ensure(
         last.is_complete() && last.deleted == 1 && after == expected,
         "moved back, a complete walk deletes the removed file and only it",
         format!("{last:?}, {} searchable", after.len()),
     )?;
-    let cleared = state(&m, &source)?;
+    let cleared = rig.state(&source)?;
     ensure(
         cleared.last_failure.is_none()
-            && cleared.last_attempt_at == Some(clock.now_unix_s())
-            && cleared.last_complete_at == Some(clock.now_unix_s()),
+            && cleared.last_attempt_at == Some(rig.clock.now_unix_s())
+            && cleared.last_complete_at == Some(rig.clock.now_unix_s()),
         "the complete walk clears the recorded failure and is the last complete walk",
         format!("{cleared:?}"),
     )

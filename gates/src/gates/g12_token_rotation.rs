@@ -32,8 +32,8 @@ use bytes::Bytes;
 use http_body_util::Full;
 use memoria::exchange;
 use memoria_simulator::{
-    CallKind, Drain, DrainRefusal, MEMORIA_CONSUMER, Memoria, OWNERS, PhaseReport, Rung,
-    SIBLING_PORT, SiblingSpec, Stop, Trace, TurmoilDialer, World,
+    CallKind, Drain, DrainRefusal, FakeSibling, MEMORIA_CONSUMER, Memoria, OWNERS, PhaseReport,
+    Rung, SIBLING_PORT, SiblingSpec, Stop, Trace, TurmoilDialer, World,
 };
 
 use crate::rigs::sim::{check, run_world};
@@ -144,6 +144,75 @@ fn fixture(ctx: &mut Ctx) -> (World, Drain, String) {
     (world, drain, canary)
 }
 
+/// What every rotation case runs with: the fixture's trace and drain, the
+/// canary its passages carry, the seed a second rotation is drawn from, and
+/// each sibling's fake, in [`APPS`]' order.
+struct Rig {
+    trace: Trace,
+    drain: Drain,
+    canary: String,
+    seed: u64,
+    fakes: Vec<FakeSibling>,
+}
+
+impl Rig {
+    /// A clean search ([`clean`]) after `step`.
+    async fn clean(
+        &self,
+        m: &mut Memoria,
+        step: &str,
+    ) -> Result<BTreeMap<String, Option<u32>>, String> {
+        clean(m, &self.trace, &self.canary, step).await
+    }
+
+    /// A clean search after `step`, after which memoria's S2 carried the
+    /// epochs `at` at Sheets, Docs and Calendar (`claim` says so).
+    async fn clean_at(
+        &self,
+        m: &mut Memoria,
+        step: &str,
+        at: [u32; 3],
+        claim: impl AsRef<str>,
+    ) -> Result<(), String> {
+        let e = self.clean(m, step).await?;
+        check(e == epochs(at), claim, format!("{e:?}"))
+    }
+
+    /// Each sibling's consumers row: the tokens it accepts for memoria, at
+    /// their epochs.
+    fn rows(&self) -> Vec<Vec<(String, u32)>> {
+        self.fakes
+            .iter()
+            .map(FakeSibling::accepted_epochs)
+            .collect()
+    }
+
+    /// The drain of a second rotation, from this one's new tokens.
+    fn second(&self) -> Drain {
+        self.drain.next(self.seed ^ 0x1212)
+    }
+}
+
+/// Runs `scenario` in the fixture's world once memoria has warmed up.
+fn rotating<F, Fut>(ctx: &mut Ctx, scenario: F) -> Result<(), Failure>
+where
+    F: FnOnce(Memoria, Rig) -> Fut + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + 'static,
+{
+    let (world, drain, canary) = fixture(ctx);
+    let rig = Rig {
+        trace: world.trace().clone(),
+        drain,
+        canary,
+        seed: ctx.seed(),
+        fakes: APPS.iter().map(|a| world.fake(a).clone()).collect(),
+    };
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        scenario(m, rig).await
+    })
+}
+
 fn host(app: &str) -> String {
     format!("acme.{app}.oficina.works")
 }
@@ -215,9 +284,12 @@ async fn clean(
     Ok(epochs)
 }
 
-fn epochs_all(epoch: u32) -> BTreeMap<String, Option<u32>> {
+/// The epochs memoria's S2 carries at Sheets, Docs and Calendar, as
+/// [`clean`] returns them.
+fn epochs(at: [u32; 3]) -> BTreeMap<String, Option<u32>> {
     APPS.iter()
-        .map(|a| ((*a).to_owned(), Some(epoch)))
+        .zip(at)
+        .map(|(a, epoch)| ((*a).to_owned(), Some(epoch)))
         .collect()
 }
 
@@ -258,6 +330,10 @@ impl Expect {
 
 /// A phase run at every sibling, changing each.
 const EVERYWHERE: Expect = report(&APPS, &[], &[]);
+/// A phase stopped after Sheets, changing it alone.
+const SHEETS_ONLY: Expect = report(&["sheets"], &[], &["docs", "calendar"]);
+/// A phase resumed after Sheets, changing Docs and Calendar.
+const THE_REST: Expect = report(&["docs", "calendar"], &["sheets"], &[]);
 
 fn report_is(step: &str, r: &PhaseReport, want: Expect) -> Result<(), String> {
     let refused: Vec<(String, DrainRefusal)> = want
@@ -311,12 +387,11 @@ struct Step {
     then: Then,
 }
 
-/// Runs `steps` with `drain` in order, judging each row; the first row
+/// Runs `steps` with `drain` (the rig's, or a second rotation's) in order, judging each row; the first row
 /// that does not hold fails the walk, naming its label.
 async fn walk_steps(
     m: &mut Memoria,
-    trace: &Trace,
-    canary: &str,
+    rig: &Rig,
     drain: &Drain,
     steps: &[Step],
 ) -> Result<(), String> {
@@ -330,23 +405,15 @@ async fn walk_steps(
         match s.then {
             Then::Next => {}
             Then::Clean => {
-                clean(m, trace, canary, s.label).await?;
+                rig.clean(m, s.label).await?;
             }
             Then::Epochs(want) => {
-                let e = clean(m, trace, canary, s.label).await?;
-                let want: BTreeMap<String, Option<u32>> = APPS
-                    .iter()
-                    .zip(want)
-                    .map(|(a, epoch)| ((*a).to_owned(), Some(epoch)))
-                    .collect();
-                check(
-                    e == want,
-                    format!(
-                        "{}: memoria's S2 carries the token epochs {want:?}",
-                        s.label
-                    ),
-                    format!("{e:?}"),
-                )?;
+                let claim = format!(
+                    "{}: memoria's S2 carries the token epochs {:?}",
+                    s.label,
+                    epochs(want)
+                );
+                rig.clean_at(m, s.label, want, claim).await?;
             }
         }
     }
@@ -399,19 +466,19 @@ const WALK: &[Step] = &[
     Step {
         label: "phase 1 stopped after Sheets",
         phase: Phase::Expand(Stop::After(1)),
-        expect: report(&["sheets"], &[], &["docs", "calendar"]),
+        expect: SHEETS_ONLY,
         then: Then::Clean,
     },
     Step {
         label: "phase 1 resumed",
         phase: Phase::Expand(Stop::AtEnd),
-        expect: report(&["docs", "calendar"], &["sheets"], &[]),
+        expect: THE_REST,
         then: Then::Clean,
     },
     Step {
         label: "phase 2 stopped after Sheets (a partial delivery)",
         phase: Phase::Switch(Stop::After(1)),
-        expect: report(&["sheets"], &[], &["docs", "calendar"]),
+        expect: SHEETS_ONLY,
         then: Then::Epochs([NEW_EPOCH, OLD_EPOCH, OLD_EPOCH]),
     },
     Step {
@@ -423,7 +490,7 @@ const WALK: &[Step] = &[
     Step {
         label: "phase 2 resumed",
         phase: Phase::Switch(Stop::AtEnd),
-        expect: report(&["docs", "calendar"], &["sheets"], &[]),
+        expect: THE_REST,
         then: Then::Epochs([NEW_EPOCH; 3]),
     },
     Step {
@@ -441,19 +508,17 @@ const WALK: &[Step] = &[
 ];
 
 fn walk(ctx: &mut Ctx) -> Result<(), Failure> {
-    let (world, drain, canary) = fixture(ctx);
-    let trace = world.trace().clone();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
-        let e = clean(&mut m, &trace, &canary, "before the rotation").await?;
-        check(
-            e == epochs_all(OLD_EPOCH),
+    rotating(ctx, |mut m, rig| async move {
+        rig.clean_at(
+            &mut m,
+            "before the rotation",
+            [OLD_EPOCH; 3],
             "before the rotation memoria carries its old token everywhere",
-            format!("{e:?}"),
-        )?;
-        walk_steps(&mut m, &trace, &canary, &drain, WALK).await?;
+        )
+        .await?;
+        walk_steps(&mut m, &rig, &rig.drain, WALK).await?;
         m.question_pulls(OWNERS[0]).await;
-        let events = trace.events();
+        let events = rig.trace.events();
         check(
             events
                 .iter()
@@ -463,39 +528,39 @@ fn walk(ctx: &mut Ctx) -> Result<(), Failure> {
             "memoria's S1 polls after the rotation are answered",
             "an S1 poll was refused",
         )?;
-        old_refused_new_accepted(&drain, &trace).await
+        old_refused_new_accepted(&rig.drain, &rig.trace).await
     })
 }
 
 fn new_token_without_restart(ctx: &mut Ctx) -> Result<(), Failure> {
-    let (world, drain, canary) = fixture(ctx);
-    let trace = world.trace().clone();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
-        let e = clean(&mut m, &trace, &canary, "before the rotation").await?;
-        check(
-            e == epochs_all(OLD_EPOCH),
+    rotating(ctx, |mut m, rig| async move {
+        rig.clean_at(
+            &mut m,
+            "before the rotation",
+            [OLD_EPOCH; 3],
             "before the rotation every sibling sees memoria's old token (presence)",
-            format!("{e:?}"),
-        )?;
-        report_is("phase 1", &drain.expand(Stop::AtEnd), EVERYWHERE)?;
-        let e = clean(&mut m, &trace, &canary, "both tokens accepted").await?;
-        check(
-            e == epochs_all(OLD_EPOCH),
+        )
+        .await?;
+        report_is("phase 1", &rig.drain.expand(Stop::AtEnd), EVERYWHERE)?;
+        rig.clean_at(
+            &mut m,
+            "both tokens accepted",
+            [OLD_EPOCH; 3],
             "with both tokens accepted memoria still sends the old one: nothing was delivered",
-            format!("{e:?}"),
-        )?;
+        )
+        .await?;
         let instance = m.state().instance();
-        report_is("phase 2", &drain.switch(&m, Stop::AtEnd), EVERYWHERE)?;
-        let e = clean(&mut m, &trace, &canary, "after the switch").await?;
-        check(
-            e == epochs_all(NEW_EPOCH),
+        report_is("phase 2", &rig.drain.switch(&m, Stop::AtEnd), EVERYWHERE)?;
+        rig.clean_at(
+            &mut m,
+            "after the switch",
+            [NEW_EPOCH; 3],
             "after phase 2 memoria's next S2 at every sibling carries the new token",
-            format!("{e:?}"),
-        )?;
-        let from = trace.events().len();
+        )
+        .await?;
+        let from = rig.trace.events().len();
         m.question_pulls(OWNERS[0]).await;
-        let polls: Vec<(String, Option<u32>)> = trace.events()[from..]
+        let polls: Vec<(String, Option<u32>)> = rig.trace.events()[from..]
             .iter()
             .filter(|e| e.call == CallKind::S1)
             .map(|e| (e.callee.clone(), e.epoch))
@@ -514,30 +579,26 @@ fn new_token_without_restart(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn no_contract_before_observation(ctx: &mut Ctx) -> Result<(), Failure> {
-    let (world, drain, canary) = fixture(ctx);
-    let trace = world.trace().clone();
-    let fakes: Vec<_> = APPS.iter().map(|a| world.fake(a).clone()).collect();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
+    rotating(ctx, |mut m, rig| async move {
         let old_accepted = |apps: &[&str]| {
-            fakes
+            rig.fakes
                 .iter()
                 .zip(APPS)
                 .filter(|(_, a)| apps.contains(a))
                 .all(|(f, a)| {
-                    f.token_epoch(MEMORIA_CONSUMER, drain.old_token(a))
+                    f.token_epoch(MEMORIA_CONSUMER, rig.drain.old_token(a))
                         .is_some()
                 })
         };
-        report_is("phase 1", &drain.expand(Stop::AtEnd), EVERYWHERE)?;
+        report_is("phase 1", &rig.drain.expand(Stop::AtEnd), EVERYWHERE)?;
         report_is(
             "phase 2 for Sheets only",
-            &drain.switch(&m, Stop::After(1)),
-            report(&["sheets"], &[], &["docs", "calendar"]),
+            &rig.drain.switch(&m, Stop::After(1)),
+            SHEETS_ONLY,
         )?;
         report_is(
             "before memoria has called with the new token, phase 3",
-            &drain.contract(Stop::AtEnd),
+            &rig.drain.contract(Stop::AtEnd),
             report(&[], &[], &[]).refusing(&APPS),
         )?;
         check(
@@ -545,10 +606,10 @@ fn no_contract_before_observation(ctx: &mut Ctx) -> Result<(), Failure> {
             "every sibling still accepts the old token",
             "one was retired",
         )?;
-        clean(&mut m, &trace, &canary, "after the refused contract").await?;
+        rig.clean(&mut m, "after the refused contract").await?;
         report_is(
             "once memoria was seen using the new token at Sheets, phase 3",
-            &drain.contract(Stop::AtEnd),
+            &rig.drain.contract(Stop::AtEnd),
             report(&["sheets"], &[], &[]).refusing(&["docs", "calendar"]),
         )?;
         check(
@@ -556,45 +617,30 @@ fn no_contract_before_observation(ctx: &mut Ctx) -> Result<(), Failure> {
             "Sheets no longer accepts the old token; Docs and Calendar still do",
             "the accepted tokens are otherwise",
         )?;
-        clean(&mut m, &trace, &canary, "after Sheets contracted").await?;
+        rig.clean(&mut m, "after Sheets contracted").await?;
         report_is(
             "phase 2 resumed",
-            &drain.switch(&m, Stop::AtEnd),
-            report(&["docs", "calendar"], &["sheets"], &[]),
+            &rig.drain.switch(&m, Stop::AtEnd),
+            THE_REST,
         )?;
-        clean(&mut m, &trace, &canary, "after the whole delivery").await?;
+        rig.clean(&mut m, "after the whole delivery").await?;
         report_is(
             "phase 3 once observed everywhere",
-            &drain.contract(Stop::AtEnd),
-            report(&["docs", "calendar"], &["sheets"], &[]),
+            &rig.drain.contract(Stop::AtEnd),
+            THE_REST,
         )?;
         check(
             !old_accepted(&["sheets"]) && !old_accepted(&["docs"]) && !old_accepted(&["calendar"]),
             "no sibling accepts the old token (presence: the drain does contract once it observed)",
             "one still does",
         )?;
-        clean(&mut m, &trace, &canary, "after the rotation").await?;
-        old_refused_new_accepted(&drain, &trace).await
+        rig.clean(&mut m, "after the rotation").await?;
+        old_refused_new_accepted(&rig.drain, &rig.trace).await
     })
 }
 
 fn rerun_is_a_no_op(ctx: &mut Ctx) -> Result<(), Failure> {
-    let (world, drain, canary) = fixture(ctx);
-    let trace = world.trace().clone();
-    let fakes: Vec<_> = APPS.iter().map(|a| world.fake(a).clone()).collect();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
-        let rows =
-            || -> Vec<Vec<(String, u32)>> { fakes.iter().map(|f| f.accepted_epochs()).collect() };
-        let files = |m: &Memoria| -> Vec<Vec<u8>> {
-            APPS.iter()
-                .map(|a| {
-                    m.token_file(a)
-                        .and_then(|p| std::fs::read(p).ok())
-                        .unwrap_or_default()
-                })
-                .collect()
-        };
+    rotating(ctx, |mut m, rig| async move {
         let no_op = |step: &str, r: &PhaseReport| {
             check(
                 r.is_no_op() && r.unchanged.len() == APPS.len(),
@@ -602,55 +648,56 @@ fn rerun_is_a_no_op(ctx: &mut Ctx) -> Result<(), Failure> {
                 format!("{r:?}"),
             )
         };
-        report_is("phase 1", &drain.expand(Stop::AtEnd), EVERYWHERE)?;
-        let after = rows();
-        no_op("phase 1", &drain.expand(Stop::AtEnd))?;
+        report_is("phase 1", &rig.drain.expand(Stop::AtEnd), EVERYWHERE)?;
+        let after = rig.rows();
+        no_op("phase 1", &rig.drain.expand(Stop::AtEnd))?;
         check(
-            rows() == after,
+            rig.rows() == after,
             "the consumers rows are as phase 1 left them",
-            format!("{:?}", rows()),
+            format!("{:?}", rig.rows()),
         )?;
-        clean(&mut m, &trace, &canary, "phase 1 run twice").await?;
+        rig.clean(&mut m, "phase 1 run twice").await?;
 
-        let before = files(&m);
-        report_is("phase 2", &drain.switch(&m, Stop::AtEnd), EVERYWHERE)?;
-        let delivered = files(&m);
+        let before = token_files(&m, &APPS);
+        report_is("phase 2", &rig.drain.switch(&m, Stop::AtEnd), EVERYWHERE)?;
+        let delivered = token_files(&m, &APPS);
         check(
             delivered != before,
             "phase 2 rewrote memoria's token files (presence)",
             "they are unchanged",
         )?;
-        no_op("phase 2", &drain.switch(&m, Stop::AtEnd))?;
+        no_op("phase 2", &rig.drain.switch(&m, Stop::AtEnd))?;
         check(
-            files(&m) == delivered,
+            token_files(&m, &APPS) == delivered,
             "memoria's token files are byte for byte as phase 2 left them",
             "they changed",
         )?;
-        let e = clean(&mut m, &trace, &canary, "phase 2 run twice").await?;
-        check(
-            e == epochs_all(NEW_EPOCH),
+        rig.clean_at(
+            &mut m,
+            "phase 2 run twice",
+            [NEW_EPOCH; 3],
             "memoria carries the new token",
-            format!("{e:?}"),
-        )?;
+        )
+        .await?;
 
-        report_is("phase 3", &drain.contract(Stop::AtEnd), EVERYWHERE)?;
-        let after = rows();
-        no_op("phase 3", &drain.contract(Stop::AtEnd))?;
+        report_is("phase 3", &rig.drain.contract(Stop::AtEnd), EVERYWHERE)?;
+        let after = rig.rows();
+        no_op("phase 3", &rig.drain.contract(Stop::AtEnd))?;
         check(
-            rows() == after,
+            rig.rows() == after,
             "the consumers rows are as phase 3 left them",
-            format!("{:?}", rows()),
+            format!("{:?}", rig.rows()),
         )?;
-        no_op("phase 1 after phase 3", &drain.expand(Stop::AtEnd))?;
+        no_op("phase 1 after phase 3", &rig.drain.expand(Stop::AtEnd))?;
         check(
-            rows() == after
+            rig.rows() == after
                 && after
                     .iter()
                     .all(|r| r == &[(MEMORIA_CONSUMER.to_owned(), NEW_EPOCH)]),
             "phase 1 run after phase 3 brings no old token back: each row holds the new token alone",
-            format!("{:?}", rows()),
+            format!("{:?}", rig.rows()),
         )?;
-        clean(&mut m, &trace, &canary, "every phase run twice").await?;
+        rig.clean(&mut m, "every phase run twice").await?;
         Ok(())
     })
 }
@@ -672,13 +719,10 @@ async fn withheld(m: &mut Memoria, trace: &Trace, canary: &str) -> (Vec<String>,
 }
 
 fn emergency_revocation(ctx: &mut Ctx) -> Result<(), Failure> {
-    let (world, drain, canary) = fixture(ctx);
-    let trace = world.trace().clone();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
-        clean(&mut m, &trace, &canary, "before the revocation").await?;
-        report_is("the revocation", &drain.revoke(), EVERYWHERE)?;
-        let (lines, body, statuses) = withheld(&mut m, &trace, &canary).await;
+    rotating(ctx, |mut m, rig| async move {
+        rig.clean(&mut m, "before the revocation").await?;
+        report_is("the revocation", &rig.drain.revoke(), EVERYWHERE)?;
+        let (lines, body, statuses) = withheld(&mut m, &rig.trace, &rig.canary).await;
         let expected: Vec<String> = APPS
             .iter()
             .map(|a| {
@@ -709,10 +753,10 @@ fn emergency_revocation(ctx: &mut Ctx) -> Result<(), Failure> {
         )?;
         report_is(
             "delivery to Sheets",
-            &drain.switch(&m, Stop::After(1)),
-            report(&["sheets"], &[], &["docs", "calendar"]),
+            &rig.drain.switch(&m, Stop::After(1)),
+            SHEETS_ONLY,
         )?;
-        let (lines, body, _) = withheld(&mut m, &trace, &canary).await;
+        let (lines, body, _) = withheld(&mut m, &rig.trace, &rig.canary).await;
         let mut want: Vec<String> = expected[1..].to_vec();
         want.sort();
         let mut sorted = lines.clone();
@@ -724,20 +768,18 @@ fn emergency_revocation(ctx: &mut Ctx) -> Result<(), Failure> {
         )?;
         report_is(
             "delivery everywhere",
-            &drain.switch(&m, Stop::AtEnd),
-            report(&["docs", "calendar"], &["sheets"], &[]),
+            &rig.drain.switch(&m, Stop::AtEnd),
+            THE_REST,
         )?;
-        clean(&mut m, &trace, &canary, "after the new token was delivered").await?;
+        rig.clean(&mut m, "after the new token was delivered")
+            .await?;
         Ok(())
     })
 }
 
 fn unreadable_token_file(ctx: &mut Ctx) -> Result<(), Failure> {
-    let (world, drain, canary) = fixture(ctx);
-    let trace = world.trace().clone();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
-        clean(&mut m, &trace, &canary, "before").await?;
+    rotating(ctx, |mut m, rig| async move {
+        rig.clean(&mut m, "before").await?;
         let docs_line = format!("Docs did not answer; {ITEMS_PER_APP} results withheld.");
         for (how, text) in [
             ("removed", None),
@@ -748,9 +790,9 @@ fn unreadable_token_file(ctx: &mut Ctx) -> Result<(), Failure> {
                 None => m.remove_token_file("docs")?,
                 Some(t) => m.write_token_file("docs", t)?,
             }
-            let from = trace.events().len();
-            let page = m.search(OWNERS[0], &canary).await;
-            let events = trace.events()[from..].to_vec();
+            let from = rig.trace.events().len();
+            let page = m.search(OWNERS[0], &rig.canary).await;
+            let events = rig.trace.events()[from..].to_vec();
             let to_docs = events.iter().filter(|e| e.callee == host("docs")).count();
             check(
                 to_docs == 0,
@@ -775,8 +817,8 @@ fn unreadable_token_file(ctx: &mut Ctx) -> Result<(), Failure> {
                 "one is missing",
             )?;
         }
-        m.set_sibling_token("docs", drain.old_token("docs"))?;
-        clean(&mut m, &trace, &canary, "the token file restored").await?;
+        m.set_sibling_token("docs", rig.drain.old_token("docs"))?;
+        rig.clean(&mut m, "the token file restored").await?;
         Ok(())
     })
 }
@@ -793,18 +835,15 @@ fn token_files(m: &Memoria, apps: &[&str]) -> Vec<Vec<u8>> {
 }
 
 fn no_switch_before_expand(ctx: &mut Ctx) -> Result<(), Failure> {
-    let (world, drain, canary) = fixture(ctx);
-    let trace = world.trace().clone();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
-        clean(&mut m, &trace, &canary, "before the rotation").await?;
+    rotating(ctx, |mut m, rig| async move {
+        rig.clean(&mut m, "before the rotation").await?;
         report_is(
             "phase 1 stopped after Sheets",
-            &drain.expand(Stop::After(1)),
-            report(&["sheets"], &[], &["docs", "calendar"]),
+            &rig.drain.expand(Stop::After(1)),
+            SHEETS_ONLY,
         )?;
         let before = token_files(&m, &["docs", "calendar"]);
-        let r = drain.switch(&m, Stop::AtEnd);
+        let r = rig.drain.switch(&m, Stop::AtEnd);
         check(
             r.changed == ["sheets"]
                 && r.unchanged.is_empty()
@@ -822,50 +861,40 @@ fn no_switch_before_expand(ctx: &mut Ctx) -> Result<(), Failure> {
             "Docs' and Calendar's token files are byte for byte as they were",
             "one was rewritten",
         )?;
-        let e = clean(&mut m, &trace, &canary, "phase 2 ahead of phase 1").await?;
-        check(
-            e["sheets"] == Some(NEW_EPOCH)
-                && e["docs"] == Some(OLD_EPOCH)
-                && e["calendar"] == Some(OLD_EPOCH),
+        rig.clean_at(
+            &mut m,
+            "phase 2 ahead of phase 1",
+            [NEW_EPOCH, OLD_EPOCH, OLD_EPOCH],
             "memoria carries the new token at Sheets and the old at Docs and Calendar",
-            format!("{e:?}"),
-        )?;
-        report_is(
-            "phase 1 resumed",
-            &drain.expand(Stop::AtEnd),
-            report(&["docs", "calendar"], &["sheets"], &[]),
-        )?;
+        )
+        .await?;
+        report_is("phase 1 resumed", &rig.drain.expand(Stop::AtEnd), THE_REST)?;
         report_is(
             "phase 2 resumed",
-            &drain.switch(&m, Stop::AtEnd),
-            report(&["docs", "calendar"], &["sheets"], &[]),
+            &rig.drain.switch(&m, Stop::AtEnd),
+            THE_REST,
         )?;
-        let e = clean(&mut m, &trace, &canary, "phase 2 resumed").await?;
-        check(
-            e == epochs_all(NEW_EPOCH),
+        rig.clean_at(
+            &mut m,
+            "phase 2 resumed",
+            [NEW_EPOCH; 3],
             "memoria carries the new token everywhere",
-            format!("{e:?}"),
         )
+        .await
     })
 }
 
 fn no_third_token(ctx: &mut Ctx) -> Result<(), Failure> {
-    let (world, drain, canary) = fixture(ctx);
-    let second = drain.next(ctx.seed() ^ 0x1212);
-    let trace = world.trace().clone();
-    let fakes: Vec<_> = APPS.iter().map(|a| world.fake(a).clone()).collect();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
-        let rows =
-            || -> Vec<Vec<(String, u32)>> { fakes.iter().map(|f| f.accepted_epochs()).collect() };
-        report_is("phase 1", &drain.expand(Stop::AtEnd), EVERYWHERE)?;
+    rotating(ctx, |mut m, rig| async move {
+        let second = rig.second();
+        report_is("phase 1", &rig.drain.expand(Stop::AtEnd), EVERYWHERE)?;
         report_is(
             "phase 2 for Sheets only",
-            &drain.switch(&m, Stop::After(1)),
-            report(&["sheets"], &[], &["docs", "calendar"]),
+            &rig.drain.switch(&m, Stop::After(1)),
+            SHEETS_ONLY,
         )?;
-        clean(&mut m, &trace, &canary, "mid-rotation").await?;
-        let held = rows();
+        rig.clean(&mut m, "mid-rotation").await?;
+        let held = rig.rows();
         let both = vec![
             (MEMORIA_CONSUMER.to_owned(), OLD_EPOCH),
             (MEMORIA_CONSUMER.to_owned(), NEW_EPOCH),
@@ -886,18 +915,17 @@ fn no_third_token(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("{r:?}"),
         )?;
         check(
-            rows() == held,
+            rig.rows() == held,
             "every consumers row holds the two tokens it held, at their epochs",
-            format!("{:?}", rows()),
+            format!("{:?}", rig.rows()),
         )?;
-        let e = clean(&mut m, &trace, &canary, "after the refused second expand").await?;
-        check(
-            e["sheets"] == Some(NEW_EPOCH)
-                && e["docs"] == Some(OLD_EPOCH)
-                && e["calendar"] == Some(OLD_EPOCH),
+        rig.clean_at(
+            &mut m,
+            "after the refused second expand",
+            [NEW_EPOCH, OLD_EPOCH, OLD_EPOCH],
             "memoria still carries the new token at Sheets and the old at Docs and Calendar",
-            format!("{e:?}"),
         )
+        .await
     })
 }
 
@@ -932,7 +960,7 @@ const SECOND_ROTATION: &[Step] = &[
     Step {
         label: "second phase 2 for Sheets only",
         phase: Phase::Switch(Stop::After(1)),
-        expect: report(&["sheets"], &[], &["docs", "calendar"]),
+        expect: SHEETS_ONLY,
         then: Then::Next,
     },
     Step {
@@ -950,38 +978,32 @@ const SECOND_ROTATION: &[Step] = &[
     Step {
         label: "second phase 2 resumed",
         phase: Phase::Switch(Stop::AtEnd),
-        expect: report(&["docs", "calendar"], &["sheets"], &[]),
+        expect: THE_REST,
         then: Then::Clean,
     },
     Step {
         label: "second phase 3 once observed everywhere",
         phase: Phase::Contract(Stop::AtEnd),
-        expect: report(&["docs", "calendar"], &["sheets"], &[]),
+        expect: THE_REST,
         then: Then::Epochs([NEXT_EPOCH; 3]),
     },
 ];
 
 fn second_rotation(ctx: &mut Ctx) -> Result<(), Failure> {
-    let (world, drain, canary) = fixture(ctx);
-    let second = drain.next(ctx.seed() ^ 0x1212);
-    let trace = world.trace().clone();
-    let fakes: Vec<_> = APPS.iter().map(|a| world.fake(a).clone()).collect();
-    run_world(&world, move |mut m| async move {
-        m.warmed_up().await?;
-        let rows =
-            || -> Vec<Vec<(String, u32)>> { fakes.iter().map(|f| f.accepted_epochs()).collect() };
-        walk_steps(&mut m, &trace, &canary, &drain, FIRST_ROTATION).await?;
+    rotating(ctx, |mut m, rig| async move {
+        let second = rig.second();
+        walk_steps(&mut m, &rig, &rig.drain, FIRST_ROTATION).await?;
         report_is("second phase 1", &second.expand(Stop::AtEnd), EVERYWHERE)?;
         let want = vec![
             (MEMORIA_CONSUMER.to_owned(), NEW_EPOCH),
             (MEMORIA_CONSUMER.to_owned(), NEXT_EPOCH),
         ];
         check(
-            rows().iter().all(|r| *r == want),
+            rig.rows().iter().all(|r| *r == want),
             "the second rotation's new token takes an epoch no token there has held",
-            format!("{:?}", rows()),
+            format!("{:?}", rig.rows()),
         )?;
-        walk_steps(&mut m, &trace, &canary, &second, SECOND_ROTATION).await
+        walk_steps(&mut m, &rig, &second, SECOND_ROTATION).await
     })
 }
 

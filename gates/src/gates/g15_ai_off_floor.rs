@@ -152,17 +152,10 @@ fn ai_off_answers_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
     let q = question(&canary);
     for ai in [true, false] {
         let mut w = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
-        w.fake("sheets").model().with(|m| {
-            for i in 0..ITEMS {
-                m.add_item(
-                    &item_id(i),
-                    Rung::Team,
-                    &title(i),
-                    &crate::rigs::answer::body(&canary, i),
-                )
-                .expect("item");
-            }
-        });
+        for i in 0..ITEMS {
+            let body = crate::rigs::answer::body(&canary, i);
+            put(&w, "sheets", &item_id(i), &title(i), &body);
+        }
         let stub = memoria_simulator::StubProvider::new();
         stub.set_chat_default_reply(Some("It changed [1]."));
         let egress = if ai {
@@ -246,6 +239,22 @@ fn read(page: &memoria_simulator::Page, what: &str) -> Result<Page, String> {
     Ok(p)
 }
 
+/// Files one team item in `app`'s fake sibling.
+fn put(w: &World, app: &str, id: &str, title: &str, body: &str) {
+    w.fake(app).model().with(|m| {
+        m.add_item(id, Rung::Team, title, body).expect("item");
+    });
+}
+
+/// Files one team item a title in `app`'s fake sibling, its ids `prefix`
+/// and a count from 0 (`sh-0`, `dc-1`), each body saying `words` of the
+/// canary once.
+fn put_titles(w: &World, (app, prefix): (&str, &str), titles: &[&str], canary: &str, words: &str) {
+    for (i, t) in titles.iter().enumerate() {
+        put(w, app, &format!("{prefix}-{i}"), t, &body(t, canary, words));
+    }
+}
+
 /// A body that matches `canary` once, titled `title`.
 fn body(title: &str, canary: &str, words: &str) -> String {
     format!("# {title}\n\nThe {canary} {words}.\n")
@@ -314,15 +323,13 @@ const ANA: &str = memoria_simulator::OWNERS[0];
 fn form_is_a_get(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
     let w = world(ctx, &["sheets"]);
-    w.fake("sheets").model().with(|m| {
-        m.add_item(
-            "sh-1",
-            Rung::Team,
-            "Budget",
-            &body("Budget", &canary, "figure rose"),
-        )
-        .expect("item");
-    });
+    put(
+        &w,
+        "sheets",
+        "sh-1",
+        "Budget",
+        &body("Budget", &canary, "figure rose"),
+    );
     floor(&w, &["sheets"], move |mut m| async move {
         m.warmed_up().await?;
         let home = read(&m.get(ANA, "/").await, "the home page")?;
@@ -388,38 +395,22 @@ fn every_passage_cited(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
     let apps = ["sheets", "docs"];
     let w = world(ctx, &apps);
-    w.fake("sheets").model().with(|m| {
-        m.add_item(
-            "sh-0",
-            Rung::Team,
-            TITLES[0],
-            &format!(
-                "# {}\n\nThe {canary} figure, the {canary} total and the {canary} line.\n",
-                TITLES[0]
-            ),
-        )
-        .expect("item");
-        for (i, t) in TITLES[1..3].iter().enumerate() {
-            m.add_item(
-                &format!("sh-{}", i + 1),
-                Rung::Team,
-                t,
-                &body(t, &canary, "is mentioned once among many other words here"),
-            )
-            .expect("item");
-        }
-    });
-    w.fake("docs").model().with(|m| {
-        for (i, t) in TITLES[3..].iter().enumerate() {
-            m.add_item(
-                &format!("dc-{i}"),
-                Rung::Team,
-                t,
-                &body(t, &canary, "is mentioned once among many other words here"),
-            )
-            .expect("item");
-        }
-    });
+    let thrice = format!(
+        "# {}\n\nThe {canary} figure, the {canary} total and the {canary} line.\n",
+        TITLES[0]
+    );
+    put(&w, "sheets", "sh-0", TITLES[0], &thrice);
+    let once = "is mentioned once among many other words here";
+    for (i, t) in TITLES[1..3].iter().enumerate() {
+        put(
+            &w,
+            "sheets",
+            &format!("sh-{}", i + 1),
+            t,
+            &body(t, &canary, once),
+        );
+    }
+    put_titles(&w, ("docs", "dc"), &TITLES[3..], &canary, once);
     floor(&w, &apps, move |mut m| async move {
         m.warmed_up().await?;
         let page = read(&m.search(ANA, &canary).await, "the results page")?;
@@ -472,17 +463,9 @@ fn every_passage_cited(ctx: &mut Ctx) -> Result<(), Failure> {
 fn deep_link_opens_document(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
     let w = world(ctx, &["sheets"]);
-    w.fake("sheets").model().with(|m| {
-        m.add_item(
-            "sh-1",
-            Rung::Team,
-            "Roadmap",
-            &format!(
-                "# Roadmap\n\nAn opening passage.\n\n## Later\n\nThe {canary} milestone moved.\n"
-            ),
-        )
-        .expect("item");
-    });
+    let roadmap =
+        format!("# Roadmap\n\nAn opening passage.\n\n## Later\n\nThe {canary} milestone moved.\n");
+    put(&w, "sheets", "sh-1", "Roadmap", &roadmap);
     floor(&w, &["sheets"], move |mut m| async move {
         m.warmed_up().await?;
         let page = read(&m.search(ANA, &canary).await, "the results page")?;
@@ -523,18 +506,16 @@ fn pagination_is_plain_links(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
     let total = PAGE_SIZE_RESULTS + MORE;
     let w = world(ctx, &["sheets"]);
-    w.fake("sheets").model().with(|m| {
-        for i in 0..total {
-            let t = format!("Note {i}");
-            m.add_item(
-                &format!("sh-{i}"),
-                Rung::Team,
-                &t,
-                &body(&t, &canary, "is on this note"),
-            )
-            .expect("item");
-        }
-    });
+    for i in 0..total {
+        let t = format!("Note {i}");
+        put(
+            &w,
+            "sheets",
+            &format!("sh-{i}"),
+            &t,
+            &body(&t, &canary, "is on this note"),
+        );
+    }
     floor(&w, &["sheets"], move |mut m| async move {
         m.warmed_up().await?;
         let one = read(&m.search(ANA, &canary).await, "page 1")?;
@@ -575,29 +556,9 @@ fn withholding_is_loud(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
     let apps = ["sheets", "docs"];
     let w = world(ctx, &apps);
-    w.fake("sheets").model().with(|m| {
-        for (i, t) in TITLES[..2].iter().enumerate() {
-            m.add_item(
-                &format!("sh-{i}"),
-                Rung::Team,
-                t,
-                &body(t, &canary, "is in a sheet"),
-            )
-            .expect("item");
-        }
-    });
+    put_titles(&w, ("sheets", "sh"), &TITLES[..2], &canary, "is in a sheet");
+    put_titles(&w, ("docs", "dc"), &TITLES[2..], &canary, "is in a doc");
     let docs = w.fake("docs").clone();
-    docs.model().with(|m| {
-        for (i, t) in TITLES[2..].iter().enumerate() {
-            m.add_item(
-                &format!("dc-{i}"),
-                Rung::Team,
-                t,
-                &body(t, &canary, "is in a doc"),
-            )
-            .expect("item");
-        }
-    });
     floor(&w, &apps, move |mut m| async move {
         m.warmed_up().await?;
         docs.faults()
@@ -627,19 +588,8 @@ fn failed_pull_names_freshness(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
     let apps = ["sheets", "docs"];
     let w = world(ctx, &apps);
-    for (app, prefix, titles) in [("sheets", "sh", &TITLES[..2]), ("docs", "dc", &TITLES[2..])] {
-        w.fake(app).model().with(|m| {
-            for (i, t) in titles.iter().enumerate() {
-                m.add_item(
-                    &format!("{prefix}-{i}"),
-                    Rung::Team,
-                    t,
-                    &body(t, &canary, "is held"),
-                )
-                .expect("item");
-            }
-        });
-    }
+    put_titles(&w, ("sheets", "sh"), &TITLES[..2], &canary, "is held");
+    put_titles(&w, ("docs", "dc"), &TITLES[2..], &canary, "is held");
     let docs = w.fake("docs").clone();
     floor(&w, &apps, move |mut m| async move {
         m.warmed_up().await?;
@@ -691,25 +641,21 @@ fn brief_is_a_get_form(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
     let apps = ["sheets", "docs"];
     let w = world(ctx, &apps);
-    w.fake("sheets").model().with(|m| {
-        m.add_item(
-            "sh-1",
-            Rung::Team,
-            "Budget",
-            &body("Budget", &canary, "figure rose"),
-        )
-        .expect("item");
-    });
+    put(
+        &w,
+        "sheets",
+        "sh-1",
+        "Budget",
+        &body("Budget", &canary, "figure rose"),
+    );
+    put(
+        &w,
+        "docs",
+        "dc-1",
+        "Minutes",
+        &body("Minutes", &canary, "is in a doc"),
+    );
     let docs = w.fake("docs").clone();
-    docs.model().with(|m| {
-        m.add_item(
-            "dc-1",
-            Rung::Team,
-            "Minutes",
-            &body("Minutes", &canary, "is in a doc"),
-        )
-        .expect("item");
-    });
     floor(&w, &apps, move |mut m| async move {
         m.warmed_up().await?;
         docs.faults()
@@ -798,15 +744,8 @@ fn fact_box_on_the_floor(ctx: &mut Ctx) -> Result<(), Failure> {
     const NUMBER: &str = "01 547 7801";
     let canary = ctx.canary();
     let w = world(ctx, &["sheets"]);
-    w.fake("sheets").model().with(|m| {
-        m.add_item(
-            "sh-office",
-            Rung::Team,
-            "Office",
-            &format!("# Office\n\nThe {canary} office phone: {NUMBER}\n"),
-        )
-        .expect("item");
-    });
+    let office = format!("# Office\n\nThe {canary} office phone: {NUMBER}\n");
+    put(&w, "sheets", "sh-office", "Office", &office);
     floor(&w, &["sheets"], move |mut m| async move {
         m.warmed_up().await?;
         let page = read(
@@ -924,15 +863,13 @@ fn guard_hears_memoria(ctx: &mut Ctx) -> Result<(), Failure> {
     let unmatched = ctx.canary();
     let apps = ["sheets", "docs"];
     let w = world(ctx, &apps);
-    w.fake("docs").model().with(|m| {
-        m.add_item(
-            "dc-1",
-            Rung::Team,
-            "Minutes",
-            &body("Minutes", &canary, "was agreed"),
-        )
-        .expect("item");
-    });
+    put(
+        &w,
+        "docs",
+        "dc-1",
+        "Minutes",
+        &body("Minutes", &canary, "was agreed"),
+    );
     let guard = w.net_guard().clone();
     run_world(&w, move |mut m| async move {
         m.warmed_up().await?;

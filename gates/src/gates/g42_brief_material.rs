@@ -6,6 +6,7 @@
 //! first") run end to end in the simulator against the fake siblings'
 //! per-item custody.
 
+use memoria::SharedInstance;
 use memoria::brief::{BUDGET_CHARS_MAX, Brief, BriefError, BriefRequest, Scopes, Status};
 use memoria_simulator::{CallKind, Memoria, OWNERS, Outage, Rung, SiblingSpec, World};
 
@@ -192,14 +193,19 @@ fn runbook_docs() -> [(&'static str, &'static str, String); 4] {
     ]
 }
 
+/// An instance holding the runbook and the three documents it leads to.
+fn runbook_instance(ctx: &mut Ctx) -> Result<SharedInstance, Failure> {
+    let owned = runbook_docs();
+    let docs: Vec<Doc<'_>> = owned.iter().map(|(t, p, b)| doc(t, p, b)).collect();
+    instance_with(ctx, &docs)
+}
+
 fn chars(s: &str) -> usize {
     s.chars().count()
 }
 
 fn shrink_order(ctx: &mut Ctx) -> Result<(), Failure> {
-    let owned = runbook_docs();
-    let docs: Vec<Doc<'_>> = owned.iter().map(|(t, p, b)| doc(t, p, b)).collect();
-    let m = instance_with(ctx, &docs)?;
+    let m = runbook_instance(ctx)?;
     let s = scopes();
     let at = |budget: usize| brief(&m, &s, &request("Runbook", "repo", budget));
     let full = at(BUDGET_CHARS_MAX)?;
@@ -282,9 +288,7 @@ fn shrink_order(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn last_relation_first(ctx: &mut Ctx) -> Result<(), Failure> {
-    let owned = runbook_docs();
-    let docs: Vec<Doc<'_>> = owned.iter().map(|(t, p, b)| doc(t, p, b)).collect();
-    let m = instance_with(ctx, &docs)?;
+    let m = runbook_instance(ctx)?;
     let s = scopes();
     let at = |budget: usize| brief(&m, &s, &request("Runbook", "repo", budget));
     let full = at(BUDGET_CHARS_MAX)?;
@@ -451,9 +455,7 @@ fn long_sentence_left_out(ctx: &mut Ctx) -> Result<(), Failure> {
 type RefusalIs = fn(&BriefError) -> bool;
 
 fn refusals(ctx: &mut Ctx) -> Result<(), Failure> {
-    let owned = runbook_docs();
-    let docs: Vec<Doc<'_>> = owned.iter().map(|(t, p, b)| doc(t, p, b)).collect();
-    let m = instance_with(ctx, &docs)?;
+    let m = runbook_instance(ctx)?;
     let s = scopes();
     let good = brief(&m, &s, &request("Runbook", "repo", 2000))?;
     ensure(
@@ -527,9 +529,7 @@ fn refusals(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn empty_scope(ctx: &mut Ctx) -> Result<(), Failure> {
-    let owned = runbook_docs();
-    let docs: Vec<Doc<'_>> = owned.iter().map(|(t, p, b)| doc(t, p, b)).collect();
-    let m = instance_with(ctx, &docs)?;
+    let m = runbook_instance(ctx)?;
     let s = Scopes::parse("repo=repo,other=other", None).expect("scopes");
     let b = brief(&m, &s, &request("Runbook", "other", 2000))?;
     ensure(
@@ -579,24 +579,49 @@ fn quoted(b: &Brief) -> String {
 
 const WORDS: [&str; 4] = ["kitchen", "studio", "workshop", "garden"];
 
+/// A world of team-visible rotas: each sibling (its app, the prefix of its
+/// item ids, the words of its rotas) holds one item per word. Returns the
+/// world, the case's canary and the task that matches every rota.
+fn rota_world(ctx: &mut Ctx, siblings: &[(&str, &str, &[&str])]) -> (World, String, String) {
+    let canary = ctx.canary();
+    let specs = siblings.iter().map(|(app, ..)| SiblingSpec::own(app));
+    let world = World::new(ctx.seed(), specs.collect());
+    for (app, prefix, words) in siblings {
+        world.fake(app).model().with(|m| {
+            for (i, w) in words.iter().enumerate() {
+                m.add_item(
+                    &format!("{prefix}-{i}"),
+                    Rung::Team,
+                    "Rota",
+                    &item_body(&canary, w),
+                )
+                .expect("item");
+            }
+        });
+    }
+    let task = format!("{canary} rota kitchen");
+    (world, canary, task)
+}
+
+/// A brief's text and its JSON, for absences that must hold in both.
+fn everywhere(b: &Brief) -> String {
+    format!(
+        "{}{}",
+        b.to_text(),
+        serde_json::to_string(b).unwrap_or_default()
+    )
+}
+
+/// The line a brief gives when Docs answers S2 with 503 over its two items.
+const DOCS_WITHHELD: &str = "withheld: Docs did not answer; 2 results withheld.";
+
 fn not_visible(ctx: &mut Ctx) -> Result<(), Failure> {
     let (ana, bea) = (OWNERS[0], OWNERS[1]);
-    let canary = ctx.canary();
-    let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
-    let sheets = world.fake("sheets").clone();
-    sheets.model().with(|m| {
-        for (i, w) in WORDS[..3].iter().enumerate() {
-            m.add_item(
-                &format!("sh-{i}"),
-                Rung::Team,
-                "Rota",
-                &item_body(&canary, w),
-            )
-            .expect("item");
-        }
-        m.set_removed("sh-2", ana, true).expect("removed");
-    });
-    let task = format!("{canary} rota kitchen");
+    let (world, _, task) = rota_world(ctx, &[("sheets", "sh", &WORDS[..3])]);
+    world
+        .fake("sheets")
+        .model()
+        .with(|m| m.set_removed("sh-2", ana, true).expect("removed"));
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
         let theirs = ruled_brief(&m, bea, &task).await?;
@@ -613,13 +638,8 @@ fn not_visible(ctx: &mut Ctx) -> Result<(), Failure> {
             "Ana's brief quotes the two rotas she may see",
             format!("{:?} {:?}: {q:?}", hers.status, hers.candidates),
         )?;
-        let everywhere = format!(
-            "{}{}",
-            hers.to_text(),
-            serde_json::to_string(&hers).unwrap_or_default()
-        );
         check(
-            !everywhere.contains(WORDS[2]),
+            !everywhere(&hers).contains(WORDS[2]),
             "nothing of the refused item is in Ana's brief, text or JSON",
             "it is",
         )?;
@@ -633,35 +653,11 @@ fn not_visible(ctx: &mut Ctx) -> Result<(), Failure> {
 
 fn unanswered(ctx: &mut Ctx) -> Result<(), Failure> {
     let ana = OWNERS[0];
-    let canary = ctx.canary();
-    let world = World::new(
-        ctx.seed(),
-        vec![SiblingSpec::own("sheets"), SiblingSpec::own("docs")],
+    let (world, _, task) = rota_world(
+        ctx,
+        &[("sheets", "sh", &WORDS[..2]), ("docs", "dc", &WORDS[2..])],
     );
-    let (sheets, docs) = (world.fake("sheets").clone(), world.fake("docs").clone());
-    sheets.model().with(|m| {
-        for (i, w) in WORDS[..2].iter().enumerate() {
-            m.add_item(
-                &format!("sh-{i}"),
-                Rung::Team,
-                "Rota",
-                &item_body(&canary, w),
-            )
-            .expect("item");
-        }
-    });
-    docs.model().with(|m| {
-        for (i, w) in WORDS[2..].iter().enumerate() {
-            m.add_item(
-                &format!("dc-{i}"),
-                Rung::Team,
-                "Rota",
-                &item_body(&canary, w),
-            )
-            .expect("item");
-        }
-    });
-    let task = format!("{canary} rota kitchen");
+    let docs = world.fake("docs").clone();
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
         docs.faults()
@@ -679,7 +675,7 @@ fn unanswered(ctx: &mut Ctx) -> Result<(), Failure> {
             "it is",
         )?;
         check(
-            text.contains("withheld: Docs did not answer; 2 results withheld."),
+            text.contains(DOCS_WITHHELD),
             "the brief says Docs did not answer, with the count",
             format!("{:?}", b.withheld),
         )
@@ -688,21 +684,8 @@ fn unanswered(ctx: &mut Ctx) -> Result<(), Failure> {
 
 fn stale_withheld(ctx: &mut Ctx) -> Result<(), Failure> {
     let ana = OWNERS[0];
-    let canary = ctx.canary();
-    let world = World::new(ctx.seed(), vec![SiblingSpec::own("sheets")]);
+    let (world, canary, task) = rota_world(ctx, &[("sheets", "sh", &WORDS[..3])]);
     let sheets = world.fake("sheets").clone();
-    sheets.model().with(|m| {
-        for (i, w) in WORDS[..3].iter().enumerate() {
-            m.add_item(
-                &format!("sh-{i}"),
-                Rung::Team,
-                "Rota",
-                &item_body(&canary, w),
-            )
-            .expect("item");
-        }
-    });
-    let task = format!("{canary} rota kitchen");
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
         // STALE: Sheets moves sh-2 past the revision memoria holds; it is
@@ -718,13 +701,8 @@ fn stale_withheld(ctx: &mut Ctx) -> Result<(), Failure> {
             "Ana's brief quotes the two rotas Sheets has not moved (presence)",
             format!("{:?}: {q:?}", b.status),
         )?;
-        let everywhere = format!(
-            "{}{}",
-            b.to_text(),
-            serde_json::to_string(&b).unwrap_or_default()
-        );
         check(
-            !everywhere.contains(WORDS[2]),
+            !everywhere(&b).contains(WORDS[2]),
             "nothing of the old revision is in Ana's brief, text or JSON",
             "it is",
         )?;
@@ -740,21 +718,8 @@ fn stale_withheld(ctx: &mut Ctx) -> Result<(), Failure> {
 
 fn none_could_not_be_read(ctx: &mut Ctx) -> Result<(), Failure> {
     let ana = OWNERS[0];
-    let canary = ctx.canary();
-    let world = World::new(ctx.seed(), vec![SiblingSpec::own("docs")]);
+    let (world, _, task) = rota_world(ctx, &[("docs", "dc", &WORDS[..2])]);
     let docs = world.fake("docs").clone();
-    docs.model().with(|m| {
-        for (i, w) in WORDS[..2].iter().enumerate() {
-            m.add_item(
-                &format!("dc-{i}"),
-                Rung::Team,
-                "Rota",
-                &item_body(&canary, w),
-            )
-            .expect("item");
-        }
-    });
-    let task = format!("{canary} rota kitchen");
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
         docs.faults()
@@ -762,8 +727,7 @@ fn none_could_not_be_read(ctx: &mut Ctx) -> Result<(), Failure> {
         let b = ruled_brief(&m, ana, &task).await?;
         let text = b.to_text();
         check(
-            b.status == Status::None
-                && text.contains("withheld: Docs did not answer; 2 results withheld."),
+            b.status == Status::None && text.contains(DOCS_WITHHELD),
             "none, with Docs' two matches withheld loudly (presence: they matched)",
             format!("{:?} {:?}", b.status, b.withheld),
         )?;
