@@ -864,6 +864,26 @@ mod tests {
     }
 
     #[test]
+    fn an_added_name_that_is_only_part_of_a_longer_name_or_string_is_new() {
+        let a = "//! A.
+pub fn s3_person_field() -> u8 { 1 }
+";
+        let mine = BTreeMap::from([("r/src/a.rs".to_string(), a.to_string())]);
+        let other = "//! B.
+use super::*;
+fn g() -> String { format!(\"{s3_person_field} {}\", \"s3_person\") }
+";
+        let sources = consts::Sources::from_files([
+            ("r/src/a.rs".to_string(), a.to_string()),
+            ("r/src/a/child.rs".to_string(), other.to_string()),
+        ]);
+        assert_eq!(
+            added_names_are_new(&mine, &sources, &["s3_person".to_string()]),
+            Ok(())
+        );
+    }
+
+    #[test]
     fn an_error_in_a_rewritten_function_blames_its_mutations_only() {
         let original = "fn a() -> u8 {\n    1\n}\n\nfn b() -> u8 {\n    2\n}\n";
         let change = |from: &str, to: &str| {
