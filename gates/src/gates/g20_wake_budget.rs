@@ -79,7 +79,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "20/an-idle-spell-evicts-and-the-next-question-wakes-by-loading",
-            desc: "§3.5's idle eviction, as memoria serve runs it in a simulated world with a 60 s idle time: while a reader asks every 30 s for two minutes the index is never evicted; after two idle minutes with no request the decrypted index is gone, evicted once (no chunk in memory, the instance marked evicted); the next question shows the same three passages, and the wake it made loaded the sealed snapshot the eviction wrote (a generation above every one before the idle spell), the wake this gate's budget measures, not a rebuild; a second idle spell after it evicts again.",
+            desc: "§3.5's idle eviction, as memoria serve runs it in a simulated world with a 60 s idle time: while a reader asks every 30 s for two minutes the index is never evicted; after two idle minutes with no request the decrypted index is gone, evicted once (no chunk in memory, the instance marked evicted, and the read path, which held the index's image while awake, holds none: nothing published, no idle read handle); the next question shows the same three passages, and the wake it made loaded the sealed snapshot the eviction wrote (a generation above every one before the idle spell), the wake this gate's budget measures, not a rebuild; the question after it reads on a read handle again (the woken index is published); a second idle spell after it evicts again.",
             run: idle_eviction_wakes_by_loading,
         },
         Case {
@@ -145,6 +145,13 @@ fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
             "while a reader asks more often than the idle time, the index is never evicted",
             format!("{evictions} evictions"),
         )?;
+        // The read path holds the image too while awake: what the eviction must drop.
+        let (published, idle_handles) = m.state().shared_instance().read_path_holds();
+        check(
+            published && idle_handles > 0,
+            "while awake, the index's image is published to the read handles and an idle one is kept",
+            format!("published {published}, {idle_handles} idle read handles"),
+        )?;
         // The newest snapshot before the idle spell: the eviction seals one after it.
         let sealed_before = instance
             .lock()
@@ -166,6 +173,12 @@ fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
                 ),
             )?;
         }
+        let (published, idle_handles) = m.state().shared_instance().read_path_holds();
+        check(
+            !published && idle_handles == 0,
+            "nor does the read path hold it: no image published, no idle read handle over one",
+            format!("published {published}, {idle_handles} idle read handles"),
+        )?;
         let n = shown(&m.search(ana, &canary).await);
         check(
             n == 3,
@@ -188,6 +201,16 @@ fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
                 ),
             )?;
         }
+        // The woken index is published to the read handles again: the
+        // question after it reads beside the writer, not under its lock.
+        let reads = m.state().shared_instance().reads();
+        let n = shown(&m.search(ana, &canary).await);
+        let read_after = m.state().shared_instance().reads();
+        check(
+            n == 3 && read_after > reads,
+            "the question after the wake shows the three passages, read on a read handle",
+            format!("{n} shown, reads on a read handle {reads} to {read_after}"),
+        )?;
         // Every idle spell evicts, not only the first: the watch goes on
         // after a question has woken the index.
         tokio::time::sleep(Duration::from_secs(2 * IDLE_S + 1)).await;
