@@ -313,6 +313,17 @@ impl SharedInstance {
         self.readers.reads.load(Ordering::Relaxed)
     }
 
+    /// What the read path holds of the decrypted index now: whether an
+    /// image is published to the read handles, and how many idle read
+    /// handles are kept, each a connection over one. Both are nothing
+    /// while the instance is evicted (§3.5).
+    pub fn read_path_holds(&self) -> (bool, usize) {
+        (
+            self.readers.slot.current().is_some(),
+            self.readers.idle().len(),
+        )
+    }
+
     /// Sets (or, with `None`, removes) a hook every read on a read handle
     /// runs while it holds the handle, before its work: for tests that
     /// show two reads inside the read path at once.

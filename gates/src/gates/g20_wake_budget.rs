@@ -79,8 +79,13 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "20/an-idle-spell-evicts-and-the-next-question-wakes-by-loading",
-            desc: "§3.5's idle eviction, as memoria serve runs it in a simulated world with a 60 s idle time: while a reader asks every 30 s for two minutes the index is never evicted; after two idle minutes with no request the decrypted index is gone, evicted once (no chunk in memory, the instance marked evicted); the next question shows the same three passages, and the wake it made loaded the sealed snapshot the eviction wrote (a generation above every one before the idle spell), the wake this gate's budget measures, not a rebuild; a second idle spell after it evicts again.",
+            desc: "§3.5's idle eviction, as memoria serve runs it in a simulated world with a 60 s idle time: while a reader asks every 30 s for two minutes the index is never evicted; after two idle minutes with no request the decrypted index is gone, evicted once (no chunk in memory, the instance marked evicted, and the read path, which held the index's image while awake, holds none: nothing published, no idle read handle); the next question shows the same three passages, and the wake it made loaded the sealed snapshot the eviction wrote (a generation above every one before the idle spell), the wake this gate's budget measures, not a rebuild; the question after it reads on a read handle again (the woken index is published); a second idle spell after it evicts again.",
             run: idle_eviction_wakes_by_loading,
+        },
+        Case {
+            id: "20/with-ai-on-an-idle-spell-evicts-the-vectors-and-only-a-question-wakes-them",
+            desc: "§3.5's idle eviction with AI on, as memoria serve runs it with its embedding loop beside it, in a simulated world with a 60 s idle time and the stub provider: once the loop has embedded Docs' three passages (their vectors in memory), two idle minutes evict the index and the vectors (no chunk and no vector in memory); through the next three minutes with no request, three of the embedding loop's drain intervals, the instance stays evicted, evicted once: background work never decrypts it again; the next question shows the three passages, woken by loading the sealed lexical and dense snapshots.",
+            run: with_ai_on_the_vectors_are_evicted_and_only_a_question_wakes_them,
         },
         Case {
             id: "20/a-stopped-server-seals-nothing-after-it-stops",
@@ -145,6 +150,13 @@ fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
             "while a reader asks more often than the idle time, the index is never evicted",
             format!("{evictions} evictions"),
         )?;
+        // The read path holds the image too while awake: what the eviction must drop.
+        let (published, idle_handles) = m.state().shared_instance().read_path_holds();
+        check(
+            published && idle_handles > 0,
+            "while awake, the index's image is published to the read handles and an idle one is kept",
+            format!("published {published}, {idle_handles} idle read handles"),
+        )?;
         // The newest snapshot before the idle spell: the eviction seals one after it.
         let sealed_before = instance
             .lock()
@@ -166,6 +178,12 @@ fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
                 ),
             )?;
         }
+        let (published, idle_handles) = m.state().shared_instance().read_path_holds();
+        check(
+            !published && idle_handles == 0,
+            "nor does the read path hold it: no image published, no idle read handle over one",
+            format!("published {published}, {idle_handles} idle read handles"),
+        )?;
         let n = shown(&m.search(ana, &canary).await);
         check(
             n == 3,
@@ -188,6 +206,16 @@ fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
                 ),
             )?;
         }
+        // The woken index is published to the read handles again: the
+        // question after it reads beside the writer, not under its lock.
+        let reads = m.state().shared_instance().reads();
+        let n = shown(&m.search(ana, &canary).await);
+        let read_after = m.state().shared_instance().reads();
+        check(
+            n == 3 && read_after > reads,
+            "the question after the wake shows the three passages, read on a read handle",
+            format!("{n} shown, reads on a read handle {reads} to {read_after}"),
+        )?;
         // Every idle spell evicts, not only the first: the watch goes on
         // after a question has woken the index.
         tokio::time::sleep(Duration::from_secs(2 * IDLE_S + 1)).await;
@@ -197,6 +225,94 @@ fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
             guard.is_evicted() && evictions == 2,
             "a second idle spell after that question evicts the index again",
             format!("evicted {}, {evictions} evictions", guard.is_evicted()),
+        )
+    })
+}
+
+fn with_ai_on_the_vectors_are_evicted_and_only_a_question_wakes_them(
+    ctx: &mut Ctx,
+) -> Result<(), Failure> {
+    use std::time::Duration;
+
+    use memoria_simulator::{OWNERS, Rung, SiblingSpec, StubProvider, World};
+
+    use crate::rigs::sim::{check, run_world};
+
+    let canary = ctx.canary();
+    let mut w = World::new(ctx.seed(), vec![SiblingSpec::own("docs")]);
+    w.idle_evict(Some(Duration::from_secs(IDLE_S)));
+    w.use_provider(&StubProvider::new());
+    w.embed_with_provider();
+    w.fake("docs").model().with(|m| {
+        for i in 0..3 {
+            m.add_item(
+                &format!("dc-{i}"),
+                Rung::Team,
+                &format!("Note {i}"),
+                &format!("# Note {i}\n\nThe {canary} figure is {i}.\n"),
+            )
+            .expect("item");
+        }
+    });
+    run_world(&w, move |mut m| async move {
+        let ana = OWNERS[0];
+        m.warmed_up().await?;
+        let shown = |page: &memoria_simulator::Page| {
+            crate::rigs::page::of(&page.response).results_from("docs")
+        };
+        // Half an idle time: the loop drains what the warm-up brought.
+        tokio::time::sleep(Duration::from_secs(IDLE_S / 2)).await;
+        let n = shown(&m.search(ana, &canary).await);
+        let instance = m.state().instance();
+        let vectors = instance.lock().map_err(|_| "lock")?.dense().len();
+        check(
+            n == 3 && vectors >= 3,
+            "with AI on, Docs' three passages are found and the embedding loop has put their vectors in memory",
+            format!("{n} shown, {vectors} vectors in memory"),
+        )?;
+        tokio::time::sleep(Duration::from_secs(2 * IDLE_S + 1)).await;
+        {
+            let guard = instance.lock().map_err(|_| "lock")?;
+            let held = guard.index().chunk_ids().map_err(|e| e.to_string())?.len();
+            let vectors = guard.dense().len();
+            check(
+                guard.is_evicted() && held == 0 && vectors == 0,
+                "after two idle minutes the index and the vectors are evicted: no chunk and no vector in memory",
+                format!(
+                    "evicted {}, {held} chunks and {vectors} vectors in memory",
+                    guard.is_evicted()
+                ),
+            )?;
+        }
+        let drains = 3;
+        for t in 1..=2 * drains {
+            tokio::time::sleep(Duration::from_secs(memoria::EMBED_DRAIN_INTERVAL_S / 2)).await;
+            let evicted = instance.lock().map_err(|_| "lock")?.is_evicted();
+            let evictions = m.state().idle_evictions();
+            check(
+                evicted && evictions == 1,
+                format!(
+                    "{} s later, with no request, the index is still evicted, once: the embedding loop never wakes it",
+                    t * memoria::EMBED_DRAIN_INTERVAL_S / 2
+                ),
+                format!("evicted {evicted}, {evictions} evictions"),
+            )?;
+        }
+        let n = shown(&m.search(ana, &canary).await);
+        let guard = instance.lock().map_err(|_| "lock")?;
+        let report = guard.wake_report();
+        check(
+            n == 3
+                && !guard.is_evicted()
+                && matches!(report.kind, WakeKind::Loaded { .. })
+                && report.dense == DenseWake::Loaded,
+            "the next question shows the three passages, woken by loading the lexical and the dense snapshot",
+            format!(
+                "{n} shown, evicted {}, wake {:?}, dense {:?}",
+                guard.is_evicted(),
+                report.kind,
+                report.dense
+            ),
         )
     })
 }
