@@ -574,6 +574,26 @@ impl Instance {
         &self.clock
     }
 
+    /// Follows a stored ingest into the index: the replaced chunks leave the
+    /// lexical and the dense index, the new ones join the lexical index's
+    /// open batch (committed with the next snapshot; chunk ids are never
+    /// reused, so nothing is deleted first). Their vectors come later, from
+    /// the embedding queue (§7.2).
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::delete`] and [`LexicalIndex::insert_new`].
+    fn follow(&mut self, outcome: &IngestOutcome) -> Result<(), Error> {
+        for id in &outcome.removed {
+            self.index.delete(*id)?;
+            self.dense.remove(*id);
+        }
+        for c in &outcome.added {
+            self.index
+                .insert_new(c.chunk_id, &c.title, &c.trail, &c.body)?;
+        }
+        Ok(())
+    }
+
     /// Ingests one document and follows the change into the index. Does not
     /// write a snapshot; call [`Instance::write_snapshot`] after a batch.
     ///
@@ -581,16 +601,7 @@ impl Instance {
     /// As [`Store::ingest`].
     pub fn ingest(&mut self, doc: &NewDocument) -> Result<IngestOutcome, Error> {
         let outcome = self.store.ingest(doc, self.clock.now_unix_s())?;
-        for id in &outcome.removed {
-            self.index.delete(*id)?;
-            self.dense.remove(*id);
-        }
-        // Chunk ids are never reused, so nothing is deleted first; the rows
-        // join the index's open batch, committed with the next snapshot.
-        for c in &outcome.added {
-            self.index
-                .insert_new(c.chunk_id, &c.title, &c.trail, &c.body)?;
-        }
+        self.follow(&outcome)?;
         tracing::info!(
             document = %outcome.id,
             revision = outcome.revision,
@@ -614,16 +625,7 @@ impl Instance {
         let outcome = self
             .store
             .ingest_sibling(doc, provenance, self.clock.now_unix_s())?;
-        for id in &outcome.removed {
-            self.index.delete(*id)?;
-            self.dense.remove(*id);
-        }
-        // Chunk ids are never reused, so nothing is deleted first; the rows
-        // join the index's open batch, committed with the next snapshot.
-        for c in &outcome.added {
-            self.index
-                .insert_new(c.chunk_id, &c.title, &c.trail, &c.body)?;
-        }
+        self.follow(&outcome)?;
         tracing::info!(
             app = %provenance.app,
             document = %outcome.id,
@@ -648,14 +650,7 @@ impl Instance {
         let outcome = self
             .store
             .ingest_artefact(doc, record, self.clock.now_unix_s())?;
-        for id in &outcome.removed {
-            self.index.delete(*id)?;
-            self.dense.remove(*id);
-        }
-        for c in &outcome.added {
-            self.index
-                .insert_new(c.chunk_id, &c.title, &c.trail, &c.body)?;
-        }
+        self.follow(&outcome)?;
         tracing::info!(
             artefact = %outcome.id,
             revision = outcome.revision,
@@ -696,14 +691,7 @@ impl Instance {
         let outcome = self
             .store
             .ingest_sheet(doc, provenance, sheet, self.clock.now_unix_s())?;
-        for id in &outcome.removed {
-            self.index.delete(*id)?;
-            self.dense.remove(*id);
-        }
-        for c in &outcome.added {
-            self.index
-                .insert_new(c.chunk_id, &c.title, &c.trail, &c.body)?;
-        }
+        self.follow(&outcome)?;
         tracing::info!(
             app = %provenance.app,
             document = %outcome.id,
