@@ -120,7 +120,11 @@ fn long_outage(
     let last = events.iter().filter_map(Event::at_ms).max().unwrap_or(0);
     let state = *OUTAGE.choose(rng).unwrap_or(&ProviderState::Down);
     let lasts_ms = rng.gen_range(LONG_OUTAGE_S) * 1_000;
-    events.push(Event::Provider { at_ms: None, state });
+    events.push(Event::Provider {
+        at_ms: None,
+        state,
+        retry_after_s: None,
+    });
     events.push(Event::Upload {
         at_ms: None,
         reader: owner.to_string(),
@@ -135,6 +139,7 @@ fn long_outage(
     events.push(Event::Provider {
         at_ms: Some(last + lasts_ms),
         state: ProviderState::Answering,
+        retry_after_s: None,
     });
 }
 
@@ -145,7 +150,14 @@ fn spells(rng: &mut rand::rngs::StdRng, swarm: &mut Swarm, events: &mut Vec<Even
     for _ in 0..weight {
         let state = *FAILING.choose(rng).unwrap_or(&ProviderState::Down);
         let at = rng.gen_range(1..=events.len());
-        events.insert(at, Event::Provider { at_ms: None, state });
+        events.insert(
+            at,
+            Event::Provider {
+                at_ms: None,
+                state,
+                retry_after_s: None,
+            },
+        );
         if rng.gen_bool(ANSWERING_SHARE) {
             let end = rng.gen_range(at + 1..=(at + SPELL_EVENTS_MAX).min(events.len()));
             events.insert(
@@ -153,6 +165,7 @@ fn spells(rng: &mut rand::rngs::StdRng, swarm: &mut Swarm, events: &mut Vec<Even
                 Event::Provider {
                     at_ms: None,
                     state: ProviderState::Answering,
+                    retry_after_s: None,
                 },
             );
         }
@@ -205,7 +218,8 @@ mod tests {
                     e,
                     Event::Provider {
                         at_ms: Some(_),
-                        state: ProviderState::Answering
+                        state: ProviderState::Answering,
+                        ..
                     }
                 )
             });

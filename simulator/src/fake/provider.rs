@@ -136,6 +136,8 @@ pub struct ProviderFaults {
     pub slow_ms: Option<u64>,
     /// Answer 429 to this many more calls, then answer again.
     pub rate_limited_calls: u32,
+    /// The `Retry-After` those 429s carry, in seconds; none when `None`.
+    pub retry_after_s: Option<u64>,
     /// Return vectors of this many values instead of 4,096.
     pub wrong_length: Option<usize>,
     /// Return each vector with its first value `null`, which is how a JSON
@@ -285,6 +287,12 @@ impl StubProvider {
     /// Answers 429 to the next `calls` embeddings calls.
     pub fn rate_limit_next(&self, calls: u32) {
         self.with(|s| s.faults.rate_limited_calls = calls);
+    }
+
+    /// Sets or clears the `Retry-After` the embeddings 429s carry, in
+    /// seconds.
+    pub fn set_retry_after(&self, seconds: Option<u64>) {
+        self.with(|s| s.faults.retry_after_s = seconds);
     }
 
     /// Sets or clears the wrong vector length.

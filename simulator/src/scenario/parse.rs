@@ -551,6 +551,11 @@ pub enum Event {
         at_ms: Option<u64>,
         /// What the provider does from now on.
         state: ProviderState,
+        /// With `rate-limited` only: the `Retry-After` its 429s to
+        /// embeddings calls carry, in seconds (memoria waits at most
+        /// `memoria::EMBED_RETRY_AFTER_MS_MAX` of it); none when absent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_s: Option<u64>,
     },
     /// Liveness (the explorer's oracle): faults are off; after a quiet
     /// period and a few questions, every team-visible item at its current
@@ -821,7 +826,17 @@ impl Event {
             Event::TokenFile { app, state, .. } => {
                 format!("memoria's token file for {app} {}", state.name())
             }
-            Event::Provider { state, .. } => format!("the embedding provider {}", state.name()),
+            Event::Provider {
+                state,
+                retry_after_s,
+                ..
+            } => match retry_after_s {
+                Some(s) => format!(
+                    "the embedding provider {}, with Retry-After: {s}",
+                    state.name()
+                ),
+                None => format!("the embedding provider {}", state.name()),
+            },
             Event::ExpectConverged { .. } => "expect memoria converged (liveness)".into(),
             Event::Restart { .. } => "memoria restarts".into(),
             Event::OpenDocument {

@@ -51,8 +51,10 @@ const EVERY_VECTOR: &str = "Every passage has its vector";
 /// How it begins once every passage but the set-aside ones has its vector.
 const EVERY_OTHER_VECTOR: &str = "Every other passage has its vector";
 
-/// Sets the stub's faults, for its embeddings and its chat alike.
-pub(super) fn apply(stub: &StubProvider, state: ProviderState) {
+/// Sets the stub's faults, for its embeddings and its chat alike; with
+/// `rate-limited`, `retry_after_s` is the `Retry-After` the embeddings 429s
+/// carry, in seconds.
+pub(super) fn apply(stub: &StubProvider, state: ProviderState, retry_after_s: Option<u64>) {
     stub.clear_faults();
     stub.clear_chat_faults();
     match state {
@@ -70,6 +72,7 @@ pub(super) fn apply(stub: &StubProvider, state: ProviderState) {
         }
         ProviderState::RateLimited => {
             stub.rate_limit_next(PROVIDER_RATE_LIMITED_CALLS);
+            stub.set_retry_after(retry_after_s);
             stub.chat_rate_limit_next(PROVIDER_RATE_LIMITED_CALLS);
         }
         ProviderState::Answering => {}

@@ -840,17 +840,21 @@ async fn apply(
                 .ok_or("a token-file event without token files")?;
             t.apply(m, app, *state, super::roster::now_ms())?;
         }
-        Event::Provider { state, .. } => {
+        Event::Provider {
+            state,
+            retry_after_s,
+            ..
+        } => {
             let stub = ctx
                 .provider
                 .as_ref()
                 .ok_or("a provider event in a scenario without AI on")?;
-            super::provider::apply(stub, *state);
+            super::provider::apply(stub, *state, *retry_after_s);
         }
         Event::ExpectConverged { .. } => {
             // The provider answers again: the faults stop.
             if let Some(stub) = &ctx.provider {
-                super::provider::apply(stub, super::parse::ProviderState::Answering);
+                super::provider::apply(stub, super::parse::ProviderState::Answering, None);
             }
             // Every token file broken is mended: the faults stop.
             if let Some(t) = ctx.token_files.as_mut() {

@@ -4,7 +4,7 @@
 //! trace's [`CallKind`], a fault to the fake's knob ([`FaultSetter`]). The
 //! replay uses the same resolutions, so a file that validates replays.
 
-use super::parse::{Event, FaultDecl, Scenario, ScenarioError, Surface};
+use super::parse::{Event, FaultDecl, ProviderState, Scenario, ScenarioError, Surface};
 use crate::fake::faults::{Cold, MalformedS2, Outage, Redirect, Slow, TruncateAnnounce};
 use crate::fake::trace::CallKind;
 
@@ -120,6 +120,15 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
         }
         if matches!(e, Event::Provider { .. }) && !s.ai {
             return at("a provider event needs `ai = true` (AI on)".into());
+        }
+        if let Event::Provider {
+            state,
+            retry_after_s: Some(_),
+            ..
+        } = e
+            && *state != ProviderState::RateLimited
+        {
+            return at("`retry_after_s` goes with `state = \"rate-limited\"` only".into());
         }
         if let Event::RosterFault { mode, .. } = e {
             if !s.home {

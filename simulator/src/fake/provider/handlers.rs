@@ -40,11 +40,12 @@ enum Input {
 
 /// What both endpoints answer before they read a request, in this order:
 /// the knobs' delay, an outage, a rate limit (`knobs` is the delay in
-/// milliseconds, the outage and whether this call is rate limited), a body
-/// over `bytes_max` bytes, a missing bearer token. `None` lets it through.
+/// milliseconds, the outage, whether this call is rate limited and the
+/// `Retry-After` its 429 carries, in seconds), a body over `bytes_max`
+/// bytes, a missing bearer token. `None` lets it through.
 async fn refused_before_reading(
     marker: &Option<String>,
-    (slow_ms, down, rate_limited): (Option<u64>, Option<&Down>, bool),
+    (slow_ms, down, rate_limited, retry_after_s): (Option<u64>, Option<&Down>, bool, Option<u64>),
     body_bytes: usize,
     bytes_max: usize,
     authorization: Option<&str>,
@@ -65,11 +66,12 @@ async fn refused_before_reading(
         None => {}
     }
     if rate_limited {
-        return Some(error_m(
-            marker,
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate limited",
-        ));
+        let mut r = error_m(marker, StatusCode::TOO_MANY_REQUESTS, "rate limited");
+        if let Some(s) = retry_after_s {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from(s));
+        }
+        return Some(r);
     }
     if body_bytes > bytes_max {
         return Some(error_m(
@@ -137,6 +139,7 @@ pub(super) async fn embeddings(
             faults.slow_ms,
             faults.down.as_ref(),
             faults.rate_limited_calls > 0,
+            faults.retry_after_s,
         ),
         body.len(),
         STUB_REQUEST_BYTES_MAX,
@@ -301,6 +304,7 @@ pub(super) async fn chat_completions(
             faults.slow_ms,
             faults.down.as_ref(),
             faults.rate_limited_calls > 0,
+            None,
         ),
         body.len(),
         STUB_CHAT_REQUEST_BYTES_MAX,
