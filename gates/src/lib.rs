@@ -25,7 +25,8 @@
 //! Beside them, [`conform`] is the conformance kit (the `memoria-kit`
 //! crate re-exported, and the fake sibling `conform --fake` runs it
 //! against), [`mutants`] runs the
-//! recorded mutations and [`demo`] serves memoria beside fake siblings left
+//! recorded mutations (the `memoria-mutants` crate re-exported, and the
+//! check of a `conform:` line against the kit's cases) and [`demo`] serves memoria beside fake siblings left
 //! in faults for a person to look at; the CLI uses all three as modules.
 //!
 //! Ids follow `shared/spec/GATES.md` and are never reused. A gate that

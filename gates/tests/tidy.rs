@@ -1,4 +1,4 @@
-//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, the conformance kit builds without memoria, the simulator or the harness, the TLS crate and the page reader depend on nothing of the workspace, every gate has recorded mutations (an adversary's among them) and quotes its GATES.md row, every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, the shipped build has the reference's dependencies, and cargo-mutants' configuration names files that exist.
+//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, the conformance kit builds without memoria, the simulator or the harness, the mutation runner without any crate of the workspace, the TLS crate and the page reader depend on nothing of the workspace, every gate has recorded mutations (an adversary's among them) and quotes its GATES.md row, every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, the shipped build has the reference's dependencies, and cargo-mutants' configuration names files that exist.
 //!
 //! Size: about 1,000 lines because each check is one test with its own
 //! reader of the tree (the `syn` visitors, the import graph and its layer
@@ -598,6 +598,64 @@ fn the_conformance_kit_depends_on_the_contract_and_an_http_client_never_on_memor
     assert!(
         forbidden.is_empty(),
         "the kit's build reaches {forbidden:?}; it must build without memoria, the simulator and the harness"
+    );
+}
+
+/// The mutation runner's whole `[dependencies]` list
+/// (`gates/mutants/Cargo.toml`): syn for the items it anchors and compares,
+/// serde for the mutation files and the reports it reads back by their
+/// shape, and the process plumbing of its scratch builds (issue 29, "One job
+/// per crate"). A new entry is a decision: add it here too.
+const MUTANTS_DEPENDENCIES: &[&str] = &[
+    "indicatif",
+    "proc-macro2",
+    "quote",
+    "serde",
+    "serde_json",
+    "syn",
+    "tempfile",
+    "thiserror",
+    "toml",
+    "wait-timeout",
+    "walkdir",
+];
+
+/// Crates the mutation runner's build must never reach: any crate of the
+/// workspace. It runs the harness as a child and reads its reports by their
+/// shape, so nothing it judges is compiled into it.
+const MUTANTS_NEVER: &[&str] = &[
+    "memoria",
+    "memoria-simulator",
+    "memoria-gates",
+    "memoria-kit",
+    "memoria-contract",
+    "memoria-page",
+    "memoria-probe",
+    "memoria-tls",
+    "memoria-gcm",
+    "turmoil",
+];
+
+#[test]
+fn the_mutation_runner_depends_on_its_listed_crates_and_on_no_crate_of_the_workspace() {
+    let (direct, build) = direct_dependencies("gates/mutants/Cargo.toml");
+    assert_eq!(
+        direct, MUTANTS_DEPENDENCIES,
+        "gates/mutants/Cargo.toml's [dependencies] differ from the runner's list in this test"
+    );
+    assert!(!build, "the runner has no build script's dependencies");
+    let reached = reached_by("memoria-mutants");
+    assert!(
+        reached.contains("memoria-mutants") && reached.contains("syn"),
+        "cargo tree listed the runner's crates: {reached:?}"
+    );
+    let forbidden: Vec<&&str> = MUTANTS_NEVER
+        .iter()
+        .filter(|n| reached.contains(**n))
+        .collect();
+    assert!(
+        forbidden.is_empty(),
+        "the runner's build reaches {forbidden:?}; it must build without any crate of the workspace"
     );
 }
 

@@ -202,6 +202,7 @@ pub fn run_mutants(a: MutantsArgs) -> ExitCode {
         progress: true,
         jobs: jobs.unwrap_or_else(mutants::default_jobs),
         schema: !no_schema,
+        conform_cases: mutants::conform_case_ids(),
     };
     if let Some(k) = explore_seeds {
         return explore_mutants(&opts, seed.unwrap_or(0), k, format);
@@ -223,7 +224,7 @@ pub fn run_mutants(a: MutantsArgs) -> ExitCode {
             "{}",
             serde_json::to_string_pretty(&run).expect("serialises")
         ),
-        Format::Junit => out!("{}", run.to_junit()),
+        Format::Junit => out!("{}", mutants::to_junit(&run)),
     }
     if run.all_killed() {
         ExitCode::SUCCESS

@@ -219,13 +219,50 @@ pub(super) struct Scratch {
     pub tmp: Option<PathBuf>,
 }
 
+/// What stopped a scratch build, by what the runner makes of it: a
+/// mutation that does not compile is `unviable`, a build past its limit a
+/// `timeout`, and a build that never ran says nothing of the mutation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildErrorKind {
+    /// Cargo ran and the code did not compile.
+    DoesNotCompile,
+    /// The build ran past [`super::MUTANT_BUILD_TIMEOUT_S`].
+    TimedOut,
+    /// Cargo could not be started or waited for, or its thread panicked.
+    NotRun,
+}
+
+/// A scratch build that gave no harness.
+#[derive(Debug, thiserror::Error)]
+#[error("{first}")]
+pub struct BuildError {
+    /// What stopped it.
+    pub kind: BuildErrorKind,
+    /// The build's first `error` line, or what stopped it, in a line.
+    pub first: String,
+    /// Cargo's standard output: with `--message-format=json`, its compiler
+    /// messages as JSON lines; empty if it never ran.
+    pub messages: String,
+}
+
+impl BuildError {
+    /// A build that never ran, for `why`.
+    pub fn not_run(why: impl Into<String>) -> BuildError {
+        BuildError {
+            kind: BuildErrorKind::NotRun,
+            first: why.into(),
+            messages: String::new(),
+        }
+    }
+}
+
 impl Scratch {
     /// Builds the scratch harness.
     ///
     /// # Errors
-    /// The build's first `error` line, or that it timed out.
-    pub fn build(&self) -> Result<(), String> {
-        self.build_diagnosed(false).map_err(|(first, _)| first)
+    /// The build's first `error` line, or that it timed out or never ran.
+    pub fn build(&self) -> Result<(), BuildError> {
+        self.build_diagnosed(false)
     }
 
     /// Builds the scratch harness; with `json`, cargo prints its compiler
@@ -233,9 +270,9 @@ impl Scratch {
     /// carries them.
     ///
     /// # Errors
-    /// The build's first `error` line, or that it timed out; and its
-    /// standard output.
-    pub fn build_diagnosed(&self, json: bool) -> Result<(), (String, String)> {
+    /// The build's first `error` line and its standard output, or that it
+    /// timed out or never ran.
+    pub fn build_diagnosed(&self, json: bool) -> Result<(), BuildError> {
         let mut cmd = harness_build(&self.work, &self.target);
         if json {
             cmd.arg("--message-format=json");
@@ -245,10 +282,14 @@ impl Scratch {
             cmd.env_remove(var);
         }
         let ran = run_with_timeout(cmd, Duration::from_secs(MUTANT_BUILD_TIMEOUT_S))
-            .map_err(|e| (e, String::new()))?;
+            .map_err(BuildError::not_run)?;
         match ran.ended {
             Ended::Code(0) => Ok(()),
-            Ended::TimedOut => Err(("the build timed out".into(), String::new())),
+            Ended::TimedOut => Err(BuildError {
+                kind: BuildErrorKind::TimedOut,
+                first: "the build timed out".into(),
+                messages: String::new(),
+            }),
             _ => {
                 let said = if json { &ran.stdout } else { &ran.stderr };
                 let first = said
@@ -257,7 +298,11 @@ impl Scratch {
                     .or_else(|| ran.stderr.lines().find(|l| l.starts_with("error")))
                     .unwrap_or("the build failed")
                     .to_string();
-                Err((first, ran.stdout))
+                Err(BuildError {
+                    kind: BuildErrorKind::DoesNotCompile,
+                    first,
+                    messages: ran.stdout,
+                })
             }
         }
     }

@@ -1,4 +1,12 @@
-//! Recorded mutations: changes under `mutants/` that a named gate must turn red.
+//! The recorded-mutation runner: applies each recorded mutation under `mutants/` to a scratch copy of the workspace, builds the harness there and judges whether its named gate turned red.
+//!
+//! Its own crate (issue 29, "One job per crate"): it depends on no crate of
+//! the workspace. It runs `memoria-harness` as a child and reads the JSON
+//! reports it prints by their shape ([`judge`]); the conformance kit's case
+//! ids come from the caller ([`Options::conform_cases`]). `memoria-gates`
+//! depends on it and keeps the `mutants` and `guards` subcommands
+//! (`gates/src/cli/mutants.rs`), the JUnit rendering and the check of a
+//! `conform:` line when a file is parsed (`gates/src/mutants.rs`).
 //!
 //! Size: about 850 lines: the runner's options, the driver both modes (a
 //! gate as the killer, and the explorer's `--explore-seeds`) share, and the
@@ -69,8 +77,10 @@
 //! mutation file, or the harness errored instead of giving a verdict).
 //!
 //! The parts: [`parse`] reads a file, `scratch` makes and drives the copies,
-//! `judge` reads a run's typed report back and gives the verdict, and
+//! [`judge`] reads a run's report back by its shape and gives the verdict, and
 //! [`report`] renders the run.
+
+#![deny(missing_docs)]
 
 pub mod anchor;
 pub mod change;
@@ -79,7 +89,7 @@ pub mod convert;
 pub mod edits;
 pub mod explore_kill;
 pub mod guards;
-mod judge;
+pub mod judge;
 pub mod parse;
 mod progress;
 pub mod report;
@@ -99,8 +109,8 @@ pub use report::{MutantReport, MutantsRun, Outcome};
 use judge::{conform_failures, failed_cases, judge_conform, judge_gate, judge_scenario};
 use report::{median_ms, secs};
 use scratch::{
-    Ended, Scratch, caller_target_dir, copy_workspace, dependency_units, gate_tmp_parent,
-    git_apply, seed_units,
+    BuildError, BuildErrorKind, Ended, Scratch, caller_target_dir, copy_workspace,
+    dependency_units, gate_tmp_parent, git_apply, seed_units,
 };
 
 /// Wall-time limit for one gate run inside a mutation, in seconds.
@@ -163,6 +173,10 @@ pub struct Options {
     /// Fold the mutations that rewrite only function bodies into one schema
     /// build first (`schema.rs`); false builds every mutation on its own.
     pub schema: bool,
+    /// The conformance kit's case ids, which a `conform:` line names from
+    /// ([`Mutation::check_conform_cases`]); the caller's, since the runner
+    /// does not build the kit.
+    pub conform_cases: Vec<String>,
 }
 
 /// Every mutation file of a run, workspace-relative, with its parse (or why
@@ -297,6 +311,7 @@ fn prepare(
         // An item-anchored mutation becomes a diff against the scratch
         // copy just made: the tree as it is now, wherever its items moved.
         let m = parse(f, &text).and_then(|mut m| {
+            m.check_conform_cases(&opts.conform_cases)?;
             m.resolve(&scratches[0].work)?;
             Ok(m)
         });
@@ -445,13 +460,13 @@ fn build_each(
         if todo.len() == 1 { "" } else { "s" },
     ));
     let t_build = Instant::now();
-    let built: Vec<Result<(), String>> = std::thread::scope(|sc| {
+    let built: Vec<Result<(), BuildError>> = std::thread::scope(|sc| {
         let handles: Vec<_> = scratches.iter().map(|s| sc.spawn(|| s.build())).collect();
         handles
             .into_iter()
             .map(|h| {
                 h.join()
-                    .unwrap_or_else(|_| Err("the build thread panicked".into()))
+                    .unwrap_or_else(|_| Err(BuildError::not_run("the build thread panicked")))
             })
             .collect()
     });
@@ -710,12 +725,13 @@ fn run_one(
         build_ms = t_build.elapsed().as_millis() as u64;
         let t_run = Instant::now();
         let verdict = match built {
-            Err(e) => (Outcome::Unviable, e),
-            Ok(()) => judged_run(scratch, m, opts, None),
+            Err(e) => built_nothing(e),
+            Ok(()) => {
+                let verdict = judged_run(scratch, m, opts, None);
+                run_ms = t_run.elapsed().as_millis() as u64;
+                verdict
+            }
         };
-        if status_ran(&verdict.0) {
-            run_ms = t_run.elapsed().as_millis() as u64;
-        }
         // Undo the diff in the scratch, whatever happened. Never copy
         // back from the workspace: it may have changed since the
         // scratch was made (an engineer editing while the run goes on),
@@ -800,9 +816,20 @@ fn judged_run(
     judged.unwrap_or_else(|e| (Outcome::Invalid, format!("the harness did not run: {e}")))
 }
 
-/// False for the outcomes that ran no gate (the build failed).
-fn status_ran(o: &Outcome) -> bool {
-    *o != Outcome::Unviable
+/// The verdict on a mutation whose scratch build gave no harness, by the
+/// build's kind of failure: only code that does not compile is `unviable`.
+fn built_nothing(e: BuildError) -> (Outcome, String) {
+    match e.kind {
+        BuildErrorKind::DoesNotCompile => (Outcome::Unviable, e.first),
+        BuildErrorKind::TimedOut => (
+            Outcome::Timeout,
+            format!("the build ran past {MUTANT_BUILD_TIMEOUT_S} s"),
+        ),
+        BuildErrorKind::NotRun => (
+            Outcome::Invalid,
+            format!("the build did not run: {}", e.first),
+        ),
+    }
 }
 
 #[cfg(test)]

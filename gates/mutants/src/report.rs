@@ -1,9 +1,8 @@
-//! What a mutation run reports: each mutation's outcome, as text, JSON and JUnit.
+//! What a mutation run reports: each mutation's outcome, as text and JSON (the harness renders its JUnit with the kit's writer).
 
 use serde::{Deserialize, Serialize};
 
 use super::parse::Author;
-use crate::report::{JunitCase, JunitSuite, junit};
 
 /// What happened to one mutation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -130,39 +129,6 @@ impl MutantsRun {
             secs(self.throughput_ms)
         ));
         s
-    }
-
-    /// JUnit: one suite per gate, one case per mutation; anything but killed is a failure.
-    pub fn to_junit(&self) -> String {
-        let mut gates: Vec<String> = self.mutants.iter().map(|m| m.gate.clone()).collect();
-        gates.sort();
-        gates.dedup();
-        let suites: Vec<JunitSuite> = gates
-            .iter()
-            .map(|g| JunitSuite {
-                name: format!("mutations for gate {g}"),
-                package: format!("gate{g}"),
-                properties: vec![("seed".into(), self.seed.to_string())],
-                cases: self
-                    .mutants
-                    .iter()
-                    .filter(|m| &m.gate == g)
-                    .map(|m| JunitCase {
-                        name: m.file.clone(),
-                        classname: format!("gate{g}.mutations"),
-                        time_ms: m.time_ms,
-                        failure: (m.status != Outcome::Killed).then(|| {
-                            (
-                                format!("{:?}: {}", m.status, m.breaks),
-                                format!("expected: killed\nactual: {:?}\n{}", m.status, m.detail),
-                            )
-                        }),
-                        skipped: None,
-                    })
-                    .collect(),
-            })
-            .collect();
-        junit("memoria-harness mutants", &suites)
     }
 }
 

@@ -34,7 +34,7 @@ use super::schema::{
     self, BodyChange, FileVariant, Inserted, Refusal, RefusalKind, SCHEMA_BUILD_ATTEMPTS_MAX,
     SchemaFile,
 };
-use super::scratch::{Ended, Scratch, git_apply};
+use super::scratch::{BuildError, Ended, Scratch, git_apply};
 use super::{
     CONFORM_GATE, MutantReport, Mutation, Options, Outcome, SCENARIO_GATE, judged_run, report_of,
 };
@@ -159,11 +159,11 @@ pub(super) fn build(
             let (mine, theirs) = std::thread::scope(|sc| {
                 let handles: Vec<_> = rest.iter().map(|s| sc.spawn(|| s.build())).collect();
                 let mine = first.build_diagnosed(true);
-                let theirs: Vec<Result<(), String>> = handles
+                let theirs: Vec<Result<(), BuildError>> = handles
                     .into_iter()
                     .map(|h| {
                         h.join()
-                            .unwrap_or_else(|_| Err("the build panicked".into()))
+                            .unwrap_or_else(|_| Err(BuildError::not_run("the build panicked")))
                     })
                     .collect();
                 (mine, theirs)
@@ -183,7 +183,11 @@ pub(super) fn build(
                 ));
                 break;
             }
-            Err((first_error, messages)) => {
+            Err(BuildError {
+                first: first_error,
+                messages,
+                ..
+            }) => {
                 let blamed = blame(&messages, &files);
                 if blamed.is_empty() {
                     say(format!(
@@ -225,7 +229,7 @@ pub(super) fn build(
     for s in rest {
         write_tree(s, &members, &originals)?;
     }
-    let others: Vec<Result<(), String>> = if others_ready {
+    let others: Vec<Result<(), BuildError>> = if others_ready {
         Vec::new()
     } else {
         std::thread::scope(|sc| {
@@ -234,7 +238,7 @@ pub(super) fn build(
                 .into_iter()
                 .map(|h| {
                     h.join()
-                        .unwrap_or_else(|_| Err("the build panicked".into()))
+                        .unwrap_or_else(|_| Err(BuildError::not_run("the build panicked")))
                 })
                 .collect()
         })
@@ -498,7 +502,7 @@ fn judged_past(
                 )
             }
         }
-        Err(e) => (Outcome::Invalid, e),
+        Err(e) => (Outcome::Invalid, e.to_string()),
     }
 }
 

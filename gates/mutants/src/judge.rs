@@ -1,20 +1,81 @@
-//! Reading back what a mutated harness reported, typed, and judging it: killed, survived, or a harness error.
+//! Reading back what a mutated harness reported, by the report's shape, and judging it: killed, survived, or a harness error.
 //!
 //! The harness writes its reports as JSON on standard output (`run`,
-//! `conform`, `replay` with `--format json`). The runner reads them back
-//! into the same types the harness wrote them from ([`RunReport`],
-//! [`ConformReport`]); for a replay, whose report embeds the simulator's
-//! timeline, into a view of the fields it reads ([`ReplayFile`]), which serde
-//! fills while ignoring the rest. A report that does not parse is said so,
-//! never read as "nothing failed".
+//! `conform`, `replay` with `--format json`; the README documents their
+//! schema). The runner reads each back into a view of the fields it judges
+//! ([`RunView`], [`ConformView`], [`ReplayFile`]), which serde fills while
+//! ignoring the rest: it depends on the reports' shape, never on the
+//! harness that writes them (`memoria-gates` holds a test that its own
+//! reports read back through these views). A report that does not parse is
+//! a [`ReportError`], never read as "nothing failed".
 
 use serde::Deserialize;
 
 use super::parse::Mutation;
 use super::report::Outcome;
 use super::scratch::{Ended, Ran};
-use crate::conform::report::{ConformReport, Status};
-use crate::report::{RunReport, Verdict};
+
+/// A case's status as both reports spell it: the runner judges `fail`
+/// (and a conformance run's `fixed`); every other status is one it does
+/// not count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaseStatus {
+    /// The claim did not hold.
+    Fail,
+    /// Listed as known-failing, yet passed: fails a conformance run.
+    Fixed,
+    /// Any other status (`pass`, `skip`, `known-fail`).
+    #[serde(other)]
+    Other,
+}
+
+/// `run --format json`'s report: the fields judged here.
+#[derive(Debug, Deserialize)]
+pub struct RunView {
+    /// Each gate run.
+    pub gates: Vec<RunGateView>,
+}
+
+/// One gate of a [`RunView`].
+#[derive(Debug, Deserialize)]
+pub struct RunGateView {
+    /// Its cases.
+    pub cases: Vec<RunCaseView>,
+}
+
+/// One case of a [`RunGateView`].
+#[derive(Debug, Deserialize)]
+pub struct RunCaseView {
+    /// Its stable id (`6/b`).
+    pub id: String,
+    /// Its verdict.
+    pub status: CaseStatus,
+    /// What it saw, if it failed.
+    #[serde(default)]
+    pub actual: Option<String>,
+}
+
+/// `conform --format json`'s report: the fields judged here.
+#[derive(Debug, Deserialize)]
+pub struct ConformView {
+    /// Each case.
+    pub cases: Vec<ConformCaseView>,
+}
+
+/// One case of a [`ConformView`].
+#[derive(Debug, Deserialize)]
+pub struct ConformCaseView {
+    /// Its stable id (`s1/four-fields`).
+    pub id: String,
+    /// Its status.
+    pub status: CaseStatus,
+}
+
+/// A harness run's standard output held no report that parses.
+#[derive(Debug, thiserror::Error)]
+#[error("its report does not parse: {0}")]
+pub struct ReportError(#[from] serde_json::Error);
 
 /// One file of `replay --format json`'s array: the fields judged here.
 #[derive(Debug, Deserialize)]
@@ -47,8 +108,11 @@ struct ReplayCheck {
 }
 
 /// Parses a report from a harness run's standard output.
-fn report<T: serde::de::DeserializeOwned>(stdout: &str) -> Result<T, String> {
-    serde_json::from_str(stdout.trim()).map_err(|e| format!("its report does not parse: {e}"))
+///
+/// # Errors
+/// It holds no JSON of `T`'s shape.
+pub fn report<T: serde::de::DeserializeOwned>(stdout: &str) -> Result<T, ReportError> {
+    Ok(serde_json::from_str(stdout.trim())?)
 }
 
 /// The failed checks a `replay --format json` run reported, one line; or why
@@ -101,12 +165,12 @@ pub(super) fn judge_scenario(file: &str, ran: &Ran) -> (Outcome, String) {
 ///
 /// # Errors
 /// The run printed no report that parses.
-pub(super) fn conform_failures(stdout: &str) -> Result<Vec<String>, String> {
-    let r: ConformReport = report(stdout)?;
+pub(super) fn conform_failures(stdout: &str) -> Result<Vec<String>, ReportError> {
+    let r: ConformView = report(stdout)?;
     let mut ids: Vec<String> = r
         .cases
         .into_iter()
-        .filter(|c| matches!(c.status, Status::Fail | Status::Fixed))
+        .filter(|c| matches!(c.status, CaseStatus::Fail | CaseStatus::Fixed))
         .map(|c| c.id)
         .collect();
     ids.sort();
@@ -146,7 +210,7 @@ pub(super) fn judge_conform(m: &Mutation, ran: &Ran) -> (Outcome, String) {
 
 /// The cases a `run --format json` run failed, with what each saw, one line.
 pub(super) fn failed_cases(stdout: &str) -> String {
-    let r: RunReport = match report(stdout) {
+    let r: RunView = match report(stdout) {
         Ok(r) => r,
         Err(e) => return format!("the gate run printed no report: {e}"),
     };
@@ -154,7 +218,7 @@ pub(super) fn failed_cases(stdout: &str) -> String {
         .gates
         .iter()
         .flat_map(|g| &g.cases)
-        .filter(|c| c.status == Verdict::Fail)
+        .filter(|c| c.status == CaseStatus::Fail)
         .map(|c| format!("{} red: {}", c.id, c.actual.as_deref().unwrap_or("")))
         .collect();
     if red.is_empty() {
@@ -171,12 +235,12 @@ pub(super) fn failed_cases(stdout: &str) -> String {
 /// The run printed no report that parses.
 pub(super) fn failed_case_ids(
     stdout: &str,
-) -> Result<(std::collections::BTreeSet<String>, usize), String> {
-    let r: RunReport = report(stdout)?;
+) -> Result<(std::collections::BTreeSet<String>, usize), ReportError> {
+    let r: RunView = report(stdout)?;
     let cases: Vec<_> = r.gates.iter().flat_map(|g| &g.cases).collect();
     let red = cases
         .iter()
-        .filter(|c| c.status == Verdict::Fail)
+        .filter(|c| c.status == CaseStatus::Fail)
         .map(|c| c.id.clone())
         .collect();
     Ok((red, cases.len()))
