@@ -1,5 +1,9 @@
 //! Gate 7 (§10, §5.1, §4.2): an enumeration diff distinguishes an authoritative empty from a failure, and deletes nothing on a failure.
 //!
+//! Size: over 800 lines because gate 7's cases share one rig (a fake
+//! connector with its knobs and a hand clock); split, a case would sit apart
+//! from its fixture.
+//!
 //! The reference's connector ([`memoria::connector::sync`]) is driven by the
 //! simulator's paginated fake connector
 //! ([`memoria_simulator::connector`]) in simulated time, and by the real
@@ -14,10 +18,6 @@
 //! is gone are failures like the others. Every enumeration that lists an
 //! item, changed or not, moves its `last_seen_at` forward; a failed one does
 //! so only for the items on pages it read whole.
-//!
-//! Size: over 700 lines because gate 7's cases share one rig (a fake
-//! connector with its knobs and a hand clock); split, a case would sit apart
-//! from its fixture.
 
 use std::collections::BTreeSet;
 use std::future::Future;

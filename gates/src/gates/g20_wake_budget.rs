@@ -104,16 +104,22 @@ pub static GATE: Gate = Gate {
 /// run reaches it; production's is [`memoria::IDLE_EVICT_DEFAULT_S`].
 const IDLE_S: u64 = 60;
 
-fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
+/// The idle cases' world: one sibling ("docs") with three team notes that
+/// name the run's canary, memoria evicting after [`IDLE_S`] idle seconds,
+/// and with `ai_on` the stub provider embedding as `serve` would. The world
+/// and the canary.
+fn idle_world(ctx: &mut Ctx, ai_on: bool) -> (memoria_simulator::World, String) {
     use std::time::Duration;
 
-    use memoria_simulator::{OWNERS, Rung, SiblingSpec, World};
-
-    use crate::rigs::sim::{check, run_world};
+    use memoria_simulator::{Rung, SiblingSpec, StubProvider, World};
 
     let canary = ctx.canary();
     let mut w = World::new(ctx.seed(), vec![SiblingSpec::own("docs")]);
     w.idle_evict(Some(Duration::from_secs(IDLE_S)));
+    if ai_on {
+        w.use_provider(&StubProvider::new());
+        w.embed_with_provider();
+    }
     w.fake("docs").model().with(|m| {
         for i in 0..3 {
             m.add_item(
@@ -125,6 +131,17 @@ fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
             .expect("item");
         }
     });
+    (w, canary)
+}
+
+fn idle_eviction_wakes_by_loading(ctx: &mut Ctx) -> Result<(), Failure> {
+    use std::time::Duration;
+
+    use memoria_simulator::OWNERS;
+
+    use crate::rigs::sim::{check, run_world};
+
+    let (w, canary) = idle_world(ctx, false);
     run_world(&w, move |mut m| async move {
         let ana = OWNERS[0];
         m.warmed_up().await?;
@@ -234,26 +251,11 @@ fn with_ai_on_the_vectors_are_evicted_and_only_a_question_wakes_them(
 ) -> Result<(), Failure> {
     use std::time::Duration;
 
-    use memoria_simulator::{OWNERS, Rung, SiblingSpec, StubProvider, World};
+    use memoria_simulator::OWNERS;
 
     use crate::rigs::sim::{check, run_world};
 
-    let canary = ctx.canary();
-    let mut w = World::new(ctx.seed(), vec![SiblingSpec::own("docs")]);
-    w.idle_evict(Some(Duration::from_secs(IDLE_S)));
-    w.use_provider(&StubProvider::new());
-    w.embed_with_provider();
-    w.fake("docs").model().with(|m| {
-        for i in 0..3 {
-            m.add_item(
-                &format!("dc-{i}"),
-                Rung::Team,
-                &format!("Note {i}"),
-                &format!("# Note {i}\n\nThe {canary} figure is {i}.\n"),
-            )
-            .expect("item");
-        }
-    });
+    let (w, canary) = idle_world(ctx, true);
     run_world(&w, move |mut m| async move {
         let ana = OWNERS[0];
         m.warmed_up().await?;
