@@ -580,24 +580,44 @@ fn reached_by(package: &str) -> std::collections::BTreeSet<String> {
         .collect()
 }
 
+/// Holds one crate to its dependency lists: `manifest`'s `[dependencies]`
+/// are exactly `listed`, it has no build script's dependencies, and the
+/// crates `cargo tree` reaches from `package` include each of `present`
+/// (so the listing is seen to work) and none of `never`.
+fn holds_its_dependencies(
+    manifest: &str,
+    package: &str,
+    listed: &[&str],
+    present: &[&str],
+    never: &[&str],
+) {
+    let (direct, build) = direct_dependencies(manifest);
+    assert_eq!(
+        direct, listed,
+        "{manifest}'s [dependencies] differ from its list in this test"
+    );
+    assert!(!build, "{package} has no build script's dependencies");
+    let reached = reached_by(package);
+    assert!(
+        present.iter().all(|n| reached.contains(*n)),
+        "cargo tree listed {package}'s crates: {reached:?}"
+    );
+    let forbidden: Vec<&&str> = never.iter().filter(|n| reached.contains(**n)).collect();
+    assert!(
+        forbidden.is_empty(),
+        "{package}'s build reaches {forbidden:?}, which it must build without"
+    );
+}
+
 #[test]
 fn the_conformance_kit_depends_on_the_contract_and_an_http_client_never_on_memoria_the_simulator_or_the_gates()
  {
-    let (direct, build) = direct_dependencies("gates/kit/Cargo.toml");
-    assert_eq!(
-        direct, KIT_DEPENDENCIES,
-        "gates/kit/Cargo.toml's [dependencies] differ from the kit's list in this test"
-    );
-    assert!(!build, "the kit has no build script's dependencies");
-    let reached = reached_by("memoria-kit");
-    assert!(
-        reached.contains("memoria-contract") && reached.contains("hyper"),
-        "cargo tree listed the kit's crates: {reached:?}"
-    );
-    let forbidden: Vec<&&str> = KIT_NEVER.iter().filter(|n| reached.contains(**n)).collect();
-    assert!(
-        forbidden.is_empty(),
-        "the kit's build reaches {forbidden:?}; it must build without memoria, the simulator and the harness"
+    holds_its_dependencies(
+        "gates/kit/Cargo.toml",
+        "memoria-kit",
+        KIT_DEPENDENCIES,
+        &["memoria-contract", "hyper"],
+        KIT_NEVER,
     );
 }
 
@@ -638,24 +658,12 @@ const MUTANTS_NEVER: &[&str] = &[
 
 #[test]
 fn the_mutation_runner_depends_on_its_listed_crates_and_on_no_crate_of_the_workspace() {
-    let (direct, build) = direct_dependencies("gates/mutants/Cargo.toml");
-    assert_eq!(
-        direct, MUTANTS_DEPENDENCIES,
-        "gates/mutants/Cargo.toml's [dependencies] differ from the runner's list in this test"
-    );
-    assert!(!build, "the runner has no build script's dependencies");
-    let reached = reached_by("memoria-mutants");
-    assert!(
-        reached.contains("memoria-mutants") && reached.contains("syn"),
-        "cargo tree listed the runner's crates: {reached:?}"
-    );
-    let forbidden: Vec<&&str> = MUTANTS_NEVER
-        .iter()
-        .filter(|n| reached.contains(**n))
-        .collect();
-    assert!(
-        forbidden.is_empty(),
-        "the runner's build reaches {forbidden:?}; it must build without any crate of the workspace"
+    holds_its_dependencies(
+        "gates/mutants/Cargo.toml",
+        "memoria-mutants",
+        MUTANTS_DEPENDENCIES,
+        &["memoria-mutants", "syn"],
+        MUTANTS_NEVER,
     );
 }
 
