@@ -82,8 +82,17 @@ pub const CALENDAR_BODIES_ENV: &str = "MEMORIA_CALENDAR_BODIES";
 
 /// The variable naming how many seconds `memoria serve` goes without a
 /// request before it evicts the decrypted index (§3.5); `0` never evicts.
-/// Unset: [`crate::IDLE_EVICT_DEFAULT_S`].
+/// Unset: [`IDLE_EVICT_DEFAULT_S`].
 pub const IDLE_EVICT_ENV: &str = "MEMORIA_IDLE_EVICT_S";
+
+/// How long `memoria serve` goes without a request before it evicts the
+/// decrypted index and vectors from memory (§3.5: "idle eviction of the
+/// decrypted handle — the mitigation that matters most"). The spec names
+/// no figure; 15 minutes is ours: past a working session's pauses, so a
+/// team at work rarely waits for a wake, and short enough that an idle
+/// night holds no plaintext index. `MEMORIA_IDLE_EVICT_S` overrides it
+/// (0: never).
+pub const IDLE_EVICT_DEFAULT_S: u64 = 15 * 60;
 
 /// The team owner's AI choice (§8.3): off, or on with the key to the one
 /// provider. Its `Debug` never shows the key.
@@ -443,7 +452,7 @@ pub fn resolve_idle_evict(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Option<std::time::Duration>, Error> {
     let seconds = match env(IDLE_EVICT_ENV) {
-        None => crate::IDLE_EVICT_DEFAULT_S,
+        None => IDLE_EVICT_DEFAULT_S,
         Some(v) => v.trim().parse::<u64>().map_err(|_| {
             Error::new(
                 ErrorKind::Config,
@@ -748,10 +757,7 @@ mod tests {
     fn the_idle_eviction_defaults_to_a_quarter_hour_and_zero_switches_it_off() {
         use std::time::Duration;
         let rows: [(Env, Option<Option<Duration>>); 5] = [
-            (
-                &[],
-                Some(Some(Duration::from_secs(crate::IDLE_EVICT_DEFAULT_S))),
-            ),
+            (&[], Some(Some(Duration::from_secs(IDLE_EVICT_DEFAULT_S)))),
             (
                 &[("MEMORIA_IDLE_EVICT_S", "60")],
                 Some(Some(Duration::from_secs(60))),

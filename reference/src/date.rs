@@ -131,7 +131,7 @@ impl DocumentDate {
     /// The words a page shows: "edited 3 March 2026 in Docs", "dated 3
     /// March 2026 in its front matter", "file modified 3 March 2026",
     /// "imported 3 March 2026". `app_name` names the sibling an edit was
-    /// made in as a reader sees it (`crate::search::page::app_display_name`:
+    /// made in as a reader sees it (`crate::page::app_display_name`:
     /// `Docs`); it is not read for other kinds.
     pub fn phrase(self, app_name: &str) -> String {
         let day = long_date(self.at);
@@ -274,7 +274,7 @@ mod tests {
     #[test]
     fn each_kind_says_where_its_date_came_from() {
         let rows = [
-            // The app as a reader sees it (`crate::search::page::app_display_name`).
+            // The app as a reader sees it (`crate::page::app_display_name`).
             (DateKind::Edited, "Docs", "edited 3 March 2026 in Docs"),
             (
                 DateKind::FrontMatter,

@@ -24,7 +24,7 @@
 //! §4.2's two facts and nothing else: the asker is admitted, and the
 //! document is present and not deleted. What the page may then show of a
 //! sibling's passages is `sibling::ruled`'s to decide; the page's shapes
-//! are `search/page.rs`.
+//! are `page.rs`.
 
 mod brief;
 mod listing;
@@ -42,14 +42,14 @@ use crate::config::Config;
 use crate::crashpoint::crashpoint;
 use crate::dense::{DenseMatrix, QuantisedVector};
 use crate::error::{Error, ErrorKind};
+use crate::page::{
+    Candidates, MARKER_PERSON, PAGE_MAX, PAGE_SIZE_RESULTS, SearchError, SearchPage, SearchResult,
+    SemanticRanking, Verdicts,
+};
 use crate::policy::egress::EgressMode;
 use crate::search::facts::FactQuery;
 use crate::search::highlight::Highlighter;
 use crate::search::index::{Hit, ImageSlot, LexicalIndex};
-use crate::search::page::{
-    Candidates, MARKER_PERSON, PAGE_MAX, PAGE_SIZE_RESULTS, SearchError, SearchPage, SearchResult,
-    SemanticRanking, Verdicts,
-};
 use crate::search::query::{self, Plan, Query, QueryRefusal};
 use crate::storage::seal::Sealer;
 use crate::storage::snapshot::{self, SnapshotHeader};
@@ -1040,7 +1040,7 @@ impl ReadView<'_> {
             results.push(SearchResult {
                 rank: offset + results.len() + 1,
                 app: ph.document.app.clone(),
-                link: crate::search::page::passage_link(&ph.document.id, ph.passage.ordinal),
+                link: crate::page::passage_link(&ph.document.id, ph.passage.ordinal),
                 document_id: ph.document.id,
                 title: ph.document.title,
                 trail: ph.passage.trail,

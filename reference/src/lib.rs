@@ -125,6 +125,7 @@ mod mcp;
 mod net;
 pub mod numeric;
 mod offload;
+mod page;
 mod policy;
 mod search;
 mod sibling;
@@ -204,17 +205,17 @@ pub use search::chunk::{
 };
 
 // Search and its ruling (§7.1, §7.2, §8.1).
-pub use search::highlight::{
-    Highlighter, SNIPPET_CHARS_MAX, SNIPPET_LEAD_CHARS, SNIPPET_WORDS_MAX, Segment, Snippet,
-};
-pub use search::index::{BM25_WEIGHTS, Hit, ImageSlot, LexicalIndex, SharedImage};
-pub use search::markdown::{READ_OPTIONS, TextForm, plain_text};
-pub use search::page::{
+pub use page::{
     Candidates, MARKER_MODEL_FOUND_LABEL, MARKER_MODEL_LABEL, MARKER_PERSON, MARKER_PERSON_LABEL,
     PAGE_MAX, PAGE_SIZE_RESULTS, Reconciling, SearchError, SearchPage, SearchResult,
     SemanticRanking, Verdicts, Withheld, WithheldReason, app_display_name, counted, passage_anchor,
     passage_link, passage_number,
 };
+pub use search::highlight::{
+    Highlighter, SNIPPET_CHARS_MAX, SNIPPET_LEAD_CHARS, SNIPPET_WORDS_MAX, Segment, Snippet,
+};
+pub use search::index::{BM25_WEIGHTS, Hit, ImageSlot, LexicalIndex, SharedImage};
+pub use search::markdown::{READ_OPTIONS, TextForm, plain_text};
 pub use search::query::{
     Plan, QUERY_BYTES_MAX, QUERY_WORDS_MAX, Query, QueryRefusal, STOP_WORDS, is_stop_word,
     parse as parse_query, plan as plan_query,

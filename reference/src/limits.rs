@@ -18,6 +18,7 @@ use crate::ingest::decode::IMPORT_FILE_BYTES_MAX;
 use crate::ingest::import::IMPORT_FILES_MAX;
 use crate::net::transport::{INGEST_CALL_DEADLINE_MS, SIBLING_DEADLINE_MS};
 use crate::net::wire::S2_PAIRS_PER_CALL_MAX;
+use crate::page::{PAGE_MAX, PAGE_SIZE_RESULTS};
 use crate::policy::breaker::{
     BASELINE_DAYS, BREAKER_COUNTERS_RETAINED_DAYS, REFUSAL_BREAKER_ASKERS_MIN, WINDOW_DAYS,
 };
@@ -25,7 +26,6 @@ use crate::search::chunk::{
     CHUNK_BYTES_MAX, CHUNK_WORDS_MAX, CHUNK_WORDS_TARGET, RUNT_WORDS_MAX, WORD_BYTES_MAX,
 };
 use crate::search::facts::FACT_PASSAGE_BYTES_MAX;
-use crate::search::page::{PAGE_MAX, PAGE_SIZE_RESULTS};
 use crate::search::query::{QUERY_BYTES_MAX, QUERY_WORDS_MAX};
 use crate::storage::seal::{NONCE_BYTES, SEALED_OVERHEAD_BYTES, TAG_BYTES};
 use crate::web::{

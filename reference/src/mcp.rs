@@ -1,5 +1,9 @@
 //! `memoria mcp`: briefs and searches for an agent over the Model Context Protocol on stdio, admitted on every call and ruled on the one S2 path (§4.3, §8.1; `brief-material.md`).
 //!
+//! Size: over 700 lines because the three tools, their argument schemas and
+//! their text are one protocol surface over one `rmcp` server; what each
+//! tool does is `app/` and `sibling/ruled.rs`, which the web page calls too.
+//!
 //! An agent's client starts `memoria mcp --as PERSON` as a child process and
 //! speaks JSON-RPC on its stdin and stdout (MCP's stdio transport, through
 //! the official SDK, `rmcp`). The server offers three tools:
@@ -16,7 +20,7 @@
 //!   refused with the search page's sentence.
 //!
 //! A passage is numbered from 1 in every label and every link (`passage 2`
-//! is `#p2`, [`crate::search::page::passage_anchor`]). With
+//! is `#p2`, [`crate::page::passage_anchor`]). With
 //! [`PUBLIC_URL_ENV`] set, every link a result carries is absolute, that
 //! URL followed by `/documents/{id}#p{n}`, so an agent can open it;
 //! without it, links are relative to the instance, as the CLI prints them.
@@ -59,7 +63,7 @@ use crate::ai::embed::EmbedClient;
 use crate::brief::{BUDGET_CHARS_DEFAULT, BUDGET_CHARS_MAX, BriefError, BriefRequest, Scopes};
 use crate::error::{Error, ErrorKind};
 use crate::offload::SharedInstance;
-use crate::search::page::{PAGE_MAX, SearchError, passage_link, passage_number};
+use crate::page::{PAGE_MAX, SearchError, passage_link, passage_number};
 use crate::search::query::QUERY_BYTES_MAX;
 use crate::sibling::ruled::{DocumentRuling, FollowUps};
 use crate::sibling::{Puller, SiblingClient};
@@ -304,7 +308,7 @@ impl DocumentAnswer {
             self.path,
             self.revision,
             self.dated,
-            crate::search::page::counted(self.passage_count, "passage", "passages")
+            crate::page::counted(self.passage_count, "passage", "passages")
         );
         for p in &self.passages {
             let trail = if p.trail.is_empty() {
@@ -595,7 +599,7 @@ impl McpServer {
                 "refused",
                 format!(
                     "This document has {}; there is no passage {n}.",
-                    crate::search::page::counted(passages.len(), "passage", "passages")
+                    crate::page::counted(passages.len(), "passage", "passages")
                 ),
             );
         }
@@ -606,15 +610,13 @@ impl McpServer {
             path: doc.path.clone(),
             revision: doc.revision,
             date: doc.date.iso(),
-            dated: doc
-                .date
-                .phrase(&crate::search::page::app_display_name(&doc.app)),
+            dated: doc.date.phrase(&crate::page::app_display_name(&doc.app)),
             passage_count: passages.len(),
             passages: chosen
                 .into_iter()
                 .map(|p| DocumentPassage {
                     number: passage_number(p.ordinal),
-                    trail: crate::search::page::trail_below(&doc.title, &p.trail).to_vec(),
+                    trail: crate::page::trail_below(&doc.title, &p.trail).to_vec(),
                     link: self.link(passage_link(&doc.id, p.ordinal)),
                     text: p.body.clone(),
                 })

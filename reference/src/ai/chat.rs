@@ -328,10 +328,10 @@ impl ChatError {
     }
 }
 
-impl From<ChatError> for crate::Error {
-    fn from(e: ChatError) -> crate::Error {
-        crate::Error::with_source(
-            crate::ErrorKind::Provider,
+impl From<ChatError> for crate::error::Error {
+    fn from(e: ChatError) -> crate::error::Error {
+        crate::error::Error::with_source(
+            crate::error::ErrorKind::Provider,
             format!("the chat call to {PROVIDER_NAME} failed"),
             e,
         )

@@ -394,10 +394,10 @@ impl EmbedError {
     }
 }
 
-impl From<EmbedError> for crate::Error {
-    fn from(e: EmbedError) -> crate::Error {
-        crate::Error::with_source(
-            crate::ErrorKind::Provider,
+impl From<EmbedError> for crate::error::Error {
+    fn from(e: EmbedError) -> crate::error::Error {
+        crate::error::Error::with_source(
+            crate::error::ErrorKind::Provider,
             format!("the embeddings call to {PROVIDER_NAME} failed"),
             e,
         )

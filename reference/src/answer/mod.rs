@@ -48,7 +48,7 @@ use crate::ai::chat::{
     PromptRefusal, encode_chat_request,
 };
 use crate::ai::provider::PROVIDER_NAME;
-use crate::search::page::{SearchPage, SearchResult};
+use crate::page::{SearchPage, SearchResult};
 
 /// The results the route reads: the top eight, the passages an answer
 /// would be written from (§8.6's "~8 passages").
@@ -297,7 +297,7 @@ pub async fn answer(chat: &ChatClient, query: &str, page: &SearchPage) -> Option
             let by_person: Vec<&SearchResult> = page
                 .results
                 .iter()
-                .filter(|r| r.marker == crate::search::page::MARKER_PERSON)
+                .filter(|r| r.marker == crate::page::MARKER_PERSON)
                 .collect();
             let mut docs: Vec<&str> = by_person.iter().map(|r| r.document_id.as_str()).collect();
             docs.sort_unstable();
@@ -376,8 +376,8 @@ pub async fn answer(chat: &ChatClient, query: &str, page: &SearchPage) -> Option
 mod tests {
     use super::*;
     use crate::ai::chat::ChatModels;
+    use crate::page::{MARKER_PERSON, SemanticRanking};
     use crate::search::highlight::Snippet;
-    use crate::search::page::{MARKER_PERSON, SemanticRanking};
 
     fn result(rank: usize, doc: &str, text: &str) -> SearchResult {
         SearchResult {

@@ -42,7 +42,7 @@ use serde::Serialize;
 
 use crate::error::Error;
 use crate::net::wire::{Pair, Verdict};
-use crate::search::page::{SemanticRanking, Verdicts, Withheld, WithheldReason};
+use crate::page::{SemanticRanking, Verdicts, Withheld, WithheldReason};
 use crate::search::query;
 use crate::storage::store::DocumentSummary;
 
@@ -201,12 +201,12 @@ pub struct PoolPassage {
 
 impl PoolPassage {
     /// The passage's id as a brief cites it: `{document}#p{n}`, `n` its
-    /// number from 1 ([`crate::search::page::passage_anchor`]).
+    /// number from 1 ([`crate::page::passage_anchor`]).
     pub fn id(&self) -> String {
         format!(
             "{}#{}",
             self.document.id,
-            crate::search::page::passage_anchor(self.ordinal)
+            crate::page::passage_anchor(self.ordinal)
         )
     }
 }
@@ -851,7 +851,7 @@ impl Brief {
             let _ = writeln!(
                 out,
                 "reconciling: {} is re-announcing after a restore; its passages are out of this brief.",
-                crate::search::page::app_display_name(app)
+                crate::page::app_display_name(app)
             );
         }
         if self.semantic == SemanticRanking::Unavailable {
@@ -875,8 +875,8 @@ impl Brief {
 }
 
 fn shrink_words(s: &Shrink) -> String {
-    let e = crate::search::page::counted(s.excerpts_left_out, "excerpt", "excerpts");
-    let r = crate::search::page::counted(s.relations_left_out, "relation", "relations");
+    let e = crate::page::counted(s.excerpts_left_out, "excerpt", "excerpts");
+    let r = crate::page::counted(s.relations_left_out, "relation", "relations");
     match (s.excerpts_left_out, s.relations_left_out) {
         (_, 0) => e,
         (0, _) => r,

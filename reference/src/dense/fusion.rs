@@ -31,7 +31,7 @@ pub const RRF_K: u32 = 60;
 /// fusion constant or a fusion that drops dense-only chunks no longer
 /// costs any measurable quality, so the gate could not see them.
 ///
-/// Three times `PAGE_SIZE_RESULTS` (20, `search/page.rs`); `limits.rs` holds
+/// Three times `PAGE_SIZE_RESULTS` (20, `page.rs`); `limits.rs` holds
 /// the two together, so the dense floor imports nothing from search.
 pub const FUSION_DEPTH_CHUNKS: usize = 60;
 const _: () = assert!(FUSION_DEPTH_CHUNKS >= crate::dense::DENSE_TOP_K);

@@ -334,9 +334,9 @@ impl Instance {
                 .get(doc.id.as_str())
                 .cloned()
                 .unwrap_or(Scope::Team);
-            let form = TextForm::of(&doc);
+            let form = doc.text_form();
             let first = ph.passage.ordinal == 0;
-            let section = crate::search::page::trail_below(&doc.title, &ph.passage.trail).to_vec();
+            let section = crate::page::trail_below(&doc.title, &ph.passage.trail).to_vec();
             let said = sentences(&ph.passage.body, form, first);
             let mut found_links = Vec::new();
             if doc.provenance.is_none() && form == TextForm::Markdown {
@@ -388,11 +388,7 @@ impl Instance {
                             Description {
                                 text: lead,
                                 from: "lead_sentence",
-                                passage: format!(
-                                    "{}#{}",
-                                    doc.id,
-                                    crate::search::page::passage_anchor(0)
-                                ),
+                                passage: format!("{}#{}", doc.id, crate::page::passage_anchor(0)),
                             },
                         );
                     }

@@ -5,7 +5,7 @@
 //! (HTML arrives converted to Markdown, [`crate::ingest::decode`]) is
 //! Markdown, and so is a sibling's body; any other file is plain text, where
 //! a `#` line or a leading `-` is the author's text and not markup
-//! ([`TextForm::of`]). The document page renders Markdown (`web/markdown.rs`)
+//! ([`TextForm::of_source`]). The document page renders Markdown (`web/markdown.rs`)
 //! and shows plain text as it is. A snippet is cut from a Markdown
 //! passage's [`plain_text`]: what a reader sees of it rendered, so a result
 //! never shows backticks, `#`, bullets, table pipes, emphasis marks or link
@@ -19,7 +19,6 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 // Front matter is where a document may name its own date, so its bounds
 // are read where that date is (`crate::date`).
 pub use crate::date::{FRONT_MATTER_OPTIONS, front_matter_len};
-use crate::storage::store::DocumentSummary;
 
 /// What a file was read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -96,16 +95,12 @@ pub enum TextForm {
 }
 
 impl TextForm {
-    /// How `doc`'s passages read: a memoria-owned document by its path's
-    /// extension, as it was decoded ([`source_kind`]); a sibling's body as
-    /// Markdown (the path of a sibling item is `app:item`, with no
-    /// extension, and its media type is not stored).
-    pub fn of(doc: &DocumentSummary) -> TextForm {
-        TextForm::of_source(&doc.path, doc.provenance.is_some())
-    }
-
-    /// [`TextForm::of`] from a document's recorded `path` and whether a
-    /// sibling owns it (`sibling`), for a document not yet summarised.
+    /// How a document's passages read, from its recorded `path` and
+    /// whether a sibling owns it (`sibling`): a memoria-owned document by
+    /// its path's extension, as it was decoded ([`source_kind`]); a
+    /// sibling's body as Markdown (the path of a sibling item is `app:item`,
+    /// with no extension, and its media type is not stored). A summarised
+    /// document answers it itself (`DocumentSummary::text_form`).
     pub fn of_source(path: &str, sibling: bool) -> TextForm {
         if sibling {
             return TextForm::Markdown;

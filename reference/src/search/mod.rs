@@ -10,7 +10,6 @@ pub mod facts;
 pub mod highlight;
 pub mod index;
 pub mod markdown;
-pub mod page;
 pub mod query;
 pub mod result;
 pub mod text;

@@ -1,12 +1,22 @@
 //! What one ranked result is, how a page counts and names what it withheld, and S2's verdicts for a page's pairs (§8.1, §4.1): below the page, so the fact box and derived artefacts read them without the page.
 //!
-//! The page ([`crate::search::page`]) re-exports every item here; it keeps
+//! The page ([`crate::page`]) re-exports every item here; it keeps
 //! the candidates, their ruling and the page itself.
 
 use crate::date::{DateKind, DocumentDate};
 use crate::net::wire::{Pair, Verdict};
 use crate::search::highlight::Snippet;
-use crate::storage::store::Provenance;
+
+/// Where a sibling document came from: every chunk of it carries this (§5.2, decision 8).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Provenance {
+    /// The app of record, e.g. `sheets`.
+    pub app: String,
+    /// The sibling's item id (opaque).
+    pub item_id: String,
+    /// The sibling revision held (opaque, compared for equality only, §4.1).
+    pub revision: String,
+}
 
 /// An app's name as a reader sees it: `sheets` → `Sheets`.
 pub fn app_display_name(app: &str) -> String {

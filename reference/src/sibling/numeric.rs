@@ -79,7 +79,7 @@ pub async fn numeric_answer(
     // Only reads: on a read handle, beside other searches (issue 30).
     let read = instance
         .read(
-            move |i| -> Result<Option<(Question, Vec<SheetDoc>)>, crate::Error> {
+            move |i| -> Result<Option<(Question, Vec<SheetDoc>)>, crate::error::Error> {
                 let today = crate::clock::iso_date(i.clock.now_unix_s());
                 let Some(question) = parse(&q_s, &today) else {
                     return Ok(None);
@@ -91,9 +91,11 @@ pub async fn numeric_answer(
                         &asker_s,
                         &search.join(" "),
                         1,
-                        crate::search::page::SemanticRanking::Off,
+                        crate::page::SemanticRanking::Off,
                     )
-                    .map_err(|e| crate::Error::new(crate::ErrorKind::Query, format!("{e:?}")))?;
+                    .map_err(|e| {
+                        crate::error::Error::new(crate::error::ErrorKind::Query, format!("{e:?}"))
+                    })?;
                 let mut docs: Vec<SheetDoc> = vec![];
                 for r in &found.results {
                     if docs.iter().any(|d| d.doc_id == r.document_id)
@@ -340,7 +342,7 @@ fn operand(doc: &SheetDoc, cell: &CatalogueCell) -> Operand {
         citation: Citation {
             document_id: doc.doc_id.clone(),
             ordinal: cell.ordinal,
-            link: crate::search::page::passage_link(&doc.doc_id, i64::from(cell.ordinal)),
+            link: crate::page::passage_link(&doc.doc_id, i64::from(cell.ordinal)),
             text: doc.passages.get(&cell.ordinal).cloned().unwrap_or_default(),
         },
     }

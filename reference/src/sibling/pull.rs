@@ -37,7 +37,7 @@ use super::client::SiblingClient;
 use super::sync::{ReannounceStatus, SyncReport, sync};
 use crate::clock::Clock;
 use crate::offload::SharedInstance;
-use crate::search::page::Freshness;
+use crate::page::Freshness;
 
 /// The least time between two pulls of one sibling that questions start,
 /// in seconds. A chosen figure: a person's questions come seconds apart, so

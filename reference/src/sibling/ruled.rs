@@ -34,8 +34,8 @@ use crate::error::Error;
 use crate::instance::QuerySemantic;
 use crate::net::wire::{Pair, S2Decoded, S2Fault, Subject, Verdict};
 use crate::offload::SharedInstance;
+use crate::page::{SearchError, SearchPage, Verdicts, Withheld, WithheldReason};
 use crate::policy::breaker::S2Tally;
-use crate::search::page::{SearchError, SearchPage, Verdicts, Withheld, WithheldReason};
 use crate::storage::store::{DocumentSummary, Passage, Provenance};
 
 /// The syncs one ruling asks for, by app (§4.1): the caller starts them and

@@ -55,6 +55,8 @@ use crate::error::{Error, ErrorKind};
 use crate::storage::seal::{Purpose, Sealer};
 
 pub use artefacts::{ArtefactRecord, Root};
+// A result carries its provenance, so the type lives with the result, below the store.
+pub use crate::search::result::Provenance;
 pub use sheets::{Catalogue, CatalogueCell, ChunkedSheet};
 
 /// The app name stored against memoria-owned content (§4.2).
@@ -110,17 +112,6 @@ pub struct NewDocument {
     /// ([`crate::date::front_matter_date`]); with neither, the
     /// document's date is its import date.
     pub date: Option<DocumentDate>,
-}
-
-/// Where a sibling document came from: every chunk of it carries this (§5.2, decision 8).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Provenance {
-    /// The app of record, e.g. `sheets`.
-    pub app: String,
-    /// The sibling's item id (opaque).
-    pub item_id: String,
-    /// The sibling revision held (opaque, compared for equality only, §4.1).
-    pub revision: String,
 }
 
 /// What memoria remembers about one sibling between polls.
@@ -227,6 +218,16 @@ pub struct DocumentSummary {
     /// (`updated_at`, [`DateKind::Imported`](crate::date::DateKind::Imported))
     /// when its source gave none.
     pub date: DocumentDate,
+}
+
+impl DocumentSummary {
+    /// How this document's passages read
+    /// ([`TextForm::of_source`](crate::search::markdown::TextForm::of_source)):
+    /// a memoria-owned document by its path's extension, a sibling's body
+    /// as Markdown.
+    pub fn text_form(&self) -> crate::search::markdown::TextForm {
+        crate::search::markdown::TextForm::of_source(&self.path, self.provenance.is_some())
+    }
 }
 
 /// A passage opened for rendering.

@@ -10,7 +10,7 @@ use maud::{Markup, html};
 use super::marker::model_marker;
 use crate::ai::provider::PROVIDER_NAME;
 use crate::answer::{Answer, Outcome, Route};
-use crate::search::page::{MARKER_MODEL_LABEL, SearchPage};
+use crate::page::{MARKER_MODEL_LABEL, SearchPage};
 
 /// The sentence that names what an answer sent and why (decision 4, §8.3).
 fn sent_line(a: &Answer) -> String {
@@ -116,7 +116,7 @@ mod tests {
 
     use super::*;
     use crate::answer::{Dropped, Judged, Sentence, Stripped};
-    use crate::search::page::SemanticRanking;
+    use crate::page::SemanticRanking;
 
     fn page() -> SearchPage {
         SearchPage {

@@ -28,7 +28,7 @@ use crate::brief::{
     BUDGET_CHARS_DEFAULT, BUDGET_CHARS_MAX, Brief, BriefError, BriefRequest, Scopes, Seat, Shrink,
     Status,
 };
-use crate::search::page::{SemanticRanking, counted};
+use crate::page::{SemanticRanking, counted};
 
 /// The form's and the link's query parameters.
 #[derive(Debug, serde::Deserialize)]
@@ -253,7 +253,7 @@ pub(crate) fn brief_region(b: &Brief) -> Markup {
             }
             @for app in &b.reconciling {
                 p.reconciling role="status" data-app=(app) {
-                    (crate::search::page::app_display_name(app))
+                    (crate::page::app_display_name(app))
                     " is re-announcing after a restore; its passages are out of this brief."
                 }
             }

@@ -10,7 +10,7 @@ use super::extract::SignedIn;
 use super::{AppState, CsrfForm};
 use crate::access::session::csrf_ok;
 use crate::error::ErrorKind;
-use crate::search::page::counted;
+use crate::page::counted;
 use crate::storage::store::is_document_id;
 
 pub(crate) async fn delete_confirm(

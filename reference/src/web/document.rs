@@ -3,7 +3,7 @@
 //! The page is the document's passages in order, each a
 //! `section.passage#p{n}`, the anchor a result's deep link names
 //! (`/documents/{id}#p{n}`), and `n` is the number the page shows
-//! ("Passage 1" is `#p1`, [`crate::search::page::passage_anchor`]). The passage a link lands on is marked by the stylesheet's
+//! ("Passage 1" is `#p1`, [`crate::page::passage_anchor`]). The passage a link lands on is marked by the stylesheet's
 //! `:target`, with no script. A Markdown document is rendered
 //! ([`super::markdown`]: raw HTML shown as text, no image, no script link),
 //! and the headings a passage opens (its trail, which the chunker keeps out
@@ -18,8 +18,8 @@ use maud::{Markup, html};
 use super::AppState;
 use super::envelope::{error_page, layout, not_found_page, page, withheld_page};
 use super::extract::SignedIn;
+use crate::page::{counted, passage_anchor, passage_number, trail_below};
 use crate::search::markdown::TextForm;
-use crate::search::page::{counted, passage_anchor, passage_number, trail_below};
 use crate::sibling::ruled::DocumentRuling;
 use crate::storage::store::{DocumentSummary, Passage, is_document_id};
 
@@ -138,12 +138,12 @@ fn opens_with_heading_line(body: &str, text: &str) -> bool {
 /// The page's body for a document shown: title, coordinates, and every
 /// passage under its anchor.
 fn document_body(doc: &DocumentSummary, passages: &[Passage]) -> Markup {
-    let form = TextForm::of(doc);
+    let form = doc.text_form();
     let laid = lay_out(&doc.title, passages);
     html! {
         h1 { (doc.title) }
         p.meta { (doc.app) " · " (doc.path) " · revision " (doc.revision) " · "
-                 time datetime=(doc.date.iso()) { (doc.date.phrase(&crate::search::page::app_display_name(&doc.app))) } " · "
+                 time datetime=(doc.date.iso()) { (doc.date.phrase(&crate::page::app_display_name(&doc.app))) } " · "
                  (counted(usize::try_from(doc.chunk_count).unwrap_or(0), "passage", "passages")) }
         @if doc.provenance.is_none() {
             p { a href=(format!("/documents/{}/delete", doc.id)) { "Delete this document" } }

@@ -163,7 +163,7 @@ pub(crate) fn error_page(
 
 /// A sibling document withheld loudly (§8.1): 503, and the line the search
 /// page shows for the same app and reason, in the same markup.
-pub(crate) fn withheld_page(w: &crate::search::page::Withheld, footer: &str) -> Response {
+pub(crate) fn withheld_page(w: &crate::page::Withheld, footer: &str) -> Response {
     let status = StatusCode::SERVICE_UNAVAILABLE;
     let title = status.canonical_reason().unwrap_or("Error");
     page(
@@ -242,7 +242,7 @@ pub(crate) fn standing_region(state: &AppState, lack: crate::access::roster::Ros
         .map(|c| c.apps())
         .unwrap_or_default()
         .iter()
-        .map(|a| crate::search::page::app_display_name(a))
+        .map(|a| crate::page::app_display_name(a))
         .collect();
     html! {
         section #results {

@@ -17,8 +17,8 @@
 use maud::{Markup, html};
 
 use super::marker::model_marker;
+use crate::page::MARKER_MODEL_FOUND_LABEL;
 use crate::search::facts::{Attribution, FactBox};
-use crate::search::page::MARKER_MODEL_FOUND_LABEL;
 
 /// The line under a model box: what the check guarantees and what it does
 /// not (§8.9, "What the checks do guarantee, narrowly").

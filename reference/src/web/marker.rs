@@ -17,7 +17,7 @@ pub(crate) fn person_marker() -> Markup {
                 circle cx="8" cy="4.5" r="3.2" fill="currentColor" {}
                 path d="M1.5 15.5c0-3.9 2.9-6.6 6.5-6.6s6.5 2.7 6.5 6.6z" fill="currentColor" {}
             }
-            span.marker-label { (crate::search::page::MARKER_PERSON_LABEL) }
+            span.marker-label { (crate::page::MARKER_PERSON_LABEL) }
         }
     }
 }
@@ -25,8 +25,8 @@ pub(crate) fn person_marker() -> Markup {
 /// The 🤖 marker as the page draws it, as [`person_marker`] draws 👨: an
 /// inline SVG figure (a robot's head: antenna, face, two eyes and a
 /// mouth) hidden from assistive technology, and `label` beside it, the
-/// words a screen reader reads ([`MARKER_MODEL_LABEL`](crate::search::page::MARKER_MODEL_LABEL)
-/// or [`MARKER_MODEL_FOUND_LABEL`](crate::search::page::MARKER_MODEL_FOUND_LABEL);
+/// words a screen reader reads ([`MARKER_MODEL_LABEL`](crate::page::MARKER_MODEL_LABEL)
+/// or [`MARKER_MODEL_FOUND_LABEL`](crate::page::MARKER_MODEL_FOUND_LABEL);
 /// §8.1, §8.9; issue 31: an emoji renders as an empty box without an
 /// emoji font).
 pub(crate) fn model_marker(label: &str) -> Markup {

@@ -11,7 +11,7 @@ use super::extract::SignedIn;
 use super::marker::{model_marker, person_marker};
 use super::state::SessionCheck;
 use crate::instance::DocumentsPage;
-use crate::search::page::{SearchError, SearchPage, SearchResult, SemanticRanking, counted};
+use crate::page::{SearchError, SearchPage, SearchResult, SemanticRanking, counted};
 use crate::search::query::{QUERY_BYTES_MAX, QUERY_WORDS_MAX};
 
 #[derive(Debug, serde::Deserialize)]
@@ -39,10 +39,10 @@ fn artefacts_region(artefacts: &[crate::artefact::ShownArtefact]) -> Markup {
             section.artefacts aria-label="Summaries" {
                 @for a in artefacts {
                     article.artefact data-artefact=(a.id) {
-                        h3 { (model_marker(crate::search::page::MARKER_MODEL_LABEL)) " " (a.title) }
+                        h3 { (model_marker(crate::page::MARKER_MODEL_LABEL)) " " (a.title) }
                         p.artefact-model {
                             "Written by " (a.model) " from "
-                            (crate::search::page::counted(a.roots, "source", "sources"))
+                            (crate::page::counted(a.roots, "source", "sources"))
                             "; shown because you may see every one of them."
                         }
                         @for para in a.text.split("\n\n").filter(|t| !t.trim().is_empty() && !t.starts_with("# ")) {
@@ -397,7 +397,7 @@ fn documents_region(l: &DocumentsPage) -> Markup {
             ul.documents {
                 @for d in &l.documents {
                     li { a href=(format!("/documents/{}", d.id)) { (d.title) }
-                         span.meta { (META_SEPARATOR) span.part { time datetime=(d.date.iso()) { (d.date.phrase(&crate::search::page::app_display_name(&d.app))) } } (META_SEPARATOR) span.part { "revision " (d.revision) } } }
+                         span.meta { (META_SEPARATOR) span.part { time datetime=(d.date.iso()) { (d.date.phrase(&crate::page::app_display_name(&d.app))) } } (META_SEPARATOR) span.part { "revision " (d.revision) } } }
                 }
             }
             @if pages > 1 {
@@ -474,7 +474,7 @@ mod tests {
 
     #[test]
     fn withheld_reconciling_and_freshness_lines_are_boxed_notices_apart_from_the_results() {
-        use crate::search::page::{Freshness, Reconciling, Withheld, WithheldReason};
+        use crate::page::{Freshness, Reconciling, Withheld, WithheldReason};
         let page = SearchPage {
             query_words: 1,
             page: 1,
@@ -532,7 +532,7 @@ mod tests {
             title: format!("Doc {doc}"),
             trail: vec![],
             ordinal: i64::try_from(rank).unwrap_or(0),
-            marker: crate::search::page::MARKER_PERSON,
+            marker: crate::page::MARKER_PERSON,
             revision: 1,
             date: "2026-01-01".into(),
             date_kind: crate::date::DateKind::Imported,

@@ -1,6 +1,6 @@
 //! Sentences a reader sees that are built from state rather than written into one page: the owner's breaker lines, with what a breaker lacks and why (§8.1).
 //!
-//! The results page's withheld and reconciling lines are `search/page.rs`'s
+//! The results page's withheld and reconciling lines are `page.rs`'s
 //! `Withheld::sentence` and `Reconciling::sentence`, beside the shapes they
 //! describe; the footer is `policy/egress.rs`'s. New reader-facing
 //! sentences go here.

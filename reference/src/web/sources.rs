@@ -42,7 +42,7 @@ pub(crate) async fn sources_page(
         let rows = apps
             .iter()
             .map(|app| {
-                let name = crate::search::page::app_display_name(app);
+                let name = crate::page::app_display_name(app);
                 let refusal = store.refusal_breaker(app, now).unwrap_or_else(cannot_read);
                 let s3 = store.s3_breaker(app, now).unwrap_or_else(cannot_read);
                 let polled = match store.sibling_state(app).ok().and_then(|s| s.polled_at) {
@@ -80,7 +80,7 @@ pub(crate) async fn sources_page(
             .to_string(),
         Ok((n, _)) => format!(
             "{} await their vectors from the embedding provider; until then they are found by their words alone.",
-            crate::search::page::counted(n as usize, "passage", "passages")
+            crate::page::counted(n as usize, "passage", "passages")
         ),
         Err(kind) => format!("How many passages await their vectors cannot be read ({kind:?})."),
     });
@@ -89,7 +89,7 @@ pub(crate) async fn sources_page(
     let set_aside = match awaiting {
         Some(Ok((_, n))) if n > 0 => Some(format!(
             "{} set aside: the embedding provider refuses to embed {}, so {} found by {} words alone; memoria asks again now and then, at most once a day.",
-            crate::search::page::counted(n as usize, "passage", "passages"),
+            crate::page::counted(n as usize, "passage", "passages"),
             if n == 1 { "it" } else { "them" },
             if n == 1 { "it is" } else { "they are" },
             if n == 1 { "its" } else { "their" },

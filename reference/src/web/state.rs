@@ -34,11 +34,11 @@ use crate::clock::Clock;
 use crate::error::Error;
 use crate::instance::{Instance, ReadView};
 use crate::offload::{Offload, SharedInstance};
+use crate::page::Freshness;
+use crate::page::{SearchError, SearchPage, SearchResult};
 use crate::policy::egress::EgressMode;
 use crate::search::facts::FactQuery;
 use crate::search::facts::model::{self, MODEL_KINDS, MODEL_TIER, ModelFailure};
-use crate::search::page::Freshness;
-use crate::search::page::{SearchError, SearchPage, SearchResult};
 use crate::sibling::sync::SyncReport;
 use crate::sibling::{Puller, SiblingClient};
 use crate::web::SESSION_COOKIE;
@@ -50,14 +50,7 @@ use crate::web::SESSION_COOKIE;
 /// provider from being called more than 60 times an hour.
 pub const EMBED_DRAIN_INTERVAL_S: u64 = 60;
 
-/// How long `memoria serve` goes without a request before it evicts the
-/// decrypted index and vectors from memory (§3.5: "idle eviction of the
-/// decrypted handle — the mitigation that matters most"). The spec names
-/// no figure; 15 minutes is ours: past a working session's pauses, so a
-/// team at work rarely waits for a wake, and short enough that an idle
-/// night holds no plaintext index. `MEMORIA_IDLE_EVICT_S` overrides it
-/// (0: never).
-pub const IDLE_EVICT_DEFAULT_S: u64 = 15 * 60;
+pub use crate::config::IDLE_EVICT_DEFAULT_S;
 
 /// One background task a running server keeps (the roster loop, the
 /// embedding loop, the idle watch), shared by every clone of the state:

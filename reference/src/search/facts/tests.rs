@@ -10,7 +10,7 @@
 use super::lexicon::FactQuery;
 use super::{Kind, boxes, eircode, email, iban, phone, scan, spans, vat};
 use crate::search::highlight::Snippet;
-use crate::search::page::SearchResult;
+use crate::search::result::SearchResult;
 
 /// The spans of `kind` in `text`, as the document wrote them.
 fn found(text: &str, kind: Kind) -> Vec<String> {

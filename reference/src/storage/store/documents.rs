@@ -678,7 +678,7 @@ impl Store {
         let (body, trail): (Vec<u8>, Vec<u8>) = (r.get(2)?, r.get(3)?);
         let passage = self.open_passage(r.get(0)?, r.get(1)?, &body, &trail)?;
         let document = self.summary_from_row_at(r, 4)?;
-        let plain = match TextForm::of(&document) {
+        let plain = match document.text_form() {
             TextForm::Plain => None,
             TextForm::Markdown => Some(
                 match r
@@ -711,7 +711,7 @@ impl Store {
     pub fn live_chunks(&self) -> Result<Vec<IndexedChunk>, Error> {
         let mut out = Vec::new();
         for doc in self.documents()? {
-            let form = TextForm::of(&doc);
+            let form = doc.text_form();
             for p in self.passages(&doc.id)? {
                 let body = match form.index_text(&p.body, p.ordinal == 0) {
                     Cow::Borrowed(_) => p.body,
@@ -956,8 +956,10 @@ mod tests {
         let mut differ = Vec::new();
         for &id in ids {
             let ph = s.passage_hit(id).unwrap().expect("a live chunk opens");
-            let old =
-                TextForm::of(&ph.document).snippet_text(&ph.passage.body, ph.passage.ordinal == 0);
+            let old = ph
+                .document
+                .text_form()
+                .snippet_text(&ph.passage.body, ph.passage.ordinal == 0);
             if ph.snippet_text() != old {
                 differ.push(format!("chunk {id}: the text"));
             }
