@@ -1,4 +1,4 @@
-//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, the conformance kit builds without memoria, the simulator or the harness, the mutation runner without any crate of the workspace, the TLS crate and the page reader depend on nothing of the workspace, every gate has recorded mutations (an adversary's among them) and quotes its GATES.md row, every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, the shipped build has the reference's dependencies, and cargo-mutants' configuration names files that exist.
+//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line and says there why it is long if it is, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, the conformance kit builds without memoria, the simulator or the harness, the mutation runner without any crate of the workspace, the TLS crate and the page reader depend on nothing of the workspace, every gate has recorded mutations (an adversary's among them) and quotes its GATES.md row, every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, the shipped build has the reference's dependencies, and cargo-mutants' configuration names files that exist.
 //!
 //! Size: about 1,000 lines because each check is one test with its own
 //! reader of the tree (the `syn` visitors, the import graph and its layer
@@ -43,6 +43,60 @@ fn every_rust_file_in_the_workspace_starts_with_a_module_doc_comment() {
     assert!(
         missing.is_empty(),
         "files without a leading //! line: {missing:?}"
+    );
+}
+
+/// The length past which a source file says at its top why it is that long
+/// (issue 29: "every source file under about 700 lines or saying at its top
+/// why not").
+const SOURCE_LINES_MAX: usize = 700;
+
+/// The paragraph of a file's leading `//!` block that says why it is long.
+const SIZE_NOTE: &str = "//! Size:";
+
+#[test]
+fn every_rust_file_over_700_lines_says_at_its_top_why_and_no_shorter_one_keeps_the_note() {
+    let mut long = 0;
+    let (mut unexplained, mut stale, mut overstated) = (Vec::new(), Vec::new(), Vec::new());
+    for (rel, text) in workspace_rust_files() {
+        let lines = text.lines().count();
+        let head: Vec<&str> = text.lines().take_while(|l| l.starts_with("//!")).collect();
+        let note = head.iter().position(|l| l.starts_with(SIZE_NOTE)).map(|i| {
+            head[i..]
+                .iter()
+                .take_while(|l| l.trim() != "//!")
+                .map(|l| l.trim_start_matches("//!").trim())
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+        if lines > SOURCE_LINES_MAX {
+            long += 1;
+        }
+        match note {
+            None if lines > SOURCE_LINES_MAX => unexplained.push(format!("{rel} ({lines} lines)")),
+            Some(_) if lines <= SOURCE_LINES_MAX => stale.push(format!("{rel} ({lines} lines)")),
+            Some(note) => {
+                // A length the note states ("over 800 lines") is one the file has.
+                let words: Vec<&str> = note.split_whitespace().collect();
+                let claimed = words.windows(3).find_map(|w| {
+                    (w[0] == "over" && w[2].starts_with("line"))
+                        .then(|| w[1].replace(',', "").parse::<usize>().ok())
+                        .flatten()
+                });
+                if claimed.is_some_and(|n| n >= lines) {
+                    overstated.push(format!("{rel} ({lines} lines): {note}"));
+                }
+            }
+            None => {}
+        }
+    }
+    assert!(
+        long > 0,
+        "the walk found a file over {SOURCE_LINES_MAX} lines, so the check has something to hold"
+    );
+    assert!(
+        unexplained.is_empty() && stale.is_empty() && overstated.is_empty(),
+        "files over {SOURCE_LINES_MAX} lines with no `{SIZE_NOTE}` paragraph in their leading //! block: {unexplained:#?}\nfiles at or under it that keep one (remove it): {stale:#?}\nnotes that state more lines than the file has: {overstated:#?}"
     );
 }
 

@@ -1,5 +1,9 @@
 //! Gate 6 (§10, §4.1): every S2 result is handled, AHEAD included, and the decoder is total.
 //!
+//! Size: over 700 lines because its three halves (the decoder table, the
+//! five values end to end, the malformed answers) share one world of fake
+//! siblings and one reading of the withheld lines.
+//!
 //! Three halves. The table: every case in `fixtures/contract/s2-decoder-cases.json`
 //! decodes to its listed verdicts. The five values end to end: one search
 //! meets VISIBLE, NOT_VISIBLE, STALE, AHEAD and UNKNOWN at once, and each gets

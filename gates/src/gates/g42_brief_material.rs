@@ -1,5 +1,9 @@
 //! Gate 42 (`brief-material.md` §3-§6, §8.1): a brief's first line is its status, its material shrinks by policy and keeps its grounds, bad input is refused, and every passage in it passed §4.1 in the request that built it.
 //!
+//! Size: over 700 lines because its cases share the brief rigs and the
+//! fake siblings' per-item custody; each case is a claim of
+//! `brief-material.md`, and split, a claim would sit apart from its rig.
+//!
 //! GATES.md lists the brief papers' checks without numbers; 42 is this
 //! project's number for `brief-material.md`'s, with the authorization every
 //! surface owes (§8.1: "every path that renders a passage calls §4.1

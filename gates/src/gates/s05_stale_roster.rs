@@ -1,5 +1,9 @@
 //! Suite gate 5 (§4.3, GATES.md's suite checks): a stale roster stops team standing for everybody, sessions included — sibling passages answer UNKNOWN (no sibling is asked) and the page withholds loudly; an unfamiliar generation holds the stale copy until an owner confirms, across a restart too; within the TTL the copy is enforced as it stands.
 //!
+//! Size: just over 700 lines because its cases share one suite-shaped
+//! world (a fake home serving the roster) and the documented helpers that
+//! read its pages; split, a case would sit apart from its world.
+//!
 //! GATES.md lists suite 5 among the checks a sibling must pass; §4.3 puts
 //! its substance on memoria's side ("past the TTL with no successful fetch
 //! it is stale, and team standing stops being established for anyone —
