@@ -285,16 +285,9 @@ fn s2_calls(text: &str) -> Vec<(String, usize)> {
 
 /// Every Rust file of `reference/src`, as (its path below `src/`, its text).
 fn reference_sources() -> Vec<(String, String)> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reference/src");
-    walkdir::WalkDir::new(&src)
+    workspace_rust_files()
         .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
-        .map(|e| {
-            let p = e.path();
-            let rel = p.strip_prefix(&src).unwrap_or(p).display().to_string();
-            (rel, std::fs::read_to_string(p).unwrap_or_default())
-        })
+        .filter_map(|(rel, text)| Some((rel.strip_prefix("reference/src/")?.to_owned(), text)))
         .collect()
 }
 

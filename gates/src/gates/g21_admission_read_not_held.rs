@@ -129,6 +129,65 @@ fn ask_link(app: &TestApp, owner: &str) -> Result<String, Failure> {
     Ok(after[before].1.clone())
 }
 
+/// Follows `link` in `browser`: requires the refusal at verification (403)
+/// that sets no session, and says `what` it was.
+fn refused_at_verification(browser: &mut TestApp, link: &str, what: &str) -> Result<(), Failure> {
+    let r = block_on(browser.follow_sign_in_link(link));
+    ensure(
+        r.status == 403 && session_set(&r).is_none(),
+        format!("{what} answers 403 with no session"),
+        format!("{} {:?}", r.status, session_set(&r)),
+    )
+}
+
+/// Follows `link` in `browser`: requires a 303 that sets a session.
+fn admitted_at_verification(browser: &mut TestApp, link: &str, what: &str) -> Result<(), Failure> {
+    let r = block_on(browser.follow_sign_in_link(link));
+    ensure(
+        r.status == 303 && session_set(&r).is_some(),
+        format!("{what} answers 303 with a session"),
+        format!("{} {:?}", r.status, session_set(&r)),
+    )
+}
+
+/// Two owners' app: Ana and Bea signed in, each in a browser of her own,
+/// and Ana's upload of a minutes document holding `canary` at `doc`.
+struct Minutes {
+    app: TestApp,
+    owners: OwnersFile,
+    ana: TestApp,
+    bea: TestApp,
+    canary: String,
+    doc: String,
+}
+
+fn minutes_of_two_owners(ctx: &mut Ctx) -> Result<Minutes, Failure> {
+    let canary = ctx.canary();
+    let (app, owners) = app_with_owners_file(ctx, &[ANA_LONE, BEA])?;
+    let mut ana = app.beside();
+    let mut bea = app.beside();
+    block_on(ana.sign_in(ANA_LONE));
+    block_on(bea.sign_in(BEA));
+    let up = block_on(ana.upload(
+        "minutes.md",
+        format!("# Minutes\n\nThe {canary} budget was agreed.\n").as_bytes(),
+        None,
+    ));
+    let doc = up
+        .location()
+        .map(str::to_string)
+        .filter(|l| l.starts_with("/documents/"))
+        .ok_or_else(|| Failure::new("Ana's upload is stored", up.status.to_string()))?;
+    Ok(Minutes {
+        app,
+        owners,
+        ana,
+        bea,
+        canary,
+        doc,
+    })
+}
+
 /// Requires `r` to be a refusal asking to sign in (401): the sign-in page,
 /// or the results fragment's own line; holding no `secret`.
 fn refused_with_sign_in(r: &TestResponse, what: &str, secret: &str) -> Result<(), Failure> {
@@ -154,17 +213,7 @@ fn removed_owner_refused_at_verification(ctx: &mut Ctx) -> Result<(), Failure> {
     let bea_link = ask_link(&app, BEA)?;
     owners.write(&[BEA]);
 
-    let refused = block_on(ana.follow_sign_in_link(&ana_link));
-    ensure(
-        refused.status == 403,
-        "Ana's link, followed after her removal, answers 403",
-        refused.status.to_string(),
-    )?;
-    ensure(
-        session_set(&refused).is_none(),
-        "the refusal sets no session cookie",
-        format!("{:?}", session_set(&refused)),
-    )?;
+    refused_at_verification(&mut ana, &ana_link, "Ana's link, followed after her removal,")?;
     let home = block_on(ana.get("/"));
     ensure(
         home.status == 401,
@@ -172,11 +221,10 @@ fn removed_owner_refused_at_verification(ctx: &mut Ctx) -> Result<(), Failure> {
         home.status.to_string(),
     )?;
 
-    let admitted = block_on(bea.follow_sign_in_link(&bea_link));
-    ensure(
-        admitted.status == 303 && session_set(&admitted).is_some(),
-        "Bea's link, followed in the same app after the same change, answers 303 with a session (two-sided)",
-        format!("{} {:?}", admitted.status, session_set(&admitted)),
+    admitted_at_verification(
+        &mut bea,
+        &bea_link,
+        "Bea's link, followed in the same app after the same change (two-sided),",
     )?;
     let home = block_on(bea.get("/"));
     ensure(
@@ -195,22 +243,14 @@ fn removed_owner_refused_at_verification(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn removed_owner_refused_in_session(ctx: &mut Ctx) -> Result<(), Failure> {
-    let canary = ctx.canary();
-    let (app, owners) = app_with_owners_file(ctx, &[ANA_LONE, BEA])?;
-    let mut ana = app.beside();
-    let mut bea = app.beside();
-    block_on(ana.sign_in(ANA_LONE));
-    block_on(bea.sign_in(BEA));
-    let up = block_on(ana.upload(
-        "minutes.md",
-        format!("# Minutes\n\nThe {canary} budget was agreed.\n").as_bytes(),
-        None,
-    ));
-    let doc = up
-        .location()
-        .map(str::to_string)
-        .filter(|l| l.starts_with("/documents/"))
-        .ok_or_else(|| Failure::new("Ana's upload is stored", up.status.to_string()))?;
+    let Minutes {
+        app,
+        owners,
+        ana,
+        bea,
+        canary,
+        doc,
+    } = minutes_of_two_owners(ctx)?;
     let search = format!("/?q={}", memoria::testkit::form_encode(&canary));
     for (who, client) in [("Ana", &ana), ("Bea", &bea)] {
         let page = block_on(client.get(&search));
@@ -271,22 +311,14 @@ fn removed_owner_refused_in_session(ctx: &mut Ctx) -> Result<(), Failure> {
 }
 
 fn removed_owner_cannot_delete(ctx: &mut Ctx) -> Result<(), Failure> {
-    let canary = ctx.canary();
-    let (app, owners) = app_with_owners_file(ctx, &[ANA_LONE, BEA])?;
-    let mut ana = app.beside();
-    let mut bea = app.beside();
-    block_on(ana.sign_in(ANA_LONE));
-    block_on(bea.sign_in(BEA));
-    let up = block_on(ana.upload(
-        "minutes.md",
-        format!("# Minutes\n\nThe {canary} budget was agreed.\n").as_bytes(),
-        None,
-    ));
-    let doc = up
-        .location()
-        .map(str::to_string)
-        .filter(|l| l.starts_with("/documents/"))
-        .ok_or_else(|| Failure::new("Ana's upload is stored", up.status.to_string()))?;
+    let Minutes {
+        app: _,
+        owners,
+        ana,
+        bea,
+        canary,
+        doc,
+    } = minutes_of_two_owners(ctx)?;
     for (who, client) in [("Ana", &ana), ("Bea", &bea)] {
         let opened = block_on(client.get(&doc));
         ensure(
@@ -364,20 +396,16 @@ fn same_length_replacement_refused(ctx: &mut Ctx) -> Result<(), Failure> {
         "after the same-length replacement, Ana's session is refused (401)",
         home.status.to_string(),
     )?;
-    let mut browser = app.beside();
-    let followed = block_on(browser.follow_sign_in_link(&link));
-    ensure(
-        followed.status == 403 && session_set(&followed).is_none(),
-        "after the same-length replacement, Ana's link answers 403 with no session",
-        format!("{} {:?}", followed.status, session_set(&followed)),
+    refused_at_verification(
+        &mut app.beside(),
+        &link,
+        "after the same-length replacement, Ana's link",
     )?;
     let bea_link = ask_link(&app, BEA)?;
-    let mut bea = app.beside();
-    let admitted = block_on(bea.follow_sign_in_link(&bea_link));
-    ensure(
-        admitted.status == 303 && session_set(&admitted).is_some(),
-        "Bea, now listed, is sent a link that signs her in (two-sided)",
-        format!("{} {:?}", admitted.status, session_set(&admitted)),
+    admitted_at_verification(
+        &mut app.beside(),
+        &bea_link,
+        "Bea, now listed, is sent a link; followed (two-sided), it",
     )
 }
 
@@ -402,14 +430,10 @@ fn unreadable_source_refuses(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("with the owners file {how}, Ana's session is refused"),
             home.status.to_string(),
         )?;
-        let mut browser = app.beside();
-        let followed = block_on(browser.follow_sign_in_link(&link));
-        ensure(
-            followed.status == 403 && session_set(&followed).is_none(),
-            format!(
-                "with the owners file {how}, a link sent while it was readable answers 403 with no session"
-            ),
-            format!("{} {:?}", followed.status, session_set(&followed)),
+        refused_at_verification(
+            &mut app.beside(),
+            &link,
+            &format!("with the owners file {how}, a link sent while it was readable"),
         )?;
         let before = app.delivered_links().len();
         let asked = block_on(app.begin_sign_in(ANA_LONE));
@@ -485,6 +509,15 @@ fn start_with_unreadable_source_refused(ctx: &mut Ctx) -> Result<(), Failure> {
 /// The session cookie a sign-in answer sets, if it sets one with a value.
 fn cookie_of(r: &memoria::testkit::TestResponse) -> Option<String> {
     session_set(r).and_then(|c| c.split(';').next().map(str::to_string))
+}
+
+/// Asks the sign-in form for `who`'s link and follows it: the session it
+/// set, or `None` when no link came or it set none.
+async fn signs_in_by_link(m: &Memoria, who: &str) -> Result<Option<String>, String> {
+    Ok(match form_delivers(m, who).await? {
+        Some(url) => cookie_of(&m.follow_sign_in_link(&url).await?.response),
+        None => None,
+    })
 }
 
 /// Pulls the roster now; `Ok` only when the copy was refreshed.
@@ -608,13 +641,8 @@ fn unreadable_roster_refuses(ctx: &mut Ctx) -> Result<(), Failure> {
                 ),
                 "it delivered one",
             )?;
-            let link = form_delivers(&m, ANA).await?;
-            let signed = match link {
-                Some(url) => cookie_of(&m.follow_sign_in_link(&url).await?.response),
-                None => None,
-            };
             check(
-                signed.is_some(),
+                signs_in_by_link(&m, ANA).await?.is_some(),
                 format!(
                     "with the home {fault:?}, Ana, an owner, is delivered a link that signs her in (two-sided)"
                 ),
@@ -623,13 +651,8 @@ fn unreadable_roster_refuses(ctx: &mut Ctx) -> Result<(), Failure> {
         }
         home.set_fault(HomeFault::None);
         pulled(&m, "once the home answers").await?;
-        let link = form_delivers(&m, CAI).await?;
-        let signed = match link {
-            Some(url) => cookie_of(&m.follow_sign_in_link(&url).await?.response),
-            None => None,
-        };
         check(
-            signed.is_some(),
+            signs_in_by_link(&m, CAI).await?.is_some(),
             "once the roster is pulled, the sign-in form delivers Cai a link that signs him in",
             "no link or no session",
         )
