@@ -228,10 +228,12 @@ pub use sibling::ruled::{
 
 // The dense half: vectors, the scan, fusion (§3.1, §7, §7.2).
 pub use dense::{
+    COARSE_LEVEL_MAX, DENSE_COARSE_CANDIDATES, DENSE_COARSE_CANDIDATES_PER_HIT,
     DENSE_FORMAT_VERSION, DENSE_ROWS_MAX, DENSE_TOP_K, DOT_LEN_MAX, DenseDecodeError, DenseHit,
     DenseKernel, DenseMatrix, DenseMatrixError, EMBED_DIM_NATIVE, EMBED_DIM_STORED,
     FUSION_DEPTH_CHUNKS, FusedHit, NORM_EPSILON, QUANT_LEVEL_MAX, QuantisedVector, RRF_K,
-    SCALE_MAX, SCAN_BLOCK_ROWS, VectorRefusal, fuse_reciprocal_rank, quantise_embedding,
+    SCALE_MAX, SCAN_BLOCK_ROWS, VectorRefusal, dense_candidates, fuse_reciprocal_rank,
+    quantise_embedding,
 };
 
 // Policy (§3.6, §8.1).

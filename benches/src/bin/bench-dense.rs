@@ -13,12 +13,15 @@
 //!
 //! `scan` decodes `matrix.bin`, quantises each query through the same
 //! pipeline, and on every kernel this CPU has times each query once to warm
-//! up and then `repeats` times, one `top_k` (k = 25) per sample. p50 (nearest
-//! rank) and min of the wall time, and p50 of the thread's CPU time, are over
-//! all samples. It prints one JSON object per kernel,
-//! the detected one first, and writes the detected kernel's top-25 chunk ids
-//! per query to `memoria-top.i64` for the script's recall check against the
-//! exact f32 ranking.
+//! up and then `repeats` times, one `top_k` (k = 25) per sample: the two-pass
+//! scan (4-bit coarse pass, int8 rescoring of the candidates; issue 30) on
+//! every kernel, then the exact int8 scan (`top_k_exact_with`, the scan
+//! before issue 30) on the detected one. p50 (nearest rank) and min of the
+//! wall time, and p50 of the thread's CPU time, are over all samples. It
+//! prints one JSON object per run, the detected kernel's two-pass first,
+//! and writes the detected kernel's top-25 chunk ids per query to
+//! `memoria-top.i64` (two-pass) and `memoria-exact-top.i64` (exact) for the
+//! script's recall check against the exact f32 ranking.
 //!
 //! Exit codes: 0 done; 1 a file is missing or malformed.
 
@@ -27,7 +30,7 @@ use std::time::Instant;
 
 use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand};
-use memoria::{DENSE_TOP_K, DenseKernel, DenseMatrix, EMBED_DIM_STORED};
+use memoria::{DENSE_TOP_K, DenseKernel, DenseMatrix, EMBED_DIM_STORED, dense_candidates};
 use memoria_benches::{DENSE_SEED, Gaussian, quantised};
 
 /// The query stream's seed: the base seed with a fixed tweak, as the
@@ -124,16 +127,24 @@ fn scan(dir: &Path, repeats: usize) -> anyhow::Result<()> {
             .into_iter()
             .filter(|k| *k != detected),
     );
-    for kernel in kernels {
+    // The two-pass scan on every kernel, then the exact scan (the scan
+    // before issue 30) on the detected one, in the same sitting.
+    let mut runs: Vec<(DenseKernel, Pass)> = kernels.iter().map(|&k| (k, Pass::TwoPass)).collect();
+    runs.push((detected, Pass::Exact));
+    for (kernel, pass) in runs {
+        let top = |q: &memoria::QuantisedVector| match pass {
+            Pass::TwoPass => matrix.top_k_with(kernel, q, DENSE_TOP_K),
+            Pass::Exact => matrix.top_k_exact_with(kernel, q, DENSE_TOP_K),
+        };
         let mut samples_ms = Vec::with_capacity(queries.len() * repeats);
         let mut cpu_ms = Vec::with_capacity(queries.len() * repeats);
         let mut tops: Vec<u8> = Vec::new();
         for q in &queries {
-            let warm = matrix.top_k_with(kernel, q, DENSE_TOP_K);
+            let warm = top(q);
             for _ in 0..repeats {
                 let cpu = thread_cpu_ms();
                 let t = Instant::now();
-                let hits = matrix.top_k_with(kernel, q, DENSE_TOP_K);
+                let hits = top(q);
                 samples_ms.push(t.elapsed().as_secs_f64() * 1e3);
                 cpu_ms.push(thread_cpu_ms() - cpu);
                 std::hint::black_box(hits);
@@ -141,20 +152,51 @@ fn scan(dir: &Path, repeats: usize) -> anyhow::Result<()> {
             tops.extend(warm.iter().flat_map(|h| h.chunk_id.to_le_bytes()));
         }
         if kernel == detected {
-            std::fs::write(dir.join("memoria-top.i64"), &tops)
-                .context("writing memoria-top.i64")?;
+            std::fs::write(dir.join(pass.tops_file()), &tops)
+                .with_context(|| format!("writing {}", pass.tops_file()))?;
         }
         let (p50, min) = p50_min(&mut samples_ms);
         let (cpu_p50, _) = p50_min(&mut cpu_ms);
         println!(
-            "{{\"tool\": \"memoria\", \"kernel\": \"{}\", \"detected\": {}, \"rows\": {}, \"samples\": {}, \"p50_ms\": {p50:.4}, \"min_ms\": {min:.4}, \"cpu_p50_ms\": {cpu_p50:.4}}}",
+            "{{\"tool\": \"{}\", \"kernel\": \"{}\", \"detected\": {}, \"rows\": {}, \"candidates\": {}, \"samples\": {}, \"p50_ms\": {p50:.4}, \"min_ms\": {min:.4}, \"cpu_p50_ms\": {cpu_p50:.4}}}",
+            pass.tool(),
             kernel.name(),
-            kernel == detected,
+            kernel == detected && pass == Pass::TwoPass,
             matrix.len(),
+            match pass {
+                Pass::TwoPass => dense_candidates(DENSE_TOP_K),
+                Pass::Exact => matrix.len(),
+            },
             samples_ms.len(),
         );
     }
     Ok(())
+}
+
+/// Which scan a run times.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// `DenseMatrix::top_k_with`: 4-bit coarse pass, int8 rescoring.
+    TwoPass,
+    /// `DenseMatrix::top_k_exact_with`: every row's int8 product.
+    Exact,
+}
+
+impl Pass {
+    fn tool(self) -> &'static str {
+        match self {
+            Pass::TwoPass => "memoria",
+            Pass::Exact => "memoria exact int8",
+        }
+    }
+
+    /// Where the detected kernel's top-25 ids go, for the recall check.
+    fn tops_file(self) -> &'static str {
+        match self {
+            Pass::TwoPass => "memoria-top.i64",
+            Pass::Exact => "memoria-exact-top.i64",
+        }
+    }
 }
 
 /// The p50 (nearest rank) and the minimum of `samples`, which it sorts.

@@ -1,5 +1,7 @@
 //! The int8 dot-product kernel: one exact integer dot product per row, on the widest SIMD path this CPU has, chosen once at run time (§7.2).
 //!
+//! Size: over 800 lines because each product (the int8 one and the coarse pass's 4-bit one) has a path per instruction set, and every path is held equal to the scalar one by the tests here.
+//!
 //! Search is a raw dot product over stored unit vectors, never a cosine
 //! (§7.2), so the whole scan is `Σ q_i · r_i` over int8 values, summed in
 //! i32. Every path computes exactly the same integer: the SIMD paths are an
@@ -26,6 +28,22 @@
 //!   this module's tests, NEON against scalar included, passed under
 //!   `qemu-aarch64` on 2026-12-02 and are not re-run on every change.
 //! - **Scalar**: the reference, on every target.
+//!
+//! # The coarse pass
+//!
+//! [`DenseKernel::coarse_dots`] is the scan's first pass (the matrix's
+//! module doc): the same int8 query against 4-bit codes of each row,
+//! [`coarse_codes`], two per byte, so a row is half the bytes. A code is
+//! the level rounded to one of ±[`COARSE_LEVEL_MAX`] steps, stored as
+//! `l + 8` in a nibble (1..=15, unsigned): byte `j` holds dimension `j` in
+//! its low nibble and dimension `j + dim/2` in its high one, so each half of
+//! a row's codes lines up with a contiguous half of the query and no
+//! shuffle is needed. The product is exact integer arithmetic too, equal
+//! on every path: `Σ l·q = Σ (l+8)·q − 8·Σ q`. AVX-512 VNNI multiplies the
+//! unsigned nibbles by the signed query with `vpdpbusd` (no bias needed);
+//! AVX2 with `vpmaddubsw`, whose pair sums are at most `2 · 15 · 128 = 3840`
+//! and never saturate, summed in i16 a few steps at a time; other targets,
+//! NEON included, use the scalar path.
 //!
 //! [`DenseKernel::detected`] picks the first available path, in that order,
 //! once per process (`is_x86_feature_detected!`), so one binary runs
@@ -56,6 +74,15 @@ use std::sync::OnceLock;
 /// biased sum `Σ (q+128)·r` is at most `255 · 128 · 2^16 < 2^31`. The stored
 /// width is 512 ([`crate::EMBED_DIM_STORED`], §7.2), far below.
 pub const DOT_LEN_MAX: usize = 1 << 16;
+
+/// The largest 4-bit level of a coarse code ([`coarse_codes`]): levels are
+/// `-7..=7`, symmetric like [`crate::QUANT_LEVEL_MAX`]'s, stored as `l + 8`.
+///
+/// Source: the widest symmetric range a nibble holds (`l + 8` in 1..=15).
+pub const COARSE_LEVEL_MAX: i8 = 7;
+
+/// What a coarse code's nibble holds for level 0: codes are `l + 8`.
+const COARSE_CODE_ZERO: i32 = 8;
 
 /// One way of computing int8 dot products, available on this CPU.
 ///
@@ -183,6 +210,99 @@ impl DenseKernel {
     }
 }
 
+impl DenseKernel {
+    /// Writes `Σ l·q` for each row's 4-bit codes in `codes` ([`coarse_codes`],
+    /// `query.len() / 2` bytes a row) against the int8 `query`, one i32 per
+    /// row, in row order: the scan's coarse first pass. Exact; every path
+    /// gives the same integers.
+    ///
+    /// The caller guarantees an even `query.len() <= DOT_LEN_MAX` and
+    /// `codes.len() == out.len() * query.len() / 2`; a mismatch writes only
+    /// the rows that are whole and in `out` (debug builds assert).
+    pub(crate) fn coarse_dots(self, query: &[i8], codes: &[u8], out: &mut [i32]) {
+        let half = query.len() / 2;
+        debug_assert!(query.len() <= DOT_LEN_MAX && query.len().is_multiple_of(2));
+        debug_assert_eq!(codes.len(), out.len() * half);
+        if half == 0 {
+            out.fill(0);
+            return;
+        }
+        let bias = COARSE_CODE_ZERO.wrapping_mul(row_sum(query));
+        match self.0 {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DenseKernel(Path::Avx512Vnni)` is only built by
+            // `available` after detecting avx512f, avx512bw and avx512vnni;
+            // the path needs whole 64-byte steps, which `half` is.
+            Path::Avx512Vnni if half.is_multiple_of(x86::ZMM_BYTES) => unsafe {
+                x86::coarse_dots_avx512vnni(query, codes, out);
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DenseKernel(Path::Avx2)` is only built by `available`
+            // after `is_x86_feature_detected!("avx2")`; whole 32-byte steps.
+            Path::Avx2 if half.is_multiple_of(x86::YMM_BYTES) => unsafe {
+                x86::coarse_dots_avx2(query, codes, out);
+            },
+            _ => coarse_dots_scalar(query, codes, out),
+        }
+        for o in out.iter_mut() {
+            *o = o.wrapping_sub(bias);
+        }
+    }
+}
+
+/// Appends `levels.len() / 2` bytes of 4-bit codes of one row's int8
+/// levels to `out` ([`DenseKernel::coarse_dots`]'s layout, module doc):
+/// each level `q` becomes `round(q · 7 / 127)`, halves away from zero,
+/// plus 8. Derived, never encoded: the matrix rebuilds them at load.
+pub(crate) fn coarse_codes(levels: &[i8], out: &mut Vec<u8>) {
+    let (low, high) = levels.split_at(levels.len() / 2);
+    out.extend(low.iter().zip(high).map(|(&lo, &hi)| {
+        COARSE_CODES[usize::from(lo as u8)] | COARSE_CODES[usize::from(hi as u8)] << 4
+    }));
+}
+
+/// Each int8 level's coarse code (`l + 8`, in 1..=15), indexed by the
+/// level's byte: one table look-up a level at load.
+const COARSE_CODES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let q = i as u8 as i8 as i32;
+        let max = QUANT_MAX_I32;
+        let steps = COARSE_LEVEL_MAX as i32;
+        // round(|q| · 7 / 127), halves away from zero, capped at 7 (a -128,
+        // which no quantisation writes, rounds to 7 as well).
+        let mut l = (q.abs() * steps + max / 2) / max;
+        if l > steps {
+            l = steps;
+        }
+        if q < 0 {
+            l = -l;
+        }
+        table[i] = (l + COARSE_CODE_ZERO) as u8;
+        i += 1;
+    }
+    table
+};
+
+/// [`crate::QUANT_LEVEL_MAX`] as an i32, for the table's arithmetic.
+const QUANT_MAX_I32: i32 = crate::dense::QUANT_LEVEL_MAX as i32;
+
+/// The coarse reference: `Σ (l+8)·q` over both nibbles of every byte.
+fn coarse_dots_scalar(query: &[i8], codes: &[u8], out: &mut [i32]) {
+    let (low, high) = query.split_at(query.len() / 2);
+    for (row, o) in codes.chunks_exact(low.len()).zip(out.iter_mut()) {
+        *o = row
+            .iter()
+            .zip(low)
+            .zip(high)
+            .fold(0i32, |s, ((&c, &lo), &hi)| {
+                s.wrapping_add(i32::from(c & 0x0F) * i32::from(lo))
+                    .wrapping_add(i32::from(c >> 4) * i32::from(hi))
+            });
+    }
+}
+
 /// The sum of a row's levels, which the AVX-512 path subtracts (128 times)
 /// from its biased product; a matrix keeps one per row.
 pub(crate) fn row_sum(levels: &[i8]) -> i32 {
@@ -214,7 +334,9 @@ mod x86 {
     use super::dot_scalar;
 
     /// Bytes per AVX-512 register, and per cache line.
-    const ZMM_BYTES: usize = 64;
+    pub(super) const ZMM_BYTES: usize = 64;
+    /// Bytes per AVX2 register.
+    pub(super) const YMM_BYTES: usize = 32;
     /// How far ahead of the rows being scored the x86 paths ask for rows
     /// to be fetched into L1, in rows: 16 rows, 8 KiB at 512 levels.
     ///
@@ -384,8 +506,15 @@ mod x86 {
                 a3 = _mm512_dpbusd_epi32(a3, q, _mm512_maskz_loadu_epi8(tail_mask, r3.add(body)));
             }
         }
-        // Four horizontal sums at once: interleave and add pairs until
-        // each 128-bit lane holds [a0, a1, a2, a3], then add the lanes.
+        sum4(a0, a1, a2, a3)
+    }
+
+    /// The four horizontal sums of four accumulators at once: interleave
+    /// and add pairs until each 128-bit lane holds [a0, a1, a2, a3], then
+    /// add the lanes.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    fn sum4(a0: __m512i, a1: __m512i, a2: __m512i, a3: __m512i) -> [i32; ROWS_PER_STEP] {
         let t01 = _mm512_add_epi32(_mm512_unpacklo_epi32(a0, a1), _mm512_unpackhi_epi32(a0, a1));
         let t23 = _mm512_add_epi32(_mm512_unpacklo_epi32(a2, a3), _mm512_unpackhi_epi32(a2, a3));
         let t = _mm512_add_epi32(
@@ -398,6 +527,152 @@ mod x86 {
         // SAFETY: `sums` is 16 writable bytes; storeu has no alignment need.
         unsafe { _mm_storeu_si128(sums.as_mut_ptr().cast(), x) };
         sums
+    }
+
+    /// `Σ (l+8)·q` for each row of coarse codes (the module doc's layout):
+    /// four rows at a time share each query load, as [`dot4`] does, with
+    /// the low and high nibbles of each 64 bytes of codes multiplied
+    /// unsigned by the two halves of the query.
+    ///
+    /// # Safety
+    /// AVX-512 F, BW, VNNI; `query.len() / 2` is a whole number of 64-byte
+    /// steps.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub(super) unsafe fn coarse_dots_avx512vnni(query: &[i8], codes: &[u8], out: &mut [i32]) {
+        let half = query.len() / 2;
+        let step = ROWS_PER_STEP * half;
+        let whole = codes.len() - codes.len() % step;
+        let steps = codes[..whole]
+            .chunks_exact(step)
+            .zip(out.chunks_exact_mut(ROWS_PER_STEP));
+        for (quad, o) in steps {
+            prefetch(
+                quad.as_ptr().wrapping_add(2 * PREFETCH_ROWS * half).cast(),
+                step,
+            );
+            // SAFETY: `quad` is four rows of `half` bytes; `query` is `2 · half`.
+            let sums = unsafe { coarse4(query.as_ptr(), quad.as_ptr(), half) };
+            o.copy_from_slice(&sums);
+        }
+        let done = whole / half;
+        for (row, o) in codes[whole..]
+            .chunks_exact(half)
+            .zip(out.iter_mut().skip(done))
+        {
+            // SAFETY: `row` is `half` bytes; `query` is `2 · half`.
+            *o = unsafe { coarse1(query.as_ptr(), row.as_ptr(), half) };
+        }
+    }
+
+    /// The low and high nibbles of 64 bytes of codes, each a byte in 0..=15.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    fn nibbles(v: __m512i) -> (__m512i, __m512i) {
+        let mask = _mm512_set1_epi8(0x0F);
+        (
+            _mm512_and_si512(v, mask),
+            _mm512_and_si512(_mm512_srli_epi16::<4>(v), mask),
+        )
+    }
+
+    /// `Σ (l+8)·q` for the four consecutive `half`-byte rows of codes at
+    /// `rows`.
+    ///
+    /// # Safety
+    /// AVX-512 F, BW, VNNI; `query` is readable for `2 · half` bytes and
+    /// `rows` for `4 · half`; `half` is a multiple of 64.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    unsafe fn coarse4(query: *const i8, rows: *const u8, half: usize) -> [i32; ROWS_PER_STEP] {
+        let mut acc = [_mm512_setzero_si512(); ROWS_PER_STEP];
+        let mut at = 0;
+        while at < half {
+            // SAFETY: at + 64 <= half: inside both query halves and each row.
+            unsafe {
+                let lo_q = _mm512_loadu_si512(query.add(at).cast());
+                let hi_q = _mm512_loadu_si512(query.add(half + at).cast());
+                for (r, a) in acc.iter_mut().enumerate() {
+                    let (lo, hi) = nibbles(_mm512_loadu_si512(rows.add(r * half + at).cast()));
+                    *a = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(*a, lo, lo_q), hi, hi_q);
+                }
+            }
+            at += ZMM_BYTES;
+        }
+        sum4(acc[0], acc[1], acc[2], acc[3])
+    }
+
+    /// `Σ (l+8)·q` for the one `half`-byte row of codes at `row`.
+    ///
+    /// # Safety
+    /// As [`coarse4`], for one row.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    unsafe fn coarse1(query: *const i8, row: *const u8, half: usize) -> i32 {
+        let mut acc = _mm512_setzero_si512();
+        let mut at = 0;
+        while at < half {
+            // SAFETY: at + 64 <= half: inside both query halves and the row.
+            unsafe {
+                let (lo, hi) = nibbles(_mm512_loadu_si512(row.add(at).cast()));
+                acc = _mm512_dpbusd_epi32(acc, lo, _mm512_loadu_si512(query.add(at).cast()));
+                acc = _mm512_dpbusd_epi32(acc, hi, _mm512_loadu_si512(query.add(half + at).cast()));
+            }
+            at += ZMM_BYTES;
+        }
+        _mm512_reduce_add_epi32(acc)
+    }
+
+    /// Steps of 32 code bytes the AVX2 coarse path sums in i16 before
+    /// widening to i32: a step adds two `vpmaddubsw` pair sums, at most `2 ·
+    /// 2 · 15 · 128 = 7680` to a lane, so four steps stay within ±30,720,
+    /// inside i16.
+    const COARSE_I16_STEPS: usize = 4;
+
+    /// `Σ (l+8)·q` for each row of coarse codes: `vpmaddubsw` multiplies the
+    /// unsigned nibbles by the signed query into i16 pairs (at most `2 · 15
+    /// · 128`, never saturating), summed in i16 for [`COARSE_I16_STEPS`]
+    /// steps, then `vpmaddwd` by ones widens them to i32.
+    ///
+    /// # Safety
+    /// The CPU has AVX2; `query.len() / 2` is a whole number of 32-byte
+    /// steps.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn coarse_dots_avx2(query: &[i8], codes: &[u8], out: &mut [i32]) {
+        let half = query.len() / 2;
+        let mask = _mm256_set1_epi8(0x0F);
+        let ones = _mm256_set1_epi16(1);
+        for (row, o) in codes.chunks_exact(half).zip(out.iter_mut()) {
+            prefetch(
+                row.as_ptr().wrapping_add(2 * PREFETCH_ROWS * half).cast(),
+                half,
+            );
+            let mut acc = _mm256_setzero_si256();
+            let mut at = 0;
+            while at < half {
+                let end = half.min(at + COARSE_I16_STEPS * YMM_BYTES);
+                let mut acc16 = _mm256_setzero_si256();
+                while at < end {
+                    // SAFETY: at + 32 <= half: inside both query halves and the row.
+                    let (v, lo_q, hi_q) = unsafe {
+                        (
+                            _mm256_loadu_si256(row.as_ptr().add(at).cast()),
+                            _mm256_loadu_si256(query.as_ptr().add(at).cast()),
+                            _mm256_loadu_si256(query.as_ptr().add(half + at).cast()),
+                        )
+                    };
+                    let lo = _mm256_and_si256(v, mask);
+                    let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(v), mask);
+                    let pairs = _mm256_add_epi16(
+                        _mm256_maddubs_epi16(lo, lo_q),
+                        _mm256_maddubs_epi16(hi, hi_q),
+                    );
+                    acc16 = _mm256_add_epi16(acc16, pairs);
+                    at += YMM_BYTES;
+                }
+                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(acc16, ones));
+            }
+            *o = hsum256(acc);
+        }
     }
 
     /// `Σ (q+128)·r` for the one `dim`-byte row at `row`.
@@ -513,6 +788,74 @@ mod tests {
                 let sums: Vec<i32> = matrix.chunks_exact(dim).map(row_sum).collect();
                 kernel.dots(query, matrix, &sums, &mut out);
                 prop_assert_eq!(&out, &expected, "{}", kernel.name());
+            }
+        }
+    }
+
+    /// The coarse level of an int8 level, from its definition in f64.
+    fn coarse_level(q: i8) -> i32 {
+        let l = (f64::from(q) * 7.0 / 127.0).round() as i32;
+        l.clamp(-7, 7)
+    }
+
+    proptest! {
+        #[test]
+        fn every_coarse_path_equals_the_sum_of_coarse_levels_times_the_query(
+            half_steps in 0usize..5,
+            rows in 0usize..11,
+            seed in proptest::collection::vec(int8(), 512 * 12),
+        ) {
+            // Widths the SIMD paths take (whole 64-byte halves) and one they
+            // leave to the scalar path (a 32-byte half on AVX-512, 16 on AVX2).
+            let dim = if half_steps == 4 { 48 } else { 128 * half_steps };
+            let query = &seed[..dim];
+            let matrix = &seed[dim..dim + rows * dim];
+            let mut codes = Vec::new();
+            for row in matrix.chunks_exact(dim.max(1)) {
+                coarse_codes(row, &mut codes);
+            }
+            prop_assert_eq!(codes.len(), rows * dim / 2);
+            let expected: Vec<i32> = matrix
+                .chunks_exact(dim.max(1))
+                .map(|r| r.iter().zip(query).map(|(&x, &q)| coarse_level(x) * i32::from(q)).sum())
+                .collect();
+            for kernel in DenseKernel::available() {
+                let mut out = vec![i32::MAX; expected.len()];
+                kernel.coarse_dots(query, &codes, &mut out);
+                prop_assert_eq!(&out, &expected, "{}", kernel.name());
+            }
+        }
+    }
+
+    #[test]
+    fn a_coarse_code_is_the_level_rounded_to_seven_steps_plus_eight() {
+        for q in i8::MIN..=i8::MAX {
+            let mut codes = Vec::new();
+            coarse_codes(&[q, 0], &mut codes);
+            assert_eq!(codes, [(coarse_level(q) + 8) as u8 | 8 << 4], "{q}");
+        }
+        let mut codes = Vec::new();
+        coarse_codes(&[127, -127, 64, -64, 9, 10], &mut codes);
+        // Low nibbles: the first half (127, -127, 64); high: the second
+        // (-64, 9, 10), each `round(q · 7 / 127) + 8`.
+        assert_eq!(codes, [15 | 4 << 4, 1 | 8 << 4, 12 | 9 << 4]);
+    }
+
+    #[test]
+    fn the_extreme_codes_give_the_extreme_coarse_sums_on_every_path() {
+        let n = crate::dense::EMBED_DIM_STORED;
+        for (level, q, sum) in [
+            (127i8, i8::MIN, -7 * 128 * 512),
+            (-127, i8::MIN, 7 * 128 * 512),
+            (127, 127, 7 * 127 * 512),
+            (-127, 127, -7 * 127 * 512),
+        ] {
+            let mut codes = Vec::new();
+            coarse_codes(&vec![level; n], &mut codes);
+            for kernel in DenseKernel::available() {
+                let mut out = [0i32; 1];
+                kernel.coarse_dots(&vec![q; n], &codes, &mut out);
+                assert_eq!(out[0], sum, "{} {level} {q}", kernel.name());
             }
         }
     }
