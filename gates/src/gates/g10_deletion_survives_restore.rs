@@ -39,6 +39,7 @@ use crate::rigs::clock::HandClock;
 use crate::rigs::support::dek;
 use crate::{Case, Ctx, Failure, Gate, ensure};
 
+mod vector_race;
 mod whole_directory;
 
 /// The one owner every case searches as.
@@ -55,7 +56,7 @@ pub static GATE: Gate = Gate {
     title: "Deletion survives a restore",
     gates_md: &["Deletion survives a restore (durable tombstone log, generations, retirement)"],
     sections: &["§10", "§7.4"],
-    requirement: "A deletion is written to a durable tombstone log outside the database and is complete only once a superseding snapshot exists; a database restored from a backup taken before the deletion, woken with the prior snapshot generation or with no blob at all, replays the log before serving and never serves the deleted passage, and never serves an empty index over a full corpus; a generation a restorable backup could point at is not retired. The log lives outside the data directory, so restoring the whole data directory replays exactly the deletions after the restored database's sequence; a log that went backwards (rewound or missing) is refused loudly rather than served from; and a restore marks every known sibling for re-announce.",
+    requirement: "A deletion is written to a durable tombstone log outside the database and is complete only once a superseding snapshot exists; a database restored from a backup taken before the deletion, woken with the prior snapshot generation or with no blob at all, replays the log before serving and never serves the deleted passage, and never serves an empty index over a full corpus; a generation a restorable backup could point at is not retired. The log lives outside the data directory, so restoring the whole data directory replays exactly the deletions after the restored database's sequence; a log that went backwards (rewound or missing) is refused loudly rather than served from; and a restore marks every known sibling for re-announce. A vector the provider returns after its chunk's document was deleted is stored nowhere: not sealed at rest, not in the dense matrix.",
     cases: &[
         Case {
             id: "10/tombstone-logged-and-snapshot-superseded",
@@ -121,6 +122,11 @@ pub static GATE: Gate = Gate {
             id: "10/restore-marks-siblings-for-reannounce",
             desc: "Hold a sibling's item and cursor (known, not marked); restore the whole data directory after a delete, and in a second row the database alone after a newer snapshot: the wake reports the restore, the sibling is marked for re-announce and a search names it reconciling while still finding the kept document; the next wake finds no new restore and the mark stands.",
             run: whole_directory::restore_marks_siblings_for_reannounce,
+        },
+        Case {
+            id: "10/a-vector-landing-after-its-deletion-is-stored-nowhere",
+            desc: "With AI on, two one-passage documents queued; the drain sends both to the stub provider, which answers 5 s late (inside the ingest deadline); while the call is in flight one document is deleted: the late answer stores the other's vector only, the live matrix holds no row for the deleted chunk, the database holds no sealed vector for it, and woken again the dense scan for its own vector returns the other chunk alone.",
+            run: vector_race::a_vector_landing_after_its_deletion_is_stored_nowhere,
         },
     ],
 };

@@ -31,6 +31,22 @@
 //! a document whose words the stub always refuses
 //! ([`crate::fake::provider::REFUSED_MARKER`]), which must be set aside,
 //! counted, and never block the rest of the queue (`app/queue.rs`).
+//!
+//! Last, from a fourth generator, so every event above is what it was:
+//! [`RETRY_AFTER_SHARE`] of the rate-limited spells carry a `Retry-After`
+//! on their 429s, [`LONG_RETRY_AFTER_SHARE`] of those far past memoria's
+//! cap (`memoria::EMBED_RETRY_AFTER_MS_MAX`, 20 s), up to a day
+//! ([`LONG_RETRY_AFTER_S`]), the rest inside it ([`SHORT_RETRY_AFTER_S`]).
+//! A stall inside the run is hidden by any later restart or restore (a
+//! new `serve` starts a new loop), so [`RETRY_AFTER_TAIL_SHARE`] of the
+//! AI-on worlds that do not end in a long outage end instead in a
+//! rate-limited spell whose `Retry-After` is an hour to a day
+//! ([`TAIL_RETRY_AFTER_S`]), with an upload by the owner at once (the
+//! ingest wakes the loop, so its drain, not a question's query, meets the
+//! 429s) and nothing else until the provider answers again
+//! [`TAIL_SPELL_MS`] later: a client that honoured the `Retry-After`
+//! would still be asleep when `[liveness:embeddings]` reads the sources
+//! page.
 
 use std::ops::RangeInclusive;
 
@@ -62,6 +78,28 @@ pub const RESTART_IN_OUTAGE_MS: u64 = 10_000;
 /// The share of AI-on worlds that upload a passage the provider always
 /// refuses.
 pub const REFUSED_PASSAGE_SHARE: f64 = 0.35;
+/// The share of rate-limited spells whose 429s carry a `Retry-After`.
+pub const RETRY_AFTER_SHARE: f64 = 0.75;
+/// The share of those whose `Retry-After` is past memoria's cap.
+pub const LONG_RETRY_AFTER_SHARE: f64 = 0.5;
+/// A `Retry-After` inside memoria's cap (`memoria::EMBED_RETRY_AFTER_MS_MAX`),
+/// in seconds.
+pub const SHORT_RETRY_AFTER_S: RangeInclusive<u64> = 1..=memoria::EMBED_RETRY_AFTER_MS_MAX / 1_000;
+/// A `Retry-After` past it, in seconds: from five minutes (past
+/// `[liveness:embeddings]`'s wait, three 60 s intervals and a deadline) to
+/// a day.
+pub const LONG_RETRY_AFTER_S: RangeInclusive<u64> = 300..=86_400;
+/// The share of AI-on worlds without a long outage that end in a
+/// rate-limited spell with a long `Retry-After`.
+pub const RETRY_AFTER_TAIL_SHARE: f64 = 0.5;
+/// That spell's `Retry-After`, in seconds: an hour to a day, past the
+/// liveness check's whole wait however long its quiet period.
+pub const TAIL_RETRY_AFTER_S: RangeInclusive<u64> = 3_600..=86_400;
+/// How long that spell lasts before the provider answers every call
+/// again, in simulated ms: past the drain's three capped waits (the 429s
+/// are three, `crate::scenario::PROVIDER_RATE_LIMITED_CALLS`), so the
+/// drain meets them before the liveness check clears the faults.
+pub const TAIL_SPELL_MS: u64 = 120_000;
 /// The failures a long outage draws from: no answer at all.
 const OUTAGE: [ProviderState; 2] = [ProviderState::Down, ProviderState::Refused];
 
@@ -99,10 +137,57 @@ pub(super) fn add(seed: u64, swarm: &mut Swarm, events: &mut Vec<Event>, owner: 
             },
         );
     }
-    if more.gen_bool(LONG_OUTAGE_SHARE) {
+    let long = more.gen_bool(LONG_OUTAGE_SHARE);
+    if long {
         long_outage(&mut more, swarm, events, owner);
     }
+    retry_after(seed, swarm, events, owner, !long);
     true
+}
+
+/// Gives some rate-limited spells a `Retry-After`, and when `tail` (no
+/// long outage ends the run) perhaps ends the run in a rate-limited spell
+/// with a long one and an upload (module doc); from a generator of their
+/// own, so nothing else drawn changes.
+fn retry_after(seed: u64, swarm: &mut Swarm, events: &mut Vec<Event>, owner: &str, tail: bool) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x7265_7472_7961_6674);
+    for e in events.iter_mut() {
+        if let Event::Provider {
+            state: ProviderState::RateLimited,
+            retry_after_s,
+            ..
+        } = e
+            && rng.gen_bool(RETRY_AFTER_SHARE)
+        {
+            *retry_after_s = Some(if rng.gen_bool(LONG_RETRY_AFTER_SHARE) {
+                rng.gen_range(LONG_RETRY_AFTER_S)
+            } else {
+                rng.gen_range(SHORT_RETRY_AFTER_S)
+            });
+        }
+    }
+    if tail && rng.gen_bool(RETRY_AFTER_TAIL_SHARE) {
+        let last = events.iter().filter_map(Event::at_ms).max().unwrap_or(0);
+        if !swarm.0.iter().any(|(k, _)| *k == FaultKind::Provider) {
+            swarm.0.push((FaultKind::Provider, 1));
+        }
+        events.push(Event::Provider {
+            at_ms: None,
+            state: ProviderState::RateLimited,
+            retry_after_s: Some(rng.gen_range(TAIL_RETRY_AFTER_S)),
+        });
+        events.push(Event::Upload {
+            at_ms: None,
+            reader: owner.to_string(),
+            doc: "upretry".into(),
+            words: "tarried".into(),
+        });
+        events.push(Event::Provider {
+            at_ms: Some(last + TAIL_SPELL_MS),
+            state: ProviderState::Answering,
+            retry_after_s: None,
+        });
+    }
 }
 
 /// A long outage after the run's last event (module doc): the provider
@@ -203,6 +288,59 @@ mod tests {
     }
 
     #[test]
+    fn of_eighty_seeds_some_rate_limited_spells_carry_a_retry_after_past_the_cap_some_inside_it_and_some_runs_end_in_one()
+     {
+        let cap_s = memoria::EMBED_RETRY_AFTER_MS_MAX / 1_000;
+        let (mut none, mut short, mut long, mut tails) = (0, 0, 0, 0);
+        for seed in 0..80 {
+            let events = super::super::generate(seed).scenario.events;
+            // A tail: the run's last four events are the spell, the
+            // upload, the provider answering and the liveness check.
+            if let [
+                Event::Provider {
+                    state: ProviderState::RateLimited,
+                    retry_after_s: Some(s),
+                    ..
+                },
+                Event::Upload { .. },
+                Event::Provider {
+                    state: ProviderState::Answering,
+                    ..
+                },
+                Event::ExpectConverged { .. },
+            ] = &events[events.len() - 4..]
+            {
+                assert!(
+                    TAIL_RETRY_AFTER_S.contains(s),
+                    "seed {seed}: a tail of {s} s"
+                );
+                tails += 1;
+            }
+            for e in events {
+                match e {
+                    Event::Provider {
+                        state: ProviderState::RateLimited,
+                        retry_after_s,
+                        ..
+                    } => match retry_after_s {
+                        None => none += 1,
+                        Some(s) if s <= cap_s => short += 1,
+                        Some(_) => long += 1,
+                    },
+                    Event::Provider { retry_after_s, .. } => {
+                        assert_eq!(retry_after_s, None, "seed {seed}: only a 429 says when")
+                    }
+                    _ => {}
+                }
+            }
+        }
+        assert!(
+            none > 0 && short > 0 && long > 0 && tails > 0,
+            "of 80 seeds' rate-limited spells, {none} without a Retry-After, {short} inside the {cap_s} s cap, {long} past it; {tails} runs end in one"
+        );
+    }
+
+    #[test]
     fn of_eighty_seeds_some_ai_on_worlds_end_in_a_long_outage_some_restart_in_it_and_some_upload_a_refused_passage()
      {
         let (mut long, mut restarted, mut refused) = (0, 0, 0);
@@ -212,7 +350,11 @@ mod tests {
             let refuses = events.iter().any(|e| {
                 matches!(e, Event::Upload { words, .. } if words.contains(crate::fake::provider::REFUSED_MARKER))
             });
-            // A long outage's end is the one provider event with a time.
+            // A long outage's end is the one provider event with a time
+            // in a run that uploads into one.
+            let outage = events
+                .iter()
+                .any(|e| matches!(e, Event::Upload { doc, .. } if doc == "upoutage"));
             let end = events.iter().position(|e| {
                 matches!(
                     e,
@@ -228,7 +370,7 @@ mod tests {
                 "seed {seed}: drawn with AI off"
             );
             refused += usize::from(refuses);
-            if let Some(end) = end {
+            if let (true, Some(end)) = (outage, end) {
                 long += 1;
                 // Nothing between the outage's end and the liveness check.
                 assert!(
