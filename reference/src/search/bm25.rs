@@ -1,4 +1,4 @@
-//! FTS5's `bm25()` for an expression of one phrase, scored in one pass over its matches (§7.1, issue 30).
+//! FTS5's `bm25()` without its second passes: one phrase scored in one pass over its matches, many with their counts given (§7.1, issue 30).
 //!
 //! FTS5's `bm25()` works out each phrase's IDF on its first call by
 //! running the phrase again over the whole index (`xQueryPhrase`), so a
@@ -12,6 +12,13 @@
 //! read. Both repeat `fts5Bm25Function`'s arithmetic operation for
 //! operation, so each score is bit for bit the one `bm25()` gives, and the
 //! ranking (score, then rowid) is the same (a unit table compares them).
+//!
+//! An expression of several phrases (the all-words, most-words and
+//! any-word tiers) has one IDF per phrase, and `bm25()` counts each by
+//! running the phrase over the whole index, once per phrase per statement:
+//! a most-words tier of four words runs twelve such counts of words the
+//! all-words tier counted just before. [`GIVEN_FUNCTION`] is `bm25()` with
+//! the counts given by the caller, who counts each word once per search.
 //!
 //! The functions are FTS5 auxiliary functions registered on each index
 //! connection ([`register`]).
@@ -36,22 +43,29 @@ use crate::error::{Error, ErrorKind};
 pub const PART_FUNCTION: &str = "memoria_bm25_part";
 /// The SQL name of the row count FTS5's `bm25()` divides by: `memoria_bm25_rows(fts)`.
 pub const ROWS_FUNCTION: &str = "memoria_bm25_rows";
+/// The SQL name of [`given_hits_score`]: `memoria_bm25_given(fts, w_title,
+/// w_trail, w_body, hits)`, FTS5's `bm25()` with each phrase's count of
+/// rows given (`hits`, [`hits_blob`]) rather than counted by FTS5.
+pub const GIVEN_FUNCTION: &str = "memoria_bm25_given";
 
 /// BM25's `k1`, as FTS5 fixes it.
 const K1: f64 = 1.2;
 /// BM25's `b`, as FTS5 fixes it.
 const B: f64 = 0.75;
 
+/// The IDF FTS5's `bm25()` gives a phrase held by `hits` of `rows` rows:
+/// `ln((rows − hits + 0.5) / (hits + 0.5))`, floored at 1e-6.
+fn idf(hits: i64, rows: i64) -> f64 {
+    let idf = (((rows - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln();
+    if idf <= 0.0 { 1e-6 } else { idf }
+}
+
 /// FTS5's score of a row from its own part (what [`PART_FUNCTION`]
 /// returned) and the count of rows holding the phrase (`hits`) among
 /// `rows` in the table: `-(0.0 + idf × part)`, the IDF floored at 1e-6, as
 /// `fts5Bm25Function` computes it (lower is better).
 pub fn score(part: f64, hits: i64, rows: i64) -> f64 {
-    let mut idf = (((rows - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln();
-    if idf <= 0.0 {
-        idf = 1e-6;
-    }
-    let total = 0.0 + idf * part;
+    let total = 0.0 + idf(hits, rows) * part;
     // FTS5 returns `-1.0 * score`: IEEE negation, the same bits.
     -total
 }
@@ -70,7 +84,39 @@ pub struct RowLengths {
 struct Lengths {
     /// True once `%_docsize` was read whole ([`RowLengths::fill`]).
     filled: bool,
-    by_row: HashMap<i64, u32>,
+    by_row: HashMap<i64, u32, BuildRowHasher>,
+}
+
+/// Hashes a row id with one multiplication (Fibonacci hashing): the map
+/// is asked once per scored row, and SipHash was a third of that lookup's
+/// cost (issue 30). Row ids are chunk ids the store assigns, not chosen by
+/// anyone who could aim collisions at the map.
+#[derive(Debug, Default, Clone, Copy)]
+struct BuildRowHasher;
+
+impl std::hash::BuildHasher for BuildRowHasher {
+    type Hasher = RowHasher;
+    fn build_hasher(&self) -> RowHasher {
+        RowHasher(0)
+    }
+}
+
+/// The hasher [`BuildRowHasher`] builds.
+#[derive(Debug)]
+struct RowHasher(u64);
+
+impl std::hash::Hasher for RowHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_i64(&mut self, n: i64) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 impl RowLengths {
@@ -94,7 +140,7 @@ impl RowLengths {
         }
         let mut stmt = conn.prepare_cached("SELECT id, sz FROM fts_docsize")?;
         let mut rows = stmt.query([])?;
-        let mut by_row = HashMap::new();
+        let mut by_row = HashMap::default();
         while let Some(r) = rows.next()? {
             let id: i64 = r.get(0)?;
             let sz = r.get_ref(1)?.as_blob_or_null().ok().flatten();
@@ -163,6 +209,11 @@ pub fn register(conn: &Connection, lengths: &Arc<RowLengths>) -> Result<(), Erro
             Some(Arc::clone(lengths)),
         ),
         (c"memoria_bm25_rows", row_count as Aux, None),
+        (
+            c"memoria_bm25_given",
+            given_hits_score as Aux,
+            Some(Arc::clone(lengths)),
+        ),
     ] {
         let (user, destroy): (*mut c_void, Option<unsafe extern "C" fn(*mut c_void)>) = match data {
             Some(arc) => (
@@ -345,6 +396,169 @@ unsafe fn row_length(
         }
         Ok(n_tok)
     }
+}
+
+/// The `hits` argument of [`GIVEN_FUNCTION`]: each phrase's count of rows,
+/// in the order the phrases stand in the expression, as 8-byte
+/// little-endian integers.
+pub fn hits_blob(hits: &[i64]) -> Vec<u8> {
+    hits.iter().flat_map(|h| h.to_le_bytes()).collect()
+}
+
+/// `memoria_bm25_given(fts, w…, hits)`: FTS5's `bm25()` for an expression
+/// of any number of phrases, with each phrase's count of rows (its IDF's
+/// `nHit`) given in `hits` ([`hits_blob`]) instead of counted by running
+/// the phrase over the whole index again (`xQueryPhrase`), which `bm25()`
+/// does per phrase per statement: the tiers of one search name the same
+/// words again and again (issue 30). The same arithmetic as
+/// `fts5Bm25Function`, in the same order, so with the counts FTS5 would
+/// find each score is bit for bit the one `bm25()` gives.
+unsafe extern "C" fn given_hits_score(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    n_val: c_int,
+    values: *mut *mut ffi::sqlite3_value,
+) {
+    // SAFETY: as in `one_phrase_part`.
+    unsafe {
+        match given_hits_score_of(&*api, fts, n_val, values) {
+            Ok(score) => ffi::sqlite3_result_double(ctx, score),
+            Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
+        }
+    }
+}
+
+/// What [`given_hits_score`] keeps for its statement: the mean row length
+/// and each phrase's IDF, worked out on its first row.
+#[derive(Debug)]
+struct Given {
+    avgdl: f64,
+    idf: Vec<f64>,
+    /// Each phrase's weighted count in the current row (`aFreq`).
+    freq: Vec<f64>,
+}
+
+/// [`given_hits_score`]'s arithmetic, `fts5Bm25Function`'s.
+///
+/// # Safety
+/// As FTS5 calls an auxiliary function registered by [`register`].
+unsafe fn given_hits_score_of(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    n_val: c_int,
+    values: *mut *mut ffi::sqlite3_value,
+) -> Result<f64, c_int> {
+    let check = |rc: c_int| {
+        if rc == ffi::SQLITE_OK {
+            Ok(())
+        } else {
+            Err(rc)
+        }
+    };
+    let missing = ffi::SQLITE_MISUSE;
+    // The last argument is the hits; the ones before it are the weights.
+    let weights = n_val - 1;
+    if weights < 0 {
+        return Err(ffi::SQLITE_MISMATCH);
+    }
+    // SAFETY: the API's functions are called with the context FTS5 gave;
+    // the auxiliary data, when set, is the `Given` boxed below, owned by
+    // FTS5 until it calls `drop_given`.
+    unsafe {
+        let mut given = api.xGetAuxdata.ok_or(missing)?(fts, 0).cast::<Given>();
+        if given.is_null() {
+            let phrases = usize::try_from(api.xPhraseCount.ok_or(missing)?(fts))
+                .map_err(|_| ffi::SQLITE_MISMATCH)?;
+            let blob = *values.add(weights as usize);
+            let len = usize::try_from(ffi::sqlite3_value_bytes(blob)).unwrap_or(0);
+            let bytes = ffi::sqlite3_value_blob(blob).cast::<u8>();
+            if len != phrases * 8 || (len > 0 && bytes.is_null()) {
+                return Err(ffi::SQLITE_MISMATCH);
+            }
+            let hits: Vec<i64> = if len == 0 {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(bytes, len)
+                    .chunks_exact(8)
+                    .map(|b| i64::from_le_bytes(b.try_into().expect("eight bytes")))
+                    .collect()
+            };
+            let (mut rows, mut tokens) = (0i64, 0i64);
+            check(api.xRowCount.ok_or(missing)?(fts, &mut rows))?;
+            check(api.xColumnTotalSize.ok_or(missing)?(fts, -1, &mut tokens))?;
+            let raw = Box::into_raw(Box::new(Given {
+                avgdl: tokens as f64 / rows as f64,
+                idf: hits.iter().map(|&h| idf(h, rows)).collect(),
+                freq: vec![0.0; phrases],
+            }));
+            // On failure FTS5 calls the destructor itself.
+            check(api.xSetAuxdata.ok_or(missing)?(
+                fts,
+                raw.cast::<c_void>(),
+                Some(drop_given),
+            ))?;
+            given = raw;
+        }
+        let given = &mut *given;
+        given.freq.iter_mut().for_each(|f| *f = 0.0);
+        let mut n_inst: c_int = 0;
+        check(api.xInstCount.ok_or(missing)?(fts, &mut n_inst))?;
+        for i in 0..n_inst {
+            let (mut phrase, mut col, mut off): (c_int, c_int, c_int) = (0, 0, 0);
+            check(api.xInst.ok_or(missing)?(
+                fts,
+                i,
+                &mut phrase,
+                &mut col,
+                &mut off,
+            ))?;
+            let w = if weights > col {
+                ffi::sqlite3_value_double(*values.add(col as usize))
+            } else {
+                1.0
+            };
+            let slot = usize::try_from(phrase)
+                .ok()
+                .and_then(|p| given.freq.get_mut(p))
+                .ok_or(ffi::SQLITE_MISMATCH)?;
+            *slot += w;
+        }
+        let d = f64::from(row_length(api, fts)?);
+        let mut score = 0.0f64;
+        for (idf, freq) in given.idf.iter().zip(&given.freq) {
+            score += idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * d / given.avgdl)));
+        }
+        // FTS5 returns `-1.0 * score`: IEEE negation, the same bits.
+        Ok(-score)
+    }
+}
+
+/// Frees a [`Given`] kept by [`given_hits_score_of`].
+unsafe extern "C" fn drop_given(raw: *mut c_void) {
+    // SAFETY: FTS5 passes back the pointer `given_hits_score_of` boxed, once.
+    drop(unsafe { Box::from_raw(raw.cast::<Given>()) });
+}
+
+/// The phrases of `expression` (a sanitised FTS5 `MATCH` expression, see
+/// [`crate::search::query`]) in the order FTS5 numbers them, each as an
+/// expression of its own (`"a b"`, or `"a"*` for a prefix): every quoted
+/// string, left to right. Terms never hold `"`.
+pub fn phrases(expression: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = expression;
+    while let Some(start) = rest.find('"') {
+        let Some(len) = rest[start + 1..].find('"') else {
+            break;
+        };
+        let mut end = start + 1 + len + 1;
+        if rest[end..].starts_with('*') {
+            end += 1;
+        }
+        out.push(&rest[start..end]);
+        rest = &rest[end..];
+    }
+    out
 }
 
 /// Drops the `Arc<RowLengths>` reference [`register`] gave FTS5.

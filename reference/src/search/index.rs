@@ -56,6 +56,26 @@ const COLUMNS: usize = 3;
 /// longer one is made a set first (a page's 21 hits are scanned).
 const EXCLUDED_SCAN_MAX: usize = 64;
 
+/// Each phrase's count of rows, read once per ranking
+/// ([`LexicalIndex::ranked`]) and kept for its tiers: never across
+/// rankings, so a write between two searches is always seen.
+#[derive(Debug, Default)]
+struct PhraseHits {
+    counted: Vec<(String, usize)>,
+}
+
+impl PhraseHits {
+    /// The rows of `index` holding `phrase`, counted on first asking.
+    fn of(&mut self, index: &LexicalIndex, phrase: &str) -> Result<usize, Error> {
+        if let Some((_, n)) = self.counted.iter().find(|(p, _)| p == phrase) {
+            return Ok(*n);
+        }
+        let n = index.rows_holding(phrase)?;
+        self.counted.push((phrase.to_owned(), n));
+        Ok(n)
+    }
+}
+
 /// One hit: a chunk row id and its BM25 score (lower is better, as FTS5 reports it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
@@ -619,12 +639,12 @@ impl LexicalIndex {
             Some(set) => set.contains(&c),
             None => excluded.contains(&c),
         };
-        self.ranked_by(plan, limit, offset, |expr, wanted, found| {
+        self.ranked_by(plan, limit, offset, |expr, wanted, found, hits| {
             // At most every left-out chunk ranks above the rows wanted, so
             // that many more rows, read best first, always fill the tier.
             let rows = wanted + excluded.len() + found.len();
             let mut kept = Vec::with_capacity(wanted);
-            self.each_ranked(expr, Some(rows), &mut |hit| {
+            self.each_ranked(expr, Some(rows), hits, &mut |hit| {
                 let c = hit.chunk_id;
                 if !left_out(c) && found.iter().all(|h| h.chunk_id != c) {
                     kept.push(hit);
@@ -652,9 +672,9 @@ impl LexicalIndex {
         offset: usize,
         keep: &mut dyn FnMut(i64) -> Result<bool, Error>,
     ) -> Result<Vec<Hit>, Error> {
-        self.ranked_by(plan, limit, offset, |expr, wanted, found| {
+        self.ranked_by(plan, limit, offset, |expr, wanted, found, hits| {
             let mut kept = Vec::with_capacity(wanted);
-            self.each_ranked(expr, None, &mut |hit| {
+            self.each_ranked(expr, None, hits, &mut |hit| {
                 if found.iter().all(|h| h.chunk_id != hit.chunk_id) && keep(hit.chunk_id)? {
                     kept.push(hit);
                 }
@@ -665,53 +685,78 @@ impl LexicalIndex {
     }
 
     /// The tiers of `plan` in order (see [`LexicalIndex::ranked`]), each run
-    /// by `run(expression, hits still wanted, hits found so far)`, which
-    /// leaves out what was found.
+    /// by `run(expression, hits still wanted, hits found so far, phrase
+    /// counts)`, which leaves out what was found.
+    ///
+    /// Each phrase's count of rows is read once per ranking
+    /// ([`PhraseHits`]): the all-words tier counts every content word for
+    /// its IDFs, and the fill tiers after it take their IDFs and the
+    /// any-word tier its choice of words from those counts, where FTS5's
+    /// `bm25()` ran every phrase of every tier over the index again
+    /// (issue 30). The most-words tier is counted only when the counts
+    /// cannot bound it by [`FILL_ROWS_MAX`].
     fn ranked_by(
         &self,
         plan: &Plan,
         limit: usize,
         offset: usize,
-        mut run: impl FnMut(&str, usize, &[Hit]) -> Result<Vec<Hit>, Error>,
+        mut run: impl FnMut(&str, usize, &[Hit], &mut PhraseHits) -> Result<Vec<Hit>, Error>,
     ) -> Result<Vec<Hit>, Error> {
         let wanted = offset + limit;
         let mut hits: Vec<Hit> = Vec::with_capacity(wanted);
-        let mut tier = |expr: &str, hits: &mut Vec<Hit>| -> Result<(), Error> {
-            let found = run(expr, wanted - hits.len(), hits)?;
-            hits.extend(found);
-            Ok(())
-        };
+        let mut counts = PhraseHits::default();
+        let mut tier =
+            |expr: &str, hits: &mut Vec<Hit>, counts: &mut PhraseHits| -> Result<(), Error> {
+                let found = run(expr, wanted - hits.len(), hits, counts)?;
+                hits.extend(found);
+                Ok(())
+            };
         for t in plan.tiers() {
             if hits.len() >= wanted {
                 break;
             }
-            tier(t, &mut hits)?;
-        }
-        if hits.len() < wanted
-            && let Some(most) = &plan.most
-            && self.matches_at_most(most, FILL_ROWS_MAX)?.is_some()
-        {
-            tier(most, &mut hits)?;
+            tier(t, &mut hits, &mut counts)?;
         }
         if hits.len() < wanted && !plan.any.is_empty() {
-            let mut counted: Vec<(usize, &str)> = Vec::with_capacity(plan.any.len());
+            // Tiers 3 and 4 come after tier 2, which counted every content
+            // word (the words of `plan.any`); a word it did not count is
+            // counted here.
+            let mut words: Vec<(usize, &str)> = Vec::with_capacity(plan.any.len());
             for w in &plan.any {
-                if let Some(n) = self.matches_at_most(w, FILL_ROWS_MAX)? {
-                    counted.push((n, w));
+                words.push((counts.of(self, w)?, w.as_str()));
+            }
+            if let Some(most) = &plan.most {
+                // The passages holding all words but one hold that many of
+                // the rarest of them, at most, for each one left out.
+                let bound: usize = (0..words.len())
+                    .map(|left_out| {
+                        words
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| *i != left_out)
+                            .map(|(_, (n, _))| *n)
+                            .min()
+                            .unwrap_or(0)
+                    })
+                    .sum();
+                if bound <= FILL_ROWS_MAX || self.matches_at_most(most, FILL_ROWS_MAX)?.is_some() {
+                    tier(most, &mut hits, &mut counts)?;
                 }
             }
-            counted.sort_unstable();
-            let mut total = 0;
-            let mut chosen: Vec<&str> = Vec::new();
-            for (n, w) in counted {
-                if total + n > FILL_ROWS_MAX {
-                    break;
+            if hits.len() < wanted {
+                words.sort_unstable();
+                let mut total = 0;
+                let mut chosen: Vec<&str> = Vec::new();
+                for (n, w) in words {
+                    if total + n > FILL_ROWS_MAX {
+                        break;
+                    }
+                    total += n;
+                    chosen.push(w);
                 }
-                total += n;
-                chosen.push(w);
-            }
-            if !chosen.is_empty() {
-                tier(&chosen.join(" OR "), &mut hits)?;
+                if !chosen.is_empty() {
+                    tier(&chosen.join(" OR "), &mut hits, &mut counts)?;
+                }
             }
         }
         Ok(hits.into_iter().skip(offset).take(limit).collect())
@@ -720,7 +765,9 @@ impl LexicalIndex {
     /// The first `rows` rows `fts_query` matches (all of them with `None`),
     /// best first (the order of [`LexicalIndex::search`]), handed to `each`
     /// until it returns false. FTS5 scores every match either way; a bound
-    /// lets SQLite keep only that many in its sort.
+    /// lets SQLite keep only that many in its sort. An expression of more
+    /// than one phrase is scored with each phrase's count of rows from
+    /// `counts` ([`bm25::GIVEN_FUNCTION`]), the same scores as `bm25()`.
     ///
     /// # Errors
     /// As [`LexicalIndex::search`], and whatever `each` returns.
@@ -728,19 +775,28 @@ impl LexicalIndex {
         &self,
         fts_query: &str,
         rows: Option<usize>,
+        counts: &mut PhraseHits,
         each: &mut dyn FnMut(Hit) -> Result<bool, Error>,
     ) -> Result<(), Error> {
         if bm25::is_one_phrase(fts_query) {
             return self.each_ranked_one_phrase(fts_query, rows, each);
         }
+        self.lengths.fill(&self.conn, COLUMNS)?;
+        let mut hits = Vec::new();
+        for p in bm25::phrases(fts_query) {
+            hits.push(i64::try_from(counts.of(self, p)?).unwrap_or(i64::MAX));
+        }
         let (wt, wr, wb) = BM25_WEIGHTS;
         let sql = format!(
-            "SELECT rowid, bm25(fts, {wt:.1}, {wr:.1}, {wb:.1}) AS score FROM fts \
-             WHERE fts MATCH ?1 ORDER BY score, rowid LIMIT ?2"
+            "SELECT rowid, {}(fts, {wt:.1}, {wr:.1}, {wb:.1}, ?3) AS score FROM fts \
+             WHERE fts MATCH ?1 ORDER BY score, rowid LIMIT ?2",
+            bm25::GIVEN_FUNCTION
         );
         let limit = rows.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let mut rows = stmt.query(params![fts_query, limit]).map_err(query_error)?;
+        let mut rows = stmt
+            .query(params![fts_query, limit, bm25::hits_blob(&hits)])
+            .map_err(query_error)?;
         while let Some(r) = rows.next().map_err(query_error)? {
             let hit = Hit {
                 chunk_id: r.get(0).map_err(query_error)?,
@@ -751,6 +807,21 @@ impl LexicalIndex {
             }
         }
         Ok(())
+    }
+
+    /// How many rows hold `phrase` (one quoted phrase, [`bm25::phrases`]):
+    /// its IDF's `nHit`, counted as FTS5's `bm25()` counts it.
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::search`].
+    fn rows_holding(&self, phrase: &str) -> Result<usize, Error> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM fts WHERE fts MATCH ?1")?;
+        let n: i64 = stmt
+            .query_row(params![phrase], |r| r.get(0))
+            .map_err(query_error)?;
+        Ok(usize::try_from(n).unwrap_or(0))
     }
 
     /// As [`LexicalIndex::each_ranked`] for an expression of one phrase
@@ -1338,6 +1409,151 @@ mod tests {
             "\"a\" OR \"b\"",
         ] {
             assert!(!bm25::is_one_phrase(not_one), "{not_one}");
+        }
+    }
+
+    #[test]
+    fn an_expression_of_many_phrases_scored_with_its_counts_is_bit_for_bit_fts5_bm25() {
+        let mut idx = LexicalIndex::new().unwrap();
+        let words = ["alpha", "beta", "gamma", "delta", "alphabet"];
+        for id in 1..=80i64 {
+            let n = id as usize;
+            let body: Vec<&str> = (0..(n % 13) + 1)
+                .map(|i| words[(n * 3 + i * 7) % 5])
+                .collect();
+            let title = if n.is_multiple_of(5) {
+                "gamma delta"
+            } else {
+                "notes"
+            };
+            let trail = if n.is_multiple_of(7) { "beta" } else { "" };
+            idx.insert_new(id, title, trail, &body.join(" ")).unwrap();
+        }
+        idx.insert_new(81, "東京 notes", "", "京都 alpha").unwrap();
+        idx.delete(10).unwrap();
+        idx.delete(33).unwrap();
+        // (expression, rows asked): the tiers' shapes (all, most, any), a
+        // word repeated across the expression, a prefix, a phrase of
+        // pairs, a word no row holds.
+        let table: &[(&str, Option<usize>)] = &[
+            ("\"alpha\" AND \"beta\"", None),
+            ("\"alpha\" AND \"beta\"", Some(3)),
+            ("\"alpha\" AND \"beta\" AND \"gamma\"", Some(21)),
+            (
+                "(\"beta\" AND \"gamma\") OR (\"alpha\" AND \"gamma\") OR (\"alpha\" AND \"beta\")",
+                None,
+            ),
+            ("\"delta\" OR \"alphabet\"", None),
+            ("\"alph\"* OR \"gamma delta\"", Some(10)),
+            ("\"東京\" OR \"京都\"", None),
+            ("\"alpha\" AND \"nothing\"", None),
+            ("\"nothing\" OR \"beta\"", Some(5)),
+        ];
+        let same_as_fts5 = |idx: &LexicalIndex, when: &str| {
+            for (expr, rows) in table {
+                assert!(!bm25::is_one_phrase(expr), "{expr}");
+                let mut ours = Vec::new();
+                let mut counts = PhraseHits::default();
+                idx.each_ranked(expr, *rows, &mut counts, &mut |h| {
+                    ours.push(h);
+                    Ok(true)
+                })
+                .unwrap();
+                let fts5 = idx.search(expr, rows.unwrap_or(1_000), 0).unwrap();
+                assert_eq!(ours, fts5, "{when}: {expr}");
+                let bits = |hs: &[Hit]| hs.iter().map(|h| h.score.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&ours),
+                    bits(&fts5),
+                    "{when}: {expr}: the very same scores"
+                );
+            }
+        };
+        same_as_fts5(&idx, "in the open batch");
+        idx.optimize().unwrap();
+        same_as_fts5(&idx, "committed");
+        let loaded = LexicalIndex::deserialize(&idx.serialize().unwrap()).unwrap();
+        same_as_fts5(&loaded, "loaded");
+        assert_eq!(
+            bm25::phrases("(\"a b\" AND \"c\"*) OR \"d\""),
+            ["\"a b\"", "\"c\"*", "\"d\""]
+        );
+    }
+
+    #[test]
+    fn the_fill_tiers_read_their_counts_from_the_all_words_tier_and_rank_as_before() {
+        // Rows for the tiers after the all-words tier: passages missing one
+        // word, then passages holding any, with a word too common to fill.
+        let mut idx = LexicalIndex::new().unwrap();
+        let mut id = 0;
+        let mut add = |idx: &mut LexicalIndex, body: &str| {
+            id += 1;
+            idx.insert_new(id, "t", "", body).unwrap();
+        };
+        add(&mut idx, "alpha beta gamma delta");
+        add(&mut idx, "alpha beta gamma");
+        add(&mut idx, "beta gamma delta and more");
+        add(&mut idx, "alpha delta");
+        add(&mut idx, "gamma only");
+        for _ in 0..FILL_ROWS_MAX {
+            add(&mut idx, "common words here");
+        }
+        add(&mut idx, "common alpha");
+        // The plan's tiers, each run alone through FTS5's own bm25(), are
+        // the ranking: the counts shared across the tiers change nothing.
+        for q in [
+            "alpha beta gamma delta",
+            "alpha beta gamma common",
+            "delta common",
+            "common words alpha",
+        ] {
+            let plan = crate::search::query::plan(q).unwrap();
+            let mut expected: Vec<i64> = Vec::new();
+            let run = |expr: &str, expected: &mut Vec<i64>| {
+                for h in idx.search(expr, 10_000, 0).unwrap() {
+                    if !expected.contains(&h.chunk_id) {
+                        expected.push(h.chunk_id);
+                    }
+                }
+            };
+            for t in plan.tiers() {
+                run(t, &mut expected);
+            }
+            if let Some(most) = &plan.most
+                && idx.matches_at_most(most, FILL_ROWS_MAX).unwrap().is_some()
+            {
+                run(most, &mut expected);
+            }
+            let mut counted: Vec<(usize, &str)> = plan
+                .any
+                .iter()
+                .filter_map(|w| {
+                    idx.matches_at_most(w, FILL_ROWS_MAX)
+                        .unwrap()
+                        .map(|n| (n, w.as_str()))
+                })
+                .collect();
+            counted.sort_unstable();
+            let mut total = 0;
+            let chosen: Vec<&str> = counted
+                .into_iter()
+                .take_while(|(n, _)| {
+                    total += n;
+                    total <= FILL_ROWS_MAX
+                })
+                .map(|(_, w)| w)
+                .collect();
+            if !chosen.is_empty() {
+                run(&chosen.join(" OR "), &mut expected);
+            }
+            for (limit, offset) in [(100, 0), (3, 0), (2, 3)] {
+                let want: Vec<i64> = expected.iter().copied().skip(offset).take(limit).collect();
+                assert_eq!(
+                    ranked_ids(&idx, q, limit, offset),
+                    want,
+                    "{q} ({limit}, {offset})"
+                );
+            }
         }
     }
 
