@@ -213,7 +213,11 @@ fn removed_owner_refused_at_verification(ctx: &mut Ctx) -> Result<(), Failure> {
     let bea_link = ask_link(&app, BEA)?;
     owners.write(&[BEA]);
 
-    refused_at_verification(&mut ana, &ana_link, "Ana's link, followed after her removal,")?;
+    refused_at_verification(
+        &mut ana,
+        &ana_link,
+        "Ana's link, followed after her removal,",
+    )?;
     let home = block_on(ana.get("/"));
     ensure(
         home.status == 401,
