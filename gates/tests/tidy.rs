@@ -1111,9 +1111,8 @@ fn the_reference_s_files_import_each_other_without_a_circle() {
 
 /// The reference's rooms (a top-level folder or file of `reference/src`)
 /// from the ground floor up, as ARCHITECTURE.md's layer order gives them: a
-/// room imports only rooms on its own floor or below, except for the arrows
-/// in [`UPWARD_ARROWS`]. Rooms on one floor import each other only one way
-/// (the file-level circle test holds that).
+/// room imports only rooms on its own floor or below. Rooms on one floor
+/// import each other only one way (the file-level circle test holds that).
 const FLOORS: &[&[&str]] = &[
     &["error"],
     &["clock"],
