@@ -1,6 +1,6 @@
-//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line and says there why it is long if it is, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, the conformance kit builds without memoria, the simulator or the harness, the mutation runner without any crate of the workspace, the TLS crate and the page reader depend on nothing of the workspace, every gate has recorded mutations (an adversary's among them) and quotes its GATES.md row, every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, the shipped build has the reference's dependencies, and cargo-mutants' configuration names files that exist.
+//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line and says there why it is long if it is, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, the conformance kit builds without memoria, the simulator or the harness, the mutation runner without any crate of the workspace, the TLS crate and the page reader depend on nothing of the workspace, every gate has recorded mutations (an adversary's among them) whose replacements name modules that exist, and quotes its GATES.md row, every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, the shipped build has the reference's dependencies, and cargo-mutants' configuration names files that exist.
 //!
-//! Size: about 1,000 lines because each check is one test with its own
+//! Size: about 1,500 lines because each check is one test with its own
 //! reader of the tree (the `syn` visitors, the import graph and its layer
 //! order, the GATES.md reader), kept in one test binary to spare a link on
 //! a 2-core machine; splitting the readers out by concern is the next step.
@@ -216,6 +216,138 @@ fn every_recorded_mutation_resolves_against_the_tree_and_sits_in_its_gates_folde
         anchored >= 400 && edits >= anchored,
         "{anchored} item-anchored mutations with {edits} edits among {} files in {}",
         files.len(),
+        dir.display()
+    );
+    assert!(wrong.is_empty(), "recorded mutations: {wrong:#?}");
+}
+
+/// The `crate::` and `super::` paths written in `text`, as segments from
+/// that first word on: `crate::page::Withheld::one` is
+/// `["crate", "page", "Withheld", "one"]`. A replacement is a fragment of
+/// code, often not whole tokens, so it is read as text.
+fn crate_paths_in(text: &str) -> Vec<Vec<String>> {
+    let ident = |c: char| c == '_' || c.is_ascii_alphanumeric();
+    let mut out = Vec::new();
+    for start in ["crate::", "super::"] {
+        for (at, _) in text.match_indices(start) {
+            if text[..at].chars().next_back().is_some_and(ident) {
+                continue; // part of a longer word, such as `my_crate::`
+            }
+            let mut segments = vec![start.trim_end_matches(':').to_owned()];
+            let mut rest = &text[at + start.len()..];
+            loop {
+                let end = rest.find(|c: char| !ident(c)).unwrap_or(rest.len());
+                if end == 0 {
+                    break;
+                }
+                segments.push(rest[..end].to_owned());
+                match rest[end..].strip_prefix("::") {
+                    Some(more) if more.starts_with(ident) => rest = more,
+                    _ => break,
+                }
+            }
+            out.push(segments);
+        }
+    }
+    out
+}
+
+/// Whether module `path` of the crate whose sources are under `src`
+/// exists: a file of its own (`a/b.rs`, `a/b/mod.rs`), or a name its
+/// parent's file declares (`mod b`) or brings in (`use …b…`).
+fn module_exists(src: &Path, path: &[String]) -> bool {
+    let Some((name, parent)) = path.split_last() else {
+        return true;
+    };
+    let joined = path.join("/");
+    if src.join(format!("{joined}.rs")).is_file() || src.join(&joined).join("mod.rs").is_file() {
+        return true;
+    }
+    let parent_file = if parent.is_empty() {
+        ["lib.rs", "main.rs"]
+            .iter()
+            .map(|f| src.join(f))
+            .find(|f| f.is_file())
+    } else {
+        let p = parent.join("/");
+        [src.join(format!("{p}.rs")), src.join(&p).join("mod.rs")]
+            .into_iter()
+            .find(|f| f.is_file())
+    };
+    let text = parent_file
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .unwrap_or_default();
+    let word = |line: &str| {
+        line.split(|c: char| c != '_' && !c.is_ascii_alphanumeric())
+            .any(|w| w == name)
+    };
+    text.lines().map(str::trim_start).any(|line| {
+        let line = line
+            .trim_start_matches("pub(crate) ")
+            .trim_start_matches("pub(super) ")
+            .trim_start_matches("pub ");
+        (line.starts_with("mod ") || line.starts_with("use ")) && word(line)
+    })
+}
+
+#[test]
+fn every_module_a_recorded_mutation_s_replacement_names_exists() {
+    use memoria_gates::mutants;
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .expect("the workspace");
+    let dir = workspace.join("mutants");
+    let (mut checked, mut wrong) = (0, vec![]);
+    for f in mutants::discover(&dir) {
+        let name = f.strip_prefix(&dir).unwrap_or(&f).display().to_string();
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        let Ok(m) = mutants::parse(&f, &text) else {
+            continue; // the resolving test reports a file that does not parse
+        };
+        for edit in &m.edits {
+            let Some((crate_dir, in_src)) = edit.file.split_once("/src/") else {
+                continue;
+            };
+            let src = workspace.join(crate_dir).join("src");
+            let replaced = [&edit.replace, &edit.replace_item];
+            for path in replaced
+                .into_iter()
+                .flatten()
+                .flat_map(|r| crate_paths_in(r))
+            {
+                let mut module = if path[0] == "crate" {
+                    Vec::new()
+                } else {
+                    let mut own = module_path(in_src);
+                    own.pop();
+                    own
+                };
+                // Every lower-case segment before the last is a module; the
+                // first with a capital is a type, and the walk stops there.
+                for segment in &path[1..path.len().saturating_sub(1)] {
+                    if segment.chars().any(|c| c.is_ascii_uppercase()) {
+                        break;
+                    }
+                    module.push(segment.clone());
+                    checked += 1;
+                    if !module_exists(&src, &module) {
+                        wrong.push(format!(
+                            "{name}: its replacement names `{}`, and {crate_dir}/src has no module `{}`",
+                            path.join("::"),
+                            module.join("::")
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    // The presence that makes "none wrong" mean something: replacements do
+    // name modules (`crate::page::…`, `crate::net::wire::…`).
+    assert!(
+        checked >= 60,
+        "only {checked} module segments read in the replacements under {}",
         dir.display()
     );
     assert!(wrong.is_empty(), "recorded mutations: {wrong:#?}");
