@@ -43,7 +43,7 @@
 //! word outranks common ones.
 //!
 //! **The two passes** are held to the exact scan, hit for hit, not to a
-//! recall floor: the matrix after the deletions (about 770 rows) is three
+//! recall floor: the matrix after the deletions (775 rows) is three
 //! times the 256 coarse candidates of a top 25, and the coarse pass holds
 //! every exact hit on every query, labelled or a row's own vector. A
 //! coarse pass cut to k candidates, or codes left stale by a removal,
@@ -171,7 +171,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "29/the-two-pass-dense-scan-equals-the-exact-scan",
-            desc: "Delete 7 chapters from the woken instance (the matrix moves rows into the gaps; about 770 of the 820 rows stay), then ask its dense scan for the top 25 and the top 60 (the fused search's depth) with every labelled query's vector and every held row's own; require more rows than either k's coarse candidates (so the scan is the two-pass one) and each top-k to equal the exact int8 scan's, hit for hit.",
+            desc: "Delete 7 chapters from the woken instance (the matrix moves rows into the gaps; 775 of the 820 rows stay), then ask its dense scan for the top 25 and the top 60 (the fused search's depth) with every labelled query's vector and every held row's own; require more rows than either k's coarse candidates (so the scan is the two-pass one) and each top-k to equal the exact int8 scan's, hit for hit.",
             run: two_pass_equals_exact,
         },
         Case {
