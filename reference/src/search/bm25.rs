@@ -323,41 +323,75 @@ unsafe fn one_phrase_part_of(
     n_val: c_int,
     values: *mut *mut ffi::sqlite3_value,
 ) -> Result<f64, c_int> {
-    let check = |rc: c_int| {
-        if rc == ffi::SQLITE_OK {
-            Ok(())
-        } else {
-            Err(rc)
-        }
-    };
-    let missing = ffi::SQLITE_MISUSE;
-    // SAFETY: the API's functions are called with the context FTS5 gave.
+    // SAFETY: the API's functions are called with the context FTS5 gave;
+    // `values` holds `n_val` values, every one a weight.
     unsafe {
-        if api.xPhraseCount.ok_or(missing)?(fts) != 1 {
+        if api.xPhraseCount.ok_or(MISSING)?(fts) != 1 {
             return Err(ffi::SQLITE_MISMATCH);
         }
         let avgdl = totals(api, fts)?.avgdl;
-        let mut n_inst: c_int = 0;
-        check(api.xInstCount.ok_or(missing)?(fts, &mut n_inst))?;
         let mut freq = 0.0f64;
+        let d = f64::from(row_instances(api, fts, n_val, values, |_, w| {
+            freq += w;
+            Ok(())
+        })?);
+        Ok((freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * d / avgdl)))
+    }
+}
+
+/// What a call into FTS5's API returned, as a `Result`: `SQLITE_OK`, or
+/// its code as the error the auxiliary function fails with.
+fn check(rc: c_int) -> Result<(), c_int> {
+    if rc == ffi::SQLITE_OK {
+        Ok(())
+    } else {
+        Err(rc)
+    }
+}
+
+/// The code an auxiliary function fails with when FTS5's API lacks a
+/// function it calls.
+const MISSING: c_int = ffi::SQLITE_MISUSE;
+
+/// The preamble [`one_phrase_part_of`] and [`given_hits_score_of`] share:
+/// calls `each(phrase, weight)` for every instance of a phrase in FTS5's
+/// current row, in FTS5's order, `weight` being its column's (the first
+/// `weights` argument values, by column; 1.0 past them, as
+/// `fts5Bm25Function` reads them), then returns the row's length in
+/// tokens ([`row_length`]).
+///
+/// # Safety
+/// As FTS5 calls an auxiliary function registered by [`register`];
+/// `values` holds at least `weights` values.
+unsafe fn row_instances(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    weights: c_int,
+    values: *mut *mut ffi::sqlite3_value,
+    mut each: impl FnMut(c_int, f64) -> Result<(), c_int>,
+) -> Result<c_int, c_int> {
+    // SAFETY: the API's functions are called with the context FTS5 gave;
+    // a column below `weights` indexes one of the caller's values.
+    unsafe {
+        let mut n_inst: c_int = 0;
+        check(api.xInstCount.ok_or(MISSING)?(fts, &mut n_inst))?;
         for i in 0..n_inst {
             let (mut phrase, mut col, mut off): (c_int, c_int, c_int) = (0, 0, 0);
-            check(api.xInst.ok_or(missing)?(
+            check(api.xInst.ok_or(MISSING)?(
                 fts,
                 i,
                 &mut phrase,
                 &mut col,
                 &mut off,
             ))?;
-            let w = if n_val > col {
+            let w = if weights > col {
                 ffi::sqlite3_value_double(*values.add(col as usize))
             } else {
                 1.0
             };
-            freq += w;
+            each(phrase, w)?;
         }
-        let d = f64::from(row_length(api, fts)?);
-        Ok((freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * d / avgdl)))
+        row_length(api, fts)
     }
 }
 
@@ -371,20 +405,19 @@ unsafe fn row_length(
     api: &ffi::Fts5ExtensionApi,
     fts: *mut ffi::Fts5Context,
 ) -> Result<c_int, c_int> {
-    let missing = ffi::SQLITE_MISUSE;
     // SAFETY: the user data is the `Arc<RowLengths>` `register` gave, alive
     // until the connection closes; the row id is this row's.
     unsafe {
-        let lengths = api.xUserData.ok_or(missing)?(fts)
+        let lengths = api.xUserData.ok_or(MISSING)?(fts)
             .cast::<RowLengths>()
             .as_ref();
-        let row = api.xRowid.ok_or(missing)?(fts);
+        let row = api.xRowid.ok_or(MISSING)?(fts);
         if let Some(n) = lengths.and_then(|l| l.lock().by_row.get(&row).copied()) {
             // `summed_sizes` keeps only lengths that fit a C int.
             return Ok(n as c_int);
         }
         let mut n_tok: c_int = 0;
-        let rc = api.xColumnSize.ok_or(missing)?(fts, -1, &mut n_tok);
+        let rc = api.xColumnSize.ok_or(MISSING)?(fts, -1, &mut n_tok);
         if rc != ffi::SQLITE_OK {
             return Err(rc);
         }
@@ -449,14 +482,6 @@ unsafe fn given_hits_score_of(
     n_val: c_int,
     values: *mut *mut ffi::sqlite3_value,
 ) -> Result<f64, c_int> {
-    let check = |rc: c_int| {
-        if rc == ffi::SQLITE_OK {
-            Ok(())
-        } else {
-            Err(rc)
-        }
-    };
-    let missing = ffi::SQLITE_MISUSE;
     // The last argument is the hits; the ones before it are the weights.
     let weights = n_val - 1;
     if weights < 0 {
@@ -466,9 +491,9 @@ unsafe fn given_hits_score_of(
     // the auxiliary data, when set, is the `Given` boxed below, owned by
     // FTS5 until it calls `drop_given`.
     unsafe {
-        let mut given = api.xGetAuxdata.ok_or(missing)?(fts, 0).cast::<Given>();
+        let mut given = api.xGetAuxdata.ok_or(MISSING)?(fts, 0).cast::<Given>();
         if given.is_null() {
-            let phrases = usize::try_from(api.xPhraseCount.ok_or(missing)?(fts))
+            let phrases = usize::try_from(api.xPhraseCount.ok_or(MISSING)?(fts))
                 .map_err(|_| ffi::SQLITE_MISMATCH)?;
             let blob = *values.add(weights as usize);
             let len = usize::try_from(ffi::sqlite3_value_bytes(blob)).unwrap_or(0);
@@ -484,16 +509,14 @@ unsafe fn given_hits_score_of(
                     .map(|b| i64::from_le_bytes(b.try_into().expect("eight bytes")))
                     .collect()
             };
-            let (mut rows, mut tokens) = (0i64, 0i64);
-            check(api.xRowCount.ok_or(missing)?(fts, &mut rows))?;
-            check(api.xColumnTotalSize.ok_or(missing)?(fts, -1, &mut tokens))?;
+            let Totals { rows, avgdl } = read_totals(api, fts)?;
             let raw = Box::into_raw(Box::new(Given {
-                avgdl: tokens as f64 / rows as f64,
+                avgdl,
                 idf: hits.iter().map(|&h| idf(h, rows)).collect(),
                 freq: vec![0.0; phrases],
             }));
             // On failure FTS5 calls the destructor itself.
-            check(api.xSetAuxdata.ok_or(missing)?(
+            check(api.xSetAuxdata.ok_or(MISSING)?(
                 fts,
                 raw.cast::<c_void>(),
                 Some(drop_given),
@@ -502,29 +525,15 @@ unsafe fn given_hits_score_of(
         }
         let given = &mut *given;
         given.freq.iter_mut().for_each(|f| *f = 0.0);
-        let mut n_inst: c_int = 0;
-        check(api.xInstCount.ok_or(missing)?(fts, &mut n_inst))?;
-        for i in 0..n_inst {
-            let (mut phrase, mut col, mut off): (c_int, c_int, c_int) = (0, 0, 0);
-            check(api.xInst.ok_or(missing)?(
-                fts,
-                i,
-                &mut phrase,
-                &mut col,
-                &mut off,
-            ))?;
-            let w = if weights > col {
-                ffi::sqlite3_value_double(*values.add(col as usize))
-            } else {
-                1.0
-            };
+        let freq = &mut given.freq;
+        let d = f64::from(row_instances(api, fts, weights, values, |phrase, w| {
             let slot = usize::try_from(phrase)
                 .ok()
-                .and_then(|p| given.freq.get_mut(p))
+                .and_then(|p| freq.get_mut(p))
                 .ok_or(ffi::SQLITE_MISMATCH)?;
             *slot += w;
-        }
-        let d = f64::from(row_length(api, fts)?);
+            Ok(())
+        })?);
         let mut score = 0.0f64;
         for (idf, freq) in given.idf.iter().zip(&given.freq) {
             score += idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * d / given.avgdl)));
@@ -602,33 +611,41 @@ struct Totals {
 /// # Safety
 /// As FTS5 calls an auxiliary function.
 unsafe fn totals(api: &ffi::Fts5ExtensionApi, fts: *mut ffi::Fts5Context) -> Result<Totals, c_int> {
-    let missing = ffi::SQLITE_MISUSE;
-    let check = |rc: c_int| {
-        if rc == ffi::SQLITE_OK {
-            Ok(())
-        } else {
-            Err(rc)
-        }
-    };
     // SAFETY: the auxiliary data, when set, is the `Totals` boxed below,
     // owned by FTS5 until it calls `drop_totals`.
     unsafe {
-        let kept = api.xGetAuxdata.ok_or(missing)?(fts, 0).cast::<Totals>();
+        let kept = api.xGetAuxdata.ok_or(MISSING)?(fts, 0).cast::<Totals>();
         if let Some(t) = kept.as_ref() {
             return Ok(*t);
         }
-        let (mut rows, mut tokens) = (0i64, 0i64);
-        check(api.xRowCount.ok_or(missing)?(fts, &mut rows))?;
-        check(api.xColumnTotalSize.ok_or(missing)?(fts, -1, &mut tokens))?;
-        let t = Totals {
-            rows,
-            avgdl: tokens as f64 / rows as f64,
-        };
+        let t = read_totals(api, fts)?;
         let raw = Box::into_raw(Box::new(t)).cast::<c_void>();
         // On failure FTS5 calls the destructor itself.
-        check(api.xSetAuxdata.ok_or(missing)?(fts, raw, Some(drop_totals)))?;
+        check(api.xSetAuxdata.ok_or(MISSING)?(fts, raw, Some(drop_totals)))?;
         Ok(t)
     }
+}
+
+/// The table's row count and mean row length in tokens, read from FTS5
+/// (`xRowCount`, `xColumnTotalSize`) as `fts5Bm25GetData` reads them: what
+/// [`totals`] keeps, and [`given_hits_score_of`] keeps beside its IDFs.
+///
+/// # Safety
+/// As FTS5 calls an auxiliary function.
+unsafe fn read_totals(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+) -> Result<Totals, c_int> {
+    let (mut rows, mut tokens) = (0i64, 0i64);
+    // SAFETY: the API's functions are called with the context FTS5 gave.
+    unsafe {
+        check(api.xRowCount.ok_or(MISSING)?(fts, &mut rows))?;
+        check(api.xColumnTotalSize.ok_or(MISSING)?(fts, -1, &mut tokens))?;
+    }
+    Ok(Totals {
+        rows,
+        avgdl: tokens as f64 / rows as f64,
+    })
 }
 
 /// Frees a [`Totals`] kept by [`totals`].
