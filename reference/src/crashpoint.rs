@@ -15,17 +15,17 @@
 //!   [`aim_crash`] aims a point at one data directory instead: the first
 //!   time execution reaches it for a file under that directory, the point
 //!   panics with a [`CrashLanded`] payload, and from then on that
-//!   directory's instance is dead ([`landed_under`]): every
-//!   [`SharedInstance`](crate::offload::SharedInstance) access to it,
-//!   the one that reached the point included, waits forever instead of
-//!   returning, so no caller writes, answers or calls anything after it.
+//!   directory's instance is dead ([`landed_under`]): every store access
+//!   to it through `offload.rs`, the one that reached the point included,
+//!   waits forever instead of returning, so no caller writes, answers or
+//!   calls anything after it.
 //!   The world then drops the host's every task, as the kernel drops a
 //!   killed process, and wakes a new memoria from the same directory.
 //!
 //! What the unwinding does that a SIGKILL does not, and why what is left
 //! on disk is the same: the panic runs the destructors between the point
-//! and the `catch_unwind` of [`Offload`](crate::offload::Offload), and the
-//! world's drop of the host runs the rest. An open rusqlite transaction
+//! and the `catch_unwind` in `offload.rs`, and the world's drop of the
+//! host runs the rest. An open rusqlite transaction
 //! rolls back, which in WAL mode is what recovery does with frames no
 //! commit frame closes; a [`std::fs::File`] has no buffer of its own, so
 //! closing one writes nothing the kill would not have left in the page
@@ -155,9 +155,8 @@ pub fn landed_under(path: &Path) -> bool {
 }
 
 /// Never returns once a crash aimed at `dir`, an instance's data
-/// directory, has landed: that instance is dead
-/// ([`SharedInstance`](crate::offload::SharedInstance) awaits this before
-/// any store work).
+/// directory, has landed: that instance is dead (`offload.rs` awaits
+/// this before any store work).
 #[cfg(feature = "testkit")]
 pub(crate) async fn unless_dead(dir: &Path) {
     if landed_under(dir) {
@@ -229,7 +228,7 @@ pub fn crashpoint(name: &'static str, at: &Path) {
 #[inline(always)]
 pub fn crashpoint(_name: &'static str, _at: &std::path::Path) {}
 
-#[cfg(all(test, feature = "testkit"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
