@@ -720,7 +720,7 @@ impl Instance {
         let t = self
             .tombstones
             .append(id, revision, self.clock.now_unix_s())?;
-        crashpoint("tombstone:after-append");
+        crashpoint("tombstone:after-append", self.tombstones.path());
         let applied = self.store.apply_tombstone(&t)?;
         for c in &applied.removed {
             self.index.delete(*c)?;

@@ -21,6 +21,8 @@
 //! the closure is caught in both modes and returned as
 //! [`ErrorKind::Abandoned`]; the server serves on, and the instance is as
 //! its last committed transaction left it (a poisoned lock is recovered).
+//! With the `testkit` feature, a simulated crash at a named crash point
+//! kills the instance instead ([`crate::crashpoint`], issue 26).
 //! The current `tracing` dispatcher and span follow the work onto the pool
 //! thread, so its log lines land where the request's do.
 //!
@@ -212,6 +214,9 @@ pub struct SharedInstance {
     uses: Arc<std::sync::atomic::AtomicU64>,
     /// Idle evictions so far ([`SharedInstance::evict`]).
     evictions: Arc<std::sync::atomic::AtomicU64>,
+    /// Its data directory, where a simulated crash is aimed.
+    #[cfg(feature = "testkit")]
+    dir: Arc<std::path::Path>,
 }
 
 impl std::fmt::Debug for SharedInstance {
@@ -228,8 +233,13 @@ fn lock(instance: &Mutex<Instance>) -> MutexGuard<'_, Instance> {
     instance.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn abandoned_by_panic() -> Error {
+/// What a caught panic returns; with the `testkit` feature, a simulated
+/// crash's panic returns never, as the killed process would not.
+async fn abandoned_by_panic(payload: Box<dyn std::any::Any + Send>) -> Error {
+    #[cfg(feature = "testkit")]
+    let payload = crate::crashpoint::unless_crash_landed(payload).await;
     // The panic's payload is not kept: its text may quote content (§3.2).
+    drop(payload);
     tracing::error!(
         kind = ?ErrorKind::Abandoned,
         "store work panicked; the server serves on"
@@ -244,6 +254,8 @@ impl SharedInstance {
     /// If the store cannot be opened a second time to read (the file was
     /// opened a moment ago by the instance itself).
     pub fn new(mut instance: Instance, offload: Offload) -> SharedInstance {
+        #[cfg(feature = "testkit")]
+        let dir = Arc::from(instance.data_dir());
         let slot = Arc::new(ImageSlot::default());
         instance.share_index(Arc::clone(&slot));
         let readers = Readers {
@@ -268,6 +280,8 @@ impl SharedInstance {
             offload,
             uses: Arc::default(),
             evictions: Arc::default(),
+            #[cfg(feature = "testkit")]
+            dir,
         }
     }
 
@@ -434,10 +448,13 @@ impl SharedInstance {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
+        #[cfg(feature = "testkit")]
+        crate::crashpoint::unless_dead(&self.dir).await;
         match self.offload {
-            Offload::Inline => {
-                catch_unwind(AssertUnwindSafe(work)).map_err(|_| abandoned_by_panic())
-            }
+            Offload::Inline => match catch_unwind(AssertUnwindSafe(work)) {
+                Ok(t) => Ok(t),
+                Err(payload) => Err(abandoned_by_panic(payload).await),
+            },
             Offload::Pool => {
                 let dispatch = tracing::dispatcher::get_default(|d| d.clone());
                 let span = tracing::Span::current();
@@ -447,7 +464,7 @@ impl SharedInstance {
                 .await;
                 match joined {
                     Ok(t) => Ok(t),
-                    Err(e) if e.is_panic() => Err(abandoned_by_panic()),
+                    Err(e) if e.is_panic() => Err(abandoned_by_panic(e.into_panic()).await),
                     Err(_) => Err(Error::new(
                         ErrorKind::Abandoned,
                         "the runtime shut down before the store work ran",

@@ -24,7 +24,7 @@ use crate::policy::egress::EgressMode;
 use crate::storage::seal::{Dek, Sealer};
 use crate::web::{self, AppState};
 
-pub use crate::crashpoint::{CRASHPOINT_ENV, CRASHPOINTS};
+pub use crate::crashpoint::{AimedCrash, CRASHPOINT_ENV, CRASHPOINTS, CrashLanded, aim_crash};
 pub use crate::web::CapturedDelivery;
 
 /// A request the testkit sends.

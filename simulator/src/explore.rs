@@ -41,12 +41,13 @@
 //! continuation pages never answer (`announce-hang`): memoria's deadline
 //! cuts the announce off midway, which must authorise nothing. Every
 //! drawing added after the first ([`cells`], [`roster`], [`rotation`],
-//! [`documents`], [`token_file`], [`home`]) comes from a generator of its
-//! own, after the rest, so a seed that does not draw it is the run it was
-//! before. What the truth oracle judges, invariant by invariant, is
+//! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`])
+//! comes from a generator of its own, after the rest, so a seed that
+//! does not draw it is the run it was before. What the truth oracle judges, invariant by invariant, is
 //! `crate::scenario`'s `oracle.rs`.
 
 mod cells;
+mod crash;
 mod documents;
 mod home;
 mod provider;
@@ -158,6 +159,10 @@ pub enum FaultKind {
     /// or rate-limited for spells (§8.3; drawn apart, with AI on,
     /// [`provider`]).
     Provider,
+    /// memoria killed at a named crash point in front of an upload or a
+    /// deletion, and woken again from what the kill left (issue 26; drawn
+    /// apart, last, [`crash`]).
+    Crash,
 }
 
 impl FaultKind {
@@ -168,7 +173,8 @@ impl FaultKind {
     /// and [`FaultKind::Rotation`], [`FaultKind::TokenFile`],
     /// [`FaultKind::HomeUnreachable`], [`FaultKind::RosterRewind`] and
     /// [`FaultKind::Provider`] (with AI on) by generators of their own
-    /// ([`rotation`], [`token_file`], [`home`], [`provider`]).
+    /// ([`rotation`], [`token_file`], [`home`], [`provider`]), and
+    /// [`FaultKind::Crash`] last of all ([`crash`]).
     pub const ALL: [FaultKind; 11] = [
         FaultKind::Cold,
         FaultKind::Slow,
@@ -204,6 +210,7 @@ impl FaultKind {
             FaultKind::HomeUnreachable => "home-unreachable",
             FaultKind::RosterRewind => "roster-rewind",
             FaultKind::Provider => "provider",
+            FaultKind::Crash => "crash",
         }
     }
 
@@ -221,6 +228,7 @@ impl FaultKind {
                 | FaultKind::HomeUnreachable
                 | FaultKind::RosterRewind
                 | FaultKind::Provider
+                | FaultKind::Crash
         )
     }
 }
@@ -595,6 +603,7 @@ pub fn generate(seed: u64) -> Exploration {
     );
     home::add_rewind(seed, &mut swarm, home, &mut events);
     let ai = provider::add(seed, &mut swarm, &mut events, &readers[0]);
+    crash::add(seed, &mut swarm, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),

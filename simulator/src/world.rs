@@ -43,6 +43,7 @@ use crate::net::serve_turmoil;
 
 mod boot;
 mod browser;
+mod crash;
 
 pub use browser::{Memoria, Page};
 
@@ -670,19 +671,28 @@ impl World {
         }
         let mut handles = vec![];
         let mut keep = vec![];
+        let mut crashables = vec![];
         for name in names {
             let consumer = self
                 .consumer(name)
                 .unwrap_or_else(|| panic!("no consumer {name} in this world"));
-            let (memoria, dirs) = self.stand_up(&mut sim, &consumer)?;
+            let (memoria, dirs, crashable) = self.stand_up(&mut sim, &consumer)?;
             handles.push(memoria);
             keep.push(dirs);
+            crashables.push(crashable);
         }
         sim.client(BROWSER_HOST, async move {
             let _keep = keep;
             scenario(handles).await.map_err(Into::into)
         });
-        sim.run().map_err(|e| fail(e.to_string()))
+        // turmoil's own run loop, with a simulated crash's kill between
+        // two steps (`world/crash.rs`).
+        while !sim.step().map_err(|e| fail(e.to_string()))? {
+            for c in &crashables {
+                c.end_if_landed(&mut sim);
+            }
+        }
+        Ok(())
     }
 }
 

@@ -72,7 +72,7 @@ pub fn import(instance: &mut Instance, paths: &[PathBuf]) -> Result<ImportReport
             .is_some_and(|status| status != IngestStatus::Unchanged);
         report.files.push(outcome);
         if n == 0 {
-            crashpoint("import:after-first-document");
+            crashpoint("import:after-first-document", instance.data_dir());
         }
     }
     if changed {

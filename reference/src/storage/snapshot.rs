@@ -228,7 +228,7 @@ fn write_inner(
         }
         f.sync_all()?;
     }
-    crashpoint("snapshot:before-rename");
+    crashpoint("snapshot:before-rename", &final_path);
     fs::rename(&tmp_path, &final_path)?;
     fs::File::open(&d)?.sync_all()?;
     Ok(sealed.len() as u64)

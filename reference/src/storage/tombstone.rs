@@ -281,7 +281,7 @@ impl TombstoneLog {
         let line = t.line();
         let (head, tail) = line.as_bytes().split_at(line.len() / 2);
         self.file.write_all(head)?;
-        crashpoint("tombstone:mid-append");
+        crashpoint("tombstone:mid-append", &self.path);
         self.file.write_all(tail)?;
         self.file.sync_all()?;
         self.entries.push(t.clone());

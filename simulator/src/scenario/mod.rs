@@ -3,8 +3,9 @@
 //! A scenario file (`scenarios/*.toml`, taught in `scenarios/README.md`)
 //! declares the siblings and their items, the readers, and a timeline of
 //! events: faults switched on and off, restores, revisions, ingest ticks,
-//! memoria restarts, skipped days, and queries by a named reader, each with
-//! optional expectations about the page, the trace or memoria's store.
+//! memoria restarts and crashes at named points, skipped days, and
+//! queries by a named reader, each with optional expectations about the
+//! page, the trace or memoria's store.
 //! [`replay`] runs it in a [`World`](crate::World) under one seed and
 //! returns a [`Replay`]: the timeline as it happened, with every
 //! expectation checked. Content never reaches the timeline: queries are
@@ -61,3 +62,4 @@ pub use rotation::{ROTATION_LIVENESS, ROTATION_SAFETY, RotationPhase};
 pub use shrink::{Shrunk, shrink};
 pub use surfaces::owned_tag;
 pub use token_file::{SAFETY_TOKEN_FILE, TokenFileState};
+pub use validate::CRASH_POINTS;

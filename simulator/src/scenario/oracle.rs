@@ -53,17 +53,22 @@
 //! - `[safety:owned]` (§4.2, §7.4): a memoria-owned document (uploaded
 //!   through the home page's form, deleted through its delete form) is shown
 //!   only while it is stored, and a deleted one never comes back, after any
-//!   restart or any restore of memoria's data directory from a backup (the
-//!   tombstone log kept apart). Admission is `[safety:admitted]`'s: an owned
-//!   passage reaches only people admitted. A stored document asked for by its
-//!   tag by an admitted person is found (`[safety:silent]`), and at liveness
-//!   by every member.
+//!   restart, crash or any restore of memoria's data directory from a
+//!   backup (the tombstone log kept apart). Admission is
+//!   `[safety:admitted]`'s: an owned passage reaches only people admitted. A
+//!   stored document asked for by its tag by an admitted person is found
+//!   (`[safety:silent]`), and at liveness by every member: nothing
+//!   acknowledged is lost. An upload or deletion a crash cut off before
+//!   memoria answered (`crash`, issue 26) was never acknowledged: it is in
+//!   doubt, neither asked for nor refused, until a deletion of it settles
+//!   it (done, or answered 404 because the wake replayed it).
 //! - `[safety:at-rest]` (§0, decision 6): at checkpoints (every restart,
-//!   backup, restore, the liveness check, and every 25th event) a sample of
-//!   at most 4 tags of items and documents some page showed (so memoria holds
-//!   them, and the truth model's titles carry them) is grepped for in the
-//!   bytes of every file under memoria's data directory; none may be there,
-//!   and a directory with no bytes fails rather than passes.
+//!   crash, backup, restore, the liveness check, and every 25th event) a
+//!   sample of at most 4 tags of items and documents some page showed (so
+//!   memoria holds them, and the truth model's titles carry them) is
+//!   grepped for in the bytes of every file under memoria's data
+//!   directory; none may be there, and a directory with no bytes fails
+//!   rather than passes.
 //! - `[safety:silent]` (§4.1 rules 1 and 3, gate 27): a question that is one
 //!   item's tag, asked by an admitted member the sibling's truth shows it to,
 //!   after some page showed that item and with no `gone` row for it in the
@@ -860,6 +865,8 @@ fn judge_owned(r: &Shown, owned: &Owned) -> Vec<Check> {
             ),
             "it was shown".into(),
         )],
+        // Cut off by a crash before memoria answered: stored or not.
+        Some((_, d)) if d.doubt => vec![],
         Some((doc, d)) if !d.live => vec![fail(
             SAFETY_OWNED,
             format!("memoria's own document {doc} is shown only while it is stored (§4.2)"),

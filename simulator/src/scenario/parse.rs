@@ -600,6 +600,26 @@ pub enum Event {
         /// When.
         at_ms: Option<u64>,
     },
+    /// A crash aimed at a named crash point of memoria (issue 26), one of
+    /// `ingest:before-commit`, `ingest:after-commit`,
+    /// `snapshot:before-rename`, `tombstone:mid-append` and
+    /// `tombstone:after-append`. It lands during the next event, that
+    /// event's wait included, if memoria's code reaches the point then
+    /// (an upload, a deletion, a sync's ingest or snapshot): memoria does
+    /// nothing more, as after a SIGKILL there, and a new memoria wakes
+    /// from the same data directory before the next event; a request in
+    /// flight gets no answer (an upload or deletion so cut off was never
+    /// acknowledged, and the oracle holds it in doubt until a deletion
+    /// settles it). If the point is not reached by the end of that
+    /// event, the crash is taken away and the timeline says so; a
+    /// `restart`, `memoria-restore`, `memoria-backup` or
+    /// `expect-converged` next takes it away first.
+    Crash {
+        /// When it is aimed.
+        at_ms: Option<u64>,
+        /// The crash point's name.
+        point: String,
+    },
     /// memoria's calendar skips whole UTC days.
     AdvanceDays {
         /// When.
@@ -691,6 +711,7 @@ macro_rules! with_at_ms {
             | Event::Provider { at_ms: $at, .. }
             | Event::ExpectConverged { at_ms: $at }
             | Event::Restart { at_ms: $at }
+            | Event::Crash { at_ms: $at, .. }
             | Event::OpenDocument { at_ms: $at, .. }
             | Event::OpenSources { at_ms: $at, .. }
             | Event::AdvanceDays { at_ms: $at, .. }
@@ -839,6 +860,7 @@ impl Event {
             },
             Event::ExpectConverged { .. } => "expect memoria converged (liveness)".into(),
             Event::Restart { .. } => "memoria restarts".into(),
+            Event::Crash { point, .. } => format!("a crash is aimed at memoria's {point}"),
             Event::OpenDocument {
                 reader,
                 app,

@@ -371,6 +371,7 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
         rotation,
         token_files: token_files.then(super::token_file::TokenFileTruth::default),
         provider: world.provider().cloned(),
+        crash: None,
     };
     let run = world.run(move |mut m| async move {
         let mut backups: BTreeMap<(String, String), Snapshot> = BTreeMap::new();
@@ -394,6 +395,25 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
             if !event.is_expectation() {
                 action_start = seen;
             }
+            // A crash aimed by the event before lands in this one or not
+            // at all; a restart, a restore, a backup or the liveness check
+            // takes it away first (`Event::Crash`).
+            let aimed = ctx.crash.take();
+            let before_landing = m.crash_landings();
+            let takes_away = matches!(
+                event,
+                Event::Restart { .. }
+                    | Event::MemoriaBackup { .. }
+                    | Event::MemoriaRestore { .. }
+                    | Event::ExpectConverged { .. }
+                    | Event::Crash { .. }
+            );
+            if aimed.is_some()
+                && takes_away
+                && let Some(point) = m.disarm_crash()
+            {
+                entry.event.push_str(&format!(" ({point} not reached)"));
+            }
             apply(
                 &mut m,
                 &mut ctx,
@@ -405,6 +425,11 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
                 action_start,
             )
             .await?;
+            if let Some(point) = aimed
+                && !takes_away
+            {
+                after_aimed(&mut m, &mut ctx, &fakes, &mut entry, &point, before_landing).await;
+            }
             let all = trace.events();
             entry.calls = summarise_calls(&all[seen.min(all.len())..]);
             seen = all.len();
@@ -446,6 +471,8 @@ struct Ctx {
     token_files: Option<super::token_file::TokenFileTruth>,
     /// An AI-on scenario: the stub provider memoria embeds and chats with.
     provider: Option<crate::fake::provider::StubProvider>,
+    /// A crash aimed by the last event, for the next one to land or not.
+    crash: Option<String>,
 }
 
 impl Ctx {
@@ -470,6 +497,40 @@ impl Ctx {
         } else {
             r.sessions.get(who).cloned()
         }
+    }
+}
+
+/// After the event a crash was aimed for: takes the aim away if it did
+/// not land, and says so; if it landed, waits for the memoria woken
+/// since, says where it landed, and greps the data directory as the kill
+/// and that wake left it (a checkpoint of the grep at rest; the bytes
+/// right after the kill, before any wake, are `tests/reference/crash.rs`'s).
+async fn after_aimed(
+    m: &mut Memoria,
+    ctx: &mut Ctx,
+    fakes: &BTreeMap<String, crate::fake::server::FakeSibling>,
+    entry: &mut Entry,
+    point: &str,
+    before: u64,
+) {
+    m.settle_crash().await;
+    if m.crash_landings() == before {
+        if m.disarm_crash().is_some() {
+            entry.event.push_str(&format!(" ({point} not reached)"));
+        }
+        return;
+    }
+    entry
+        .event
+        .push_str(&format!(" (memoria crashed at {point} and woke again)"));
+    if let Some(r) = ctx.roster.as_mut() {
+        r.fresh_from_ms = super::roster::now_ms();
+    }
+    if ctx.oracle {
+        let words = at_rest_words(ctx, fakes);
+        entry
+            .checks
+            .extend(super::oracle::judge_at_rest(m.data_dir(), &words));
     }
 }
 
@@ -627,22 +688,36 @@ async fn apply(
         } => {
             let who = address(reader);
             let tag = super::surfaces::owned_tag(doc);
-            let id = upload(
+            let landings = m.crash_landings();
+            let answered = upload(
                 m,
                 ctx,
                 &who,
                 doc,
                 &format!("# {words} {tag}\n\nThe {words} notes, uploaded.\n"),
             )
-            .await?;
+            .await;
+            // Cut off by a crash: never acknowledged, stored or not.
+            let (id, doubt) = match answered {
+                Ok(id) => (id, false),
+                Err(e) => {
+                    m.settle_crash().await;
+                    if m.crash_landings() == landings {
+                        return Err(e);
+                    }
+                    let before = ctx.owned.docs.get(doc).and_then(|d| d.id.clone());
+                    (before, true)
+                }
+            };
             ctx.owned.docs.insert(
                 doc.clone(),
                 super::surfaces::OwnedDoc {
                     tag,
-                    live: id.is_some(),
+                    live: id.is_some() && !doubt,
                     id,
                     deleted: false,
                     refused: words.contains(crate::fake::provider::REFUSED_MARKER),
+                    doubt,
                 },
             );
         }
@@ -652,14 +727,32 @@ async fn apply(
                 .owned
                 .docs
                 .get(doc)
-                .filter(|d| d.live)
+                .filter(|d| d.live || d.doubt)
                 .and_then(|d| d.id.clone());
-            if let Some(id) = id
-                && delete_upload(m, ctx, &who, &id).await?
-                && let Some(d) = ctx.owned.docs.get_mut(doc)
-            {
-                d.live = false;
-                d.deleted = true;
+            if let Some(id) = id {
+                let landings = m.crash_landings();
+                let answered = delete_upload(m, ctx, &who, &id).await;
+                let lost = match &answered {
+                    Err(_) => {
+                        m.settle_crash().await;
+                        m.crash_landings() > landings
+                    }
+                    Ok(_) => false,
+                };
+                match (answered, ctx.owned.docs.get_mut(doc)) {
+                    (Ok(Deletion::Deleted), Some(d)) => {
+                        (d.live, d.deleted, d.doubt) = (false, true, false);
+                    }
+                    // A deletion a crash cut off, replayed at the wake
+                    // (§7.4): gone, and it never comes back.
+                    (Ok(Deletion::Gone), Some(d)) if d.doubt => {
+                        (d.live, d.deleted, d.doubt) = (false, true, false);
+                    }
+                    // Cut off by a crash: never acknowledged, done or not.
+                    (Err(_), Some(d)) if lost => (d.live, d.doubt) = (false, true),
+                    (Err(e), _) if !lost => return Err(e),
+                    _ => {}
+                }
             }
         }
         Event::MemoriaBackup { name, .. } => {
@@ -923,6 +1016,10 @@ async fn apply(
                     .extend(super::roster::judge_roster(r, &who, seen));
             }
         }
+        Event::Crash { point, .. } => {
+            m.aim_crash(point)?;
+            ctx.crash = Some(point.clone());
+        }
         Event::Restart { .. } => {
             m.restart().await;
             if let Some(r) = ctx.roster.as_mut() {
@@ -1086,9 +1183,24 @@ async fn upload(
         .map(str::to_string))
 }
 
-/// Deletes document `id` through its delete form, as `who`; true if memoria
-/// answered that it deleted it (303 to the search page).
-async fn delete_upload(m: &mut Memoria, ctx: &Ctx, who: &str, id: &str) -> Result<bool, String> {
+/// What a person's deletion of a memoria-owned document came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Deletion {
+    /// memoria answered that it deleted it (303 to the search page).
+    Deleted,
+    /// Its delete form answered 404: memoria holds no such document.
+    Gone,
+    /// Anything else: refused, or no form.
+    Refused,
+}
+
+/// Deletes document `id` through its delete form, as `who`.
+async fn delete_upload(
+    m: &mut Memoria,
+    ctx: &Ctx,
+    who: &str,
+    id: &str,
+) -> Result<Deletion, String> {
     let cookie = match ctx.held_session(m, who) {
         Some(c) => c,
         None => m.session(who).await?,
@@ -1096,15 +1208,26 @@ async fn delete_upload(m: &mut Memoria, ctx: &Ctx, who: &str, id: &str) -> Resul
     let uri = format!("/documents/{id}/delete");
     let confirm = m.get_with(&cookie, &uri).await?;
     let Some(token) = csrf_of(&confirm.response.body) else {
-        return Ok(false);
+        return Ok(if confirm.response.status == http::StatusCode::NOT_FOUND {
+            Deletion::Gone
+        } else {
+            Deletion::Refused
+        });
     };
     let done = m
         .post_form_with(&cookie, &uri, &[("csrf", token.as_str())])
         .await?;
-    Ok(done
-        .response
-        .location()
-        .is_some_and(|l| l.starts_with("/?deleted")))
+    Ok(
+        if done
+            .response
+            .location()
+            .is_some_and(|l| l.starts_with("/?deleted"))
+        {
+            Deletion::Deleted
+        } else {
+            Deletion::Refused
+        },
+    )
 }
 
 /// Suite shape, after the liveness check: each person the home removed,

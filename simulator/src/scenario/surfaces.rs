@@ -300,6 +300,10 @@ pub(super) struct OwnedDoc {
     pub(super) live: bool,
     /// Deleted at some point: it never comes back (§7.4).
     pub(super) deleted: bool,
+    /// A simulated crash cut its upload or its deletion off before memoria
+    /// answered (issue 26): never acknowledged, so it may be stored or
+    /// not, and the oracle asks neither until a deletion settles it.
+    pub(super) doubt: bool,
     /// Its words hold the stub provider's `REFUSED_MARKER`: the provider
     /// refuses to embed its passage, ever (issue 26).
     pub(super) refused: bool,
@@ -328,13 +332,13 @@ impl Owned {
 
     /// memoria's data restored from backup `name`: a document is live if it
     /// was then and was never deleted since (the tombstone log replays
-    /// every deletion, §7.4).
+    /// every deletion, §7.4); one in doubt stays so.
     pub(super) fn restored(&mut self, name: &str) {
         let Some(then) = self.backups.get(name).cloned() else {
             return;
         };
         for (doc, d) in &mut self.docs {
-            d.live = !d.deleted && then.get(doc).copied().unwrap_or(false);
+            d.live = !d.deleted && !d.doubt && then.get(doc).copied().unwrap_or(false);
         }
     }
 }

@@ -8,6 +8,17 @@ use super::parse::{Event, FaultDecl, ProviderState, Scenario, ScenarioError, Sur
 use crate::fake::faults::{Cold, MalformedS2, Outage, Redirect, Slow, TruncateAnnounce};
 use crate::fake::trace::CallKind;
 
+/// The crash points a `crash` event may aim at: every one the reference
+/// defines ([`memoria::testkit::CRASHPOINTS`]) but the import's, which
+/// only `memoria import` reaches, never a world.
+pub const CRASH_POINTS: [&str; 5] = [
+    "ingest:before-commit",
+    "ingest:after-commit",
+    "snapshot:before-rename",
+    "tombstone:mid-append",
+    "tombstone:after-append",
+];
+
 /// Checks what parsing cannot: every reader, app, call and fault an event
 /// names exists. `event_lines` is each event's line in the file, for the
 /// message.
@@ -117,6 +128,14 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
                     "it names {reader}, who is not a reader on the roster (every reader but the first, an owner)"
                 ));
             }
+        }
+        if let Event::Crash { point, .. } = e
+            && !CRASH_POINTS.contains(&point.as_str())
+        {
+            return at(format!(
+                "unknown crash point {point}: {} (the import's point is not reached in a world)",
+                CRASH_POINTS.join(", ")
+            ));
         }
         if matches!(e, Event::Provider { .. }) && !s.ai {
             return at("a provider event needs `ai = true` (AI on)".into());

@@ -16,6 +16,7 @@ use memoria::{Dek, Sealer};
 use memoria::{Instance, InstanceConfig};
 use memoria::{SiblingClient, SiblingConfig, SiblingToken};
 
+use super::crash::{CrashWatch, Crashable};
 use super::{
     Consumer, HOME_HOST, MEMORIA_PORT, Memoria, OWNERS_FILE_NAME, PROVIDER_STUB_KEY,
     PROVIDER_STUB_PORT, SIBLING_PORT, SIM_DEK_BYTES, SimClock, SimFailure, TEAM, World,
@@ -58,13 +59,14 @@ impl World {
     }
 
     /// Wakes one memoria for `consumer` and adds its host to `sim`;
-    /// returns the scenario's handle on it and the directories it lives
-    /// in, which must outlive the run.
+    /// returns the scenario's handle on it, the directories it lives in,
+    /// which must outlive the run, and what the world needs to end and
+    /// wake it after a simulated crash ([`Crashable`]).
     pub(super) fn stand_up(
         &self,
         sim: &mut turmoil::Sim<'_>,
         consumer: &Consumer,
-    ) -> Result<(Memoria, [tempfile::TempDir; 2]), SimFailure> {
+    ) -> Result<(Memoria, [tempfile::TempDir; 2], Crashable), SimFailure> {
         let fail = |message: String| SimFailure {
             seed: self.seed,
             message,
@@ -175,6 +177,11 @@ impl World {
         let restore: Arc<std::sync::Mutex<Option<std::path::PathBuf>>> = Arc::default();
         let (host_slot, host_restart, host_restore) =
             (slot.clone(), restart.clone(), restore.clone());
+        let crashable = Crashable {
+            host: consumer.host.clone(),
+            slot: slot.clone(),
+            watch: CrashWatch::default(),
+        };
         sim.host(consumer.host.as_str(), move || {
             let (slot, restart, boot, restore) = (
                 host_slot.clone(),
@@ -223,8 +230,10 @@ impl World {
             host: consumer.host.clone(),
             consumer: consumer.name.clone(),
             token_files,
+            crash: crashable.watch.clone(),
+            landings_seen: 0,
         };
-        Ok((memoria, [data, owners_dir]))
+        Ok((memoria, [data, owners_dir], crashable))
     }
 }
 

@@ -33,6 +33,11 @@ pub struct Memoria {
     pub(super) host: String,
     pub(super) consumer: String,
     pub(super) token_files: BTreeMap<String, std::path::PathBuf>,
+    /// The crash a scenario aimed at this memoria, shared with the world
+    /// that ends and wakes it ([`Memoria::aim_crash`]).
+    pub(super) crash: super::crash::CrashWatch,
+    /// Crashes landed when the browser last dropped its sessions.
+    pub(super) landings_seen: u64,
 }
 
 impl std::fmt::Debug for Memoria {
@@ -136,6 +141,48 @@ impl Memoria {
             {
                 break;
             }
+        }
+    }
+
+    /// Aims crash point `point` (one of [`memoria::testkit::CRASHPOINTS`])
+    /// at this memoria (issue 26): when its code reaches the point, it
+    /// does nothing more, and the world kills its host, whose software
+    /// wakes a new memoria from the same data directory in the next step,
+    /// as after a SIGKILL there (`world/crash.rs`). Sessions die with it.
+    ///
+    /// # Errors
+    /// If `point` is no crash point, or one landed and memoria is not
+    /// woken yet.
+    pub fn aim_crash(&self, point: &str) -> Result<(), String> {
+        self.crash.aim(&self.data_dir, point)
+    }
+
+    /// Takes away a crash aimed and not landed; its point, if one was.
+    pub fn disarm_crash(&self) -> Option<&'static str> {
+        self.crash.disarm()
+    }
+
+    /// How many aimed crashes have landed so far (each followed by a wake).
+    pub fn crash_landings(&self) -> u64 {
+        self.crash.landings()
+    }
+
+    /// Waits, in simulated time, until a crash that landed has been
+    /// followed by the new memoria's wake (the end of the step it landed
+    /// in); at once if none is pending. Sessions held before are dropped.
+    pub async fn settle_crash(&mut self) {
+        while self.crash.landing_pending() || self.try_state().is_none() {
+            tokio::time::sleep(Duration::from_millis(TICK_MS)).await;
+        }
+        self.forget_sessions_of_the_dead();
+    }
+
+    /// Drops the sessions a crashed memoria held: they died with it.
+    fn forget_sessions_of_the_dead(&mut self) {
+        let landings = self.crash.landings();
+        if landings != self.landings_seen {
+            self.landings_seen = landings;
+            self.cookies.clear();
         }
     }
 
@@ -442,31 +489,53 @@ impl Memoria {
         cookie: Option<&str>,
         body: Option<(&str, Vec<u8>)>,
     ) -> Result<TestResponse, String> {
-        let mut req = http::Request::builder()
-            .method(method)
-            .uri(path)
-            .header(http::header::HOST, self.host.as_str());
-        if let Some(c) = cookie {
-            req = req.header(http::header::COOKIE, c);
-        }
-        let bytes = match body {
-            Some((content_type, bytes)) => {
-                req = req.header(http::header::CONTENT_TYPE, content_type);
-                bytes::Bytes::from(bytes)
-            }
-            None => bytes::Bytes::new(),
+        let (content_type, bytes) = match body {
+            Some((content_type, bytes)) => (Some(content_type), bytes::Bytes::from(bytes)),
+            None => (None, bytes::Bytes::new()),
         };
-        let req = req
-            .body(http_body_util::Full::new(bytes))
-            .map_err(|e| e.to_string())?;
-        let r = memoria::exchange(&TurmoilDialer, &self.host, MEMORIA_PORT, req)
-            .await
-            .map_err(|e| e.to_string())?;
+        let get = method == http::Method::GET;
+        let request = || {
+            let mut req = http::Request::builder()
+                .method(method.clone())
+                .uri(path)
+                .header(http::header::HOST, self.host.as_str());
+            if let Some(c) = cookie {
+                req = req.header(http::header::COOKIE, c);
+            }
+            if let Some(t) = content_type {
+                req = req.header(http::header::CONTENT_TYPE, t);
+            }
+            req.body(http_body_util::Full::new(bytes.clone()))
+                .map_err(|e| e.to_string())
+        };
+        let landings = self.crash.landings();
+        let r = match memoria::exchange(&TurmoilDialer, &self.host, MEMORIA_PORT, request()?).await
+        {
+            Ok(r) => r,
+            // memoria was killed under a GET (a simulated crash): the
+            // browser sends it again, once, to the memoria woken since,
+            // with the session it had, which died with the old one.
+            Err(_) if get && self.settled_crash_since(landings).await => {
+                memoria::exchange(&TurmoilDialer, &self.host, MEMORIA_PORT, request()?)
+                    .await
+                    .map_err(|e| e.to_string())?
+            }
+            Err(e) => return Err(e.to_string()),
+        };
         Ok(TestResponse {
             status: http::StatusCode::from_u16(r.status).map_err(|e| e.to_string())?,
             headers: r.headers,
             body: String::from_utf8_lossy(&r.body).into_owned(),
         })
+    }
+
+    /// True if a crash has landed since `landings` were counted, once the
+    /// memoria woken after it is up.
+    async fn settled_crash_since(&self, landings: u64) -> bool {
+        while self.crash.landing_pending() || self.try_state().is_none() {
+            tokio::time::sleep(Duration::from_millis(TICK_MS)).await;
+        }
+        self.crash.landings() > landings
     }
 
     /// The session cookie `owner` browses with (signing in first if
@@ -479,6 +548,7 @@ impl Memoria {
     }
 
     async fn cookie(&mut self, owner: &str) -> Result<String, String> {
+        self.forget_sessions_of_the_dead();
         if let Some(c) = self.cookies.get(owner) {
             return Ok(c.clone());
         }

@@ -318,9 +318,9 @@ impl Store {
             });
         }
         Store::bump_seq(&tx)?;
-        crashpoint("ingest:before-commit");
+        crashpoint("ingest:before-commit", &self.path);
         tx.commit()?;
-        crashpoint("ingest:after-commit");
+        crashpoint("ingest:after-commit", &self.path);
         Ok(IngestOutcome {
             id,
             revision,
