@@ -1,5 +1,9 @@
 //! FTS5's `bm25()` without its second passes: one phrase scored in one pass over its matches, many with their counts given (§7.1, issue 30).
 //!
+//! Size: over 900 lines because every FTS5 auxiliary function memoria
+//! registers, and the values they hand back, are one unsafe surface kept
+//! in one file beside the arithmetic they repeat.
+//!
 //! FTS5's `bm25()` works out each phrase's IDF on its first call by
 //! running the phrase again over the whole index (`xQueryPhrase`), so a
 //! search by one phrase (the adjacency tier of [`crate::search::query::Plan`],
@@ -20,6 +24,13 @@
 //! all-words tier counted just before. [`GIVEN_FUNCTION`] is `bm25()` with
 //! the counts given by the caller, who counts each word once per search.
 //!
+//! A phrase holding stop words is matched from its other words first
+//! ([`crate::search::phrase`]): [`STARTS_FUNCTION`] gives, for each row
+//! holding its content runs, the starts at which they line up, and
+//! [`POSITIONS_FUNCTION`] the stop words' positions in one such row;
+//! [`part`] is [`one_phrase_part`]'s arithmetic, for the instances that
+//! survive.
+//!
 //! The functions are FTS5 auxiliary functions registered on each index
 //! connection ([`register`]).
 //!
@@ -38,6 +49,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rusqlite::{Connection, ffi};
 
 use crate::error::{Error, ErrorKind};
+use crate::search::phrase::Position;
 
 /// The SQL name of [`one_phrase_part`]: `memoria_bm25_part(fts, w_title, w_trail, w_body)`.
 pub const PART_FUNCTION: &str = "memoria_bm25_part";
@@ -47,6 +59,11 @@ pub const ROWS_FUNCTION: &str = "memoria_bm25_rows";
 /// w_trail, w_body, hits)`, FTS5's `bm25()` with each phrase's count of
 /// rows given (`hits`, [`hits_blob`]) rather than counted by FTS5.
 pub const GIVEN_FUNCTION: &str = "memoria_bm25_given";
+
+/// The SQL name of [`phrase_starts`]: `memoria_phrase_starts(fts, runs)`.
+pub const STARTS_FUNCTION: &str = "memoria_phrase_starts";
+/// The SQL name of [`phrase_positions`]: `memoria_phrase_positions(fts)`.
+pub const POSITIONS_FUNCTION: &str = "memoria_phrase_positions";
 
 /// BM25's `k1`, as FTS5 fixes it.
 const K1: f64 = 1.2;
@@ -214,6 +231,12 @@ pub fn register(conn: &Connection, lengths: &Arc<RowLengths>) -> Result<(), Erro
             given_hits_score as Aux,
             Some(Arc::clone(lengths)),
         ),
+        (
+            c"memoria_phrase_starts",
+            phrase_starts as Aux,
+            Some(Arc::clone(lengths)),
+        ),
+        (c"memoria_phrase_positions", phrase_positions as Aux, None),
     ] {
         let (user, destroy): (*mut c_void, Option<unsafe extern "C" fn(*mut c_void)>) = match data {
             Some(arc) => (
@@ -335,7 +358,7 @@ unsafe fn one_phrase_part_of(
             freq += w;
             Ok(())
         })?);
-        Ok((freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * d / avgdl)))
+        Ok(part(freq, d, avgdl))
     }
 }
 
@@ -393,6 +416,14 @@ unsafe fn row_instances(
         }
         row_length(api, fts)
     }
+}
+
+/// A row's own part of FTS5's BM25 for one phrase (see
+/// [`one_phrase_part`]): `freq` is the column weights of the phrase's
+/// instances in the row summed, `d` the row's length in tokens, `avgdl`
+/// the mean row length. `fts5Bm25Function`'s operations in its order.
+pub fn part(freq: f64, d: f64, avgdl: f64) -> f64 {
+    (freq * (K1 + 1.0)) / (freq + K1 * (1.0 - B + B * d / avgdl))
 }
 
 /// The row's length in tokens, all columns summed: from the
@@ -568,6 +599,272 @@ pub fn phrases(expression: &str) -> Vec<&str> {
         rest = &rest[end..];
     }
     out
+}
+
+/// The `runs` argument of [`STARTS_FUNCTION`]: each phrase's offset in
+/// the whole phrase and its length in tokens
+/// ([`crate::search::phrase::StopPhrase::run_offsets`]), as 4-byte
+/// little-endian integers, in the order the phrases stand.
+pub fn runs_blob(runs: &[(u32, u32)]) -> Vec<u8> {
+    runs.iter()
+        .flat_map(|&(at, len)| at.to_le_bytes().into_iter().chain(len.to_le_bytes()))
+        .collect()
+}
+
+/// What [`STARTS_FUNCTION`] gives for a row where the runs line up.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinedUp {
+    /// The table's row count, `bm25()`'s `N`.
+    pub rows: i64,
+    /// The table's mean row length in tokens.
+    pub avgdl: f64,
+    /// This row's length in tokens, all columns summed.
+    pub length: u32,
+    /// The starts at which every run stands at its offset, ascending.
+    pub starts: Vec<Position>,
+}
+
+impl LinedUp {
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(20 + 8 * self.starts.len());
+        out.extend(self.rows.to_le_bytes());
+        out.extend(self.avgdl.to_bits().to_le_bytes());
+        out.extend(self.length.to_le_bytes());
+        for &(col, p) in &self.starts {
+            out.extend(col.to_le_bytes());
+            out.extend(p.to_le_bytes());
+        }
+        out
+    }
+
+    /// The value [`STARTS_FUNCTION`] returned for a row.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Query`] if the bytes are not such a value.
+    pub fn decode(bytes: &[u8]) -> Result<LinedUp, Error> {
+        let torn = || Error::new(ErrorKind::Query, "a lined-up row's value is torn");
+        let (Some(rows), Some(avgdl), Some(length), Some(rest)) = (
+            bytes.get(..8),
+            bytes.get(8..16),
+            bytes.get(16..20),
+            bytes.get(20..),
+        ) else {
+            return Err(torn());
+        };
+        Ok(LinedUp {
+            rows: i64::from_le_bytes(rows.try_into().map_err(|_| torn())?),
+            avgdl: f64::from_bits(u64::from_le_bytes(avgdl.try_into().map_err(|_| torn())?)),
+            length: u32::from_le_bytes(length.try_into().map_err(|_| torn())?),
+            starts: decode_pairs(rest).ok_or_else(torn)?,
+        })
+    }
+}
+
+/// `(u32, u32)` pairs, little-endian, back to back; `None` if torn.
+fn decode_pairs(bytes: &[u8]) -> Option<Vec<Position>> {
+    if !bytes.len().is_multiple_of(8) {
+        return None;
+    }
+    let word = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    Some(
+        bytes
+            .chunks_exact(8)
+            .map(|c| (word(&c[..4]), word(&c[4..])))
+            .collect(),
+    )
+}
+
+/// What [`POSITIONS_FUNCTION`] gave for a row of an expression of
+/// `phrases` one-token phrases: each phrase's positions in the row,
+/// ascending.
+///
+/// # Errors
+/// [`ErrorKind::Query`] if the bytes are not such a value, or a phrase
+/// was not one token.
+pub fn decode_positions(bytes: &[u8], phrases: usize) -> Result<Vec<Vec<Position>>, Error> {
+    let torn = || Error::new(ErrorKind::Query, "a row's phrase positions are torn");
+    let mut out = Vec::with_capacity(phrases);
+    let mut rest = bytes;
+    let word = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    for _ in 0..phrases {
+        let head = rest.get(..8).ok_or_else(torn)?;
+        let (size, n) = (word(&head[..4]), word(&head[4..]) as usize);
+        if size != 1 {
+            return Err(Error::new(
+                ErrorKind::Query,
+                "a stop word was not one token to the index",
+            ));
+        }
+        let body = rest.get(8..8 + 8 * n).ok_or_else(torn)?;
+        out.push(decode_pairs(body).ok_or_else(torn)?);
+        rest = &rest[8 + 8 * n..];
+    }
+    if rest.is_empty() {
+        Ok(out)
+    } else {
+        Err(torn())
+    }
+}
+
+/// Appends phrase `phrase`'s instances in the current row to `out`,
+/// ascending, as FTS5's position list holds them (`xPhraseFirst`).
+///
+/// # Safety
+/// As FTS5 calls an auxiliary function.
+unsafe fn instances_of(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    phrase: c_int,
+    out: &mut Vec<Position>,
+) -> Result<(), c_int> {
+    let missing = ffi::SQLITE_MISUSE;
+    let mut iter = ffi::Fts5PhraseIter {
+        a: std::ptr::null(),
+        b: std::ptr::null(),
+    };
+    let (mut col, mut off): (c_int, c_int) = (0, 0);
+    // SAFETY: the API's functions are called with the context FTS5 gave,
+    // and the iterator is used only within this row.
+    unsafe {
+        let rc = api.xPhraseFirst.ok_or(missing)?(fts, phrase, &mut iter, &mut col, &mut off);
+        if rc != ffi::SQLITE_OK {
+            return Err(rc);
+        }
+        let next = api.xPhraseNext.ok_or(missing)?;
+        while col >= 0 {
+            let (Ok(c), Ok(o)) = (u32::try_from(col), u32::try_from(off)) else {
+                return Err(ffi::SQLITE_CORRUPT);
+            };
+            out.push((c, o));
+            next(fts, &mut iter, &mut col, &mut off);
+        }
+    }
+    Ok(())
+}
+
+/// `memoria_phrase_starts(fts, runs)`: for the rows of an expression whose
+/// phrases are a phrase's content runs
+/// ([`crate::search::phrase::StopPhrase::content_expression`]), the
+/// starts at which each run stands at its offset (`runs`, [`runs_blob`]),
+/// with the table's totals and the row's length, as one value
+/// ([`LinedUp::decode`]); NULL for a row where they do not line up. A
+/// phrase whose length in tokens is not the one given is an error.
+unsafe extern "C" fn phrase_starts(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    n_val: c_int,
+    values: *mut *mut ffi::sqlite3_value,
+) {
+    // SAFETY: as in `one_phrase_part`.
+    unsafe {
+        match phrase_starts_of(&*api, fts, n_val, values) {
+            Ok(Some(bytes)) => ffi::sqlite3_result_blob(
+                ctx,
+                bytes.as_ptr().cast::<c_void>(),
+                c_int::try_from(bytes.len()).unwrap_or(c_int::MAX),
+                ffi::SQLITE_TRANSIENT(),
+            ),
+            Ok(None) => ffi::sqlite3_result_null(ctx),
+            Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
+        }
+    }
+}
+
+/// [`phrase_starts`]'s work.
+///
+/// # Safety
+/// As FTS5 calls an auxiliary function registered by [`register`].
+unsafe fn phrase_starts_of(
+    api: &ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    n_val: c_int,
+    values: *mut *mut ffi::sqlite3_value,
+) -> Result<Option<Vec<u8>>, c_int> {
+    let missing = ffi::SQLITE_MISUSE;
+    if n_val != 1 {
+        return Err(ffi::SQLITE_MISMATCH);
+    }
+    // SAFETY: the API's functions are called with the context FTS5 gave;
+    // the one argument value is valid for the call.
+    unsafe {
+        let blob = *values;
+        let len = usize::try_from(ffi::sqlite3_value_bytes(blob)).unwrap_or(0);
+        let bytes = ffi::sqlite3_value_blob(blob).cast::<u8>();
+        let phrases = api.xPhraseCount.ok_or(missing)?(fts);
+        if len == 0 || bytes.is_null() || Ok(len) != usize::try_from(phrases).map(|p| p * 8) {
+            return Err(ffi::SQLITE_MISMATCH);
+        }
+        let runs =
+            decode_pairs(std::slice::from_raw_parts(bytes, len)).ok_or(ffi::SQLITE_MISMATCH)?;
+        let mut positions: Vec<Vec<Position>> = Vec::with_capacity(runs.len());
+        for (i, &(_, size)) in (0..).zip(&runs) {
+            if u32::try_from(api.xPhraseSize.ok_or(missing)?(fts, i)) != Ok(size) {
+                return Err(ffi::SQLITE_MISMATCH);
+            }
+            let mut at = Vec::new();
+            instances_of(api, fts, i, &mut at)?;
+            positions.push(at);
+        }
+        let offsets: Vec<u32> = runs.iter().map(|&(at, _)| at).collect();
+        let starts = crate::search::phrase::line_up(&positions, &offsets);
+        if starts.is_empty() {
+            return Ok(None);
+        }
+        let t = totals(api, fts)?;
+        let length = u32::try_from(row_length(api, fts)?).map_err(|_| ffi::SQLITE_CORRUPT)?;
+        Ok(Some(
+            LinedUp {
+                rows: t.rows,
+                avgdl: t.avgdl,
+                length,
+                starts,
+            }
+            .encode(),
+        ))
+    }
+}
+
+/// `memoria_phrase_positions(fts)`: each phrase's length in tokens and its
+/// instances in the row, phrase by phrase, as one value
+/// ([`decode_positions`]).
+unsafe extern "C" fn phrase_positions(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    _n_val: c_int,
+    _values: *mut *mut ffi::sqlite3_value,
+) {
+    // SAFETY: as in `one_phrase_part`.
+    unsafe {
+        let api = &*api;
+        let mut out: Vec<u8> = Vec::new();
+        let mut at: Vec<Position> = Vec::new();
+        let result = (|| -> Result<(), c_int> {
+            let phrases = api.xPhraseCount.ok_or(ffi::SQLITE_MISUSE)?(fts);
+            for i in 0..phrases {
+                let size = api.xPhraseSize.ok_or(ffi::SQLITE_MISUSE)?(fts, i);
+                at.clear();
+                instances_of(api, fts, i, &mut at)?;
+                out.extend(u32::try_from(size).unwrap_or(0).to_le_bytes());
+                out.extend(u32::try_from(at.len()).unwrap_or(u32::MAX).to_le_bytes());
+                for &(col, off) in &at {
+                    out.extend(col.to_le_bytes());
+                    out.extend(off.to_le_bytes());
+                }
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => ffi::sqlite3_result_blob(
+                ctx,
+                out.as_ptr().cast::<c_void>(),
+                c_int::try_from(out.len()).unwrap_or(c_int::MAX),
+                ffi::SQLITE_TRANSIENT(),
+            ),
+            Err(rc) => ffi::sqlite3_result_error_code(ctx, rc),
+        }
+    }
 }
 
 /// Drops the `Arc<RowLengths>` reference [`register`] gave FTS5.

@@ -30,10 +30,11 @@ use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use rusqlite::{Connection, MAIN_DB, ffi, params};
+use rusqlite::{Connection, MAIN_DB, OptionalExtension, ffi, params};
 
 use crate::error::{Error, ErrorKind};
 use crate::search::bm25;
+use crate::search::phrase::{self, Position, StopPhrase};
 use crate::search::query::{FILL_ROWS_MAX, Plan};
 use crate::search::text;
 
@@ -55,6 +56,20 @@ const COLUMNS: usize = 3;
 /// The longest leave-out list [`LexicalIndex::ranked`] scans per row; a
 /// longer one is made a set first (a page's 21 hits are scanned).
 const EXCLUDED_SCAN_MAX: usize = 64;
+
+/// The most rows in which a phrase's stop words are sought one row at a
+/// time ([`LexicalIndex::stop_phrase_parts`]); where its content runs
+/// line up in more, FTS5 matches the whole phrase in one pass, and the
+/// content pass stops at the row past this. A seek is one FTS5 statement
+/// (the stop words' postings opened and walked by their doclist index to
+/// the row). Chosen, not tuned per seek: at 90,000 chunks (issue 30) the
+/// whole split path of "how to configure a proxy server" cost about 0.2
+/// ms a search over HTTP where FTS5's one pass cost about 0.8 ms.
+const PHRASE_SEEK_ROWS_MAX: usize = 64;
+
+/// The rows one phrase matches, each with its own part of the score
+/// ([`bm25::part`]), and the table's row count (`bm25()`'s `N`).
+type PhraseRows = (Vec<(i64, f64)>, i64);
 
 /// Each phrase's count of rows, read once per ranking
 /// ([`LexicalIndex::ranked`]) and kept for its tiers: never across
@@ -639,12 +654,12 @@ impl LexicalIndex {
             Some(set) => set.contains(&c),
             None => excluded.contains(&c),
         };
-        self.ranked_by(plan, limit, offset, |expr, wanted, found, hits| {
+        self.ranked_by(plan, limit, offset, |expr, cap, wanted, found, hits| {
             // At most every left-out chunk ranks above the rows wanted, so
             // that many more rows, read best first, always fill the tier.
             let rows = wanted + excluded.len() + found.len();
             let mut kept = Vec::with_capacity(wanted);
-            self.each_ranked(expr, Some(rows), hits, &mut |hit| {
+            self.each_ranked(expr, Some(rows), cap, hits, &mut |hit| {
                 let c = hit.chunk_id;
                 if !left_out(c) && found.iter().all(|h| h.chunk_id != c) {
                     kept.push(hit);
@@ -672,9 +687,9 @@ impl LexicalIndex {
         offset: usize,
         keep: &mut dyn FnMut(i64) -> Result<bool, Error>,
     ) -> Result<Vec<Hit>, Error> {
-        self.ranked_by(plan, limit, offset, |expr, wanted, found, hits| {
+        self.ranked_by(plan, limit, offset, |expr, cap, wanted, found, hits| {
             let mut kept = Vec::with_capacity(wanted);
-            self.each_ranked(expr, None, hits, &mut |hit| {
+            self.each_ranked(expr, None, cap, hits, &mut |hit| {
                 if found.iter().all(|h| h.chunk_id != hit.chunk_id) && keep(hit.chunk_id)? {
                     kept.push(hit);
                 }
@@ -685,8 +700,9 @@ impl LexicalIndex {
     }
 
     /// The tiers of `plan` in order (see [`LexicalIndex::ranked`]), each run
-    /// by `run(expression, hits still wanted, hits found so far, phrase
-    /// counts)`, which leaves out what was found.
+    /// by `run(expression, the most rows it may match, hits still wanted,
+    /// hits found so far, phrase counts)`, which leaves out what was found
+    /// and skips a tier matching more rows than it may.
     ///
     /// Each phrase's count of rows is read once per ranking
     /// ([`PhraseHits`]): the all-words tier counts every content word for
@@ -700,22 +716,31 @@ impl LexicalIndex {
         plan: &Plan,
         limit: usize,
         offset: usize,
-        mut run: impl FnMut(&str, usize, &[Hit], &mut PhraseHits) -> Result<Vec<Hit>, Error>,
+        mut run: impl FnMut(
+            &str,
+            Option<usize>,
+            usize,
+            &[Hit],
+            &mut PhraseHits,
+        ) -> Result<Vec<Hit>, Error>,
     ) -> Result<Vec<Hit>, Error> {
         let wanted = offset + limit;
         let mut hits: Vec<Hit> = Vec::with_capacity(wanted);
         let mut counts = PhraseHits::default();
-        let mut tier =
-            |expr: &str, hits: &mut Vec<Hit>, counts: &mut PhraseHits| -> Result<(), Error> {
-                let found = run(expr, wanted - hits.len(), hits, counts)?;
-                hits.extend(found);
-                Ok(())
-            };
+        let mut tier = |expr: &str,
+                        cap: Option<usize>,
+                        hits: &mut Vec<Hit>,
+                        counts: &mut PhraseHits|
+         -> Result<(), Error> {
+            let found = run(expr, cap, wanted - hits.len(), hits, counts)?;
+            hits.extend(found);
+            Ok(())
+        };
         for t in plan.tiers() {
             if hits.len() >= wanted {
                 break;
             }
-            tier(t, &mut hits, &mut counts)?;
+            tier(t, None, &mut hits, &mut counts)?;
         }
         if hits.len() < wanted && !plan.any.is_empty() {
             // Tiers 3 and 4 come after tier 2, which counted every content
@@ -739,9 +764,11 @@ impl LexicalIndex {
                             .unwrap_or(0)
                     })
                     .sum();
-                if bound <= FILL_ROWS_MAX || self.matches_at_most(most, FILL_ROWS_MAX)?.is_some() {
-                    tier(most, &mut hits, &mut counts)?;
-                }
+                // Skipped if it matches more than a fill may score: unless
+                // the counts bound it, the one pass that scores it counts
+                // it too, and stops past the cap.
+                let cap = (bound > FILL_ROWS_MAX).then_some(FILL_ROWS_MAX);
+                tier(most, cap, &mut hits, &mut counts)?;
             }
             if hits.len() < wanted {
                 words.sort_unstable();
@@ -755,7 +782,7 @@ impl LexicalIndex {
                     chosen.push(w);
                 }
                 if !chosen.is_empty() {
-                    tier(&chosen.join(" OR "), &mut hits, &mut counts)?;
+                    tier(&chosen.join(" OR "), None, &mut hits, &mut counts)?;
                 }
             }
         }
@@ -769,15 +796,25 @@ impl LexicalIndex {
     /// than one phrase is scored with each phrase's count of rows from
     /// `counts` ([`bm25::GIVEN_FUNCTION`]), the same scores as `bm25()`.
     ///
+    /// With a `cap`, nothing is handed to `each` if `fts_query` matches
+    /// more than `cap` rows: its matches are scored in one pass, in rowid
+    /// order, which stops one row past the cap, and ranked after (issue
+    /// 30: the most-words tier was counted by [`LexicalIndex::matches_at_most`],
+    /// then run again to be scored).
+    ///
     /// # Errors
     /// As [`LexicalIndex::search`], and whatever `each` returns.
     fn each_ranked(
         &self,
         fts_query: &str,
         rows: Option<usize>,
+        cap: Option<usize>,
         counts: &mut PhraseHits,
         each: &mut dyn FnMut(Hit) -> Result<bool, Error>,
     ) -> Result<(), Error> {
+        if let Some(cap) = cap {
+            return self.each_ranked_at_most(fts_query, rows, cap, counts, each);
+        }
         if bm25::is_one_phrase(fts_query) {
             return self.each_ranked_one_phrase(fts_query, rows, each);
         }
@@ -802,6 +839,67 @@ impl LexicalIndex {
                 chunk_id: r.get(0).map_err(query_error)?,
                 score: r.get(1).map_err(query_error)?,
             };
+            if !each(hit)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// As [`LexicalIndex::each_ranked`] with a cap: every match scored by
+    /// `bm25()`'s arithmetic ([`bm25::GIVEN_FUNCTION`], or one phrase's
+    /// part) in rowid order, nothing handed on if there are more than
+    /// `cap`, else ranked as `ORDER BY score, rowid` ranks them (SQLite
+    /// compares the scores as numbers: equal scores go by rowid).
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::each_ranked`].
+    fn each_ranked_at_most(
+        &self,
+        fts_query: &str,
+        rows: Option<usize>,
+        cap: usize,
+        counts: &mut PhraseHits,
+        each: &mut dyn FnMut(Hit) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
+        if bm25::is_one_phrase(fts_query) {
+            if self.matches_at_most(fts_query, cap)?.is_some() {
+                self.each_ranked_one_phrase(fts_query, rows, each)?;
+            }
+            return Ok(());
+        }
+        self.lengths.fill(&self.conn, COLUMNS)?;
+        let mut hits = Vec::new();
+        for p in bm25::phrases(fts_query) {
+            hits.push(i64::try_from(counts.of(self, p)?).unwrap_or(i64::MAX));
+        }
+        let (wt, wr, wb) = BM25_WEIGHTS;
+        let sql = format!(
+            "SELECT rowid, {}(fts, {wt:.1}, {wr:.1}, {wb:.1}, ?2) FROM fts WHERE fts MATCH ?1",
+            bm25::GIVEN_FUNCTION
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut matched = stmt
+            .query(params![fts_query, bm25::hits_blob(&hits)])
+            .map_err(query_error)?;
+        let mut scored: Vec<Hit> = Vec::new();
+        while let Some(r) = matched.next().map_err(query_error)? {
+            if scored.len() == cap {
+                return Ok(());
+            }
+            scored.push(Hit {
+                chunk_id: r.get(0).map_err(query_error)?,
+                score: r.get(1).map_err(query_error)?,
+            });
+        }
+        drop(matched);
+        scored.sort_by(|a, b| {
+            a.score
+                .partial_cmp(&b.score)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.chunk_id.cmp(&b.chunk_id))
+        });
+        for hit in scored.into_iter().take(rows.unwrap_or(usize::MAX)) {
             if !each(hit)? {
                 break;
             }
@@ -840,23 +938,14 @@ impl LexicalIndex {
         each: &mut dyn FnMut(Hit) -> Result<bool, Error>,
     ) -> Result<(), Error> {
         self.lengths.fill(&self.conn, COLUMNS)?;
-        let (wt, wr, wb) = BM25_WEIGHTS;
-        let sql = format!(
-            "SELECT rowid, {}(fts, {wt:.1}, {wr:.1}, {wb:.1}), {}(fts) FROM fts WHERE fts MATCH ?1",
-            bm25::PART_FUNCTION,
-            bm25::ROWS_FUNCTION
-        );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let mut matched = stmt.query(params![fts_query]).map_err(query_error)?;
-        let mut parts: Vec<(i64, f64)> = Vec::new();
-        let mut table_rows = 0i64;
-        while let Some(r) = matched.next().map_err(query_error)? {
-            parts.push((
-                r.get(0).map_err(query_error)?,
-                r.get(1).map_err(query_error)?,
-            ));
-            table_rows = r.get(2).map_err(query_error)?;
-        }
+        let split = match StopPhrase::of(fts_query) {
+            Some(split) => self.stop_phrase_parts(&split)?,
+            None => None,
+        };
+        let (parts, table_rows) = match split {
+            Some(found) => found,
+            None => self.phrase_parts(fts_query)?,
+        };
         let hits_n = parts.len() as i64;
         let mut hits: Vec<Hit> = parts
             .into_iter()
@@ -876,6 +965,109 @@ impl LexicalIndex {
             }
         }
         Ok(())
+    }
+
+    /// Every row one phrase (`fts_query`, [`bm25::is_one_phrase`])
+    /// matches, with its own part of the score ([`bm25::PART_FUNCTION`]),
+    /// and the table's row count: FTS5 matches the phrase in one pass.
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::each_ranked`].
+    fn phrase_parts(&self, fts_query: &str) -> Result<PhraseRows, Error> {
+        let (wt, wr, wb) = BM25_WEIGHTS;
+        let sql = format!(
+            "SELECT rowid, {}(fts, {wt:.1}, {wr:.1}, {wb:.1}), {}(fts) FROM fts WHERE fts MATCH ?1",
+            bm25::PART_FUNCTION,
+            bm25::ROWS_FUNCTION
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut matched = stmt.query(params![fts_query]).map_err(query_error)?;
+        let mut parts: Vec<(i64, f64)> = Vec::new();
+        let mut table_rows = 0i64;
+        while let Some(r) = matched.next().map_err(query_error)? {
+            parts.push((
+                r.get(0).map_err(query_error)?,
+                r.get(1).map_err(query_error)?,
+            ));
+            table_rows = r.get(2).map_err(query_error)?;
+        }
+        Ok((parts, table_rows))
+    }
+
+    /// As [`LexicalIndex::phrase_parts`] for a phrase holding stop words
+    /// ([`StopPhrase`]), matched from its content runs first: the rows
+    /// holding every run are read with the starts at which the runs line
+    /// up ([`bm25::STARTS_FUNCTION`]), and the stop words' positions are
+    /// sought only in those rows, one row at a time
+    /// ([`bm25::POSITIONS_FUNCTION`]). The same rows and parts as FTS5's
+    /// one pass, bit for bit; `None` if the runs line up in more than
+    /// [`PHRASE_SEEK_ROWS_MAX`] rows, where that one pass costs less.
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::each_ranked`].
+    fn stop_phrase_parts(&self, split: &StopPhrase) -> Result<Option<PhraseRows>, Error> {
+        let sql = format!(
+            "SELECT rowid, {}(fts, ?2) FROM fts WHERE fts MATCH ?1",
+            bm25::STARTS_FUNCTION
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let runs = bm25::runs_blob(&split.run_offsets());
+        let mut rows = stmt
+            .query(params![split.content_expression(), runs])
+            .map_err(query_error)?;
+        let mut lined: Vec<(i64, bm25::LinedUp)> = Vec::new();
+        while let Some(r) = rows.next().map_err(query_error)? {
+            let value = r.get_ref(1).map_err(query_error)?;
+            let Some(bytes) = value
+                .as_blob_or_null()
+                .map_err(|_| Error::new(ErrorKind::Query, "a lined-up row's value is not bytes"))?
+            else {
+                continue;
+            };
+            if lined.len() == PHRASE_SEEK_ROWS_MAX {
+                return Ok(None);
+            }
+            lined.push((
+                r.get(0).map_err(query_error)?,
+                bm25::LinedUp::decode(bytes)?,
+            ));
+        }
+        drop(rows);
+        let sql = format!(
+            "SELECT {}(fts) FROM fts WHERE fts MATCH ?1 AND rowid = ?2",
+            bm25::POSITIONS_FUNCTION
+        );
+        let mut seek = self.conn.prepare_cached(&sql)?;
+        let stops = split.stop_expression();
+        let offsets = split.stop_offsets();
+        let (wt, wr, wb) = BM25_WEIGHTS;
+        let weights = [wt, wr, wb];
+        let mut parts: Vec<(i64, f64)> = Vec::new();
+        let mut table_rows = 0i64;
+        for (row, up) in lined {
+            let found: Option<Vec<u8>> = seek
+                .query_row(params![stops, row], |r| r.get(0))
+                .optional()
+                .map_err(query_error)?;
+            // A row holding none of the stop words is not sought further.
+            let Some(found) = found else { continue };
+            let at: Vec<(Vec<Position>, &[u32])> = bm25::decode_positions(&found, offsets.len())?
+                .into_iter()
+                .zip(offsets.iter().copied())
+                .collect();
+            let instances = phrase::verified(&up.starts, &at);
+            if instances.is_empty() {
+                continue;
+            }
+            // `bm25()`'s sum of the instances' column weights, in order.
+            let mut freq = 0.0f64;
+            for (col, _) in instances {
+                freq += weights.get(col as usize).copied().unwrap_or(1.0);
+            }
+            parts.push((row, bm25::part(freq, f64::from(up.length), up.avgdl)));
+            table_rows = up.rows;
+        }
+        Ok(Some((parts, table_rows)))
     }
 
     /// How many chunks `fts_query` matches, if at most `cap`; `None` if more.
@@ -1413,6 +1605,105 @@ mod tests {
     }
 
     #[test]
+    fn a_phrase_with_stop_words_matched_from_its_other_words_first_is_bit_for_bit_fts5() {
+        let mut idx = LexicalIndex::new().unwrap();
+        // Passages where the content words line up with the stop words in
+        // place, out of place, missing, twice, across columns; and filler.
+        let bodies = [
+            "how to configure a proxy server for apt",
+            "how to configure the proxy server",
+            "how to configure a proxy server and how to configure a proxy server again",
+            "configure a proxy server how to",
+            "how a configure to proxy server",
+            "how to configure a proxy",
+            "proxy server how to configure a proxy server",
+            "to configure a proxy server",
+            "the cat and the hat sat with the cat and the hat",
+            "the cat and a hat",
+            "cat and the hat",
+        ];
+        let mut id = 0i64;
+        for (n, body) in bodies.iter().enumerate() {
+            id += 1;
+            let title = if n % 3 == 0 {
+                "how to configure a proxy server"
+            } else {
+                "notes"
+            };
+            idx.insert_new(id, title, "", body).unwrap();
+        }
+        for n in 0..20 {
+            id += 1;
+            let body = format!("to a the and filler {n} how configure proxy server cat hat");
+            idx.insert_new(id, "filler", "to a", &body).unwrap();
+        }
+        idx.delete(3).unwrap();
+        let table = [
+            "\"how to configure a proxy server\"",
+            "\"to configure a proxy server\"",
+            "\"a proxy server\"",
+            "\"the cat and the hat\"",
+            "\"cat and the hat\"",
+            "\"how to\"",
+            "\"proxy server for\"",
+            "\"to nothing\"",
+        ];
+        let same_as_fts5 = |idx: &LexicalIndex, when: &str| {
+            for expr in table {
+                let split = StopPhrase::of(expr).unwrap();
+                let (parts, _) = idx.stop_phrase_parts(&split).unwrap().unwrap();
+                assert_eq!(
+                    parts.len(),
+                    idx.phrase_parts(expr).unwrap().0.len(),
+                    "{when}: {expr}: the same rows as FTS5's pass"
+                );
+                let mut ours = Vec::new();
+                idx.each_ranked_one_phrase(expr, None, &mut |h| {
+                    ours.push(h);
+                    Ok(true)
+                })
+                .unwrap();
+                let fts5 = idx.search(expr, 1_000, 0).unwrap();
+                assert_eq!(ours, fts5, "{when}: {expr}");
+                let bits = |hs: &[Hit]| hs.iter().map(|h| h.score.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&ours),
+                    bits(&fts5),
+                    "{when}: {expr}: the very same scores"
+                );
+            }
+        };
+        same_as_fts5(&idx, "in the open batch");
+        idx.optimize().unwrap();
+        same_as_fts5(&idx, "committed");
+        let loaded = LexicalIndex::deserialize(&idx.serialize().unwrap()).unwrap();
+        same_as_fts5(&loaded, "loaded");
+        // Where the runs line up in more rows than are sought one by one,
+        // FTS5 matches the whole phrase, with the same hits.
+        let mut many = LexicalIndex::new().unwrap();
+        for id in 1..=(PHRASE_SEEK_ROWS_MAX as i64 + 1) {
+            many.insert_new(id, "t", "", "set to go").unwrap();
+        }
+        let expr = "\"set to go\"";
+        assert_eq!(
+            many.stop_phrase_parts(&StopPhrase::of(expr).unwrap())
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            many.search(expr, 1_000, 0).unwrap().len(),
+            PHRASE_SEEK_ROWS_MAX + 1
+        );
+        let mut ours = 0;
+        many.each_ranked_one_phrase(expr, None, &mut |_| {
+            ours += 1;
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(ours, PHRASE_SEEK_ROWS_MAX + 1);
+    }
+
+    #[test]
     fn an_expression_of_many_phrases_scored_with_its_counts_is_bit_for_bit_fts5_bm25() {
         let mut idx = LexicalIndex::new().unwrap();
         let words = ["alpha", "beta", "gamma", "delta", "alphabet"];
@@ -1454,7 +1745,7 @@ mod tests {
                 assert!(!bm25::is_one_phrase(expr), "{expr}");
                 let mut ours = Vec::new();
                 let mut counts = PhraseHits::default();
-                idx.each_ranked(expr, *rows, &mut counts, &mut |h| {
+                idx.each_ranked(expr, *rows, None, &mut counts, &mut |h| {
                     ours.push(h);
                     Ok(true)
                 })
@@ -1499,6 +1790,15 @@ mod tests {
             add(&mut idx, "common words here");
         }
         add(&mut idx, "common alpha");
+        // Two words each in more rows than a fill may score, seldom
+        // together: the counts cannot bound the most-words tier, which
+        // matches few rows and runs.
+        for _ in 0..=FILL_ROWS_MAX {
+            add(&mut idx, "often");
+            add(&mut idx, "seldom");
+        }
+        add(&mut idx, "often seldom");
+        add(&mut idx, "often alpha gamma");
         // The plan's tiers, each run alone through FTS5's own bm25(), are
         // the ranking: the counts shared across the tiers change nothing.
         for q in [
@@ -1506,6 +1806,7 @@ mod tests {
             "alpha beta gamma common",
             "delta common",
             "common words alpha",
+            "often seldom alpha",
         ] {
             let plan = crate::search::query::plan(q).unwrap();
             let mut expected: Vec<i64> = Vec::new();

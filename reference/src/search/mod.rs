@@ -10,6 +10,7 @@ pub mod facts;
 pub mod highlight;
 pub mod index;
 pub mod markdown;
+pub mod phrase;
 pub mod query;
 pub mod result;
 pub mod text;
