@@ -180,6 +180,11 @@ pub static GATE: Gate = Gate {
             run: rare_word_outranks_common_ones,
         },
         Case {
+            id: "29/a-phrase-with-stop-words-matches-only-where-they-stand",
+            desc: "Over 18 short passages, \"how to configure a proxy server\" (stop words at offsets 1 and 3) ranks first the one long passage holding the phrase word for word, above three short passages holding its other words at the same offsets with other words where \"to\" and \"a\" stand and those two after them (by BM25 alone they would lead), and the page holds all four.",
+            run: phrase_with_stop_words_matches_only_where_they_stand,
+        },
+        Case {
             id: "29/every-ranking-holds-its-baseline",
             desc: "Require lexical, dense and fused mean recall@10 and mean nDCG@10 each within the stated margin of its recorded baseline, or above it.",
             run: every_ranking_holds_its_baseline,
@@ -947,31 +952,113 @@ fn fill_passages() -> Vec<(String, String)> {
     out
 }
 
-fn rare_word_outranks_common_ones(ctx: &mut Ctx) -> Result<(), Failure> {
-    let sealer = Sealer::new(&crate::rigs::support::dek(ctx.rng()));
-    let mut instance = wake_ai_on(&ctx.dir("fill"), sealer)?;
-    let mut name_of: HashMap<String, String> = HashMap::new();
-    for (k, (name, body)) in fill_passages().into_iter().enumerate() {
-        let outcome = instance
-            .ingest(&NewDocument {
-                source_key: format!("upload:passage-{k}.txt"),
-                title: format!("Passage {k}"),
-                path: format!("passage-{k}.txt"),
-                body,
-                date: None,
-            })
-            .map_err(|e| Failure::new("a fill-tier passage is ingested", e.to_string()))?;
-        name_of.insert(outcome.id, name);
+/// A woken instance holding `passages` (name, body), one uploaded
+/// document each, and a search of it: the page's first page of `query`
+/// as the passages' names, in rank order.
+struct Passages {
+    instance: Instance,
+    name_of: HashMap<String, String>,
+}
+
+impl Passages {
+    fn ingested(
+        ctx: &mut Ctx,
+        dir: &str,
+        passages: Vec<(String, String)>,
+    ) -> Result<Passages, Failure> {
+        let sealer = Sealer::new(&crate::rigs::support::dek(ctx.rng()));
+        let mut instance = wake_ai_on(&ctx.dir(dir), sealer)?;
+        let mut name_of: HashMap<String, String> = HashMap::new();
+        for (k, (name, body)) in passages.into_iter().enumerate() {
+            let outcome = instance
+                .ingest(&NewDocument {
+                    source_key: format!("upload:passage-{k}.txt"),
+                    title: format!("Passage {k}"),
+                    path: format!("passage-{k}.txt"),
+                    body,
+                    date: None,
+                })
+                .map_err(|e| Failure::new("a written passage is ingested", e.to_string()))?;
+            name_of.insert(outcome.id, name);
+        }
+        Ok(Passages { instance, name_of })
     }
-    for row in &FILL_ROWS {
-        let c = instance
-            .candidates(ASKER, row.query, 1)
-            .map_err(|e| Failure::new("a fill-tier query searches", e.to_string()))?;
-        let names: Vec<&str> = c
-            .results
+
+    fn ranked(&self, query: &str) -> Result<Vec<&str>, Failure> {
+        let c = self
+            .instance
+            .candidates(ASKER, query, 1)
+            .map_err(|e| Failure::new("a query over written passages searches", e.to_string()))?;
+        Ok(c.results
             .iter()
-            .map(|r| name_of.get(&r.document_id).map_or("?", String::as_str))
-            .collect();
+            .map(|r| self.name_of.get(&r.document_id).map_or("?", String::as_str))
+            .collect())
+    }
+}
+
+/// The phrase case's query: "to" and "a" are stop words (offsets 1 and
+/// 3), "how", "configure", "proxy server" its content runs.
+const STOP_PHRASE_QUERY: &str = "how to configure a proxy server";
+
+/// The phrase case's passages: `exact` holds the phrase word for word
+/// inside 30 filler words; each `decoy` is the phrase's content words at
+/// their offsets with filler where "to" and "a" stand, and "to a" after
+/// them (so the stop words are in the row, only not where the phrase
+/// needs them), 8 words long, so in one tier with `exact` BM25's length
+/// normalisation would rank them first; 14 others hold none of the words.
+fn stop_phrase_passages() -> Vec<(String, String)> {
+    let filler = |n: usize, from: usize| {
+        (0..n)
+            .map(|i| FILL_FILLER[(from + i) % FILL_FILLER.len()])
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut out = vec![(
+        "exact".to_string(),
+        format!("{} {STOP_PHRASE_QUERY} {}", filler(15, 0), filler(15, 3)),
+    )];
+    for i in 0..3 {
+        out.push((
+            format!("decoy-{i}"),
+            format!(
+                "how {} configure {} proxy server to a",
+                FILL_FILLER[i],
+                FILL_FILLER[i + 4]
+            ),
+        ));
+    }
+    for i in 0..14 {
+        out.push((format!("other-{i}"), filler(12, i)));
+    }
+    out
+}
+
+fn phrase_with_stop_words_matches_only_where_they_stand(ctx: &mut Ctx) -> Result<(), Failure> {
+    let passages = Passages::ingested(ctx, "stop-phrase", stop_phrase_passages())?;
+    let names = passages.ranked(STOP_PHRASE_QUERY)?;
+    // The presence first: every passage with the content words is found.
+    let mut found = names.clone();
+    found.sort_unstable();
+    ensure(
+        found == ["decoy-0", "decoy-1", "decoy-2", "exact"],
+        format!(
+            "\"{STOP_PHRASE_QUERY}\" finds the passage holding it and the three holding its other words"
+        ),
+        format!("{names:?}"),
+    )?;
+    ensure(
+        names.first() == Some(&"exact"),
+        format!(
+            "\"{STOP_PHRASE_QUERY}\" ranks first the passage holding it word for word (the adjacency tier, §7.1), not a shorter one with other words where \"to\" and \"a\" stand"
+        ),
+        format!("{names:?}"),
+    )
+}
+
+fn rare_word_outranks_common_ones(ctx: &mut Ctx) -> Result<(), Failure> {
+    let passages = Passages::ingested(ctx, "fill", fill_passages())?;
+    for row in &FILL_ROWS {
+        let names = passages.ranked(row.query)?;
         ensure(
             names.len() == row.holding_any,
             format!(
