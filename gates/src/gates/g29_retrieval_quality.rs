@@ -873,6 +873,15 @@ const FILL_FILLER: [&str; 12] = [
     "graft", "violin", "chorus",
 ];
 
+/// `n` words of [`FILL_FILLER`] from its `from`th on, wrapping round:
+/// the written passages' padding.
+fn filler(n: usize, from: usize) -> String {
+    (0..n)
+        .map(|i| FILL_FILLER[(from + i) % FILL_FILLER.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// One row of the fill-tier case: a query no passage holds every content
 /// word of, the tier that ranks the passages holding the rare word, those
 /// passages (by name, [`fill_passages`]), and how many passages hold any
@@ -909,12 +918,6 @@ const FILL_ROWS: [FillRow; 2] = [
 /// (about 2.4 against 1.2 for "lighthouse ledger"; with every IDF 1.0 they
 /// would lead, 1.8 against 1.0).
 fn fill_passages() -> Vec<(String, String)> {
-    let filler = |n: usize, from: usize| {
-        (0..n)
-            .map(|i| FILL_FILLER[(from + i) % FILL_FILLER.len()])
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
     let mut out = vec![
         (
             "rare".to_string(),
@@ -1007,12 +1010,6 @@ const STOP_PHRASE_QUERY: &str = "how to configure a proxy server";
 /// needs them), 8 words long, so in one tier with `exact` BM25's length
 /// normalisation would rank them first; 14 others hold none of the words.
 fn stop_phrase_passages() -> Vec<(String, String)> {
-    let filler = |n: usize, from: usize| {
-        (0..n)
-            .map(|i| FILL_FILLER[(from + i) % FILL_FILLER.len()])
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
     let mut out = vec![(
         "exact".to_string(),
         format!("{} {STOP_PHRASE_QUERY} {}", filler(15, 0), filler(15, 3)),

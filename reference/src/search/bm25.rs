@@ -717,7 +717,6 @@ unsafe fn instances_of(
     phrase: c_int,
     out: &mut Vec<Position>,
 ) -> Result<(), c_int> {
-    let missing = ffi::SQLITE_MISUSE;
     let mut iter = ffi::Fts5PhraseIter {
         a: std::ptr::null(),
         b: std::ptr::null(),
@@ -726,11 +725,11 @@ unsafe fn instances_of(
     // SAFETY: the API's functions are called with the context FTS5 gave,
     // and the iterator is used only within this row.
     unsafe {
-        let rc = api.xPhraseFirst.ok_or(missing)?(fts, phrase, &mut iter, &mut col, &mut off);
+        let rc = api.xPhraseFirst.ok_or(MISSING)?(fts, phrase, &mut iter, &mut col, &mut off);
         if rc != ffi::SQLITE_OK {
             return Err(rc);
         }
-        let next = api.xPhraseNext.ok_or(missing)?;
+        let next = api.xPhraseNext.ok_or(MISSING)?;
         while col >= 0 {
             let (Ok(c), Ok(o)) = (u32::try_from(col), u32::try_from(off)) else {
                 return Err(ffi::SQLITE_CORRUPT);
@@ -781,7 +780,6 @@ unsafe fn phrase_starts_of(
     n_val: c_int,
     values: *mut *mut ffi::sqlite3_value,
 ) -> Result<Option<Vec<u8>>, c_int> {
-    let missing = ffi::SQLITE_MISUSE;
     if n_val != 1 {
         return Err(ffi::SQLITE_MISMATCH);
     }
@@ -791,7 +789,7 @@ unsafe fn phrase_starts_of(
         let blob = *values;
         let len = usize::try_from(ffi::sqlite3_value_bytes(blob)).unwrap_or(0);
         let bytes = ffi::sqlite3_value_blob(blob).cast::<u8>();
-        let phrases = api.xPhraseCount.ok_or(missing)?(fts);
+        let phrases = api.xPhraseCount.ok_or(MISSING)?(fts);
         if len == 0 || bytes.is_null() || Ok(len) != usize::try_from(phrases).map(|p| p * 8) {
             return Err(ffi::SQLITE_MISMATCH);
         }
@@ -799,7 +797,7 @@ unsafe fn phrase_starts_of(
             decode_pairs(std::slice::from_raw_parts(bytes, len)).ok_or(ffi::SQLITE_MISMATCH)?;
         let mut positions: Vec<Vec<Position>> = Vec::with_capacity(runs.len());
         for (i, &(_, size)) in (0..).zip(&runs) {
-            if u32::try_from(api.xPhraseSize.ok_or(missing)?(fts, i)) != Ok(size) {
+            if u32::try_from(api.xPhraseSize.ok_or(MISSING)?(fts, i)) != Ok(size) {
                 return Err(ffi::SQLITE_MISMATCH);
             }
             let mut at = Vec::new();
