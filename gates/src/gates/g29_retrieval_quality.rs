@@ -181,7 +181,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "29/a-phrase-with-stop-words-matches-only-where-they-stand",
-            desc: "Over 18 short passages, \"how to configure a proxy server\" (stop words at offsets 1 and 3) ranks first the one long passage holding the phrase word for word, above three short passages holding its other words at the same offsets with other words where \"to\" and \"a\" stand and those two after them (by BM25 alone they would lead), and the page holds all four.",
+            desc: "Over 19 short passages, \"how to configure a proxy server\" (stop words at offsets 1 and 3) ranks first the one long passage holding the phrase word for word, above three short passages holding its other words at the same offsets with other words where \"to\" and \"a\" stand and those two after them, and one holding every word at its offset with \"how to X a\" in its title and the rest in its body (by BM25 alone each would lead), and the page holds all five.",
             run: phrase_with_stop_words_matches_only_where_they_stand,
         },
         Case {
@@ -964,19 +964,35 @@ struct Passages {
 }
 
 impl Passages {
+    /// `passages` as (name, body), each titled "Passage k".
     fn ingested(
         ctx: &mut Ctx,
         dir: &str,
         passages: Vec<(String, String)>,
     ) -> Result<Passages, Failure> {
+        let titled = passages
+            .into_iter()
+            .enumerate()
+            .map(|(k, (name, body))| (name, format!("Passage {k}"), body))
+            .collect();
+        Passages::ingested_titled(ctx, dir, titled)
+    }
+
+    /// `passages` as (name, document title, body): the title is the
+    /// index's first column, the body its last.
+    fn ingested_titled(
+        ctx: &mut Ctx,
+        dir: &str,
+        passages: Vec<(String, String, String)>,
+    ) -> Result<Passages, Failure> {
         let sealer = Sealer::new(&crate::rigs::support::dek(ctx.rng()));
         let mut instance = wake_ai_on(&ctx.dir(dir), sealer)?;
         let mut name_of: HashMap<String, String> = HashMap::new();
-        for (k, (name, body)) in passages.into_iter().enumerate() {
+        for (k, (name, title, body)) in passages.into_iter().enumerate() {
             let outcome = instance
                 .ingest(&NewDocument {
                     source_key: format!("upload:passage-{k}.txt"),
-                    title: format!("Passage {k}"),
+                    title,
                     path: format!("passage-{k}.txt"),
                     body,
                     date: None,
@@ -1003,20 +1019,27 @@ impl Passages {
 /// 3), "how", "configure", "proxy server" its content runs.
 const STOP_PHRASE_QUERY: &str = "how to configure a proxy server";
 
-/// The phrase case's passages: `exact` holds the phrase word for word
-/// inside 30 filler words; each `decoy` is the phrase's content words at
-/// their offsets with filler where "to" and "a" stand, and "to a" after
-/// them (so the stop words are in the row, only not where the phrase
-/// needs them), 8 words long, so in one tier with `exact` BM25's length
-/// normalisation would rank them first; 14 others hold none of the words.
-fn stop_phrase_passages() -> Vec<(String, String)> {
+/// The phrase case's passages, as (name, document title, body): `exact`
+/// holds the phrase word for word inside 30 filler words; each `decoy`
+/// is the phrase's content words at their offsets with filler where "to"
+/// and "a" stand, and "to a" after them (so the stop words are in the
+/// row, only not where the phrase needs them), 8 words long, so in one
+/// tier with `exact` BM25's length normalisation would rank them first;
+/// `decoy-columns` holds every word at its offset, "how to X a" in its
+/// title and "configure" and "proxy server" in its body (a phrase stands
+/// in one column, FTS5's position lists count offsets per column, and a
+/// title word weighs more); 14 others hold none of the words.
+fn stop_phrase_passages() -> Vec<(String, String, String)> {
+    let untitled = |k: usize| format!("Passage {k}");
     let mut out = vec![(
         "exact".to_string(),
+        untitled(0),
         format!("{} {STOP_PHRASE_QUERY} {}", filler(15, 0), filler(15, 3)),
     )];
     for i in 0..3 {
         out.push((
             format!("decoy-{i}"),
+            untitled(out.len()),
             format!(
                 "how {} configure {} proxy server to a",
                 FILL_FILLER[i],
@@ -1024,29 +1047,37 @@ fn stop_phrase_passages() -> Vec<(String, String)> {
             ),
         ));
     }
+    out.push((
+        "decoy-columns".to_string(),
+        format!("how to {} a", FILL_FILLER[8]),
+        format!(
+            "{} {} configure {} proxy server",
+            FILL_FILLER[9], FILL_FILLER[10], FILL_FILLER[11]
+        ),
+    ));
     for i in 0..14 {
-        out.push((format!("other-{i}"), filler(12, i)));
+        out.push((format!("other-{i}"), untitled(out.len()), filler(12, i)));
     }
     out
 }
 
 fn phrase_with_stop_words_matches_only_where_they_stand(ctx: &mut Ctx) -> Result<(), Failure> {
-    let passages = Passages::ingested(ctx, "stop-phrase", stop_phrase_passages())?;
+    let passages = Passages::ingested_titled(ctx, "stop-phrase", stop_phrase_passages())?;
     let names = passages.ranked(STOP_PHRASE_QUERY)?;
     // The presence first: every passage with the content words is found.
     let mut found = names.clone();
     found.sort_unstable();
     ensure(
-        found == ["decoy-0", "decoy-1", "decoy-2", "exact"],
+        found == ["decoy-0", "decoy-1", "decoy-2", "decoy-columns", "exact"],
         format!(
-            "\"{STOP_PHRASE_QUERY}\" finds the passage holding it and the three holding its other words"
+            "\"{STOP_PHRASE_QUERY}\" finds the passage holding it and the four holding its other words"
         ),
         format!("{names:?}"),
     )?;
     ensure(
         names.first() == Some(&"exact"),
         format!(
-            "\"{STOP_PHRASE_QUERY}\" ranks first the passage holding it word for word (the adjacency tier, §7.1), not a shorter one with other words where \"to\" and \"a\" stand"
+            "\"{STOP_PHRASE_QUERY}\" ranks first the passage holding it word for word (the adjacency tier, §7.1), not a shorter one with other words where \"to\" and \"a\" stand, nor one holding its words at their offsets across its title and body"
         ),
         format!("{names:?}"),
     )
