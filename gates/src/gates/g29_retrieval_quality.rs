@@ -185,6 +185,11 @@ pub static GATE: Gate = Gate {
             run: phrase_with_stop_words_matches_only_where_they_stand,
         },
         Case {
+            id: "29/every-phrase-ranks-its-passages-as-fts5-ranks-it",
+            desc: "Over 60 passages drawn from the seed out of 12 words (stop words among them), with phrases planted whole, altered by one word, twice, in a title, or across a title and its body, beside near misses (each phrase with one stop word replaced, or with its stop words in a title and its other words in the body), and over 70 passages whose content words line up without their stop words (past the split path's cap), every phrase of a table (stop words inside, repeated, leading, trailing; none) ranks first exactly the passages an FTS5 table of the same text finds with that phrase, in its bm25() order with the index's column weights (the oracle), each phrase found in at least two.",
+            run: every_phrase_ranks_as_fts5_ranks_it,
+        },
+        Case {
             id: "29/every-ranking-holds-its-baseline",
             desc: "Require lexical, dense and fused mean recall@10 and mean nDCG@10 each within the stated margin of its recorded baseline, or above it.",
             run: every_ranking_holds_its_baseline,
@@ -1081,6 +1086,222 @@ fn phrase_with_stop_words_matches_only_where_they_stand(ctx: &mut Ctx) -> Result
         ),
         format!("{names:?}"),
     )
+}
+
+/// The phrase-oracle case's words: content words, and stop words
+/// ([`memoria::STOP_WORDS`]'s), which a phrase keeps in place.
+const ORACLE_WORDS: [&str; 12] = [
+    "how", "use", "proxy", "server", "configure", "connect", "cider", "frost", "to", "a", "the",
+    "of",
+];
+
+/// The phrase-oracle case's phrases: stop words inside, several and
+/// repeated, leading, trailing, and none (FTS5's own pass).
+const ORACLE_PHRASES: [&str; 6] = [
+    "how to configure a proxy server",
+    "connect to a proxy to a server",
+    "the proxy server to use",
+    "configure the proxy server to",
+    "cider of the frost",
+    "proxy server",
+];
+
+/// Passages drawn from the seed in the phrase-oracle case's first corpus.
+const ORACLE_PASSAGES: usize = 60;
+
+/// Passages in the second corpus whose content words line up without their
+/// stop words: more than the split path seeks its stop words in (64 rows,
+/// `PHRASE_SEEK_ROWS_MAX`), so FTS5's own pass must take the phrase over.
+const ORACLE_LINED_UP: usize = 70;
+
+/// The phrase-oracle case's first corpus, as (name, title, body): each
+/// phrase planted whole twice (once in a body, once in a title); near
+/// misses, each phrase with one of its stop words replaced, and each with
+/// its stop words at their offsets in a title and its other words at
+/// theirs in the body; then
+/// [`ORACLE_PASSAGES`] drawn from `rng` out of [`ORACLE_WORDS`], three in
+/// four with a phrase planted once or twice, whole, with one word
+/// replaced, or cut across the title's end and the body's start.
+fn oracle_passages(rng: &mut rand::rngs::StdRng) -> Vec<(String, String, String)> {
+    use rand::Rng as _;
+    let mut out = Vec::new();
+    for (i, phrase) in ORACLE_PHRASES.iter().enumerate() {
+        out.push((
+            format!("planted-body-{i}"),
+            format!("Passage {}", out.len()),
+            format!("cider frost {phrase} frost"),
+        ));
+        out.push((
+            format!("planted-title-{i}"),
+            (*phrase).to_string(),
+            "frost cider use how".to_string(),
+        ));
+    }
+    for (i, phrase) in ORACLE_PHRASES.iter().enumerate() {
+        let words: Vec<&str> = phrase.split(' ').collect();
+        let stop = |w: &&str| memoria::is_stop_word(w);
+        for at in (0..words.len()).filter(|&at| stop(&words[at])) {
+            let mut near = words.clone();
+            near[at] = "frost";
+            out.push((
+                format!("near-{i}-{at}"),
+                format!("Passage {}", out.len()),
+                format!("cider {} cider", near.join(" ")),
+            ));
+        }
+        if words.iter().any(stop) && !words.iter().all(stop) {
+            let keep = |want: bool, other: &'static str| -> String {
+                let kept: Vec<&str> = words
+                    .iter()
+                    .map(|w| if stop(w) == want { *w } else { other })
+                    .collect();
+                kept.join(" ")
+            };
+            out.push((format!("columns-{i}"), keep(true, "cider"), keep(false, "frost")));
+        }
+    }
+    for k in 0..ORACLE_PASSAGES {
+        let draw = |rng: &mut rand::rngs::StdRng, n: usize| -> Vec<&str> {
+            (0..n)
+                .map(|_| ORACLE_WORDS[rng.gen_range(0..ORACLE_WORDS.len())])
+                .collect()
+        };
+        let (t, b) = (rng.gen_range(0..4), rng.gen_range(3..25));
+        let (mut title, mut body) = (draw(rng, t), draw(rng, b));
+        if rng.gen_range(0..4) != 0 {
+            let phrase: Vec<&str> = ORACLE_PHRASES[rng.gen_range(0..ORACLE_PHRASES.len())]
+                .split(' ')
+                .collect();
+            for _ in 0..rng.gen_range(1..=2) {
+                let mut p = phrase.clone();
+                match rng.gen_range(0..4) {
+                    0 => {
+                        let at = rng.gen_range(0..p.len());
+                        p[at] = ORACLE_WORDS[rng.gen_range(0..ORACLE_WORDS.len())];
+                    }
+                    1 => {
+                        let cut = rng.gen_range(1..p.len());
+                        title.extend_from_slice(&p[..cut]);
+                        body.splice(0..0, p[cut..].iter().copied());
+                        continue;
+                    }
+                    _ => {}
+                }
+                let into = if rng.gen_range(0..4) == 0 {
+                    &mut title
+                } else {
+                    &mut body
+                };
+                let at = rng.gen_range(0..=into.len());
+                into.splice(at..at, p);
+            }
+        }
+        let title = if title.is_empty() {
+            format!("Passage {}", out.len())
+        } else {
+            title.join(" ")
+        };
+        out.push((format!("drawn-{k}"), title, body.join(" ")));
+    }
+    out
+}
+
+/// The phrase-oracle case's second corpus: a passage holding the first
+/// phrase, [`ORACLE_LINED_UP`] holding "how X configure Y proxy server"
+/// (its content words at their offsets, other words where its stop words
+/// stand), and another holding the phrase, last.
+fn lined_up_passages() -> Vec<(String, String, String)> {
+    let mut out = vec![(
+        "exact-first".to_string(),
+        "Passage 0".to_string(),
+        format!("{} {}", ORACLE_PHRASES[0], filler(20, 1)),
+    )];
+    out.extend((0..ORACLE_LINED_UP).map(|i| {
+        (
+            format!("lined-up-{i}"),
+            format!("Passage {}", i + 1),
+            format!(
+                "how {} configure {} proxy server",
+                FILL_FILLER[i % FILL_FILLER.len()],
+                FILL_FILLER[(i + 5) % FILL_FILLER.len()]
+            ),
+        )
+    }));
+    out.push((
+        "exact-last".to_string(),
+        format!("Passage {}", ORACLE_LINED_UP + 1),
+        format!("{} {} {}", filler(10, 0), ORACLE_PHRASES[0], filler(10, 3)),
+    ));
+    out
+}
+
+/// The oracle: the names of the passages an FTS5 table of `passages`
+/// (the index's columns and tokenizer, the trail empty, rows in the
+/// order given) matches with `phrase` as one FTS5 phrase, in `bm25()`
+/// order with the index's column weights, then by row.
+fn fts5_phrase_order(
+    passages: &[(String, String, String)],
+    phrase: &str,
+) -> Result<Vec<String>, Failure> {
+    let fail = |e: rusqlite::Error| Failure::new("the oracle's FTS5 table answers", e.to_string());
+    let conn = rusqlite::Connection::open_in_memory().map_err(fail)?;
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE o USING fts5(title, trail, body, \
+         tokenize='porter unicode61 remove_diacritics 2')",
+    )
+    .map_err(fail)?;
+    for (k, (_, title, body)) in passages.iter().enumerate() {
+        conn.execute(
+            "INSERT INTO o(rowid, title, trail, body) VALUES (?1, ?2, '', ?3)",
+            rusqlite::params![k as i64 + 1, title, body],
+        )
+        .map_err(fail)?;
+    }
+    let (t, h, b) = memoria::BM25_WEIGHTS;
+    let mut stmt = conn
+        .prepare("SELECT rowid FROM o WHERE o MATCH ?1 ORDER BY bm25(o, ?2, ?3, ?4), rowid")
+        .map_err(fail)?;
+    let rows = stmt
+        .query_map(rusqlite::params![format!("\"{phrase}\""), t, h, b], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map_err(fail)?;
+    let mut names = Vec::new();
+    for row in rows {
+        let k = usize::try_from(row.map_err(fail)? - 1).unwrap_or(usize::MAX);
+        names.push(passages.get(k).map_or("?", |p| p.0.as_str()).to_string());
+    }
+    Ok(names)
+}
+
+fn every_phrase_ranks_as_fts5_ranks_it(ctx: &mut Ctx) -> Result<(), Failure> {
+    let drawn = oracle_passages(ctx.rng());
+    let corpora = [
+        ("phrase-oracle", drawn, &ORACLE_PHRASES[..]),
+        ("phrase-oracle-lined-up", lined_up_passages(), &ORACLE_PHRASES[..1]),
+    ];
+    for (dir, passages, phrases) in corpora {
+        let instance = Passages::ingested_titled(ctx, dir, passages.clone())?;
+        for phrase in phrases {
+            let want = fts5_phrase_order(&passages, phrase)?;
+            // The presence first: the oracle finds the phrase where it was planted.
+            ensure(
+                want.len() >= 2,
+                format!("the oracle finds \"{phrase}\" in at least the two passages it was planted in ({dir})"),
+                format!("{want:?}"),
+            )?;
+            let got = instance.ranked(phrase)?;
+            let k = want.len().min(memoria::PAGE_SIZE_RESULTS);
+            ensure(
+                got.len() >= k && got[..k] == want[..k],
+                format!(
+                    "\"{phrase}\" ranks first the {k} passages FTS5 finds with it as one phrase, in bm25()'s order ({dir}; seed-drawn passages, so the seed replays it)"
+                ),
+                format!("memoria {:?}, the oracle {:?}", &got[..got.len().min(k)], &want[..k]),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn rare_word_outranks_common_ones(ctx: &mut Ctx) -> Result<(), Failure> {
