@@ -187,6 +187,11 @@ impl Highlighter {
     fn spans(&self, text: &str) -> Vec<(usize, usize, bool)> {
         let mut spans = Vec::new();
         for (start, w) in words(text) {
+            // A word of ASCII holds no unspaced character: one span.
+            if w.is_ascii() {
+                spans.push((start, start + w.len(), self.is_hit(w)));
+                continue;
+            }
             let mut at = start;
             let mut rest = w;
             while let Some(first) = rest.chars().next() {

@@ -913,12 +913,18 @@ impl LexicalIndex {
     /// # Errors
     /// As [`LexicalIndex::search`].
     fn rows_holding(&self, phrase: &str) -> Result<usize, Error> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT count(*) FROM fts WHERE fts MATCH ?1")?;
+        // Asked of the first row the phrase matches: `bm25()`'s own count
+        // (`xQueryPhrase`), in one C loop; no row, no count.
+        let sql = format!(
+            "SELECT {}(fts) FROM fts WHERE fts MATCH ?1 LIMIT 1",
+            bm25::PHRASE_ROWS_FUNCTION
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
         let n: i64 = stmt
             .query_row(params![phrase], |r| r.get(0))
-            .map_err(query_error)?;
+            .optional()
+            .map_err(query_error)?
+            .unwrap_or(0);
         Ok(usize::try_from(n).unwrap_or(0))
     }
 
@@ -1701,6 +1707,70 @@ mod tests {
         })
         .unwrap();
         assert_eq!(ours, PHRASE_SEEK_ROWS_MAX + 1);
+    }
+
+    #[test]
+    fn a_phrase_s_rows_counted_as_bm25_counts_them_are_the_rows_fts5_matches() {
+        let mut idx = LexicalIndex::new().unwrap();
+        let words = ["alpha", "beta", "gamma", "delta", "alphabet"];
+        for id in 1..=60i64 {
+            let n = id as usize;
+            let body: Vec<&str> = (0..(n % 11) + 1)
+                .map(|i| words[(n * 3 + i * 7) % 5])
+                .collect();
+            let title = if n.is_multiple_of(4) {
+                "gamma"
+            } else {
+                "notes"
+            };
+            idx.insert_new(id, title, "", &body.join(" ")).unwrap();
+        }
+        idx.insert_new(61, "東京 notes", "", "京都 alpha").unwrap();
+        // (phrase): a word, a word in titles, a prefix, a phrase of two
+        // words, pairs of an unspaced run, a word no row holds, a phrase
+        // of no token.
+        let table = [
+            "\"alpha\"",
+            "\"gamma\"",
+            "\"alph\"*",
+            "\"beta gamma\"",
+            "\"東京\"",
+            "\"nothing\"",
+            "\"-\"",
+        ];
+        let same_as_fts5 = |idx: &LexicalIndex, when: &str| {
+            for phrase in table {
+                let fts5: i64 = idx
+                    .conn
+                    .query_row(
+                        "SELECT count(*) FROM fts WHERE fts MATCH ?1",
+                        params![phrase],
+                        |r| r.get(0),
+                    )
+                    .unwrap();
+                assert_eq!(
+                    idx.rows_holding(phrase).unwrap() as i64,
+                    fts5,
+                    "{when}: {phrase}"
+                );
+            }
+        };
+        same_as_fts5(&idx, "pending");
+        idx.delete(3).unwrap();
+        idx.delete(61).unwrap();
+        same_as_fts5(&idx, "deleted in the open batch");
+        idx.optimize().unwrap();
+        same_as_fts5(&idx, "committed");
+        // Deletes after the merge leave tombstones over committed segments.
+        idx.delete(8).unwrap();
+        idx.delete(9).unwrap();
+        idx.insert_new(62, "t", "", "alpha beta gamma").unwrap();
+        same_as_fts5(&idx, "tombstones and a row pending");
+        idx.commit().unwrap();
+        same_as_fts5(&idx, "tombstones committed");
+        let loaded = LexicalIndex::deserialize(&idx.serialize().unwrap()).unwrap();
+        same_as_fts5(&loaded, "loaded");
+        assert!(loaded.rows_holding("\"alpha\"").unwrap() > 0);
     }
 
     #[test]

@@ -675,8 +675,10 @@ impl Store {
         let Some(r) = rows.next()? else {
             return Ok(None);
         };
-        let (body, trail): (Vec<u8>, Vec<u8>) = (r.get(2)?, r.get(3)?);
-        let passage = self.open_passage(r.get(0)?, r.get(1)?, &body, &trail)?;
+        // The sealed cells are opened where the row holds them, not copied out first.
+        let body = r.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
+        let trail = r.get_ref(3)?.as_blob().map_err(rusqlite::Error::from)?;
+        let passage = self.open_passage(r.get(0)?, r.get(1)?, body, trail)?;
         let document = self.summary_from_row_at(r, 4)?;
         let plain = match document.text_form() {
             TextForm::Plain => None,
