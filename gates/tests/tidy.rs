@@ -838,6 +838,7 @@ const MUTANTS_NEVER: &[&str] = &[
     "memoria-probe",
     "memoria-tls",
     "memoria-gcm",
+    "memoria-embed-wire",
     "turmoil",
 ];
 

@@ -27,7 +27,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
-use serde::Deserialize;
 
 use super::provider::{
     EMBED_MODEL, EMBED_PATH, PROVIDER_HOST, PROVIDER_NAME, PROVIDER_PORT, ProviderKey,
@@ -412,47 +411,6 @@ struct Request<'a> {
     input: &'a [&'a str],
 }
 
-#[derive(Deserialize)]
-struct Response {
-    data: Vec<Item>,
-}
-
-#[derive(Deserialize)]
-struct Item {
-    index: u64,
-    embedding: Vec<Value>,
-}
-
-/// One value: a JSON number as `f32` (an `f32` overflow becomes infinite),
-/// or `null`, which serialisers write for NaN and infinity, as NaN. Both
-/// are refused by [`decode_response`] as [`EmbedError::NonFinite`].
-struct Value(f32);
-
-impl<'de> Deserialize<'de> for Value {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = Value;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a number or null")
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-                Ok(Value(v as f32))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-                Ok(Value(v as f32))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-                Ok(Value(v as f32))
-            }
-            fn visit_unit<E>(self) -> Result<Value, E> {
-                Ok(Value(f32::NAN))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
 /// Decodes one response body for `expected` inputs, totally: exactly one
 /// vector per input, matched by `index` (the provider's order is not
 /// trusted), each [`EMBEDDING_VALUES`] finite values, not all zero. The
@@ -465,7 +423,7 @@ impl<'de> Deserialize<'de> for Value {
 /// [`EmbedError::NonFinite`] or [`EmbedError::AllZero`]: the first problem
 /// found, and no vector.
 pub fn decode_response(body: &[u8], expected: usize) -> Result<Vec<Embedding>, EmbedError> {
-    let response: Response = serde_json::from_slice(body).map_err(|e| EmbedError::Malformed {
+    let response = memoria_embed_wire::decode(body).map_err(|e| EmbedError::Malformed {
         fault: match e.classify() {
             serde_json::error::Category::Eof => JsonFault::Truncated,
             serde_json::error::Category::Data => JsonFault::Shape,
@@ -494,8 +452,8 @@ pub fn decode_response(body: &[u8], expected: usize) -> Result<Vec<Embedding>, E
         if slots[index].is_some() {
             return Err(EmbedError::DuplicateIndex { index });
         }
-        let values: &[Value] = &item.embedding;
-        let array: &[Value; EMBEDDING_VALUES] =
+        let values: &[memoria_embed_wire::Value] = &item.embedding;
+        let array: &[memoria_embed_wire::Value; EMBEDDING_VALUES] =
             values.try_into().map_err(|_| EmbedError::Dimensions {
                 index,
                 values: values.len(),

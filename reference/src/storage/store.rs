@@ -73,6 +73,11 @@ pub const DOCUMENT_ID_BYTES: usize = 16;
 /// date, 3 → 4 a Markdown passage's sealed plain text); a newer one, or one
 /// no migration reaches, refuses to open.
 pub const SCHEMA_VERSION: i64 = 4;
+/// Prepared statements a store's connection keeps for reuse, in
+/// statements: rusqlite's default is 16, and the store prepares more than
+/// 20 distinct ones with `prepare_cached` (searches, syncs, the breakers'
+/// counters), so at 16 they evicted each other and were prepared again.
+pub const STATEMENT_CACHE_STATEMENTS: usize = 64;
 
 /// What memoria holds for one connector item (§5.1): its key and the version last ingested.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -299,19 +304,18 @@ pub fn is_document_id(id: &str) -> bool {
 
 fn meta_get(conn: &Connection, key: &str) -> Result<i64, Error> {
     Ok(conn
-        .query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| {
-            r.get(0)
-        })
+        .prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+        .query_row(params![key], |r| r.get(0))
         .optional()?
         .unwrap_or(0))
 }
 
 fn meta_set(conn: &Connection, key: &str, value: i64) -> Result<(), Error> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO meta(key, value) VALUES (?1, ?2) \
          ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        params![key, value],
-    )?;
+    )?
+    .execute(params![key, value])?;
     Ok(())
 }
 
@@ -432,6 +436,7 @@ impl Store {
                 e,
             )
         })?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_STATEMENTS);
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = FULL;
@@ -499,6 +504,7 @@ impl Store {
                 e,
             )
         })?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_STATEMENTS);
         conn.execute_batch(
             "PRAGMA temp_store = MEMORY;
              PRAGMA query_only = ON;",

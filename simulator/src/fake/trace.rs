@@ -250,6 +250,36 @@ impl Trace {
             .clone()
     }
 
+    /// How many events so far: an index [`Trace::since`] and
+    /// [`Trace::with`] take, without copying the events
+    /// ([`Trace::events`] copies them all).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// True if no event has arrived yet.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A copy of the events from index `from` on (none if `from` is past
+    /// the end), in arrival order: the calls since [`Trace::len`] was read.
+    #[must_use]
+    pub fn since(&self, from: usize) -> Vec<TraceEvent> {
+        let all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        all.get(from..)
+            .map(<[TraceEvent]>::to_vec)
+            .unwrap_or_default()
+    }
+
+    /// Runs `f` over every event so far, in arrival order, without copying
+    /// them; the trace is locked meanwhile, so `f` must not reach it.
+    pub fn with<R>(&self, f: impl FnOnce(&[TraceEvent]) -> R) -> R {
+        f(&self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
     /// Forgets every event.
     pub fn clear(&self) {
         self.0

@@ -209,10 +209,12 @@ pub(super) async fn expect(
             let kind = call_kind(call).ok_or("unknown call")?;
             let host = format!("{TEAM}.{app}.oficina.works");
             let from = if *since_start { 0 } else { since };
-            let n = trace.events()[from..]
-                .iter()
-                .filter(|e| e.callee == host && e.call == kind)
-                .count();
+            let n = trace.with(|all| {
+                all[from..]
+                    .iter()
+                    .filter(|e| e.callee == host && e.call == kind)
+                    .count()
+            });
             if let Some(lo) = min {
                 checks.push(check(
                     format!("at least {lo} {call} calls at {app}"),

@@ -546,16 +546,15 @@ pub(super) async fn apply(
         entry.event.push_str(" (no page has linked it: not opened)");
         return Ok(None);
     };
-    let before = trace.events().len();
+    let before = trace.len();
     let mcp = *surface == Some(Surface::Mcp);
     let opened = open(m, standing.cookie.clone(), who, &id, mcp).await?;
     if oracle {
-        let all = trace.events();
         entry.checks.extend(judge_document(
             who,
             &target,
             &opened,
-            &all[before.min(all.len())..],
+            &trace.since(before),
             fakes,
             standing.admitted,
             standing.sure_for(opened.status),

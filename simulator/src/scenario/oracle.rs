@@ -761,10 +761,9 @@ pub(super) async fn converge(
                 if !member || item.removed.contains(reader) {
                     continue;
                 }
-                let before = trace.events().len();
+                let before = trace.len();
                 let page = m.search(reader, &tag(&item)).await;
-                let all = trace.events();
-                let window = &all[before.min(all.len())..];
+                let window = &trace.since(before);
                 let seen = from_page(&page.response.body);
                 out.extend(
                     judge_page(reader, &seen, window, fakes, true, owned, &BTreeSet::new())

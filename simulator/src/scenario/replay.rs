@@ -430,9 +430,8 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
             {
                 after_aimed(&mut m, &mut ctx, &fakes, &mut entry, &point, before_landing).await;
             }
-            let all = trace.events();
-            entry.calls = summarise_calls(&all[seen.min(all.len())..]);
-            seen = all.len();
+            entry.calls = trace.with(|all| summarise_calls(&all[seen.min(all.len())..]));
+            seen = trace.len();
             out.lock().map_err(|_| "timeline lock")?.push(entry);
         }
         Ok(())
@@ -618,13 +617,13 @@ async fn apply(
             surface,
             ..
         } => {
-            let before = trace.events().len();
+            let before = trace.len();
             let who = address(reader);
             let surface = surface.unwrap_or_default();
             let (page, seen) = ask(m, ctx, &who, q, surface).await?;
             ctx.links.learn(&page.response.body, fakes);
             if ctx.oracle {
-                let all = trace.events();
+                let window = trace.since(before);
                 let admitted = !ctx.removed.contains_key(&who);
                 let unasked = ctx
                     .token_files
@@ -632,13 +631,7 @@ async fn apply(
                     .map(super::token_file::TokenFileTruth::unasked)
                     .unwrap_or_default();
                 entry.checks.extend(super::oracle::judge_page(
-                    &who,
-                    &seen,
-                    &all[before.min(all.len())..],
-                    fakes,
-                    admitted,
-                    &ctx.owned,
-                    &unasked,
+                    &who, &seen, &window, fakes, admitted, &ctx.owned, &unasked,
                 ));
                 // Every surface, the brief too: a task that is one item's
                 // tag names that item alone, and a brief reads a sentence
@@ -1041,16 +1034,16 @@ async fn apply(
     }
     // Every sibling call since the last event, judged for the handover.
     if let Some(r) = ctx.rotation.as_mut() {
-        entry.checks.extend(r.judge_calls(&trace.events()));
+        entry.checks.extend(trace.with(|all| r.judge_calls(all)));
     }
     // And for the token files that could not be read (§6.2).
     if let Some(t) = ctx.token_files.as_mut() {
         let rotation = ctx.rotation.as_ref();
-        entry.checks.extend(
-            t.judge_calls(m, &trace.events(), super::roster::now_ms(), |i| {
+        entry.checks.extend(trace.with(|all| {
+            t.judge_calls(m, all, super::roster::now_ms(), |i| {
                 rotation.is_some_and(|r| r.is_probe(i))
-            }),
-        );
+            })
+        }));
     }
     let checkpoint = matches!(
         event,

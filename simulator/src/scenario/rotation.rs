@@ -294,7 +294,7 @@ impl RotationTruth {
             return vec![];
         }
         let host = fake.host().to_owned();
-        let from = trace.events().len();
+        let from = trace.len();
         let Ok(request) = http::Request::builder()
             .method("GET")
             .uri("/s1/feed")
@@ -307,11 +307,12 @@ impl RotationTruth {
         let status = memoria::exchange(&crate::net::TurmoilDialer, &host, SIBLING_PORT, request)
             .await
             .map(|r| r.status);
-        let all = trace.events();
-        if let Some(i) = (from..all.len()).find(|i| {
-            all[*i].callee == host
-                && all[*i].call == CallKind::S1
-                && all[*i].caller == UNAUTHENTICATED
+        if let Some(i) = trace.with(|all| {
+            (from..all.len()).find(|i| {
+                all[*i].callee == host
+                    && all[*i].call == CallKind::S1
+                    && all[*i].caller == UNAUTHENTICATED
+            })
         }) {
             self.probes.push(i);
         }
@@ -446,7 +447,7 @@ impl RotationTruth {
             ));
             return Ok(out);
         }
-        let from = trace.events().len();
+        let from = trace.len();
         // Simulated time only, no calendar skip (a suite-shape roster copy
         // is not aged past its TTL here): past memoria's least interval
         // between pulls, a question starts a pull of every sibling (§6.1).
@@ -480,8 +481,8 @@ impl RotationTruth {
                 found = seen.shown.iter().any(|r| r.app == app && r.title == *title)
                     && !seen.names(&app);
             }
-            let all = trace.events();
-            let calls: Vec<&TraceEvent> = all[from.min(all.len())..]
+            let all = trace.since(from);
+            let calls: Vec<&TraceEvent> = all
                 .iter()
                 .filter(|e| app_of(&e.callee) == app && e.caller == MEMORIA_CONSUMER)
                 .collect();

@@ -79,10 +79,8 @@ fn since_day(conn: &Connection, app: &str, kind: &str) -> Result<Option<i64>, Er
 }
 
 fn mark_since(conn: &Connection, app: &str, kind: &str, day: i64) -> Result<(), Error> {
-    conn.execute(
-        "INSERT OR IGNORE INTO breaker_since(app, kind, day) VALUES (?1, ?2, ?3)",
-        params![app, kind, day],
-    )?;
+    conn.prepare_cached("INSERT OR IGNORE INTO breaker_since(app, kind, day) VALUES (?1, ?2, ?3)")?
+        .execute(params![app, kind, day])?;
     Ok(())
 }
 
@@ -151,22 +149,21 @@ fn record_s2(
     let fp = sealer.fingerprint(Purpose::BreakerAsker, asker.as_bytes());
     let row = s2_row(app, &fp, day);
     let held: Option<Vec<u8>> = conn
-        .query_row(
+        .prepare_cached(
             "SELECT counts FROM breaker_s2 WHERE app = ?1 AND asker_fp = ?2 AND day = ?3",
-            params![app, &fp[..], day],
-            |r| r.get(0),
-        )
+        )?
+        .query_row(params![app, &fp[..], day], |r| r.get(0))
         .optional()?;
     let [v, nv] = match held {
         Some(sealed) => open_ints::<2>(sealer, &row, &sealed)?,
         None => [0, 0],
     };
     let sealed = seal_ints(sealer, &row, &[v + tally.visible, nv + tally.not_visible]);
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO breaker_s2(app, asker_fp, day, counts) VALUES (?1, ?2, ?3, ?4) \
          ON CONFLICT(app, asker_fp, day) DO UPDATE SET counts = excluded.counts",
-        params![app, &fp[..], day, sealed],
-    )?;
+    )?
+    .execute(params![app, &fp[..], day, sealed])?;
     mark_since(conn, app, "s2", day)?;
     prune(conn, day)
 }

@@ -39,17 +39,14 @@ impl Store {
     pub fn sibling_state(&self, app: &str) -> Result<SiblingState, Error> {
         Ok(self
             .conn
-            .query_row(
-                "SELECT cursor, reannounce, polled_at FROM siblings WHERE app = ?1",
-                params![app],
-                |r| {
-                    Ok(SiblingState {
-                        cursor: r.get(0)?,
-                        reannounce: r.get::<_, i64>(1)? != 0,
-                        polled_at: r.get(2)?,
-                    })
-                },
-            )
+            .prepare_cached("SELECT cursor, reannounce, polled_at FROM siblings WHERE app = ?1")?
+            .query_row(params![app], |r| {
+                Ok(SiblingState {
+                    cursor: r.get(0)?,
+                    reannounce: r.get::<_, i64>(1)? != 0,
+                    polled_at: r.get(2)?,
+                })
+            })
             .optional()?
             .unwrap_or_default())
     }
@@ -59,11 +56,12 @@ impl Store {
     /// # Errors
     /// [`ErrorKind::Storage`] on a write failure.
     pub fn set_sibling_cursor(&self, app: &str, cursor: &str, now: i64) -> Result<(), Error> {
-        self.conn.execute(
-            "INSERT INTO siblings(app, cursor, polled_at) VALUES (?1, ?2, ?3) \
-             ON CONFLICT(app) DO UPDATE SET cursor = excluded.cursor, polled_at = excluded.polled_at",
-            params![app, cursor, now],
-        )?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO siblings(app, cursor, polled_at) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT(app) DO UPDATE SET cursor = excluded.cursor, polled_at = excluded.polled_at",
+            )?
+            .execute(params![app, cursor, now])?;
         Ok(())
     }
 
