@@ -41,7 +41,8 @@
 //! continuation pages never answer (`announce-hang`): memoria's deadline
 //! cuts the announce off midway, which must authorise nothing. Every
 //! drawing added after the first ([`cells`], [`roster`], [`rotation`],
-//! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`])
+//! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`],
+//! [`s2_shapes`])
 //! comes from a generator of its own, after the rest, so a seed that
 //! does not draw it is the run it was before. What the truth oracle judges, invariant by invariant, is
 //! `crate::scenario`'s `oracle.rs`.
@@ -53,6 +54,7 @@ mod home;
 mod provider;
 mod roster;
 mod rotation;
+mod s2_shapes;
 mod token_file;
 
 use std::collections::BTreeMap;
@@ -91,7 +93,8 @@ const WORDS: [&str; 8] = [
     "budget", "rota", "offsite", "roadmap", "invoice", "hiring", "backlog", "release",
 ];
 
-/// Malformed S2 shapes the fake knows (`validate.rs`'s list).
+/// Malformed S2 shapes the first draw knows (`validate.rs`'s list less
+/// the three [`s2_shapes`] redraws some of them as).
 const MALFORMED: [&str; 10] = [
     "not-json",
     "empty",
@@ -604,6 +607,7 @@ pub fn generate(seed: u64) -> Exploration {
     home::add_rewind(seed, &mut swarm, home, &mut events);
     let ai = provider::add(seed, &mut swarm, &mut events, &readers[0]);
     crash::add(seed, &mut swarm, &mut events);
+    s2_shapes::add(seed, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),

@@ -79,6 +79,12 @@ pub enum MalformedS2 {
     Non2xx(u16),
     /// Every result gains `"visible_to_team":true`.
     ExtraField,
+    /// This 2xx status other than 200, with the well-formed body.
+    Not200(u16),
+    /// `subject_kind` is the kind asked, in capitals (`ADDRESS`).
+    KindInCapitals,
+    /// The first result is repeated with the same value.
+    DuplicateSameValue,
 }
 
 /// One malformed S6 answer per kind of decoder case (`s6-decoder-cases.json`).

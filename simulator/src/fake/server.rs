@@ -780,6 +780,30 @@ fn malformed_s2(malformed: MalformedS2, kind: SubjectKind, mut results: Vec<S2Re
         MalformedS2::KindMismatch => render_s2(kind.other(), &results, None),
         MalformedS2::Non2xx(code) => return error(code, ErrorCode::Unavailable),
         MalformedS2::ExtraField => render_s2(kind, &results, Some(r#","visible_to_team":true"#)),
+        MalformedS2::Not200(code) => {
+            return json(
+                StatusCode::from_u16(code).unwrap_or(StatusCode::OK),
+                render_s2(kind, &results, None),
+            );
+        }
+        MalformedS2::KindInCapitals => {
+            let whole =
+                String::from_utf8(render_s2(kind, &results, None)).expect("rendered JSON is UTF-8");
+            let field = |k: &str| format!(r#""subject_kind":"{k}""#);
+            whole
+                .replacen(
+                    &field(kind.as_str()),
+                    &field(&kind.as_str().to_ascii_uppercase()),
+                    1,
+                )
+                .into_bytes()
+        }
+        MalformedS2::DuplicateSameValue => {
+            if let Some(first) = results.first().cloned() {
+                results.push(first);
+            }
+            render_s2(kind, &results, None)
+        }
     };
     ok(body)
 }

@@ -12,8 +12,10 @@
 //! what only a document's answer can break ([`judge_document`],
 //! [`SAFETY_DOCUMENT`]): it is the link's own document, never an empty page,
 //! always one of shown, absent, withheld or the sign-in page; a 404 only
-//! where the sibling refused (NOT_VISIBLE) or memoria asked nobody; and
-//! memoria's own document, stored, opens for every person admitted.
+//! where the sibling refused (NOT_VISIBLE) or memoria asked nobody;
+//! memoria's own document, stored, opens for every person admitted; and a
+//! document not shown names no tag of its titles (withheld is an app and a
+//! count).
 //!
 //! The owner's sources page (`open-sources`) is judged by
 //! [`judge_sources`]: it names every configured sibling (the presence) and
@@ -104,6 +106,10 @@ pub(super) struct Opened {
     pub(super) seen: Rendered,
     pub(super) passages: usize,
     pub(super) summary: PageSummary,
+    /// The answer as the person got it (the page's bytes, or the tool's
+    /// text and structured content), read for what a document not shown
+    /// may not name; never logged.
+    pub(super) text: String,
 }
 
 /// The MCP server for `who`, built as `memoria mcp` builds it: the
@@ -164,11 +170,20 @@ pub(super) async fn open(
             summary.withheld = vec![out.text.clone()];
         }
         count_shown(&mut summary, &seen);
+        let text = format!(
+            "{}{}",
+            out.text,
+            out.json
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        );
         return Ok(Opened {
             status,
             seen,
             passages,
             summary,
+            text,
         });
     }
     let uri = format!("/documents/{id}");
@@ -186,6 +201,7 @@ pub(super) async fn open(
         passages: Page::parse(body).tags("section.passage").len(),
         seen,
         summary,
+        text: body.clone(),
     })
 }
 
@@ -269,6 +285,45 @@ pub(super) fn judge_document(
             "a document shown shows its passages, never a silent empty page (§8.1)".into(),
             format!("{} passages", opened.passages),
         ));
+    }
+    // Withheld, absent or refused, the answer names nothing of the
+    // document: no tag of any title it had (§4.1: a withheld passage is its
+    // app and a count; §8.1).
+    if opened.status != 200 {
+        let tags: Vec<String> = match target {
+            Target::Sibling { app, item } => fakes
+                .get(app)
+                .and_then(|f| {
+                    f.model().with(|m| {
+                        m.item(item).map(|i| {
+                            i.log
+                                .iter()
+                                .filter_map(|v| v.title.split_whitespace().last())
+                                .map(str::to_owned)
+                                .collect()
+                        })
+                    })
+                })
+                .unwrap_or_default(),
+            Target::Owned { doc } => owned
+                .docs
+                .get(doc)
+                .map(|d| vec![d.tag.clone()])
+                .unwrap_or_default(),
+        };
+        if let Some(tag) = tags
+            .iter()
+            .find(|t| !t.is_empty() && opened.text.contains(t.as_str()))
+        {
+            out.push(fail(
+                SAFETY_DOCUMENT,
+                format!(
+                    "a document not shown (status {}) names nothing of it, no word of its title (§4.1, §8.1)",
+                    opened.status
+                ),
+                format!("its tag, {} letters, in the answer", tag.len()),
+            ));
+        }
     }
     if ![200, 401, 404, 503].contains(&opened.status) {
         out.push(fail(

@@ -38,9 +38,12 @@
 //!   answered (team-visible, the grants join admits them, the revision is
 //!   current) unless the answer was a lie the fake told. The page's
 //!   "revision N" is memoria's own count, so the revision judged is the one
-//!   S2 was asked about.
+//!   S2 was asked about. "Answered" is what the wire said: a pair a
+//!   malformed answer broke is UNKNOWN, as the contract's decoder cases
+//!   read each shape (`on_the_wire`).
 //! - `[safety:counted]` (§4.1's table, §8.1): for each app whose S2 was clean
-//!   in the request (no knob on, every call 200 unshaped), each of STALE,
+//!   in the request (no knob on, every call 200 unshaped) or only malformed
+//!   (read on the wire, as above), each of STALE,
 //!   AHEAD and UNKNOWN is counted in one line of that app with its reason,
 //!   exactly the pairs answered so when each is one passage and at least
 //!   that otherwise; a reason nobody answered has no line, so NOT_VISIBLE is
@@ -118,9 +121,10 @@
 //!   (401), nothing else; a sibling's document is absent only where memoria
 //!   asked its app nobody in the request or the app answered NOT_VISIBLE for
 //!   it, every other answer (STALE, AHEAD, UNKNOWN, a failed call) being
-//!   withheld loudly with its app's line or, on VISIBLE, shown; and memoria's
+//!   withheld loudly with its app's line or, on VISIBLE, shown; memoria's
 //!   own document, stored, opens for every person admitted (the presence
-//!   that makes a deleted one's absence mean something).
+//!   that makes a deleted one's absence mean something); and a document not
+//!   shown (withheld, absent, refused) names no tag of its titles.
 //! - `[safety:sources]` (§8.1): the owner's sources page has a section for
 //!   every configured sibling, names no tag of any item any sibling ever held
 //!   nor of memoria's own documents (breakers, polls and counts only), opens
@@ -208,10 +212,10 @@ use std::time::Duration;
 
 use super::checks::Check;
 use super::surfaces::{APP_MEMORIA, Owned, Reason, Rendered, Shown, from_page};
-use crate::fake::faults::Faults;
+use crate::fake::faults::{Faults, MalformedS2};
 use crate::fake::model::{Item, Role};
 use crate::fake::server::FakeSibling;
-use crate::fake::trace::{CallDetail, CallKind, TraceEvent};
+use crate::fake::trace::{CallDetail, CallKind, TraceEvent, TracedPair};
 use crate::world::{MEMORIA_CONSUMER, Memoria};
 
 /// The quiet period before the liveness check, in seconds of memoria's
@@ -396,7 +400,7 @@ pub(super) fn judge_page(
             ));
             continue;
         };
-        match visible_answer(&s2, &r.app, &label, &item.item_id) {
+        match visible_answer(&s2, fakes, &r.app, &label, &item.item_id) {
             None => out.push(fail(
                 SAFETY_VISIBLE,
                 format!(
@@ -424,7 +428,14 @@ pub(super) fn judge_page(
             }
         }
     }
-    out.extend(judge_withheld(&seen.withheld, &s2, fakes, unasked));
+    let has_numeric = seen.numeric.is_some();
+    out.extend(judge_withheld(
+        &seen.withheld,
+        &s2,
+        fakes,
+        unasked,
+        has_numeric,
+    ));
     // Only the search page carries the numeric answer (§8.7).
     let numeric = seen.numeric.as_ref();
     out.extend(judge_numeric(address, numeric, window, fakes));
@@ -564,72 +575,138 @@ fn judge_numeric(
 }
 
 /// The revision `app` answered VISIBLE for `item_id` to `label` in `s2`,
-/// and whether that answer was shaped by a lie.
+/// on the wire ([`on_the_wire`]), and whether that answer was shaped by a
+/// lie.
 fn visible_answer(
     s2: &[&TraceEvent],
+    fakes: &BTreeMap<String, FakeSibling>,
     app: &str,
     label: &str,
     item_id: &str,
 ) -> Option<(String, bool)> {
     s2.iter().find_map(|e| {
-        let CallDetail::S2 { subject, pairs, .. } = &e.detail else {
+        let CallDetail::S2 { subject, .. } = &e.detail else {
             return None;
         };
         (app_of(&e.callee) == app && e.status == Some(200) && subject.as_deref() == Some(label))
             .then_some(())?;
-        pairs
-            .iter()
-            .find(|p| p.item_id == item_id && p.result == "VISIBLE")
-            .map(|p| (p.revision.clone(), e.faults.iter().any(|f| f == "lie")))
+        on_the_wire(e, fakes)
+            .into_iter()
+            .find(|(p, result)| p.item_id == item_id && *result == "VISIBLE")
+            .map(|(p, _)| (p.revision.clone(), e.faults.iter().any(|f| f == "lie")))
     })
 }
 
-/// Whether `faults` can shape an S2 answer (the announce knob cannot).
+/// What `e`, an S2 call memoria received, told memoria of each pair it
+/// asked: the value the fake traced (its truth, or its lie), except where
+/// the fake's malformation broke the answer, read as the contract's decoder
+/// cases read it (`fixtures/contract/s2-decoder-cases.json`; §4.1 and
+/// §6.5: the decoder is total, gate 6). A body refused whole (not JSON,
+/// empty, cut short, bytes after it, an unknown field, another subject
+/// kind or the kind in capitals, a status other than 200) makes every pair
+/// UNKNOWN; a result dropped (the last), cut off by a short response
+/// (all but the first), answered twice or with a value outside the five
+/// (the first) makes its own pair UNKNOWN, the others as answered. The
+/// shape is the fake's knob, which no event changes during a request; a
+/// call traced as malformed with the knob since gone is read as refused
+/// whole.
+fn on_the_wire<'e>(
+    e: &'e TraceEvent,
+    fakes: &BTreeMap<String, FakeSibling>,
+) -> Vec<(&'e TracedPair, &'e str)> {
+    let CallDetail::S2 { pairs, .. } = &e.detail else {
+        return vec![];
+    };
+    let shape = e.faults.iter().any(|f| f == "malformed_s2").then(|| {
+        fakes
+            .get(app_of(&e.callee))
+            .and_then(|f| f.faults().get().malformed_s2)
+    });
+    let last = pairs.len().saturating_sub(1);
+    pairs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let broken = match shape {
+                None => false,
+                Some(Some(MalformedS2::MissingItem)) => i == last,
+                Some(Some(MalformedS2::ShortResponse)) => i > 0,
+                Some(Some(
+                    MalformedS2::DuplicateItem
+                    | MalformedS2::DuplicateSameValue
+                    | MalformedS2::UnknownValue,
+                )) => i == 0,
+                Some(_) => true,
+            };
+            (p, if broken { "UNKNOWN" } else { p.result.as_str() })
+        })
+        .collect()
+}
+
+/// Whether `faults` can shape an S2 answer beyond what [`on_the_wire`]
+/// reads (the announce knob cannot; a malformation alone is read).
 fn s2_faulted(faults: &Faults) -> bool {
     let mut f = faults.clone();
     f.truncate_announce = None;
+    f.malformed_s2 = None;
     f != Faults::default()
 }
 
+/// Whether `e`, an S2 call, was answered as [`on_the_wire`] reads it:
+/// status 200 and no fault but a malformation, or a malformation's own
+/// status (a 2xx other than 200, whose pairs are all UNKNOWN).
+fn read_on_the_wire(e: &TraceEvent, faults: &Faults) -> bool {
+    let malformed = e.faults.iter().all(|f| f == "malformed_s2");
+    match faults.malformed_s2 {
+        Some(MalformedS2::Not200(code)) => malformed && e.status == Some(code),
+        _ => malformed && e.status == Some(200),
+    }
+}
+
 /// Loud withholding (§4.1's table, §8.1): per app whose S2 this request
-/// was clean (no knob on, every call answered 200 unshaped), each reason's
-/// line counts the pairs answered so, exactly when each is one passage and
-/// at least otherwise; a reason nobody answered has no line (NOT_VISIBLE is
-/// never counted). An app in `unasked` (no token to send it) is skipped as
-/// a faulted one is.
+/// was clean or only malformed (no knob on but a malformation, every call
+/// answered 200 or with the malformation's own status, and nothing else
+/// shaping it), each reason's line counts the pairs answered so on the
+/// wire ([`on_the_wire`]: a pair a malformation broke is UNKNOWN), exactly
+/// when each is one passage and at least otherwise; a reason nobody
+/// answered has no line (NOT_VISIBLE is never counted). An app in
+/// `unasked` (no token to send it) is skipped as a faulted one is, and a
+/// malformed app on a page carrying a numeric answer (`numeric`) too: the
+/// sheets its S6 cells come from are ruled in a call of their own, and a
+/// pair broken there is the numeric box's (a slot table), not a passage
+/// line's.
 fn judge_withheld(
     lines: &[(String, Option<Reason>, usize)],
     s2: &[&TraceEvent],
     fakes: &BTreeMap<String, FakeSibling>,
     unasked: &BTreeSet<String>,
+    numeric: bool,
 ) -> Vec<Check> {
     let mut out = vec![];
     for (app, fake) in fakes {
-        if unasked.contains(app) || s2_faulted(&fake.faults().get()) {
+        let knobs = fake.faults().get();
+        if unasked.contains(app) || s2_faulted(&knobs) {
             continue;
         }
         let mine: Vec<&&TraceEvent> = s2.iter().filter(|e| app_of(&e.callee) == app).collect();
-        if mine
-            .iter()
-            .any(|e| e.status != Some(200) || !e.faults.is_empty())
+        if !mine.iter().all(|e| read_on_the_wire(e, &knobs))
+            || (numeric && mine.iter().any(|e| !e.faults.is_empty()))
         {
             continue;
         }
         let mut asked: BTreeMap<Reason, BTreeSet<(String, String)>> = BTreeMap::new();
         for e in &mine {
-            if let CallDetail::S2 { pairs, .. } = &e.detail {
-                for p in pairs {
-                    let reason = match p.result.as_str() {
-                        "STALE" => Reason::Stale,
-                        "AHEAD" => Reason::Ahead,
-                        "UNKNOWN" => Reason::Unknown,
-                        _ => continue,
-                    };
-                    asked
-                        .entry(reason)
-                        .or_default()
-                        .insert((p.item_id.clone(), p.revision.clone()));
-                }
+            for (p, result) in on_the_wire(e, fakes) {
+                let reason = match result {
+                    "STALE" => Reason::Stale,
+                    "AHEAD" => Reason::Ahead,
+                    "UNKNOWN" => Reason::Unknown,
+                    _ => continue,
+                };
+                asked
+                    .entry(reason)
+                    .or_default()
+                    .insert((p.item_id.clone(), p.revision.clone()));
             }
         }
         for reason in [Reason::Unknown, Reason::Stale, Reason::Ahead] {
@@ -784,7 +861,7 @@ pub(super) async fn converge(
                     .model()
                     .with(|mm| mm.person(reader).map(|p| p.label.clone()))
                     .unwrap_or_default();
-                let current = visible_answer(&s2, app, &label, &item.item_id)
+                let current = visible_answer(&s2, fakes, app, &label, &item.item_id)
                     .is_some_and(|(r, _)| r == revision);
                 let notices = seen.withheld.len() + seen.reconciling.len();
                 if !shown.contains(&want) || !current || notices > 0 {

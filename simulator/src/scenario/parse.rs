@@ -203,7 +203,9 @@ pub enum FaultDecl {
     LieVisible,
     /// A malformed S2 answer: `not-json`, `missing-item`, `unknown-value`, …
     MalformedS2 {
-        /// The shape, kebab-case of `MalformedS2`'s variants.
+        /// The shape, kebab-case of `MalformedS2`'s variants
+        /// (`status-203` for `Not200(203)`, `kind-capitals` for
+        /// `KindInCapitals`).
         shape: String,
     },
     /// An announce without its close marker.

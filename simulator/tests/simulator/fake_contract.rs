@@ -863,13 +863,27 @@ async fn each_malformed_s2_knob_sends_its_own_broken_answer() {
             200,
             honest.text().replace("\"}", "\",\"visible_to_team\":true}"),
         ),
+        (MalformedS2::Not200(203), 203, honest.text().to_owned()),
+        (
+            MalformedS2::KindInCapitals,
+            200,
+            honest.text().replace("\"address\"", "\"ADDRESS\""),
+        ),
+        (
+            MalformedS2::DuplicateSameValue,
+            200,
+            r#"{"subject_kind":"address","results":[{"item_id":"a","revision":"1","result":"AHEAD"},{"item_id":"a","revision":"r1","result":"VISIBLE"},{"item_id":"b","revision":"1","result":"NOT_VISIBLE"},{"item_id":"a","revision":"1","result":"AHEAD"}]}"#.to_owned(),
+        ),
     ];
     for (knob, status, body) in cases {
         fake.faults().set_malformed_s2(Some(knob));
         let answer = send_raw(&fake, post("/s2/check", &s2_body("address", ANA, &pairs))).await;
         assert_eq!(answer.status.as_u16(), status, "{knob:?}");
         assert_eq!(answer.text(), body, "{knob:?}");
-        assert_ne!(answer.body, honest.body, "{knob:?}");
+        // A 2xx other than 200 is broken by its status alone.
+        if !matches!(knob, MalformedS2::Not200(_)) {
+            assert_ne!(answer.body, honest.body, "{knob:?}");
+        }
     }
     // S1 is untouched by an S2 malformation.
     send(&fake, get("/s1/feed")).await;
