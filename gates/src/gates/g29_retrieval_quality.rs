@@ -1091,7 +1091,17 @@ fn phrase_with_stop_words_matches_only_where_they_stand(ctx: &mut Ctx) -> Result
 /// The phrase-oracle case's words: content words, and stop words
 /// ([`memoria::STOP_WORDS`]'s), which a phrase keeps in place.
 const ORACLE_WORDS: [&str; 12] = [
-    "how", "use", "proxy", "server", "configure", "connect", "cider", "frost", "to", "a", "the",
+    "how",
+    "use",
+    "proxy",
+    "server",
+    "configure",
+    "connect",
+    "cider",
+    "frost",
+    "to",
+    "a",
+    "the",
     "of",
 ];
 
@@ -1157,7 +1167,11 @@ fn oracle_passages(rng: &mut rand::rngs::StdRng) -> Vec<(String, String, String)
                     .collect();
                 kept.join(" ")
             };
-            out.push((format!("columns-{i}"), keep(true, "cider"), keep(false, "frost")));
+            out.push((
+                format!("columns-{i}"),
+                keep(true, "cider"),
+                keep(false, "frost"),
+            ));
         }
     }
     for k in 0..ORACLE_PASSAGES {
@@ -1278,7 +1292,11 @@ fn every_phrase_ranks_as_fts5_ranks_it(ctx: &mut Ctx) -> Result<(), Failure> {
     let drawn = oracle_passages(ctx.rng());
     let corpora = [
         ("phrase-oracle", drawn, &ORACLE_PHRASES[..]),
-        ("phrase-oracle-lined-up", lined_up_passages(), &ORACLE_PHRASES[..1]),
+        (
+            "phrase-oracle-lined-up",
+            lined_up_passages(),
+            &ORACLE_PHRASES[..1],
+        ),
     ];
     for (dir, passages, phrases) in corpora {
         let instance = Passages::ingested_titled(ctx, dir, passages.clone())?;
@@ -1287,7 +1305,9 @@ fn every_phrase_ranks_as_fts5_ranks_it(ctx: &mut Ctx) -> Result<(), Failure> {
             // The presence first: the oracle finds the phrase where it was planted.
             ensure(
                 want.len() >= 2,
-                format!("the oracle finds \"{phrase}\" in at least the two passages it was planted in ({dir})"),
+                format!(
+                    "the oracle finds \"{phrase}\" in at least the two passages it was planted in ({dir})"
+                ),
                 format!("{want:?}"),
             )?;
             let got = instance.ranked(phrase)?;
@@ -1297,7 +1317,11 @@ fn every_phrase_ranks_as_fts5_ranks_it(ctx: &mut Ctx) -> Result<(), Failure> {
                 format!(
                     "\"{phrase}\" ranks first the {k} passages FTS5 finds with it as one phrase, in bm25()'s order ({dir}; seed-drawn passages, so the seed replays it)"
                 ),
-                format!("memoria {:?}, the oracle {:?}", &got[..got.len().min(k)], &want[..k]),
+                format!(
+                    "memoria {:?}, the oracle {:?}",
+                    &got[..got.len().min(k)],
+                    &want[..k]
+                ),
             )?;
         }
     }
