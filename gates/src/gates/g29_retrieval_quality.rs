@@ -186,7 +186,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "29/every-phrase-ranks-its-passages-as-fts5-ranks-it",
-            desc: "Over 60 passages drawn from the seed out of 12 words (stop words among them), with phrases planted whole, altered by one word, twice, in a title, or across a title and its body, beside near misses (each phrase with one stop word replaced, or with its stop words in a title and its other words in the body), and over 70 passages whose content words line up without their stop words (past the split path's cap), every phrase of a table (stop words inside, repeated, leading, trailing; none) ranks first exactly the passages an FTS5 table of the same text finds with that phrase, in its bm25() order with the index's column weights (the oracle), each phrase found in at least two.",
+            desc: "Over 60 passages drawn from the seed out of 12 words (stop words among them), with phrases planted whole, altered by one word, twice, in a title, or across a title and its body, beside near misses (each phrase with one stop word replaced, or with its stop words in a title and its other words in the body), and over 70 passages whose content words line up without their stop words (past the split path's cap), every phrase of a table (stop words inside, repeated, leading, trailing; none) ranks first exactly the passages an FTS5 table of the same text finds with that phrase, in its bm25() order with the index's column weights (the oracle), each phrase found in at least two; then, over 80 passages drawn from 10 words of different frequencies, every query of three of them ranks first the passages FTS5 finds with it as one phrase and then those holding every word, each in bm25() order (a word's row count sets its IDF), at least 40 of the 120 with two such passages or more.",
             run: every_phrase_ranks_as_fts5_ranks_it,
         },
         Case {
@@ -1251,11 +1251,11 @@ fn lined_up_passages() -> Vec<(String, String, String)> {
 
 /// The oracle: the names of the passages an FTS5 table of `passages`
 /// (the index's columns and tokenizer, the trail empty, rows in the
-/// order given) matches with `phrase` as one FTS5 phrase, in `bm25()`
-/// order with the index's column weights, then by row.
-fn fts5_phrase_order(
+/// order given) matches with the FTS5 `expression`, in `bm25()` order
+/// with the index's column weights, then by row.
+fn fts5_order(
     passages: &[(String, String, String)],
-    phrase: &str,
+    expression: &str,
 ) -> Result<Vec<String>, Failure> {
     let fail = |e: rusqlite::Error| Failure::new("the oracle's FTS5 table answers", e.to_string());
     let conn = rusqlite::Connection::open_in_memory().map_err(fail)?;
@@ -1276,7 +1276,7 @@ fn fts5_phrase_order(
         .prepare("SELECT rowid FROM o WHERE o MATCH ?1 ORDER BY bm25(o, ?2, ?3, ?4), rowid")
         .map_err(fail)?;
     let rows = stmt
-        .query_map(rusqlite::params![format!("\"{phrase}\""), t, h, b], |r| {
+        .query_map(rusqlite::params![expression, t, h, b], |r| {
             r.get::<_, i64>(0)
         })
         .map_err(fail)?;
@@ -1301,7 +1301,7 @@ fn every_phrase_ranks_as_fts5_ranks_it(ctx: &mut Ctx) -> Result<(), Failure> {
     for (dir, passages, phrases) in corpora {
         let instance = Passages::ingested_titled(ctx, dir, passages.clone())?;
         for phrase in phrases {
-            let want = fts5_phrase_order(&passages, phrase)?;
+            let want = fts5_order(&passages, &format!("\"{phrase}\""))?;
             // The presence first: the oracle finds the phrase where it was planted.
             ensure(
                 want.len() >= 2,
@@ -1325,7 +1325,94 @@ fn every_phrase_ranks_as_fts5_ranks_it(ctx: &mut Ctx) -> Result<(), Failure> {
             )?;
         }
     }
-    Ok(())
+    every_word_ranks_as_fts5_ranks_it(ctx)
+}
+
+/// The words-oracle corpus's words, commonest first: passage bodies draw
+/// word `i` with weight `WORDS_ORACLE.len() - i`, so a word's row count,
+/// and its IDF, differ from the next one's.
+const WORDS_ORACLE: [&str; 10] = [
+    "harbor", "lantern", "meadow", "quarry", "saddle", "thimble", "walnut", "yarrow", "zephyr",
+    "bramble",
+];
+
+/// The fewest words-oracle queries (every three of [`WORDS_ORACLE`], 120)
+/// whose all-words tier must hold two passages or more, for the order to
+/// say anything.
+const WORDS_ORACLE_ORDERED_MIN: usize = 40;
+
+/// Passages drawn in the words-oracle corpus.
+const WORDS_ORACLE_PASSAGES: usize = 80;
+
+/// The phrase tier and then the all-words tier (§7.1's tiers 1 and 2),
+/// each as FTS5 ranks it: a query of three content words over passages
+/// whose words have different row counts ranks the all-words tier by the
+/// words' IDFs, so a word's row count (`nHit`) counted wrong reorders it.
+fn every_word_ranks_as_fts5_ranks_it(ctx: &mut Ctx) -> Result<(), Failure> {
+    use rand::Rng as _;
+    let weights: usize = (1..=WORDS_ORACLE.len()).sum();
+    let mut passages = Vec::new();
+    for k in 0..WORDS_ORACLE_PASSAGES {
+        let n = ctx.rng().gen_range(4..16);
+        let body: Vec<&str> = (0..n)
+            .map(|_| {
+                let mut pick = ctx.rng().gen_range(0..weights);
+                let mut i = 0;
+                while pick >= WORDS_ORACLE.len() - i {
+                    pick -= WORDS_ORACLE.len() - i;
+                    i += 1;
+                }
+                WORDS_ORACLE[i]
+            })
+            .collect();
+        passages.push((format!("words-{k}"), format!("Passage {k}"), body.join(" ")));
+    }
+    let instance = Passages::ingested_titled(ctx, "words-oracle", passages.clone())?;
+    let mut queries = Vec::new();
+    for (i, a) in WORDS_ORACLE.iter().enumerate() {
+        for (j, b) in WORDS_ORACLE.iter().enumerate().skip(i + 1) {
+            for c in WORDS_ORACLE.iter().skip(j + 1) {
+                queries.push(format!("{a} {b} {c}"));
+            }
+        }
+    }
+    let mut ordered = 0;
+    for query in &queries {
+        let phrase = fts5_order(&passages, &format!("\"{query}\""))?;
+        let every = fts5_order(
+            &passages,
+            &query
+                .split(' ')
+                .map(|w| format!("\"{w}\""))
+                .collect::<Vec<_>>()
+                .join(" AND "),
+        )?;
+        ordered += usize::from(every.len() >= 2);
+        let mut want = phrase.clone();
+        want.extend(every.into_iter().filter(|n| !phrase.contains(n)));
+        let got = instance.ranked(query)?;
+        let k = want.len().min(memoria::PAGE_SIZE_RESULTS);
+        ensure(
+            got.len() >= k && got[..k] == want[..k],
+            format!(
+                "\"{query}\" ranks first the {k} passages FTS5 finds with it as one phrase and then with every word, each in bm25()'s order (seed-drawn passages, so the seed replays it)"
+            ),
+            format!(
+                "memoria {:?}, the oracle {:?}",
+                &got[..got.len().min(k)],
+                &want[..k]
+            ),
+        )?;
+    }
+    // The presence the orders above stand on: enough tiers had passages to order.
+    ensure(
+        ordered >= WORDS_ORACLE_ORDERED_MIN,
+        format!(
+            "at least {WORDS_ORACLE_ORDERED_MIN} of the {} queries find every word in two passages or more",
+            queries.len()
+        ),
+        format!("{ordered}"),
+    )
 }
 
 fn rare_word_outranks_common_ones(ctx: &mut Ctx) -> Result<(), Failure> {
