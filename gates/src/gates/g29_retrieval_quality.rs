@@ -186,7 +186,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "29/every-phrase-ranks-its-passages-as-fts5-ranks-it",
-            desc: "Over 60 passages drawn from the seed out of 12 words (stop words among them), with phrases planted whole, altered by one word, twice, in a title, or across a title and its body, beside near misses (each phrase with one stop word replaced, or with its stop words in a title and its other words in the body), and over 70 passages whose content words line up without their stop words (past the split path's cap), every phrase of a table (stop words inside, repeated, leading, trailing; none) ranks first exactly the passages an FTS5 table of the same text finds with that phrase, in its bm25() order with the index's column weights (the oracle), each phrase found in at least two; then, over 80 passages drawn from 10 words of different frequencies, every query of three of them ranks first the passages FTS5 finds with it as one phrase and then those holding every word, each in bm25() order (a word's row count sets its IDF), at least 40 of the 120 with two such passages or more.",
+            desc: "Over 60 passages drawn from the seed out of 12 words (stop words among them), with phrases planted whole, altered by one word, twice, in a title, or across a title and its body, beside near misses (each phrase with one stop word replaced, or with its stop words in a title and its other words in the body), and over 70 passages whose content words line up without their stop words (past the split path's cap), every phrase of a table (stop words inside, repeated, leading, trailing; none) ranks first exactly the passages an FTS5 table of the same text finds with that phrase, in its bm25() order with the index's column weights (the oracle), each phrase found in at least two; then, over 80 passages drawn from 10 words of different frequencies, every query of three of them ranks first the passages FTS5 finds with it as one phrase and then those holding every word, each in bm25() order (a word's row count sets its IDF), at least 40 of the 120 with two such passages or more; and in a pinned corpus of 40 rows of one length, a query of a rare, a common and a middling word ranks its two passages as FTS5 does, an order that each word's row count one short reverses.",
             run: every_phrase_ranks_as_fts5_ranks_it,
         },
         Case {
@@ -1412,6 +1412,99 @@ fn every_word_ranks_as_fts5_ranks_it(ctx: &mut Ctx) -> Result<(), Failure> {
             queries.len()
         ),
         format!("{ordered}"),
+    )?;
+    a_rare_words_count_decides_between_two_passages(ctx)
+}
+
+/// The pinned corpus's query: a rare word (in 2 rows of
+/// [`RARE_COUNT_PASSAGES`]), a common one (in 9) and one between (in 4).
+const RARE_COUNT_QUERY: &str = "juniper copper lichen";
+
+/// Passages in the pinned corpus, every body [`RARE_COUNT_BODY_WORDS`]
+/// words and every title two, so each row's length is the mean and only
+/// the words' IDFs and counts in a row decide its score.
+const RARE_COUNT_PASSAGES: usize = 40;
+
+/// Words in every body of the pinned corpus.
+const RARE_COUNT_BODY_WORDS: usize = 12;
+
+/// The pinned corpus: `rare-first` holds (juniper, copper, lichen) 1, 4
+/// and 2 times, `rare-second` 3, 1 and 1 times; 7 more rows hold copper
+/// and 2 more lichen, the rest only fillers. With FTS5's `k1 = 1.2`,
+/// `b = 0.75` and rows of the mean length, `rare-first` outscores
+/// `rare-second` by 0.052 with the true row counts (2, 9, 4 of 40) and
+/// loses by 0.051 with every count one short (1, 8, 3): the rare word's
+/// IDF rises by 0.54 and the others' by less, which is what a count off
+/// by one does to the all-words tier and what the seed-drawn corpus above,
+/// whose words stand in most rows, sees only at some seeds.
+fn rare_count_passages() -> Vec<(String, String, String)> {
+    const FILLERS: [&str; 12] = [
+        "orchard", "pebble", "tundra", "ember", "falcon", "granite", "hollow", "ivory", "jasper",
+        "kestrel", "marble", "nettle",
+    ];
+    let fill = |words: &[&str]| -> String {
+        let mut body: Vec<&str> = words.to_vec();
+        body.extend(FILLERS.iter().take(RARE_COUNT_BODY_WORDS - words.len()));
+        body.join(" ")
+    };
+    let mut passages = vec![
+        (
+            "rare-first".to_string(),
+            fill(&[
+                "copper", "copper", "juniper", "lichen", "copper", "lichen", "copper",
+            ]),
+        ),
+        (
+            "rare-second".to_string(),
+            fill(&["juniper", "copper", "juniper", "lichen", "juniper"]),
+        ),
+    ];
+    for k in 0..RARE_COUNT_PASSAGES - 2 {
+        let words: &[&str] = match k {
+            0..7 => &["copper"],
+            7..9 => &["lichen"],
+            _ => &[],
+        };
+        passages.push((format!("rare-filler-{k}"), fill(words)));
+    }
+    passages
+        .into_iter()
+        .enumerate()
+        .map(|(k, (name, body))| (name, format!("Passage {k}"), body))
+        .collect()
+}
+
+/// A word's row count off by one reorders the all-words tier of a pinned
+/// corpus (see [`rare_count_passages`]): memoria ranks its two passages as
+/// FTS5 ranks them.
+fn a_rare_words_count_decides_between_two_passages(ctx: &mut Ctx) -> Result<(), Failure> {
+    let passages = rare_count_passages();
+    let every = fts5_order(
+        &passages,
+        &RARE_COUNT_QUERY
+            .split(' ')
+            .map(|w| format!("\"{w}\""))
+            .collect::<Vec<_>>()
+            .join(" AND "),
+    )?;
+    // The presence first: the oracle finds the two pinned passages, in the
+    // order the counts give, and no phrase.
+    ensure(
+        every == ["rare-first", "rare-second"]
+            && fts5_order(&passages, &format!("\"{RARE_COUNT_QUERY}\""))?.is_empty(),
+        format!(
+            "the oracle finds \"{RARE_COUNT_QUERY}\" in the pinned corpus's two passages, rare-first above rare-second, and never as a phrase"
+        ),
+        format!("{every:?}"),
+    )?;
+    let instance = Passages::ingested_titled(ctx, "words-oracle-rare", passages)?;
+    let got = instance.ranked(RARE_COUNT_QUERY)?;
+    ensure(
+        got.len() >= 2 && got[..2] == ["rare-first", "rare-second"],
+        format!(
+            "\"{RARE_COUNT_QUERY}\" ranks the pinned corpus's two passages as FTS5 does: the rare word's row count (2 of {RARE_COUNT_PASSAGES}) decides the order"
+        ),
+        format!("{got:?}"),
     )
 }
 
