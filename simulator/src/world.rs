@@ -67,8 +67,10 @@ pub const EPOCH_UNIX_S: i64 = 1_796_029_200;
 /// suite-shape run (§4.3), whose roster loop pulls every 300 s
 /// (`ROSTER_REFRESH_S`) and whose liveness check waits for up to two more
 /// pulls, and for the explorer's home spell that runs past one pull
-/// (`explore`'s `home.rs`, 305 s more).
-pub const SIMULATION_DURATION_S: u64 = 1_800;
+/// (`explore`'s `home.rs`, 305 s more) or past the roster copy's TTL
+/// (1,020 s more). A run that finishes earlier is not changed by it; one
+/// that never finishes fails at this bound.
+pub const SIMULATION_DURATION_S: u64 = 3_600;
 /// One turmoil tick, in simulated milliseconds: every world's unless it
 /// sets its own ([`World::set_tick_ms`]). Gate 23's deadlines are 10 ms
 /// apart, so the gates keep 1 ms.

@@ -39,6 +39,13 @@
 //! to the copy it kept. `benches/RESULTS.md` has what the explorer kills
 //! with and without it.
 //!
+//! The stale spell: in [`STALE_SPELL_SHARE`] of the worlds with a long
+//! spell, its clock jumps [`STALE_SPELL_MS`] (`ROSTER_TTL_S` and two
+//! minutes) instead, so every pull inside it fails for longer than the
+//! copy's TTL and the copy goes stale: nobody's team standing can be
+//! established, sessions included (§4.3, suite gate 5). The questions asked
+//! again there must find no passage and say why (`[safety:roster]`).
+//!
 //! The rewind: 60% of the suite-shape worlds whose run restores memoria from
 //! a backup (`roster-rewind`) have the lagging replica answer the pulls from
 //! just before one or two of those restores until up to 10 events after.
@@ -73,8 +80,28 @@ pub const LONG_SPELL_SHARE: f64 = 0.5;
 /// the loop pulls at least once while the home is unreachable, and the
 /// spell's later events ask with whatever that pull left. One spell a
 /// world at most, so the copy a failed pull keeps stays inside
-/// `ROSTER_TTL_S` (900 s) and the run inside `SIMULATION_DURATION_S`.
+/// `ROSTER_TTL_S` (900 s), unless the spell is a stale one
+/// ([`STALE_SPELL_MS`]), and the run inside `SIMULATION_DURATION_S`.
 pub const LONG_SPELL_MS: u64 = (memoria::ROSTER_REFRESH_S + 5) * 1_000;
+/// The share of long spells that run past the copy's TTL instead
+/// ([`STALE_SPELL_MS`]): the roster loop's pulls all fail for longer than
+/// `ROSTER_TTL_S`, so the copy memoria holds goes stale inside the spell.
+pub const STALE_SPELL_SHARE: f64 = 0.5;
+/// How far the run's clock moves inside a stale spell, in simulated ms:
+/// `ROSTER_TTL_S` (900 s) and two minutes, so at least 780 s of the jump
+/// come after the last pull the home answered before the spell (the loop
+/// pulls every 300 s while pulls succeed), and the questions after the
+/// jump are asked of a copy past its TTL by more than the oracle's margin
+/// (`scenario`'s `roster.rs`, `STALE_MARGIN_S`). The roster readers ask
+/// again their last questions there too: a stale copy stops everyone's
+/// team standing, sessions included, so they must find nothing, and be
+/// told why (§4.3, suite gate 5).
+pub const STALE_SPELL_MS: u64 = (memoria::ROSTER_TTL_S.unsigned_abs() + 120) * 1_000;
+/// The modes a stale spell draws from: the unreachable home's, and three
+/// the home answers (`crate::fake::home::HomeFault`: 503, a body that does
+/// not decode, a lagging replica's older epoch), so a failed pull the home
+/// answered is seen not to renew the copy either.
+const STALE_MODES: [&str; 5] = ["refuse", "hang", "down", "garbage-html", "stale-epoch"];
 /// The questions roster readers asked before a long spell that are asked
 /// again inside it, at most ([`ask_again`]).
 const ASKED_AGAIN_MAX: usize = 3;
@@ -103,10 +130,20 @@ pub(super) fn add(
     // first spell is where it was before long ones existed.
     let mut long =
         rand::rngs::StdRng::seed_from_u64(seed ^ 0x6c6f_6e67_7370_656c).gen_bool(LONG_SPELL_SHARE);
+    // Whether the long spell runs past the TTL: a stream of its own again,
+    // so a world whose long spell does not is the run it was.
+    let mut stale_rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x7374_616c_6573_706c);
+    let stale = stale_rng.gen_bool(STALE_SPELL_SHARE);
     let weight = rng.gen_range(1..=2u32);
     swarm.0.push((FaultKind::HomeUnreachable, weight));
     for _ in 0..weight {
-        let mode = MODES.choose(&mut rng).unwrap_or(&"refuse").to_string();
+        let mut mode = MODES.choose(&mut rng).unwrap_or(&"refuse").to_string();
+        if long && stale {
+            mode = STALE_MODES
+                .choose(&mut stale_rng)
+                .unwrap_or(&"refuse")
+                .to_string();
+        }
         let at = rng.gen_range(1..=events.len());
         events.insert(at, Event::RosterFault { at_ms: None, mode });
         let end = rng.gen_range(at + 1..=(at + SPELL_EVENTS_MAX).min(events.len()));
@@ -118,7 +155,11 @@ pub(super) fn add(
             },
         );
         if std::mem::take(&mut long) {
-            delay_from(events, at + 1, LONG_SPELL_MS);
+            delay_from(
+                events,
+                at + 1,
+                if stale { STALE_SPELL_MS } else { LONG_SPELL_MS },
+            );
             ask_again(events, at, roster_readers);
         }
     }
@@ -242,8 +283,12 @@ mod tests {
                     _ => None,
                 })
                 .collect();
+            // Refused or hung pulls come only from an unreachable home; a
+            // stale spell may instead draw a mode the roster kind draws too.
             let unreachable = modes.iter().any(|m| MODES.contains(m));
-            assert_eq!(on, unreachable, "seed {seed}: {modes:?}");
+            let spell = modes.iter().any(|m| STALE_MODES.contains(m));
+            assert!(!unreachable || on, "seed {seed}: {modes:?}");
+            assert!(!on || spell, "seed {seed}: {modes:?}");
             drawn += usize::from(on);
         }
         assert!(drawn > 0, "no seed of 60 drew an unreachable home");
@@ -275,6 +320,18 @@ mod tests {
             }
         }
         assert!(long > 0, "no spell of 60 seeds ran past a roster pull");
+    }
+
+    #[test]
+    fn some_long_spells_run_past_the_rosters_ttl() {
+        let stale = (0..400u64)
+            .filter(|&seed| {
+                let x = super::super::generate(seed);
+                let times: Vec<u64> = x.scenario.events.iter().filter_map(Event::at_ms).collect();
+                times.windows(2).any(|w| w[1] - w[0] >= STALE_SPELL_MS)
+            })
+            .count();
+        assert!(stale > 0, "no spell of 400 seeds ran past the roster's TTL");
     }
 
     #[test]

@@ -111,7 +111,12 @@
 //!   (a failed pull, answered or not, drops nothing). The pulls are the fake
 //!   home's own record. At
 //!   liveness, each such person asks for every team-visible item (each just
-//!   found by a member: the presence) and is shown nothing.
+//!   found by a member: the presence) and is shown nothing. And a stale
+//!   copy stops everyone's team standing, sessions included (§4.3, suite
+//!   gate 5): once the last pull memoria may have adopted since its last
+//!   wake is older than `ROSTER_TTL_S` and a minute (the explorer's stale
+//!   spell, `explore/home.rs`), a roster reader sees no passage on any
+//!   surface and the search page says the roster is stale or missing.
 //! - `[safety:document]` (§4.1, §4.2, §8.1;
 //!   `simulator/src/scenario/documents.rs`): a document opened by its link,
 //!   on the document page or over the MCP `document` tool, is judged as every

@@ -477,24 +477,31 @@ struct Ctx {
 impl Ctx {
     /// The session `who` asks with when they cannot sign in again: the one
     /// held when the owners file dropped them, or, for a reader the roster
-    /// admitted, the one taken at the first warm-up while memoria does not
-    /// admit them now (a restart ends it; they are then shown nothing).
-    fn held_session(&self, m: &Memoria, who: &str) -> Option<String> {
+    /// admitted, the one taken at the first warm-up while memoria refuses
+    /// them now (a restart ends it; they are then shown nothing). While
+    /// nobody's standing can be established (the roster copy stale or
+    /// missing) a reader asks with the session they hold now, which the
+    /// stale copy must withhold from, not end (§4.3).
+    fn held_session(&self, m: &mut Memoria, who: &str) -> Option<String> {
         if let Some(c) = self.removed.get(who) {
             return Some(c.clone());
         }
         let r = self.roster.as_ref()?;
-        let admitted = m
+        let standing = m
             .state()
             .instance()
             .lock()
             .ok()
-            .and_then(|i| i.admit(who))
-            .is_some();
-        if admitted {
-            None
-        } else {
+            .map(|i| i.admission().standing(who));
+        let held = match standing {
+            Some(memoria::Standing::Admitted(_)) => false,
+            Some(memoria::Standing::Lacking(_)) => !m.holds_session(who),
+            Some(memoria::Standing::Refused) | None => true,
+        };
+        if held {
             r.sessions.get(who).cloned()
+        } else {
+            None
         }
     }
 }

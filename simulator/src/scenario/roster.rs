@@ -21,6 +21,13 @@
 //!   nothing, so nobody removed is admitted again by it, and a member on
 //!   the copy stays admitted while it is within its TTL
 //!   ([`RosterTruth::surely_admitted`]).
+//! - "Past the TTL with no successful fetch it is stale, and team standing
+//!   stops being established for anyone — including people already in a
+//!   session": once the last pull memoria may have adopted is older than
+//!   `ROSTER_TTL_S` and a margin ([`RosterTruth::surely_stale`]), a roster
+//!   reader sees no passage on any surface, and the search page says the
+//!   roster is stale or missing; a reader is judged surely admitted only
+//!   inside the TTL.
 //! - "No roster, no admission": after a wake with the home failing there
 //!   is no copy, and a roster member's standing cannot be established, so
 //!   the oracle asserts nothing about finding things until a clean pull
@@ -119,6 +126,55 @@ impl RosterTruth {
             .max()
     }
 
+    /// When the last pull memoria may have adopted since its last wake (or
+    /// calendar skip) was answered, in simulated ms: status 200 with an
+    /// epoch, under no fault the oracle knows of or a slow home (a change at
+    /// that very instant counts as possibly clean, the generous reading), or under a
+    /// lagging replica that had no older roster to answer with (its epoch
+    /// no older than any answered before: an answer memoria may adopt).
+    fn last_possibly_clean_pull_ms(&self) -> Option<u64> {
+        let pulls = self.home.pulls();
+        let mut newest: Option<u64> = None;
+        let mut last = None;
+        for p in &pulls {
+            let Some(epoch) = p.epoch.filter(|_| p.status == 200) else {
+                continue;
+            };
+            let adoptable = match self.fault_at(p.at_ms) {
+                // A slow answer may still come inside memoria's deadline.
+                None | Some(HomeFault::None | HomeFault::Slow(_)) => true,
+                Some(HomeFault::StaleEpoch) => newest.is_none_or(|n| epoch >= n),
+                Some(_) => false,
+            };
+            if adoptable && p.at_ms > self.fresh_from_ms {
+                last = Some(p.at_ms);
+            }
+            newest = Some(newest.map_or(epoch, |n| n.max(epoch)));
+        }
+        last
+    }
+
+    /// Whether the copy memoria holds is surely stale now: it pulled one
+    /// since its last wake, and no pull it may have adopted was answered
+    /// in the last `ROSTER_TTL_S` and [`STALE_MARGIN_S`] (§4.3: "Past the
+    /// TTL with no successful fetch it is stale").
+    pub(super) fn surely_stale(&self) -> bool {
+        self.last_possibly_clean_pull_ms()
+            .is_some_and(|t| now_ms() > t + STALE_AFTER_S * 1_000)
+    }
+
+    /// The home's last few pulls, `at_ms:status`, for a failure's message.
+    fn recent_pulls(&self) -> String {
+        let pulls = self.home.pulls();
+        let from = pulls.len().saturating_sub(4);
+        let mut out: Vec<String> = pulls[from..]
+            .iter()
+            .map(|p| format!("{}:{}", p.at_ms, p.status))
+            .collect();
+        out.push(format!("memoria fresh from {}", self.fresh_from_ms));
+        out.join(" ")
+    }
+
     /// Whether `address` must be refused now: the home removed them and
     /// has not added them back, and a clean pull has happened since
     /// (§4.3: the copy as it stands; a failed pull keeps it).
@@ -128,8 +184,17 @@ impl RosterTruth {
 
     /// Whether `address`, a roster reader, is certainly admitted now: on
     /// the roster, with a clean pull since their last change and since
-    /// memoria last woke or its calendar skipped.
+    /// memoria last woke or its calendar skipped, the last one inside the
+    /// copy's TTL.
     pub(super) fn surely_admitted(&self, address: &str) -> bool {
+        let fresh = self
+            .last_clean_pull_ms()
+            .is_some_and(|t| now_ms() < t + KEPT_WITHIN_S * 1_000);
+        fresh && self.admitted_by_the_copy(address)
+    }
+
+    /// Whether the copy memoria pulled last admits `address`, whatever its age.
+    fn admitted_by_the_copy(&self, address: &str) -> bool {
         let since = match self.changed.get(address) {
             Some((_, false)) => return false,
             Some((at, true)) => (*at).max(self.fresh_from_ms),
@@ -165,6 +230,35 @@ pub(super) fn judge_roster(truth: &RosterTruth, address: &str, seen: &Rendered) 
             ok: false,
         });
     }
+    // A stale roster stops team standing for everybody, sessions included
+    // (§4.3, suite gate 5): past the TTL with no pull the home answered, a
+    // roster reader sees no passage, and the page says why.
+    // The owners list bypasses the roster (decision 11): an owner the
+    // timeline also put on or off the roster stays admitted.
+    let owner = crate::world::OWNERS.contains(&address);
+    if !owner && truth.is_roster_reader(address) && truth.surely_stale() {
+        if !seen.shown.is_empty() {
+            out.push(Check {
+                expected: format!(
+                    "{SAFETY_ROSTER} past the roster copy's TTL with no pull the home answered (over {STALE_AFTER_S} s), nobody's team standing can be established, sessions included: a roster reader sees no passage (§4.3, suite gate 5)"
+                ),
+                actual: format!("{} results", seen.shown.len()),
+                ok: false,
+            });
+        }
+        if seen.standing_lack_said == Some(false) {
+            out.push(Check {
+                expected: format!(
+                    "{SAFETY_ROSTER} the search page withholds loudly while the roster copy is stale: it says the roster is stale (§4.3, §8.1)"
+                ),
+                actual: format!(
+                    "the page does not say why nothing is shown (the home's last pulls, ms and status: {})",
+                    truth.recent_pulls()
+                ),
+                ok: false,
+            });
+        }
+    }
     // A failed pull keeps the last good copy: while a clean pull since
     // memoria's last wake is well inside the TTL, memoria holds a copy.
     let kept = truth
@@ -186,6 +280,16 @@ pub(super) fn judge_roster(truth: &RosterTruth, address: &str, seen: &Rendered) 
 /// simulated s: `ROSTER_TTL_S` (900 s) less a minute, so the copy's own
 /// expiry on memoria's calendar is never judged.
 const KEPT_WITHIN_S: u64 = memoria::ROSTER_TTL_S.unsigned_abs() - 60;
+
+/// The oracle's margin past the copy's TTL, in simulated s: a pull's
+/// deadline and the links' latency, rounded up to a minute, so the edge of
+/// the TTL on memoria's calendar is never judged.
+const STALE_MARGIN_S: u64 = 60;
+
+/// How long after the last pull memoria may have adopted its copy is
+/// surely stale, in simulated s: `ROSTER_TTL_S` (900 s) and
+/// [`STALE_MARGIN_S`].
+const STALE_AFTER_S: u64 = memoria::ROSTER_TTL_S.unsigned_abs() + STALE_MARGIN_S;
 
 /// Lets simulated time run, in steps of a second, until the home has
 /// answered a clean pull after now, for at most

@@ -57,11 +57,19 @@ pub(super) struct Rendered {
     /// The search page says memoria holds no roster copy
     /// ([`NO_ROSTER_LINE`], §6.5); always false on the other surfaces.
     pub(super) no_roster: bool,
+    /// The search page says why nobody's team standing can be established
+    /// (the roster copy stale or missing: [`STALE_ROSTER_LINE`] or
+    /// [`NO_ROSTER_LINE`], §4.3); `None` on every other surface.
+    pub(super) standing_lack_said: Option<bool>,
 }
 
 /// Words of the line memoria's search page carries while it holds no
 /// usable copy of the home's roster (`RosterLack::NoCopy`, §6.5).
 pub(super) const NO_ROSTER_LINE: &str = "has not been able to fetch the team's roster";
+
+/// Words of the line memoria's pages carry while the roster copy it holds
+/// is past its TTL (`RosterLack::Stale`, §4.3).
+pub(super) const STALE_ROSTER_LINE: &str = "roster is stale";
 
 impl Rendered {
     /// Lines that name `app` withheld or reconciling.
@@ -125,6 +133,10 @@ pub(super) fn from_page(body: &str) -> Rendered {
         reconciling: reconciling_lines(&page),
         numeric: page.numeric(),
         no_roster: page.text().contains(NO_ROSTER_LINE),
+        standing_lack_said: Some({
+            let text = page.text();
+            text.contains(STALE_ROSTER_LINE) || text.contains(NO_ROSTER_LINE)
+        }),
     }
 }
 
@@ -183,6 +195,7 @@ pub(super) fn from_brief(body: &str) -> Rendered {
         reconciling: reconciling_lines(&brief),
         numeric: None,
         no_roster: false,
+        standing_lack_said: None,
     }
 }
 
@@ -226,6 +239,7 @@ pub(super) fn from_json(page: &serde_json::Value) -> Rendered {
             .collect(),
         numeric: None,
         no_roster: false,
+        standing_lack_said: None,
     }
 }
 

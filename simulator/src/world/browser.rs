@@ -547,6 +547,13 @@ impl Memoria {
         self.cookie(owner).await
     }
 
+    /// Whether the browser holds a session cookie for `owner` now (taken
+    /// since memoria last woke: a restart or a crash ends them).
+    pub fn holds_session(&mut self, owner: &str) -> bool {
+        self.forget_sessions_of_the_dead();
+        self.cookies.contains_key(owner)
+    }
+
     async fn cookie(&mut self, owner: &str) -> Result<String, String> {
         self.forget_sessions_of_the_dead();
         if let Some(c) = self.cookies.get(owner) {
