@@ -16,7 +16,7 @@
 //!   cap).
 //!
 //! A spell starts somewhere after the first quarter of the run (when
-//! memoria holds items) and most end within [`SPELL_EVENTS_MAX`] events;
+//! memoria holds items) and most end after [`SPELL_EVENTS`] events;
 //! the rest at `expect-converged`, which stops every fault. The source
 //! starts with 2 to 5 items, and [`CHANGES`] edits, creations and removals
 //! are slipped between the run's events; a connector never holds more than
@@ -38,8 +38,10 @@ pub const CHANGES: std::ops::RangeInclusive<usize> = 6..=14;
 /// Items a connector holds over a run at most (created, live or removed):
 /// they fit one search page with the other connector's.
 pub const CONNECTOR_ITEMS_MAX: usize = 10;
-/// The events a spell spans at most, when it ends before the faults stop.
-const SPELL_EVENTS_MAX: usize = 80;
+/// The events a spell spans, when it ends before the faults stop: at
+/// least about one enumeration's interval (an event is about a simulated
+/// second apart), so most spells cover one.
+const SPELL_EVENTS: std::ops::RangeInclusive<usize> = 30..=120;
 /// The share of spells that end in the run, not only when the faults stop.
 const ENDED_SHARE: f64 = 0.7;
 /// Words an item's body starts with: the connectors' own, never asked
@@ -129,16 +131,22 @@ pub(super) fn add(
             };
             changes.push(change);
         }
-        // The first items land right after the warm-up; each later change
-        // at a random place after them, in order.
-        let mut at = 1;
+        // The first items land right after the warm-up, in order; each
+        // later change at a place drawn over the whole run, in order.
+        let later = changes.split_off(initial);
         for (i, change) in changes.into_iter().enumerate() {
-            at = if i < initial {
-                at + usize::from(i > 0)
-            } else {
-                rng.gen_range(at + 1..=events.len().max(at + 1))
-            };
-            events.insert(at.min(events.len()), change);
+            events.insert((1 + i).min(events.len()), change);
+        }
+        let end = end_of_run(events);
+        let mut places: Vec<usize> = later
+            .iter()
+            .map(|_| rng.gen_range(initial + 1..=end.max(initial + 1)))
+            .collect();
+        places.sort_unstable();
+        // From the last place back, so each insert leaves the earlier places.
+        for (place, change) in places.into_iter().zip(later).rev() {
+            let at = fit(events, place);
+            events.insert(at, change);
         }
         for (kind, weight) in on_kinds {
             for _ in 0..weight {
@@ -152,24 +160,27 @@ pub(super) fn add(
                     FaultKind::PagedPartialPage => "partial-last-page".into(),
                     _ => "over-cap".into(),
                 };
-                let start = rng.gen_range(events.len() / 4..=events.len()).max(1);
+                let end_of = end_of_run(events);
+                let start = fit(events, rng.gen_range(end_of / 4..=end_of).max(1));
                 events.insert(
                     start,
                     Event::ConnectorFault {
                         at_ms: None,
                         connector: name.into(),
-                        fault,
+                        mode: fault,
                     },
                 );
                 if rng.gen_bool(ENDED_SHARE) {
-                    let end =
-                        rng.gen_range(start + 1..=(start + SPELL_EVENTS_MAX).min(events.len()));
+                    let end = fit(
+                        events,
+                        (start + rng.gen_range(SPELL_EVENTS)).min(end_of_run(events)),
+                    );
                     events.insert(
-                        end,
+                        end.max(start + 1),
                         Event::ConnectorFault {
                             at_ms: None,
                             connector: name.into(),
-                            fault: "clear".into(),
+                            mode: "clear".into(),
                         },
                     );
                 }
@@ -177,6 +188,32 @@ pub(super) fn add(
         }
     }
     (Some(CONNECTOR_EVERY_MS_DEFAULT), page_size)
+}
+
+/// Where the run's own events end for this drawing: before an AI-on
+/// world's long provider outage, which must stay the run's end
+/// (`provider.rs`), else after the last event.
+fn end_of_run(events: &[Event]) -> usize {
+    let outage = events
+        .iter()
+        .position(|e| matches!(e, Event::Upload { doc, .. } if doc == "upoutage"));
+    match outage {
+        Some(p) => events[..p]
+            .iter()
+            .rposition(|e| matches!(e, Event::Provider { .. }))
+            .unwrap_or(p),
+        None => events.len(),
+    }
+}
+
+/// `place`, moved before a crash it would follow: a crash aims at the
+/// upload or deletion right after it (`crash.rs`).
+fn fit(events: &[Event], place: usize) -> usize {
+    let mut at = place.clamp(1, events.len());
+    while at > 1 && matches!(events.get(at - 1), Some(Event::Crash { .. })) {
+        at -= 1;
+    }
+    at
 }
 
 fn put(connector: &str, item: &str, rng: &mut rand::rngs::StdRng) -> Event {

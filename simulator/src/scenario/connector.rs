@@ -304,13 +304,13 @@ impl ConnectorTruth {
                 }
             }
             Event::ConnectorFault {
-                connector, fault, ..
+                connector, mode, ..
             } => {
                 self.side(connector)?;
                 if connector == "folder" {
-                    self.folder_fault(fault)?;
+                    self.folder_fault(mode)?;
                 } else {
-                    self.paged_fault(fault);
+                    self.paged_fault(mode);
                 }
             }
             _ => {}
@@ -556,6 +556,15 @@ impl ConnectorTruth {
     }
 }
 
+/// True for a title a connector's item carries: `z{folder,paged}doc TAG
+/// TAGvN` (so `[safety:provenance]` leaves it to this file's checks).
+pub(super) fn is_connector_title(title: &str) -> bool {
+    let words: Vec<&str> = title.split_whitespace().collect();
+    matches!(words.as_slice(), [kind, tag, version]
+        if CONNECTORS.iter().any(|c| *kind == format!("z{c}doc"))
+            && version.strip_prefix(tag).and_then(|v| v.strip_prefix('v')).is_some_and(|n| n.parse::<u64>().is_ok()))
+}
+
 /// Runs `sync` over `source` under the instance's lock, in one poll.
 fn apply(m: &Memoria, source: &dyn Source) -> Result<SyncReport, String> {
     let instance = m.state().instance();
@@ -700,5 +709,105 @@ impl Source for Replayed<'_> {
 
     fn fetch<'a>(&'a self, entry: &'a Listed) -> BoxFuture<'a, Result<Fetched, FailureKind>> {
         self.fake.fetch(entry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RUN: &str = r#"
+title = "a folder unmounted and a page that hangs delete nothing"
+oracle = true
+tick_ms = 10
+connector_every_ms = 1000
+paged_page_size = 1
+readers = ["ana"]
+
+[[sibling]]
+app = "docs"
+
+[[event]]
+do = "warmed-up"
+
+[[event]]
+do = "connector-put"
+connector = "folder"
+item = "s1/zfa"
+words = "zmemo"
+
+[[event]]
+do = "connector-put"
+connector = "folder"
+item = "zfb"
+words = "zmemo"
+
+[[event]]
+do = "connector-put"
+connector = "paged"
+item = "c1/zpa"
+words = "zplan"
+
+[[event]]
+do = "connector-put"
+connector = "paged"
+item = "zpb"
+words = "zplan"
+
+[[event]]
+do = "connector-fault"
+at_ms = 1500
+connector = "folder"
+mode = "root-gone"
+
+[[event]]
+do = "connector-fault"
+connector = "paged"
+mode = "hang:1"
+
+[[event]]
+do = "connector-put"
+at_ms = 2500
+connector = "folder"
+item = "zfb"
+words = "znotes"
+
+[[event]]
+do = "connector-remove"
+connector = "paged"
+item = "zpb"
+
+[[event]]
+do = "expect-converged"
+"#;
+
+    #[test]
+    fn an_unmounted_folder_and_a_hanging_page_delete_nothing_and_memoria_converges_after() {
+        let s = super::super::parse(RUN).expect("parses");
+        let r = super::super::replay(&s, Some(1)).expect("replays");
+        let text = r.render_text();
+        assert!(r.passed(), "{text}");
+        for seen in [
+            "folder enumerated: complete",
+            "folder enumerated: not_found",
+            "paged enumerated: timeout",
+            CONNECTOR_SAFETY,
+            CONNECTOR_RECORD,
+            CONNECTOR_LIVENESS,
+        ] {
+            assert!(text.contains(seen), "{seen} missing from\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_fault_a_connector_does_not_know_is_refused() {
+        assert!(check_fault("folder", "root-gone").is_ok());
+        assert!(check_fault("paged", "hang:2").is_ok());
+        assert!(check_fault("folder", "hang:2").is_err());
+        assert!(check_fault("paged", "forbidden:a/b").is_err());
+        assert!(check_item("paged", "c1/zpa").is_ok());
+        assert!(check_item("drive", "zpa").is_err());
+        assert!(is_connector_title("zfolderdoc zfa zfav2"));
+        assert!(!is_connector_title("zfolderdoc zfa zfbv2"));
     }
 }

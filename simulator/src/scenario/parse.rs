@@ -589,8 +589,9 @@ pub enum Event {
         at_ms: Option<u64>,
         /// `folder` or `paged`.
         connector: String,
-        /// The fault, or `clear`.
-        fault: String,
+        /// The fault, or `clear` (not `fault`: the file writer reads a
+        /// `fault` as a sibling's knob table).
+        mode: String,
     },
     /// The stub provider goes down, slow or rate-limited, or answers again
     /// (an AI-on scenario, §8.3).
@@ -916,8 +917,8 @@ impl Event {
                 connector, item, ..
             } => format!("{connector}: {item} removed"),
             Event::ConnectorFault {
-                connector, fault, ..
-            } => format!("{connector}: fault {fault}"),
+                connector, mode, ..
+            } => format!("{connector}: fault {mode}"),
             Event::ExpectConverged { .. } => "expect memoria converged (liveness)".into(),
             Event::Restart { .. } => "memoria restarts".into(),
             Event::Crash { point, .. } => format!("a crash is aimed at memoria's {point}"),

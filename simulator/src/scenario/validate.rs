@@ -90,9 +90,9 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
             return at(m);
         }
         if let Event::ConnectorFault {
-            connector, fault, ..
+            connector, mode, ..
         } = e
-            && let Err(m) = super::connector::check_fault(connector, fault)
+            && let Err(m) = super::connector::check_fault(connector, mode)
         {
             return at(m);
         }
