@@ -370,7 +370,11 @@ pub(super) fn judge_page(
         .filter(|e| e.call == CallKind::S2 && e.caller == MEMORIA_CONSUMER)
         .collect();
     for r in shown {
-        if r.app == APP_MEMORIA || (r.app.is_empty() && owned.by_title(&r.title).is_some()) {
+        if r.app == APP_MEMORIA
+            || (r.app.is_empty()
+                && (owned.by_title(&r.title).is_some()
+                    || super::connector::is_connector_title(&r.title)))
+        {
             out.extend(judge_owned(r, owned));
             continue;
         }
