@@ -42,12 +42,13 @@
 //! cuts the announce off midway, which must authorise nothing. Every
 //! drawing added after the first ([`cells`], [`roster`], [`rotation`],
 //! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`],
-//! [`s2_shapes`])
+//! [`s2_shapes`], [`connectors`])
 //! comes from a generator of its own, after the rest, so a seed that
 //! does not draw it is the run it was before. What the truth oracle judges, invariant by invariant, is
 //! `crate::scenario`'s `oracle.rs`.
 
 mod cells;
+mod connectors;
 mod crash;
 mod documents;
 mod home;
@@ -166,6 +167,23 @@ pub enum FaultKind {
     /// deletion, and woken again from what the kill left (issue 26; drawn
     /// apart, last, [`crash`]).
     Crash,
+    /// The connector folder's root gone, as an unmounted drive (§5.1;
+    /// drawn apart, with the folder, [`connectors`]).
+    FolderRootGone,
+    /// A subfolder of the connector folder unreadable (`EACCES`).
+    FolderUnreadable,
+    /// A page of the paged connector that never answers (a timeout).
+    PagedHang,
+    /// The paged connector answering 429 from a page on.
+    PagedRateLimit,
+    /// The paged connector answering 401 (an expired credential).
+    PagedUnauthorized,
+    /// The paged connector answering 403 on a page listing a collection.
+    PagedForbidden,
+    /// The paged connector's last page cut short, without its end marker.
+    PagedPartialPage,
+    /// The paged connector listing past memoria's cap.
+    PagedOverCap,
 }
 
 impl FaultKind {
@@ -214,6 +232,14 @@ impl FaultKind {
             FaultKind::RosterRewind => "roster-rewind",
             FaultKind::Provider => "provider",
             FaultKind::Crash => "crash",
+            FaultKind::FolderRootGone => "folder-root-gone",
+            FaultKind::FolderUnreadable => "folder-unreadable",
+            FaultKind::PagedHang => "paged-hang",
+            FaultKind::PagedRateLimit => "paged-429",
+            FaultKind::PagedUnauthorized => "paged-401",
+            FaultKind::PagedForbidden => "paged-403",
+            FaultKind::PagedPartialPage => "paged-partial-page",
+            FaultKind::PagedOverCap => "paged-over-cap",
         }
     }
 
@@ -232,6 +258,14 @@ impl FaultKind {
                 | FaultKind::RosterRewind
                 | FaultKind::Provider
                 | FaultKind::Crash
+                | FaultKind::FolderRootGone
+                | FaultKind::FolderUnreadable
+                | FaultKind::PagedHang
+                | FaultKind::PagedRateLimit
+                | FaultKind::PagedUnauthorized
+                | FaultKind::PagedForbidden
+                | FaultKind::PagedPartialPage
+                | FaultKind::PagedOverCap
         )
     }
 }
@@ -608,6 +642,7 @@ pub fn generate(seed: u64) -> Exploration {
     let ai = provider::add(seed, &mut swarm, &mut events, &readers[0]);
     crash::add(seed, &mut swarm, &mut events);
     s2_shapes::add(seed, &mut events);
+    let (connector_every_ms, paged_page_size) = connectors::add(seed, &mut swarm, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),
@@ -623,6 +658,8 @@ pub fn generate(seed: u64) -> Exploration {
         ai,
         home,
         tick_ms: Some(TICK_MS),
+        connector_every_ms,
+        paged_page_size,
         siblings,
         events,
     };
@@ -928,6 +965,8 @@ pub fn to_toml(s: &Scenario) -> Result<String, String> {
         "ai",
         "home",
         "tick_ms",
+        "connector_every_ms",
+        "paged_page_size",
         "readers",
         "guests",
         "strangers",

@@ -17,6 +17,7 @@
 //! | `partial_last_page` | the last page cut in half, no end marker | a partial page |
 //! | `credential_expired` | 401 on every call | an expired credential |
 //! | `forbidden_collection` | 403 on a page listing that collection | a permission error |
+//! | `over_cap` | a first page of [`FLOOD_ENTRIES`] copies of one key, then the real pages | too large |
 //!
 //! [`simulate`] runs a scenario on a turmoil host, where every timer is
 //! simulated, and [`wake_memoria`] gives it an instance on [`SimClock`].
@@ -58,7 +59,16 @@ pub struct ConnectorFaults {
     pub credential_expired: bool,
     /// A page that would list an item of this collection answers 403.
     pub forbidden_collection: Option<String>,
+    /// A listing past the cap: the first page repeats one key that is not
+    /// held [`FLOOD_ENTRIES`] times and points on to the real pages.
+    pub over_cap: bool,
 }
+
+/// Entries of an over-cap flood page: one past memoria's cap
+/// ([`memoria::connector::CONNECTOR_ENTRIES_MAX`]).
+pub const FLOOD_ENTRIES: usize = memoria::connector::CONNECTOR_ENTRIES_MAX + 1;
+/// The key a flood page repeats: no item holds it, so fetching it answers 404.
+pub const FLOOD_KEY: &str = "~flood";
 
 /// What one list call answered, before it is read as a [`Page`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,6 +190,22 @@ impl FakeConnector {
     /// The answer to `list(token)`, with the faults applied, recorded as a call.
     pub fn answer(&self, token: Option<&str>) -> Answer {
         self.with(|s| {
+            if s.faults.over_cap && token.is_none() && !s.faults.credential_expired {
+                let entry = Entry {
+                    key: FakeConnector::source_key(FLOOD_KEY),
+                    version: "v0".into(),
+                    modified_unix_s: EPOCH_UNIX_S,
+                };
+                s.calls.push(ConnectorCall {
+                    call: "list",
+                    page: None,
+                    status: 200,
+                });
+                return Answer::Page(Page {
+                    entries: vec![entry; FLOOD_ENTRIES],
+                    end: PageEnd::Next("page-0".into()),
+                });
+            }
             let index = match token {
                 None => Some(0),
                 Some(t) => t

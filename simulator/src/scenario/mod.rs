@@ -30,9 +30,13 @@
 //!   oracle's check that a token it cannot read is sent to nobody (§6.2);
 //! - `documents.rs`: the document page, the MCP `document` tool and the
 //!   sources page, opened by link and judged;
+//! - `connector.rs`: the folder and paged connectors, enumerated on
+//!   memoria's schedule, and the oracle's checks of what an enumeration
+//!   may delete (§5.1, §4.2, gate 7);
 //! - `shrink.rs`: [`shrink`], the smallest timeline that still fails.
 
 mod checks;
+mod connector;
 mod documents;
 mod oracle;
 mod parse;
@@ -46,6 +50,10 @@ mod token_file;
 mod validate;
 
 pub use checks::{Check, PageSummary, summarise_page};
+pub use connector::{
+    CONNECTOR_EVERY_MS_DEFAULT, CONNECTOR_LIVENESS, CONNECTOR_QUIET_SYNCS, CONNECTOR_RECORD,
+    CONNECTOR_SAFETY,
+};
 pub use documents::{SAFETY_DOCUMENT, SAFETY_SOURCES};
 pub use oracle::{
     CONVERGENCE_ROUNDS, LIVENESS, PULL_SETTLE_MS, QUIET_S, SAFETY_ADMITTED, SAFETY_AT_REST,

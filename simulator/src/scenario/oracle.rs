@@ -51,8 +51,9 @@
 //!   a faulted one is: memoria asks it nothing, so every pair is UNKNOWN.
 //! - `[safety:admitted]` (§4.3): a person removed from the owners sees no
 //!   passage, in the session they held.
-//! - `[safety:provenance]`: every result is an item of a declared sibling
-//!   or a document someone uploaded.
+//! - `[safety:provenance]`: every result is an item of a declared sibling,
+//!   a document someone uploaded, or a connector's document (its title
+//!   the shape `connector.rs` writes).
 //! - `[safety:owned]` (§4.2, §7.4): a memoria-owned document (uploaded
 //!   through the home page's form, deleted through its delete form) is shown
 //!   only while it is stored, and a deleted one never comes back, after any
@@ -171,6 +172,22 @@
 //!   (its words carry `REFUSED_MARKER`) is the exception, and is §8.1's
 //!   floor, found by its words: the page must then say every other passage
 //!   has its vector and count exactly those passages set aside.
+//! - `[safety:enumeration]` (§5.1, gate 7; `connector.rs`): in a world with
+//!   a connector (a folder of the run, a paged source), after each of
+//!   memoria's scheduled enumerations every item an admitted member found
+//!   before it and still in the source (the folder's files, the fake's
+//!   items) is found after it: a failed, timed-out, truncated or unreadable
+//!   enumeration deletes nothing. With no fault on, the enumeration must
+//!   be complete: every item of the source is found and none removed from
+//!   it is.
+//! - `[safety:connector-record]` (§5.1, §4.2's amendment): the attempt is
+//!   recorded at its time with the failure it had; with no fault on, a
+//!   complete enumeration then, no failure, and every item of the source
+//!   seen then (`last_seen_at`). No surface shows the record, so this check
+//!   alone reads memoria's store.
+//! - `[liveness:connector]` (§5.1): at `expect-converged` the connector
+//!   faults stop, two scheduled enumerations run, and every item of each
+//!   source is found at its current version, none removed.
 //! - `[simulation: …]`: the run itself failed (memoria could not wake, an
 //!   event could not apply).
 //!
@@ -358,7 +375,11 @@ pub(super) fn judge_page(
         .filter(|e| e.call == CallKind::S2 && e.caller == MEMORIA_CONSUMER)
         .collect();
     for r in shown {
-        if r.app == APP_MEMORIA || (r.app.is_empty() && owned.by_title(&r.title).is_some()) {
+        if r.app == APP_MEMORIA
+            || (r.app.is_empty()
+                && (owned.by_title(&r.title).is_some()
+                    || super::connector::is_connector_title(&r.title)))
+        {
             out.extend(judge_owned(r, owned));
             continue;
         }
@@ -933,6 +954,11 @@ pub(super) async fn converge(
 /// A memoria-owned document is shown only while it exists (§4.2), and a
 /// deleted one never comes back, after any restart or restore (§7.4).
 fn judge_owned(r: &Shown, owned: &Owned) -> Vec<Check> {
+    // A connector's document (`connector.rs`): its source, not an upload,
+    // is its truth, and `[safety:enumeration]` judges it there.
+    if super::connector::is_connector_title(&r.title) {
+        return vec![];
+    }
     match owned.by_title(&r.title) {
         None => vec![fail(
             SAFETY_PROVENANCE,

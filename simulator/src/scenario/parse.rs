@@ -63,6 +63,17 @@ pub struct Scenario {
     /// so it replays the run that failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tick_ms: Option<u64>,
+    /// How often memoria enumerates its connectors, in simulated ms
+    /// (`connector.rs`: the schedule an operator runs `memoria
+    /// sync-folder` on; the spec states none); absent,
+    /// `connector::CONNECTOR_EVERY_MS_DEFAULT`. Only a scenario with
+    /// `connector-*` events enumerates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connector_every_ms: Option<u64>,
+    /// Items per page of the paged connector (`fake_connector.rs`);
+    /// absent, its default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paged_page_size: Option<usize>,
     /// The siblings.
     #[serde(rename = "sibling", default)]
     pub siblings: Vec<SiblingDecl>,
@@ -546,6 +557,42 @@ pub enum Event {
         /// What happens to the file.
         state: super::token_file::TokenFileState,
     },
+    /// An item of a connector's source created or edited (§5.1,
+    /// `connector.rs`): `connector` is `folder` (a file `item`.md of the
+    /// run's own folder, `sub/name` in a subfolder) or `paged` (the fake's
+    /// item, `collection/name`). memoria sees it at its next enumeration.
+    ConnectorPut {
+        /// When.
+        at_ms: Option<u64>,
+        /// `folder` or `paged`.
+        connector: String,
+        /// The item's path or key.
+        item: String,
+        /// The words its title starts with (never printed).
+        words: String,
+    },
+    /// An item removed from a connector's source (§5.1).
+    ConnectorRemove {
+        /// When.
+        at_ms: Option<u64>,
+        /// `folder` or `paged`.
+        connector: String,
+        /// The item's path or key.
+        item: String,
+    },
+    /// A connector's source faulted, or mended (`clear`): the folder's
+    /// `root-gone` and `unreadable:SUB`; the paged fake's `hang:PAGE`,
+    /// `rate-limit:PAGE`, `credential-expired`, `forbidden:COLLECTION`,
+    /// `partial-last-page` and `over-cap` (§5.1, gate 7).
+    ConnectorFault {
+        /// When.
+        at_ms: Option<u64>,
+        /// `folder` or `paged`.
+        connector: String,
+        /// The fault, or `clear` (not `fault`: the file writer reads a
+        /// `fault` as a sibling's knob table).
+        mode: String,
+    },
     /// The stub provider goes down, slow or rate-limited, or answers again
     /// (an AI-on scenario, §8.3).
     Provider {
@@ -711,6 +758,9 @@ macro_rules! with_at_ms {
             | Event::Rotation { at_ms: $at, .. }
             | Event::TokenFile { at_ms: $at, .. }
             | Event::Provider { at_ms: $at, .. }
+            | Event::ConnectorPut { at_ms: $at, .. }
+            | Event::ConnectorRemove { at_ms: $at, .. }
+            | Event::ConnectorFault { at_ms: $at, .. }
             | Event::ExpectConverged { at_ms: $at }
             | Event::Restart { at_ms: $at }
             | Event::Crash { at_ms: $at, .. }
@@ -860,6 +910,15 @@ impl Event {
                 ),
                 None => format!("the embedding provider {}", state.name()),
             },
+            Event::ConnectorPut {
+                connector, item, ..
+            } => format!("{connector}: {item} written"),
+            Event::ConnectorRemove {
+                connector, item, ..
+            } => format!("{connector}: {item} removed"),
+            Event::ConnectorFault {
+                connector, mode, ..
+            } => format!("{connector}: fault {mode}"),
             Event::ExpectConverged { .. } => "expect memoria converged (liveness)".into(),
             Event::Restart { .. } => "memoria restarts".into(),
             Event::Crash { point, .. } => format!("a crash is aimed at memoria's {point}"),

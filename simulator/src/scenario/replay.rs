@@ -372,12 +372,29 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
         token_files: token_files.then(super::token_file::TokenFileTruth::default),
         provider: world.provider().cloned(),
         crash: None,
+        connectors: super::connector::ConnectorTruth::new(s).map_err(ScenarioError::Invalid)?,
     };
     let run = world.run(move |mut m| async move {
         let mut backups: BTreeMap<(String, String), Snapshot> = BTreeMap::new();
         let mut seen = 0usize;
         let mut action_start = 0usize;
         for (index, event) in events.iter().enumerate() {
+            // memoria's connectors enumerate on their schedule, between
+            // the events; before liveness, the faults stop and the quiet
+            // enumerations run (`connector.rs`).
+            let owner = ctx.members.first().cloned().unwrap_or_default();
+            let hold = ctx.crash.is_some();
+            let (connector_checks, connector_notes) = match ctx.connectors.as_mut() {
+                Some(c) if matches!(event, Event::ExpectConverged { .. }) => {
+                    c.converge(&mut m, &owner).await?
+                }
+                Some(c) => {
+                    let now = turmoil::sim_elapsed().unwrap_or_default().as_millis() as u64;
+                    c.run_due(&mut m, &owner, event.at_ms().unwrap_or(now), hold)
+                        .await?
+                }
+                None => (vec![], vec![]),
+            };
             if let Some(at) = event.at_ms() {
                 let now = turmoil::sim_elapsed().unwrap_or_default();
                 let at = Duration::from_millis(at);
@@ -425,6 +442,12 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
                 action_start,
             )
             .await?;
+            entry.checks.extend(connector_checks);
+            if !connector_notes.is_empty() {
+                entry
+                    .event
+                    .push_str(&format!(" (after {})", connector_notes.join("; ")));
+            }
             if let Some(point) = aimed
                 && !takes_away
             {
@@ -472,6 +495,8 @@ struct Ctx {
     provider: Option<crate::fake::provider::StubProvider>,
     /// A crash aimed by the last event, for the next one to land or not.
     crash: Option<String>,
+    /// A scenario with connectors: the folder, the paged fake and their truth.
+    connectors: Option<super::connector::ConnectorTruth>,
 }
 
 impl Ctx {
@@ -943,6 +968,14 @@ async fn apply(
                 .as_ref()
                 .ok_or("a provider event in a scenario without AI on")?;
             super::provider::apply(stub, *state, *retry_after_s);
+        }
+        Event::ConnectorPut { .. }
+        | Event::ConnectorRemove { .. }
+        | Event::ConnectorFault { .. } => {
+            ctx.connectors
+                .as_mut()
+                .ok_or("a connector event without connectors")?
+                .apply(event)?;
         }
         Event::ExpectConverged { .. } => {
             // The provider answers again: the faults stop.

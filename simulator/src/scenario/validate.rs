@@ -79,6 +79,23 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
         {
             return at(format!("it names app {app}, which is not declared"));
         }
+        if let Event::ConnectorPut {
+            connector, item, ..
+        }
+        | Event::ConnectorRemove {
+            connector, item, ..
+        } = e
+            && let Err(m) = super::connector::check_item(connector, item)
+        {
+            return at(m);
+        }
+        if let Event::ConnectorFault {
+            connector, mode, ..
+        } = e
+            && let Err(m) = super::connector::check_fault(connector, mode)
+        {
+            return at(m);
+        }
         if let Event::Query { reader, .. }
         | Event::Upload { reader, .. }
         | Event::DeleteUpload { reader, .. }
