@@ -272,7 +272,7 @@ fn write_chunks(corpus: Option<&Path>, out: &Path) -> anyhow::Result<()> {
             refused += 1;
             continue;
         };
-        for c in memoria::chunk(&decoded.body) {
+        for c in decoded.chunks {
             let row = serde_json::json!({
                 "path": path, "title": decoded.title, "ordinal": c.ordinal,
                 "trail": c.trail, "text": c.text,

@@ -9,6 +9,7 @@
 //! the chunker as headings; scripts, styles and navigation are dropped.
 
 use crate::error::{DecodeError, Error, ErrorKind};
+use crate::search::chunk::{self, Chunk};
 use crate::search::markdown::extension;
 // What a name is read as is the document page's question too, so it is
 // answered below both, where a passage's form is.
@@ -31,6 +32,10 @@ pub struct Decoded {
     pub title: String,
     /// The text to chunk.
     pub body: String,
+    /// `body` as the chunker cuts it ([`chunk::chunk`]), in order: the
+    /// title is read from these, and an import stores these, so a
+    /// document is chunked once (issue 30).
+    pub chunks: Vec<Chunk>,
 }
 
 /// True if memoria imports files with this name's extension when walking a directory.
@@ -97,15 +102,17 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Decoded, Error> {
     if !body.chars().any(char::is_alphanumeric) {
         return Err(Error::new(ErrorKind::Empty, "the file holds no words"));
     }
+    let chunks = chunk::chunk(&body);
     let title = match kind {
         SourceKind::PlainText => None,
-        _ => first_heading(&body),
+        _ => first_heading(&chunks),
     }
     .unwrap_or_else(|| stem(name));
     Ok(Decoded {
         kind,
         title: cut_chars(title.trim(), TITLE_CHARS_MAX),
         body,
+        chunks,
     })
 }
 
@@ -210,10 +217,10 @@ fn html_to_markdown(html: &str) -> Result<String, Error> {
 
 /// The outermost heading of the first chunk that has one, as the chunker
 /// reads headings (§7.2): one rule for titles and trails, not two.
-fn first_heading(markdown: &str) -> Option<String> {
-    crate::search::chunk::chunk(markdown)
-        .into_iter()
-        .find_map(|c| c.trail.into_iter().find(|t| !t.trim().is_empty()))
+fn first_heading(chunks: &[Chunk]) -> Option<String> {
+    chunks
+        .iter()
+        .find_map(|c| c.trail.iter().find(|t| !t.trim().is_empty()).cloned())
 }
 
 /// The page's `<main>` element, if it has exactly one: site chrome (menus,

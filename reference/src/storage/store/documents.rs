@@ -84,7 +84,23 @@ impl Store {
     /// # Errors
     /// [`ErrorKind::Empty`] if the body has no words; [`ErrorKind::Storage`] on a write failure.
     pub fn ingest(&mut self, doc: &NewDocument, now: i64) -> Result<IngestOutcome, Error> {
-        self.ingest_from(doc, None, APP_MEMORIA, chunk::chunk(&doc.body), None, now)
+        self.ingest_chunked(doc, chunk::chunk(&doc.body), now)
+    }
+
+    /// [`Store::ingest`] of a document already chunked: `chunks` must be
+    /// `chunk::chunk(&doc.body)` (decoding chunks a document for its title,
+    /// [`crate::ingest::decode::Decoded::chunks`], and an import stores
+    /// those rather than chunking the body again, issue 30).
+    ///
+    /// # Errors
+    /// As [`Store::ingest`].
+    pub fn ingest_chunked(
+        &mut self,
+        doc: &NewDocument,
+        chunks: Vec<chunk::Chunk>,
+        now: i64,
+    ) -> Result<IngestOutcome, Error> {
+        self.ingest_from(doc, None, APP_MEMORIA, chunks, None, now)
     }
 
     /// Ingests one sibling item's body at one revision (§6.1 S3 → §5.2).
