@@ -600,7 +600,24 @@ impl Instance {
     /// # Errors
     /// As [`Store::ingest`].
     pub fn ingest(&mut self, doc: &NewDocument) -> Result<IngestOutcome, Error> {
-        let outcome = self.store.ingest(doc, self.clock.now_unix_s())?;
+        self.ingest_chunked(doc, crate::search::chunk::chunk(&doc.body))
+    }
+
+    /// [`Instance::ingest`] of a document already chunked, as decoding
+    /// leaves it ([`crate::ingest::decode::Decoded::chunks`]): `chunks`
+    /// must be `chunk::chunk(&doc.body)`, so the body is chunked once
+    /// (issue 30).
+    ///
+    /// # Errors
+    /// As [`Store::ingest`].
+    pub fn ingest_chunked(
+        &mut self,
+        doc: &NewDocument,
+        chunks: Vec<crate::search::chunk::Chunk>,
+    ) -> Result<IngestOutcome, Error> {
+        let outcome = self
+            .store
+            .ingest_chunked(doc, chunks, self.clock.now_unix_s())?;
         self.follow(&outcome)?;
         tracing::info!(
             document = %outcome.id,

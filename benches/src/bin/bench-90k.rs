@@ -108,6 +108,15 @@ enum Mode {
         /// The data directory.
         dir: PathBuf,
     },
+    /// Decode and chunk every file of the corpus as `memoria import` does,
+    /// with no store, and write each passage (path, title, ordinal, trail,
+    /// text) as one JSON line to OUT, files in import order: for a
+    /// before/after diff of the chunker's output, and for timing decoding
+    /// and chunking alone. Public Debian text; delete OUT when done.
+    Chunks {
+        /// The JSON Lines file to write.
+        out: PathBuf,
+    },
 }
 
 /// The brief's scopes over the corpus: its largest top-level folder (by
@@ -241,6 +250,42 @@ fn child_wake(dir: &Path) -> anyhow::Result<()> {
             "wake_s": wake_s, "cpu_s": cpu, "rss_before": rss_before, "hwm": hwm,
             "kind": report.kind, "chunks": report.chunks, "generation": report.generation,
         })
+    );
+    Ok(())
+}
+
+/// The `chunks` mode: every passage `memoria import` would store from the
+/// corpus, decoded and chunked in import order, as JSON lines in `out`;
+/// prints the files, passages and CPU seconds taken to stderr.
+fn write_chunks(corpus: Option<&Path>, out: &Path) -> anyhow::Result<()> {
+    let corpus = memoria_benches::corpus_90k(corpus)?;
+    let (files, _) = memoria::collect_import_paths(std::slice::from_ref(&corpus))?;
+    let mut w = std::io::BufWriter::new(
+        std::fs::File::create(out).with_context(|| format!("creating {}", out.display()))?,
+    );
+    let (mut passages, mut refused) = (0usize, 0usize);
+    let cpu0 = cpu_s();
+    for file in &files {
+        let path = file.display().to_string();
+        let bytes = std::fs::read(file).with_context(|| format!("reading {path}"))?;
+        let Ok(decoded) = memoria::decode(&path, &bytes) else {
+            refused += 1;
+            continue;
+        };
+        for c in decoded.chunks {
+            let row = serde_json::json!({
+                "path": path, "title": decoded.title, "ordinal": c.ordinal,
+                "trail": c.trail, "text": c.text,
+            });
+            writeln!(w, "{row}")?;
+            passages += 1;
+        }
+    }
+    w.flush()?;
+    eprintln!(
+        "bench-90k chunks: {} files ({refused} refused), {passages} passages, {:.2} s CPU",
+        files.len(),
+        cpu_s() - cpu0
     );
     Ok(())
 }
@@ -607,6 +652,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let result = match &args.mode {
         Some(Mode::Wake { dir }) => child_wake(dir),
+        Some(Mode::Chunks { out }) => write_chunks(args.corpus.as_deref(), out),
         None => run(&args),
     };
     match result {

@@ -33,16 +33,19 @@ pub fn ingest_bytes(
     modified: Option<i64>,
 ) -> Result<(crate::storage::store::IngestOutcome, SourceKind), Error> {
     let decoded = decode::decode(name, bytes)?;
-    let outcome = instance.ingest(&NewDocument {
-        source_key: source_key.to_string(),
-        title: decoded.title,
-        path: name.to_string(),
-        body: decoded.body,
-        date: modified.map(|at| DocumentDate {
-            kind: DateKind::FileModified,
-            at,
-        }),
-    })?;
+    let outcome = instance.ingest_chunked(
+        &NewDocument {
+            source_key: source_key.to_string(),
+            title: decoded.title,
+            path: name.to_string(),
+            body: decoded.body,
+            date: modified.map(|at| DocumentDate {
+                kind: DateKind::FileModified,
+                at,
+            }),
+        },
+        decoded.chunks,
+    )?;
     Ok((outcome, decoded.kind))
 }
 

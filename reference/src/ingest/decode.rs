@@ -9,6 +9,7 @@
 //! the chunker as headings; scripts, styles and navigation are dropped.
 
 use crate::error::{DecodeError, Error, ErrorKind};
+use crate::search::chunk::{self, Chunk};
 use crate::search::markdown::extension;
 // What a name is read as is the document page's question too, so it is
 // answered below both, where a passage's form is.
@@ -31,6 +32,10 @@ pub struct Decoded {
     pub title: String,
     /// The text to chunk.
     pub body: String,
+    /// `body` as the chunker cuts it ([`chunk::chunk`]), in order: the
+    /// title is read from these, and an import stores these, so a
+    /// document is chunked once (issue 30).
+    pub chunks: Vec<Chunk>,
 }
 
 /// True if memoria imports files with this name's extension when walking a directory.
@@ -97,15 +102,17 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Decoded, Error> {
     if !body.chars().any(char::is_alphanumeric) {
         return Err(Error::new(ErrorKind::Empty, "the file holds no words"));
     }
+    let chunks = chunk::chunk(&body);
     let title = match kind {
         SourceKind::PlainText => None,
-        _ => first_heading(&body),
+        _ => first_heading(&chunks),
     }
     .unwrap_or_else(|| stem(name));
     Ok(Decoded {
         kind,
         title: cut_chars(title.trim(), TITLE_CHARS_MAX),
         body,
+        chunks,
     })
 }
 
@@ -188,15 +195,22 @@ fn cut_chars(s: &str, max: usize) -> String {
     s.chars().take(max).collect()
 }
 
-fn html_to_markdown(html: &str) -> Result<String, Error> {
-    let converter = htmd::HtmlToMarkdown::builder()
+/// The HTML to Markdown converter, built once: building one sets up every
+/// element's handler (1.5% of an import's CPU when built per document,
+/// issue 30), and converting keeps no state in it (`htmd` keeps a
+/// conversion's pending links per thread and clears them as it finishes).
+static HTML_CONVERTER: std::sync::LazyLock<htmd::HtmlToMarkdown> = std::sync::LazyLock::new(|| {
+    htmd::HtmlToMarkdown::builder()
         .skip_tags(vec![
             "script", "style", "noscript", "nav", "header", "footer", "svg", "button", "form",
             "iframe", "template", "head",
         ])
-        .build();
+        .build()
+});
+
+fn html_to_markdown(html: &str) -> Result<String, Error> {
     let content = main_element(html).unwrap_or(html);
-    converter
+    HTML_CONVERTER
         .convert(content)
         .map(|md| unlink_headings(&md))
         .map_err(|_| {
@@ -210,10 +224,10 @@ fn html_to_markdown(html: &str) -> Result<String, Error> {
 
 /// The outermost heading of the first chunk that has one, as the chunker
 /// reads headings (§7.2): one rule for titles and trails, not two.
-fn first_heading(markdown: &str) -> Option<String> {
-    crate::search::chunk::chunk(markdown)
-        .into_iter()
-        .find_map(|c| c.trail.into_iter().find(|t| !t.trim().is_empty()))
+fn first_heading(chunks: &[Chunk]) -> Option<String> {
+    chunks
+        .iter()
+        .find_map(|c| c.trail.iter().find(|t| !t.trim().is_empty()).cloned())
 }
 
 /// The page's `<main>` element, if it has exactly one: site chrome (menus,

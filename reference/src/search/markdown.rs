@@ -319,9 +319,15 @@ fn is_hidden(name: &str, attributes: &str) -> bool {
 /// kept). `first`: the passage is the document's first, where front matter
 /// may stand ([`events`]). Total over any `&str`.
 pub fn plain_text(markdown: &str, first: bool) -> String {
-    let markdown = visible(markdown, first);
+    plain_text_of_visible(&visible(markdown, first), first)
+}
+
+/// [`plain_text`] of a passage already passed through [`visible`]: an
+/// ingest reads a passage's [`visible`] text once for the index and cuts
+/// the plain text from the same (issue 30: one parse fewer per passage).
+pub fn plain_text_of_visible(markdown: &str, first: bool) -> String {
     let mut raw = String::with_capacity(markdown.len());
-    for event in read(&markdown, first) {
+    for event in read(markdown, first) {
         match event {
             Event::Text(t)
             | Event::Code(t)

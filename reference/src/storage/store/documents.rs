@@ -11,7 +11,7 @@ use rusqlite::{OptionalExtension, params};
 use super::*;
 use crate::crashpoint::crashpoint;
 use crate::search::chunk;
-use crate::search::markdown::{TextForm, plain_text};
+use crate::search::markdown::{TextForm, plain_text, plain_text_of_visible};
 use crate::storage::tombstone::Tombstone;
 
 /// [`Store::passage_hit`]'s one statement: the chunk's id, ordinal, sealed
@@ -84,7 +84,23 @@ impl Store {
     /// # Errors
     /// [`ErrorKind::Empty`] if the body has no words; [`ErrorKind::Storage`] on a write failure.
     pub fn ingest(&mut self, doc: &NewDocument, now: i64) -> Result<IngestOutcome, Error> {
-        self.ingest_from(doc, None, APP_MEMORIA, chunk::chunk(&doc.body), None, now)
+        self.ingest_chunked(doc, chunk::chunk(&doc.body), now)
+    }
+
+    /// [`Store::ingest`] of a document already chunked: `chunks` must be
+    /// `chunk::chunk(&doc.body)` (decoding chunks a document for its title,
+    /// [`crate::ingest::decode::Decoded::chunks`], and an import stores
+    /// those rather than chunking the body again, issue 30).
+    ///
+    /// # Errors
+    /// As [`Store::ingest`].
+    pub fn ingest_chunked(
+        &mut self,
+        doc: &NewDocument,
+        chunks: Vec<chunk::Chunk>,
+        now: i64,
+    ) -> Result<IngestOutcome, Error> {
+        self.ingest_from(doc, None, APP_MEMORIA, chunks, None, now)
     }
 
     /// Ingests one sibling item's body at one revision (§6.1 S3 → §5.2).
@@ -288,13 +304,17 @@ impl Store {
                 &format!("chunks/{chunk_id}/trail"),
                 &trail_json,
             );
-            // What a snippet is cut from, worked out once here rather than
-            // on every search page that shows the passage (issue 30).
+            // What the index reads, and what a snippet is cut from, worked
+            // out once here rather than on every search page that shows the
+            // passage (issue 30); the plain text from the index's text,
+            // which is `plain_text`'s own first step.
+            let first = c.ordinal == 0;
+            let index_text = form.index_text(&c.text, first);
             let plain = (form == TextForm::Markdown).then(|| {
                 self.sealer.seal(
                     Purpose::Chunk,
                     &format!("chunks/{chunk_id}/plain"),
-                    plain_text(&c.text, c.ordinal == 0).as_bytes(),
+                    plain_text_of_visible(&index_text, first).as_bytes(),
                 )
             });
             tx.execute(
@@ -314,7 +334,7 @@ impl Store {
                 chunk_id,
                 title: doc.title.clone(),
                 trail: c.trail.join(" > "),
-                body: form.index_text(&c.text, c.ordinal == 0).into_owned(),
+                body: index_text.into_owned(),
             });
         }
         Store::bump_seq(&tx)?;
