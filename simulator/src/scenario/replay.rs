@@ -365,9 +365,13 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
         owned: super::surfaces::Owned::default(),
         at_rest: 0,
         links: super::documents::Links::default(),
-        roster: world
-            .home()
-            .map(|h| super::roster::RosterTruth::new(h.clone(), address_all(&s.readers[1..]))),
+        roster: world.home().map(|h| {
+            super::roster::RosterTruth::new(
+                h.clone(),
+                address_all(&s.readers[1..]),
+                address_all(&s.readers[..1]),
+            )
+        }),
         rotation,
         token_files: token_files.then(super::token_file::TokenFileTruth::default),
         provider: world.provider().cloned(),

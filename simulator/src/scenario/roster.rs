@@ -69,11 +69,13 @@ pub(super) struct RosterTruth {
     pub(super) fresh_from_ms: u64,
     /// The addresses on the roster at the start.
     pub(super) members: Vec<String>,
+    /// The owners list's addresses: it bypasses the roster (decision 11).
+    pub(super) owners: Vec<String>,
 }
 
 impl RosterTruth {
     /// The truth beside `home`, whose roster lists `members` at the start.
-    pub(super) fn new(home: FakeHome, members: Vec<String>) -> RosterTruth {
+    pub(super) fn new(home: FakeHome, members: Vec<String>, owners: Vec<String>) -> RosterTruth {
         RosterTruth {
             home,
             sessions: BTreeMap::new(),
@@ -81,6 +83,7 @@ impl RosterTruth {
             faults: vec![],
             fresh_from_ms: 0,
             members,
+            owners,
         }
     }
 
@@ -235,7 +238,7 @@ pub(super) fn judge_roster(truth: &RosterTruth, address: &str, seen: &Rendered) 
     // roster reader sees no passage, and the page says why.
     // The owners list bypasses the roster (decision 11): an owner the
     // timeline also put on or off the roster stays admitted.
-    let owner = crate::world::OWNERS.contains(&address);
+    let owner = truth.owners.iter().any(|o| o == address);
     if !owner && truth.is_roster_reader(address) && truth.surely_stale() {
         if !seen.shown.is_empty() {
             out.push(Check {
@@ -246,7 +249,10 @@ pub(super) fn judge_roster(truth: &RosterTruth, address: &str, seen: &Rendered) 
                 ok: false,
             });
         }
-        if seen.standing_lack_said == Some(false) {
+        // A reader the home removed holds no live session to withhold
+        // from: memoria refused them before the copy went stale, and the
+        // sign-in page is their answer.
+        if seen.standing_lack_said == Some(false) && !truth.refused(address) {
             out.push(Check {
                 expected: format!(
                     "{SAFETY_ROSTER} the search page withholds loudly while the roster copy is stale: it says the roster is stale (§4.3, §8.1)"
