@@ -1,8 +1,11 @@
 //! AES-256-GCM over byte slices in place, for memoria's sealing: one key, one nonce, associated data, a detached tag.
 //!
-//! Three plain functions over `aes-gcm`'s `Aes256Gcm`, so its generic cipher
-//! and GHASH code is compiled here, optimised even in the dev profile (the
-//! root `Cargo.toml` says so), rather than inside every crate that seals.
+//! A [`Key`] and three plain functions over `aes-gcm`'s `Aes256Gcm`, so its
+//! generic cipher and GHASH code is compiled here, optimised even in the dev
+//! profile (the root `Cargo.toml` says so), rather than inside every crate
+//! that seals. A [`Key`] expands its AES round keys and GHASH key once, when
+//! it is made, not on every seal and open (issue 30: a search opens six
+//! cells a hit, and the schedule was about a tenth of each open).
 //! The construction is NIST SP 800-38D's with a 96-bit nonce and a 128-bit
 //! tag; what is sealed, under which key and with which associated data is the
 //! caller's business (memoria's `storage/seal.rs`, §3 of the design).
@@ -31,6 +34,31 @@ impl std::fmt::Display for Refused {
 
 impl std::error::Error for Refused {}
 
+/// An AES-256-GCM key, its round keys and GHASH key expanded once.
+///
+/// Cloning copies the expanded schedule. Dropping it zeroes the schedule
+/// (`aes`' and `polyval`'s `zeroize` features, this crate's `Cargo.toml`).
+/// Its `Debug` shows no key material.
+#[derive(Clone)]
+pub struct Key {
+    cipher: Aes256Gcm,
+}
+
+impl Key {
+    /// Expands `key` into its schedule.
+    pub fn new(key: &[u8; KEY_BYTES]) -> Key {
+        Key {
+            cipher: Aes256Gcm::new(key.into()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Key(<redacted>)")
+    }
+}
+
 /// A fresh random nonce from the operating system's generator.
 ///
 /// # Panics
@@ -50,13 +78,13 @@ pub fn random_nonce() -> [u8; NONCE_BYTES] {
 /// # Panics
 /// Only if `buf` is longer than GCM's limit of about 64 GiB.
 pub fn seal_in_place(
-    key: &[u8; KEY_BYTES],
+    key: &Key,
     nonce: &[u8; NONCE_BYTES],
     aad: &[u8],
     buf: &mut [u8],
 ) -> [u8; TAG_BYTES] {
-    let cipher = Aes256Gcm::new(key.into());
-    let tag = cipher
+    let tag = key
+        .cipher
         .encrypt_in_place_detached(Nonce::from_slice(nonce), aad, buf)
         .expect("AES-GCM encrypts any buffer under its length limit");
     tag.into()
@@ -69,14 +97,13 @@ pub fn seal_in_place(
 /// [`Refused`] if the tag does not verify; `buf` is then left as it was
 /// given (still ciphertext).
 pub fn open_in_place(
-    key: &[u8; KEY_BYTES],
+    key: &Key,
     nonce: &[u8; NONCE_BYTES],
     aad: &[u8],
     buf: &mut [u8],
     tag: &[u8; TAG_BYTES],
 ) -> Result<(), Refused> {
-    let cipher = Aes256Gcm::new(key.into());
-    cipher
+    key.cipher
         .decrypt_in_place_detached(Nonce::from_slice(nonce), aad, buf, Tag::from_slice(tag))
         .map_err(|_| Refused)
 }
@@ -102,8 +129,12 @@ mod tests {
             .collect()
     }
 
-    fn key() -> [u8; KEY_BYTES] {
+    fn key_bytes() -> [u8; KEY_BYTES] {
         hex(KEY).try_into().expect("32 bytes")
+    }
+
+    fn key() -> Key {
+        Key::new(&key_bytes())
     }
 
     fn nonce() -> [u8; NONCE_BYTES] {
@@ -127,6 +158,23 @@ mod tests {
     }
 
     #[test]
+    fn one_key_seals_and_opens_value_after_value_as_a_fresh_key_does() {
+        let key = key();
+        let tag: [u8; TAG_BYTES] = hex(TAG).try_into().expect("16 bytes");
+        for round in 0..3 {
+            let mut buf = hex(PLAINTEXT);
+            assert_eq!(
+                seal_in_place(&key, &nonce(), &hex(AAD), &mut buf),
+                tag,
+                "round {round}"
+            );
+            assert_eq!(buf, hex(CIPHERTEXT), "round {round}");
+            open_in_place(&key, &nonce(), &hex(AAD), &mut buf, &tag).expect("the vector opens");
+            assert_eq!(buf, hex(PLAINTEXT), "round {round}");
+        }
+    }
+
+    #[test]
     fn a_changed_byte_anywhere_is_refused_and_leaves_the_ciphertext() {
         let tag: [u8; TAG_BYTES] = hex(TAG).try_into().expect("16 bytes");
         // (which input is changed, at which byte) as one row each.
@@ -139,7 +187,7 @@ mod tests {
             ("key", 31),
         ] {
             let (mut key, mut nonce, mut aad, mut buf, mut tag) =
-                (key(), nonce(), hex(AAD), hex(CIPHERTEXT), tag);
+                (key_bytes(), nonce(), hex(AAD), hex(CIPHERTEXT), tag);
             match part {
                 "ciphertext" => buf[at] ^= 1,
                 "aad" => aad[at] ^= 1,
@@ -149,7 +197,7 @@ mod tests {
             }
             let before = buf.clone();
             assert_eq!(
-                open_in_place(&key, &nonce, &aad, &mut buf, &tag),
+                open_in_place(&Key::new(&key), &nonce, &aad, &mut buf, &tag),
                 Err(Refused),
                 "{part}[{at}]"
             );
