@@ -1288,6 +1288,39 @@ fn fts5_order(
     Ok(names)
 }
 
+/// An FTS5 expression matching rows that hold every space-separated word
+/// of `query`, each as a phrase of its own: `"a" AND "b" AND "c"`.
+fn every_word(query: &str) -> String {
+    query
+        .split(' ')
+        .map(|w| format!("\"{w}\""))
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+/// Requires memoria's ranking `got` to start with the oracle's `want`, up
+/// to a page (`PAGE_SIZE_RESULTS`); `claim` states it for that many.
+fn ranks_first(
+    got: &[&str],
+    want: &[String],
+    claim: impl FnOnce(usize) -> String,
+) -> Result<(), Failure> {
+    let k = want.len().min(memoria::PAGE_SIZE_RESULTS);
+    ensure(
+        got.len() >= k
+            && got[..k]
+                .iter()
+                .zip(&want[..k])
+                .all(|(g, w)| *g == w.as_str()),
+        claim(k),
+        format!(
+            "memoria {:?}, the oracle {:?}",
+            &got[..got.len().min(k)],
+            &want[..k]
+        ),
+    )
+}
+
 fn every_phrase_ranks_as_fts5_ranks_it(ctx: &mut Ctx) -> Result<(), Failure> {
     let drawn = oracle_passages(ctx.rng());
     let corpora = [
@@ -1310,19 +1343,11 @@ fn every_phrase_ranks_as_fts5_ranks_it(ctx: &mut Ctx) -> Result<(), Failure> {
                 ),
                 format!("{want:?}"),
             )?;
-            let got = instance.ranked(phrase)?;
-            let k = want.len().min(memoria::PAGE_SIZE_RESULTS);
-            ensure(
-                got.len() >= k && got[..k] == want[..k],
+            ranks_first(&instance.ranked(phrase)?, &want, |k| {
                 format!(
                     "\"{phrase}\" ranks first the {k} passages FTS5 finds with it as one phrase, in bm25()'s order ({dir}; seed-drawn passages, so the seed replays it)"
-                ),
-                format!(
-                    "memoria {:?}, the oracle {:?}",
-                    &got[..got.len().min(k)],
-                    &want[..k]
-                ),
-            )?;
+                )
+            })?;
         }
     }
     every_word_ranks_as_fts5_ranks_it(ctx)
@@ -1379,30 +1404,15 @@ fn every_word_ranks_as_fts5_ranks_it(ctx: &mut Ctx) -> Result<(), Failure> {
     let mut ordered = 0;
     for query in &queries {
         let phrase = fts5_order(&passages, &format!("\"{query}\""))?;
-        let every = fts5_order(
-            &passages,
-            &query
-                .split(' ')
-                .map(|w| format!("\"{w}\""))
-                .collect::<Vec<_>>()
-                .join(" AND "),
-        )?;
+        let every = fts5_order(&passages, &every_word(query))?;
         ordered += usize::from(every.len() >= 2);
         let mut want = phrase.clone();
         want.extend(every.into_iter().filter(|n| !phrase.contains(n)));
-        let got = instance.ranked(query)?;
-        let k = want.len().min(memoria::PAGE_SIZE_RESULTS);
-        ensure(
-            got.len() >= k && got[..k] == want[..k],
+        ranks_first(&instance.ranked(query)?, &want, |k| {
             format!(
                 "\"{query}\" ranks first the {k} passages FTS5 finds with it as one phrase and then with every word, each in bm25()'s order (seed-drawn passages, so the seed replays it)"
-            ),
-            format!(
-                "memoria {:?}, the oracle {:?}",
-                &got[..got.len().min(k)],
-                &want[..k]
-            ),
-        )?;
+            )
+        })?;
     }
     // The presence the orders above stand on: enough tiers had passages to order.
     ensure(
@@ -1479,14 +1489,7 @@ fn rare_count_passages() -> Vec<(String, String, String)> {
 /// FTS5 ranks them.
 fn a_rare_words_count_decides_between_two_passages(ctx: &mut Ctx) -> Result<(), Failure> {
     let passages = rare_count_passages();
-    let every = fts5_order(
-        &passages,
-        &RARE_COUNT_QUERY
-            .split(' ')
-            .map(|w| format!("\"{w}\""))
-            .collect::<Vec<_>>()
-            .join(" AND "),
-    )?;
+    let every = fts5_order(&passages, &every_word(RARE_COUNT_QUERY))?;
     // The presence first: the oracle finds the two pinned passages, in the
     // order the counts give, and no phrase.
     ensure(

@@ -327,8 +327,21 @@ mod tests {
         let stale = (0..400u64)
             .filter(|&seed| {
                 let x = super::super::generate(seed);
-                let times: Vec<u64> = x.scenario.events.iter().filter_map(Event::at_ms).collect();
-                times.windows(2).any(|w| w[1] - w[0] >= STALE_SPELL_MS)
+                // Inside a spell: the clock's step right after an
+                // unreachable or stale mode starts one.
+                let mut open = false;
+                let mut last = 0;
+                let mut stale = false;
+                for e in &x.scenario.events {
+                    if let Some(t) = e.at_ms() {
+                        stale |= open && t - last >= STALE_SPELL_MS;
+                        last = t;
+                    }
+                    if let Event::RosterFault { mode, .. } = e {
+                        open = STALE_MODES.contains(&mode.as_str());
+                    }
+                }
+                stale
             })
             .count();
         assert!(stale > 0, "no spell of 400 seeds ran past the roster's TTL");
