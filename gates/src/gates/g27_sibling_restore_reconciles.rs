@@ -54,7 +54,7 @@ pub static GATE: Gate = Gate {
         "A sibling's restore reconciles: AHEAD vs NOT_VISIBLE (byte-identical to a private item), nothing deleted, the source leaves the ranking, a page of 50 renders exactly 50, a failed announce retires nothing",
     ],
     sections: &["§10", "§4.1", "§8.1"],
-    requirement: "After Sheets is restored behind memoria, S2 answers AHEAD for a lost revision and NOT_VISIBLE, equal to a private item's, for a lost row; nothing is deleted and Sheets is marked for re-announce; Sheets leaves the ranking so Docs fills the page, with one line naming Sheets as reconciling and never a 'no results'; a failed announce retires nothing; a completed one retires the lost row and refetches the lost revision at the announced one.",
+    requirement: "After Sheets is restored behind memoria, S2 answers AHEAD for a lost revision and NOT_VISIBLE, equal to a private item's, for a lost row; nothing is deleted and Sheets is marked for re-announce; Sheets leaves the ranking so Docs fills the page, with one line naming Sheets as reconciling and never a 'no results'; a failed announce retires nothing; a completed one retires the lost row and refetches the lost revision at the announced one; a revision the feed named that S3 404s, with no later row to explain it, re-announces Sheets, since memoria holds nothing of that item for S2 to call AHEAD.",
     cases: &[
         Case {
             id: "27/restore-answers-and-nothing-lost",
@@ -100,6 +100,11 @@ pub static GATE: Gate = Gate {
             id: "27/document-page-ahead-reannounces",
             desc: "After the restore, with Sheets' announce intact, Ana opens (a)'s document page: the AHEAD it meets starts the re-announce itself; once the page's follow-ups settle, Sheets was read through S1a, (a) is held at r5, and the next results page ranks Sheets again with no reconciling line, with no other sync in between.",
             run: document_page_ahead_reannounces,
+        },
+        Case {
+            id: "27/lost-feed-revision-reannounces",
+            desc: "A Sheets item went link-shared at r1 before memoria fetched it (its S3 404 explained by the gone row that followed: nothing marked) and was revised to r3. After the warm-up it becomes team-visible again, its feed row naming r3, and a partial restore takes it back to r1 before memoria polls: S3 404s r3, no row explains it even on one more read of the feed, so memoria, which holds nothing of the item for S2 to call AHEAD, marks Sheets and re-announces at once: the item is held at r1 and found, and nothing is retired.",
+            run: lost_revision_named_by_the_feed,
         },
         Case {
             id: "27/completed-announce-reconciles",
@@ -769,6 +774,111 @@ fn document_page_ahead_reannounces(ctx: &mut Ctx) -> Result<(), Failure> {
             Page::parse(&body).reconciling().is_empty() && results_from(&body, "sheets").1 > 0,
             "the next results page ranks Sheets again, with no reconciling line",
             format!("reconciling {:?}", Page::parse(&body).reconciling()),
+        )
+    })
+}
+
+/// A Sheets item memoria never holds before the case's restore.
+const ITEM_LATE: &str = "sh-late";
+
+fn late_body(canary: &str, n: usize) -> String {
+    format!("# Late\n\nThe {canary} latecomer, lateword{n}.\n")
+}
+
+/// S3 fetches of `item` after trace event `from`: (revision, served).
+fn s3_fetches(trace: &Trace, from: usize, item: &str) -> Vec<(String, bool)> {
+    trace.events()[from..]
+        .iter()
+        .filter(|e| e.call == CallKind::S3)
+        .filter_map(|e| match &e.detail {
+            CallDetail::S3 {
+                item_id: Some(i),
+                revision: Some(r),
+                served,
+                ..
+            } if i == item => Some((r.clone(), *served)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn lost_revision_named_by_the_feed(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let sheets = world.fake("sheets").clone();
+    let trace = world.trace().clone();
+    // Team-visible at r1 for one feed row, then link-shared (a `gone` row)
+    // and revised twice: memoria's warm-up meets a 404 the feed explains.
+    sheets.model().with(|mm| {
+        mm.add_item(ITEM_LATE, Rung::Team, "Late", &late_body(&canary, 1))
+            .expect("item");
+        mm.set_link_shared(ITEM_LATE, true).expect("link-shared");
+        for n in 2..=3 {
+            mm.revise(ITEM_LATE, "Late", &late_body(&canary, n))
+                .expect("revise");
+        }
+    });
+    run_world(&world, move |mut m| async move {
+        let warm = sheets_report(&m.warmed_up().await?).ok_or("no Sheets warm-up")?;
+        let (chunks_before, tombstones_before, marked, _, _) = held(&m)?;
+        let warm_up = s3_fetches(&trace, 0, ITEM_LATE);
+        let announced = trace.events().iter().any(|e| e.call == CallKind::S1a);
+        check(
+            warm_up == [("r1".to_string(), false)]
+                && warm.unexplained == 0
+                && warm.reannounce.is_none()
+                && !announced
+                && !marked,
+            "the warm-up's S3 404 of the item is explained by the gone row after it: Sheets is neither marked nor re-announced",
+            format!(
+                "S3 fetches of the item {warm_up:?}, {} unexplained, re-announce {:?}, S1a called: {announced}, marked: {marked}",
+                warm.unexplained, warm.reannounce
+            ),
+        )?;
+        sheets.model().with(|mm| {
+            mm.set_link_shared(ITEM_LATE, false).expect("team-visible");
+            mm.restore_item_to(ITEM_LATE, "r1").expect("restore");
+        });
+        let before = trace.events().len();
+        let report = sheets_report(&m.question_pulls(OWNERS[0]).await).ok_or("no Sheets sync")?;
+        let fetched = s3_fetches(&trace, before, ITEM_LATE);
+        check(
+            fetched.first() == Some(&("r3".to_string(), false))
+                && fetched.last() == Some(&("r1".to_string(), true)),
+            "S3 404s the r3 the feed named, then serves r1, the revision the announce names",
+            format!("S3 fetches of the item {fetched:?}"),
+        )?;
+        check(
+            report.unexplained == 1
+                && report.reannounce == Some(ReannounceStatus::Completed)
+                && report.retired == 0,
+            "the one unexplained 404 marks Sheets and its re-announce completes in the same pull, retiring nothing",
+            format!(
+                "{} unexplained, re-announce {:?}, {} retired",
+                report.unexplained, report.reannounce, report.retired
+            ),
+        )?;
+        let (chunks, tombstones, marked, _, _) = held(&m)?;
+        let late = sheets_document_id(&m, ITEM_LATE);
+        check(
+            late.is_ok()
+                && !marked
+                && chunks == chunks_before + 1
+                && tombstones == tombstones_before,
+            "the item is held, the mark is cleared, one chunk more and no tombstone",
+            format!(
+                "item held: {}, marked {marked}, {chunks} chunks (before {chunks_before}), tombstone seq {tombstones} (before {tombstones_before})",
+                late.is_ok()
+            ),
+        )?;
+        let body = m.search(OWNERS[0], "lateword1").await.response.body;
+        check(
+            results_from(&body, "sheets").1 == 1 && Page::parse(&body).reconciling().is_empty(),
+            "Ana finds the item at r1 by its word, with no reconciling line",
+            format!(
+                "{} Sheets results, reconciling {:?}",
+                results_from(&body, "sheets").1,
+                Page::parse(&body).reconciling()
+            ),
         )
     })
 }

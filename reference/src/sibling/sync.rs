@@ -9,6 +9,15 @@
 //! reconciled first, by [`reannounce`]: only a complete announce retires
 //! anything, and it is the only thing that ever does (§4.1 rules 2–4).
 //!
+//! A third way in is this module's own reading of §4.1, where the spec is
+//! silent: a revision a feed row named that S3 404s, when no later row
+//! says the item went or moved on (not even on one more read of the feed
+//! from its head), was lost by a partial restore before memoria fetched
+//! it. memoria then holds nothing of the item, so no S2 call answers AHEAD
+//! and the feed never names it again; the re-announce, "what reconciles
+//! the two", is run at once. Found by the explorer at seed 74
+//! (`scenarios/explore-lost-feed-revision-reannounces.toml`, gate 27).
+//!
 //! Every store step (a read of the cursor, an ingest, a delete with its
 //! fsynced tombstone, the snapshot) goes through [`SharedInstance::run`],
 //! off the async worker threads in production (issue 10); no lock is held
@@ -43,6 +52,11 @@ pub struct SyncReport {
     pub unchanged: usize,
     /// S3 answered 404 (not team-visible now, §6.1).
     pub not_found: usize,
+    /// Items whose feed-named revision S3 answered 404 and that no later
+    /// row explained, after one more read of the feed from its head: the
+    /// sibling lost that revision (a partial restore), so the app was
+    /// marked for re-announce (§4.1).
+    pub unexplained: usize,
     /// S3 failed otherwise; the cursor is not advanced past such a page.
     pub fetch_failed: usize,
     /// The feed failed, or asked for a re-announce (`410`).
@@ -197,6 +211,16 @@ pub async fn reannounce(
     (ReannounceStatus::Completed, changed)
 }
 
+/// Stores `cursor` as `app`'s S1 cursor, stamped with the poll time.
+async fn store_cursor(instance: &SharedInstance, app: &str, cursor: &str) -> Result<(), Error> {
+    let (a, c) = (app.to_string(), cursor.to_string());
+    step(instance, move |i| {
+        let now = i.clock().now_unix_s();
+        i.store().set_sibling_cursor(&a, &c, now)
+    })
+    .await
+}
+
 /// One store step of a sync, run where the instance's offload says; a
 /// step that panicked is that step's error ([`crate::ErrorKind::Abandoned`]).
 async fn step<T, F>(instance: &SharedInstance, work: F) -> Result<T, Error>
@@ -259,7 +283,11 @@ fn ingest_fetched(
 /// Polls `app`'s S1 feed from the stored cursor and applies every row:
 /// `gone` deletes, a new revision is fetched through S3 and ingested.
 /// A `410` marks the app for re-announce and changes nothing else.
-/// Writes a snapshot if anything changed.
+/// A revision S3 404s that no later row explains, even after one more read
+/// of the feed from its head, marks the app and re-announces it at once
+/// (a partial restore lost that revision, §4.1); until then the cursor is
+/// not stored past the row that named it. Writes a snapshot if anything
+/// changed.
 pub async fn sync(instance: &SharedInstance, client: &SiblingClient, app: &str) -> SyncReport {
     let mut report = SyncReport {
         app: app.to_string(),
@@ -278,18 +306,29 @@ pub async fn sync(instance: &SharedInstance, client: &SiblingClient, app: &str) 
         changed |= did_change;
         report.reannounce = Some(status);
     }
+    // Items whose feed-named revision S3 answered 404, until a later row
+    // names them again; what is left once the feed has been read to its
+    // head and read once more is re-announced (below the loop).
+    let mut unexplained = std::collections::BTreeSet::<String>::new();
+    let mut confirming = false;
+    let mut failed = false;
+    let a = app.to_string();
+    let mut cursor = match step(instance, move |i| i.store().sibling_state(&a)).await {
+        Ok(s) => s.cursor,
+        Err(e) => {
+            report.feed_error = Some(e.to_string());
+            failed = true;
+            None
+        }
+    };
     for _ in 0..S1_PAGES_PER_SYNC_MAX {
-        let a = app.to_string();
-        let cursor = match step(instance, move |i| i.store().sibling_state(&a)).await {
-            Ok(s) => s.cursor,
-            Err(e) => {
-                report.feed_error = Some(e.to_string());
-                break;
-            }
-        };
+        if failed {
+            break;
+        }
         let page = match client.feed(app, cursor.as_deref()).await {
             Ok(p) => p,
             Err(e) => {
+                failed = true;
                 let a = app.to_string();
                 if e == FeedError::ReannounceRequired
                     && let Err(e) = step(instance, move |i| i.store().mark_reannounce(&a)).await
@@ -304,6 +343,9 @@ pub async fn sync(instance: &SharedInstance, client: &SiblingClient, app: &str) 
         report.rows += page.rows.len();
         let mut page_complete = true;
         for row in &page.rows {
+            // A later row about an item explains an earlier 404 of it: it
+            // is gone, or at another revision, fetched or 404ed afresh.
+            unexplained.remove(&row.item_id);
             let (a, item) = (app.to_string(), row.item_id.clone());
             let held = step(instance, move |i| i.store().sibling_document(&a, &item)).await;
             let held = match held {
@@ -368,7 +410,10 @@ pub async fn sync(instance: &SharedInstance, client: &SiblingClient, app: &str) 
                         }
                     }
                 }
-                Err(FetchError::NotFound) => report.not_found += 1,
+                Err(FetchError::NotFound) => {
+                    report.not_found += 1;
+                    unexplained.insert(row.item_id.clone());
+                }
                 Err(e) => {
                     tracing::warn!(app, error = %e, "S3 fetch failed");
                     report.fetch_failed += 1;
@@ -377,20 +422,56 @@ pub async fn sync(instance: &SharedInstance, client: &SiblingClient, app: &str) 
             }
         }
         if !page_complete {
+            failed = true;
             break;
         }
-        let (a, cursor) = (app.to_string(), page.cursor.clone());
-        if let Err(e) = step(instance, move |i| {
-            let now = i.clock().now_unix_s();
-            i.store().set_sibling_cursor(&a, &cursor, now)
-        })
-        .await
+        cursor = Some(page.cursor.clone());
+        // Held back while a 404 is unexplained, so a crash or a failed page
+        // replays the row that met it rather than skipping it.
+        if unexplained.is_empty()
+            && let Err(e) = store_cursor(instance, app, &page.cursor).await
         {
             report.feed_error = Some(e.to_string());
+            failed = true;
             break;
         }
         if !page.more {
-            break;
+            if unexplained.is_empty() || confirming {
+                break;
+            }
+            confirming = true;
+        }
+    }
+    if !failed && !unexplained.is_empty() {
+        // §4.1: a revision the feed named that S3 404s, with no later row
+        // saying the item went or moved on, not even on a second read from
+        // the head, is one the sibling no longer has: a partial restore
+        // lost it. memoria may hold nothing of the item, so no S2 call will
+        // ever answer AHEAD for it, and the feed will not name it again.
+        // The re-announce is what reconciles the two, so the app is marked
+        // (before its cursor moves past the row) and re-announced now.
+        report.unexplained = unexplained.len();
+        tracing::warn!(
+            app,
+            items = report.unexplained,
+            "S3 404s no later feed row explains: the sibling lost history; re-announcing"
+        );
+        let a = app.to_string();
+        match step(instance, move |i| i.store().mark_reannounce(&a)).await {
+            Ok(()) => {
+                if let Some(c) = &cursor
+                    && let Err(e) = store_cursor(instance, app, c).await
+                {
+                    report.feed_error = Some(e.to_string());
+                }
+                let (status, did_change) = reannounce(instance, client, app, &mut report).await;
+                changed |= did_change;
+                report.reannounce = Some(status);
+            }
+            Err(e) => {
+                tracing::error!(app, error = %e, "could not mark a sibling for re-announce");
+                report.feed_error = Some(e.to_string());
+            }
         }
     }
     // The S3 breaker's counters (§8.1): written on the path that made the
