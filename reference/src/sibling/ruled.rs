@@ -248,7 +248,30 @@ pub async fn ruled_search_embedded(
     text: &str,
     page: u32,
 ) -> Result<RuledSearch, SearchError> {
-    let semantic = match embedder {
+    let semantic = query_semantic(instance, embedder, asker, text, page).await?;
+    ruled_search_semantic(instance, client, asker, text, page, semantic).await
+}
+
+/// The query's meaning for a search as `asker`: [`QuerySemantic::Off`]
+/// with AI off; with it on, the query embedded on the request path, after
+/// admission and the query's own checks (nothing leaves for an asker not
+/// admitted or a query refused), or [`QuerySemantic::Unavailable`] when the
+/// provider fails or misses its deadline (§7, §8.3). The first half of
+/// [`ruled_search_embedded`]: a caller that rules something else beside the
+/// results (the numeric route) asks for this first, so that both rulings
+/// go out in one round (§6.5).
+///
+/// # Errors
+/// [`SearchError::Store`] if the store cannot say whether the query may be
+/// embedded.
+pub async fn query_semantic(
+    instance: &SharedInstance,
+    embedder: Option<&EmbedClient>,
+    asker: &str,
+    text: &str,
+    page: u32,
+) -> Result<QuerySemantic, SearchError> {
+    Ok(match embedder {
         None => QuerySemantic::Off,
         Some(e) => {
             let (who, q) = (asker.to_string(), text.to_string());
@@ -262,7 +285,23 @@ pub async fn ruled_search_embedded(
                 QuerySemantic::Unavailable
             }
         }
-    };
+    })
+}
+
+/// The second half of [`ruled_search_embedded`]: ranks `text` for `asker`
+/// with `semantic` ([`query_semantic`]) and rules every sibling passage on
+/// the page through S2 now, in one round (§4.1, §6.5).
+///
+/// # Errors
+/// As [`ruled_search`].
+pub async fn ruled_search_semantic(
+    instance: &SharedInstance,
+    client: Option<&SiblingClient>,
+    asker: &str,
+    text: &str,
+    page: u32,
+    semantic: QuerySemantic,
+) -> Result<RuledSearch, SearchError> {
     let (who, text) = (asker.to_string(), text.to_string());
     // A lexical page reads on a read handle, beside other searches; a
     // fused one reads the dense matrix, which only the writer holds.

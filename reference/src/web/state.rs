@@ -674,26 +674,48 @@ impl AppState {
         q: &str,
         page: u32,
     ) -> Result<SearchPage, SearchError> {
-        let ruled = crate::sibling::ruled::ruled_search_embedded(
+        let semantic = crate::sibling::ruled::query_semantic(
             &self.instance,
-            self.siblings.as_deref(),
             self.embedder.as_deref(),
             asker,
             q,
             page,
         )
         .await?;
+        let results = crate::sibling::ruled::ruled_search_semantic(
+            &self.instance,
+            self.siblings.as_deref(),
+            asker,
+            q,
+            page,
+            semantic,
+        );
+        // §8.7: the numeric route, model-free, above the results of the
+        // first page. It rules its operands' sheets itself, so it runs
+        // beside the results' ruling, once the query is embedded, not after
+        // the ruling: §6.5's "one page of results is one round of calls",
+        // so a slow sibling costs the page one deadline, not two (the
+        // explorer's `[safety:deadline]`).
+        let numeric = async {
+            if page <= 1 {
+                Some(
+                    crate::sibling::numeric::numeric_answer(
+                        &self.instance,
+                        self.siblings.as_deref(),
+                        asker,
+                        q,
+                    )
+                    .await,
+                )
+            } else {
+                None
+            }
+        };
+        let (ruled, numeric) = tokio::join!(results, numeric);
+        let ruled = ruled?;
         self.start_follow_ups(&ruled.follow_ups);
         let mut page = ruled.page;
-        // §8.7: the numeric route, model-free, above the results.
-        if page.page == 1 {
-            let (numeric, numeric_follow_ups) = crate::sibling::numeric::numeric_answer(
-                &self.instance,
-                self.siblings.as_deref(),
-                asker,
-                q,
-            )
-            .await;
+        if let Some((numeric, numeric_follow_ups)) = numeric {
             self.start_follow_ups(&numeric_follow_ups);
             page.numeric = numeric;
         }

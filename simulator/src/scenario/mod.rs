@@ -37,6 +37,7 @@
 
 mod checks;
 mod connector;
+mod deadline;
 mod documents;
 mod oracle;
 mod parse;

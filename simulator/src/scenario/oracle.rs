@@ -118,6 +118,10 @@
 //!   wake is older than `ROSTER_TTL_S` and a minute (the explorer's stale
 //!   spell, `explore/home.rs`), a roster reader sees no passage on any
 //!   surface and the search page says the roster is stale or missing.
+//! - `[safety:deadline]` (§6.5; `simulator/src/scenario/deadline.rs`):
+//!   every question's S2 calls are one round, within 20 ms of each other,
+//!   and its answer arrives within the 800 ms deadline and 100 ms of its
+//!   last round's first call: no sibling is waited for past its deadline.
 //! - `[safety:document]` (§4.1, §4.2, §8.1;
 //!   `simulator/src/scenario/documents.rs`): a document opened by its link,
 //!   on the document page or over the MCP `document` tool, is judged as every

@@ -656,7 +656,10 @@ async fn apply(
             let before = trace.len();
             let who = address(reader);
             let surface = surface.unwrap_or_default();
+            let start_ms = super::roster::now_ms();
+            let chats = ctx.provider.as_ref().map(|p| p.chat_calls());
             let (page, seen) = ask(m, ctx, &who, q, surface).await?;
+            let chatted = ctx.provider.as_ref().map(|p| p.chat_calls()) != chats;
             ctx.links.learn(&page.response.body, fakes);
             if ctx.oracle {
                 let window = trace.since(before);
@@ -668,6 +671,13 @@ async fn apply(
                     .unwrap_or_default();
                 entry.checks.extend(super::oracle::judge_page(
                     &who, &seen, &window, fakes, admitted, &ctx.owned, &unasked,
+                ));
+                entry.checks.extend(super::deadline::judge_deadline(
+                    &window,
+                    crate::world::MEMORIA_CONSUMER,
+                    start_ms,
+                    start_ms + page.elapsed.as_millis() as u64,
+                    chatted,
                 ));
                 // Every surface, the brief too: a task that is one item's
                 // tag names that item alone, and a brief reads a sentence
