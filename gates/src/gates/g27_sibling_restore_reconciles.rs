@@ -26,8 +26,8 @@ use memoria::PAGE_SIZE_RESULTS;
 use memoria::wire::{Pair, Subject, Verdict};
 use memoria::{ReannounceStatus, SyncReport};
 use memoria_simulator::{
-    CallDetail, CallKind, FakeSibling, Memoria, OWNERS, Outage, Rung, SiblingSpec, Trace,
-    TruncateAnnounce, World,
+    CallDetail, CallKind, FakeSibling, Memoria, OWNERS, Outage, Rung, S1_ROWS_PER_PAGE,
+    SiblingSpec, Slow, Trace, TraceEvent, TruncateAnnounce, World,
 };
 
 use crate::rigs::page::Page;
@@ -54,7 +54,7 @@ pub static GATE: Gate = Gate {
         "A sibling's restore reconciles: AHEAD vs NOT_VISIBLE (byte-identical to a private item), nothing deleted, the source leaves the ranking, a page of 50 renders exactly 50, a failed announce retires nothing",
     ],
     sections: &["§10", "§4.1", "§8.1"],
-    requirement: "After Sheets is restored behind memoria, S2 answers AHEAD for a lost revision and NOT_VISIBLE, equal to a private item's, for a lost row; nothing is deleted and Sheets is marked for re-announce; Sheets leaves the ranking so Docs fills the page, with one line naming Sheets as reconciling and never a 'no results'; a failed announce retires nothing; a completed one retires the lost row and refetches the lost revision at the announced one; a revision the feed named that S3 404s, with no later row to explain it, re-announces Sheets, since memoria holds nothing of that item for S2 to call AHEAD.",
+    requirement: "After Sheets is restored behind memoria, S2 answers AHEAD for a lost revision and NOT_VISIBLE, equal to a private item's, for a lost row; nothing is deleted and Sheets is marked for re-announce; Sheets leaves the ranking so Docs fills the page, with one line naming Sheets as reconciling and never a 'no results'; a failed announce retires nothing; a completed one retires the lost row and refetches the lost revision at the announced one; a revision the feed named that S3 404s, with no later row to explain it, re-announces Sheets, since memoria holds nothing of that item for S2 to call AHEAD; a 404 a later row explains (even one appended while memoria fetched) marks nothing, and a pass that fails after such a 404 marks nothing and does not lose its row.",
     cases: &[
         Case {
             id: "27/restore-answers-and-nothing-lost",
@@ -105,6 +105,16 @@ pub static GATE: Gate = Gate {
             id: "27/lost-feed-revision-reannounces",
             desc: "A Sheets item went link-shared at r1 before memoria fetched it (its S3 404 explained by the gone row that followed: nothing marked) and was revised to r3. After the warm-up it becomes team-visible again, its feed row naming r3, and a partial restore takes it back to r1 before memoria polls: S3 404s r3, no row explains it even on one more read of the feed, so memoria, which holds nothing of the item for S2 to call AHEAD, marks Sheets and re-announces at once: the item is held at r1 and found, and nothing is retired.",
             run: lost_revision_named_by_the_feed,
+        },
+        Case {
+            id: "27/later-row-explains-a-404",
+            desc: "Two held Sheets items each 404 on a revision a feed row named, and the feed explains both: one was restored past that revision and then revised again (the next row names a revision S3 serves), the other left team-visibility while memoria fetched it (its gone row is appended after memoria read the head, so only the one more read from the head sees it). Sheets is not marked and not re-announced; the first is held at its new revision, the second deleted by its gone row.",
+            run: later_row_explains_a_404,
+        },
+        Case {
+            id: "27/lost-feed-revision-survives-a-failed-page",
+            desc: "The row naming a revision a partial restore lost ends one full S1 page; S3 goes down from its 404 on, so the next page's fetch fails: nothing is marked or re-announced. The next pull reads that row again and marks Sheets; while the announce fails, a pull re-announces once and reads no row again; once it completes the item is held at r1, with nothing retired.",
+            run: lost_revision_survives_a_failed_page,
         },
         Case {
             id: "27/completed-announce-reconciles",
@@ -847,6 +857,12 @@ fn lost_revision_named_by_the_feed(ctx: &mut Ctx) -> Result<(), Failure> {
             "S3 404s the r3 the feed named, then serves r1, the revision the announce names",
             format!("S3 fetches of the item {fetched:?}"),
         )?;
+        let reads = feed_reads(&trace, before, sheets.host());
+        check(
+            reads == 2,
+            "the pull reads Sheets' feed twice: to its head, then once more from it",
+            format!("{reads} S1 reads"),
+        )?;
         check(
             report.unexplained == 1
                 && report.reannounce == Some(ReannounceStatus::Completed)
@@ -878,6 +894,334 @@ fn lost_revision_named_by_the_feed(ctx: &mut Ctx) -> Result<(), Failure> {
                 "{} Sheets results, reconciling {:?}",
                 results_from(&body, "sheets").1,
                 Page::parse(&body).reconciling()
+            ),
+        )
+    })
+}
+
+/// The latency every Sheets answer carries while a case changes Sheets
+/// between two of memoria's calls: far longer than the trace watch's tick.
+const WATCHED_LATENCY_MS: u64 = 500;
+/// How often, in simulated ms, [`pulls_watched`] looks at the trace.
+const WATCH_TICK_MS: u64 = 5;
+
+/// Has Ana's question pull Sheets (as [`Memoria::question_pulls`]) while
+/// watching the trace after event `from`: at the first event `seen`
+/// accepts, `then` runs, once. Returns the pulls' reports and whether
+/// `then` ran. The watch only observes the fakes' trace and changes a fake.
+async fn pulls_watched(
+    m: &mut Memoria,
+    trace: &Trace,
+    from: usize,
+    seen: impl Fn(&TraceEvent) -> bool,
+    then: impl FnOnce(),
+) -> (Vec<SyncReport>, bool) {
+    let fired = std::cell::Cell::new(false);
+    let watch = async {
+        while !trace.with(|all| all.get(from..).is_some_and(|new| new.iter().any(&seen))) {
+            tokio::time::sleep(std::time::Duration::from_millis(WATCH_TICK_MS)).await;
+        }
+        then();
+        fired.set(true);
+        std::future::pending::<()>().await;
+    };
+    let reports = tokio::select! {
+        reports = m.question_pulls(OWNERS[0]) => reports,
+        () = watch => Vec::new(),
+    };
+    (reports, fired.get())
+}
+
+/// The revision memoria holds of Sheets' item `item`, if it holds it.
+fn held_revision(m: &Memoria, item: &str) -> Result<Option<String>, String> {
+    let instance = m.state().instance();
+    let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
+    Ok(guard
+        .store()
+        .sibling_document("sheets", item)
+        .map_err(|e| e.to_string())?
+        .and_then(|d| d.provenance)
+        .map(|p| p.revision))
+}
+
+/// Re-announces opened (S1a first pages) after trace event `from`.
+fn announces_opened(trace: &Trace, from: usize) -> usize {
+    trace
+        .since(from)
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.detail,
+                CallDetail::S1a {
+                    first_page: true,
+                    ..
+                }
+            )
+        })
+        .count()
+}
+
+/// S1 reads answered by `host` after trace event `from`.
+fn feed_reads(trace: &Trace, from: usize, host: &str) -> usize {
+    trace
+        .since(from)
+        .iter()
+        .filter(|e| e.call == CallKind::S1 && e.callee == host)
+        .count()
+}
+
+/// True for an S1 answer carrying a row about `item`.
+fn names_in_feed(e: &TraceEvent, item: &str) -> bool {
+    matches!(&e.detail, CallDetail::S1 { rows, .. } if rows.iter().any(|r| r.item_id == item))
+}
+
+/// True for S3's answer to `item` at `revision`.
+fn s3_answered(e: &TraceEvent, item: &str, revision: &str) -> bool {
+    matches!(
+        &e.detail,
+        CallDetail::S3 { item_id: Some(i), revision: Some(r), .. } if i == item && r == revision
+    )
+}
+
+/// A held item restored past a revision the feed named, then revised again.
+const ITEM_MOVED: &str = "sh-moved";
+/// A held item that leaves team-visibility while memoria fetches it.
+const ITEM_LEAVING: &str = "sh-leaving";
+
+fn later_row_explains_a_404(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let sheets = world.fake("sheets").clone();
+    let trace = world.trace().clone();
+    sheets.model().with(|mm| {
+        for item in [ITEM_MOVED, ITEM_LEAVING] {
+            mm.add_item(item, Rung::Team, "Late", &late_body(&canary, 1))
+                .expect("item");
+        }
+    });
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        let held_before = (
+            held_revision(&m, ITEM_MOVED)?,
+            held_revision(&m, ITEM_LEAVING)?,
+        );
+        check(
+            held_before == (Some("r1".to_string()), Some("r1".to_string())),
+            "after the warm-up memoria holds both items at r1",
+            format!("{held_before:?}"),
+        )?;
+        // Rows: the moved item's r2 (lost to a restore before memoria
+        // fetches it) and r3; the leaving item's r2.
+        let moved_to = sheets.model().with(|mm| {
+            mm.revise(ITEM_MOVED, "Late", &late_body(&canary, 2))
+                .expect("revise");
+            mm.restore_item_to(ITEM_MOVED, "r1").expect("restore");
+            let moved_to = mm
+                .revise(ITEM_MOVED, "Late", &late_body(&canary, 3))
+                .expect("revise");
+            mm.revise(ITEM_LEAVING, "Late", &late_body(&canary, 2))
+                .expect("revise");
+            moved_to
+        });
+        // S3 answers late; the leaving item goes link-shared as soon as
+        // memoria has read the feed's head, before S3 reads its r2.
+        sheets.faults().set_slow(Some(Slow {
+            latency_ms: WATCHED_LATENCY_MS,
+            only: Some(CallKind::S3),
+        }));
+        let before = trace.len();
+        let model = sheets.model();
+        let (reports, fired) = pulls_watched(
+            &mut m,
+            &trace,
+            before,
+            |e| names_in_feed(e, ITEM_LEAVING),
+            move || {
+                model
+                    .with(|mm| mm.set_link_shared(ITEM_LEAVING, true))
+                    .expect("link-shared");
+            },
+        )
+        .await;
+        sheets.faults().set_slow(None);
+        let report = sheets_report(&reports).ok_or("no Sheets sync")?;
+        let answers = trace.since(before);
+        let not_found = |item: &str, revision: &str| {
+            answers.iter().any(|e| {
+                s3_answered(e, item, revision)
+                    && matches!(e.detail, CallDetail::S3 { served: false, .. })
+            })
+        };
+        check(
+            fired && not_found(ITEM_MOVED, "r2") && not_found(ITEM_LEAVING, "r2"),
+            "S3 404s the moved item's r2 and, once it went link-shared mid-pull, the leaving item's r2",
+            format!(
+                "switched: {fired}; 404s: moved r2 {}, leaving r2 {}",
+                not_found(ITEM_MOVED, "r2"),
+                not_found(ITEM_LEAVING, "r2")
+            ),
+        )?;
+        let (_, _, marked, _, _) = held(&m)?;
+        let opened = announces_opened(&trace, before);
+        check(
+            report.unexplained == 0
+                && report.reannounce.is_none()
+                && opened == 0
+                && !marked
+                && report.retired == 0,
+            "later rows explain both 404s: Sheets is neither marked nor re-announced",
+            format!(
+                "{} unexplained, re-announce {:?}, {opened} announces opened, marked: {marked}, {} retired",
+                report.unexplained, report.reannounce, report.retired
+            ),
+        )?;
+        let held_after = (
+            held_revision(&m, ITEM_MOVED)?,
+            held_revision(&m, ITEM_LEAVING)?,
+        );
+        check(
+            held_after == (Some(moved_to.clone()), None) && report.deleted == 1,
+            format!(
+                "the moved item is held at {moved_to}; the leaving item is deleted by the gone row the one more read found"
+            ),
+            format!("held {held_after:?}, {} deleted", report.deleted),
+        )
+    })
+}
+
+/// A held item whose revision is named on the page after the lost one's.
+const ITEM_PAGE_TWO: &str = "sh-1";
+/// A held item revised once to make up the first page.
+const ITEM_PAGE_ONE: &str = "sh-2";
+/// An item memoria never holds (link-shared once added): its rows fill a page.
+const ITEM_FILLER: &str = "sh-filler";
+
+fn lost_revision_survives_a_failed_page(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let sheets = world.fake("sheets").clone();
+    let trace = world.trace().clone();
+    sheets.model().with(|mm| {
+        mm.add_item(ITEM_LATE, Rung::Team, "Late", &late_body(&canary, 1))
+            .expect("item");
+        mm.set_link_shared(ITEM_LATE, true).expect("link-shared");
+        for n in 2..=3 {
+            mm.revise(ITEM_LATE, "Late", &late_body(&canary, n))
+                .expect("revise");
+        }
+        mm.add_item(ITEM_FILLER, Rung::Team, "Filler", &late_body(&canary, 0))
+            .expect("item");
+        mm.set_link_shared(ITEM_FILLER, true).expect("link-shared");
+    });
+    run_world(&world, move |mut m| async move {
+        let warm = sheets_report(&m.warmed_up().await?).ok_or("no Sheets warm-up")?;
+        check(
+            warm.unexplained == 0 && warm.reannounce.is_none(),
+            "the warm-up's 404s are explained by the gone rows after them",
+            format!(
+                "{} unexplained, re-announce {:?}",
+                warm.unexplained, warm.reannounce
+            ),
+        )?;
+        // From memoria's cursor: filler rows, one revision of a held item
+        // and, last on the page, the row naming r3, which a partial restore
+        // then loses; the next page names a revision of another held item.
+        let (from, rows, last) = sheets.model().with(|mm| {
+            let from = mm.events().len();
+            for _ in 0..(S1_ROWS_PER_PAGE - 2) / 2 {
+                mm.set_link_shared(ITEM_FILLER, false).expect("team");
+                mm.set_link_shared(ITEM_FILLER, true).expect("link-shared");
+            }
+            mm.revise(ITEM_PAGE_ONE, "Row", &sheets_body(&canary, 2002))
+                .expect("revise");
+            mm.set_link_shared(ITEM_LATE, false).expect("team-visible");
+            mm.restore_item_to(ITEM_LATE, "r1").expect("restore");
+            let last = mm
+                .events()
+                .last()
+                .map(|e| (e.item_id.clone(), e.revision.clone()));
+            mm.revise(ITEM_PAGE_TWO, "Row", &sheets_body(&canary, 2003))
+                .expect("revise");
+            (from, mm.events().len() - from, last)
+        });
+        check(
+            rows == S1_ROWS_PER_PAGE + 1 && last == Some((ITEM_LATE.to_string(), "r3".to_string())),
+            "the row naming the lost r3 is the last of a full S1 page, and one row follows it",
+            format!(
+                "{rows} rows after memoria's cursor (at {from}); the page's last names {last:?}"
+            ),
+        )?;
+        // Every answer late, and S3 down from the 404 of r3 on.
+        sheets.faults().set_slow(Some(Slow {
+            latency_ms: WATCHED_LATENCY_MS,
+            only: None,
+        }));
+        let before = trace.len();
+        let faults = sheets.faults();
+        let (reports, fired) = pulls_watched(
+            &mut m,
+            &trace,
+            before,
+            |e| s3_answered(e, ITEM_LATE, "r3"),
+            move || faults.set_outage_for(Some(Outage::Status(503)), Some(CallKind::S3)),
+        )
+        .await;
+        sheets.faults().clear();
+        let report = sheets_report(&reports).ok_or("no Sheets sync")?;
+        let (_, _, marked, _, _) = held(&m)?;
+        let opened = announces_opened(&trace, before);
+        check(
+            fired
+                && report.fetch_failed > 0
+                && report.reannounce.is_none()
+                && opened == 0
+                && !marked,
+            "S3, down from r3's 404 on, fails the next page's fetch: the pass marks nothing and re-announces nothing",
+            format!(
+                "S3 switched off: {fired}; {} failed fetches, re-announce {:?}, {opened} announces opened, marked: {marked}",
+                report.fetch_failed, report.reannounce
+            ),
+        )?;
+        // S3 is back; every announce is truncated.
+        sheets
+            .faults()
+            .set_truncate_announce(Some(TruncateAnnounce::NoClose));
+        let before = trace.len();
+        let report = sheets_report(&m.question_pulls(OWNERS[0]).await).ok_or("no Sheets sync")?;
+        let (_, _, marked, _, _) = held(&m)?;
+        let again = s3_fetches(&trace, before, ITEM_LATE);
+        check(
+            again.first() == Some(&("r3".to_string(), false))
+                && report.unexplained == 1
+                && matches!(report.reannounce, Some(ReannounceStatus::Failed(_)))
+                && marked,
+            "the next pull reads the row again: S3 404s r3, nothing explains it, Sheets is marked and its truncated announce fails",
+            format!(
+                "S3 fetches of the item {again:?}, {} unexplained, re-announce {:?}, marked: {marked}",
+                report.unexplained, report.reannounce
+            ),
+        )?;
+        let before = trace.len();
+        let report = sheets_report(&m.question_pulls(OWNERS[0]).await).ok_or("no Sheets sync")?;
+        let opened = announces_opened(&trace, before);
+        check(
+            opened == 1 && report.rows == 0,
+            "while the announce fails, a pull re-announces once and reads no feed row again: the mark stands for the lost revision",
+            format!("{opened} announces opened, {} feed rows read", report.rows),
+        )?;
+        sheets.faults().set_truncate_announce(None);
+        let report = sheets_report(&m.question_pulls(OWNERS[0]).await).ok_or("no Sheets sync")?;
+        let (_, _, marked, _, _) = held(&m)?;
+        let late = held_revision(&m, ITEM_LATE)?;
+        let two = held_revision(&m, ITEM_PAGE_TWO)?;
+        check(
+            report.reannounce == Some(ReannounceStatus::Completed)
+                && report.retired == 0
+                && !marked
+                && late.as_deref() == Some("r1")
+                && two.as_deref() == Some("r2"),
+            "once the announce completes the lost item is held at r1, the second page's item at r2, and nothing is retired",
+            format!(
+                "re-announce {:?}, {} retired, marked: {marked}, the item at {late:?}, the second page's at {two:?}",
+                report.reannounce, report.retired
             ),
         )
     })
