@@ -222,6 +222,13 @@ pub(super) async fn embeddings(
             }
             if k == 0 && faults.nan {
                 json.push_str("null");
+            } else if x.to_bits() == 0 {
+                // `{x:?}` of +0.0, written without `core::fmt`: a hashed
+                // vector is mostly zeros (`hashed.rs`), and formatting
+                // 4,096 values an input was most of this handler's CPU
+                // in the simulator's unoptimised build (benches/RESULTS.md,
+                // issue 26, "The explorer's steps"). Same bytes.
+                json.push_str("0.0");
             } else {
                 let _ = write!(json, "{x:?}");
             }
