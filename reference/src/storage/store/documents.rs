@@ -11,7 +11,7 @@ use rusqlite::{OptionalExtension, params};
 use super::*;
 use crate::crashpoint::crashpoint;
 use crate::search::chunk;
-use crate::search::markdown::{TextForm, plain_text, plain_text_of_visible};
+use crate::search::markdown::{TextForm, plain_text};
 use crate::storage::tombstone::Tombstone;
 
 /// [`Store::passage_hit`]'s one statement: the chunk's id, ordinal, sealed
@@ -308,15 +308,14 @@ impl Store {
             );
             // What the index reads, and what a snippet is cut from, worked
             // out once here rather than on every search page that shows the
-            // passage (issue 30); the plain text from the index's text,
-            // which is `plain_text`'s own first step.
-            let first = c.ordinal == 0;
-            let index_text = form.index_text(&c.text, first);
-            let plain = (form == TextForm::Markdown).then(|| {
+            // passage (issue 30), from one parse of the passage where
+            // nothing in it is hidden (`visible_and_plain`).
+            let (index_text, snippet_text) = form.index_and_plain_text(&c.text, c.ordinal == 0);
+            let plain = snippet_text.map(|plain| {
                 self.sealer.seal(
                     Purpose::Chunk,
                     &format!("chunks/{chunk_id}/plain"),
-                    plain_text_of_visible(&index_text, first).as_bytes(),
+                    plain.as_bytes(),
                 )
             });
             execute_cached(
