@@ -292,9 +292,7 @@ const BULK_LOAD_AUTOMERGE_SEGMENTS: i64 = 0;
 /// holds this many segments, one below FTS5's most (`FTS5_MAX_SEGMENT`,
 /// 2,000, in SQLite's fts5_index.c), so a load's segments are merged once,
 /// by the `optimize` after it, not level by level as they are written
-/// (sqlite.org/fts5.html, "The crisismerge Configuration Option"). At
-/// 90,000 chunks the load flushes a few hundred segments (one a megabyte of
-/// pending postings, FTS5's default hash size).
+/// (sqlite.org/fts5.html, "The crisismerge Configuration Option").
 const BULK_LOAD_CRISISMERGE_SEGMENTS: i64 = 1_999;
 /// FTS5's own default `automerge` (sqlite.org/fts5.html), restored when a
 /// bulk load ends.
