@@ -594,6 +594,25 @@ impl Instance {
         Ok(())
     }
 
+    /// Starts a bulk load of the index for an import of many documents
+    /// ([`LexicalIndex::begin_bulk_load`]: FTS5 merges nothing until it
+    /// ends); [`Instance::end_bulk_load`] or the next
+    /// [`Instance::write_snapshot`] ends it.
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::begin_bulk_load`].
+    pub fn begin_bulk_load(&mut self) -> Result<(), Error> {
+        self.index.begin_bulk_load()
+    }
+
+    /// Ends a bulk load, if one is open ([`LexicalIndex::end_bulk_load`]).
+    ///
+    /// # Errors
+    /// As [`LexicalIndex::end_bulk_load`].
+    pub fn end_bulk_load(&mut self) -> Result<(), Error> {
+        self.index.end_bulk_load()
+    }
+
     /// Ingests one document and follows the change into the index. Does not
     /// write a snapshot; call [`Instance::write_snapshot`] after a batch.
     ///

@@ -68,6 +68,8 @@ pub fn import(instance: &mut Instance, paths: &[PathBuf]) -> Result<ImportReport
         ..ImportReport::default()
     };
     let mut changed = false;
+    // The index merges once, when the snapshot settles it (issue 30).
+    instance.begin_bulk_load()?;
     for (n, file) in files.iter().enumerate() {
         let outcome = file_outcome(file, import_one(instance, file));
         changed |= outcome
@@ -78,6 +80,7 @@ pub fn import(instance: &mut Instance, paths: &[PathBuf]) -> Result<ImportReport
             crashpoint("import:after-first-document", instance.data_dir());
         }
     }
+    instance.end_bulk_load()?;
     if changed {
         report.snapshot_generation = Some(instance.write_snapshot()?.generation);
     }

@@ -279,7 +279,27 @@ pub struct LexicalIndex {
     /// Where this index publishes its image for the read handles, and
     /// which its first write empties ([`LexicalIndex::attach`]).
     slot: Option<Arc<ImageSlot>>,
+    /// True between [`LexicalIndex::begin_bulk_load`] and its end: FTS5
+    /// merges nothing as rows are written.
+    bulk_load: bool,
 }
+
+/// FTS5's `automerge` during a bulk load ([`LexicalIndex::begin_bulk_load`]):
+/// 0, no incremental merge as segments are written (sqlite.org/fts5.html,
+/// "The automerge Configuration Option").
+const BULK_LOAD_AUTOMERGE_SEGMENTS: i64 = 0;
+/// FTS5's `crisismerge` during a bulk load: a level is merged only once it
+/// holds this many segments, one below FTS5's most (`FTS5_MAX_SEGMENT`,
+/// 2,000, in SQLite's fts5_index.c), so a load's segments are merged once,
+/// by the `optimize` after it, not level by level as they are written
+/// (sqlite.org/fts5.html, "The crisismerge Configuration Option").
+const BULK_LOAD_CRISISMERGE_SEGMENTS: i64 = 1_999;
+/// FTS5's own default `automerge` (sqlite.org/fts5.html), restored when a
+/// bulk load ends.
+const FTS5_DEFAULT_AUTOMERGE_SEGMENTS: i64 = 4;
+/// FTS5's own default `crisismerge` (sqlite.org/fts5.html), restored when
+/// a bulk load ends.
+const FTS5_DEFAULT_CRISISMERGE_SEGMENTS: i64 = 16;
 
 /// How many rows written since the last merge make [`LexicalIndex::settle`]
 /// merge the index into one segment (FTS5 `optimize`): a bulk load (an
@@ -314,6 +334,7 @@ impl LexicalIndex {
             lengths,
             image: None,
             slot: None,
+            bulk_load: false,
         })
     }
 
@@ -423,6 +444,7 @@ impl LexicalIndex {
             lengths,
             image: None,
             slot: None,
+            bulk_load: false,
         })
     }
 
@@ -601,14 +623,69 @@ impl LexicalIndex {
         Ok(())
     }
 
+    /// Starts a bulk load (an import, issue 30): until
+    /// [`LexicalIndex::end_bulk_load`] (or [`LexicalIndex::settle`], which
+    /// ends it) FTS5 merges no segment as rows are written
+    /// ([`BULK_LOAD_AUTOMERGE_SEGMENTS`], [`BULK_LOAD_CRISISMERGE_SEGMENTS`]),
+    /// so the rows are merged once, by the `optimize` that settles the load,
+    /// rather than level by level and then once more. What the index holds
+    /// is the same; only when its segments are merged changes.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] if SQLite refuses the setting.
+    pub fn begin_bulk_load(&mut self) -> Result<(), Error> {
+        self.begin()?;
+        self.set_merge_config(BULK_LOAD_AUTOMERGE_SEGMENTS, BULK_LOAD_CRISISMERGE_SEGMENTS)?;
+        self.bulk_load = true;
+        Ok(())
+    }
+
+    /// Ends a bulk load, if one is open: the rows pending in FTS5's memory
+    /// are written out as one more segment while merging is still off (so
+    /// restoring the defaults does not set off a crisis merge of every
+    /// segment just before `optimize` merges them all again), then FTS5's
+    /// defaults are restored and their rows removed from `fts_config`,
+    /// which holds what it held before the load.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`] if SQLite cannot commit or refuses the setting.
+    pub fn end_bulk_load(&mut self) -> Result<(), Error> {
+        if !self.bulk_load {
+            return Ok(());
+        }
+        self.commit()?;
+        self.begin()?;
+        self.set_merge_config(
+            FTS5_DEFAULT_AUTOMERGE_SEGMENTS,
+            FTS5_DEFAULT_CRISISMERGE_SEGMENTS,
+        )?;
+        self.conn
+            .execute_batch("DELETE FROM fts_config WHERE k IN ('automerge', 'crisismerge')")?;
+        self.commit()?;
+        self.bulk_load = false;
+        Ok(())
+    }
+
+    /// Sets FTS5's `automerge` and `crisismerge` (sqlite.org/fts5.html).
+    fn set_merge_config(&self, automerge: i64, crisismerge: i64) -> Result<(), Error> {
+        let mut set = self
+            .conn
+            .prepare_cached("INSERT INTO fts(fts, rank) VALUES (?1, ?2)")?;
+        set.execute(params!["automerge", automerge])?;
+        set.execute(params!["crisismerge", crisismerge])?;
+        Ok(())
+    }
+
     /// Commits, then merges the whole index into one segment (FTS5's
     /// `optimize`), so a search reads each word's postings once instead of
     /// once per segment. Worth its cost after a bulk load (a rebuild, an
-    /// import); not after every small change.
+    /// import); not after every small change. Ends a bulk load first
+    /// ([`LexicalIndex::end_bulk_load`]).
     ///
     /// # Errors
     /// [`ErrorKind::Storage`] if SQLite refuses the merge.
     pub fn optimize(&mut self) -> Result<(), Error> {
+        self.end_bulk_load()?;
         self.unmap()?;
         self.commit()?;
         self.conn
@@ -624,6 +701,7 @@ impl LexicalIndex {
     /// # Errors
     /// As [`LexicalIndex::optimize`].
     pub fn settle(&mut self) -> Result<(), Error> {
+        self.end_bulk_load()?;
         if self.writes_since_optimize >= OPTIMIZE_AFTER_WRITES {
             self.optimize()
         } else {
@@ -1996,6 +2074,57 @@ mod tests {
         assert_eq!(idx.writes_since_optimize, 0, "merged");
         assert!(idx.conn.is_autocommit());
         assert_eq!(idx.len().unwrap(), OPTIMIZE_AFTER_WRITES as u64);
+    }
+
+    #[test]
+    fn a_bulk_load_merges_nothing_until_it_ends_and_leaves_fts_config_as_it_found_it() {
+        let segments = |idx: &LexicalIndex| -> i64 {
+            idx.conn
+                .query_row("SELECT count(DISTINCT segid) FROM fts_idx", [], |r| {
+                    r.get(0)
+                })
+                .unwrap()
+        };
+        let config = |idx: &LexicalIndex| -> Vec<(String, String)> {
+            let mut stmt = idx
+                .conn
+                .prepare("SELECT k, CAST(v AS TEXT) FROM fts_config ORDER BY k")
+                .unwrap();
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        // More commits than FTS5's default crisis merge lets one level
+        // hold, each flushing one segment of one row.
+        let flushes = FTS5_DEFAULT_CRISISMERGE_SEGMENTS + 4;
+        let load = |idx: &mut LexicalIndex| {
+            for id in 1..=flushes {
+                idx.insert_new(id, "t", "", "kettle").unwrap();
+                idx.commit().unwrap();
+            }
+        };
+        let mut plain = LexicalIndex::new().unwrap();
+        let found = config(&plain);
+        load(&mut plain);
+        assert!(
+            segments(&plain) < flushes,
+            "FTS5 merges as it goes by default"
+        );
+
+        let mut bulk = LexicalIndex::new().unwrap();
+        bulk.begin_bulk_load().unwrap();
+        load(&mut bulk);
+        assert_eq!(segments(&bulk), flushes, "one segment a flush, none merged");
+        bulk.end_bulk_load().unwrap();
+        assert_eq!(config(&bulk), found);
+        bulk.optimize().unwrap();
+        assert_eq!(segments(&bulk), 1);
+        assert_eq!(
+            bulk.search("\"kettle\"", 100, 0).unwrap().len() as i64,
+            flushes
+        );
+        assert_eq!(bulk.chunk_ids().unwrap(), plain.chunk_ids().unwrap());
     }
 
     #[test]

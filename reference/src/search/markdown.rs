@@ -131,6 +131,23 @@ impl TextForm {
             TextForm::Plain => Cow::Borrowed(passage),
         }
     }
+
+    /// [`TextForm::index_text`] of `passage` and, for a Markdown passage,
+    /// its [`plain_text`] (what an ingest seals beside it), read in one
+    /// parse where [`visible_and_plain`] can (issue 30).
+    pub fn index_and_plain_text(
+        self,
+        passage: &str,
+        first: bool,
+    ) -> (Cow<'_, str>, Option<String>) {
+        match self {
+            TextForm::Markdown => {
+                let (index, plain) = visible_and_plain(passage, first);
+                (index, Some(plain))
+            }
+            TextForm::Plain => (Cow::Borrowed(passage), None),
+        }
+    }
 }
 
 /// Elements whose content a browser never renders, whatever their
@@ -158,13 +175,55 @@ pub fn visible(markdown: &str, first: bool) -> Cow<'_, str> {
     if !markdown.contains('<') {
         return Cow::Borrowed(markdown);
     }
-    let mut cuts: Vec<Range<usize>> = Vec::new();
-    let mut state = HiddenHtml::default();
+    let mut hidden = Hidden::default();
     for (event, range) in events(markdown, READ_OPTIONS, first) {
+        hidden.read(markdown, &event, range);
+    }
+    hidden.cut(markdown)
+}
+
+/// [`visible`] and [`plain_text`] of a passage together, as an ingest
+/// stores them (issue 30): where [`visible`] cuts nothing, the plain text is
+/// made from the events of the same parse (the text and the reading are
+/// [`plain_text_of_visible`]'s own), so a passage is parsed once, not
+/// twice; where it cuts, the plain text is read from what is left, as
+/// [`plain_text`] does.
+pub fn visible_and_plain(markdown: &str, first: bool) -> (Cow<'_, str>, String) {
+    if !markdown.contains('<') {
+        return (
+            Cow::Borrowed(markdown),
+            plain_text_of_visible(markdown, first),
+        );
+    }
+    let mut hidden = Hidden::default();
+    let mut plain = PlainText::with_capacity(markdown.len());
+    for (event, range) in events(markdown, READ_OPTIONS, first) {
+        hidden.read(markdown, &event, range);
+        plain.push(&event);
+    }
+    match hidden.cut(markdown) {
+        Cow::Borrowed(kept) => (Cow::Borrowed(kept), plain.finish()),
+        Cow::Owned(kept) => {
+            let plain = plain_text_of_visible(&kept, first);
+            (Cow::Owned(kept), plain)
+        }
+    }
+}
+
+/// What [`visible`] cuts from a passage, gathered event by event.
+#[derive(Debug, Default)]
+struct Hidden {
+    cuts: Vec<Range<usize>>,
+    state: HiddenHtml,
+}
+
+impl Hidden {
+    /// Reads one event of `markdown` standing at `range`.
+    fn read(&mut self, markdown: &str, event: &Event<'_>, range: Range<usize>) {
         match event {
             Event::Html(_) | Event::InlineHtml(_) => {
                 let html = &markdown[range.clone()];
-                state.scan(html, range.start, &mut cuts);
+                self.state.scan(html, range.start, &mut self.cuts);
             }
             // Text inside hidden HTML (Markdown's own markup between its
             // words may stay: it shows nothing by itself).
@@ -173,27 +232,32 @@ pub fn visible(markdown: &str, first: bool) -> Cow<'_, str> {
             | Event::InlineMath(_)
             | Event::DisplayMath(_)
             | Event::FootnoteReference(_)
-                if state.is_hiding() =>
+                if self.state.is_hiding() =>
             {
-                cuts.push(range);
+                self.cuts.push(range);
             }
             _ => {}
         }
     }
-    if cuts.is_empty() {
-        return Cow::Borrowed(markdown);
-    }
-    cuts.sort_by_key(|r| r.start);
-    let mut out = String::with_capacity(markdown.len());
-    let mut at = 0;
-    for cut in cuts {
-        if cut.start > at {
-            out.push_str(&markdown[at..cut.start]);
+
+    /// `markdown` less the cuts read; borrowed when there are none.
+    fn cut(self, markdown: &str) -> Cow<'_, str> {
+        let mut cuts = self.cuts;
+        if cuts.is_empty() {
+            return Cow::Borrowed(markdown);
         }
-        at = at.max(cut.end);
+        cuts.sort_by_key(|r| r.start);
+        let mut out = String::with_capacity(markdown.len());
+        let mut at = 0;
+        for cut in cuts {
+            if cut.start > at {
+                out.push_str(&markdown[at..cut.start]);
+            }
+            at = at.max(cut.end);
+        }
+        out.push_str(&markdown[at.min(markdown.len())..]);
+        Cow::Owned(out)
     }
-    out.push_str(&markdown[at.min(markdown.len())..]);
-    Cow::Owned(out)
 }
 
 /// Where [`visible`] stands in the document's HTML: inside a comment, or
@@ -326,8 +390,28 @@ pub fn plain_text(markdown: &str, first: bool) -> String {
 /// ingest reads a passage's [`visible`] text once for the index and cuts
 /// the plain text from the same (issue 30: one parse fewer per passage).
 pub fn plain_text_of_visible(markdown: &str, first: bool) -> String {
-    let mut raw = String::with_capacity(markdown.len());
+    let mut plain = PlainText::with_capacity(markdown.len());
     for event in read(markdown, first) {
+        plain.push(&event);
+    }
+    plain.finish()
+}
+
+/// [`plain_text_of_visible`]'s text, gathered event by event.
+struct PlainText {
+    raw: String,
+}
+
+impl PlainText {
+    fn with_capacity(bytes: usize) -> PlainText {
+        PlainText {
+            raw: String::with_capacity(bytes),
+        }
+    }
+
+    /// Reads one event of the passage.
+    fn push(&mut self, event: &Event<'_>) {
+        let raw = &mut self.raw;
         match event {
             Event::Text(t)
             | Event::Code(t)
@@ -335,7 +419,7 @@ pub fn plain_text_of_visible(markdown: &str, first: bool) -> String {
             | Event::InlineHtml(t)
             | Event::InlineMath(t)
             | Event::DisplayMath(t)
-            | Event::FootnoteReference(t) => raw.push_str(&t),
+            | Event::FootnoteReference(t) => raw.push_str(t),
             Event::SoftBreak | Event::HardBreak | Event::Rule => raw.push(' '),
             Event::Start(Tag::TableCell | Tag::Item) => raw.push(' '),
             Event::End(
@@ -353,17 +437,22 @@ pub fn plain_text_of_visible(markdown: &str, first: bool) -> String {
             _ => {}
         }
     }
-    let mut out = String::with_capacity(raw.len());
-    for piece in raw.split(|c: char| c.is_ascii_whitespace()) {
-        if piece.is_empty() {
-            continue;
+
+    /// The text read, every run of ASCII white space one space, none at
+    /// either end.
+    fn finish(self) -> String {
+        let mut out = String::with_capacity(self.raw.len());
+        for piece in self.raw.split(|c: char| c.is_ascii_whitespace()) {
+            if piece.is_empty() {
+                continue;
+            }
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(piece);
         }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(piece);
+        out
     }
-    out
 }
 
 #[cfg(test)]
@@ -486,6 +575,24 @@ mod tests {
             if !text.contains("<!--") && !text.contains("hidden") {
                 proptest::prop_assert_eq!(visible(&text, false), text.as_str());
             }
+        }
+
+        #[test]
+        fn the_one_parse_an_ingest_reads_gives_what_visible_and_plain_text_give_apart(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "shown", " ", "\n", "\n\n", "<!--", "-->", "<span hidden>", "</span>",
+                    "<div hidden>", "</div>", "<div>", "<b>", "`", "# ", "---\n", "| a |\n",
+                    "|---|\n", "- ", "<script>", "</script>", "[x](y)",
+                ]),
+                0..60,
+            ),
+            first in proptest::bool::ANY,
+        ) {
+            let text = pieces.concat();
+            let (index, plain) = visible_and_plain(&text, first);
+            proptest::prop_assert_eq!(&index, &visible(&text, first));
+            proptest::prop_assert_eq!(plain, plain_text(&text, first));
         }
 
         #[test]

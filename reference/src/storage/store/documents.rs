@@ -11,7 +11,7 @@ use rusqlite::{OptionalExtension, params};
 use super::*;
 use crate::crashpoint::crashpoint;
 use crate::search::chunk;
-use crate::search::markdown::{TextForm, plain_text, plain_text_of_visible};
+use crate::search::markdown::{TextForm, plain_text};
 use crate::storage::tombstone::Tombstone;
 
 /// [`Store::passage_hit`]'s one statement: the chunk's id, ordinal, sealed
@@ -191,12 +191,13 @@ impl Store {
             .fingerprint(Purpose::ExternalId, doc.body.as_bytes());
         let tx = self.conn.transaction()?;
         let existing: Option<ExistingRow> = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT id, revision, external_id, deleted_at, sibling_rev FROM documents \
                  WHERE source_fp = ?1",
-                params![&source_fp[..]],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-            )
+            )?
+            .query_row(params![&source_fp[..]], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })
             .optional()?;
         let (id, revision, status) = match existing {
             Some((id, revision, ext, None, held))
@@ -223,13 +224,13 @@ impl Store {
 
         let mut removed = Vec::new();
         {
-            let mut stmt = tx.prepare("SELECT id FROM chunks WHERE doc_id = ?1")?;
+            let mut stmt = tx.prepare_cached("SELECT id FROM chunks WHERE doc_id = ?1")?;
             for row in stmt.query_map(params![&id], |r| r.get::<_, i64>(0))? {
                 removed.push(row?);
             }
         }
-        tx.execute(VECTORS_OF_DOCUMENT_DELETE_SQL, params![&id])?;
-        tx.execute("DELETE FROM chunks WHERE doc_id = ?1", params![&id])?;
+        execute_cached(&tx, VECTORS_OF_DOCUMENT_DELETE_SQL, params![&id])?;
+        execute_cached(&tx, "DELETE FROM chunks WHERE doc_id = ?1", params![&id])?;
 
         let title = self.sealer.seal(
             Purpose::Title,
@@ -249,7 +250,8 @@ impl Store {
             )
         });
         if status == IngestStatus::Created {
-            tx.execute(
+            execute_cached(
+                &tx,
                 "INSERT INTO documents(id, source_fp, external_id, app, revision, title, path, \
                  chunk_count, created_at, updated_at, deleted_at, item_id, sibling_rev, \
                  source_date) \
@@ -270,7 +272,8 @@ impl Store {
                 ],
             )?;
         } else {
-            tx.execute(
+            execute_cached(
+                &tx,
                 "UPDATE documents SET external_id = ?2, revision = ?3, title = ?4, path = ?5, \
                  chunk_count = ?6, updated_at = ?7, deleted_at = NULL, sibling_rev = ?8, \
                  source_date = ?9 WHERE id = ?1",
@@ -291,8 +294,7 @@ impl Store {
         Store::write_catalogue(&self.sealer, &tx, &id, revision, catalogue)?;
         let mut added = Vec::with_capacity(chunks.len());
         let form = TextForm::of_source(&doc.path, provenance.is_some());
-        for c in &chunks {
-            let chunk_id = Store::next_chunk_id(&tx)?;
+        for (c, chunk_id) in chunks.iter().zip(Store::next_chunk_ids(&tx, chunks.len())?) {
             let trail_json = serde_json::to_vec(&c.trail).expect("strings serialise");
             let body = self.sealer.seal(
                 Purpose::Chunk,
@@ -306,18 +308,18 @@ impl Store {
             );
             // What the index reads, and what a snippet is cut from, worked
             // out once here rather than on every search page that shows the
-            // passage (issue 30); the plain text from the index's text,
-            // which is `plain_text`'s own first step.
-            let first = c.ordinal == 0;
-            let index_text = form.index_text(&c.text, first);
-            let plain = (form == TextForm::Markdown).then(|| {
+            // passage (issue 30), from one parse of the passage where
+            // nothing in it is hidden (`visible_and_plain`).
+            let (index_text, snippet_text) = form.index_and_plain_text(&c.text, c.ordinal == 0);
+            let plain = snippet_text.map(|plain| {
                 self.sealer.seal(
                     Purpose::Chunk,
                     &format!("chunks/{chunk_id}/plain"),
-                    plain_text_of_visible(&index_text, first).as_bytes(),
+                    plain.as_bytes(),
                 )
             });
-            tx.execute(
+            execute_cached(
+                &tx,
                 "INSERT INTO chunks(id, doc_id, revision, ordinal, body, trail, plain) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![

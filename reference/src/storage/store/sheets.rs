@@ -67,11 +67,13 @@ impl Store {
         revision: i64,
         catalogue: Option<&Catalogue>,
     ) -> Result<(), Error> {
-        tx.execute(
+        execute_cached(
+            tx,
             "DELETE FROM sheet_catalogues WHERE doc_id = ?1",
             params![doc_id],
         )?;
-        tx.execute(
+        execute_cached(
+            tx,
             "DELETE FROM sheet_reingest WHERE doc_id = ?1",
             params![doc_id],
         )?;
