@@ -14,7 +14,7 @@
 
 use std::time::Duration;
 
-use memoria_simulator::{CallKind, OWNERS, Rung, SiblingSpec, Slow, World};
+use memoria_simulator::{CallKind, OWNERS, Rung, SiblingSpec, Slow, TraceEvent, World};
 
 use crate::rigs::page::Page;
 use crate::rigs::sim::{check, run_world, tagged_body};
@@ -101,6 +101,22 @@ fn slow_s2(world: &World, app: &str, ms: u64) {
     }));
 }
 
+/// The S2 calls' arrival times in `calls`, in simulated ms, and how far
+/// apart the first and the last arrived (`None` without a call).
+fn s2_arrivals(calls: &[TraceEvent]) -> (Vec<u64>, Option<u64>) {
+    let arrivals: Vec<u64> = calls
+        .iter()
+        .filter(|e| e.call == CallKind::S2)
+        .map(|e| e.at_ms)
+        .collect();
+    let spread = arrivals
+        .iter()
+        .max()
+        .zip(arrivals.iter().min())
+        .map(|(a, b)| a - b);
+    (arrivals, spread)
+}
+
 fn deadline(ctx: &mut Ctx) -> Result<(), Failure> {
     let canary = ctx.canary();
     let world = world(ctx, &canary);
@@ -160,17 +176,7 @@ fn concurrency(ctx: &mut Ctx) -> Result<(), Failure> {
             format!("the page renders in at most {CONCURRENT_PAGE_MS_MAX} ms"),
             format!("{} ms", page.elapsed.as_millis()),
         )?;
-        let arrivals: Vec<u64> = trace
-            .events()
-            .iter()
-            .filter(|e| e.call == CallKind::S2)
-            .map(|e| e.at_ms)
-            .collect();
-        let spread = arrivals
-            .iter()
-            .max()
-            .zip(arrivals.iter().min())
-            .map(|(a, b)| a - b);
+        let (arrivals, spread) = s2_arrivals(&trace.events());
         check(
             arrivals.len() == 3 && spread.is_some_and(|s| s <= S2_ARRIVAL_SPREAD_MS_MAX),
             format!(
@@ -202,11 +208,7 @@ fn numeric_page_one_round(ctx: &mut Ctx) -> Result<(), Failure> {
         let page = m.search(OWNERS[0], NUMERIC_QUESTION).await;
         let parsed = Page::parse(&page.response.body);
         let calls = trace.events();
-        let arrivals: Vec<u64> = calls
-            .iter()
-            .filter(|e| e.call == CallKind::S2)
-            .map(|e| e.at_ms)
-            .collect();
+        let (arrivals, spread) = s2_arrivals(&calls);
         let s6 = calls.iter().filter(|e| e.call == CallKind::S6).count();
         let outcome = parsed.tags("section.numeric").first().and_then(|t| {
             t.attrs
@@ -222,11 +224,6 @@ fn numeric_page_one_round(ctx: &mut Ctx) -> Result<(), Failure> {
                 arrivals.len()
             ),
         )?;
-        let spread = arrivals
-            .iter()
-            .max()
-            .zip(arrivals.iter().min())
-            .map(|(a, b)| a - b);
         check(
             spread.is_some_and(|s| s <= S2_ARRIVAL_SPREAD_MS_MAX),
             format!(

@@ -26,7 +26,7 @@ use memoria::PAGE_SIZE_RESULTS;
 use memoria::wire::{Pair, Subject, Verdict};
 use memoria::{ReannounceStatus, SyncReport};
 use memoria_simulator::{
-    CallDetail, CallKind, FakeSibling, Memoria, OWNERS, Outage, Rung, S1_ROWS_PER_PAGE,
+    CallDetail, CallKind, FakeSibling, Memoria, Model, OWNERS, Outage, Rung, S1_ROWS_PER_PAGE,
     SiblingSpec, Slow, Trace, TraceEvent, TruncateAnnounce, World,
 };
 
@@ -812,21 +812,24 @@ fn s3_fetches(trace: &Trace, from: usize, item: &str) -> Vec<(String, bool)> {
         .collect()
 }
 
+/// Adds [`ITEM_LATE`]: team-visible at r1 for one feed row, then
+/// link-shared (a `gone` row) and revised twice, so memoria's warm-up meets
+/// a 404 the feed explains and holds nothing of it.
+fn add_late_item(mm: &mut Model, canary: &str) {
+    mm.add_item(ITEM_LATE, Rung::Team, "Late", &late_body(canary, 1))
+        .expect("item");
+    mm.set_link_shared(ITEM_LATE, true).expect("link-shared");
+    for n in 2..=3 {
+        mm.revise(ITEM_LATE, "Late", &late_body(canary, n))
+            .expect("revise");
+    }
+}
+
 fn lost_revision_named_by_the_feed(ctx: &mut Ctx) -> Result<(), Failure> {
     let (world, canary) = fixture(ctx, true);
     let sheets = world.fake("sheets").clone();
     let trace = world.trace().clone();
-    // Team-visible at r1 for one feed row, then link-shared (a `gone` row)
-    // and revised twice: memoria's warm-up meets a 404 the feed explains.
-    sheets.model().with(|mm| {
-        mm.add_item(ITEM_LATE, Rung::Team, "Late", &late_body(&canary, 1))
-            .expect("item");
-        mm.set_link_shared(ITEM_LATE, true).expect("link-shared");
-        for n in 2..=3 {
-            mm.revise(ITEM_LATE, "Late", &late_body(&canary, n))
-                .expect("revise");
-        }
-    });
+    sheets.model().with(|mm| add_late_item(mm, &canary));
     run_world(&world, move |mut m| async move {
         let warm = sheets_report(&m.warmed_up().await?).ok_or("no Sheets warm-up")?;
         let (chunks_before, tombstones_before, marked, _, _) = held(&m)?;
@@ -1100,13 +1103,7 @@ fn lost_revision_survives_a_failed_page(ctx: &mut Ctx) -> Result<(), Failure> {
     let sheets = world.fake("sheets").clone();
     let trace = world.trace().clone();
     sheets.model().with(|mm| {
-        mm.add_item(ITEM_LATE, Rung::Team, "Late", &late_body(&canary, 1))
-            .expect("item");
-        mm.set_link_shared(ITEM_LATE, true).expect("link-shared");
-        for n in 2..=3 {
-            mm.revise(ITEM_LATE, "Late", &late_body(&canary, n))
-                .expect("revise");
-        }
+        add_late_item(mm, &canary);
         mm.add_item(ITEM_FILLER, Rung::Team, "Filler", &late_body(&canary, 0))
             .expect("item");
         mm.set_link_shared(ITEM_FILLER, true).expect("link-shared");
