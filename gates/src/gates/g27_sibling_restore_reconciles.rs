@@ -1,5 +1,9 @@
 //! Gate 27 (§10, §4.1, §8.1): a sibling's restore reconciles, and the page does not go quietly short.
 //!
+//! Size: over 1,200 lines because gate 27's cases share one fixture (60 Sheets
+//! and 40 Docs chunks, the restore, the held-state reader); split, a case
+//! would sit apart from its fixture.
+//!
 //! The spec's fixture: memoria holds 60 chunks from Sheets and 40 from Docs
 //! (one chunk per item). Sheets is then restored behind memoria: (a) item
 //! `sh-a` is back at `r5` while memoria holds `r7` (a partial restore,
@@ -17,10 +21,6 @@
 //! Sheets chunk takes a slot; page 3 holds none and still names Sheets. A
 //! ranking that kept Sheets would put its top-ranked (VISIBLE) chunks on
 //! page 1 and fail the count of Docs results.
-//!
-//! Size: over 700 lines because gate 27's cases share one fixture (60 Sheets
-//! and 40 Docs chunks, the restore, the held-state reader); split, a case
-//! would sit apart from its fixture.
 
 use memoria::PAGE_SIZE_RESULTS;
 use memoria::wire::{Pair, Subject, Verdict};
