@@ -42,6 +42,7 @@ mod documents;
 mod oracle;
 mod parse;
 mod provider;
+mod reconciling;
 mod replay;
 mod roster;
 mod rotation;

@@ -377,6 +377,7 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
         provider: world.provider().cloned(),
         crash: None,
         connectors: super::connector::ConnectorTruth::new(s).map_err(ScenarioError::Invalid)?,
+        reconciling: super::reconciling::ReconcilingTruth::default(),
     };
     let run = world.run(move |mut m| async move {
         let mut backups: BTreeMap<(String, String), Snapshot> = BTreeMap::new();
@@ -457,6 +458,15 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
             {
                 after_aimed(&mut m, &mut ctx, &fakes, &mut entry, &point, before_landing).await;
             }
+            // A crash that landed in this event: a mark memoria was not yet
+            // sure to hold when it began may never have been written.
+            if m.crash_landings() > before_landing {
+                trace.with(|all| ctx.reconciling.observe(all));
+                ctx.reconciling.interrupted(at_ms);
+            }
+            if ctx.oracle {
+                ctx.reconciling.learn_items(&fakes);
+            }
             entry.calls = trace.with(|all| summarise_calls(&all[seen.min(all.len())..]));
             seen = trace.len();
             out.lock().map_err(|_| "timeline lock")?.push(entry);
@@ -501,6 +511,8 @@ struct Ctx {
     crash: Option<String>,
     /// A scenario with connectors: the folder, the paged fake and their truth.
     connectors: Option<super::connector::ConnectorTruth>,
+    /// What the oracle knows of memoria's reconciling state (`reconciling.rs`).
+    reconciling: super::reconciling::ReconcilingTruth,
 }
 
 impl Ctx {
@@ -703,6 +715,16 @@ async fn apply(
                     &mut ctx.shown,
                     &ctx.owned,
                 ));
+                // A results page: a person admitted now, answered 200.
+                let results = ctx.members.contains(&who)
+                    && admitted
+                    && sure
+                    && page.response.status.as_u16() == 200;
+                let end = trace.len();
+                trace.with(|all| ctx.reconciling.observe(all));
+                entry.checks.extend(ctx.reconciling.judge_page(
+                    &seen, &window, fakes, start_ms, end, results,
+                ));
             }
             let mut summary = summarise_page(
                 page.response.status.as_u16(),
@@ -781,11 +803,13 @@ async fn apply(
                 match (answered, ctx.owned.docs.get_mut(doc)) {
                     (Ok(Deletion::Deleted), Some(d)) => {
                         (d.live, d.deleted, d.doubt) = (false, true, false);
+                        ctx.reconciling.deleted_upload();
                     }
                     // A deletion a crash cut off, replayed at the wake
                     // (§7.4): gone, and it never comes back.
                     (Ok(Deletion::Gone), Some(d)) if d.doubt => {
                         (d.live, d.deleted, d.doubt) = (false, true, false);
+                        ctx.reconciling.deleted_upload();
                     }
                     // Cut off by a crash: never acknowledged, done or not.
                     (Err(_), Some(d)) if lost => (d.live, d.doubt) = (false, true),
@@ -796,6 +820,9 @@ async fn apply(
         }
         Event::MemoriaBackup { name, .. } => {
             m.backup_data(name)?;
+            trace.with(|all| ctx.reconciling.observe(all));
+            ctx.reconciling
+                .backup(name, super::roster::now_ms(), trace.len());
             let live = ctx
                 .owned
                 .docs
@@ -805,7 +832,11 @@ async fn apply(
             ctx.owned.backups.insert(name.clone(), live);
         }
         Event::MemoriaRestore { name, .. } => {
+            let end = trace.len();
+            trace.with(|all| ctx.reconciling.observe(&all[..end.min(all.len())]));
             m.restore_data(name).await?;
+            ctx.reconciling
+                .restore(name, super::roster::now_ms(), end);
             if let Some(r) = ctx.roster.as_mut() {
                 r.fresh_from_ms = super::roster::now_ms();
             }
@@ -1028,6 +1059,14 @@ async fn apply(
                 super::oracle::converge(m, fakes, &ctx.owned, &members, trace, ctx.roster.as_ref())
                     .await?;
             entry.checks.extend(converge_refused(m, ctx, fakes).await?);
+            // Nothing phantom stays ranked (§4.1 rules 3 and 4).
+            if let Some(reader) = members.first() {
+                ctx.reconciling.learn_items(fakes);
+                entry.checks.extend(
+                    super::reconciling::judge_phantoms(m, fakes, &ctx.reconciling, reader, trace)
+                        .await,
+                );
+            }
             entry.checks.extend(embedded);
             if let Some(r) = ctx.rotation.as_mut() {
                 entry.checks.extend(resumed);
@@ -1068,6 +1107,8 @@ async fn apply(
             ctx.crash = Some(point.clone());
         }
         Event::Restart { .. } => {
+            trace.with(|all| ctx.reconciling.observe(all));
+            ctx.reconciling.interrupted(super::roster::now_ms());
             m.restart().await;
             if let Some(r) = ctx.roster.as_mut() {
                 r.fresh_from_ms = super::roster::now_ms();
