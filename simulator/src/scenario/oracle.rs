@@ -1,6 +1,6 @@
 //! The truth oracle: every page a person sees is judged against the fake siblings' own state and the spec, never memoria's internals (§4.1, §6.1, §6.5, §8.1).
 //!
-//! Size: about 1,000 lines, 190 of them this doc (each invariant stated once, here; ARCHITECTURE.md points to it). The code is just over 800 lines because the oracle is one reading of §4.1, §5.1, §6.x and §8.7 as checks, each invariant beside the truth it reads; the surfaces it reads pages from are already apart (`surfaces.rs`), and the numeric judgement is the next to move out.
+//! Size: about 1,150 lines, 250 of them this doc (each invariant stated once, here; ARCHITECTURE.md points to it). The code is just over 800 lines because the oracle is one reading of §4.1, §5.1, §6.x and §8.7 as checks, each invariant beside the truth it reads; the surfaces it reads pages from are already apart (`surfaces.rs`), and the numeric judgement is the next to move out.
 //!
 //! A scenario with `oracle = true` (what `memoria-harness explore`
 //! generates) has every query's page judged here, as the person saw it:
@@ -135,6 +135,26 @@
 //!   own document, stored, opens for every person admitted (the presence
 //!   that makes a deleted one's absence mean something); and a document not
 //!   shown (withheld, absent, refused) names no tag of its titles.
+//! - `[safety:reconciling]` (§4.1 rule 1, §6.1, §7.4, §8.1;
+//!   `simulator/src/scenario/reconciling.rs`): a page (every surface a
+//!   question is asked on) that names an app reconciling shows no passage
+//!   of it and its request asks that app S2 about no item; and from the
+//!   moment memoria surely knows the app is marked (the fake answered its
+//!   feed 410 or an S2 pair AHEAD, unshaped by any fault, a deadline
+//!   before the question; or memoria's data directory was restored from a
+//!   backup after which the durable log holds a deletion, which marks
+//!   every sibling it held a passage of, and brings back every mark the
+//!   backup held) until the app answered an announce page carrying its
+//!   close (a re-announce that may have completed), every results page of
+//!   a person admitted names it reconciling. A restart or a crash drops a
+//!   mark memoria was not yet sure to hold.
+//! - `[liveness:phantom]` (§4.1 rules 3 and 4, §6.1; `reconciling.rs`): at
+//!   `expect-converged`, after the rounds, every item any sibling ever held
+//!   is asked for by its tag twice, `PULL_SETTLE_MS` apart: no S2 pair
+//!   names an item its sibling no longer holds as team-visible (deleted,
+//!   gone from team visibility, which §4.1 makes indistinguishable from
+//!   deletion, or lost by a restore), and none names a revision other than
+//!   the current one twice in a row.
 //! - `[safety:sources]` (§8.1): the owner's sources page has a section for
 //!   every configured sibling, names no tag of any item any sibling ever held
 //!   nor of memoria's own documents (breakers, polls and counts only), opens

@@ -481,3 +481,310 @@ pub(super) async fn judge_phantoms(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fake::SubjectKind;
+    use crate::fake::model::ModelHandle;
+    use crate::fake::server::FakeConfig;
+    use crate::fake::trace::{Clock, Trace, TracedPair, TracedRow};
+    use crate::scenario::surfaces::Shown;
+
+    fn sheets() -> BTreeMap<String, FakeSibling> {
+        let fake = FakeSibling::new(
+            FakeConfig {
+                team: "acme".into(),
+                app: "sheets".into(),
+                keys_on: SubjectKind::Address,
+                tokens: vec![(MEMORIA_CONSUMER.into(), "t".into())],
+            },
+            ModelHandle::new(Clock::manual().0),
+            Trace::new(),
+            Clock::manual().0,
+        );
+        BTreeMap::from([("sheets".to_string(), fake)])
+    }
+
+    fn call(
+        call: CallKind,
+        at_ms: u64,
+        status: u16,
+        faults: &[&str],
+        detail: CallDetail,
+    ) -> TraceEvent {
+        TraceEvent {
+            at_ms,
+            caller: MEMORIA_CONSUMER.into(),
+            epoch: Some(1),
+            callee: "acme.sheets.oficina.works".into(),
+            call,
+            status: Some(status),
+            faults: faults.iter().map(|f| f.to_string()).collect(),
+            detail,
+        }
+    }
+
+    fn feed(at_ms: u64, status: u16, faults: &[&str]) -> TraceEvent {
+        let detail = CallDetail::S1 {
+            cursor_given: true,
+            rows: vec![],
+            more: false,
+        };
+        call(CallKind::S1, at_ms, status, faults, detail)
+    }
+
+    fn check(at_ms: u64, result: &str, faults: &[&str]) -> TraceEvent {
+        let detail = CallDetail::S2 {
+            subject_kind: Some("address".into()),
+            subject: Some("member-1".into()),
+            pairs: vec![TracedPair {
+                item_id: "sh-ia".into(),
+                revision: "r2".into(),
+                result: result.into(),
+            }],
+        };
+        call(CallKind::S2, at_ms, 200, faults, detail)
+    }
+
+    fn announce(at_ms: u64, close: bool, faults: &[&str]) -> TraceEvent {
+        let detail = CallDetail::S1a {
+            first_page: true,
+            items: vec![TracedRow {
+                item_id: "sh-ia".into(),
+                revision: "r1".into(),
+                gone: false,
+            }],
+            close_count: close.then_some(1),
+        };
+        call(CallKind::S1a, at_ms, 200, faults, detail)
+    }
+
+    fn page(reconciling: &[&str], shown: &[&str]) -> Rendered {
+        Rendered {
+            shown: shown
+                .iter()
+                .map(|a| Shown {
+                    app: a.to_string(),
+                    title: "budget qxshia".into(),
+                })
+                .collect(),
+            reconciling: reconciling.iter().map(|a| a.to_string()).collect(),
+            ..Rendered::default()
+        }
+    }
+
+    /// (what, the trace before the question, the question's start ms, the
+    /// page, the request's own calls, failures).
+    type Row<'a> = (
+        &'a str,
+        Vec<TraceEvent>,
+        u64,
+        Rendered,
+        Vec<TraceEvent>,
+        usize,
+    );
+
+    #[test]
+    fn each_row_of_the_table_is_judged_as_it_says() {
+        let rows: Vec<Row> = vec![
+            (
+                "nothing marked, nothing named",
+                vec![],
+                5_000,
+                page(&[], &["sheets"]),
+                vec![],
+                0,
+            ),
+            (
+                "a 410 read in time: the page must name it",
+                vec![feed(1_000, 410, &[])],
+                5_000,
+                page(&[], &[]),
+                vec![],
+                1,
+            ),
+            (
+                "a 410 and the page names it",
+                vec![feed(1_000, 410, &[])],
+                5_000,
+                page(&["sheets"], &[]),
+                vec![],
+                0,
+            ),
+            (
+                "a 410 in flight across the question: not judged",
+                vec![feed(4_500, 410, &[])],
+                5_000,
+                page(&[], &[]),
+                vec![],
+                0,
+            ),
+            (
+                "an outage's 410 is not a rewind",
+                vec![feed(1_000, 410, &["outage"])],
+                5_000,
+                page(&[], &[]),
+                vec![],
+                0,
+            ),
+            (
+                "a consumer expired is a rewind",
+                vec![feed(1_000, 410, &["consumer_expired"])],
+                5_000,
+                page(&[], &[]),
+                vec![],
+                1,
+            ),
+            (
+                "an AHEAD read in time",
+                vec![check(1_000, "AHEAD", &[])],
+                5_000,
+                page(&[], &[]),
+                vec![],
+                1,
+            ),
+            (
+                "a slow AHEAD may have come too late",
+                vec![check(1_000, "AHEAD", &["slow"])],
+                5_000,
+                page(&[], &[]),
+                vec![],
+                0,
+            ),
+            (
+                "a STALE marks nothing",
+                vec![check(1_000, "STALE", &[])],
+                5_000,
+                page(&[], &[]),
+                vec![],
+                0,
+            ),
+            (
+                "a close after the mark may have completed it",
+                vec![feed(1_000, 410, &[]), announce(2_000, true, &[])],
+                5_000,
+                page(&[], &[]),
+                vec![],
+                0,
+            ),
+            (
+                "a close miscounted completes nothing",
+                vec![
+                    feed(1_000, 410, &[]),
+                    announce(2_000, true, &["truncate_announce"]),
+                ],
+                5_000,
+                page(&[], &[]),
+                vec![],
+                1,
+            ),
+            (
+                "a page with no close completes nothing",
+                vec![feed(1_000, 410, &[]), announce(2_000, false, &[])],
+                5_000,
+                page(&[], &[]),
+                vec![],
+                1,
+            ),
+            (
+                "a close before the mark completes nothing",
+                vec![announce(500, true, &[]), feed(1_000, 410, &[])],
+                5_000,
+                page(&[], &[]),
+                vec![],
+                1,
+            ),
+            (
+                "named reconciling and a passage of it shown",
+                vec![],
+                5_000,
+                page(&["sheets"], &["sheets"]),
+                vec![],
+                1,
+            ),
+            (
+                "named reconciling and asked about in S2",
+                vec![],
+                5_000,
+                page(&["sheets"], &[]),
+                vec![check(5_010, "VISIBLE", &[])],
+                1,
+            ),
+        ];
+        let fakes = sheets();
+        for (what, before, start, seen, own, failures) in rows {
+            let mut truth = ReconcilingTruth::default();
+            let mut all = before;
+            all.extend(own.iter().cloned());
+            truth.observe(&all);
+            let got = truth.judge_page(&seen, &own, &fakes, start, all.len(), true);
+            assert_eq!(got.len(), failures, "{what}: {got:?}");
+            assert!(
+                got.iter()
+                    .all(|c| !c.ok && c.expected.starts_with(SAFETY_RECONCILING)),
+                "{what}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_restore_keeps_the_backups_marks_and_marks_every_held_sibling_once_a_deletion_follows_the_backup()
+     {
+        let fakes = sheets();
+        let shown = page(&[], &["sheets"]);
+        // (what, a deletion between the backup and the restore, the backup
+        // held a 410's mark, failures on a page that names nothing after)
+        let rows = [
+            ("no deletion since: not found", false, false, 0),
+            (
+                "a deletion since: found, every held sibling marked",
+                true,
+                false,
+                1,
+            ),
+            ("the backup's own mark comes back", false, true, 1),
+        ];
+        for (what, deletion, marked, failures) in rows {
+            let mut truth = ReconcilingTruth::default();
+            let _ = truth.judge_page(&shown, &[], &fakes, 0, 0, true);
+            let mut all = vec![];
+            if marked {
+                all.push(feed(1_000, 410, &[]));
+            }
+            truth.observe(&all);
+            truth.backup("m0", 5_000, all.len());
+            all.push(announce(6_000, true, &[]));
+            truth.observe(&all);
+            if deletion {
+                truth.deleted_upload();
+            }
+            truth.restore("m0", 7_000, all.len());
+            let got = truth.judge_page(&page(&[], &[]), &[], &fakes, 8_000, all.len(), true);
+            assert_eq!(got.len(), failures, "{what}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn a_restart_drops_a_mark_memoria_may_not_have_written() {
+        let fakes = sheets();
+        let mut truth = ReconcilingTruth::default();
+        let all = vec![feed(1_000, 410, &[])];
+        truth.observe(&all);
+        truth.interrupted(1_200);
+        assert!(
+            truth
+                .judge_page(&page(&[], &[]), &[], &fakes, 5_000, 1, true)
+                .is_empty()
+        );
+        let mut truth = ReconcilingTruth::default();
+        truth.observe(&all);
+        truth.interrupted(3_000);
+        assert_eq!(
+            truth
+                .judge_page(&page(&[], &[]), &[], &fakes, 5_000, 1, true)
+                .len(),
+            1
+        );
+    }
+}

@@ -722,9 +722,10 @@ async fn apply(
                     && page.response.status.as_u16() == 200;
                 let end = trace.len();
                 trace.with(|all| ctx.reconciling.observe(all));
-                entry.checks.extend(ctx.reconciling.judge_page(
-                    &seen, &window, fakes, start_ms, end, results,
-                ));
+                entry.checks.extend(
+                    ctx.reconciling
+                        .judge_page(&seen, &window, fakes, start_ms, end, results),
+                );
             }
             let mut summary = summarise_page(
                 page.response.status.as_u16(),
@@ -835,8 +836,7 @@ async fn apply(
             let end = trace.len();
             trace.with(|all| ctx.reconciling.observe(&all[..end.min(all.len())]));
             m.restore_data(name).await?;
-            ctx.reconciling
-                .restore(name, super::roster::now_ms(), end);
+            ctx.reconciling.restore(name, super::roster::now_ms(), end);
             if let Some(r) = ctx.roster.as_mut() {
                 r.fresh_from_ms = super::roster::now_ms();
             }
