@@ -506,219 +506,122 @@ mod tests {
         BTreeMap::from([("sheets".to_string(), fake)])
     }
 
-    fn call(
-        call: CallKind,
-        at_ms: u64,
-        status: u16,
-        faults: &[&str],
-        detail: CallDetail,
-    ) -> TraceEvent {
-        TraceEvent {
-            at_ms,
-            caller: MEMORIA_CONSUMER.into(),
-            epoch: Some(1),
-            callee: "acme.sheets.oficina.works".into(),
-            call,
-            status: Some(status),
-            faults: faults.iter().map(|f| f.to_string()).collect(),
-            detail,
-        }
+    /// Sheets' calls from a line of words, each `WHAT[!FAULT]@MS`: `410` (an
+    /// S1 answered 410), an S2 value (`AHEAD`, `STALE`, `VISIBLE`, one pair
+    /// answered 200), `close` or `open` (an announce page with or without
+    /// its close record).
+    fn calls(line: &str) -> Vec<TraceEvent> {
+        line.split_whitespace()
+            .map(|w| {
+                let (what, at) = w.split_once('@').unwrap_or((w, "0"));
+                let (what, fault) = what.split_once('!').unwrap_or((what, ""));
+                let (call, status, detail) = match what {
+                    "410" => (
+                        CallKind::S1,
+                        410,
+                        CallDetail::S1 {
+                            cursor_given: true,
+                            rows: vec![],
+                            more: false,
+                        },
+                    ),
+                    "close" | "open" => (
+                        CallKind::S1a,
+                        200,
+                        CallDetail::S1a {
+                            first_page: true,
+                            items: vec![TracedRow {
+                                item_id: "sh-ia".into(),
+                                revision: "r1".into(),
+                                gone: false,
+                            }],
+                            close_count: (what == "close").then_some(1),
+                        },
+                    ),
+                    value => (
+                        CallKind::S2,
+                        200,
+                        CallDetail::S2 {
+                            subject_kind: Some("address".into()),
+                            subject: Some("member-1".into()),
+                            pairs: vec![TracedPair {
+                                item_id: "sh-ia".into(),
+                                revision: "r2".into(),
+                                result: value.into(),
+                            }],
+                        },
+                    ),
+                };
+                TraceEvent {
+                    at_ms: at.parse().unwrap_or(0),
+                    caller: MEMORIA_CONSUMER.into(),
+                    epoch: Some(1),
+                    callee: "acme.sheets.oficina.works".into(),
+                    call,
+                    status: Some(status),
+                    faults: (!fault.is_empty())
+                        .then(|| fault.to_string())
+                        .into_iter()
+                        .collect(),
+                    detail,
+                }
+            })
+            .collect()
     }
 
-    fn feed(at_ms: u64, status: u16, faults: &[&str]) -> TraceEvent {
-        let detail = CallDetail::S1 {
-            cursor_given: true,
-            rows: vec![],
-            more: false,
-        };
-        call(CallKind::S1, at_ms, status, faults, detail)
-    }
-
-    fn check(at_ms: u64, result: &str, faults: &[&str]) -> TraceEvent {
-        let detail = CallDetail::S2 {
-            subject_kind: Some("address".into()),
-            subject: Some("member-1".into()),
-            pairs: vec![TracedPair {
-                item_id: "sh-ia".into(),
-                revision: "r2".into(),
-                result: result.into(),
-            }],
-        };
-        call(CallKind::S2, at_ms, 200, faults, detail)
-    }
-
-    fn announce(at_ms: u64, close: bool, faults: &[&str]) -> TraceEvent {
-        let detail = CallDetail::S1a {
-            first_page: true,
-            items: vec![TracedRow {
-                item_id: "sh-ia".into(),
-                revision: "r1".into(),
-                gone: false,
-            }],
-            close_count: close.then_some(1),
-        };
-        call(CallKind::S1a, at_ms, 200, faults, detail)
-    }
-
-    fn page(reconciling: &[&str], shown: &[&str]) -> Rendered {
+    /// A page naming `reconciling` (`sheets` or nothing) and showing a
+    /// passage of each app in `shown`.
+    fn page(reconciling: &str, shown: &str) -> Rendered {
         Rendered {
             shown: shown
-                .iter()
+                .split_whitespace()
                 .map(|a| Shown {
                     app: a.to_string(),
                     title: "budget qxshia".into(),
                 })
                 .collect(),
-            reconciling: reconciling.iter().map(|a| a.to_string()).collect(),
+            reconciling: reconciling.split_whitespace().map(String::from).collect(),
             ..Rendered::default()
         }
     }
 
-    /// (what, the trace before the question, the question's start ms, the
-    /// page, the request's own calls, failures).
-    type Row<'a> = (
-        &'a str,
-        Vec<TraceEvent>,
-        u64,
-        Rendered,
-        Vec<TraceEvent>,
-        usize,
-    );
-
     #[test]
     fn each_row_of_the_table_is_judged_as_it_says() {
-        let rows: Vec<Row> = vec![
-            (
-                "nothing marked, nothing named",
-                vec![],
-                5_000,
-                page(&[], &["sheets"]),
-                vec![],
-                0,
-            ),
-            (
-                "a 410 read in time: the page must name it",
-                vec![feed(1_000, 410, &[])],
-                5_000,
-                page(&[], &[]),
-                vec![],
-                1,
-            ),
-            (
-                "a 410 and the page names it",
-                vec![feed(1_000, 410, &[])],
-                5_000,
-                page(&["sheets"], &[]),
-                vec![],
-                0,
-            ),
-            (
-                "a 410 in flight across the question: not judged",
-                vec![feed(4_500, 410, &[])],
-                5_000,
-                page(&[], &[]),
-                vec![],
-                0,
-            ),
-            (
-                "an outage's 410 is not a rewind",
-                vec![feed(1_000, 410, &["outage"])],
-                5_000,
-                page(&[], &[]),
-                vec![],
-                0,
-            ),
-            (
-                "a consumer expired is a rewind",
-                vec![feed(1_000, 410, &["consumer_expired"])],
-                5_000,
-                page(&[], &[]),
-                vec![],
-                1,
-            ),
-            (
-                "an AHEAD read in time",
-                vec![check(1_000, "AHEAD", &[])],
-                5_000,
-                page(&[], &[]),
-                vec![],
-                1,
-            ),
-            (
-                "a slow AHEAD may have come too late",
-                vec![check(1_000, "AHEAD", &["slow"])],
-                5_000,
-                page(&[], &[]),
-                vec![],
-                0,
-            ),
-            (
-                "a STALE marks nothing",
-                vec![check(1_000, "STALE", &[])],
-                5_000,
-                page(&[], &[]),
-                vec![],
-                0,
-            ),
-            (
-                "a close after the mark may have completed it",
-                vec![feed(1_000, 410, &[]), announce(2_000, true, &[])],
-                5_000,
-                page(&[], &[]),
-                vec![],
-                0,
-            ),
-            (
-                "a close miscounted completes nothing",
-                vec![
-                    feed(1_000, 410, &[]),
-                    announce(2_000, true, &["truncate_announce"]),
-                ],
-                5_000,
-                page(&[], &[]),
-                vec![],
-                1,
-            ),
-            (
-                "a page with no close completes nothing",
-                vec![feed(1_000, 410, &[]), announce(2_000, false, &[])],
-                5_000,
-                page(&[], &[]),
-                vec![],
-                1,
-            ),
-            (
-                "a close before the mark completes nothing",
-                vec![announce(500, true, &[]), feed(1_000, 410, &[])],
-                5_000,
-                page(&[], &[]),
-                vec![],
-                1,
-            ),
-            (
-                "named reconciling and a passage of it shown",
-                vec![],
-                5_000,
-                page(&["sheets"], &["sheets"]),
-                vec![],
-                1,
-            ),
-            (
-                "named reconciling and asked about in S2",
-                vec![],
-                5_000,
-                page(&["sheets"], &[]),
-                vec![check(5_010, "VISIBLE", &[])],
-                1,
-            ),
+        // Each row: what | the calls before the question | the question's
+        // own calls | the page's reconciling app | the apps of its passages
+        // | failures; every question starts at 5,000 ms.
+        let rows = [
+            "nothing marked, nothing named | | | | sheets | 0",
+            "a 410 read in time: the page names it | 410@1000 | | | | 1",
+            "a 410, and the page names it | 410@1000 | | sheets | | 0",
+            "a 410 in flight across the question | 410@4500 | | | | 0",
+            "an outage's 410 is no rewind | 410!outage@1000 | | | | 0",
+            "an expired consumer is one | 410!consumer_expired@1000 | | | | 1",
+            "an AHEAD read in time | AHEAD@1000 | | | | 1",
+            "a slow AHEAD may have come late | AHEAD!slow@1000 | | | | 0",
+            "a STALE marks nothing | STALE@1000 | | | | 0",
+            "a close may have completed it | 410@1000 close@2000 | | | | 0",
+            "so may one in the request | 410@1000 | close@5000 | | | 0",
+            "a miscounted close does not | 410@1000 close!truncate_announce@2000 | | | | 1",
+            "nor a page with no close | 410@1000 open@2000 | | | | 1",
+            "nor a close before the mark | close@500 410@1000 | | | | 1",
+            "named reconciling, a passage shown | | | sheets | sheets | 1",
+            "named reconciling, asked in S2 | | VISIBLE@5010 | sheets | | 1",
         ];
         let fakes = sheets();
-        for (what, before, start, seen, own, failures) in rows {
-            let mut truth = ReconcilingTruth::default();
-            let mut all = before;
+        for row in rows {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let [what, before, own, reconciling, shown, failures] = cells[..] else {
+                panic!("a row of six cells: {row}");
+            };
+            let failures: usize = failures.parse().unwrap_or(usize::MAX);
+            let own = calls(own);
+            let mut all = calls(before);
             all.extend(own.iter().cloned());
+            let mut truth = ReconcilingTruth::default();
             truth.observe(&all);
-            let got = truth.judge_page(&seen, &own, &fakes, start, all.len(), true);
+            let seen = page(reconciling, shown);
+            let got = truth.judge_page(&seen, &own, &fakes, 5_000, all.len(), true);
             assert_eq!(got.len(), failures, "{what}: {got:?}");
             assert!(
                 got.iter()
@@ -729,62 +632,41 @@ mod tests {
     }
 
     #[test]
-    fn a_restore_keeps_the_backups_marks_and_marks_every_held_sibling_once_a_deletion_follows_the_backup()
-     {
+    fn a_restore_brings_back_the_backups_marks_and_marks_what_it_held_once_a_deletion_followed() {
         let fakes = sheets();
-        let shown = page(&[], &["sheets"]);
-        // (what, a deletion between the backup and the restore, the backup
-        // held a 410's mark, failures on a page that names nothing after)
+        // (what, a deletion between the backup and the restore, the calls
+        // before the backup, failures on a page naming nothing after).
         let rows = [
-            ("no deletion since: not found", false, false, 0),
-            (
-                "a deletion since: found, every held sibling marked",
-                true,
-                false,
-                1,
-            ),
-            ("the backup's own mark comes back", false, true, 1),
+            ("no deletion since: not found", false, "", 0),
+            ("a deletion since: every held sibling marked", true, "", 1),
+            ("the backup's own mark comes back", false, "410@1000", 1),
         ];
-        for (what, deletion, marked, failures) in rows {
+        for (what, deletion, before, failures) in rows {
             let mut truth = ReconcilingTruth::default();
-            let _ = truth.judge_page(&shown, &[], &fakes, 0, 0, true);
-            let mut all = vec![];
-            if marked {
-                all.push(feed(1_000, 410, &[]));
-            }
+            let _ = truth.judge_page(&page("", "sheets"), &[], &fakes, 0, 0, true);
+            let mut all = calls(before);
             truth.observe(&all);
             truth.backup("m0", 5_000, all.len());
-            all.push(announce(6_000, true, &[]));
+            all.extend(calls("close@6000"));
             truth.observe(&all);
             if deletion {
                 truth.deleted_upload();
             }
             truth.restore("m0", 7_000, all.len());
-            let got = truth.judge_page(&page(&[], &[]), &[], &fakes, 8_000, all.len(), true);
+            let got = truth.judge_page(&page("", ""), &[], &fakes, 8_000, all.len(), true);
             assert_eq!(got.len(), failures, "{what}: {got:?}");
         }
     }
 
     #[test]
-    fn a_restart_drops_a_mark_memoria_may_not_have_written() {
+    fn a_restart_drops_only_a_mark_memoria_may_not_have_written() {
         let fakes = sheets();
-        let mut truth = ReconcilingTruth::default();
-        let all = vec![feed(1_000, 410, &[])];
-        truth.observe(&all);
-        truth.interrupted(1_200);
-        assert!(
-            truth
-                .judge_page(&page(&[], &[]), &[], &fakes, 5_000, 1, true)
-                .is_empty()
-        );
-        let mut truth = ReconcilingTruth::default();
-        truth.observe(&all);
-        truth.interrupted(3_000);
-        assert_eq!(
-            truth
-                .judge_page(&page(&[], &[]), &[], &fakes, 5_000, 1, true)
-                .len(),
-            1
-        );
+        for (stopped_ms, failures) in [(1_200, 0), (3_000, 1)] {
+            let mut truth = ReconcilingTruth::default();
+            truth.observe(&calls("410@1000"));
+            truth.interrupted(stopped_ms);
+            let got = truth.judge_page(&page("", ""), &[], &fakes, 5_000, 1, true);
+            assert_eq!(got.len(), failures, "stopped at {stopped_ms} ms: {got:?}");
+        }
     }
 }
