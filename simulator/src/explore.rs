@@ -26,6 +26,9 @@
 //! About a quarter break memoria's token file at a sibling for spells
 //! ([`token_file`], §6.2), and about half of the worlds in suite shape have the
 //! home drop or hang roster pulls for spells ([`home`], §4.3, §6.5).
+//! Half the worlds with partial restores lose one item's feed revision as
+//! seed 74 did: upgraded to team-visible, then partially restored to its
+//! first revision before memoria polls ([`lost_revision`], §4.1).
 //! The timeline ends with `expect-converged`: the faults stop, and
 //! liveness is judged after the oracle's quiet period.
 //!
@@ -42,7 +45,7 @@
 //! cuts the announce off midway, which must authorise nothing. Every
 //! drawing added after the first ([`cells`], [`roster`], [`rotation`],
 //! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`],
-//! [`s2_shapes`], [`connectors`])
+//! [`s2_shapes`], [`connectors`], [`lost_revision`])
 //! comes from a generator of its own, after the rest, so a seed that
 //! does not draw it is the run it was before. What the truth oracle judges, invariant by invariant, is
 //! `crate::scenario`'s `oracle.rs`.
@@ -52,6 +55,7 @@ mod connectors;
 mod crash;
 mod documents;
 mod home;
+mod lost_revision;
 mod provider;
 mod roster;
 mod rotation;
@@ -643,6 +647,7 @@ pub fn generate(seed: u64) -> Exploration {
     crash::add(seed, &mut swarm, &mut events);
     s2_shapes::add(seed, &mut events);
     let (connector_every_ms, paged_page_size) = connectors::add(seed, &mut swarm, &mut events);
+    lost_revision::add(seed, &swarm, &siblings, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),

@@ -66,6 +66,7 @@ pub use parse::{
     ProviderState, RungDecl, Scenario, ScenarioError, SiblingDecl, Surface, parse,
 };
 pub use provider::{EMBED_DRAIN_WAIT_MAX_S, LIVENESS_EMBEDDINGS};
+pub use reconciling::{LIVENESS_PHANTOM, SAFETY_RECONCILING};
 pub use replay::{Entry, READER_DOMAIN, Replay, SCENARIO_SEED_DEFAULT, address, replay, world};
 pub use roster::{ROSTER_PULL_WAIT_MAX_S, SAFETY_ROSTER};
 pub use rotation::{ROTATION_LIVENESS, ROTATION_SAFETY, RotationPhase};
