@@ -26,9 +26,10 @@
 //! About a quarter break memoria's token file at a sibling for spells
 //! ([`token_file`], §6.2), and about half of the worlds in suite shape have the
 //! home drop or hang roster pulls for spells ([`home`], §4.3, §6.5).
-//! Half the worlds with partial restores lose one item's feed revision as
+//! Three quarters of the worlds with partial restores lose one item's feed revision as
 //! seed 74 did: upgraded to team-visible, then partially restored to its
-//! first revision before memoria polls ([`lost_revision`], §4.1).
+//! first revision at the run's end, before memoria polls
+//! ([`lost_revision`], §4.1).
 //! The timeline ends with `expect-converged`: the faults stop, and
 //! liveness is judged after the oracle's quiet period.
 //!

@@ -14,10 +14,14 @@
 //! after every other drawing, only in worlds whose swarm has
 //! [`FaultKind::PartialRestore`] and with probability [`LOST_SHARE`]: a
 //! seed that does not draw it is the run it was before, and one that does
-//! keeps every other event, time and app, with two events added (each at
-//! no time of its own, so right after the event before) in front of one
-//! question, whose pull then meets the lost revision (three, with a
-//! revision first for an item declared with one). The item is one
+//! keeps every other event, time and app, with two events added at its
+//! end (three, with a revision first for an item declared with one), each
+//! at no time of its own, so right after the last: as in seed 74, the
+//! convergence rounds' first pull meets the lost revision, and no other
+//! reconciliation of the run (an AHEAD's, a 410's) can bring the item in
+//! first. Drawn in front of a question midway instead, it was healed by
+//! such a re-announce in every world of 0..12 that drew it, and the
+//! mutations of the fix survived there. The item is one
 //! declared not team-visible (private, granted, link-shared or guest-only)
 //! that no event deletes or restores partially (so every later event
 //! still applies).
@@ -32,9 +36,10 @@ use crate::scenario::{Event, RungDecl, SiblingDecl};
 pub const LOST_SHARE: f64 = 0.75;
 
 /// Adds an upgrade (after a revision, for an item declared with one) and a
-/// partial restore to `r1` of one item of `siblings` in front of one
-/// question of `events`, in [`LOST_SHARE`] of the worlds whose `swarm` has
-/// partial restores. Returns the item drawn, as `app:item`.
+/// partial restore to `r1` of one item of `siblings` at the end of
+/// `events` (which does not yet hold `expect-converged`), in
+/// [`LOST_SHARE`] of the worlds whose `swarm` has partial restores.
+/// Returns the item drawn, as `app:item`.
 pub(super) fn add(
     seed: u64,
     swarm: &Swarm,
@@ -63,11 +68,8 @@ pub(super) fn add(
         })
         .filter(|(app, id, _)| !touched(app, id))
         .collect();
-    let questions: Vec<usize> = (0..events.len())
-        .filter(|i| matches!(events[*i], Event::Query { .. }))
-        .collect();
     let (app, item, revisions) = items.choose(&mut rng)?.clone();
-    let at = *questions.choose(&mut rng)?;
+    let at = events.len();
     events.insert(
         at,
         Event::PartialRestore {
