@@ -15,8 +15,9 @@
 //! [`FaultKind::PartialRestore`] and with probability [`LOST_SHARE`]: a
 //! seed that does not draw it is the run it was before, and one that does
 //! keeps every other event, time and app, with two events added at its
-//! end (three, with a revision first for an item declared with one), each
-//! at no time of its own, so right after the last: as in seed 74, the
+//! end (three, with a revision first for an item declared with one; before
+//! a long provider outage's end, which stays last), each at no time of its
+//! own, so right after the event before: as in seed 74, the
 //! convergence rounds' first pull meets the lost revision, and no other
 //! reconciliation of the run (an AHEAD's, a 410's) can bring the item in
 //! first. Drawn in front of a question midway instead, it was healed by
@@ -69,7 +70,11 @@ pub(super) fn add(
         .filter(|(app, id, _)| !touched(app, id))
         .collect();
     let (app, item, revisions) = items.choose(&mut rng)?.clone();
-    let at = events.len();
+    // Before a long provider outage's end, which `provider.rs` keeps last.
+    let at = match events.last() {
+        Some(Event::Provider { .. }) => events.len() - 1,
+        _ => events.len(),
+    };
     events.insert(
         at,
         Event::PartialRestore {
