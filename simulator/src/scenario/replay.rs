@@ -377,11 +377,13 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
         provider: world.provider().cloned(),
         crash: None,
         connectors: super::connector::ConnectorTruth::new(s).map_err(ScenarioError::Invalid)?,
+        breakers: super::breaker::BreakerTruth::default(),
     };
     let run = world.run(move |mut m| async move {
         let mut backups: BTreeMap<(String, String), Snapshot> = BTreeMap::new();
         let mut seen = 0usize;
         let mut action_start = 0usize;
+        let mut previous_ms = 0u64;
         for (index, event) in events.iter().enumerate() {
             // memoria's connectors enumerate on their schedule, between
             // the events; before liveness, the faults stop and the quiet
@@ -457,6 +459,45 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
             {
                 after_aimed(&mut m, &mut ctx, &fakes, &mut entry, &point, before_landing).await;
             }
+            // What the breakers' truth needs of this event (`breaker.rs`).
+            let now_ms = super::roster::now_ms();
+            let happened = if m.crash_landings() > before_landing {
+                super::breaker::Happened::Crash
+            } else if matches!(event, Event::Restart { .. }) {
+                super::breaker::Happened::Restart
+            } else {
+                super::breaker::Happened::Nothing
+            };
+            match event {
+                Event::MemoriaBackup { name, .. } => ctx.breakers.backed_up(name, at_ms),
+                Event::MemoriaRestore { name, .. } => ctx.breakers.restored(name, at_ms, now_ms),
+                _ => {}
+            }
+            let unasked = ctx
+                .token_files
+                .as_ref()
+                .map(super::token_file::TokenFileTruth::unasked)
+                .unwrap_or_default();
+            let unclean: BTreeMap<String, bool> = fakes
+                .iter()
+                .map(|(app, f)| {
+                    let mut k = f.faults().get();
+                    (k.lie, k.malformed_s2, k.truncate_announce) = (None, None, None);
+                    (
+                        app.clone(),
+                        unasked.contains(app) || k != crate::fake::faults::Faults::default(),
+                    )
+                })
+                .collect();
+            ctx.breakers.record(
+                previous_ms,
+                at_ms,
+                now_ms,
+                m.calendar_unix_s(),
+                happened,
+                &unclean,
+            );
+            previous_ms = now_ms;
             entry.calls = trace.with(|all| summarise_calls(&all[seen.min(all.len())..]));
             seen = trace.len();
             out.lock().map_err(|_| "timeline lock")?.push(entry);
@@ -501,6 +542,8 @@ struct Ctx {
     crash: Option<String>,
     /// A scenario with connectors: the folder, the paged fake and their truth.
     connectors: Option<super::connector::ConnectorTruth>,
+    /// memoria's calendar and what cost it counter writes, for §8.1's breakers.
+    breakers: super::breaker::BreakerTruth,
 }
 
 impl Ctx {
@@ -1052,7 +1095,17 @@ async fn apply(
                     .unwrap_or_default(),
             };
             let seen = super::documents::apply(
-                m, &who, &standing, event, &ctx.links, &ctx.owned, fakes, trace, ctx.oracle, entry,
+                m,
+                &who,
+                &standing,
+                event,
+                &ctx.links,
+                &ctx.owned,
+                fakes,
+                trace,
+                ctx.oracle,
+                &ctx.breakers,
+                entry,
             )
             .await?;
             if ctx.oracle
@@ -1072,6 +1125,28 @@ async fn apply(
             if let Some(r) = ctx.roster.as_mut() {
                 r.fresh_from_ms = super::roster::now_ms();
             }
+        }
+        Event::AdvanceHours { hours, .. } => {
+            m.advance_s(hours * 3_600);
+            if let Some(r) = ctx.roster.as_mut() {
+                r.fresh_from_ms = super::roster::now_ms();
+            }
+        }
+        Event::SiblingRemoves {
+            app, reader, keep, ..
+        } => {
+            let who = address(reader);
+            fake(app)?
+                .model()
+                .with(|mm| {
+                    let ids: Vec<String> = mm
+                        .items()
+                        .filter(|i| !keep.contains(&i.item_id))
+                        .map(|i| i.item_id.clone())
+                        .collect();
+                    ids.iter().try_for_each(|id| mm.set_removed(id, &who, true))
+                })
+                .map_err(|e| format!("{app}: {e:?}"))?;
         }
         Event::AdvanceDays { days, .. } => {
             m.advance_days(*days);

@@ -62,6 +62,7 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
             | Event::Create { app, .. }
             | Event::Delete { app, .. }
             | Event::Downgrade { app, .. }
+            | Event::SiblingRemoves { app, .. }
             | Event::PartialRestore { app, .. }
             | Event::Backup { app, .. }
             | Event::WholeRestore { app, .. }
@@ -131,7 +132,9 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
                 return at("a document opens on its page or over MCP (`surface = \"mcp\"`)".into());
             }
         }
-        if let Event::ExpectSources { reader, .. } | Event::RemoveReader { reader, .. } = e
+        if let Event::ExpectSources { reader, .. }
+        | Event::RemoveReader { reader, .. }
+        | Event::SiblingRemoves { reader, .. } = e
             && !s.readers.contains(reader)
         {
             return at(format!("it names reader {reader}, who is not declared"));
