@@ -746,6 +746,7 @@ fn fault(rng: &mut rand::rngs::StdRng, k: FaultKind) -> FaultDecl {
                 .choose(rng)
                 .unwrap_or(&"503")
                 .to_string(),
+            only: None,
         },
         FaultKind::Lie => FaultDecl::LieVisible,
         FaultKind::Malformed => FaultDecl::MalformedS2 {

@@ -32,20 +32,24 @@
 //!   possibly past memoria's deadline; malformed: possibly refused whole
 //!   by the decoder) is possibly counted, its pairs as traced an upper
 //!   bound and nothing the lower. An answer other than 200 counts nothing.
-//! - Calls in an event in which a crash landed, and S3 fetches up to
+//! - S2 answers in an event in which a crash landed, and S3 fetches up to
 //!   [`SYNC_SPAN_MS`] before a restart, a crash, a backup or a restore of
 //!   memoria's data (a sync writes its tally when it ends, and may be cut
-//!   off first) are possibly counted.
+//!   off first), are possibly counted. An S2 tally is written before its
+//!   page returns, so a restart between events costs none.
 //! - Calls between a backup of memoria's data and a restore from it are
 //!   lost: the restore brings the counters back as the backup held them
 //!   (and their "since" with them).
 //! - An S3 fetch up to [`SYNC_SPAN_MS`] before the calendar skips may be
 //!   tallied on the day after; an S2 call is tallied before its page
 //!   returns, inside its event.
-//! - While a fault knob that can fail a fetch without the fake seeing it
-//!   (an outage, a slow or cold sibling, a redirect) is on, or memoria's
-//!   token file for the sibling cannot be read, the S3 counts that day
-//!   have no upper bound.
+//! - An S3 fetch shaped by latency (slow, cold) may have failed past the
+//!   deadline whatever it answered; one up to [`SYNC_SPAN_MS`] before the
+//!   render may not be tallied yet (its sync still running). Both are
+//!   possibly counted.
+//! - While memoria's token file for the sibling cannot be read (a fetch may
+//!   fail before it is sent), or the fake hangs or drops connections, the
+//!   S3 counts that day have no upper bound.
 //!
 //! A refusal asker is then surely refused (VISIBLE >= 1 surely in the
 //! baseline, VISIBLE = 0 possibly in the window, NOT_VISIBLE >= 1 surely
@@ -102,8 +106,12 @@ pub(super) struct BreakerTruth {
     /// `(from simulated ms, seconds skipped)`: memoria's calendar is
     /// the epoch, plus the seconds skipped, plus the elapsed seconds.
     skipped: Vec<(u64, i64)>,
-    /// Simulated ms ranges in which a counter write may have been lost.
+    /// Simulated ms ranges in which an S3 tally may have been lost.
     doubtful: Vec<(u64, u64)>,
+    /// Simulated ms ranges in which an S2 tally may have been lost: the
+    /// events a crash landed in (an S2 tally is written before its page
+    /// returns, so a restart between events costs none).
+    doubtful_s2: Vec<(u64, u64)>,
     /// Simulated ms ranges whose counter writes a restore took away.
     lost: Vec<(u64, u64)>,
     /// memoria's backups by name: when each was taken, in simulated ms.
@@ -146,9 +154,11 @@ impl BreakerTruth {
             Happened::Restart => self
                 .doubtful
                 .push((applied_ms.saturating_sub(SYNC_SPAN_MS), now_ms)),
-            Happened::Crash => self
-                .doubtful
-                .push((previous_ms.saturating_sub(SYNC_SPAN_MS), now_ms)),
+            Happened::Crash => {
+                self.doubtful
+                    .push((previous_ms.saturating_sub(SYNC_SPAN_MS), now_ms));
+                self.doubtful_s2.push((previous_ms, now_ms));
+            }
         }
         for (app, on) in unclean {
             let v = self.unclean.entry(app.clone()).or_default();
@@ -312,7 +322,7 @@ fn refusal(truth: &BreakerTruth, trace: &[TraceEvent], app: &str, today: i64) ->
             continue;
         }
         let clean = e.faults.iter().all(|f| f == "lie");
-        let counted = if clean && !BreakerTruth::within(&truth.doubtful, e.at_ms) {
+        let counted = if clean && !BreakerTruth::within(&truth.doubtful_s2, e.at_ms) {
             Counted::Surely
         } else {
             Counted::Possibly
@@ -398,7 +408,10 @@ fn s3(
         if BreakerTruth::within(&truth.lost, e.at_ms) {
             continue;
         }
-        let clean = e.faults.is_empty();
+        // Latency may have taken it past memoria's deadline; any other
+        // knob (an outage's status, a hang, a redirect) answers what the
+        // trace says, or nothing memoria can read (a failure).
+        let clean = !e.faults.iter().any(|f| f == "slow" || f == "cold");
         let fetched = match (clean, e.status) {
             (true, Some(200)) => Fetched::Success,
             (true, Some(404)) => Fetched::NotFound,
@@ -408,7 +421,9 @@ fn s3(
                 not_found: s == Some(404),
             },
         };
-        let counted = if clean && !BreakerTruth::within(&truth.doubtful, e.at_ms) {
+        // A sync still running at the render has not written its tally.
+        let running = e.at_ms + SYNC_SPAN_MS > now_ms;
+        let counted = if clean && !running && !BreakerTruth::within(&truth.doubtful, e.at_ms) {
             Counted::Surely
         } else {
             Counted::Possibly

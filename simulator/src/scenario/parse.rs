@@ -209,6 +209,10 @@ pub enum FaultDecl {
     Outage {
         /// `hang`, `refuse` or a status code as text, e.g. `"503"`.
         mode: String,
+        /// Only this call is down (`S1`, `S1a`, `S2`, `S3` or `S6`): S3's
+        /// content store answering 404 while the feed answers, say.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        only: Option<String>,
     },
     /// S2 says VISIBLE for everyone.
     LieVisible,
@@ -1028,7 +1032,11 @@ fn fault_name(f: &FaultDecl) -> String {
     match f {
         FaultDecl::Cold { wake_ms, .. } => format!("cold (wake {wake_ms} ms)"),
         FaultDecl::Slow { latency_ms, .. } => format!("slow ({latency_ms} ms)"),
-        FaultDecl::Outage { mode } => format!("outage ({mode})"),
+        FaultDecl::Outage { mode, only: None } => format!("outage ({mode})"),
+        FaultDecl::Outage {
+            mode,
+            only: Some(call),
+        } => format!("outage of {call} ({mode})"),
         FaultDecl::LieVisible => "lie (VISIBLE for anyone)".into(),
         FaultDecl::MalformedS2 { shape } => format!("malformed S2 ({shape})"),
         FaultDecl::AnnounceNoClose => "announce without close".into(),

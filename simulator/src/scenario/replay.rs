@@ -481,12 +481,13 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
             let unclean: BTreeMap<String, bool> = fakes
                 .iter()
                 .map(|(app, f)| {
-                    let mut k = f.faults().get();
-                    (k.lie, k.malformed_s2, k.truncate_announce) = (None, None, None);
-                    (
-                        app.clone(),
-                        unasked.contains(app) || k != crate::fake::faults::Faults::default(),
-                    )
+                    let untraced = matches!(
+                        f.faults().get().outage,
+                        Some(
+                            crate::fake::faults::Outage::Hang | crate::fake::faults::Outage::Refuse
+                        )
+                    );
+                    (app.clone(), unasked.contains(app) || untraced)
                 })
                 .collect();
             ctx.breakers.record(
@@ -861,7 +862,7 @@ async fn apply(
             match fault_knob(fault)? {
                 FaultSetter::Cold(c) => f.set_cold(Some(c)),
                 FaultSetter::Slow(s) => f.set_slow(Some(s)),
-                FaultSetter::Outage(o) => f.set_outage(Some(o)),
+                FaultSetter::Outage(o, only) => f.set_outage_for(Some(o), only),
                 FaultSetter::LieVisible => {
                     f.set_lie(Some(crate::fake::faults::Lie::VisibleForAnyone))
                 }
