@@ -50,6 +50,9 @@ const SETTLE_MS: u64 = 20_000;
 /// revision fetched, 404 or failing, on its pull and again on the
 /// re-announce or the next pull).
 const S3_ROUNDS: usize = 6;
+/// Rounds on an S3 day of 503s: twice as many, as a sync stops at its
+/// first failed fetch (one fetch a pull, two pulls a round).
+const S3_FAILING_ROUNDS: usize = 12;
 /// Simulated ms between a round's two pulls.
 const ROUND_MS: u64 = 8_000;
 /// Simulated ms waited after the last round before the sources page is
@@ -326,7 +329,11 @@ pub(super) fn add(
                 },
             },
         );
-        let rounds = if rng.gen_bool(0.75) { S3_ROUNDS } else { 2 };
+        let rounds = match (rng.gen_bool(0.75), mode) {
+            (false, _) => 2,
+            (true, "503") => S3_FAILING_ROUNDS,
+            (true, _) => S3_ROUNDS,
+        };
         for _ in 0..rounds {
             for item in &items {
                 at(

@@ -71,6 +71,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use memoria_page::Page;
 
 use super::checks::Check;
+use super::oracle::app_of;
 use crate::fake::server::FakeSibling;
 use crate::fake::trace::{CallDetail, CallKind, TraceEvent};
 use crate::world::{EPOCH_UNIX_S, MEMORIA_CONSUMER};
@@ -484,11 +485,6 @@ fn s3(
         None
     };
     expect(today, since_possibly, since_surely, predicate)
-}
-
-/// The app label of a fake's host (`acme.sheets.oficina.works` → `sheets`).
-fn app_of(callee: &str) -> &str {
-    callee.split('.').nth(1).unwrap_or(callee)
 }
 
 /// Whether `line` says what `want` expects; the failure's words if not.
