@@ -4,7 +4,8 @@
 //! after every other drawing, so a seed that does not draw it is the run
 //! it was before; one that does keeps every event it had, and the story is
 //! appended after them, before `expect-converged`. Suite-shape worlds never
-//! draw it: skipping days ages the roster copy past its TTL.
+//! draw it (skipping days ages the roster copy past its TTL), nor a run
+//! that ends in the provider's long outage (the liveness check follows it).
 //!
 //! The story, at one sibling A: a few items of its own are created there
 //! (titled by one word of the story, [`STORY_WORD`], then their tags), the
@@ -50,9 +51,6 @@ const SETTLE_MS: u64 = 20_000;
 /// revision fetched, 404 or failing, on its pull and again on the
 /// re-announce or the next pull).
 const S3_ROUNDS: usize = 6;
-/// Rounds on an S3 day of 503s: twice as many, as a sync stops at its
-/// first failed fetch (one fetch a pull, two pulls a round).
-const S3_FAILING_ROUNDS: usize = 12;
 /// Simulated ms between a round's two pulls.
 const ROUND_MS: u64 = 8_000;
 /// Simulated ms waited after the last round before the sources page is
@@ -74,7 +72,22 @@ pub(super) fn add(
     events: &mut Vec<Event>,
 ) -> bool {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x6272_6561_6b65_7273);
-    if home || siblings.is_empty() || readers.is_empty() || !rng.gen_bool(BREAKER_SHARE) {
+    // A run that ends in the provider's long outage (`provider.rs`) keeps
+    // that end: the liveness check follows it.
+    let outage_end = matches!(
+        events.last(),
+        Some(Event::Provider {
+            at_ms: Some(_),
+            state: crate::scenario::ProviderState::Answering,
+            ..
+        })
+    );
+    if home
+        || outage_end
+        || siblings.is_empty()
+        || readers.is_empty()
+        || !rng.gen_bool(BREAKER_SHARE)
+    {
         return false;
     }
     let app = siblings
@@ -329,11 +342,7 @@ pub(super) fn add(
                 },
             },
         );
-        let rounds = match (rng.gen_bool(0.75), mode) {
-            (false, _) => 2,
-            (true, "503") => S3_FAILING_ROUNDS,
-            (true, _) => S3_ROUNDS,
-        };
+        let rounds = if rng.gen_bool(0.75) { S3_ROUNDS } else { 2 };
         for _ in 0..rounds {
             for item in &items {
                 at(
