@@ -79,6 +79,7 @@ pub(super) fn add(seed: u64, swarm: &mut Swarm, apps: &[String], events: &mut Ve
                         app: app.clone(),
                         fault: FaultDecl::Outage {
                             mode: OUTAGES.choose(&mut rng).unwrap_or(&"503").to_string(),
+                            only: None,
                         },
                     });
                     // The spell ends before the phase is resumed, or after.

@@ -549,6 +549,7 @@ pub(super) async fn apply(
     fakes: &BTreeMap<String, FakeSibling>,
     trace: &Trace,
     oracle: bool,
+    breakers: &super::breaker::BreakerTruth,
     entry: &mut Entry,
 ) -> Result<Option<Rendered>, String> {
     let (app, item, doc, surface) = match event {
@@ -568,6 +569,15 @@ pub(super) async fn apply(
                     standing.admitted && !standing.refused,
                     standing.sure_for(status),
                 ));
+                // §8.1's breakers, from the fakes' trace (`breaker.rs`).
+                if status == 200 && standing.admitted && !standing.refused {
+                    let (now_ms, calendar_s) = (super::roster::now_ms(), m.calendar_unix_s());
+                    entry.checks.extend(trace.with(|all| {
+                        super::breaker::judge_breakers(
+                            breakers, body, all, fakes, now_ms, calendar_s,
+                        )
+                    }));
+                }
             }
             entry.page = Some(summarise_page(
                 status,

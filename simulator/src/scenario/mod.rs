@@ -35,6 +35,7 @@
 //!   may delete (§5.1, §4.2, gate 7);
 //! - `shrink.rs`: [`shrink`], the smallest timeline that still fails.
 
+mod breaker;
 mod checks;
 mod connector;
 mod deadline;
@@ -51,6 +52,7 @@ mod surfaces;
 mod token_file;
 mod validate;
 
+pub use breaker::SAFETY_BREAKER;
 pub use checks::{Check, PageSummary, summarise_page};
 pub use connector::{
     CONNECTOR_EVERY_MS_DEFAULT, CONNECTOR_LIVENESS, CONNECTOR_QUIET_SYNCS, CONNECTOR_RECORD,

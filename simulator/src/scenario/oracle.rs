@@ -160,6 +160,20 @@
 //!   nor of memoria's own documents (breakers, polls and counts only), opens
 //!   for a person admitted and, under `[safety:admitted]`, not for one
 //!   removed.
+//! - `[safety:breaker]` (§8.1, §3.2; `simulator/src/scenario/breaker.rs`):
+//!   at every render of the owner's sources page, each sibling's refusal
+//!   and S3 lines say what the fakes' trace says they must on memoria's
+//!   UTC day W (its calendar: the epoch, the days and hours skipped, the
+//!   elapsed time): fired, naming as many askers or fetches; no anomaly; or
+//!   cannot determine, naming the baseline (counted only since after W-7)
+//!   or the window and the baseline (nothing counted). Refusal: at least 3
+//!   askers the sibling answered VISIBLE in `[W-7, W)` each answered
+//!   VISIBLE = 0 and NOT_VISIBLE >= 1 on W. S3: at least 20 fetches on W,
+//!   all 404, and a success in `[W-7, W)`. Where a tally may not have
+//!   reached memoria (an answer shaped by latency or a malformation, a
+//!   crash, a sync cut off or still running, a restore of memoria's data)
+//!   the truth is a pair of bounds, and a sibling whose bounds disagree is
+//!   not judged at that render.
 //! - `[safety:token-file]` (§6.2, §4.3, §6.5;
 //!   `simulator/src/scenario/token_file.rs`): while memoria's token file for
 //!   a sibling cannot be read (a directory in its place, removed, or holding
@@ -350,7 +364,7 @@ fn fail(invariant: &str, what: String, saw: String) -> Check {
 }
 
 /// The app label of a fake's host (`acme.sheets.oficina.works` → `sheets`).
-fn app_of(callee: &str) -> &str {
+pub(super) fn app_of(callee: &str) -> &str {
     callee.split('.').nth(1).unwrap_or(callee)
 }
 

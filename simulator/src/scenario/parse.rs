@@ -209,6 +209,10 @@ pub enum FaultDecl {
     Outage {
         /// `hang`, `refuse` or a status code as text, e.g. `"503"`.
         mode: String,
+        /// Only this call is down (`S1`, `S1a`, `S2`, `S3` or `S6`): S3's
+        /// content store answering 404 while the feed answers, say.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        only: Option<String>,
     },
     /// S2 says VISIBLE for everyone.
     LieVisible,
@@ -676,6 +680,30 @@ pub enum Event {
         /// How many days.
         days: i64,
     },
+    /// memoria's calendar skips whole hours (production's clock moving on
+    /// while memoria sleeps), so a run can cross a UTC midnight (§8.1's
+    /// window is a UTC day).
+    AdvanceHours {
+        /// When.
+        at_ms: Option<u64>,
+        /// How many hours.
+        hours: i64,
+    },
+    /// The sibling removes `reader` from every item it holds now but the
+    /// ones in `keep` (the fake's per-person removal, "minus rows I have
+    /// been removed from"): S2 answers them NOT_VISIBLE there from now on,
+    /// and the items stay team-visible to everybody else (§4.1, §8.1).
+    SiblingRemoves {
+        /// When.
+        at_ms: Option<u64>,
+        /// Which sibling.
+        app: String,
+        /// The reader removed.
+        reader: String,
+        /// Items the removal spares.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        keep: Vec<String>,
+    },
     /// Calls a sibling received since the last event that was not an
     /// expectation began (or since the start of the run).
     ExpectCalls {
@@ -767,6 +795,8 @@ macro_rules! with_at_ms {
             | Event::OpenDocument { at_ms: $at, .. }
             | Event::OpenSources { at_ms: $at, .. }
             | Event::AdvanceDays { at_ms: $at, .. }
+            | Event::AdvanceHours { at_ms: $at, .. }
+            | Event::SiblingRemoves { at_ms: $at, .. }
             | Event::ExpectCalls { at_ms: $at, .. }
             | Event::ExpectHeld { at_ms: $at, .. }
             | Event::ExpectSources { at_ms: $at, .. }
@@ -944,6 +974,19 @@ impl Event {
             ),
             Event::OpenSources { reader, .. } => format!("{reader} opens the sources page"),
             Event::AdvanceDays { days, .. } => format!("memoria's calendar skips {days} days"),
+            Event::AdvanceHours { hours, .. } => {
+                format!("memoria's calendar skips {hours} hours")
+            }
+            Event::SiblingRemoves {
+                app, reader, keep, ..
+            } => format!(
+                "{app} removes {reader} from its items{}",
+                if keep.is_empty() {
+                    String::new()
+                } else {
+                    format!(" but {}", keep.len())
+                }
+            ),
             Event::ExpectCalls { app, call, .. } => format!("expect {call} calls at {app}"),
             Event::ExpectHeld {
                 app, item, held, ..
@@ -989,7 +1032,11 @@ fn fault_name(f: &FaultDecl) -> String {
     match f {
         FaultDecl::Cold { wake_ms, .. } => format!("cold (wake {wake_ms} ms)"),
         FaultDecl::Slow { latency_ms, .. } => format!("slow ({latency_ms} ms)"),
-        FaultDecl::Outage { mode } => format!("outage ({mode})"),
+        FaultDecl::Outage { mode, only: None } => format!("outage ({mode})"),
+        FaultDecl::Outage {
+            mode,
+            only: Some(call),
+        } => format!("outage of {call} ({mode})"),
         FaultDecl::LieVisible => "lie (VISIBLE for anyone)".into(),
         FaultDecl::MalformedS2 { shape } => format!("malformed S2 ({shape})"),
         FaultDecl::AnnounceNoClose => "announce without close".into(),

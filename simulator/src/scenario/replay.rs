@@ -378,11 +378,13 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
         crash: None,
         connectors: super::connector::ConnectorTruth::new(s).map_err(ScenarioError::Invalid)?,
         reconciling: super::reconciling::ReconcilingTruth::default(),
+        breakers: super::breaker::BreakerTruth::default(),
     };
     let run = world.run(move |mut m| async move {
         let mut backups: BTreeMap<(String, String), Snapshot> = BTreeMap::new();
         let mut seen = 0usize;
         let mut action_start = 0usize;
+        let mut previous_ms = 0u64;
         for (index, event) in events.iter().enumerate() {
             // memoria's connectors enumerate on their schedule, between
             // the events; before liveness, the faults stop and the quiet
@@ -467,6 +469,46 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
             if ctx.oracle {
                 ctx.reconciling.learn_items(&fakes);
             }
+            // What the breakers' truth needs of this event (`breaker.rs`).
+            let now_ms = super::roster::now_ms();
+            let happened = if m.crash_landings() > before_landing {
+                super::breaker::Happened::Crash
+            } else if matches!(event, Event::Restart { .. }) {
+                super::breaker::Happened::Restart
+            } else {
+                super::breaker::Happened::Nothing
+            };
+            match event {
+                Event::MemoriaBackup { name, .. } => ctx.breakers.backed_up(name, at_ms),
+                Event::MemoriaRestore { name, .. } => ctx.breakers.restored(name, at_ms, now_ms),
+                _ => {}
+            }
+            let unasked = ctx
+                .token_files
+                .as_ref()
+                .map(super::token_file::TokenFileTruth::unasked)
+                .unwrap_or_default();
+            let unclean: BTreeMap<String, bool> = fakes
+                .iter()
+                .map(|(app, f)| {
+                    let untraced = matches!(
+                        f.faults().get().outage,
+                        Some(
+                            crate::fake::faults::Outage::Hang | crate::fake::faults::Outage::Refuse
+                        )
+                    );
+                    (app.clone(), unasked.contains(app) || untraced)
+                })
+                .collect();
+            ctx.breakers.record(
+                previous_ms,
+                at_ms,
+                now_ms,
+                m.calendar_unix_s(),
+                happened,
+                &unclean,
+            );
+            previous_ms = now_ms;
             entry.calls = trace.with(|all| summarise_calls(&all[seen.min(all.len())..]));
             seen = trace.len();
             out.lock().map_err(|_| "timeline lock")?.push(entry);
@@ -513,6 +555,8 @@ struct Ctx {
     connectors: Option<super::connector::ConnectorTruth>,
     /// What the oracle knows of memoria's reconciling state (`reconciling.rs`).
     reconciling: super::reconciling::ReconcilingTruth,
+    /// memoria's calendar and what cost it counter writes, for §8.1's breakers.
+    breakers: super::breaker::BreakerTruth,
 }
 
 impl Ctx {
@@ -849,7 +893,7 @@ async fn apply(
             match fault_knob(fault)? {
                 FaultSetter::Cold(c) => f.set_cold(Some(c)),
                 FaultSetter::Slow(s) => f.set_slow(Some(s)),
-                FaultSetter::Outage(o) => f.set_outage(Some(o)),
+                FaultSetter::Outage(o, only) => f.set_outage_for(Some(o), only),
                 FaultSetter::LieVisible => {
                     f.set_lie(Some(crate::fake::faults::Lie::VisibleForAnyone))
                 }
@@ -1091,7 +1135,17 @@ async fn apply(
                     .unwrap_or_default(),
             };
             let seen = super::documents::apply(
-                m, &who, &standing, event, &ctx.links, &ctx.owned, fakes, trace, ctx.oracle, entry,
+                m,
+                &who,
+                &standing,
+                event,
+                &ctx.links,
+                &ctx.owned,
+                fakes,
+                trace,
+                ctx.oracle,
+                &ctx.breakers,
+                entry,
             )
             .await?;
             if ctx.oracle
@@ -1113,6 +1167,28 @@ async fn apply(
             if let Some(r) = ctx.roster.as_mut() {
                 r.fresh_from_ms = super::roster::now_ms();
             }
+        }
+        Event::AdvanceHours { hours, .. } => {
+            m.advance_s(hours * 3_600);
+            if let Some(r) = ctx.roster.as_mut() {
+                r.fresh_from_ms = super::roster::now_ms();
+            }
+        }
+        Event::SiblingRemoves {
+            app, reader, keep, ..
+        } => {
+            let who = address(reader);
+            fake(app)?
+                .model()
+                .with(|mm| {
+                    let ids: Vec<String> = mm
+                        .items()
+                        .filter(|i| !keep.contains(&i.item_id))
+                        .map(|i| i.item_id.clone())
+                        .collect();
+                    ids.iter().try_for_each(|id| mm.set_removed(id, &who, true))
+                })
+                .map_err(|e| format!("{app}: {e:?}"))?;
         }
         Event::AdvanceDays { days, .. } => {
             m.advance_days(*days);

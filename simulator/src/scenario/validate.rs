@@ -62,6 +62,7 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
             | Event::Create { app, .. }
             | Event::Delete { app, .. }
             | Event::Downgrade { app, .. }
+            | Event::SiblingRemoves { app, .. }
             | Event::PartialRestore { app, .. }
             | Event::Backup { app, .. }
             | Event::WholeRestore { app, .. }
@@ -131,7 +132,9 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
                 return at("a document opens on its page or over MCP (`surface = \"mcp\"`)".into());
             }
         }
-        if let Event::ExpectSources { reader, .. } | Event::RemoveReader { reader, .. } = e
+        if let Event::ExpectSources { reader, .. }
+        | Event::RemoveReader { reader, .. }
+        | Event::SiblingRemoves { reader, .. } = e
             && !s.readers.contains(reader)
         {
             return at(format!("it names reader {reader}, who is not declared"));
@@ -223,14 +226,25 @@ pub(super) fn fault_knob(f: &FaultDecl) -> Result<FaultSetter, String> {
             latency_ms,
             only: if all { None } else { Some(CallKind::S2) },
         }),
-        FaultDecl::Outage { mode } => FaultSetter::Outage(match mode.as_str() {
-            "hang" => Outage::Hang,
-            "refuse" => Outage::Refuse,
-            s => Outage::Status(
-                s.parse()
-                    .map_err(|_| format!("outage mode {s}: hang, refuse or a status"))?,
-            ),
-        }),
+        FaultDecl::Outage { mode, only } => FaultSetter::Outage(
+            match mode.as_str() {
+                "hang" => Outage::Hang,
+                "refuse" => Outage::Refuse,
+                s => Outage::Status(
+                    s.parse()
+                        .map_err(|_| format!("outage mode {s}: hang, refuse or a status"))?,
+                ),
+            },
+            match only.as_deref() {
+                None => None,
+                Some("S1") => Some(CallKind::S1),
+                Some("S1a") => Some(CallKind::S1a),
+                Some("S2") => Some(CallKind::S2),
+                Some("S3") => Some(CallKind::S3),
+                Some("S6") => Some(CallKind::S6),
+                Some(c) => return Err(format!("outage of {c}: S1, S1a, S2, S3 or S6")),
+            },
+        ),
         FaultDecl::LieVisible => FaultSetter::LieVisible,
         FaultDecl::MalformedS2 { shape } => FaultSetter::Malformed(match shape.as_str() {
             "not-json" => MalformedS2::NotJson,
@@ -260,7 +274,7 @@ pub(super) fn fault_knob(f: &FaultDecl) -> Result<FaultSetter, String> {
 pub(super) enum FaultSetter {
     Cold(Cold),
     Slow(Slow),
-    Outage(Outage),
+    Outage(Outage, Option<CallKind>),
     LieVisible,
     Malformed(MalformedS2),
     Announce(TruncateAnnounce),

@@ -191,6 +191,12 @@ impl Memoria {
         self.clock.advance_days(days);
     }
 
+    /// memoria's calendar now, in Unix seconds: the run's epoch, the days
+    /// and seconds skipped, and the simulation's elapsed time ([`SimClock`]).
+    pub fn calendar_unix_s(&self) -> i64 {
+        memoria::Clock::now_unix_s(&self.clock)
+    }
+
     /// memoria's data directory: its database, snapshot bucket and (in a
     /// simulated world) its tombstone log, for a grep at rest.
     pub fn data_dir(&self) -> &std::path::Path {
