@@ -150,7 +150,8 @@
 //!   mark memoria was not yet sure to hold.
 //! - `[liveness:phantom]` (§4.1 rules 3 and 4, §6.1; `reconciling.rs`): at
 //!   `expect-converged`, after the rounds, every item any sibling ever held
-//!   is asked for by its tag twice, `PULL_SETTLE_MS` apart: no S2 pair
+//!   is asked for by its tag, and `PULL_SETTLE_MS` later the tags of the
+//!   items named behind are asked again: no S2 pair
 //!   names an item its sibling no longer holds as team-visible (deleted,
 //!   gone from team visibility, which §4.1 makes indistinguishable from
 //!   deletion, or lost by a restore), and none names a revision other than
