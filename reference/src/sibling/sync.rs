@@ -181,8 +181,19 @@ pub async fn reannounce(
                     }
                 }
             }
-            // Left team-visibility since the announce: S1 will say `gone`.
-            Err(FetchError::NotFound) => report.not_found += 1,
+            // The announce lists the item as team-visible and S3 says it is
+            // not: it left since the announce, or S3 alone is failing (a 404
+            // spell while the feed answers). Completing now would store the
+            // close cursor past a revision memoria never fetched, and no row
+            // would name it again: the item lost for good, silently. So the
+            // mark stands (the source stays out of the ranking, named
+            // reconciling) and the next sync announces again: an item that
+            // left is then omitted, one S3 serves again is fetched. Found by
+            // the explorer (`scenarios/explore-s3-404-spell-reannounces.toml`).
+            Err(FetchError::NotFound) => {
+                report.not_found += 1;
+                unapplied = Some("S3 answered 404 for an announced item".to_string());
+            }
             Err(e) => {
                 report.fetch_failed += 1;
                 unapplied = Some(e.to_string());
