@@ -25,7 +25,9 @@
 //! MCP's `document` tool, and the owner's sources page ([`documents`]).
 //! About a quarter break memoria's token file at a sibling for spells
 //! ([`token_file`], §6.2), and about half of the worlds in suite shape have the
-//! home drop or hang roster pulls for spells ([`home`], §4.3, §6.5).
+//! home drop or hang roster pulls for spells ([`home`], §4.3, §6.5), and
+//! about half have it start a new roster generation, which an owner
+//! confirms on the roster page or never ([`generation`], suite gate 5).
 //! The timeline ends with `expect-converged`: the faults stop, and
 //! liveness is judged after the oracle's quiet period.
 //!
@@ -42,7 +44,7 @@
 //! cuts the announce off midway, which must authorise nothing. Every
 //! drawing added after the first ([`cells`], [`roster`], [`rotation`],
 //! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`],
-//! [`s2_shapes`], [`connectors`])
+//! [`s2_shapes`], [`connectors`], [`generation`])
 //! comes from a generator of its own, after the rest, so a seed that
 //! does not draw it is the run it was before. What the truth oracle judges, invariant by invariant, is
 //! `crate::scenario`'s `oracle.rs`.
@@ -51,6 +53,7 @@ mod cells;
 mod connectors;
 mod crash;
 mod documents;
+mod generation;
 mod home;
 mod provider;
 mod roster;
@@ -163,6 +166,10 @@ pub enum FaultKind {
     /// or rate-limited for spells (§8.3; drawn apart, with AI on,
     /// [`provider`]).
     Provider,
+    /// Suite shape: the home starts a new roster generation, and an owner
+    /// confirms it through the roster page's form, or never (§4.3, suite
+    /// gate 5; drawn apart, after every other drawing, [`generation`]).
+    NewGeneration,
     /// memoria killed at a named crash point in front of an upload or a
     /// deletion, and woken again from what the kill left (issue 26; drawn
     /// apart, last, [`crash`]).
@@ -232,6 +239,7 @@ impl FaultKind {
             FaultKind::RosterRewind => "roster-rewind",
             FaultKind::Provider => "provider",
             FaultKind::Crash => "crash",
+            FaultKind::NewGeneration => "new-generation",
             FaultKind::FolderRootGone => "folder-root-gone",
             FaultKind::FolderUnreadable => "folder-unreadable",
             FaultKind::PagedHang => "paged-hang",
@@ -258,6 +266,7 @@ impl FaultKind {
                 | FaultKind::RosterRewind
                 | FaultKind::Provider
                 | FaultKind::Crash
+                | FaultKind::NewGeneration
                 | FaultKind::FolderRootGone
                 | FaultKind::FolderUnreadable
                 | FaultKind::PagedHang
@@ -643,6 +652,7 @@ pub fn generate(seed: u64) -> Exploration {
     crash::add(seed, &mut swarm, &mut events);
     s2_shapes::add(seed, &mut events);
     let (connector_every_ms, paged_page_size) = connectors::add(seed, &mut swarm, &mut events);
+    generation::add(seed, &mut swarm, home, &readers, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),

@@ -197,7 +197,7 @@ fn ask_again(events: &mut Vec<Event>, start: usize, roster_readers: &[String]) {
 /// so the run's clock jumps there and the gaps after it are kept. The
 /// event at `from`, if untimed, is timed at the last time before it (where
 /// it ran anyway) first.
-fn delay_from(events: &mut [Event], from: usize, by: u64) {
+pub(super) fn delay_from(events: &mut [Event], from: usize, by: u64) {
     let before = events[..from]
         .iter_mut()
         .rev()
