@@ -14,13 +14,15 @@
 //!    generation, and every roster reader asks a question: the copy held
 //!    is the old generation's, still inside its TTL.
 //! 2. In [`WITHIN_SHARE`] of them the home removes a member of the new
-//!    generation (its epoch 2) and the clock moves [`RETRY_MS`] (the loop
+//!    generation while another stays listed, or else adds a roster reader
+//!    it does not list (its epoch 2), and the clock moves [`RETRY_MS`] (the loop
 //!    retries every `ROSTER_RETRY_S` while the generation waits), and in
 //!    half of those a lagging replica then answers the new generation's
 //!    epoch 1 for a retry or more: what waits must stay the newer epoch.
 //! 3. In [`STALE_SHARE`] of them the clock moves [`STALE_MS`] past the TTL
 //!    while the generation waits, the home answering it all along, or, in
-//!    half, failing ([`DOWN_MODES`]) from just before; the readers ask.
+//!    half, failing ([`DOWN_MODES`], half of them [`GARBAGE`]) from just
+//!    before; the readers ask.
 //! 4. In [`CONFIRM_SHARE`] of them the first reader, an owner, opens the
 //!    roster page and confirms through its form (`roster-confirm`), and
 //!    the readers ask at once; a home that failed through step 3 answers
@@ -60,9 +62,14 @@ const CONFIRM_SHARE: f64 = 0.8;
 /// lagging replica answers past the TTL after the confirmation.
 const LAGGING_STALE_SHARE: f64 = 0.5;
 /// How the home fails while a generation waits past the TTL
-/// (`crate::fake::home::HomeFault`): a body without its members is one,
-/// so a decoder that reads it as an empty roster is seen.
-const DOWN_MODES: [&str; 4] = ["down", "refuse", "hang", "garbage-no-members"];
+/// (`crate::fake::home::HomeFault`), besides [`GARBAGE`].
+const DOWN_MODES: [&str; 3] = ["down", "refuse", "hang"];
+/// The body the home answers in [`GARBAGE_SHARE`] of those spells: the
+/// roster without its members, which a decoder that reads it as an empty
+/// roster would hold pending, and an owner would confirm.
+const GARBAGE: &str = "garbage-no-members";
+/// The share of the home's failing spells that answer [`GARBAGE`].
+const GARBAGE_SHARE: f64 = 0.5;
 /// How far the clock moves for the roster loop to pull after a pull it
 /// adopted, in simulated ms: `ROSTER_REFRESH_S` (300 s) and 5 s.
 pub const PULL_MS: u64 = (memoria::ROSTER_REFRESH_S + 5) * 1_000;
@@ -141,16 +148,28 @@ pub(super) fn add(
         ),
     ];
     ask(&mut block, PULL_MS);
-    let within = rng.gen_bool(WITHIN_SHARE);
+    // The change in the new generation: a member removed while another
+    // stays listed, else a roster reader it does not list added.
+    let unlisted: Vec<String> = roster
+        .iter()
+        .filter(|r| !members.contains(r))
+        .cloned()
+        .collect();
+    let change = match (members.choose(&mut rng), unlisted.choose(&mut rng)) {
+        (Some(x), _) if members.len() >= 2 => Some(Event::RosterRemove {
+            at_ms: None,
+            reader: x.clone(),
+        }),
+        (_, Some(y)) => Some(Event::RosterAdd {
+            at_ms: None,
+            reader: y.clone(),
+        }),
+        _ => None,
+    };
+    let within = rng.gen_bool(WITHIN_SHARE) && change.is_some();
     let mut lagging = false;
-    if within && let Some(x) = members.choose(&mut rng) {
-        block.push((
-            0,
-            Event::RosterRemove {
-                at_ms: None,
-                reader: x.clone(),
-            },
-        ));
+    if within && let Some(change) = change {
+        block.push((0, change));
         ask(&mut block, RETRY_MS);
         if rng.gen_bool(LAGGING_SHARE) {
             lagging = true;
@@ -161,7 +180,11 @@ pub(super) fn add(
     let stale = rng.gen_bool(STALE_SHARE);
     let down = stale && rng.gen_bool(DOWN_SHARE);
     if down {
-        let mode = DOWN_MODES.choose(&mut rng).unwrap_or(&"down");
+        let mode = if rng.gen_bool(GARBAGE_SHARE) {
+            GARBAGE
+        } else {
+            DOWN_MODES.choose(&mut rng).unwrap_or(&"down")
+        };
         block.push((0, fault(mode)));
     }
     if stale {
@@ -249,8 +272,9 @@ mod tests {
                 last = t;
             }
             match e {
-                Event::RosterRemove { .. } => out.push('r'),
+                Event::RosterRemove { .. } | Event::RosterAdd { .. } => out.push('r'),
                 Event::RosterFault { mode, .. } if mode == "stale-epoch" => out.push('l'),
+                Event::RosterFault { mode, .. } if mode == GARBAGE => out.push('g'),
                 Event::RosterFault { mode, .. } if mode != "none" => out.push('d'),
                 Event::RosterConfirm { .. } => out.push('C'),
                 Event::Query { .. } | Event::RosterFault { .. } => {}
@@ -270,6 +294,7 @@ mod tests {
             ("a removal then a confirmation inside the TTL", "rC"),
             ("a lagging replica then a confirmation", "rlC"),
             ("a confirmation past the TTL with the home failing", "dTC"),
+            ("a confirmation past the TTL with the home answering no members", "gTC"),
             ("a lagging spell past the TTL after a confirmation", "ClT"),
         ] {
             assert!(

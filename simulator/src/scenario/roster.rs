@@ -32,6 +32,21 @@
 //!   is no copy, and a roster member's standing cannot be established, so
 //!   the oracle asserts nothing about finding things until a clean pull
 //!   after the wake.
+//! - "An unfamiliar roster generation holds the stale copy until an owner
+//!   confirms it": once the home has started a new generation
+//!   ([`RosterTruth::new_generation`]), the checks above read every state
+//!   memoria's copy may be in (`Possible`), replayed from the home's record
+//!   of its pulls (each with its generation and epoch), memoria's wakes and
+//!   the owner's confirmations through the roster page's form, with §4.3's
+//!   rules: a pull in the generation held, at an epoch no older, is
+//!   adopted; one in another generation waits pending, never replaced by an
+//!   older epoch of itself, and refreshes nothing; a confirmation adopts
+//!   the pending copy as old as the pull that brought it (the spec's "Past
+//!   the TTL with no successful fetch it is stale": a click is no fetch). A
+//!   pull answered within `FLEX_MS` of a wake, a confirmation or the
+//!   question is followed on both sides of it. What every state agrees on
+//!   is judged; a page or an answer to the confirmation no state explains
+//!   fails (`RosterTruth::confirmed`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
