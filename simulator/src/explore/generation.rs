@@ -263,7 +263,11 @@ mod tests {
             .iter()
             .position(|e| matches!(e, Event::RosterNewGeneration { .. }))?;
         let mut out = String::new();
-        let mut last = events[..start].iter().rev().find_map(Event::at_ms).unwrap_or(0);
+        let mut last = events[..start]
+            .iter()
+            .rev()
+            .find_map(Event::at_ms)
+            .unwrap_or(0);
         for e in &events[start + 1..] {
             if let Some(t) = e.at_ms() {
                 if t - last >= STALE_MS {
@@ -294,7 +298,10 @@ mod tests {
             ("a removal then a confirmation inside the TTL", "rC"),
             ("a lagging replica then a confirmation", "rlC"),
             ("a confirmation past the TTL with the home failing", "dTC"),
-            ("a confirmation past the TTL with the home answering no members", "gTC"),
+            (
+                "a confirmation past the TTL with the home answering no members",
+                "gTC",
+            ),
             ("a lagging spell past the TTL after a confirmation", "ClT"),
         ] {
             assert!(

@@ -1247,7 +1247,10 @@ async fn confirm_roster(
         return Ok((
             None,
             false,
-            format!("the roster page ({}) holds no form", page.response.status.as_u16()),
+            format!(
+                "the roster page ({}) holds no form",
+                page.response.status.as_u16()
+            ),
         ));
     };
     let generation = form.value("generation").map(str::to_string);
@@ -1256,7 +1259,9 @@ async fn confirm_roster(
         .iter()
         .map(|(n, _, v)| (n.as_str(), v.as_str()))
         .collect();
-    let posted = m.post_form_with(&cookie, "/roster/confirm", &fields).await?;
+    let posted = m
+        .post_form_with(&cookie, "/roster/confirm", &fields)
+        .await?;
     let status = posted.response.status.as_u16();
     let adopted = status == 303;
     Ok((
