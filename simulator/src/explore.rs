@@ -652,7 +652,13 @@ pub fn generate(seed: u64) -> Exploration {
     crash::add(seed, &mut swarm, &mut events);
     s2_shapes::add(seed, &mut events);
     let (connector_every_ms, paged_page_size) = connectors::add(seed, &mut swarm, &mut events);
-    generation::add(seed, &mut swarm, home, &readers, &mut events);
+    let team_tags: Vec<String> = siblings
+        .iter()
+        .flat_map(|x| &x.items)
+        .filter(|i| matches!(i.rung, RungDecl::Team) && i.removed.is_empty())
+        .filter_map(|i| i.words.split_whitespace().last().map(str::to_string))
+        .collect();
+    generation::add(seed, &mut swarm, home, &readers, &team_tags, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),

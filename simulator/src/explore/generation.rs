@@ -80,20 +80,24 @@ pub const RETRY_MS: u64 = (memoria::ROSTER_RETRY_S + 5) * 1_000;
 /// How far the clock moves past the copy's TTL, in simulated ms:
 /// `ROSTER_TTL_S` (900 s) and two minutes, as the home's stale spell.
 pub const STALE_MS: u64 = super::home::STALE_SPELL_MS;
-/// The questions asked at each step of the block, at most: one for each
-/// roster reader.
+/// The roster readers who ask at each step of the block, at most.
 const ASKED_MAX: usize = 4;
+/// The questions each of them asks there, at most: tags of team-visible
+/// items (`tags`), one item each.
+const QUESTIONS_MAX: usize = 2;
 
 /// Slips a new generation's block (module docs) into `events` (which
 /// holds at least its opening event) on [`NEW_GENERATION_SHARE`] of the
 /// seeds whose world is in suite shape (`home`), and
 /// [`FaultKind::NewGeneration`] into the swarm. `readers` are the world's
-/// readers, the first an owner. Returns whether it did.
+/// readers, the first an owner; `tags`, those of the items every member
+/// may see at the start, which the readers ask for. Returns whether it did.
 pub(super) fn add(
     seed: u64,
     swarm: &mut Swarm,
     home: bool,
     readers: &[String],
+    tags: &[String],
     events: &mut Vec<Event>,
 ) -> bool {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x6e65_7767_656e_6572);
@@ -113,26 +117,33 @@ pub(super) fn add(
         members.push(r.clone());
     }
     let at = rng.gen_range(1..=events.len());
-    let q = events[..at]
-        .iter()
-        .rev()
-        .find_map(|e| match e {
+    // The questions: tags of items every member may see, so a reader the
+    // copy admits finds something, else the last question asked.
+    let mut qs: Vec<String> = tags
+        .choose_multiple(&mut rng, QUESTIONS_MAX)
+        .cloned()
+        .collect();
+    if qs.is_empty() {
+        qs.extend(events[..at].iter().rev().find_map(|e| match e {
             Event::Query { q, .. } => Some(q.clone()),
             _ => None,
-        })
-        .unwrap_or_else(|| "budget".into());
+        }));
+    }
     let ask = |block: &mut Vec<(u64, Event)>, by: u64| {
-        for (i, reader) in roster.iter().take(ASKED_MAX).enumerate() {
-            block.push((
-                if i == 0 { by } else { 0 },
-                Event::Query {
-                    at_ms: None,
-                    reader: reader.clone(),
-                    q: q.clone(),
-                    expect: None,
-                    surface: None,
-                },
-            ));
+        let mut by = by;
+        for reader in roster.iter().take(ASKED_MAX) {
+            for q in &qs {
+                block.push((
+                    std::mem::take(&mut by),
+                    Event::Query {
+                        at_ms: None,
+                        reader: reader.clone(),
+                        q: q.clone(),
+                        expect: None,
+                        surface: None,
+                    },
+                ));
+            }
         }
     };
     // Each event with how far the clock moves right before it.
