@@ -28,7 +28,9 @@
 //! there, for §8.1's refusal breaker ([`breaker`]).
 //! About a quarter break memoria's token file at a sibling for spells
 //! ([`token_file`], §6.2), and about half of the worlds in suite shape have the
-//! home drop or hang roster pulls for spells ([`home`], §4.3, §6.5).
+//! home drop or hang roster pulls for spells ([`home`], §4.3, §6.5), and
+//! about half have it start a new roster generation, which an owner
+//! confirms on the roster page or never ([`generation`], suite gate 5).
 //! Three quarters of the worlds with partial restores lose one item's feed revision as
 //! seed 74 did: upgraded to team-visible, then partially restored to its
 //! first revision at the run's end, before memoria polls
@@ -49,7 +51,8 @@
 //! cuts the announce off midway, which must authorise nothing. Every
 //! drawing added after the first ([`cells`], [`roster`], [`rotation`],
 //! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`],
-//! [`s2_shapes`], [`connectors`], [`breaker`], [`lost_revision`])
+//! [`s2_shapes`], [`connectors`], [`breaker`], [`generation`],
+//! [`lost_revision`])
 //! comes from a generator of its own, after the rest, so a seed that
 //! does not draw it is the run it was before. What the truth oracle judges, invariant by invariant, is
 //! `crate::scenario`'s `oracle.rs`.
@@ -59,6 +62,7 @@ mod cells;
 mod connectors;
 mod crash;
 mod documents;
+mod generation;
 mod home;
 mod lost_revision;
 mod provider;
@@ -172,6 +176,10 @@ pub enum FaultKind {
     /// or rate-limited for spells (§8.3; drawn apart, with AI on,
     /// [`provider`]).
     Provider,
+    /// Suite shape: the home starts a new roster generation, and an owner
+    /// confirms it through the roster page's form, or never (§4.3, suite
+    /// gate 5; drawn apart, after every other drawing, [`generation`]).
+    NewGeneration,
     /// memoria killed at a named crash point in front of an upload or a
     /// deletion, and woken again from what the kill left (issue 26; drawn
     /// apart, last, [`crash`]).
@@ -241,6 +249,7 @@ impl FaultKind {
             FaultKind::RosterRewind => "roster-rewind",
             FaultKind::Provider => "provider",
             FaultKind::Crash => "crash",
+            FaultKind::NewGeneration => "new-generation",
             FaultKind::FolderRootGone => "folder-root-gone",
             FaultKind::FolderUnreadable => "folder-unreadable",
             FaultKind::PagedHang => "paged-hang",
@@ -267,6 +276,7 @@ impl FaultKind {
                 | FaultKind::RosterRewind
                 | FaultKind::Provider
                 | FaultKind::Crash
+                | FaultKind::NewGeneration
                 | FaultKind::FolderRootGone
                 | FaultKind::FolderUnreadable
                 | FaultKind::PagedHang
@@ -660,6 +670,13 @@ pub fn generate(seed: u64) -> Exploration {
         removed.as_deref(),
         &mut events,
     );
+    let team_tags: Vec<String> = siblings
+        .iter()
+        .flat_map(|x| &x.items)
+        .filter(|i| matches!(i.rung, RungDecl::Team) && i.removed.is_empty())
+        .filter_map(|i| i.words.split_whitespace().last().map(str::to_string))
+        .collect();
+    generation::add(seed, &mut swarm, home, &readers, &team_tags, &mut events);
     // Last: seed 74's shape is a pair at the run's end.
     lost_revision::add(seed, &swarm, &siblings, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });

@@ -68,9 +68,11 @@ pub const EPOCH_UNIX_S: i64 = 1_796_029_200;
 /// (`ROSTER_REFRESH_S`) and whose liveness check waits for up to two more
 /// pulls, and for the explorer's home spell that runs past one pull
 /// (`explore`'s `home.rs`, 305 s more) or past the roster copy's TTL
-/// (1,020 s more). A run that finishes earlier is not changed by it; one
-/// that never finishes fails at this bound.
-pub const SIMULATION_DURATION_S: u64 = 3_600;
+/// (1,020 s more), and for the explorer's new roster generation
+/// (`explore`'s `generation.rs`: up to 375 s of pulls and two spells past
+/// the TTL, 2,655 s more). A run that finishes earlier is not changed by
+/// it; one that never finishes fails at this bound.
+pub const SIMULATION_DURATION_S: u64 = 7_200;
 /// One turmoil tick, in simulated milliseconds: every world's unless it
 /// sets its own ([`World::set_tick_ms`]). Gate 23's deadlines are 10 ms
 /// apart, so the gates keep 1 ms.

@@ -96,6 +96,9 @@ pub struct Pull {
     pub status: u16,
     /// The epoch answered, if a roster was.
     pub epoch: Option<u64>,
+    /// The generation answered, if this team's roster was (not another
+    /// team's, [`HomeFault::OtherTeam`]).
+    pub generation: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,6 +116,8 @@ struct HomeState {
     previous: Option<Roster>,
     fault: HomeFault,
     pulls: Vec<Pull>,
+    /// Every roster the home has held, in order, the first included.
+    history: Vec<Roster>,
 }
 
 /// The roster as the home answers it (suite call 8,
@@ -148,18 +153,20 @@ impl FakeHome {
     /// A home for team `team` accepting memoria's consumer `token`, whose
     /// roster is generation `generation`, epoch 1, listing `members`.
     pub fn new(team: &str, token: &str, generation: &str, members: &[&str], clock: Clock) -> Self {
+        let roster = Roster {
+            generation: generation.into(),
+            epoch: 1,
+            members: members.iter().map(|m| m.to_string()).collect(),
+        };
         FakeHome {
             state: Arc::new(Mutex::new(HomeState {
                 team: team.into(),
                 token: token.into(),
-                roster: Roster {
-                    generation: generation.into(),
-                    epoch: 1,
-                    members: members.iter().map(|m| m.to_string()).collect(),
-                },
+                roster: roster.clone(),
                 previous: None,
                 fault: HomeFault::None,
                 pulls: vec![],
+                history: vec![roster],
             })),
             clock,
         }
@@ -175,6 +182,8 @@ impl FakeHome {
         f(&mut s.roster.members);
         s.roster.epoch += 1;
         s.previous = Some(before);
+        let now = s.roster.clone();
+        s.history.push(now);
     }
 
     /// Accepts `token` as memoria's consumer token from now on, and no
@@ -208,6 +217,19 @@ impl FakeHome {
             epoch: 1,
             members: members.iter().map(|m| m.to_string()).collect(),
         };
+        let now = s.roster.clone();
+        s.history.push(now);
+    }
+
+    /// The members the home listed in generation `generation` at `epoch`,
+    /// if it ever held that roster (its own record, for the oracle).
+    pub fn members_at(&self, generation: &str, epoch: u64) -> Option<BTreeSet<String>> {
+        self.lock()
+            .history
+            .iter()
+            .rev()
+            .find(|r| r.generation == generation && r.epoch == epoch)
+            .map(|r| r.members.clone())
     }
 
     /// Sets how the home answers from now on.
@@ -274,6 +296,7 @@ async fn roster(State(home): State<FakeHome>, headers: HeaderMap) -> Response {
             at_ms,
             status: PULL_UNANSWERED,
             epoch: None,
+            generation: None,
         });
         if fault == HomeFault::Hang {
             std::future::pending::<()>().await;
@@ -294,7 +317,7 @@ async fn roster(State(home): State<FakeHome>, headers: HeaderMap) -> Response {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .is_some_and(|t| t == s.token);
-    let (status, body, epoch) = if !authorized {
+    let (status, body, answered) = if !authorized {
         (
             StatusCode::UNAUTHORIZED,
             br#"{"error":"unauthorized"}"#.to_vec(),
@@ -316,22 +339,26 @@ async fn roster(State(home): State<FakeHome>, headers: HeaderMap) -> Response {
                     members: s.roster.members.iter().cloned().collect(),
                 })
                 .unwrap_or_default();
-                (StatusCode::OK, body, Some(s.roster.epoch))
+                (StatusCode::OK, body, Some((s.roster.epoch, None)))
             }
             HomeFault::StaleEpoch => {
                 let r = s.previous.clone().unwrap_or_else(|| s.roster.clone());
-                (StatusCode::OK, body_of(&s, &r), Some(r.epoch))
+                let body = body_of(&s, &r);
+                (StatusCode::OK, body, Some((r.epoch, Some(r.generation))))
             }
             HomeFault::None | HomeFault::Slow(_) | HomeFault::Refuse | HomeFault::Hang => {
                 let r = s.roster.clone();
-                (StatusCode::OK, body_of(&s, &r), Some(r.epoch))
+                let body = body_of(&s, &r);
+                (StatusCode::OK, body, Some((r.epoch, Some(r.generation))))
             }
         }
     };
+    let (epoch, generation) = answered.map_or((None, None), |(e, g)| (Some(e), g));
     s.pulls.push(Pull {
         at_ms,
         status: status.as_u16(),
         epoch,
+        generation,
     });
     (
         status,

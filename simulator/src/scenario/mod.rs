@@ -33,6 +33,9 @@
 //! - `connector.rs`: the folder and paged connectors, enumerated on
 //!   memoria's schedule, and the oracle's checks of what an enumeration
 //!   may delete (§5.1, §4.2, gate 7);
+//! - `roster.rs` and `possible.rs`: suite shape, the home's roster as the
+//!   oracle knows it, and the copies memoria may hold once the home starts
+//!   a new generation (§4.3);
 //! - `shrink.rs`: [`shrink`], the smallest timeline that still fails.
 
 mod breaker;
@@ -42,6 +45,7 @@ mod deadline;
 mod documents;
 mod oracle;
 mod parse;
+mod possible;
 mod provider;
 mod reconciling;
 mod replay;

@@ -118,6 +118,16 @@
 //!   wake is older than `ROSTER_TTL_S` and a minute (the explorer's stale
 //!   spell, `explore/home.rs`), a roster reader sees no passage on any
 //!   surface and the search page says the roster is stale or missing.
+//!   Once the home starts a new generation (`explore/generation.rs`), the
+//!   oracle follows every state memoria's copy may be in from the home's
+//!   own record of its pulls, memoria's wakes and the owner's
+//!   confirmations (`Possible` in `roster.rs`, §4.3 as code: a new
+//!   generation waits pending, never replaced by an older epoch of itself,
+//!   and refreshes nothing; an owner's confirmation adopts it as old as
+//!   the pull that brought it), and judges what every state agrees on: no
+//!   passage for a reader no state admits, the stale line while every
+//!   state is stale, and the owner's roster page offering the confirmation
+//!   exactly when a generation waits.
 //! - `[safety:deadline]` (§6.5; `simulator/src/scenario/deadline.rs`):
 //!   every question's S2 calls are one round, within 20 ms of each other,
 //!   and its answer arrives within the 800 ms deadline and 100 ms of its
@@ -258,8 +268,7 @@
 //!
 //! # Not judged yet
 //!
-//! Not judged yet: MCP's brief tool,
-//! a roster generation changed (an owner's confirmation), a failed enumeration's
+//! Not judged yet: MCP's brief tool, a failed enumeration's
 //! deletions (observable only through what is found later), and with AI on
 //! the answer, derived artefacts and `#tag` titles (the explorer's AI-on
 //! worlds embed and fuse the ranking, judged as every page is, but draw no

@@ -534,6 +534,25 @@ pub enum Event {
         /// The fault's name.
         mode: String,
     },
+    /// The home starts a new roster generation listing `members` (suite
+    /// shape): a home restored or re-provisioned, at epoch 1 again, named
+    /// `gen-2`, `gen-3`, … in the order of the run. memoria holds it
+    /// pending, and the copy it held goes on ageing, until an owner
+    /// confirms it (§4.3, suite gate 5).
+    RosterNewGeneration {
+        /// When.
+        at_ms: Option<u64>,
+        /// The readers it lists (none the first, an owner).
+        members: Vec<String>,
+    },
+    /// The first reader, an owner, opens the roster page and, if it holds
+    /// the confirmation form, posts it as a browser does (its CSRF token
+    /// and the generation it names): memoria adopts the generation that
+    /// waits (§4.3, suite shape).
+    RosterConfirm {
+        /// When.
+        at_ms: Option<u64>,
+    },
     /// The operator drain's rotation of memoria's tokens at every sibling
     /// (§6.2, `rotation.rs`): `begin` starts one, `expand`, `switch` and
     /// `contract` run phases 1, 2 and 3, each stopped after the first
@@ -783,6 +802,8 @@ macro_rules! with_at_ms {
             | Event::RosterRemove { at_ms: $at, .. }
             | Event::RosterAdd { at_ms: $at, .. }
             | Event::RosterFault { at_ms: $at, .. }
+            | Event::RosterNewGeneration { at_ms: $at, .. }
+            | Event::RosterConfirm { at_ms: $at }
             | Event::Rotation { at_ms: $at, .. }
             | Event::TokenFile { at_ms: $at, .. }
             | Event::Provider { at_ms: $at, .. }
@@ -915,6 +936,17 @@ impl Event {
             }
             Event::RosterAdd { reader, .. } => format!("home: {reader} added to the team's roster"),
             Event::RosterFault { mode, .. } => format!("home: roster pulls answered {mode}"),
+            Event::RosterNewGeneration { members, .. } => format!(
+                "home: a new roster generation listing {}",
+                if members.is_empty() {
+                    "nobody".to_string()
+                } else {
+                    members.join(", ")
+                }
+            ),
+            Event::RosterConfirm { .. } => {
+                "an owner confirms the roster generation waiting, on the roster page".into()
+            }
             Event::Rotation {
                 phase: super::rotation::RotationPhase::Begin,
                 ..

@@ -615,7 +615,7 @@ async fn after_aimed(
         .event
         .push_str(&format!(" (memoria crashed at {point} and woke again)"));
     if let Some(r) = ctx.roster.as_mut() {
-        r.fresh_from_ms = super::roster::now_ms();
+        r.woke(entry.at_ms);
     }
     if ctx.oracle {
         let words = at_rest_words(ctx, fakes);
@@ -713,6 +713,10 @@ async fn apply(
             let who = address(reader);
             let surface = surface.unwrap_or_default();
             let start_ms = super::roster::now_ms();
+            if let Some(r) = ctx.roster.as_mut() {
+                r.asked_ms = start_ms;
+                r.asked_live = m.holds_session(&who);
+            }
             let chats = ctx.provider.as_ref().map(|p| p.chat_calls());
             let (page, seen) = ask(m, ctx, &who, q, surface).await?;
             let chatted = ctx.provider.as_ref().map(|p| p.chat_calls()) != chats;
@@ -879,10 +883,11 @@ async fn apply(
         Event::MemoriaRestore { name, .. } => {
             let end = trace.len();
             trace.with(|all| ctx.reconciling.observe(&all[..end.min(all.len())]));
+            let from = super::roster::now_ms();
             m.restore_data(name).await?;
             ctx.reconciling.restore(name, super::roster::now_ms(), end);
             if let Some(r) = ctx.roster.as_mut() {
-                r.fresh_from_ms = super::roster::now_ms();
+                r.woke(from);
             }
             ctx.owned.restored(name);
             // A restored memoria starts the no-silent-loss record afresh.
@@ -1031,6 +1036,30 @@ async fn apply(
             let r = ctx.roster.as_mut().ok_or("a roster event in lone shape")?;
             r.set_fault(super::roster::now_ms(), fault);
         }
+        Event::RosterNewGeneration { members, .. } => {
+            let r = ctx.roster.as_mut().ok_or("a roster event in lone shape")?;
+            let listed = address_all(members);
+            let name = r.new_generation(&listed);
+            entry.event.push_str(&format!(" ({name})"));
+            let owners = r.owners.clone();
+            ctx.members.retain(|a| owners.contains(a));
+            ctx.members.extend(listed);
+        }
+        Event::RosterConfirm { .. } => {
+            let from = super::roster::now_ms();
+            let owner = ctx
+                .roster
+                .as_ref()
+                .and_then(|r| r.owners.first().cloned())
+                .ok_or("a roster event in lone shape")?;
+            let (form, adopted, said) = confirm_roster(m, &owner).await?;
+            entry.event.push_str(&format!(" ({said})"));
+            let r = ctx.roster.as_mut().ok_or("a roster event in lone shape")?;
+            let failed = r.confirmed(from, form, adopted);
+            if ctx.oracle {
+                entry.checks.extend(failed);
+            }
+        }
         Event::Rotation { phase, reach, .. } => {
             let r = ctx
                 .rotation
@@ -1080,11 +1109,23 @@ async fn apply(
             // retry interval) has pulled cleanly (§4.3, §6.5).
             if let Some(r) = ctx.roster.as_mut() {
                 r.set_fault(super::roster::now_ms(), crate::fake::home::HomeFault::None);
-                if !super::roster::last_pull_clean(r) {
+                // And until it has pulled the home's last change: the
+                // members judged below are the roster as it stands.
+                let changed = r.changed.values().map(|(t, _)| *t).max();
+                if !super::roster::last_pull_clean(r)
+                    || changed.is_some_and(|t| !r.clean_pull_after(t))
+                {
                     super::roster::await_clean_pull(r).await;
                 }
             }
-            let members = ctx.members.clone();
+            let mut members = ctx.members.clone();
+            // A generation no owner confirmed admits nobody from the
+            // roster, ever (§4.3): only the owners are judged to converge.
+            if let Some(r) = ctx.roster.as_ref()
+                && r.awaiting_confirmation()
+            {
+                members.retain(|a| r.owners.contains(a));
+            }
             // AI on: the embedding queue drains (§7, §8.3), judged first,
             // before the rounds' questions: a question pulls the siblings,
             // and a pull wakes the embedding loop, so only here does the
@@ -1121,6 +1162,10 @@ async fn apply(
         }
         Event::OpenDocument { reader, .. } | Event::OpenSources { reader, .. } => {
             let who = address(reader);
+            if let Some(r) = ctx.roster.as_mut() {
+                r.asked_ms = super::roster::now_ms();
+                r.asked_live = m.holds_session(&who);
+            }
             let roster = ctx.roster.as_ref();
             let standing = super::documents::Standing {
                 cookie: ctx.held_session(m, &who),
@@ -1163,15 +1208,16 @@ async fn apply(
         Event::Restart { .. } => {
             trace.with(|all| ctx.reconciling.observe(all));
             ctx.reconciling.interrupted(super::roster::now_ms());
+            let from = super::roster::now_ms();
             m.restart().await;
             if let Some(r) = ctx.roster.as_mut() {
-                r.fresh_from_ms = super::roster::now_ms();
+                r.woke(from);
             }
         }
         Event::AdvanceHours { hours, .. } => {
             m.advance_s(hours * 3_600);
             if let Some(r) = ctx.roster.as_mut() {
-                r.fresh_from_ms = super::roster::now_ms();
+                r.skipped(hours.unsigned_abs() * 3_600 * 1_000);
             }
         }
         Event::SiblingRemoves {
@@ -1193,7 +1239,7 @@ async fn apply(
         Event::AdvanceDays { days, .. } => {
             m.advance_days(*days);
             if let Some(r) = ctx.roster.as_mut() {
-                r.fresh_from_ms = super::roster::now_ms();
+                r.skipped(days.unsigned_abs() * crate::SECONDS_PER_DAY.unsigned_abs() * 1_000);
             }
         }
         Event::ExpectCalls { .. }
@@ -1297,6 +1343,52 @@ async fn ask(
         _ => super::surfaces::from_page(&page.response.body),
     };
     Ok((page, seen))
+}
+
+/// `owner` opens the roster page and, if it holds the confirmation form,
+/// posts it as a browser does (every field it carries: the CSRF token and
+/// the generation it names). Returns the generation the form named, if
+/// there was one, whether memoria adopted it (303 to the roster page), and
+/// what happened, for the timeline.
+async fn confirm_roster(
+    m: &mut Memoria,
+    owner: &str,
+) -> Result<(Option<String>, bool, String), String> {
+    let cookie = m.session(owner).await?;
+    let page = m.get_with(&cookie, "/roster").await?;
+    let form = memoria_page::Page::parse(&page.response.body)
+        .forms()
+        .into_iter()
+        .find(|f| f.action == "/roster/confirm");
+    let Some(form) = form else {
+        return Ok((
+            None,
+            false,
+            format!(
+                "the roster page ({}) holds no form",
+                page.response.status.as_u16()
+            ),
+        ));
+    };
+    let generation = form.value("generation").map(str::to_string);
+    let fields: Vec<(&str, &str)> = form
+        .inputs
+        .iter()
+        .map(|(n, _, v)| (n.as_str(), v.as_str()))
+        .collect();
+    let posted = m
+        .post_form_with(&cookie, "/roster/confirm", &fields)
+        .await?;
+    let status = posted.response.status.as_u16();
+    let adopted = status == 303;
+    Ok((
+        generation.clone(),
+        adopted,
+        format!(
+            "the form naming {} answered {status}",
+            generation.as_deref().unwrap_or("no generation")
+        ),
+    ))
 }
 
 /// The CSRF token of the first form on `body` that carries one.

@@ -32,11 +32,27 @@
 //!   is no copy, and a roster member's standing cannot be established, so
 //!   the oracle asserts nothing about finding things until a clean pull
 //!   after the wake.
+//! - "An unfamiliar roster generation holds the stale copy until an owner
+//!   confirms it": once the home has started a new generation
+//!   ([`RosterTruth::new_generation`]), the checks above read every state
+//!   memoria's copy may be in (`Possible`), replayed from the home's record
+//!   of its pulls (each with its generation and epoch), memoria's wakes and
+//!   the owner's confirmations through the roster page's form, with §4.3's
+//!   rules: a pull in the generation held, at an epoch no older, is
+//!   adopted; one in another generation waits pending, never replaced by an
+//!   older epoch of itself, and refreshes nothing; a confirmation adopts
+//!   the pending copy as old as the pull that brought it (the spec's "Past
+//!   the TTL with no successful fetch it is stale": a click is no fetch). A
+//!   pull answered within `FLEX_MS` of a wake, a confirmation or the
+//!   question is followed on both sides of it. What every state agrees on
+//!   is judged; a page or an answer to the confirmation no state explains
+//!   fails (`RosterTruth::confirmed`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::checks::Check;
+use super::possible::{Barrier, Standing};
 use super::surfaces::Rendered;
 use crate::fake::home::{FakeHome, HomeFault};
 
@@ -71,11 +87,29 @@ pub(super) struct RosterTruth {
     pub(super) members: Vec<String>,
     /// The owners list's addresses: it bypasses the roster (decision 11).
     pub(super) owners: Vec<String>,
+    /// The home's generation at the start.
+    initial_generation: String,
+    /// Each new generation the home started: when (simulated ms) and its
+    /// name. Once there is one, the oracle judges by `Possible` copies.
+    pub(super) generations: Vec<(u64, String)>,
+    /// memoria's wakes and an owner's confirmations, in order.
+    pub(super) barriers: Vec<Barrier>,
+    /// Each skip of memoria's calendar: when (simulated ms) and by how
+    /// many ms, which ages a copy pulled before it.
+    pub(super) skips: Vec<(u64, u64)>,
+    /// When the question being judged was asked (simulated ms): a pull
+    /// answered from a second before it on may not have been applied yet.
+    pub(super) asked_ms: u64,
+    /// Whether the browser held a session of the asker's own, taken since
+    /// memoria last woke, when they asked: else they ask with one a wake
+    /// ended, and the sign-in page is their answer.
+    pub(super) asked_live: bool,
 }
 
 impl RosterTruth {
     /// The truth beside `home`, whose roster lists `members` at the start.
     pub(super) fn new(home: FakeHome, members: Vec<String>, owners: Vec<String>) -> RosterTruth {
+        let initial_generation = home.coordinates().0;
         RosterTruth {
             home,
             sessions: BTreeMap::new(),
@@ -84,12 +118,117 @@ impl RosterTruth {
             fresh_from_ms: 0,
             members,
             owners,
+            initial_generation,
+            generations: vec![],
+            barriers: vec![],
+            skips: vec![],
+            asked_ms: 0,
+            asked_live: false,
         }
+    }
+
+    /// memoria stopped at `from_ms` and is up again now: its copy is known
+    /// to hold only after a pull since.
+    pub(super) fn woke(&mut self, from_ms: u64) {
+        let now = now_ms();
+        self.fresh_from_ms = now;
+        self.barriers.push(Barrier::Wake {
+            from_ms,
+            to_ms: now,
+        });
+    }
+
+    /// memoria's calendar skipped `by_ms` now: every copy is that much older.
+    pub(super) fn skipped(&mut self, by_ms: u64) {
+        let now = now_ms();
+        self.fresh_from_ms = now;
+        self.skips.push((now, by_ms));
+    }
+
+    /// The home starts generation `gen-N` (N counting from 2) listing
+    /// `members` now; returns its name.
+    pub(super) fn new_generation(&mut self, members: &[String]) -> String {
+        let name = format!("gen-{}", self.generations.len() + 2);
+        let listed: Vec<&str> = members.iter().map(String::as_str).collect();
+        self.home.new_generation(&name, &listed);
+        let now = now_ms();
+        for who in self.members.clone().iter().chain(members) {
+            let on = members.contains(who);
+            self.changed.insert(who.clone(), (now, on));
+        }
+        self.generations.push((now, name.clone()));
+        name
+    }
+
+    /// An owner's confirmation, the page asked at `from_ms`: the form named
+    /// `form` if the page held one, and memoria answered `adopted`.
+    /// Returns a failed check when no state memoria's copy may be in
+    /// agrees (a generation that waits with no form to confirm it, one
+    /// adopted that never waited).
+    pub(super) fn confirmed(
+        &mut self,
+        from_ms: u64,
+        form: Option<String>,
+        adopted: bool,
+    ) -> Option<Check> {
+        let what = match &form {
+            None => "no confirmation form".to_string(),
+            Some(g) if adopted => format!("the form naming {g}, answered as adopted (303)"),
+            Some(g) => format!("the form naming {g}, answered as not adopted"),
+        };
+        self.barriers.push(Barrier::Confirm {
+            from_ms,
+            to_ms: now_ms(),
+            form,
+            adopted,
+        });
+        let now = now_ms();
+        match self.possible(now, now) {
+            Err(()) => Some(Check {
+                expected: format!(
+                    "{SAFETY_ROSTER} the owner's roster page offers to confirm the generation the home answered, which waits unconfirmed once memoria has pulled it, and only that one (§4.3, suite gate 5)"
+                ),
+                actual: format!(
+                    "{what} (the home's last pulls, ms and status: {})",
+                    self.recent_pulls()
+                ),
+                ok: false,
+            }),
+            Ok(_) => None,
+        }
+    }
+
+    /// The generation memoria holds by the timeline: the one an owner last
+    /// confirmed, else the home's first.
+    fn adopted_generation(&self) -> &str {
+        self.barriers
+            .iter()
+            .rev()
+            .find_map(|b| match b {
+                Barrier::Confirm {
+                    form: Some(g),
+                    adopted: true,
+                    ..
+                } => Some(g.as_str()),
+                _ => None,
+            })
+            .unwrap_or(&self.initial_generation)
+    }
+
+    /// Whether the home answers a generation no owner has confirmed.
+    pub(super) fn awaiting_confirmation(&self) -> bool {
+        self.home.coordinates().0 != self.adopted_generation()
+    }
+
+    /// Whether the oracle judges by `Possible` copies: once the home has
+    /// started a new generation.
+    pub(super) fn by_generation(&self) -> bool {
+        !self.generations.is_empty()
     }
 
     /// The home's fault at `at_ms`: `None` when a change happened at that
     /// very instant (the oracle cannot tell which came first).
-    fn fault_at(&self, at_ms: u64) -> Option<HomeFault> {
+    pub(super) fn fault_at(&self, at_ms: u64) -> Option<HomeFault> {
         if self.faults.iter().any(|(t, _)| *t == at_ms) {
             return None;
         }
@@ -105,10 +244,12 @@ impl RosterTruth {
     /// Whether the home answered a pull with its roster as it stood
     /// (status 200, an epoch, no fault) strictly after `after_ms`.
     pub(super) fn clean_pull_after(&self, after_ms: u64) -> bool {
+        let adopted = self.adopted_generation();
         self.home.pulls().iter().any(|p| {
             p.at_ms > after_ms
                 && p.status == 200
                 && p.epoch.is_some()
+                && p.generation.as_deref() == Some(adopted)
                 && self.fault_at(p.at_ms) == Some(HomeFault::None)
         })
     }
@@ -167,7 +308,7 @@ impl RosterTruth {
     }
 
     /// The home's last few pulls, `at_ms:status`, for a failure's message.
-    fn recent_pulls(&self) -> String {
+    pub(super) fn recent_pulls(&self) -> String {
         let pulls = self.home.pulls();
         let from = pulls.len().saturating_sub(4);
         let mut out: Vec<String> = pulls[from..]
@@ -182,6 +323,14 @@ impl RosterTruth {
     /// has not added them back, and a clean pull has happened since
     /// (§4.3: the copy as it stands; a failed pull keeps it).
     pub(super) fn refused(&self, address: &str) -> bool {
+        if self.by_generation() {
+            let owner = self.owners.iter().any(|o| o == address);
+            return !owner
+                && self.is_roster_reader(address)
+                && self.standings(address).is_some_and(|all| {
+                    !all.is_empty() && all.iter().all(|(s, _)| *s == Standing::Refused)
+                });
+        }
         matches!(self.changed.get(address), Some((at, false)) if self.clean_pull_after(*at))
     }
 
@@ -190,6 +339,11 @@ impl RosterTruth {
     /// memoria last woke or its calendar skipped, the last one inside the
     /// copy's TTL.
     pub(super) fn surely_admitted(&self, address: &str) -> bool {
+        if self.by_generation() {
+            return self.standings(address).is_some_and(|all| {
+                !all.is_empty() && all.iter().all(|(s, _)| *s == Standing::Admitted)
+            });
+        }
         let fresh = self
             .last_clean_pull_ms()
             .is_some_and(|t| now_ms() < t + KEPT_WITHIN_S * 1_000);
@@ -223,6 +377,9 @@ impl RosterTruth {
 /// removed, after a clean pull since, sees no passage (§4.3). Returns only
 /// a failed check.
 pub(super) fn judge_roster(truth: &RosterTruth, address: &str, seen: &Rendered) -> Vec<Check> {
+    if truth.by_generation() {
+        return super::possible::judge_generation(truth, address, seen);
+    }
     let mut out = vec![];
     if truth.refused(address) && !seen.shown.is_empty() {
         out.push(Check {
@@ -285,23 +442,27 @@ pub(super) fn judge_roster(truth: &RosterTruth, address: &str, seen: &Rendered) 
 /// How long after a clean pull the oracle holds memoria to a copy, in
 /// simulated s: `ROSTER_TTL_S` (900 s) less a minute, so the copy's own
 /// expiry on memoria's calendar is never judged.
-const KEPT_WITHIN_S: u64 = memoria::ROSTER_TTL_S.unsigned_abs() - 60;
+pub(super) const KEPT_WITHIN_S: u64 = memoria::ROSTER_TTL_S.unsigned_abs() - 60;
 
 /// The oracle's margin past the copy's TTL, in simulated s: a pull's
 /// deadline and the links' latency, rounded up to a minute, so the edge of
 /// the TTL on memoria's calendar is never judged.
-const STALE_MARGIN_S: u64 = 60;
+pub(super) const STALE_MARGIN_S: u64 = 60;
 
 /// How long after the last pull memoria may have adopted its copy is
 /// surely stale, in simulated s: `ROSTER_TTL_S` (900 s) and
 /// [`STALE_MARGIN_S`].
-const STALE_AFTER_S: u64 = memoria::ROSTER_TTL_S.unsigned_abs() + STALE_MARGIN_S;
+pub(super) const STALE_AFTER_S: u64 = memoria::ROSTER_TTL_S.unsigned_abs() + STALE_MARGIN_S;
 
 /// Lets simulated time run, in steps of a second, until the home has
 /// answered a clean pull after now, for at most
 /// [`ROSTER_PULL_WAIT_MAX_S`]: memoria's own roster loop, never a pull the
 /// oracle makes. Returns whether it happened.
 pub(super) async fn await_clean_pull(truth: &RosterTruth) -> bool {
+    // A generation no owner confirmed: no pull refreshes the copy.
+    if truth.awaiting_confirmation() {
+        return false;
+    }
     let now = now_ms();
     for _ in 0..ROSTER_PULL_WAIT_MAX_S {
         if truth.clean_pull_after(now) {
@@ -319,7 +480,11 @@ pub(super) fn now_ms() -> u64 {
 
 /// Whether the last pull the home answered was clean (or none was made).
 pub(super) fn last_pull_clean(truth: &RosterTruth) -> bool {
+    let adopted = truth.adopted_generation();
     truth.home.pulls().last().is_none_or(|p| {
-        p.status == 200 && p.epoch.is_some() && truth.fault_at(p.at_ms) == Some(HomeFault::None)
+        p.status == 200
+            && p.epoch.is_some()
+            && p.generation.as_deref() == Some(adopted)
+            && truth.fault_at(p.at_ms) == Some(HomeFault::None)
     })
 }

@@ -149,6 +149,22 @@ pub(super) fn validate(s: &Scenario, event_lines: &[usize]) -> Result<(), Scenar
                 ));
             }
         }
+        if matches!(
+            e,
+            Event::RosterNewGeneration { .. } | Event::RosterConfirm { .. }
+        ) && !s.home
+        {
+            return at("a roster event needs `home = true` (suite shape)".into());
+        }
+        if let Event::RosterNewGeneration { members, .. } = e
+            && let Some(reader) = members
+                .iter()
+                .find(|r| !s.readers.contains(r) || s.readers.first() == Some(*r))
+        {
+            return at(format!(
+                "it names {reader}, who is not a reader on the roster (every reader but the first, an owner)"
+            ));
+        }
         if let Event::Crash { point, .. } = e
             && !CRASH_POINTS.contains(&point.as_str())
         {
