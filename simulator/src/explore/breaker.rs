@@ -376,11 +376,11 @@ pub(super) fn add(
             },
         );
         // The sibling's next edit after the spell: memoria's feed names
-        // each story item again. Without it, an item whose revision S3
-        // answered 404 during a re-announce stays STALE for good (the
-        // reference's refetch reads the feed from its cursor, already past
-        // it): a liveness finding kept apart, in RESULTS.md, so the drawn
-        // worlds stay about the breakers.
+        // each story item again, so the drawn worlds stay about the
+        // breakers. (Without it, seed 17 found an item whose revision S3
+        // answered 404 during a re-announce lost for good; fixed in
+        // `sibling/sync.rs`, held by
+        // `scenarios/explore-s3-404-spell-reannounces.toml`.)
         for item in &items {
             at(
                 STEP_MS,
