@@ -1,5 +1,10 @@
 //! The recorded-mutation runner: applies each recorded mutation under `mutants/` to a scratch copy of the workspace, builds the harness there and judges whether its named gate turned red.
 //!
+//! Size: over 800 lines because the runner's order, its scratch
+//! workspaces, its baselines and its judging of one mutation share the
+//! `Options` and the report they fill; the schema build and the scratch
+//! copy are already apart (`schema_run.rs`, `scratch.rs`).
+//!
 //! Its own crate (issue 29, "One job per crate"): it depends on no crate of
 //! the workspace. It runs `memoria-harness` as a child and reads the JSON
 //! reports it prints by their shape ([`judge`]); the conformance kit's case

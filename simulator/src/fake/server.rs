@@ -1,5 +1,10 @@
 //! `FakeSibling`: an axum router serving S1, S1a, S2, S3 and S6 from a [`ModelHandle`], shaped by fault knobs and recorded in a [`Trace`] (§4.1, §6.1, §6.2, §6.5).
 //!
+//! Size: over 800 lines because one router answers all five calls
+//! (S1, S1a, S2, S3, S6) from one model and one set of fault knobs, and
+//! the malformed S2 shapes are rendered beside the well-formed one; S6's
+//! handlers are already apart (`server/s6.rs`).
+//!
 //! Every answer is compact JSON in schema field order; every non-2xx body
 //! is `{"error":"<code>"}`. Nothing here logs content.
 //!
