@@ -39,8 +39,9 @@ pub struct SearchPage {
     /// Sibling passages withheld loudly, per app and reason (§8.1). Never
     /// NOT_VISIBLE: that value is omitted silently and counted nowhere.
     pub withheld: Vec<Withheld>,
-    /// Sources out of the ranking while they reconcile after a restore, one
-    /// line each (§4.1 rule 1, §8.1): the results page names them.
+    /// Sources out of the ranking while they reconcile (marked for
+    /// re-announce: an AHEAD, a rewound or expired feed, memoria's own
+    /// restore), one line each (§4.1 rule 1, §8.1): the results page names them.
     pub reconciling: Vec<Reconciling>,
     /// Siblings whose content may be behind, one line each (§8.1: "a failed
     /// or stale S1 → the page states the corpus is current as of a time"),
@@ -190,11 +191,14 @@ pub struct Reconciling {
 }
 
 impl Reconciling {
-    /// The sentence the page shows, e.g. "Sheets is reconciling after a
-    /// restore; its results are out of the search until it re-announces."
+    /// The sentence the page shows, e.g. "Sheets is reconciling: its
+    /// results are temporarily out of the search until it re-announces."
+    /// It names no cause: a mark comes from an AHEAD, a rewound or
+    /// expired feed or memoria's own restore, and §8.1 words it as
+    /// "temporarily out of the search".
     pub fn sentence(&self) -> String {
         format!(
-            "{} is reconciling after a restore; its results are out of the search until it re-announces.",
+            "{} is reconciling: its results are temporarily out of the search until it re-announces.",
             app_display_name(&self.app)
         )
     }

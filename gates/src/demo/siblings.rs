@@ -5,8 +5,8 @@
 //! UNKNOWN ("Calendar did not answer; 2 results withheld."), STALE
 //! ("Sheets has a newer version of 1 result; …"), AHEAD ("Docs is behind
 //! the version memoria holds of 1 result, as after a restore; …") and a
-//! source out of the ranking while it re-announces ("Drive is reconciling
-//! after a restore; …"). NOT_VISIBLE says nothing, by design. Each sibling
+//! source out of the ranking while it re-announces ("Drive is reconciling:
+//! …"). NOT_VISIBLE says nothing, by design. Each sibling
 //! here is left in one of those four states; every item holds the word
 //! [`DEMO_QUERY`], so that one search shows all four lines beside the
 //! visible results. The text was written for this project: the fictional

@@ -850,7 +850,7 @@ impl Brief {
         for app in &self.reconciling {
             let _ = writeln!(
                 out,
-                "reconciling: {} is re-announcing after a restore; its passages are out of this brief.",
+                "reconciling: {} is re-announcing: its passages are temporarily out of this brief.",
                 crate::page::app_display_name(app)
             );
         }

@@ -254,7 +254,7 @@ pub(crate) fn brief_region(b: &Brief) -> Markup {
             @for app in &b.reconciling {
                 p.reconciling role="status" data-app=(app) {
                     (crate::page::app_display_name(app))
-                    " is re-announcing after a restore; its passages are out of this brief."
+                    " is re-announcing: its passages are temporarily out of this brief."
                 }
             }
             @for w in &b.withheld {
