@@ -1148,6 +1148,15 @@ pub(crate) fn instance_for_tests(dir: &Path) -> Instance {
 /// a blob's rename and its generation's record, reads the same: the
 /// siblings are then re-announced once more than needed, which costs an
 /// announce and loses nothing.
+///
+/// Departure from §7.4 ("a restore from backup takes the re-announce
+/// path"): a backup restored with no deletion and no snapshot since it was
+/// taken leaves no trace outside the data directory, so it is not found and
+/// nothing is marked. Nothing is lost by that: the restored sibling cursors
+/// are as old as the content they came with, so the next pulls bring every
+/// change since, and a feed that no longer reaches that far answers 410,
+/// which marks the sibling anyway; meanwhile a revision the backup holds
+/// behind its sibling's answers STALE at S2 and is withheld, loudly.
 fn restore_found(
     store: &Store,
     log: &TombstoneLog,
