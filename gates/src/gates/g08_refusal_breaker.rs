@@ -84,6 +84,11 @@ pub static GATE: Gate = Gate {
             run: silent_visible_today,
         },
         Case {
+            id: "8/silent-refused-in-the-baseline",
+            desc: "Three baseline askers are each refused one Sheets item and shown the others on a baseline day, and ask nothing today: the baseline day's counters hold their refusals and the breaker says no refusal anomaly (NOT_VISIBLE counts in the window only).",
+            run: silent_refused_in_the_baseline,
+        },
+        Case {
             id: "8/silent-stale-or-ahead",
             desc: "Three baseline askers are answered only STALE (Sheets moved past memoria's revisions) or only AHEAD (Sheets restored behind them) today: no window counter is written and the breaker says no refusal anomaly.",
             run: silent_stale_or_ahead,
@@ -1348,6 +1353,31 @@ fn silent_visible_today(ctx: &mut Ctx) -> Result<(), Failure> {
         "the three baseline askers' mixed answers were counted today (presence)",
         format!("{} rows", rig.s2_rows(0)),
     )?;
+    says(&rig.sources()?, NO_ANOMALY)
+}
+
+fn silent_refused_in_the_baseline(ctx: &mut Ctx) -> Result<(), Failure> {
+    let mut rig = walk(ctx, &[History("data22", TRIO, &[7])])?;
+    rig.day(1);
+    for p in TRIO {
+        rig.removed_from(0, p, true);
+        let (page, answered) = rig.search_answered(p);
+        ensure(
+            answered.iter().any(|a| a == "VISIBLE")
+                && answered.iter().any(|a| a == "NOT_VISIBLE")
+                && page.contains("tagledger1")
+                && !page.contains("tagledger0"),
+            format!("Sheets answers {p} both VISIBLE and NOT_VISIBLE a day before today"),
+            format!("answers {answered:?}"),
+        )?;
+        rig.removed_from(0, p, false);
+    }
+    ensure(
+        rig.s2_rows(1) == 3,
+        "the three baseline askers' refusals were counted a day before today (presence)",
+        format!("{} rows", rig.s2_rows(1)),
+    )?;
+    rig.day(0);
     says(&rig.sources()?, NO_ANOMALY)
 }
 

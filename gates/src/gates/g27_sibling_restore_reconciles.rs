@@ -121,6 +121,11 @@ pub static GATE: Gate = Gate {
             desc: "With Sheets marked, a complete announce retires (b) through a tombstone, refetches (a) through S3 at r5 and replaces its chunks (the older body is now the one held), clears the mark, and Sheets ranks again with no reconciling line.",
             run: completed_announce,
         },
+        Case {
+            id: "27/completion-clears-its-own-mark",
+            desc: "Sheets and Docs are both restored behind memoria (one item each back a revision) and one search's AHEAD answers mark both; Sheets' announce then completes while every Docs announce fails: Sheets' mark is cleared and Docs' stands, and the next page ranks Sheets, shows no Docs passage and names Docs, and only Docs, as reconciling.",
+            run: completion_clears_its_own_mark,
+        },
     ],
 };
 
@@ -503,6 +508,86 @@ fn completed_announce(ctx: &mut Ctx) -> Result<(), Failure> {
             Page::parse(&body).reconciling().is_empty() && results_from(&body, "sheets").1 > 0,
             "Sheets ranks again, with no reconciling line",
             format!("{:?}", Page::parse(&body).reconciling()),
+        )
+    })
+}
+
+/// The Docs item restored a revision behind memoria in
+/// `27/completion-clears-its-own-mark`.
+const ITEM_DOCS_AHEAD: &str = "dc-0";
+
+/// Whether memoria holds `app` marked for re-announce.
+fn marked(m: &Memoria, app: &str) -> Result<bool, String> {
+    let instance = m.state().instance();
+    let guard = instance.lock().map_err(|_| "instance lock".to_string())?;
+    Ok(guard
+        .store()
+        .sibling_state(app)
+        .map_err(|e| e.to_string())?
+        .reannounce)
+}
+
+fn completion_clears_its_own_mark(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let sheets = world.fake("sheets").clone();
+    let docs = world.fake("docs").clone();
+    // Docs' item is at r2 when memoria first pulls it, and ranks beside (a).
+    docs.model().with(|m| {
+        m.revise(ITEM_DOCS_AHEAD, "Forecast", &ahead_body(&canary, 2))
+            .expect("revise");
+    });
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        restore_sheets(&sheets);
+        docs.model().with(|dm| {
+            dm.restore_item_to(ITEM_DOCS_AHEAD, "r1")
+                .expect("restore the Docs item");
+        });
+        for f in [&sheets, &docs] {
+            f.faults()
+                .set_truncate_announce(Some(TruncateAnnounce::NoClose));
+        }
+        m.search(OWNERS[0], &canary).await;
+        m.settle_follow_ups().await;
+        let both = (marked(&m, "sheets")?, marked(&m, "docs")?);
+        check(
+            both == (true, true),
+            "one search's AHEAD answers mark Sheets and Docs",
+            format!("(Sheets, Docs) marked: {both:?}"),
+        )?;
+        sheets.faults().set_truncate_announce(None);
+        let reports = m.question_pulls(OWNERS[0]).await;
+        let of = |app: &str| reports.iter().find(|r| r.app == app).cloned();
+        let (s, d) = (
+            of("sheets").ok_or("no Sheets sync")?,
+            of("docs").ok_or("no Docs sync")?,
+        );
+        check(
+            s.reannounce == Some(ReannounceStatus::Completed)
+                && matches!(d.reannounce, Some(ReannounceStatus::Failed(_))),
+            "Sheets' announce completes and Docs' fails",
+            format!("Sheets {:?}, Docs {:?}", s.reannounce, d.reannounce),
+        )?;
+        let after = (marked(&m, "sheets")?, marked(&m, "docs")?);
+        check(
+            after == (false, true),
+            "Sheets' completion clears its own mark only: Docs stays marked",
+            format!("(Sheets, Docs) marked: {after:?}"),
+        )?;
+        let body = m.search(OWNERS[0], &canary).await.response.body;
+        let page = Page::parse(&body);
+        let lines = page.reconciling();
+        check(
+            lines.len() == 1
+                && lines[0].starts_with("Docs is reconciling")
+                && page.results_from("docs") == 0
+                && page.results_from("sheets") > 0,
+            "the page ranks Sheets, shows no Docs passage and names Docs alone as reconciling",
+            format!(
+                "{lines:?}; {} from Sheets, {} from Docs",
+                page.results_from("sheets"),
+                page.results_from("docs")
+            ),
         )
     })
 }
