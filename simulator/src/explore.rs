@@ -34,7 +34,9 @@
 //! Three quarters of the worlds with partial restores lose one item's feed revision as
 //! seed 74 did: upgraded to team-visible, then partially restored to its
 //! first revision at the run's end, before memoria polls
-//! ([`lost_revision`], §4.1).
+//! ([`lost_revision`], §4.1); two thirds of those have that sibling's feed
+//! in pages of a row or two, a row behind the lost one, and the page past
+//! it failing once ([`feed_pages`], §6.1).
 //! The timeline ends with `expect-converged`: the faults stop, and
 //! liveness is judged after the oracle's quiet period.
 //!
@@ -52,7 +54,7 @@
 //! drawing added after the first ([`cells`], [`roster`], [`rotation`],
 //! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`],
 //! [`s2_shapes`], [`connectors`], [`breaker`], [`generation`],
-//! [`lost_revision`])
+//! [`lost_revision`], [`feed_pages`])
 //! comes from a generator of its own, after the rest, so a seed that
 //! does not draw it is the run it was before. What the truth oracle judges, invariant by invariant, is
 //! `crate::scenario`'s `oracle.rs`.
@@ -62,6 +64,7 @@ mod cells;
 mod connectors;
 mod crash;
 mod documents;
+mod feed_pages;
 mod generation;
 mod home;
 mod lost_revision;
@@ -201,6 +204,10 @@ pub enum FaultKind {
     PagedPartialPage,
     /// The paged connector listing past memoria's cap.
     PagedOverCap,
+    /// A sibling's feed in pages of a row or two, failing once past the
+    /// row naming a lost revision (§6.1, gate 27; drawn apart, after every
+    /// other drawing, [`feed_pages`]).
+    FeedMidRead,
 }
 
 impl FaultKind {
@@ -258,6 +265,7 @@ impl FaultKind {
             FaultKind::PagedForbidden => "paged-403",
             FaultKind::PagedPartialPage => "paged-partial-page",
             FaultKind::PagedOverCap => "paged-over-cap",
+            FaultKind::FeedMidRead => "feed-mid-read",
         }
     }
 
@@ -285,6 +293,7 @@ impl FaultKind {
                 | FaultKind::PagedForbidden
                 | FaultKind::PagedPartialPage
                 | FaultKind::PagedOverCap
+                | FaultKind::FeedMidRead
         )
     }
 }
@@ -678,7 +687,9 @@ pub fn generate(seed: u64) -> Exploration {
         .collect();
     generation::add(seed, &mut swarm, home, &readers, &team_tags, &mut events);
     // Last: seed 74's shape is a pair at the run's end.
-    lost_revision::add(seed, &swarm, &siblings, &mut events);
+    let lost = lost_revision::add(seed, &swarm, &siblings, &mut events);
+    // After it, from its own stream: the feed failing mid-read around it.
+    feed_pages::add(seed, &mut swarm, lost.as_deref(), &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),

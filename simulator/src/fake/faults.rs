@@ -170,6 +170,13 @@ pub struct Faults {
 #[derive(Debug, Default)]
 struct FaultState {
     faults: Faults,
+    /// An armed one-shot: the first S1 page asked from this log position or
+    /// later answers 503 (a feed failing mid-read, after the page that
+    /// named a revision; gate 27).
+    feed_fails_from: Option<usize>,
+    /// An armed one-shot: S3's first answer for this pair (item, revision)
+    /// is 503 (a refetch failing during a re-announce, §4.1 rule 4).
+    s3_fails_for: Option<(String, String)>,
     last_call_ms: Option<u64>,
     awake_at_ms: u64,
 }
@@ -251,6 +258,48 @@ impl FaultsHandle {
     /// Sets or clears [`ForcedS6`].
     pub fn set_forced_s6(&self, forced: Option<ForcedS6>) {
         self.with(|s| s.faults.forced_s6 = forced);
+    }
+
+    /// Arms a one-shot: the first S1 page asked from log position `from`
+    /// or later answers 503. Unlike the knobs, [`FaultsHandle::clear`]
+    /// leaves it armed: it fires once, when the feed is next read past
+    /// `from`, the convergence rounds' pulls included (gate 27).
+    pub fn arm_feed_failure(&self, from: usize) {
+        self.with(|s| s.feed_fails_from = Some(from));
+    }
+
+    /// Whether an S1 page asked from log `position` fails (the one-shot
+    /// [`FaultsHandle::arm_feed_failure`] armed), disarming it if so.
+    pub(crate) fn feed_fails(&self, position: usize) -> bool {
+        self.with(|s| {
+            let hit = s.feed_fails_from.is_some_and(|from| position >= from);
+            if hit {
+                s.feed_fails_from = None;
+            }
+            hit
+        })
+    }
+
+    /// Arms a one-shot: S3's first answer for `item_id` at `revision` is
+    /// 503. [`FaultsHandle::clear`] leaves it armed, as
+    /// [`FaultsHandle::arm_feed_failure`].
+    pub fn arm_s3_failure(&self, item_id: &str, revision: &str) {
+        self.with(|s| s.s3_fails_for = Some((item_id.to_owned(), revision.to_owned())));
+    }
+
+    /// Whether S3's answer for `item_id` at `revision` fails (the one-shot
+    /// [`FaultsHandle::arm_s3_failure`] armed), disarming it if so.
+    pub(crate) fn s3_fails(&self, item_id: &str, revision: &str) -> bool {
+        self.with(|s| {
+            let hit = s
+                .s3_fails_for
+                .as_ref()
+                .is_some_and(|(i, r)| i == item_id && r == revision);
+            if hit {
+                s.s3_fails_for = None;
+            }
+            hit
+        })
     }
 
     /// Sets or clears [`Redirect`].

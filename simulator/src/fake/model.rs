@@ -221,6 +221,9 @@ pub struct Model {
     state: State,
     epoch: u64,
     announce_page_records: usize,
+    /// Rows per S1 page: [`S1_ROWS_PER_PAGE`] unless
+    /// [`Model::set_feed_page_rows`] says fewer.
+    feed_page_rows: usize,
     announces: Vec<Vec<S1aRecord>>,
     guests: u64,
     members: u64,
@@ -242,6 +245,7 @@ impl Model {
             state: State::default(),
             epoch: 1,
             announce_page_records: S1A_RECORDS_PER_PAGE,
+            feed_page_rows: S1_ROWS_PER_PAGE,
             announces: Vec::new(),
             guests: 0,
             members: 0,
@@ -645,6 +649,18 @@ impl Model {
         self.announce_page_records = records.max(1);
     }
 
+    /// Sets the rows per S1 page (at least one): a feed read in pages of
+    /// a row or two, so a row has more behind it (gate 27).
+    pub fn set_feed_page_rows(&mut self, rows: usize) {
+        self.feed_page_rows = rows.max(1);
+    }
+
+    /// The log position `cursor` stands at (0 for none), if it is valid.
+    #[must_use]
+    pub fn feed_position(&self, cursor: Option<&str>) -> Option<usize> {
+        cursor.map_or(Ok(0), |c| self.parse_cursor(c)).ok()
+    }
+
     fn cursor(&self, position: usize) -> String {
         format!("c{}-{position:04}", self.epoch)
     }
@@ -665,7 +681,8 @@ impl Model {
     }
 
     /// S1 (§6.1): rows after `cursor` (from the log's start when `None`),
-    /// at most [`S1_ROWS_PER_PAGE`].
+    /// at most [`S1_ROWS_PER_PAGE`] (or what [`Model::set_feed_page_rows`]
+    /// set).
     ///
     /// # Errors
     /// [`FeedError::ReannounceRequired`] for a cursor of another epoch,
@@ -673,7 +690,7 @@ impl Model {
     pub fn feed(&self, cursor: Option<&str>) -> Result<S1Response, FeedError> {
         let from = cursor.map_or(Ok(0), |c| self.parse_cursor(c))?;
         let events = &self.state.events;
-        let to = events.len().min(from + S1_ROWS_PER_PAGE);
+        let to = events.len().min(from + self.feed_page_rows);
         Ok(S1Response {
             cursor: self.cursor(to),
             more: to < events.len(),

@@ -464,6 +464,14 @@ impl FakeSibling {
 
     fn s1(&self, query: Option<&str>) -> (Response, CallDetail, Vec<&'static str>) {
         let cursor = query_param(query, "cursor");
+        let at = self.0.model.with(|m| m.feed_position(cursor.as_deref()));
+        if at.is_some_and(|p| self.0.faults.feed_fails(p)) {
+            return (
+                error(503, ErrorCode::Unavailable),
+                CallDetail::NotServed,
+                vec!["feed_fails"],
+            );
+        }
         match self.0.model.with(|m| m.feed(cursor.as_deref())) {
             Ok(page) => {
                 let detail = CallDetail::S1 {
@@ -675,6 +683,9 @@ impl FakeSibling {
             Ok(r) if !refuse && is_token(&r.item_id) && is_token(&r.revision) => r,
             _ => return (error(400, ErrorCode::BadRequest), detail, vec![]),
         };
+        if self.0.faults.s3_fails(&request.item_id, &request.revision) {
+            return (error(503, ErrorCode::Unavailable), detail, vec!["s3_fails"]);
+        }
         let (answer, extra) = if faults.lie == Some(Lie::FabricatedS3) {
             (
                 Some(S3Response {

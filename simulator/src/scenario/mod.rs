@@ -48,6 +48,7 @@ mod parse;
 mod possible;
 mod provider;
 mod reconciling;
+mod reconciling_cause;
 mod replay;
 mod roster;
 mod rotation;
@@ -73,6 +74,7 @@ pub use parse::{
 };
 pub use provider::{EMBED_DRAIN_WAIT_MAX_S, LIVENESS_EMBEDDINGS};
 pub use reconciling::{LIVENESS_PHANTOM, SAFETY_RECONCILING};
+pub use reconciling_cause::SAFETY_RECONCILING_CAUSE;
 pub use replay::{Entry, READER_DOMAIN, Replay, SCENARIO_SEED_DEFAULT, address, replay, world};
 pub use roster::{ROSTER_PULL_WAIT_MAX_S, SAFETY_ROSTER};
 pub use rotation::{ROTATION_LIVENESS, ROTATION_SAFETY, RotationPhase};

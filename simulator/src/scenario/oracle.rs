@@ -158,6 +158,12 @@
 //!   close (a re-announce that may have completed), every results page of
 //!   a person admitted names it reconciling. A restart or a crash drops a
 //!   mark memoria was not yet sure to hold.
+//! - `[safety:reconciling-cause]` (§4.1, §6.1, §7.4, §8.1;
+//!   `reconciling_cause.rs`): a page names an app reconciling only for a
+//!   cause in the trace no earlier results page not naming it has spent (an
+//!   S1 410, an S2 AHEAD, an S6 answer, memoria's restore, or an S3 404 no
+//!   later feed row explains), and a mark from such a 404 alone is
+//!   re-announced in the pull that met it (judged only where sure).
 //! - `[liveness:phantom]` (§4.1 rules 3 and 4, §6.1; `reconciling.rs`): at
 //!   `expect-converged`, after the rounds, every item any sibling ever held
 //!   is asked for by its tag, and `PULL_SETTLE_MS` later the tags of the

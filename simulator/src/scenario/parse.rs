@@ -238,6 +238,26 @@ pub enum FaultDecl {
         /// The `Location`.
         location: String,
     },
+    /// S1 pages of `rows` rows from now on; with `fail-next`, the first
+    /// page asked from the log's head as it is now, or later, answers 503,
+    /// once (a one-shot `clear` leaves armed: a feed failing after the page
+    /// naming the last row, §6.1, gate 27).
+    FeedPages {
+        /// Rows per page (at least one).
+        rows: usize,
+        /// Whether the next page past the head now fails once.
+        #[serde(default)]
+        fail_next: bool,
+    },
+    /// S3 answers 503 once for `item` at `revision`, a one-shot `clear`
+    /// leaves armed (a refetch failing during a re-announce, §4.1 rule 4,
+    /// gate 27).
+    S3FailsOnce {
+        /// Which item.
+        item: String,
+        /// At which revision.
+        revision: String,
+    },
 }
 
 /// What the stub provider does from a `provider` event on, in an AI-on
@@ -1075,6 +1095,17 @@ fn fault_name(f: &FaultDecl) -> String {
         FaultDecl::AnnounceWrongCount { delta } => format!("announce count off by {delta}"),
         FaultDecl::AnnounceHang => "announce cut off after its first page".into(),
         FaultDecl::Redirect { .. } => "redirect".into(),
+        FaultDecl::S3FailsOnce { revision, .. } => {
+            format!("S3 failing once for an item at {revision}")
+        }
+        FaultDecl::FeedPages { rows, fail_next } => format!(
+            "feed pages of {rows} rows{}",
+            if *fail_next {
+                ", the next past the head failing once"
+            } else {
+                ""
+            }
+        ),
     }
 }
 

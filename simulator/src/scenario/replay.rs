@@ -378,6 +378,7 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
         crash: None,
         connectors: super::connector::ConnectorTruth::new(s).map_err(ScenarioError::Invalid)?,
         reconciling: super::reconciling::ReconcilingTruth::default(),
+        cause: super::reconciling_cause::CauseTruth::default(),
         breakers: super::breaker::BreakerTruth::default(),
     };
     let run = world.run(move |mut m| async move {
@@ -465,6 +466,7 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
             if m.crash_landings() > before_landing {
                 trace.with(|all| ctx.reconciling.observe(all));
                 ctx.reconciling.interrupted(at_ms);
+                ctx.cause.interrupted(at_ms);
             }
             if ctx.oracle {
                 ctx.reconciling.learn_items(&fakes);
@@ -555,6 +557,8 @@ struct Ctx {
     connectors: Option<super::connector::ConnectorTruth>,
     /// What the oracle knows of memoria's reconciling state (`reconciling.rs`).
     reconciling: super::reconciling::ReconcilingTruth,
+    /// What the oracle knows of reconciling spells' causes (`reconciling_cause.rs`).
+    cause: super::reconciling_cause::CauseTruth,
     /// memoria's calendar and what cost it counter writes, for §8.1's breakers.
     breakers: super::breaker::BreakerTruth,
 }
@@ -774,6 +778,11 @@ async fn apply(
                     ctx.reconciling
                         .judge_page(&seen, &window, fakes, start_ms, end, results),
                 );
+                let cause = &mut ctx.cause;
+                entry.checks.extend(trace.with(|all| {
+                    cause.observe(all, fakes);
+                    cause.judge_page(&seen, all, fakes, start_ms, end, results)
+                }));
             }
             let mut summary = summarise_page(
                 page.response.status.as_u16(),
@@ -886,6 +895,8 @@ async fn apply(
             let from = super::roster::now_ms();
             m.restore_data(name).await?;
             ctx.reconciling.restore(name, super::roster::now_ms(), end);
+            ctx.cause
+                .restore(fakes.keys().cloned(), super::roster::now_ms(), end);
             if let Some(r) = ctx.roster.as_mut() {
                 r.woke(from);
             }
@@ -905,6 +916,19 @@ async fn apply(
                 FaultSetter::Malformed(x) => f.set_malformed_s2(Some(x)),
                 FaultSetter::Announce(t) => f.set_truncate_announce(Some(t)),
                 FaultSetter::Redirect(r) => f.set_redirect(Some(r)),
+                FaultSetter::FeedPages(rows, fail_next) => {
+                    // The page size stays (a sibling's setting), and the
+                    // failure is a one-shot: the convergence rounds, which
+                    // switch every knob off, may be the pulls that meet it.
+                    let head = fake(app)?.model().with(|mm| {
+                        mm.set_feed_page_rows(rows);
+                        mm.events().len()
+                    });
+                    if fail_next {
+                        f.arm_feed_failure(head);
+                    }
+                }
+                FaultSetter::S3FailsOnce(item, revision) => f.arm_s3_failure(&item, &revision),
             }
         }
         Event::Clear { app, .. } => fake(app)?.faults().clear(),
@@ -1208,6 +1232,7 @@ async fn apply(
         Event::Restart { .. } => {
             trace.with(|all| ctx.reconciling.observe(all));
             ctx.reconciling.interrupted(super::roster::now_ms());
+            ctx.cause.interrupted(super::roster::now_ms());
             let from = super::roster::now_ms();
             m.restart().await;
             if let Some(r) = ctx.roster.as_mut() {

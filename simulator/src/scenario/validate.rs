@@ -284,6 +284,8 @@ pub(super) fn fault_knob(f: &FaultDecl) -> Result<FaultSetter, String> {
             FaultSetter::Announce(TruncateAnnounce::WrongCount(delta))
         }
         FaultDecl::Redirect { location } => FaultSetter::Redirect(Redirect { location }),
+        FaultDecl::FeedPages { rows, fail_next } => FaultSetter::FeedPages(rows, fail_next),
+        FaultDecl::S3FailsOnce { item, revision } => FaultSetter::S3FailsOnce(item, revision),
     })
 }
 
@@ -295,4 +297,8 @@ pub(super) enum FaultSetter {
     Malformed(MalformedS2),
     Announce(TruncateAnnounce),
     Redirect(Redirect),
+    /// Rows per S1 page, and whether the next page past the head fails.
+    FeedPages(usize, bool),
+    /// S3's first answer for (item, revision) fails.
+    S3FailsOnce(String, String),
 }
