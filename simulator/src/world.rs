@@ -44,6 +44,7 @@ use crate::net::serve_turmoil;
 mod boot;
 mod browser;
 mod crash;
+mod operator;
 
 pub use browser::{Memoria, Page};
 

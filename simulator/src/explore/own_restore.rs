@@ -222,6 +222,15 @@ mod tests {
                     );
                 }
             }
+            let ours_on = x.swarm.0.iter().any(|(k, _)| ours.contains(k));
+            let ours_drawn = events.iter().any(|e| match e {
+                Event::Upload { doc, .. } | Event::DeleteUpload { doc, .. } => {
+                    doc.starts_with("tm")
+                }
+                Event::TombstoneLog { .. } | Event::SnapshotBucket { .. } => true,
+                _ => false,
+            });
+            assert_eq!(ours_on, ours_drawn, "seed {seed}");
             let text = super::super::to_toml(&x.scenario).expect("writes");
             let back = crate::scenario::parse(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
             assert_eq!(back.events.len(), events.len(), "seed {seed}");
