@@ -54,7 +54,7 @@
 //! drawing added after the first ([`cells`], [`roster`], [`rotation`],
 //! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`],
 //! [`s2_shapes`], [`connectors`], [`breaker`], [`generation`],
-//! [`lost_revision`], [`feed_pages`])
+//! [`lost_revision`], [`feed_pages`], [`own_restore`])
 //! comes from a generator of its own, after the rest, so a seed that
 //! does not draw it is the run it was before. What the truth oracle judges, invariant by invariant, is
 //! `crate::scenario`'s `oracle.rs`.
@@ -68,6 +68,7 @@ mod feed_pages;
 mod generation;
 mod home;
 mod lost_revision;
+mod own_restore;
 mod provider;
 mod roster;
 mod rotation;
@@ -208,6 +209,18 @@ pub enum FaultKind {
     /// row naming a lost revision (§6.1, gate 27; drawn apart, after every
     /// other drawing, [`feed_pages`]).
     FeedMidRead,
+    /// Uploads, a re-upload, deletions and a restore in the orders that
+    /// reach memoria's tombstone replay (§7.4; drawn apart, after the
+    /// rest, [`own_restore`]).
+    RestoreOrders,
+    /// That backup the whole data directory, memoria configured as
+    /// `memoria serve` (its tombstone log beside it, §7.4).
+    WholeBackup,
+    /// memoria started on a tombstone log rewound, short or another
+    /// store's (§7.4).
+    TombstoneLog,
+    /// The newest snapshot generation deleted or damaged (§7.4).
+    SnapshotBucket,
 }
 
 impl FaultKind {
@@ -266,6 +279,10 @@ impl FaultKind {
             FaultKind::PagedPartialPage => "paged-partial-page",
             FaultKind::PagedOverCap => "paged-over-cap",
             FaultKind::FeedMidRead => "feed-mid-read",
+            FaultKind::RestoreOrders => "restore-orders",
+            FaultKind::WholeBackup => "whole-backup",
+            FaultKind::TombstoneLog => "tombstone-log",
+            FaultKind::SnapshotBucket => "snapshot-bucket",
         }
     }
 
@@ -294,6 +311,10 @@ impl FaultKind {
                 | FaultKind::PagedPartialPage
                 | FaultKind::PagedOverCap
                 | FaultKind::FeedMidRead
+                | FaultKind::RestoreOrders
+                | FaultKind::WholeBackup
+                | FaultKind::TombstoneLog
+                | FaultKind::SnapshotBucket
         )
     }
 }
@@ -610,6 +631,7 @@ pub fn generate(seed: u64) -> Exploration {
                 Event::MemoriaBackup {
                     at_ms,
                     name: format!("m{}", memoria_backups - 1),
+                    whole: false,
                 }
             }
             "upload" => {
@@ -686,6 +708,8 @@ pub fn generate(seed: u64) -> Exploration {
         .filter_map(|i| i.words.split_whitespace().last().map(str::to_string))
         .collect();
     generation::add(seed, &mut swarm, home, &readers, &team_tags, &mut events);
+    // memoria's own restore drawn harder, before seed 74's pair.
+    own_restore::add(seed, &mut swarm, &readers[0], &mut events);
     // Last: seed 74's shape is a pair at the run's end.
     let lost = lost_revision::add(seed, &swarm, &siblings, &mut events);
     // After it, from its own stream: the feed failing mid-read around it.

@@ -44,6 +44,7 @@ use crate::net::serve_turmoil;
 mod boot;
 mod browser;
 mod crash;
+mod operator;
 
 pub use browser::{Memoria, Page};
 
@@ -213,6 +214,10 @@ pub struct World {
     /// `None`: the sibling client's own default (off, §3.5), as production
     /// with the variable unset; else [`World::calendar_bodies`]'s choice.
     calendar_bodies: Option<bool>,
+    /// memoria configured as `memoria serve` reads its environment, its
+    /// tombstone directory the default beside the data directory
+    /// ([`World::configure_as_serve`]).
+    serve_config: bool,
 }
 
 impl std::fmt::Debug for World {
@@ -283,7 +288,18 @@ impl World {
             embeds: false,
             idle_evict: None,
             calendar_bodies: None,
+            serve_config: false,
         }
+    }
+
+    /// Wakes memoria as the `memoria` command does
+    /// ([`memoria::resolve_config`], `MEMORIA_TOMBSTONES` unset, then
+    /// [`memoria::Instance::wake_from`]): its data directory is
+    /// `memoria-data` in a directory of its own, and the tombstone log
+    /// lives where the configuration puts it, by default beside the data
+    /// directory (§7.4). The world's admission, DEK and AI choice stand.
+    pub fn configure_as_serve(&mut self) {
+        self.serve_config = true;
     }
 
     /// Stands up `stub` as the provider, on a host named as §8.3's

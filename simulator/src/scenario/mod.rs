@@ -55,6 +55,7 @@ mod rotation;
 mod shrink;
 mod surfaces;
 mod token_file;
+mod tomb;
 mod validate;
 
 pub use breaker::SAFETY_BREAKER;
@@ -81,4 +82,5 @@ pub use rotation::{ROTATION_LIVENESS, ROTATION_SAFETY, RotationPhase};
 pub use shrink::{Shrunk, shrink};
 pub use surfaces::owned_tag;
 pub use token_file::{SAFETY_TOKEN_FILE, TokenFileState};
+pub use tomb::{SAFETY_RETENTION, SAFETY_TOMBSTONES};
 pub use validate::CRASH_POINTS;

@@ -243,6 +243,17 @@
 //! - `[liveness:connector]` (§5.1): at `expect-converged` the connector
 //!   faults stop, two scheduled enumerations run, and every item of each
 //!   source is found at its current version, none removed.
+//! - `[safety:tombstones]` (§7.4; `simulator/src/scenario/tomb.rs`):
+//!   started on a tombstone log that is not its own (a copy from an older
+//!   backup, one entry short, another store's as far along), memoria
+//!   refuses to wake with `TombstonesBehind`, naming the log's path, where
+//!   it stops and the database's sequence (or that it does not hold the
+//!   database's last deletion), quoting no content; started on its own, it
+//!   wakes. The spec is silent on the refusal's form: gate 10's reading.
+//! - `[safety:retention]` (§7.4; `tomb.rs`): a snapshot generation the
+//!   bucket held as its newest at a checkpoint is still there at every
+//!   later checkpoint within `BACKUP_RETENTION_WINDOW_S` on memoria's
+//!   calendar (the harness's own restores and bucket faults start afresh).
 //! - `[simulation: …]`: the run itself failed (memoria could not wake, an
 //!   event could not apply).
 //!

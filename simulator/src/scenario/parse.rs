@@ -379,12 +379,45 @@ pub enum Event {
         doc: String,
     },
     /// memoria's data directory is copied aside as backup `name`, its
-    /// tombstone log left out (kept apart, as `MEMORIA_TOMBSTONES` is).
+    /// tombstone log left out (kept apart, as `MEMORIA_TOMBSTONES` is),
+    /// and a copy of the log taken beside it (the operator backs the log
+    /// up apart, §7.4).
     MemoriaBackup {
         /// When.
         at_ms: Option<u64>,
         /// The backup's name.
         name: String,
+        /// The whole data directory copied, everything in it, as an
+        /// operator copies it (`cp -a`). A scenario that holds one runs
+        /// memoria configured as `memoria serve` reads its environment,
+        /// `MEMORIA_TOMBSTONES` unset: the log is then the default's,
+        /// beside the data directory (§7.4, gate 10's whole-directory
+        /// case).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        whole: bool,
+    },
+    /// memoria stops, its tombstone log is replaced (`how`: `rewound`,
+    /// the copy taken with backup `from`; `behind-one`, its last entry
+    /// dropped; `foreign`, another store's log as far along) and memoria
+    /// is started on it, which the oracle judges; then the operator puts
+    /// its own log back and memoria wakes again (§7.4).
+    TombstoneLog {
+        /// When.
+        at_ms: Option<u64>,
+        /// How the log is replaced.
+        how: String,
+        /// With `rewound`, the backup whose copy of the log is put back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<String>,
+    },
+    /// memoria stops, its snapshot bucket is damaged (`how`:
+    /// `generation-deleted`, the newest generation's blob gone;
+    /// `blob-damaged`, one byte of it flipped), and memoria wakes (§7.4).
+    SnapshotBucket {
+        /// When.
+        at_ms: Option<u64>,
+        /// What the disk or the operator did.
+        how: String,
     },
     /// memoria stops, its data directory is restored from backup `name`
     /// (the tombstone log kept as it is), and it wakes from it (§7.4).
@@ -807,6 +840,8 @@ macro_rules! with_at_ms {
             | Event::DeleteUpload { at_ms: $at, .. }
             | Event::MemoriaBackup { at_ms: $at, .. }
             | Event::MemoriaRestore { at_ms: $at, .. }
+            | Event::TombstoneLog { at_ms: $at, .. }
+            | Event::SnapshotBucket { at_ms: $at, .. }
             | Event::Fault { at_ms: $at, .. }
             | Event::Clear { at_ms: $at, .. }
             | Event::Revise { at_ms: $at, .. }
@@ -914,7 +949,18 @@ impl Event {
             ),
             Event::Upload { reader, doc, .. } => format!("{reader} uploads {doc}"),
             Event::DeleteUpload { reader, doc, .. } => format!("{reader} deletes {doc}"),
-            Event::MemoriaBackup { name, .. } => format!("memoria's data backed up as {name}"),
+            Event::MemoriaBackup { name, whole, .. } => format!(
+                "memoria's data{} backed up as {name}",
+                if *whole { " directory, whole," } else { "" }
+            ),
+            Event::TombstoneLog { how, from, .. } => format!(
+                "memoria started on its tombstone log {how}{}",
+                from.as_ref()
+                    .map_or(String::new(), |b| format!(" (the copy of backup {b})"))
+            ),
+            Event::SnapshotBucket { how, .. } => {
+                format!("memoria restarts on its snapshot bucket, {how}")
+            }
             Event::MemoriaRestore { name, .. } => {
                 format!("memoria restored from its backup {name}")
             }

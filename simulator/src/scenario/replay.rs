@@ -346,6 +346,14 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
     if rotating || token_files {
         world.use_token_files();
     }
+    // A whole-directory backup: memoria configured as `memoria serve`,
+    // its tombstone log beside the data directory (§7.4).
+    if s.events
+        .iter()
+        .any(|e| matches!(e, Event::MemoriaBackup { whole: true, .. }))
+    {
+        world.configure_as_serve();
+    }
     let apps: Vec<String> = s.siblings.iter().map(|x| x.app.clone()).collect();
     let rotation = rotating.then(|| super::rotation::RotationTruth::new(&world, &apps, seed));
     let entries: Arc<Mutex<Vec<Entry>>> = Arc::default();
@@ -380,6 +388,7 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
         reconciling: super::reconciling::ReconcilingTruth::default(),
         cause: super::reconciling_cause::CauseTruth::default(),
         breakers: super::breaker::BreakerTruth::default(),
+        retention: super::tomb::Retention::default(),
     };
     let run = world.run(move |mut m| async move {
         let mut backups: BTreeMap<(String, String), Snapshot> = BTreeMap::new();
@@ -430,6 +439,8 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
                 Event::Restart { .. }
                     | Event::MemoriaBackup { .. }
                     | Event::MemoriaRestore { .. }
+                    | Event::TombstoneLog { .. }
+                    | Event::SnapshotBucket { .. }
                     | Event::ExpectConverged { .. }
                     | Event::Crash { .. }
             );
@@ -475,7 +486,10 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
             let now_ms = super::roster::now_ms();
             let happened = if m.crash_landings() > before_landing {
                 super::breaker::Happened::Crash
-            } else if matches!(event, Event::Restart { .. }) {
+            } else if matches!(
+                event,
+                Event::Restart { .. } | Event::TombstoneLog { .. } | Event::SnapshotBucket { .. }
+            ) {
                 super::breaker::Happened::Restart
             } else {
                 super::breaker::Happened::Nothing
@@ -561,6 +575,8 @@ struct Ctx {
     cause: super::reconciling_cause::CauseTruth,
     /// memoria's calendar and what cost it counter writes, for §8.1's breakers.
     breakers: super::breaker::BreakerTruth,
+    /// The snapshot generations seen newest, for `[safety:retention]`.
+    retention: super::tomb::Retention,
 }
 
 impl Ctx {
@@ -876,8 +892,8 @@ async fn apply(
                 }
             }
         }
-        Event::MemoriaBackup { name, .. } => {
-            m.backup_data(name)?;
+        Event::MemoriaBackup { name, whole, .. } => {
+            m.backup_data(name, *whole)?;
             trace.with(|all| ctx.reconciling.observe(all));
             ctx.reconciling
                 .backup(name, super::roster::now_ms(), trace.len());
@@ -894,6 +910,7 @@ async fn apply(
             trace.with(|all| ctx.reconciling.observe(&all[..end.min(all.len())]));
             let from = super::roster::now_ms();
             m.restore_data(name).await?;
+            ctx.retention.reset();
             ctx.reconciling.restore(name, super::roster::now_ms(), end);
             ctx.cause
                 .restore(fakes.keys().cloned(), super::roster::now_ms(), end);
@@ -1229,6 +1246,47 @@ async fn apply(
             m.aim_crash(point)?;
             ctx.crash = Some(point.clone());
         }
+        Event::TombstoneLog { how, from, .. } => {
+            trace.with(|all| ctx.reconciling.observe(all));
+            ctx.reconciling.interrupted(super::roster::now_ms());
+            let at = super::roster::now_ms();
+            let own = m.tombstone_log_bytes();
+            let presented = match (how.as_str(), from) {
+                ("rewound", Some(b)) => m
+                    .tombstone_log_backup(b)
+                    .ok_or(format!("backup {b} holds no copy of the log"))?,
+                ("behind-one", _) => super::tomb::behind_one(&own),
+                ("foreign", _) => super::tomb::foreign(&own),
+                _ => return Err(format!("no such fault of the log: {how}")),
+            };
+            let path = m.tombstone_log_path();
+            let started = m.start_on_log(presented.clone()).await?;
+            if let Some(r) = ctx.roster.as_mut() {
+                r.woke(at);
+            }
+            if ctx.oracle {
+                let tags: Vec<String> = ctx.owned.docs.values().map(|d| d.tag.clone()).collect();
+                entry.checks.extend(super::tomb::judge_start(
+                    how, &own, &presented, &path, &started, &tags,
+                ));
+            }
+        }
+        Event::SnapshotBucket { how, .. } => {
+            trace.with(|all| ctx.reconciling.observe(all));
+            ctx.reconciling.interrupted(super::roster::now_ms());
+            let at = super::roster::now_ms();
+            let generation = match how.as_str() {
+                "generation-deleted" => m.damage_bucket(true).await?,
+                "blob-damaged" => m.damage_bucket(false).await?,
+                _ => return Err(format!("no such fault of the bucket: {how}")),
+            };
+            if generation.is_some() {
+                ctx.retention.reset();
+            }
+            if let Some(r) = ctx.roster.as_mut() {
+                r.woke(at);
+            }
+        }
         Event::Restart { .. } => {
             trace.with(|all| ctx.reconciling.observe(all));
             ctx.reconciling.interrupted(super::roster::now_ms());
@@ -1292,6 +1350,8 @@ async fn apply(
         Event::Restart { .. }
             | Event::MemoriaBackup { .. }
             | Event::MemoriaRestore { .. }
+            | Event::TombstoneLog { .. }
+            | Event::SnapshotBucket { .. }
             | Event::ExpectConverged { .. }
     ) || entry.index % AT_REST_EVERY_EVENTS == AT_REST_EVERY_EVENTS - 1;
     if ctx.oracle && checkpoint {
@@ -1299,6 +1359,10 @@ async fn apply(
         entry
             .checks
             .extend(super::oracle::judge_at_rest(m.data_dir(), &words));
+        let now_s = m.calendar_unix_s();
+        entry
+            .checks
+            .extend(ctx.retention.judge(m.data_dir(), now_s));
     }
     Ok(())
 }

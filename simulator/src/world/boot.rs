@@ -76,6 +76,16 @@ impl World {
             .prefix("memoria-sim-")
             .tempdir()
             .map_err(|e| fail(e.to_string()))?;
+        // Configured as `memoria serve`: the data directory one level down,
+        // so the default tombstone directory beside it is inside the
+        // world's own temporary directory (§7.4).
+        let data_dir = if self.serve_config {
+            let d = data.path().join(SERVE_DATA_DIR_NAME);
+            std::fs::create_dir_all(&d).map_err(|e| fail(format!("{}: {e}", d.display())))?;
+            d
+        } else {
+            data.path().to_path_buf()
+        };
         let owners_dir = tempfile::Builder::new()
             .prefix("memoria-sim-owners-")
             .tempdir()
@@ -157,7 +167,8 @@ impl World {
         };
         let delivery = Arc::new(CapturedDelivery::default());
         let boot = Boot {
-            data_dir: data.path().to_path_buf(),
+            data_dir: data_dir.clone(),
+            serve: self.serve_config,
             admission,
             clock: clock.clone(),
             client,
@@ -171,12 +182,16 @@ impl World {
         };
         // Fail fast, outside the simulation, if memoria cannot wake at all.
         let first = boot.wake().map_err(|e| fail(e.to_string()))?;
+        let tombstone_dir = boot.tombstone_dir().map_err(|e| fail(e.to_string()))?;
         let slot: Arc<std::sync::Mutex<Option<AppState>>> =
             Arc::new(std::sync::Mutex::new(Some(first)));
         let restart = Arc::new(tokio::sync::Notify::new());
-        let restore: Arc<std::sync::Mutex<Option<std::path::PathBuf>>> = Arc::default();
+        let restore: Arc<std::sync::Mutex<Option<(std::path::PathBuf, bool)>>> = Arc::default();
+        let operator: Arc<std::sync::Mutex<Option<Operator>>> = Arc::default();
+        let outcome: Arc<std::sync::Mutex<Option<OperatorOutcome>>> = Arc::default();
         let (host_slot, host_restart, host_restore) =
             (slot.clone(), restart.clone(), restore.clone());
+        let (host_operator, host_outcome) = (operator.clone(), outcome.clone());
         let crashable = Crashable {
             host: consumer.host.clone(),
             slot: slot.clone(),
@@ -189,6 +204,7 @@ impl World {
                 boot.clone(),
                 host_restore.clone(),
             );
+            let (operator, outcome) = (host_operator.clone(), host_outcome.clone());
             async move {
                 loop {
                     // Bound first: a guard in the match scrutinee would live
@@ -200,8 +216,15 @@ impl World {
                             // A restore asked for while memoria was down:
                             // its data directory is put back before it wakes.
                             let pending = restore.lock().map_err(|_| "restore")?.take();
-                            if let Some(backup) = pending {
-                                copy_data(&backup, &boot.data_dir, true)?;
+                            if let Some((backup, whole)) = pending {
+                                copy_data(&backup, &boot.data_dir, true, whole)?;
+                            }
+                            // What an operator or a disk did while it was
+                            // down (issue 26, gate 10).
+                            let act = operator.lock().map_err(|_| "operator")?.take();
+                            if let Some(act) = act {
+                                let done = boot.operate(act)?;
+                                *outcome.lock().map_err(|_| "outcome")? = Some(done);
                             }
                             let s = boot.wake()?;
                             *slot.lock().map_err(|_| "slot")? = Some(s.clone());
@@ -221,7 +244,11 @@ impl World {
             slot,
             restart,
             restore,
-            data_dir: data.path().to_path_buf(),
+            operator,
+            outcome,
+            tombstone_dir,
+            crash_dir: data.path().to_path_buf(),
+            data_dir,
             backups_dir: owners_dir.path().join("backups"),
             clock,
             delivery,
@@ -232,6 +259,7 @@ impl World {
             token_files,
             crash: crashable.watch.clone(),
             landings_seen: 0,
+            whole_backups: std::sync::Mutex::default(),
         };
         Ok((memoria, [data, owners_dir], crashable))
     }
@@ -241,6 +269,8 @@ impl World {
 #[derive(Clone)]
 struct Boot {
     data_dir: std::path::PathBuf,
+    /// Woken as `memoria serve` does ([`World::configure_as_serve`]).
+    serve: bool,
     admission: Admission,
     clock: SimClock,
     client: SiblingClient,
@@ -256,7 +286,97 @@ struct Boot {
     idle_evict: Option<Option<Duration>>,
 }
 
+/// The data directory's name in a world configured as `memoria serve`
+/// (the gate's `memoria-data`; its tombstone directory is then
+/// `memoria-data.tombstones` beside it). Our choice.
+const SERVE_DATA_DIR_NAME: &str = "memoria-data";
+/// How far from the end of a snapshot blob the damaged byte sits, in bytes:
+/// inside the sealed image (gate 10's `DAMAGED_BYTE_FROM_END`).
+const DAMAGED_BYTE_FROM_END: usize = 5;
+
+/// What an operator or a disk does to memoria's files while it is down
+/// (issue 26, gate 10; §7.4).
+#[derive(Debug, Clone)]
+pub enum Operator {
+    /// memoria started once on a log with these bytes in place of its
+    /// own, which is put back after.
+    StartOnLog(Vec<u8>),
+    /// The newest snapshot generation's blob deleted.
+    DeleteGeneration,
+    /// One byte of the newest snapshot generation's blob flipped.
+    DamageBlob,
+}
+
+/// What came of an [`Operator`] act.
+#[derive(Debug)]
+pub enum OperatorOutcome {
+    /// memoria started on the log given ([`Operator::StartOnLog`]): woken,
+    /// or refused with this error.
+    Started(Result<(), memoria::Error>),
+    /// The generation whose blob was deleted or damaged, if the bucket held one.
+    Bucket(Option<i64>),
+}
+
 impl Boot {
+    /// The directory memoria's tombstone log lives in: the data directory
+    /// in a world woken by [`Instance::wake`], else where the configuration
+    /// puts it.
+    fn tombstone_dir(&self) -> Result<std::path::PathBuf, memoria::Error> {
+        if self.serve {
+            Ok(self.config()?.tombstone_dir)
+        } else {
+            Ok(self.data_dir.clone())
+        }
+    }
+
+    /// memoria's configuration as `memoria serve` resolves it from an
+    /// environment holding the world's DEK and an owner (the world's
+    /// admission replaces it), nothing else.
+    fn config(&self) -> Result<memoria::Config, memoria::Error> {
+        let key = Dek::from_bytes(SIM_DEK_BYTES).to_base64();
+        let env = move |k: &str| match k {
+            memoria::DEK_ENV => Some(key.clone()),
+            memoria::OWNERS_ENV => Some(super::OWNERS[0].to_string()),
+            _ => None,
+        };
+        memoria::resolve_config(&self.data_dir, &env)
+    }
+
+    /// Does `act` to memoria's files (memoria is down).
+    fn operate(&self, act: Operator) -> Result<OperatorOutcome, String> {
+        let io = |p: &std::path::Path, e: std::io::Error| format!("{}: {e}", p.display());
+        match act {
+            Operator::StartOnLog(bytes) => {
+                let dir = self.tombstone_dir().map_err(|e| e.to_string())?;
+                let path = memoria::TombstoneLog::path_in(&dir);
+                let own = std::fs::read(&path).map_err(|e| io(&path, e))?;
+                write_bytes_atomically(&path, &bytes).map_err(|e| io(&path, e))?;
+                let started = self.wake().map(drop);
+                write_bytes_atomically(&path, &own).map_err(|e| io(&path, e))?;
+                Ok(OperatorOutcome::Started(started))
+            }
+            Operator::DeleteGeneration | Operator::DamageBlob => {
+                let newest = memoria::snapshot::latest_generation(&self.data_dir)
+                    .map_err(|e| e.to_string())?;
+                if newest == 0 {
+                    return Ok(OperatorOutcome::Bucket(None));
+                }
+                let blob = memoria::snapshot::blob_path(&self.data_dir, newest);
+                if matches!(act, Operator::DeleteGeneration) {
+                    std::fs::remove_file(&blob).map_err(|e| io(&blob, e))?;
+                } else {
+                    let mut bytes = std::fs::read(&blob).map_err(|e| io(&blob, e))?;
+                    let at = bytes.len().saturating_sub(DAMAGED_BYTE_FROM_END);
+                    if let Some(b) = bytes.get_mut(at) {
+                        *b ^= 0xff;
+                    }
+                    write_bytes_atomically(&blob, &bytes).map_err(|e| io(&blob, e))?;
+                }
+                Ok(OperatorOutcome::Bucket(Some(newest)))
+            }
+        }
+    }
+
     fn wake(&self) -> Result<AppState, memoria::Error> {
         // A process wakes with no roster copy, as a real restart does:
         // memory does not survive it, only the data directory (§4.3).
@@ -267,19 +387,32 @@ impl Boot {
             )),
             None => self.admission.clone(),
         };
-        let instance = Instance::wake(
-            InstanceConfig {
-                data_dir: self.data_dir.clone(),
-                admission,
-                egress: if self.chat.is_some() {
-                    EgressMode::AiOn
-                } else {
-                    EgressMode::AiOff
+        let instance = if self.serve {
+            let mut config = self.config()?;
+            config.admission = admission;
+            if self.chat.is_some() {
+                config.ai = memoria::Ai::On {
+                    key: memoria::ProviderKey::parse(PROVIDER_STUB_KEY).map_err(|e| {
+                        memoria::Error::new(memoria::ErrorKind::Config, format!("{e:?}"))
+                    })?,
+                };
+            }
+            Instance::wake_from(&config, Arc::new(self.clock.clone()))?
+        } else {
+            Instance::wake(
+                InstanceConfig {
+                    data_dir: self.data_dir.clone(),
+                    admission,
+                    egress: if self.chat.is_some() {
+                        EgressMode::AiOn
+                    } else {
+                        EgressMode::AiOff
+                    },
                 },
-            },
-            Sealer::new(&Dek::from_bytes(SIM_DEK_BYTES)),
-            Arc::new(self.clock.clone()),
-        )?;
+                Sealer::new(&Dek::from_bytes(SIM_DEK_BYTES)),
+                Arc::new(self.clock.clone()),
+            )?
+        };
         // Inline: a real thread pool would finish store work at wall-clock
         // moments and break the seed's replay.
         let state = AppState::new(
@@ -316,11 +449,14 @@ impl Boot {
 /// the roster mark beside it (the tombstone directory's, backed up apart,
 /// §7.4) nor SQLite's write-ahead log and shared-memory index (the backup is taken
 /// checkpointed); with `replace`, first removes from `to` every such file
-/// `from` lacks, the logs included.
+/// `from` lacks, the logs included. With `whole`, every file but SQLite's
+/// two is copied, a tombstone log or roster mark inside too: what an
+/// operator's copy of the whole directory holds.
 pub(super) fn copy_data(
     from: &std::path::Path,
     to: &std::path::Path,
     replace: bool,
+    whole: bool,
 ) -> Result<(), String> {
     let wal = |name: &std::ffi::OsStr| {
         let n = name.to_string_lossy();
@@ -328,7 +464,8 @@ pub(super) fn copy_data(
     };
     let keep = |name: &std::ffi::OsStr| {
         let n = name.to_string_lossy();
-        n != memoria::TOMBSTONE_LOG_FILE_NAME && n != memoria::ROSTER_MARK_FILE_NAME && !wal(name)
+        (whole || (n != memoria::TOMBSTONE_LOG_FILE_NAME && n != memoria::ROSTER_MARK_FILE_NAME))
+            && !wal(name)
     };
     let io = |p: &std::path::Path, e: std::io::Error| format!("{}: {e}", p.display());
     if replace {
@@ -347,7 +484,7 @@ pub(super) fn copy_data(
         if path.is_dir() {
             let sub = to.join(e.file_name());
             std::fs::create_dir_all(&sub).map_err(|x| io(&sub, x))?;
-            copy_data(&path, &sub, replace)?;
+            copy_data(&path, &sub, replace, whole)?;
         } else if keep(&e.file_name()) {
             // A new file renamed over the old: a connection the old
             // instance still holds keeps its own inode.
@@ -357,6 +494,13 @@ pub(super) fn copy_data(
         }
     }
     Ok(())
+}
+
+/// Writes `bytes` to `path` as a new file renamed over the old.
+fn write_bytes_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let next = path.with_extension("next");
+    std::fs::write(&next, bytes)?;
+    std::fs::rename(&next, path)
 }
 
 /// Writes `owners` to `path`, one a line, as an operator replaces the

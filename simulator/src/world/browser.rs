@@ -22,8 +22,18 @@ use crate::net::TurmoilDialer;
 pub struct Memoria {
     pub(super) slot: Arc<std::sync::Mutex<Option<AppState>>>,
     pub(super) restart: Arc<tokio::sync::Notify>,
-    /// A backup to restore the data directory from at the next wake.
-    pub(super) restore: Arc<std::sync::Mutex<Option<std::path::PathBuf>>>,
+    /// A backup to restore the data directory from at the next wake, and
+    /// whether it is a copy of the whole directory.
+    pub(super) restore: Arc<std::sync::Mutex<Option<(std::path::PathBuf, bool)>>>,
+    /// What an operator or a disk does to memoria's files at the next wake.
+    pub(super) operator: Arc<std::sync::Mutex<Option<super::boot::Operator>>>,
+    /// What came of it.
+    pub(super) outcome: Arc<std::sync::Mutex<Option<super::boot::OperatorOutcome>>>,
+    /// The directory memoria's tombstone log lives in.
+    pub(super) tombstone_dir: std::path::PathBuf,
+    /// The directory a crash is aimed under: the data directory's, or its
+    /// parent's when the tombstone directory lies beside it.
+    pub(super) crash_dir: std::path::PathBuf,
     pub(super) data_dir: std::path::PathBuf,
     pub(super) backups_dir: std::path::PathBuf,
     pub(super) clock: SimClock,
@@ -38,6 +48,8 @@ pub struct Memoria {
     pub(super) crash: super::crash::CrashWatch,
     /// Crashes landed when the browser last dropped its sessions.
     pub(super) landings_seen: u64,
+    /// The backups that copied the whole data directory.
+    pub(super) whole_backups: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl std::fmt::Debug for Memoria {
@@ -154,7 +166,7 @@ impl Memoria {
     /// If `point` is no crash point, or one landed and memoria is not
     /// woken yet.
     pub fn aim_crash(&self, point: &str) -> Result<(), String> {
-        self.crash.aim(&self.data_dir, point)
+        self.crash.aim(&self.crash_dir, point)
     }
 
     /// Takes away a crash aimed and not landed; its point, if one was.
@@ -210,7 +222,7 @@ impl Memoria {
     ///
     /// # Errors
     /// If a file cannot be copied (the message names its path).
-    pub fn backup_data(&self, name: &str) -> Result<(), String> {
+    pub fn backup_data(&self, name: &str, whole: bool) -> Result<(), String> {
         let to = self.backups_dir.join(name);
         std::fs::create_dir_all(&to).map_err(|e| format!("{}: {e}", to.display()))?;
         // The write-ahead log folded into the database first, so the file
@@ -222,7 +234,21 @@ impl Memoria {
             .store()
             .checkpoint()
             .map_err(|e| e.to_string())?;
-        copy_data(&self.data_dir, &to, false)
+        copy_data(&self.data_dir, &to, false, whole)?;
+        // The log, backed up apart: a copy beside the backup, which only
+        // a fault of the log puts back (`Memoria::start_on_log`).
+        let log = self.tombstone_log_path();
+        if log.is_file() {
+            let aside = self.backups_dir.join(format!("{name}.tombstones"));
+            std::fs::copy(&log, &aside).map_err(|e| format!("{}: {e}", log.display()))?;
+        }
+        if whole {
+            self.whole_backups
+                .lock()
+                .map_err(|_| "backups")?
+                .insert(name.to_string());
+        }
+        Ok(())
     }
 
     /// Restores memoria's data directory from backup `name` as an operator
@@ -237,7 +263,12 @@ impl Memoria {
         if !from.is_dir() {
             return Err(format!("no backup {name} of memoria's data"));
         }
-        *self.restore.lock().map_err(|_| "restore")? = Some(from);
+        let whole = self
+            .whole_backups
+            .lock()
+            .map_err(|_| "backups")?
+            .contains(name);
+        *self.restore.lock().map_err(|_| "restore")? = Some((from, whole));
         self.restart().await;
         Ok(())
     }
