@@ -392,7 +392,9 @@ impl ReconcilingTruth {
 /// tag, and [`PULL_SETTLE_MS`] later for the tags of the items named behind
 /// (only they can be named behind twice in a row). No S2 pair memoria sends names an
 /// item its sibling does not hold as team-visible, and none names a
-/// revision other than the current one in two questions in a row.
+/// revision other than the current one in two questions in a row once the
+/// sibling answered it STALE or AHEAD (a NOT_VISIBLE tells memoria nothing
+/// of revisions: explore seed 50, every reader removed at the sibling).
 ///
 /// # Errors
 /// Never: memoria's answers are judged by the trace alone.
@@ -458,7 +460,12 @@ pub(super) async fn judge_phantoms(
                         phantom.insert((app.clone(), p.item_id.clone()));
                         continue;
                     }
-                    *named.entry(p.item_id.clone()).or_insert(false) |= !current;
+                    // Only a STALE or an AHEAD tells memoria its revision is
+                    // not the current one: a pair answered NOT_VISIBLE (the
+                    // asker removed, or the item ungranted to them) teaches
+                    // it nothing, so asking it again is not a phantom.
+                    let told = p.result == "STALE" || p.result == "AHEAD";
+                    *named.entry(p.item_id.clone()).or_insert(false) |= !current && told;
                 }
                 for (item, now_behind) in named {
                     let key = (app.clone(), item);
