@@ -328,7 +328,8 @@ fn results_from(body: &str, app: &str) -> (usize, usize) {
     (page.results().len(), page.results_from(app))
 }
 
-const SHEETS_RECONCILING: &str = "Sheets is reconciling: its results are temporarily out of the search until it re-announces.";
+const SHEETS_RECONCILING: &str =
+    "Sheets is reconciling: its results are temporarily out of the search until it re-announces.";
 
 fn says_no_results(body: &str) -> bool {
     let lower = body.to_lowercase();
