@@ -1329,23 +1329,31 @@ fn silent_docs_only(ctx: &mut Ctx) -> Result<(), Failure> {
     says(&s, NO_ANOMALY)
 }
 
+/// `p` searches when Sheets shows them `tagledger1` and not `tagledger0`:
+/// Sheets must answer both VISIBLE and NOT_VISIBLE (`when`), and the page
+/// show only the visible passages. Returns the page.
+fn asks_mixed(rig: &mut Rig, p: &str, when: &str) -> Result<String, Failure> {
+    let (page, answered) = rig.search_answered(p);
+    ensure(
+        answered.iter().any(|a| a == "VISIBLE")
+            && answered.iter().any(|a| a == "NOT_VISIBLE")
+            && page.contains("tagledger1")
+            && !page.contains("tagledger0"),
+        format!(
+            "Sheets answers {p} both VISIBLE and NOT_VISIBLE {when}, and the page shows only the visible passages"
+        ),
+        format!("answers {answered:?}"),
+    )?;
+    Ok(page)
+}
+
 fn silent_visible_today(ctx: &mut Ctx) -> Result<(), Failure> {
     let mut rig = walk(ctx, &[History("data14", TRIO, &[7, 1])])?;
     let trio = TRIO;
     rig.day(0);
     for p in trio {
         rig.removed_from(0, p, true);
-        let (page, answered) = rig.search_answered(p);
-        ensure(
-            answered.iter().any(|a| a == "VISIBLE")
-                && answered.iter().any(|a| a == "NOT_VISIBLE")
-                && page.contains("tagledger1")
-                && !page.contains("tagledger0"),
-            format!(
-                "Sheets answers {p} both VISIBLE and NOT_VISIBLE today, and the page shows only the visible passages"
-            ),
-            format!("answers {answered:?}"),
-        )?;
+        let page = asks_mixed(&mut rig, p, "today")?;
         no_breaker_on(&page, p)?;
     }
     ensure(
@@ -1361,15 +1369,7 @@ fn silent_refused_in_the_baseline(ctx: &mut Ctx) -> Result<(), Failure> {
     rig.day(1);
     for p in TRIO {
         rig.removed_from(0, p, true);
-        let (page, answered) = rig.search_answered(p);
-        ensure(
-            answered.iter().any(|a| a == "VISIBLE")
-                && answered.iter().any(|a| a == "NOT_VISIBLE")
-                && page.contains("tagledger1")
-                && !page.contains("tagledger0"),
-            format!("Sheets answers {p} both VISIBLE and NOT_VISIBLE a day before today"),
-            format!("answers {answered:?}"),
-        )?;
+        asks_mixed(&mut rig, p, "a day before today")?;
         rig.removed_from(0, p, false);
     }
     ensure(

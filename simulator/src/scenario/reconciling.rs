@@ -55,6 +55,7 @@ use std::time::Duration;
 
 use super::checks::Check;
 use super::oracle::PULL_SETTLE_MS;
+use super::oracle::app_of;
 use super::surfaces::{APP_MEMORIA, Rendered};
 use crate::fake::server::FakeSibling;
 use crate::fake::trace::{CallDetail, CallKind, TraceEvent};
@@ -135,11 +136,6 @@ pub(super) struct ReconcilingTruth {
     backups: BTreeMap<String, Backup>,
     /// Every item any sibling held, with its tag, by (app, item id).
     ever: BTreeMap<(String, String), String>,
-}
-
-/// The app label of a fake's host (`acme.sheets.oficina.works` → `sheets`).
-fn app_of(callee: &str) -> &str {
-    callee.split('.').nth(1).unwrap_or(callee)
 }
 
 fn fail(invariant: &str, what: String, saw: String) -> Check {

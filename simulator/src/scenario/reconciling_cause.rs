@@ -49,6 +49,7 @@
 use std::collections::BTreeMap;
 
 use super::checks::Check;
+use super::oracle::app_of;
 use super::reconciling::IN_FLIGHT_MS;
 use super::surfaces::Rendered;
 use crate::fake::server::FakeSibling;
@@ -95,11 +96,6 @@ pub(super) struct CauseTruth {
     causes: Vec<Cause>,
     /// When memoria last stopped (a restart, a crash), in simulated ms.
     stopped_ms: Option<u64>,
-}
-
-/// The app label of a fake's host (`acme.sheets.oficina.works` → `sheets`).
-fn app_of(callee: &str) -> &str {
-    callee.split('.').nth(1).unwrap_or(callee)
 }
 
 /// Whether the sibling's own log explains S3's 404 of `item` at `revision`

@@ -40,6 +40,7 @@ use http_body_util::Full;
 use serde::{Deserialize, Serialize};
 
 use super::checks::Check;
+use super::oracle::app_of;
 use super::surfaces::from_page;
 use crate::drain::{Drain, PhaseReport, Stop};
 use crate::fake::faults::Faults;
@@ -151,11 +152,6 @@ fn shown(r: &PhaseReport) -> String {
     } else {
         parts.join("; ")
     }
-}
-
-/// The app label of a fake's host (`acme.sheets.oficina.works` → `sheets`).
-fn app_of(callee: &str) -> &str {
-    callee.split('.').nth(1).unwrap_or(callee)
 }
 
 impl RotationTruth {

@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::checks::Check;
+use super::oracle::app_of;
 use crate::fake::trace::TraceEvent;
 use crate::world::Memoria;
 
@@ -233,11 +234,6 @@ impl TokenFileTruth {
             ok: false,
         }]
     }
-}
-
-/// The app label of a fake's host (`acme.sheets.oficina.works` → `sheets`).
-fn app_of(callee: &str) -> &str {
-    callee.split('.').nth(1).unwrap_or(callee)
 }
 
 #[cfg(test)]
