@@ -89,6 +89,16 @@ pub static GATE: Gate = Gate {
             run: retention_keeps_the_backup_window,
         },
         Case {
+            id: "10/retention-outlasts-a-month-of-daily-backups",
+            desc: "Supersede a generation, advance the clock 30 days (the daily backups kept 30 days that the backup window's own source names, written here as a literal, not read from the reference) and write again: the superseded generation is still on disk, so a backup from the day before it was superseded still finds its index.",
+            run: retention_outlasts_a_month_of_daily_backups,
+        },
+        Case {
+            id: "10/retention-counts-from-the-superseding-write-with-vectors",
+            desc: "With AI on, a generation and its dense blob are written, the clock passes one backup window and more, and a delete supersedes it: the generation is still on disk (its window runs from the write that superseded it, not from its own, nor from its dense blob's beside it).",
+            run: retention_counts_from_the_superseding_write_with_vectors,
+        },
+        Case {
             id: "10/replay-deletes-a-revision-the-backup-predates",
             desc: "Back the database up, re-upload the doomed document (a new revision, still searchable), delete it, restore the backup (which holds the older revision) and wake: the replayed tombstone deletes the older revision too; the deleted passage is neither searchable nor openable, and the other document is.",
             run: replay_deletes_a_revision_the_backup_predates,
@@ -115,7 +125,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "10/rewound-tombstone-log-is-refused",
-            desc: "Delete twice, wake once with the intact log (the deletion holds), then rewind the log (a row each: put back a copy from before the last delete; the tombstone directory gone; another store's log, as far along, put in its place) and wake: refused with TombstonesBehind naming the log's path, where it stops (or that it does not hold the database's last deletion) and where the database is, quoting no content.",
+            desc: "Delete twice, wake once with the intact log (the deletion holds), then rewind the log (a row each: put back a copy from before the last delete; the tombstone directory gone; another store's log, as far along or one deletion further, put in its place) and wake: refused with TombstonesBehind naming the log's path, where it stops (or that it does not hold the database's last deletion) and where the database is, quoting no content.",
             run: whole_directory::rewound_tombstone_log_is_refused,
         },
         Case {
@@ -511,6 +521,78 @@ fn retention_keeps_the_backup_window(ctx: &mut Ctx) -> Result<(), Failure> {
     ensure(
         gens.contains(&(prior + 1)) && gens.contains(&last.generation),
         "the generations superseded inside the window, and the current one, stay",
+        format!("on disk: {gens:?}"),
+    )
+}
+
+/// How long daily backups are kept, in seconds: 30 days, the source
+/// `BACKUP_RETENTION_WINDOW_S` names for itself (its 5 days of slack left
+/// out). A literal, so that a window shortened in the reference (a slip of
+/// unit) fails `10/retention-outlasts-a-month-of-daily-backups`.
+const BACKUPS_KEPT_S: i64 = 30 * 24 * 60 * 60;
+
+fn retention_outlasts_a_month_of_daily_backups(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (s, mut m) = setup(ctx)?;
+    let prior = m.wake_report().generation;
+    let superseded_at = T0_S + 60;
+    s.clock.set(superseded_at);
+    m.delete(&s.doomed).map_err(fail("the delete succeeds"))?;
+    s.clock.set(superseded_at + BACKUPS_KEPT_S);
+    m.write_snapshot()
+        .map_err(fail("a snapshot is written 30 days later"))?;
+    let gens: Vec<i64> = snapshot::generations(&s.dir)
+        .map_err(fail("list generations"))?
+        .into_iter()
+        .map(|(g, _)| g)
+        .collect();
+    ensure(
+        gens.contains(&prior),
+        format!(
+            "generation {prior}, superseded 30 days ago, is still on disk for a backup from the day before"
+        ),
+        format!("on disk: {gens:?}"),
+    )
+}
+
+fn retention_counts_from_the_superseding_write_with_vectors(ctx: &mut Ctx) -> Result<(), Failure> {
+    let dir = ctx.dir("data-ai-on");
+    let sealer = Sealer::new(&dek(ctx.rng()));
+    let clock = Arc::new(HandClock::at(T0_S));
+    let mut m = Instance::wake(
+        InstanceConfig {
+            data_dir: dir.clone(),
+            admission: Admission::parse(OWNER).expect("owners"),
+            egress: EgressMode::AiOn,
+        },
+        sealer,
+        clock.clone(),
+    )
+    .map_err(fail("an instance with AI on wakes"))?;
+    let doomed = m
+        .ingest(&doc(&ctx.canary(), "doomed"))
+        .map_err(fail("the doomed document ingests"))?
+        .id;
+    m.ingest(&doc(&ctx.canary(), "kept"))
+        .map_err(fail("the kept document ingests"))?;
+    crate::rigs::dense::embed_queue(&mut m)?;
+    let prior = m.wake_report().generation;
+    ensure(
+        snapshot::vectors_blob_path(&dir, prior).exists(),
+        format!("with AI on, generation {prior} has its dense blob beside it (presence)"),
+        "it has none",
+    )?;
+    clock.set(T0_S + BACKUP_RETENTION_WINDOW_S + 60);
+    m.delete(&doomed).map_err(fail("the delete succeeds"))?;
+    let gens: Vec<i64> = snapshot::generations(&dir)
+        .map_err(fail("list generations"))?
+        .into_iter()
+        .map(|(g, _)| g)
+        .collect();
+    ensure(
+        gens.contains(&prior) && gens.len() >= 2,
+        format!(
+            "generation {prior}, written more than a window ago and superseded just now, is still on disk"
+        ),
         format!("on disk: {gens:?}"),
     )
 }

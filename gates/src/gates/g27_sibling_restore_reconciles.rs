@@ -126,6 +126,16 @@ pub static GATE: Gate = Gate {
             desc: "Sheets and Docs are both restored behind memoria (one item each back a revision) and one search's AHEAD answers mark both; Sheets' announce then completes while every Docs announce fails: Sheets' mark is cleared and Docs' stands, and the next page ranks Sheets, shows no Docs passage and names Docs, and only Docs, as reconciling.",
             run: completion_clears_its_own_mark,
         },
+        Case {
+            id: "27/only-ahead-marks-and-only-its-app",
+            desc: "Sheets is restored behind memoria and Docs moves its item beside (a) one revision past the one memoria holds; neither announce can complete (so a mark made stands); one search's round meets (a)'s AHEAD and the Docs item's STALE: Sheets is marked, Docs is not (STALE is refetched, never re-announced, and one app's AHEAD is no other's), and the next page names Sheets alone as reconciling and shows Docs passages.",
+            run: only_ahead_marks_and_only_its_app,
+        },
+        Case {
+            id: "27/feed-outage-marks-nothing",
+            desc: "After the warm-up Docs' S1 answers 503 on every pull of a question's pulls (its S2 and S3 answer; its announce would not complete, so a mark would stand): the pull fails, Docs is not marked (only a 410 asks for a re-announce), and once the feed answers the next page names no source reconciling and shows results.",
+            run: feed_outage_marks_nothing,
+        },
     ],
 };
 
@@ -589,6 +599,95 @@ fn completion_clears_its_own_mark(ctx: &mut Ctx) -> Result<(), Failure> {
                 page.results_from("sheets"),
                 page.results_from("docs")
             ),
+        )
+    })
+}
+
+fn only_ahead_marks_and_only_its_app(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let sheets = world.fake("sheets").clone();
+    let docs = world.fake("docs").clone();
+    let trace = world.trace().clone();
+    // Docs' item is at r2 when memoria first pulls it, and ranks beside (a).
+    docs.model().with(|m| {
+        m.revise(ITEM_DOCS_AHEAD, "Forecast", &ahead_body(&canary, 2))
+            .expect("revise");
+    });
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        restore_sheets(&sheets);
+        docs.model().with(|dm| {
+            dm.revise(ITEM_DOCS_AHEAD, "Forecast", &ahead_body(&canary, 3))
+                .expect("revise the Docs item past memoria's");
+        });
+        // Neither announce can complete, so a mark made stands to be seen.
+        for f in [&sheets, &docs] {
+            f.faults()
+                .set_truncate_announce(Some(TruncateAnnounce::NoClose));
+        }
+        let before = trace.events().len();
+        m.search(OWNERS[0], &canary).await;
+        m.settle_follow_ups().await;
+        let answered = sent_values(&trace, before);
+        check(
+            answered.iter().any(|v| v == "AHEAD") && answered.iter().any(|v| v == "STALE"),
+            "the search's round meets (a)'s AHEAD and the Docs item's STALE (presence)",
+            format!("{answered:?}"),
+        )?;
+        let both = (marked(&m, "sheets")?, marked(&m, "docs")?);
+        check(
+            both == (true, false),
+            "Sheets, which answered AHEAD, is marked; Docs, which answered STALE and VISIBLE, is not",
+            format!("(Sheets, Docs) marked: {both:?}"),
+        )?;
+        let body = m.search(OWNERS[0], &canary).await.response.body;
+        let page = Page::parse(&body);
+        check(
+            page.reconciling() == [SHEETS_RECONCILING] && page.results_from("docs") > 0,
+            "the next page names Sheets alone as reconciling and shows Docs passages",
+            format!(
+                "{:?}; {} from Docs",
+                page.reconciling(),
+                page.results_from("docs")
+            ),
+        )
+    })
+}
+
+fn feed_outage_marks_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
+    let (world, canary) = fixture(ctx, true);
+    let docs = world.fake("docs").clone();
+    run_world(&world, move |mut m| async move {
+        m.warmed_up().await?;
+        // Docs' announce cannot complete, so a mark made stands to be seen.
+        docs.faults()
+            .set_truncate_announce(Some(TruncateAnnounce::NoClose));
+        docs.faults()
+            .set_outage_for(Some(Outage::Status(503)), Some(CallKind::S1));
+        let reports = m.question_pulls(OWNERS[0]).await;
+        docs.faults().set_outage_for(None, None);
+        let d = reports
+            .iter()
+            .find(|r| r.app == "docs")
+            .cloned()
+            .ok_or("no Docs sync")?;
+        check(
+            d.feed_error.is_some(),
+            "Docs' feed answers 503 on the pull (presence)",
+            format!("{d:?}"),
+        )?;
+        let both = (marked(&m, "sheets")?, marked(&m, "docs")?);
+        check(
+            both == (false, false),
+            "a feed that answered 503 marks nothing: only a 410 asks for a re-announce",
+            format!("(Sheets, Docs) marked: {both:?}"),
+        )?;
+        let body = m.search(OWNERS[0], &canary).await.response.body;
+        let page = Page::parse(&body);
+        check(
+            page.reconciling().is_empty() && !page.results().is_empty(),
+            "the next page names no source reconciling and shows results",
+            format!("{:?}; {} results", page.reconciling(), page.results().len()),
         )
     })
 }

@@ -222,22 +222,31 @@ enum Rewind {
     /// (two deletions of its own): it reaches the database's sequence but
     /// does not hold its deletions.
     Foreign,
+    /// Another store's log one deletion further along than this one
+    /// (three of its own): past the database's sequence, so it reads as a
+    /// restore, and its entry at the database's sequence is not the
+    /// database's.
+    ForeignAhead,
 }
 
 pub(super) fn rewound_tombstone_log_is_refused(ctx: &mut Ctx) -> Result<(), Failure> {
     // (how, the sequence the rewound log stops at; None: it reaches the
     // database's but holds other deletions)
-    let rows: [(Rewind, Option<i64>); 3] = [
+    let rows: [(Rewind, Option<i64>); 4] = [
         (Rewind::EarlierCopy, Some(1)),
         (Rewind::Missing, Some(0)),
         (Rewind::Foreign, None),
+        (Rewind::ForeignAhead, None),
     ];
     for (how, stops_at) in rows {
         let (v, mut m) = served(ctx, &format!("srv-{how:?}"), false)?;
         let foreign = match how {
-            Rewind::Foreign => {
-                let (other, mut o) = served(ctx, "srv-other-store", false)?;
+            Rewind::Foreign | Rewind::ForeignAhead => {
+                let (other, mut o) = served(ctx, &format!("srv-other-store-{how:?}"), false)?;
                 delete_a_scratch_document(ctx, &mut o)?;
+                if matches!(how, Rewind::ForeignAhead) {
+                    delete_a_scratch_document(ctx, &mut o)?;
+                }
                 o.delete(&other.s.doomed)
                     .map_err(fail("the other store's delete succeeds"))?;
                 let path = o.tombstone_log().path().to_path_buf();
@@ -260,7 +269,7 @@ pub(super) fn rewound_tombstone_log_is_refused(ctx: &mut Ctx) -> Result<(), Fail
         match how {
             Rewind::EarlierCopy => std::fs::copy(&earlier, &log_path).map(|_| ()),
             Rewind::Missing => std::fs::remove_dir_all(&v.config.tombstone_dir),
-            Rewind::Foreign => foreign
+            Rewind::Foreign | Rewind::ForeignAhead => foreign
                 .as_ref()
                 .map_or(Ok(()), |other| std::fs::copy(other, &log_path).map(|_| ())),
         }
