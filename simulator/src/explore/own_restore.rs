@@ -28,7 +28,9 @@
 //! - [`FaultKind::TombstoneLog`] (half the worlds): memoria started on its
 //!   log rewound to the copy taken with a backup before a deletion, one
 //!   entry short, or another store's log as far along, one to three of
-//!   these (`rewound-tombstone-log-is-refused`).
+//!   these, and on half of these worlds (a coin of its own, so the rest is
+//!   drawn as before) another store's log one entry further along too
+//!   (`rewound-tombstone-log-is-refused`).
 //! - [`FaultKind::SnapshotBucket`] (half the worlds): the newest
 //!   generation's blob deleted, or one byte of it flipped, memoria woken,
 //!   and a document stored before it asked for
@@ -54,6 +56,11 @@ pub const LOG_SHARE: f64 = 0.5;
 pub const BUCKET_SHARE: f64 = 0.5;
 /// The faults of the log, as `tombstone-log`'s `how` names them.
 const LOG_FAULTS: [&str; 3] = ["rewound", "behind-one", "foreign"];
+/// The share of worlds starting memoria on a log not its own that also
+/// start it on another store's log one entry further along than its own
+/// (`foreign-ahead`: past the database's sequence, so it reads as a
+/// restore). Drawn from a generator of its own, added after the others.
+pub const FOREIGN_AHEAD_SHARE: f64 = 0.5;
 /// The faults of the bucket, as `snapshot-bucket`'s `how` names them.
 const BUCKET_FAULTS: [&str; 2] = ["generation-deleted", "blob-damaged"];
 
@@ -133,6 +140,10 @@ pub(super) fn add(seed: u64, swarm: &mut Swarm, reader: &str, events: &mut Vec<E
             .collect();
         if hows.is_empty() {
             hows.push(LOG_FAULTS.choose(&mut rng).copied().unwrap_or("rewound"));
+        }
+        let mut ahead = rand::rngs::StdRng::seed_from_u64(seed ^ 0x666f_7265_6967_6e2b);
+        if ahead.gen_bool(FOREIGN_AHEAD_SHARE) {
+            hows.push("foreign-ahead");
         }
         swarm.0.push((FaultKind::TombstoneLog, hows.len() as u32));
         if rewind_from.is_none() {

@@ -398,7 +398,8 @@ pub enum Event {
     },
     /// memoria stops, its tombstone log is replaced (`how`: `rewound`,
     /// the copy taken with backup `from`; `behind-one`, its last entry
-    /// dropped; `foreign`, another store's log as far along) and memoria
+    /// dropped; `foreign`, another store's log as far along;
+    /// `foreign-ahead`, another store's log one entry further) and memoria
     /// is started on it, which the oracle judges; then the operator puts
     /// its own log back and memoria wakes again (§7.4).
     TombstoneLog {

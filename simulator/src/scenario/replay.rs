@@ -1257,6 +1257,7 @@ async fn apply(
                     .ok_or(format!("backup {b} holds no copy of the log"))?,
                 ("behind-one", _) => super::tomb::behind_one(&own),
                 ("foreign", _) => super::tomb::foreign(&own),
+                ("foreign-ahead", _) => super::tomb::foreign_ahead(&own),
                 _ => return Err(format!("no such fault of the log: {how}")),
             };
             let path = m.tombstone_log_path();

@@ -6,7 +6,8 @@
 //!
 //! - `[safety:tombstones]` (§7.4): started on a tombstone log that is not
 //!   the one it left (a copy from an older backup, the log one entry
-//!   short, another store's log as far along), memoria refuses to wake:
+//!   short, another store's log as far along or one entry further),
+//!   memoria refuses to wake:
 //!   `TombstonesBehind`, naming the log's path, where the log stops and
 //!   the sequence the database has applied up to (or that the log does
 //!   not hold the deletion the database records there), quoting no
@@ -23,11 +24,11 @@
 //!   restorable backup could point at it ... retirement waits out the
 //!   backup retention window"): a generation the bucket held as its
 //!   newest at a checkpoint is still in the bucket at every later
-//!   checkpoint less than `BACKUP_RETENTION_WINDOW_S` (35 days) later on
-//!   memoria's calendar. It was superseded no earlier than that
-//!   checkpoint, so the window cannot have passed. A restore of the data
-//!   directory and a fault of the bucket (the harness's own deletions)
-//!   start the record afresh.
+//!   checkpoint less than `BACKUP_RETENTION_WINDOW_S` (35 days; never
+//!   less than [`BACKUPS_KEPT_S`], 30) later on memoria's calendar. It was
+//!   superseded no earlier than that checkpoint, so the window cannot have
+//!   passed. A restore of the data directory and a fault of the bucket
+//!   (the harness's own deletions) start the record afresh.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -38,6 +39,15 @@ use super::checks::Check;
 pub const SAFETY_TOMBSTONES: &str = "[safety:tombstones]";
 /// A snapshot generation retired inside the backup window.
 pub const SAFETY_RETENTION: &str = "[safety:retention]";
+
+/// The shortest backup window `[safety:retention]` holds memoria to, in
+/// seconds: 30 days, the daily backups kept 30 days that
+/// `BACKUP_RETENTION_WINDOW_S` names as its own source (its 5 days of
+/// slack left out). The judge's window is the reference's, and never less
+/// than this: read alone, a window the reference shortened (a slip of unit)
+/// would shorten the judge's with it, and the judge would pass what it is
+/// there to catch.
+pub(super) const BACKUPS_KEPT_S: i64 = 30 * 24 * 60 * 60;
 
 /// The sequence of a log's last complete line (0 for an empty log): its
 /// first field.
@@ -60,6 +70,30 @@ pub(super) fn behind_one(log: &[u8]) -> Vec<u8> {
         .map(|l| format!("{l}\n"))
         .collect::<String>()
         .into_bytes()
+}
+
+/// Another store's log one deletion further along than `log`: [`foreign`]
+/// and one more line, so it runs past the database's sequence (and reads as
+/// a restore) while its entry there is not the database's.
+pub(super) fn foreign_ahead(log: &[u8]) -> Vec<u8> {
+    let mut out = foreign(log);
+    let seq = last_seq(log) + 1;
+    let at = String::from_utf8_lossy(log)
+        .lines()
+        .rev()
+        .find_map(|l| l.split(' ').nth(3)?.parse().ok())
+        .unwrap_or(0);
+    out.extend_from_slice(
+        memoria::Tombstone {
+            seq,
+            doc_id: format!("f0{seq:030x}"),
+            revision: 1,
+            at,
+        }
+        .line()
+        .as_bytes(),
+    );
+    out
 }
 
 /// Another store's log as far along as `log`: as many deletions, of
@@ -176,7 +210,7 @@ impl Retention {
 
     /// A checkpoint at `now_s` on memoria's calendar.
     pub(super) fn judge(&mut self, data_dir: &Path, now_s: i64) -> Vec<Check> {
-        let window = memoria::snapshot::BACKUP_RETENTION_WINDOW_S;
+        let window = memoria::snapshot::BACKUP_RETENTION_WINDOW_S.max(BACKUPS_KEPT_S);
         let gens = on_disk(data_dir);
         let mut out = vec![];
         let gone: Vec<(i64, i64)> = self
@@ -210,7 +244,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_log_one_entry_short_stops_one_before_and_a_foreign_one_is_as_far_along() {
+    fn a_log_one_entry_short_stops_one_before_and_a_foreign_one_is_as_far_along_or_one_further() {
         let own: String = (1..=3)
             .map(|s| {
                 memoria::Tombstone {
@@ -229,9 +263,13 @@ mod tests {
         let other = foreign(&own);
         assert_eq!(last_seq(&other), 3);
         assert_ne!(other, own);
-        // memoria's own parser reads every line of it.
-        for line in String::from_utf8_lossy(&other).lines() {
-            memoria::Tombstone::parse(line).expect("a well-formed line");
+        let ahead = foreign_ahead(&own);
+        assert_eq!(last_seq(&ahead), 4);
+        assert!(ahead.starts_with(&other));
+        // memoria's own parser reads every line of both, in sequence.
+        for (i, line) in String::from_utf8_lossy(&ahead).lines().enumerate() {
+            let t = memoria::Tombstone::parse(line).expect("a well-formed line");
+            assert_eq!(t.seq, i as i64 + 1);
         }
         assert!(foreign(b"").is_empty());
     }
