@@ -29,8 +29,9 @@
 //!   log rewound to the copy taken with a backup before a deletion, one
 //!   entry short, or another store's log as far along, one to three of
 //!   these, and on half of these worlds (a coin of its own, so the rest is
-//!   drawn as before) another store's log one entry further along too
-//!   (`rewound-tombstone-log-is-refused`).
+//!   drawn as before) another store's log one entry further along too, and
+//!   on half (another coin of that generator) an empty log, as a lost
+//!   tombstone directory leaves it (`rewound-tombstone-log-is-refused`).
 //! - [`FaultKind::SnapshotBucket`] (half the worlds): the newest
 //!   generation's blob deleted, or one byte of it flipped, memoria woken,
 //!   and a document stored before it asked for
@@ -61,6 +62,10 @@ const LOG_FAULTS: [&str; 3] = ["rewound", "behind-one", "foreign"];
 /// (`foreign-ahead`: past the database's sequence, so it reads as a
 /// restore). Drawn from a generator of its own, added after the others.
 pub const FOREIGN_AHEAD_SHARE: f64 = 0.5;
+/// The share of those worlds that also start memoria on an empty log
+/// (`missing`: the tombstone directory lost, which the next open leaves
+/// empty). Drawn from the same generator as `foreign-ahead`, after it.
+pub const MISSING_SHARE: f64 = 0.5;
 /// The faults of the bucket, as `snapshot-bucket`'s `how` names them.
 const BUCKET_FAULTS: [&str; 2] = ["generation-deleted", "blob-damaged"];
 
@@ -144,6 +149,9 @@ pub(super) fn add(seed: u64, swarm: &mut Swarm, reader: &str, events: &mut Vec<E
         let mut ahead = rand::rngs::StdRng::seed_from_u64(seed ^ 0x666f_7265_6967_6e2b);
         if ahead.gen_bool(FOREIGN_AHEAD_SHARE) {
             hows.push("foreign-ahead");
+        }
+        if ahead.gen_bool(MISSING_SHARE) {
+            hows.push("missing");
         }
         swarm.0.push((FaultKind::TombstoneLog, hows.len() as u32));
         if rewind_from.is_none() {

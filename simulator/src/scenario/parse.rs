@@ -399,7 +399,8 @@ pub enum Event {
     /// memoria stops, its tombstone log is replaced (`how`: `rewound`,
     /// the copy taken with backup `from`; `behind-one`, its last entry
     /// dropped; `foreign`, another store's log as far along;
-    /// `foreign-ahead`, another store's log one entry further) and memoria
+    /// `foreign-ahead`, another store's log one entry further; `missing`,
+    /// an empty log, as a lost tombstone directory leaves it) and memoria
     /// is started on it, which the oracle judges; then the operator puts
     /// its own log back and memoria wakes again (§7.4).
     TombstoneLog {

@@ -1258,6 +1258,7 @@ async fn apply(
                 ("behind-one", _) => super::tomb::behind_one(&own),
                 ("foreign", _) => super::tomb::foreign(&own),
                 ("foreign-ahead", _) => super::tomb::foreign_ahead(&own),
+                ("missing", _) => Vec::new(),
                 _ => return Err(format!("no such fault of the log: {how}")),
             };
             let path = m.tombstone_log_path();

@@ -6,8 +6,8 @@
 //!
 //! - `[safety:tombstones]` (§7.4): started on a tombstone log that is not
 //!   the one it left (a copy from an older backup, the log one entry
-//!   short, another store's log as far along or one entry further),
-//!   memoria refuses to wake:
+//!   short, another store's log as far along or one entry further, an
+//!   empty log), memoria refuses to wake:
 //!   `TombstonesBehind`, naming the log's path, where the log stops and
 //!   the sequence the database has applied up to (or that the log does
 //!   not hold the deletion the database records there), quoting no
