@@ -35,6 +35,9 @@
 //! seed 74 did: upgraded to team-visible, then partially restored to its
 //! first revision at the run's end, before memoria polls
 //! ([`lost_revision`], §4.1).
+//! Every AI-on world asks questions only the dense half answers, some just
+//! after a wake or a deletion, their order judged by the stub's own
+//! vectors ([`dense`], §7).
 //! The timeline ends with `expect-converged`: the faults stop, and
 //! liveness is judged after the oracle's quiet period.
 //!
@@ -52,7 +55,7 @@
 //! drawing added after the first ([`cells`], [`roster`], [`rotation`],
 //! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`],
 //! [`s2_shapes`], [`connectors`], [`breaker`], [`generation`],
-//! [`lost_revision`])
+//! [`lost_revision`], [`dense`])
 //! comes from a generator of its own, after the rest, so a seed that
 //! does not draw it is the run it was before. What the truth oracle judges, invariant by invariant, is
 //! `crate::scenario`'s `oracle.rs`.
@@ -61,6 +64,7 @@ mod breaker;
 mod cells;
 mod connectors;
 mod crash;
+mod dense;
 mod documents;
 mod generation;
 mod home;
@@ -679,6 +683,9 @@ pub fn generate(seed: u64) -> Exploration {
     generation::add(seed, &mut swarm, home, &readers, &team_tags, &mut events);
     // Last: seed 74's shape is a pair at the run's end.
     lost_revision::add(seed, &swarm, &siblings, &mut events);
+    // After every drawing: AI-on worlds ask questions only the dense half
+    // answers ([`dense`], gate 10).
+    dense::add(seed, ai, &siblings, &readers, &everybody, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),
