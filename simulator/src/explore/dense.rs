@@ -1,15 +1,14 @@
 //! The explorer's dense questions (issue 26, gate 10): in every AI-on world, people ask questions only the dense half can answer, some just after a wake, a deletion or a refused input, and `[safety:dense]` judges each page's order by the stub's own vectors (§7, §7.2, §7.4).
 //!
 //! A dense question is one or two tags of the world's documents (its
-//! sibling items, corpus items, new items and memoria's own uploads), at
-//! times one of the words every generated title starts with, and
-//! [`DENSE_ONLY_WORD`], which no passage holds: FTS5's implicit AND finds
-//! nothing, so the page is the dense ranking alone, which the oracle
-//! recomputes (`crate::scenario`'s `dense.rs`). The tags make a few
-//! passages score high and the shared word many score in between, so a
-//! row ranked by another's vector, scale or sum (a wake that decoded the
-//! matrix wrong, a removal that moved a row without its scale) is out of
-//! order against some other.
+//! sibling items, corpus items, new items and memoria's own uploads) and
+//! [`DENSE_ONLY_WORD`], which no passage holds: every other passage holds
+//! no word of it, so it can reach the page only through the dense half,
+//! in the order of its dense rank, which the oracle recomputes
+//! (`crate::scenario`'s `dense.rs`). A row ranked by another's vector,
+//! scale or sum (a wake that decoded the matrix wrong, a removal that
+//! moved a row without its scale) breaks that order where the scores are
+//! far enough apart.
 //!
 //! Drawn from a generator of its own (the seed under another constant),
 //! after every other drawing and only with AI on, so a seed with AI off,
@@ -100,14 +99,6 @@ pub(super) fn add(
         let mut words: Vec<String> = (0..rng.gen_range(1..=2))
             .filter_map(|_| tags.choose(&mut rng).cloned())
             .collect();
-        if rng.gen_bool(0.6) {
-            words.push(
-                super::WORDS
-                    .choose(&mut rng)
-                    .unwrap_or(&"budget")
-                    .to_string(),
-            );
-        }
         words.push(DENSE_ONLY_WORD.to_string());
         words.shuffle(&mut rng);
         let reader = if rng.gen_bool(0.8) {

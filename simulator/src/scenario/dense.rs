@@ -1,11 +1,16 @@
 //! `[safety:dense]`: a question only the dense half can answer is ranked by the stub provider's own vectors, recomputed by the oracle (§7, §7.2, §8.3).
 //!
 //! §7 ranks by "BM25 + dense vectors, fused by reciprocal rank". A
-//! question holding [`DENSE_ONLY_WORD`], a word no passage holds, is
-//! answered by the dense half alone: FTS5 reads a question's words as an
-//! implicit AND, so BM25 ranks nothing, and reciprocal rank fusion of an
-//! empty list and the dense list is the dense list, in its order. That
-//! order is a claim the oracle can check without memoria's internals: the
+//! question holding [`DENSE_ONLY_WORD`], a word no passage holds, is the
+//! explorer's dense question. memoria's lexical half still fills a page
+//! with passages holding some of its words (the reference's tiers: all
+//! words but one, then any word), so a passage that holds no word of the
+//! question (by root: [`root`], coarser than FTS5's Porter stemmer) is
+//! *silent*: it can only be in the dense list, and its fused score,
+//! `1 / (RRF_K + its dense rank)`, falls with its dense rank. Of two silent
+//! passages shown, the one above has the better dense rank, whatever the
+//! lexical half ranked around them. That order is a claim the oracle can
+//! check without memoria's internals: the
 //! embedder of every simulated AI-on world is the harness's stub
 //! (`crate::fake::provider`), whose vector for a text is
 //! [`embed_text`]'s hashed word features, so the oracle computes the
@@ -24,8 +29,8 @@
 //! belongs to.
 //!
 //! The claim, on every surface that ranks (the search page, JSON, MCP):
-//! no passage is shown above one whose score surely exceeds its own, by
-//! more than [`DENSE_MARGIN`] (int8 quantisation of both vectors and
+//! no silent passage is shown above a silent one whose score surely
+//! exceeds its own, by more than [`DENSE_MARGIN`] (int8 quantisation of both vectors and
 //! ties). A dense matrix whose rows lost their chunk ids, scales or sums
 //! (a wake that mirrors the ids, a removal that leaves the moved row the
 //! removed one's scale) ranks a passage by another's vector, and the order
@@ -92,20 +97,58 @@ fn tag_of(title: &str) -> Option<String> {
     words(title).last().filter(|w| w.starts_with("qx"))
 }
 
-/// The least and greatest dot product of `query` with the vector of every
-/// passage text in `inputs` that holds `tag` as a word, or `None` if none
-/// does.
-fn interval(query: &[f32], inputs: &[&str], tag: &str) -> Option<(f32, f32)> {
-    let mut out: Option<(f32, f32)> = None;
+/// `w` without the endings a Porter stemmer may take off a word of the
+/// oracle's own (`s`, `es`, `ies`, `e`, `ed`, `ing`, `y`, `i`), taken off
+/// greedily while a root of three letters or more stays: two words with
+/// one root may be one word to FTS5's `porter` tokenizer (§7.1). Coarser
+/// than Porter, never finer, so a passage it calls silent is silent.
+fn root(w: &str) -> String {
+    let mut r = w.to_string();
+    'strip: loop {
+        for end in ["ing", "ies", "es", "ed", "s", "e", "y", "i"] {
+            if r.len() >= end.len() + 3 && r.ends_with(end) {
+                r.truncate(r.len() - end.len());
+                continue 'strip;
+            }
+        }
+        return r;
+    }
+}
+
+/// What the oracle knows of one document's passages for one question: the
+/// least and greatest dot product of the question's vector with the
+/// vector of every passage text sent to the stub that holds the
+/// document's tag as a word, and whether every such text is lexically
+/// silent (holds no word with the root of a word of the question).
+#[derive(Debug, Clone, Copy)]
+struct Score {
+    lo: f32,
+    hi: f32,
+    silent: bool,
+}
+
+/// The [`Score`] of the document tagged `tag` among `inputs`, or `None`
+/// if no input holds the tag.
+fn score(query: &[f32], roots: &[String], inputs: &[&str], tag: &str) -> Option<Score> {
+    let mut out: Option<Score> = None;
     for text in inputs.iter().filter(|t| t.contains(tag)) {
         if !words(text).any(|w| w == tag) {
             continue;
         }
+        let silent = !words(text).any(|w| roots.contains(&root(&w)));
         let v = kept_vector(text);
         let d: f32 = query.iter().zip(&v).map(|(a, b)| a * b).sum();
         out = Some(match out {
-            None => (d, d),
-            Some((lo, hi)) => (lo.min(d), hi.max(d)),
+            None => Score {
+                lo: d,
+                hi: d,
+                silent,
+            },
+            Some(s) => Score {
+                lo: s.lo.min(d),
+                hi: s.hi.max(d),
+                silent: s.silent && silent,
+            },
         });
     }
     out
@@ -144,8 +187,9 @@ fn judge_order(q: &str, seen: &Rendered, sent: &[&str]) -> Vec<Check> {
         .filter(|t| t.contains('\n') && !is_dense_question(t))
         .collect();
     let query = kept_vector(q);
-    let mut scores: BTreeMap<String, Option<(f32, f32)>> = BTreeMap::new();
-    let shown: Vec<(String, Option<(f32, f32)>)> = seen
+    let roots: Vec<String> = words(q).map(|w| root(&w)).collect();
+    let mut scores: BTreeMap<String, Option<Score>> = BTreeMap::new();
+    let shown: Vec<(String, Option<Score>)> = seen
         .shown
         .iter()
         .map(|s| {
@@ -154,18 +198,23 @@ fn judge_order(q: &str, seen: &Rendered, sent: &[&str]) -> Vec<Check> {
             };
             let score = *scores
                 .entry(tag.clone())
-                .or_insert_with(|| interval(&query, &inputs, &tag));
+                .or_insert_with(|| score(&query, &roots, &inputs, &tag));
             (tag, score)
         })
         .collect();
     let mut out = vec![];
     let mut judged = 0usize;
     for (i, (above, a)) in shown.iter().enumerate() {
-        let Some((_, a_hi)) = a else { continue };
+        let Some(a) = a.filter(|a| a.silent) else {
+            continue;
+        };
         for (below, b) in &shown[i + 1..] {
-            let Some((b_lo, _)) = b else { continue };
+            let Some(b) = b.filter(|b| b.silent) else {
+                continue;
+            };
             judged += 1;
-            if *b_lo > a_hi + DENSE_MARGIN {
+            let (a_hi, b_lo) = (a.hi, b.lo);
+            if b_lo > a_hi + DENSE_MARGIN {
                 out.push(Check {
                     expected: format!(
                         "{SAFETY_DENSE} a question only the dense half answers ranks {below} \
@@ -233,7 +282,17 @@ mod tests {
         let target = "rota qxdoia\nrota qxdoia do-ia\nThe rota qxdoia notes, revision 1.";
         let other = "budget qxdoib\nbudget qxdoib do-ib\nThe budget qxdoib notes, revision 1.";
         let sent = [target, other, "qxdoib budget"];
-        let q = format!("qxdoia rota {DENSE_ONLY_WORD}");
+        // A word neither passage holds whose stub features lean to the
+        // target's: the question is silent to FTS5 and loud to the stub.
+        let (t, o) = (kept_vector(target), kept_vector(other));
+        let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+        let q = (0..26 * 26 * 26)
+            .map(|n| format!("qz{} {DENSE_ONLY_WORD}", crate::scenario::letters(n)))
+            .find(|q| {
+                let v = kept_vector(q);
+                dot(&v, &t) > dot(&v, &o) + DENSE_MARGIN + 0.02
+            })
+            .expect("some word leans to the target");
         let right = judge_order(&q, &shown(&["rota qxdoia", "budget qxdoib"]), &sent);
         assert!(right.iter().all(|c| c.ok), "{right:?}");
         assert_eq!(right[0].actual, "1 pairs judged");
@@ -244,6 +303,11 @@ mod tests {
                 .any(|c| !c.ok && c.expected.starts_with(SAFETY_DENSE)),
             "{wrong:?}"
         );
+        // A passage holding a word of the question may rank by BM25 too:
+        // its place is not judged.
+        let loud = format!("qxdoib {q}");
+        let mixed = judge_order(&loud, &shown(&["budget qxdoib", "rota qxdoia"]), &sent);
+        assert_eq!(mixed[0].actual, "0 pairs judged", "{mixed:?}");
         // Not a dense-only question: nothing judged.
         assert!(
             judge_order(
@@ -253,5 +317,18 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn a_root_is_never_finer_than_porters() {
+        for (a, b) in [
+            ("qxshis", "qxshie"),
+            ("notes", "note"),
+            ("revised", "revise"),
+            ("hiring", "hire"),
+        ] {
+            assert_eq!(root(a), root(b), "{a} {b}");
+        }
+        assert_ne!(root("qxshia"), root("qxshib"));
     }
 }
