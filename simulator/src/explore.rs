@@ -682,10 +682,11 @@ pub fn generate(seed: u64) -> Exploration {
         .collect();
     generation::add(seed, &mut swarm, home, &readers, &team_tags, &mut events);
     // Last: seed 74's shape is a pair at the run's end.
-    lost_revision::add(seed, &swarm, &siblings, &mut events);
-    // After every drawing: AI-on worlds ask questions only the dense half
-    // answers ([`dense`], gate 10).
+    // After every drawing but the lost revision's, whose pair must stay
+    // the run's end (it draws nothing from questions): AI-on worlds ask
+    // questions only the dense half answers ([`dense`], gate 10).
     dense::add(seed, ai, &siblings, &readers, &everybody, &mut events);
+    lost_revision::add(seed, &swarm, &siblings, &mut events);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),

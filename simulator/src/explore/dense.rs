@@ -11,11 +11,13 @@
 //! far enough apart.
 //!
 //! Drawn from a generator of its own (the seed under another constant),
-//! after every other drawing and only with AI on, so a seed with AI off,
+//! after every other drawing (but the lost revision's pair, which stays
+//! the run's end) and only with AI on, so a seed with AI off,
 //! or one drawn before, is the run it was: the questions are inserted
 //! between the events already drawn, timed with the event before them
 //! (`at_ms` none), never right after a `crash` (which lands during the
-//! next event). [`ANCHORED_SHARE`] of them follow a wake (a restart, a
+//! next event) and never in the provider outage or spell that ends some
+//! runs. [`ANCHORED_SHARE`] of them follow a wake (a restart, a
 //! restore of memoria's data directory), a deletion (an item's or an
 //! upload's), the provider answering again, or an upload (the refused
 //! one among them); the rest fall anywhere.
@@ -71,8 +73,16 @@ pub(super) fn add(
     if tags.is_empty() {
         return;
     }
-    // Where a question may go: after event `i`, never after a crash.
-    let anchors: Vec<usize> = (0..events.len())
+    // Where a question may go: after event `i`, never after a crash, and
+    // before a long provider outage or a rate-limited tail spell that ends
+    // the run (`provider.rs`: nothing else happens in it).
+    let end = events
+        .iter()
+        .position(
+            |e| matches!(e, Event::Upload { doc, .. } if doc == "upoutage" || doc == "upretry"),
+        )
+        .map_or(events.len(), |i| i.saturating_sub(1));
+    let anchors: Vec<usize> = (0..end)
         .filter(|i| {
             matches!(
                 events[*i],
@@ -85,7 +95,7 @@ pub(super) fn add(
             ) && !matches!(events.get(*i + 1), Some(Event::Crash { .. }))
         })
         .collect();
-    let anywhere: Vec<usize> = (0..events.len())
+    let anywhere: Vec<usize> = (0..end)
         .filter(|i| !matches!(events[*i], Event::Crash { .. }))
         .collect();
     let mut places: Vec<(usize, Event)> = vec![];
