@@ -33,6 +33,8 @@
 //! - `connector.rs`: the folder and paged connectors, enumerated on
 //!   memoria's schedule, and the oracle's checks of what an enumeration
 //!   may delete (§5.1, §4.2, gate 7);
+//! - `dense.rs`: with AI on, a question only the dense half answers,
+//!   its page's order judged by the stub provider's own vectors (§7);
 //! - `roster.rs` and `possible.rs`: suite shape, the home's roster as the
 //!   oracle knows it, and the copies memoria may hold once the home starts
 //!   a new generation (§4.3);
@@ -42,6 +44,7 @@ mod breaker;
 mod checks;
 mod connector;
 mod deadline;
+mod dense;
 mod documents;
 mod oracle;
 mod parse;
@@ -64,6 +67,7 @@ pub use connector::{
     CONNECTOR_EVERY_MS_DEFAULT, CONNECTOR_LIVENESS, CONNECTOR_QUIET_SYNCS, CONNECTOR_RECORD,
     CONNECTOR_SAFETY,
 };
+pub use dense::{DENSE_ONLY_WORD, SAFETY_DENSE};
 pub use documents::{SAFETY_DOCUMENT, SAFETY_SOURCES};
 pub use oracle::{
     CONVERGENCE_ROUNDS, LIVENESS, PULL_SETTLE_MS, QUIET_S, SAFETY_ADMITTED, SAFETY_AT_REST,

@@ -752,6 +752,13 @@ async fn apply(
                 entry.checks.extend(super::oracle::judge_page(
                     &who, &seen, &window, fakes, admitted, &ctx.owned, &unasked,
                 ));
+                // With AI on, a question only the dense half answers is
+                // ranked by the stub's own vectors (`dense.rs`).
+                if let Some(p) = &ctx.provider
+                    && surface != Surface::Brief
+                {
+                    entry.checks.extend(super::dense::judge_dense(q, &seen, p));
+                }
                 entry.checks.extend(super::deadline::judge_deadline(
                     &window,
                     crate::world::MEMORIA_CONSUMER,
