@@ -646,6 +646,7 @@ pub fn generate(seed: u64) -> Exploration {
                     reader: uploaders.choose(&mut rng).cloned().unwrap_or_default(),
                     doc,
                     words: WORDS.choose(&mut rng).unwrap_or(&"rota").to_string(),
+                    sections: None,
                 }
             }
             "delete-upload" if uploads.iter().any(|(_, live)| *live) => {
@@ -718,6 +719,9 @@ pub fn generate(seed: u64) -> Exploration {
     // the run's end (it draws nothing from questions): AI-on worlds ask
     // questions only the dense half answers ([`dense`], gate 10).
     dense::add(seed, ai, &siblings, &readers, &everybody, &mut events);
+    // After them, from a stream of its own: the dense crowd and its
+    // beacon, whose question the oracle asks at the end ([`dense`]).
+    dense::crowd(seed, ai, &mut swarm, &readers[0], &mut events);
     // Last: seed 74's shape is a pair at the run's end.
     let lost = lost_revision::add(seed, &swarm, &siblings, &mut events);
     // After it, from its own stream: the feed failing mid-read around it.

@@ -21,11 +21,141 @@
 //! restore of memoria's data directory), a deletion (an item's or an
 //! upload's), the provider answering again, or an upload (the refused
 //! one among them); the rest fall anywhere.
+//!
+//! **The crowd** ([`crowd`], `[safety:dense-crowded]`): every AI-on world
+//! also ends (before a provider spell that ends it) with a beacon upload
+//! of [`BEACON_WORDS`] made-up words whose stub features lean towards a
+//! made-up word set W of [`CROWD_WORDS`] words (found by search over the
+//! stub's hash, as [`leaning_words`] does), then three crowds, each a long
+//! upload of `CROWD_SECTIONS` passages holding W, deleted: one after a
+//! backup that held its vectors, memoria then restored from it (the wake
+//! must replay the deletion into the loaded dense snapshot); one with no
+//! wake after it (the live matrix must drop its rows); and one while a
+//! lagging provider ([`PROVIDER_LAG_MS`]) embeds it (the vectors land
+//! after the deletion and must be stored nowhere). Two of its events have
+//! times of their own, [`CROWD_DRAIN_MS`] apart, so memoria's embedding
+//! loop has embedded a crowd before its backup or deletion; every later
+//! time moves by as much. The oracle asks W at `expect-converged`.
 
 use rand::seq::SliceRandom as _;
 use rand::{Rng as _, SeedableRng as _};
 
-use crate::scenario::{DENSE_ONLY_WORD, Event, SiblingDecl, Surface, corpus_tag, owned_tag};
+use super::{FaultKind, Swarm};
+use crate::scenario::{
+    CROWD_SECTIONS, DENSE_ONLY_WORD, Event, PROVIDER_LAG_MS, ProviderState, SiblingDecl, Surface,
+    corpus_tag, kept_vector, letters, owned_tag,
+};
+
+/// How many made-up words a crowd's set W holds (module doc).
+pub const CROWD_WORDS: usize = 4;
+/// How many made-up words the beacon holds, each leaning towards W.
+pub const BEACON_WORDS: usize = 5;
+/// The least dot product a beacon word's kept stub vector has with W's:
+/// two features shared of W's eighteen or so, so five such words and the
+/// upload's own four give the beacon about 0.35, well under a crowd
+/// passage's 0.6 and well over an unrelated passage's 0.1.
+pub const BEACON_LEAN_MIN: f32 = 0.2;
+/// The most candidate words searched for the beacon's.
+const BEACON_SEARCH_MAX: usize = 26 * 26 * 26;
+/// Simulated time between the crowd's timed events, in ms: memoria's
+/// embedding loop, woken by the upload, embeds a crowd (one call of the
+/// stub, `memoria::EMBED_INPUTS_PER_CALL_MAX` inputs) and writes its
+/// snapshot well inside it.
+pub const CROWD_DRAIN_MS: u64 = 30_000;
+const _: () = assert!(PROVIDER_LAG_MS < CROWD_DRAIN_MS);
+const _: () = assert!(CROWD_SECTIONS as usize <= memoria::EMBED_INPUTS_PER_CALL_MAX);
+
+/// `n` words `prefix` + letters whose kept stub vectors each have a dot
+/// product of at least [`BEACON_LEAN_MIN`] with `target`'s, searched from
+/// `from` on; fewer if [`BEACON_SEARCH_MAX`] candidates hold fewer.
+pub fn leaning_words(target: &str, prefix: &str, from: usize, n: usize) -> Vec<String> {
+    let t = kept_vector(target);
+    (from..from + BEACON_SEARCH_MAX)
+        .map(|i| format!("{prefix}{}", letters(i)))
+        .filter(|w| {
+            let v = kept_vector(w);
+            t.iter().zip(&v).map(|(a, b)| a * b).sum::<f32>() >= BEACON_LEAN_MIN
+        })
+        .take(n)
+        .collect()
+}
+
+/// Adds the crowd (module doc) to an AI-on world's `events` (which do not
+/// yet hold `expect-converged`), uploaded and deleted by `owner`.
+pub(super) fn crowd(seed: u64, ai: bool, swarm: &mut Swarm, owner: &str, events: &mut Vec<Event>) {
+    if !ai {
+        return;
+    }
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x6372_6f77_645f_7177);
+    let mut w: Vec<String> = vec![];
+    while w.len() < CROWD_WORDS {
+        let word = format!("qzcw{}", letters(rng.gen_range(0..26 * 26 * 26)));
+        if !w.contains(&word) {
+            w.push(word);
+        }
+    }
+    let w = w.join(" ");
+    let beacon = leaning_words(&w, "qzbk", rng.gen_range(0..26 * 26 * 26), BEACON_WORDS);
+    // Last, after every wake the other drawings add (a wake after a
+    // deletion rebuilds the matrix from live chunks, and would hide what
+    // is judged), but before a long provider outage (`provider.rs`),
+    // which stays the run's end.
+    let at = events
+        .iter()
+        .position(|e| matches!(e, Event::Upload { doc, .. } if doc == "upoutage"))
+        .map_or(events.len(), |i| i.saturating_sub(1));
+    let t0 = events[..at]
+        .iter()
+        .filter_map(Event::at_ms)
+        .max()
+        .unwrap_or(0);
+    let upload = |doc: &str, words: &str, sections: Option<u32>| Event::Upload {
+        at_ms: None,
+        reader: owner.to_string(),
+        doc: doc.to_string(),
+        words: words.to_string(),
+        sections,
+    };
+    let delete = |doc: &str, at_ms: Option<u64>| Event::DeleteUpload {
+        at_ms,
+        reader: owner.to_string(),
+        doc: doc.to_string(),
+    };
+    let provider = |state: ProviderState| Event::Provider {
+        at_ms: None,
+        state,
+        retry_after_s: None,
+    };
+    let block = vec![
+        upload("zbeacon", &beacon.join(" "), None),
+        upload("zcrowda", &w, Some(CROWD_SECTIONS)),
+        Event::MemoriaBackup {
+            at_ms: Some(t0 + CROWD_DRAIN_MS),
+            name: "crowd".into(),
+            whole: false,
+        },
+        delete("zcrowda", None),
+        Event::MemoriaRestore {
+            at_ms: None,
+            name: "crowd".into(),
+        },
+        upload("zcrowdb", &w, Some(CROWD_SECTIONS)),
+        delete("zcrowdb", Some(t0 + 2 * CROWD_DRAIN_MS)),
+        provider(ProviderState::Lagging),
+        upload("zcrowdc", &w, Some(CROWD_SECTIONS)),
+        delete("zcrowdc", None),
+        provider(ProviderState::Answering),
+    ];
+    for e in &mut events[at..] {
+        if let Some(t) = e.at_ms_mut().as_mut() {
+            *t += 2 * CROWD_DRAIN_MS;
+        }
+    }
+    events.splice(at..at, block);
+    if !swarm.0.iter().any(|(k, _)| *k == FaultKind::Provider) {
+        swarm.0.push((FaultKind::Provider, 1));
+    }
+}
 
 /// How many dense questions an AI-on world asks, inclusive range.
 pub const QUESTIONS: std::ops::RangeInclusive<usize> = 8..=14;

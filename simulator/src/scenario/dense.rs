@@ -38,15 +38,60 @@
 //! wrong length, NaN, all zero) is on: with them the oracle's vectors are
 //! not the ones sent. A passage whose title carries no tag, or whose tag
 //! no recorded input holds, is not judged.
+//!
+//! # `[safety:dense-crowded]`: gone rows never crowd a live passage out
+//!
+//! §7.4 deletes a document's vectors with it, and §7 fuses only what
+//! memoria holds. memoria opens every dense hit from its store and skips
+//! a gone one, so a matrix row of a chunk the store no longer holds (a
+//! deletion that left its vector, a wake that skipped the replay, a vector
+//! that landed after its document was deleted) shows nowhere: it only
+//! takes a slot in the dense top N. The explorer makes such rows crowd
+//! the live ones out (`explore/dense.rs`): a *crowd*, a long upload of
+//! [`CROWD_SECTIONS`] passages all holding a made-up word set W, deleted
+//! (before a restore from a backup that held it, with no wake after, or
+//! while the provider was embedding it), and a *beacon*, a live upload of
+//! made-up words no passage shares with W whose stub features lean
+//! towards W's. At `expect-converged`, once `[liveness:embeddings]` saw
+//! every passage embedded and with the provider answering, the first
+//! member asks W on the search page ([`judge_crowded`]): no live passage
+//! holds a word of W, so the lexical half (all four tiers) returns nothing
+//! and the page is the dense half's order alone (no score floor cuts it).
+//! If at most [`PAGE_ROWS`] − 1 of every text the stub was ever sent (the
+//! crowds' excepted) can score as high as the beacon (its least dot
+//! product less [`DENSE_MARGIN`]), the beacon is in the dense top
+//! [`PAGE_ROWS`], so the page shows at least one passage (memoria's own
+//! document opens for every person admitted). With the crowd's rows left
+//! in the matrix, the top [`PAGE_ROWS`] are all gone and the page is empty.
 
 use std::collections::BTreeMap;
 
+use memoria::PAGE_SIZE_RESULTS;
+
 use super::checks::Check;
-use super::surfaces::Rendered;
+use super::surfaces::{Owned, Rendered, from_page};
 use crate::fake::provider::{StubProvider, embed_text};
+use crate::world::Memoria;
 
 /// The invariant a failed dense check names.
 pub const SAFETY_DENSE: &str = "[safety:dense]";
+
+/// The invariant a page crowded out by gone dense rows names (module doc).
+pub const SAFETY_DENSE_CROWDED: &str = "[safety:dense-crowded]";
+
+/// The passages of a crowd (module doc): more than a page
+/// ([`PAGE_ROWS`]), so gone rows alone can fill the dense top of one.
+pub const CROWD_SECTIONS: u32 = 24;
+const _: () = assert!(CROWD_SECTIONS as usize > PAGE_ROWS);
+
+/// How often a crowd section's paragraph repeats its words: 60 words or
+/// more, past the chunker's runt (`memoria::RUNT_WORDS_MAX`, 50), so each
+/// section is a passage of its own.
+const CROWD_REPEATS: usize = 15;
+
+/// The results a page shows, `memoria::PAGE_SIZE_RESULTS`: the dense
+/// hits the first page is cut from, best first.
+pub const PAGE_ROWS: usize = PAGE_SIZE_RESULTS;
 
 /// A word no passage of an oracle world holds (no generated title or
 /// body, no corpus text, no upload): a question carrying it matches no
@@ -66,6 +111,181 @@ pub const KEPT_VALUES: usize = 512;
 /// and by about a tenth of that in practice. 0.1 covers the worst case
 /// and exact ties.
 pub const DENSE_MARGIN: f32 = 0.1;
+
+/// The text of a crowd's upload (module doc): its title, then
+/// `sections` headed sections, each a paragraph of `words` repeated.
+pub fn crowd_text(words: &str, tag: &str, sections: u32) -> String {
+    let mut out = format!("# {words} {tag}\n\n");
+    for k in 1..=sections {
+        let body = vec![words; CROWD_REPEATS].join(" ");
+        out.push_str(&format!(
+            "## {words} part {k}\n\nThe {words} notes: {body}.\n\n"
+        ));
+    }
+    out
+}
+
+/// The dot product of two kept vectors.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Whether `text` holds `word` as one of the stub's words.
+fn holds(text: &str, word: &str) -> bool {
+    text.contains(word) && words(text).any(|w| w == word)
+}
+
+/// The live upload ranked surest inside the dense top [`PAGE_ROWS`] for
+/// `query` (module doc): its tag and how many texts of `sent` may rank
+/// above it, or `None` if no live upload's text was sent. `beacons` are
+/// the live uploads' tags; `gone` the crowds' tags, whose texts are not
+/// counted (memoria holds none of their rows, which is the claim).
+fn surest_beacon(
+    query: &[f32],
+    sent: &[&str],
+    beacons: &[String],
+    gone: &[String],
+) -> Option<(String, usize)> {
+    let scored: Vec<(&str, f32)> = sent
+        .iter()
+        .filter(|t| !gone.iter().any(|g| holds(t, g)))
+        .map(|t| (*t, dot(query, &kept_vector(t))))
+        .collect();
+    beacons
+        .iter()
+        .filter_map(|tag| {
+            // Its passage's texts: title, trail and body on lines of their
+            // own (a question naming its tag is one line, and counted
+            // among the rest).
+            let is_own = |t: &str| t.contains('\n') && holds(t, tag);
+            let mut own: Vec<&str> = scored
+                .iter()
+                .filter(|(t, _)| is_own(t))
+                .map(|(t, _)| *t)
+                .collect();
+            own.sort_unstable();
+            own.dedup();
+            let lo = scored
+                .iter()
+                .filter(|(t, _)| is_own(t))
+                .map(|(_, d)| *d)
+                .reduce(f32::min)?;
+            let above = scored
+                .iter()
+                .filter(|(t, d)| !is_own(t) && *d >= lo - DENSE_MARGIN)
+                .count()
+                + own.len()
+                - 1;
+            Some((tag.clone(), above))
+        })
+        .min_by_key(|(_, above)| *above)
+}
+
+/// Judges the page `seen` that the crowd question `q` (a crowd's words)
+/// was answered with (module doc). `sent` is every input the stub was
+/// sent, the question's own among them; `beacons` the tags of the live
+/// uploads the stub does not refuse; `gone` the crowds' tags. One check,
+/// held or not; a passing one says why when nothing could be judged.
+pub(super) fn judge_crowd_page(
+    q: &str,
+    seen: &Rendered,
+    sent: &[&str],
+    beacons: &[String],
+    gone: &[String],
+) -> Check {
+    let q_words: Vec<String> = words(q).collect();
+    // The question as memoria sent it to be embedded: a one-line text of
+    // its words (the search's own vector), else nothing is judged.
+    let Some(asked) = sent
+        .iter()
+        .rev()
+        .find(|t| !t.contains('\n') && words(t).collect::<Vec<_>>() == q_words)
+    else {
+        return Check {
+            expected: format!("{SAFETY_DENSE_CROWDED} the question {q:?} is embedded"),
+            actual: "not judged: the stub was never sent the question".into(),
+            ok: true,
+        };
+    };
+    let query = kept_vector(asked);
+    let Some((beacon, above)) = surest_beacon(&query, sent, beacons, gone) else {
+        return Check {
+            expected: format!("{SAFETY_DENSE_CROWDED} a live upload was embedded"),
+            actual: "not judged: no live upload's text reached the stub".into(),
+            ok: true,
+        };
+    };
+    let expected = format!(
+        "{SAFETY_DENSE_CROWDED} a question only the dense half answers, with the live upload \
+         {beacon} among its top {PAGE_ROWS} ({above} texts may rank above it) and the rows of \
+         the deleted crowd gone, shows a passage (§7, §7.4)"
+    );
+    if above >= PAGE_ROWS {
+        return Check {
+            expected,
+            actual: "not judged: too many texts may rank above the beacon".into(),
+            ok: true,
+        };
+    }
+    let withheld: usize = seen.withheld.iter().map(|(_, _, n)| *n).sum();
+    Check {
+        expected,
+        actual: format!("{} passages shown, {withheld} withheld", seen.shown.len()),
+        ok: !seen.shown.is_empty() || withheld > 0,
+    }
+}
+
+/// `[safety:dense-crowded]` at `expect-converged` (module doc): `owner`
+/// asks each crowd's words on the search page, judged by
+/// [`judge_crowd_page`] against `provider`'s record. Nothing for a crowd
+/// still stored or in doubt (its live passages may fill the page).
+pub(super) async fn judge_crowded(
+    m: &mut Memoria,
+    owner: &str,
+    owned: &Owned,
+    provider: &StubProvider,
+) -> Vec<Check> {
+    let crowd_docs: Vec<&str> = owned.crowds.iter().map(|(d, _)| d.as_str()).collect();
+    let gone: Vec<String> = crowd_docs
+        .iter()
+        .filter_map(|d| owned.docs.get(*d))
+        .map(|d| d.tag.clone())
+        .collect();
+    let beacons: Vec<String> = owned
+        .docs
+        .iter()
+        .filter(|(name, d)| {
+            d.live && !d.doubt && !d.refused && !crowd_docs.contains(&name.as_str())
+        })
+        .map(|(_, d)| d.tag.clone())
+        .collect();
+    let mut asked: Vec<&str> = owned.crowds.iter().map(|(_, w)| w.as_str()).collect();
+    asked.sort_unstable();
+    asked.dedup();
+    let mut out = vec![];
+    for q in asked {
+        let stored = owned.crowds.iter().any(|(d, w)| {
+            w == q
+                && owned
+                    .docs
+                    .get(d)
+                    .is_none_or(|d| d.live || d.doubt || !d.deleted)
+        });
+        if stored {
+            continue;
+        }
+        let page = m.search(owner, q).await;
+        let seen = from_page(&page.response.body);
+        let requests = provider.requests();
+        let sent: Vec<&str> = requests
+            .iter()
+            .flat_map(|r| r.inputs.iter())
+            .map(String::as_str)
+            .collect();
+        out.push(judge_crowd_page(q, &seen, &sent, &beacons, &gone));
+    }
+    out
+}
 
 /// `text`'s stub vector as memoria keeps it: the first [`KEPT_VALUES`]
 /// values of [`embed_text`], renormalised to unit L2 (§7.2).

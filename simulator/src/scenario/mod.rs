@@ -67,15 +67,18 @@ pub use connector::{
     CONNECTOR_EVERY_MS_DEFAULT, CONNECTOR_LIVENESS, CONNECTOR_QUIET_SYNCS, CONNECTOR_RECORD,
     CONNECTOR_SAFETY,
 };
-pub use dense::{DENSE_ONLY_WORD, SAFETY_DENSE};
+pub use dense::{
+    CROWD_SECTIONS, DENSE_MARGIN, DENSE_ONLY_WORD, PAGE_ROWS, SAFETY_DENSE, SAFETY_DENSE_CROWDED,
+    crowd_text, kept_vector,
+};
 pub use documents::{SAFETY_DOCUMENT, SAFETY_SOURCES};
 pub use oracle::{
     CONVERGENCE_ROUNDS, LIVENESS, PULL_SETTLE_MS, QUIET_S, SAFETY_ADMITTED, SAFETY_AT_REST,
     SAFETY_COUNTED, SAFETY_OWNED, SAFETY_PROVENANCE, SAFETY_VISIBLE, corpus_tag, letters,
 };
 pub use parse::{
-    Event, FaultDecl, ItemDecl, PROVIDER_RATE_LIMITED_CALLS, PROVIDER_SLOW_MS, PageExpect,
-    ProviderState, RungDecl, Scenario, ScenarioError, SiblingDecl, Surface, parse,
+    Event, FaultDecl, ItemDecl, PROVIDER_LAG_MS, PROVIDER_RATE_LIMITED_CALLS, PROVIDER_SLOW_MS,
+    PageExpect, ProviderState, RungDecl, Scenario, ScenarioError, SiblingDecl, Surface, parse,
 };
 pub use provider::{EMBED_DRAIN_WAIT_MAX_S, LIVENESS_EMBEDDINGS};
 pub use reconciling::{LIVENESS_PHANTOM, SAFETY_RECONCILING};
