@@ -98,12 +98,23 @@ pub(super) fn crowd(seed: u64, ai: bool, swarm: &mut Swarm, owner: &str, events:
     let beacon = leaning_words(&w, "qzbk", rng.gen_range(0..26 * 26 * 26), BEACON_WORDS);
     // Last, after every wake the other drawings add (a wake after a
     // deletion rebuilds the matrix from live chunks, and would hide what
-    // is judged), but before a long provider outage (`provider.rs`),
-    // which stays the run's end.
+    // is judged), but before a long provider outage or a rate-limited
+    // tail that ends the run (`provider.rs`), which stay its end.
+    let tail = matches!(
+        events.get(events.len().saturating_sub(2)),
+        Some(Event::Upload { doc, .. }) if doc == "upretry"
+    );
     let at = events
         .iter()
         .position(|e| matches!(e, Event::Upload { doc, .. } if doc == "upoutage"))
-        .map_or(events.len(), |i| i.saturating_sub(1));
+        .map_or(
+            if tail {
+                events.len().saturating_sub(3)
+            } else {
+                events.len()
+            },
+            |i| i.saturating_sub(1),
+        );
     let t0 = events[..at]
         .iter()
         .filter_map(Event::at_ms)
@@ -268,5 +279,84 @@ pub(super) fn add(
     places.sort_by_key(|p| std::cmp::Reverse(p.0));
     for (after, q) in places {
         events.insert(after + 1, q);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{DENSE_MARGIN, crowd_text};
+
+    fn dot(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    #[test]
+    fn of_forty_seeds_each_ai_on_world_deletes_three_crowds_beside_a_beacon_that_leans_less_than_they_and_no_ai_off_world_draws_one()
+     {
+        let mut ai = 0;
+        for seed in 0..40 {
+            let x = super::super::generate(seed);
+            let events = &x.scenario.events;
+            let crowds: Vec<(&String, &String)> = events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Upload {
+                        doc,
+                        words,
+                        sections: Some(n),
+                        ..
+                    } => {
+                        assert_eq!(*n, CROWD_SECTIONS, "seed {seed}");
+                        Some((doc, words))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let beacon = events.iter().find_map(|e| match e {
+                Event::Upload { doc, words, .. } if doc == "zbeacon" => Some(words),
+                _ => None,
+            });
+            if !x.scenario.ai {
+                assert!(crowds.is_empty() && beacon.is_none(), "seed {seed}");
+                continue;
+            }
+            ai += 1;
+            assert_eq!(crowds.len(), 3, "seed {seed}");
+            for (doc, _) in &crowds {
+                let deleted = events
+                    .iter()
+                    .any(|e| matches!(e, Event::DeleteUpload { doc: d, .. } if d == *doc));
+                assert!(deleted, "seed {seed}: {doc}");
+            }
+            // Time never runs backwards across the crowd's own times.
+            let times: Vec<u64> = events.iter().filter_map(Event::at_ms).collect();
+            assert!(times.windows(2).all(|w| w[0] <= w[1]), "seed {seed}");
+            // The beacon leans to W, each crowd passage (as memoria
+            // embeds it: title, trail, body) far more.
+            let (_, w) = crowds[0];
+            let beacon = beacon.expect("a beacon");
+            assert_eq!(
+                beacon.split_whitespace().count(),
+                BEACON_WORDS,
+                "seed {seed}"
+            );
+            let q = kept_vector(w);
+            let tag = owned_tag("zbeacon");
+            let b = dot(
+                &q,
+                &kept_vector(&format!(
+                    "{beacon} {tag}\n{beacon} {tag}\nThe {beacon} notes, uploaded."
+                )),
+            );
+            assert!(b > 0.25, "seed {seed}: the beacon leans {b}");
+            let crowd_tag = owned_tag("zcrowda");
+            for c in memoria::chunk(&crowd_text(w, &crowd_tag, CROWD_SECTIONS)) {
+                let text = format!("{w} {crowd_tag}\n{}\n{}", c.trail.join(" > "), c.text);
+                let d = dot(&q, &kept_vector(&text));
+                assert!(d > b + 2.0 * DENSE_MARGIN, "seed {seed}: {d} against {b}");
+            }
+        }
+        assert!(ai > 0, "no AI-on world in forty seeds");
     }
 }

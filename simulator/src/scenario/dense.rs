@@ -60,9 +60,11 @@
 //! If at most [`PAGE_ROWS`] − 1 of every text the stub was ever sent (the
 //! crowds' excepted) can score as high as the beacon (its least dot
 //! product less [`DENSE_MARGIN`]), the beacon is in the dense top
-//! [`PAGE_ROWS`], so the page shows at least one passage (memoria's own
-//! document opens for every person admitted). With the crowd's rows left
-//! in the matrix, the top [`PAGE_ROWS`] are all gone and the page is empty.
+//! [`PAGE_ROWS`], so the page shows it (memoria opens every hit of the
+//! first [`PAGE_ROWS`], and its own document opens for every person
+//! admitted). With the crowd's rows left in the matrix, the top
+//! [`PAGE_ROWS`] are all gone and the page is empty; with the rows' chunk
+//! ids mirrored by a wake, the beacon's id carries another's vector.
 
 use std::collections::BTreeMap;
 
@@ -218,7 +220,7 @@ pub(super) fn judge_crowd_page(
     let expected = format!(
         "{SAFETY_DENSE_CROWDED} a question only the dense half answers, with the live upload \
          {beacon} among its top {PAGE_ROWS} ({above} texts may rank above it) and the rows of \
-         the deleted crowd gone, shows a passage (§7, §7.4)"
+         the deleted crowd gone, shows that upload (§7, §7.4)"
     );
     if above >= PAGE_ROWS {
         return Check {
@@ -227,11 +229,22 @@ pub(super) fn judge_crowd_page(
             ok: true,
         };
     }
-    let withheld: usize = seen.withheld.iter().map(|(_, _, n)| *n).sum();
+    let shown = seen
+        .shown
+        .iter()
+        .any(|s| words(&s.title).last().as_deref() == Some(beacon.as_str()));
     Check {
         expected,
-        actual: format!("{} passages shown, {withheld} withheld", seen.shown.len()),
-        ok: !seen.shown.is_empty() || withheld > 0,
+        actual: format!(
+            "{} passages shown, {}",
+            seen.shown.len(),
+            if shown {
+                "the beacon among them"
+            } else {
+                "not the beacon"
+            }
+        ),
+        ok: shown,
     }
 }
 
@@ -537,6 +550,62 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn a_crowd_upload_is_one_passage_a_section() {
+        let text = crowd_text("qzcwa qzcwb qzcwc qzcwd", "qxownzcrowda", CROWD_SECTIONS);
+        let chunks = memoria::chunk(&text);
+        assert_eq!(chunks.len(), CROWD_SECTIONS as usize);
+        assert!(
+            chunks.iter().all(|c| c.text.contains("qzcwd")),
+            "{chunks:?}"
+        );
+    }
+
+    /// A crowd question's page, judged: (what the stub was sent, beacons
+    /// shown, passages withheld, held, what the check says).
+    #[test]
+    fn a_crowd_question_fails_a_page_without_the_beacon_only_when_it_is_surely_in_the_dense_top() {
+        let q = "qzcwa qzcwb";
+        let beacon = "qzbka qxownzbeacon\nqzbka qxownzbeacon\nThe qzbka notes, uploaded.";
+        let crowd = "qzcwa qzcwb qxownzcrowda\npart 1\nThe qzcwa qzcwb notes.";
+        let gone = vec!["qxownzcrowda".to_string()];
+        let beacons = vec!["qxownzbeacon".to_string()];
+        // Texts that lean to the question as much as the beacon can: a
+        // page's worth of them and more, so the beacon may sit below.
+        let close: Vec<String> = (0..PAGE_ROWS)
+            .map(|i| format!("qzcwa qxother{i}\nx\nqzcwb"))
+            .collect();
+        let mut crowded: Vec<&str> = vec![beacon, crowd, q];
+        crowded.extend(close.iter().map(String::as_str));
+        let page = |n: usize, withheld: usize| Rendered {
+            shown: (0..n)
+                .map(|_| Shown {
+                    app: "memoria".into(),
+                    title: "qzbka qxownzbeacon".into(),
+                })
+                .collect(),
+            withheld: if withheld > 0 {
+                vec![("docs".into(), None, withheld)]
+            } else {
+                vec![]
+            },
+            ..Rendered::default()
+        };
+        for (sent, shown, withheld, ok, says) in [
+            (vec![beacon, crowd, q], 0, 0, false, "0 passages shown"),
+            (vec![beacon, crowd, q], 1, 0, true, "the beacon among them"),
+            (vec![beacon, crowd, q], 0, 2, false, "not the beacon"),
+            (vec![beacon, crowd], 0, 0, true, "never sent the question"),
+            (vec![crowd, q], 0, 0, true, "no live upload"),
+            (crowded, 0, 0, true, "too many texts"),
+        ] {
+            let c = judge_crowd_page(q, &page(shown, withheld), &sent, &beacons, &gone);
+            assert_eq!(c.ok, ok, "{c:?}");
+            assert!(c.actual.contains(says), "{c:?}");
+            assert!(c.expected.starts_with(SAFETY_DENSE_CROWDED), "{c:?}");
+        }
     }
 
     #[test]
