@@ -37,6 +37,9 @@
 //! ([`lost_revision`], §4.1); two thirds of those have that sibling's feed
 //! in pages of a row or two, a row behind the lost one, and the page past
 //! it failing once ([`feed_pages`], §6.1).
+//! Every AI-on world asks questions only the dense half answers, some just
+//! after a wake or a deletion, their order judged by the stub's own
+//! vectors ([`dense`], §7).
 //! The timeline ends with `expect-converged`: the faults stop, and
 //! liveness is judged after the oracle's quiet period.
 //!
@@ -54,7 +57,7 @@
 //! drawing added after the first ([`cells`], [`roster`], [`rotation`],
 //! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`],
 //! [`s2_shapes`], [`connectors`], [`breaker`], [`generation`],
-//! [`lost_revision`], [`feed_pages`], [`own_restore`])
+//! [`lost_revision`], [`feed_pages`], [`own_restore`], [`dense`])
 //! comes from a generator of its own, after the rest, so a seed that
 //! does not draw it is the run it was before. What the truth oracle judges, invariant by invariant, is
 //! `crate::scenario`'s `oracle.rs`.
@@ -63,6 +66,7 @@ mod breaker;
 mod cells;
 mod connectors;
 mod crash;
+mod dense;
 mod documents;
 mod feed_pages;
 mod generation;
@@ -642,6 +646,7 @@ pub fn generate(seed: u64) -> Exploration {
                     reader: uploaders.choose(&mut rng).cloned().unwrap_or_default(),
                     doc,
                     words: WORDS.choose(&mut rng).unwrap_or(&"rota").to_string(),
+                    sections: None,
                 }
             }
             "delete-upload" if uploads.iter().any(|(_, live)| *live) => {
@@ -710,6 +715,13 @@ pub fn generate(seed: u64) -> Exploration {
     generation::add(seed, &mut swarm, home, &readers, &team_tags, &mut events);
     // memoria's own restore drawn harder, before seed 74's pair.
     own_restore::add(seed, &mut swarm, &readers[0], &mut events);
+    // After every drawing but the lost revision's, whose pair must stay
+    // the run's end (it draws nothing from questions): AI-on worlds ask
+    // questions only the dense half answers ([`dense`], gate 10).
+    dense::add(seed, ai, &siblings, &readers, &everybody, &mut events);
+    // After them, from a stream of its own: the dense crowd and its
+    // beacon, whose question the oracle asks at the end ([`dense`]).
+    dense::crowd(seed, ai, &mut swarm, &readers[0], &mut events);
     // Last: seed 74's shape is a pair at the run's end.
     let lost = lost_revision::add(seed, &swarm, &siblings, &mut events);
     // After it, from its own stream: the feed failing mid-read around it.

@@ -84,6 +84,7 @@ pub(super) fn add(seed: u64, swarm: &mut Swarm, reader: &str, events: &mut Vec<E
         reader: reader.to_string(),
         doc: doc.to_string(),
         words: words.to_string(),
+        sections: None,
     };
     let delete = |doc: &str| Event::DeleteUpload {
         at_ms: None,

@@ -134,6 +134,7 @@ pub(super) fn add(seed: u64, swarm: &mut Swarm, events: &mut Vec<Event>, owner: 
                 reader: owner.to_string(),
                 doc: "uprefused".into(),
                 words: format!("quarantined {}", crate::fake::provider::REFUSED_MARKER),
+                sections: None,
             },
         );
     }
@@ -181,6 +182,7 @@ fn retry_after(seed: u64, swarm: &mut Swarm, events: &mut Vec<Event>, owner: &st
             reader: owner.to_string(),
             doc: "upretry".into(),
             words: "tarried".into(),
+            sections: None,
         });
         events.push(Event::Provider {
             at_ms: Some(last + TAIL_SPELL_MS),
@@ -215,6 +217,7 @@ fn long_outage(
         reader: owner.to_string(),
         doc: "upoutage".into(),
         words: "outlasted".into(),
+        sections: None,
     });
     if rng.gen_bool(RESTART_IN_OUTAGE_SHARE) {
         events.push(Event::Restart {

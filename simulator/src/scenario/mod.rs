@@ -33,6 +33,8 @@
 //! - `connector.rs`: the folder and paged connectors, enumerated on
 //!   memoria's schedule, and the oracle's checks of what an enumeration
 //!   may delete (§5.1, §4.2, gate 7);
+//! - `dense.rs`: with AI on, a question only the dense half answers,
+//!   its page's order judged by the stub provider's own vectors (§7);
 //! - `roster.rs` and `possible.rs`: suite shape, the home's roster as the
 //!   oracle knows it, and the copies memoria may hold once the home starts
 //!   a new generation (§4.3);
@@ -42,6 +44,7 @@ mod breaker;
 mod checks;
 mod connector;
 mod deadline;
+mod dense;
 mod documents;
 mod oracle;
 mod parse;
@@ -64,14 +67,18 @@ pub use connector::{
     CONNECTOR_EVERY_MS_DEFAULT, CONNECTOR_LIVENESS, CONNECTOR_QUIET_SYNCS, CONNECTOR_RECORD,
     CONNECTOR_SAFETY,
 };
+pub use dense::{
+    CROWD_SECTIONS, DENSE_MARGIN, DENSE_ONLY_WORD, PAGE_ROWS, SAFETY_DENSE, SAFETY_DENSE_CROWDED,
+    crowd_text, kept_vector,
+};
 pub use documents::{SAFETY_DOCUMENT, SAFETY_SOURCES};
 pub use oracle::{
     CONVERGENCE_ROUNDS, LIVENESS, PULL_SETTLE_MS, QUIET_S, SAFETY_ADMITTED, SAFETY_AT_REST,
     SAFETY_COUNTED, SAFETY_OWNED, SAFETY_PROVENANCE, SAFETY_VISIBLE, corpus_tag, letters,
 };
 pub use parse::{
-    Event, FaultDecl, ItemDecl, PROVIDER_RATE_LIMITED_CALLS, PROVIDER_SLOW_MS, PageExpect,
-    ProviderState, RungDecl, Scenario, ScenarioError, SiblingDecl, Surface, parse,
+    Event, FaultDecl, ItemDecl, PROVIDER_LAG_MS, PROVIDER_RATE_LIMITED_CALLS, PROVIDER_SLOW_MS,
+    PageExpect, ProviderState, RungDecl, Scenario, ScenarioError, SiblingDecl, Surface, parse,
 };
 pub use provider::{EMBED_DRAIN_WAIT_MAX_S, LIVENESS_EMBEDDINGS};
 pub use reconciling::{LIVENESS_PHANTOM, SAFETY_RECONCILING};

@@ -227,6 +227,25 @@
 //!   (its words carry `REFUSED_MARKER`) is the exception, and is §8.1's
 //!   floor, found by its words: the page must then say every other passage
 //!   has its vector and count exactly those passages set aside.
+//! - `[safety:dense]` (§7, §7.2; `simulator/src/scenario/dense.rs`): in an
+//!   AI-on world, of two passages shown for a question holding a word no
+//!   passage holds, each holding no word of the question (so ranked by the
+//!   dense scan alone: fusion keeps their dense order), the one above has
+//!   a dot product with the question, in the stub provider's own vectors
+//!   cut to 512 values and renormalised, not surely lower by more than
+//!   int8's margin; a passage's score is bounded over every text the stub
+//!   was sent for its document.
+//! - `[safety:dense-crowded]` (§7, §7.4; `dense.rs`): in an AI-on world,
+//!   at `expect-converged`, once `[liveness:embeddings]` held with the
+//!   provider answering, the first member asks the words of the
+//!   explorer's deleted crowds (long uploads whose every passage holds
+//!   them, `explore/dense.rs`), which no live passage holds, so the page is
+//!   the dense half's order alone; when a live upload (the beacon) is
+//!   surely in the dense top 20 (at most 19 of every text the stub was
+//!   sent, the crowds' excepted, score within int8's margin of its least
+//!   dot product), the page shows that upload: no row of a chunk memoria
+//!   no longer holds takes a live passage's place, and no live row is
+//!   ranked by another's vector.
 //! - `[safety:enumeration]` (§5.1, gate 7; `connector.rs`): in a world with
 //!   a connector (a folder of the run, a paged source), after each of
 //!   memoria's scheduled enumerations every item an admitted member found

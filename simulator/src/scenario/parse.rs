@@ -275,6 +275,10 @@ pub enum ProviderState {
     Slow,
     /// The next [`PROVIDER_RATE_LIMITED_CALLS`] calls answered 429.
     RateLimited,
+    /// Every call answered [`PROVIDER_LAG_MS`] late: inside memoria's
+    /// ingest deadline, so what a drain sent lands, long after it left
+    /// (a deletion meanwhile races it, gate 10).
+    Lagging,
     /// Every fault cleared: the provider answers again.
     Answering,
 }
@@ -282,6 +286,11 @@ pub enum ProviderState {
 /// How late a slow provider answers, in simulated ms: 5 s past memoria's
 /// ingest deadline for an embeddings call (§8.3).
 pub const PROVIDER_SLOW_MS: u64 = memoria::EMBED_INGEST_DEADLINE_MS + 5_000;
+/// How late a lagging provider answers, in simulated ms: inside memoria's
+/// ingest deadline for an embeddings call (§8.3), as gate 10's vector
+/// race (`PROVIDER_LATENCY_MS`, 5 s) answers.
+pub const PROVIDER_LAG_MS: u64 = 5_000;
+const _: () = assert!(PROVIDER_LAG_MS < memoria::EMBED_INGEST_DEADLINE_MS);
 /// How many calls a rate-limited provider answers 429.
 pub const PROVIDER_RATE_LIMITED_CALLS: u32 = 3;
 
@@ -293,6 +302,7 @@ impl ProviderState {
             ProviderState::Refused => "refusing connections",
             ProviderState::Slow => "slow past the deadline",
             ProviderState::RateLimited => "rate-limited",
+            ProviderState::Lagging => "answering late, inside the deadline",
             ProviderState::Answering => "answering again",
         }
     }
@@ -367,6 +377,11 @@ pub enum Event {
         doc: String,
         /// Words its title and body hold.
         words: String,
+        /// A long document: its body is this many headed sections, each a
+        /// passage of its own holding `words` (the explorer's crowd of
+        /// gone dense rows, `explore/dense.rs`); none, one passage.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sections: Option<u32>,
     },
     /// A person deletes the memoria-owned document `doc` through its
     /// delete form (§7.4); a document never stored is skipped.
@@ -949,7 +964,18 @@ impl Event {
                 surface.unwrap_or_default().verb(),
                 q.split_whitespace().count()
             ),
-            Event::Upload { reader, doc, .. } => format!("{reader} uploads {doc}"),
+            Event::Upload {
+                reader,
+                doc,
+                sections: None,
+                ..
+            } => format!("{reader} uploads {doc}"),
+            Event::Upload {
+                reader,
+                doc,
+                sections: Some(n),
+                ..
+            } => format!("{reader} uploads {doc}, {n} sections long"),
             Event::DeleteUpload { reader, doc, .. } => format!("{reader} deletes {doc}"),
             Event::MemoriaBackup { name, whole, .. } => format!(
                 "memoria's data{} backed up as {name}",

@@ -25,7 +25,7 @@ use std::time::Duration;
 use memoria_page::Page;
 
 use super::checks::Check;
-use super::parse::{PROVIDER_RATE_LIMITED_CALLS, PROVIDER_SLOW_MS, ProviderState};
+use super::parse::{PROVIDER_LAG_MS, PROVIDER_RATE_LIMITED_CALLS, PROVIDER_SLOW_MS, ProviderState};
 use crate::fake::provider::{Down, REFUSED_MARKER, StubProvider};
 use crate::world::Memoria;
 
@@ -74,6 +74,10 @@ pub(super) fn apply(stub: &StubProvider, state: ProviderState, retry_after_s: Op
             stub.rate_limit_next(PROVIDER_RATE_LIMITED_CALLS);
             stub.set_retry_after(retry_after_s);
             stub.chat_rate_limit_next(PROVIDER_RATE_LIMITED_CALLS);
+        }
+        ProviderState::Lagging => {
+            stub.set_slow(Some(PROVIDER_LAG_MS));
+            stub.set_chat_slow(Some(PROVIDER_LAG_MS));
         }
         ProviderState::Answering => {}
     }

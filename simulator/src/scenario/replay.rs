@@ -752,6 +752,13 @@ async fn apply(
                 entry.checks.extend(super::oracle::judge_page(
                     &who, &seen, &window, fakes, admitted, &ctx.owned, &unasked,
                 ));
+                // With AI on, a question only the dense half answers is
+                // ranked by the stub's own vectors (`dense.rs`).
+                if let Some(p) = &ctx.provider
+                    && surface != Surface::Brief
+                {
+                    entry.checks.extend(super::dense::judge_dense(q, &seen, p));
+                }
                 entry.checks.extend(super::deadline::judge_deadline(
                     &window,
                     crate::world::MEMORIA_CONSUMER,
@@ -819,19 +826,24 @@ async fn apply(
             entry.page = Some(summary);
         }
         Event::Upload {
-            reader, doc, words, ..
+            reader,
+            doc,
+            words,
+            sections,
+            ..
         } => {
             let who = address(reader);
             let tag = super::surfaces::owned_tag(doc);
             let landings = m.crash_landings();
-            let answered = upload(
-                m,
-                ctx,
-                &who,
-                doc,
-                &format!("# {words} {tag}\n\nThe {words} notes, uploaded.\n"),
-            )
-            .await;
+            let text = match sections {
+                None => format!("# {words} {tag}\n\nThe {words} notes, uploaded.\n"),
+                Some(n) => {
+                    // The dense crowd (`dense.rs`): one passage a section.
+                    ctx.owned.crowds.push((doc.clone(), words.clone()));
+                    super::dense::crowd_text(words, &tag, *n)
+                }
+            };
+            let answered = upload(m, ctx, &who, doc, &text).await;
             // Cut off by a crash: never acknowledged, stored or not.
             let (id, doubt) = match answered {
                 Ok(id) => (id, false),
@@ -1178,6 +1190,16 @@ async fn apply(
                 }
                 _ => None,
             };
+            // With every passage embedded and the provider answering, a
+            // crowd's question shows a live passage (`dense.rs`).
+            let crowded = match (&ctx.provider, members.first(), &embedded) {
+                (Some(p), Some(owner), Some(drained))
+                    if drained.ok && !ctx.removed.contains_key(owner) =>
+                {
+                    super::dense::judge_crowded(m, owner, &ctx.owned, p).await
+                }
+                _ => vec![],
+            };
             // A rotation in flight is resumed as the drain resumes one
             // (phases 1 and 2 to the end), and completed after the rounds.
             let resumed = ctx.rotation.as_ref().map_or(vec![], |r| r.resume(m));
@@ -1194,6 +1216,7 @@ async fn apply(
                 );
             }
             entry.checks.extend(embedded);
+            entry.checks.extend(crowded);
             if let Some(r) = ctx.rotation.as_mut() {
                 entry.checks.extend(resumed);
                 entry

@@ -329,6 +329,9 @@ pub(super) struct Owned {
     pub(super) docs: BTreeMap<String, OwnedDoc>,
     /// Per backup name, which documents were live when it was taken.
     pub(super) backups: BTreeMap<String, BTreeMap<String, bool>>,
+    /// Every long upload (`sections`), by name, with its words: the dense
+    /// crowd's, whose question `[safety:dense-crowded]` asks (`dense.rs`).
+    pub(super) crowds: Vec<(String, String)>,
 }
 
 impl Owned {
