@@ -54,7 +54,8 @@
 //! drawing added after the first ([`cells`], [`roster`], [`rotation`],
 //! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`],
 //! [`s2_shapes`], [`connectors`], [`breaker`], [`generation`],
-//! [`lost_revision`], [`feed_pages`], [`own_restore`])
+//! [`lost_revision`], [`feed_pages`], [`own_restore`], [`absent_alike`],
+//! [`sections`])
 //! comes from a generator of its own, after the rest, so a seed that
 //! does not draw it is the run it was before. What the truth oracle judges, invariant by invariant, is
 //! `crate::scenario`'s `oracle.rs`.
