@@ -57,11 +57,13 @@
 //! drawing added after the first ([`cells`], [`roster`], [`rotation`],
 //! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`],
 //! [`s2_shapes`], [`connectors`], [`breaker`], [`generation`],
-//! [`lost_revision`], [`feed_pages`], [`own_restore`], [`dense`])
+//! [`lost_revision`], [`feed_pages`], [`own_restore`], [`dense`],
+//! [`absent_alike`], [`sections`])
 //! comes from a generator of its own, after the rest, so a seed that
 //! does not draw it is the run it was before. What the truth oracle judges, invariant by invariant, is
 //! `crate::scenario`'s `oracle.rs`.
 
+mod absent_alike;
 mod breaker;
 mod cells;
 mod connectors;
@@ -77,6 +79,7 @@ mod provider;
 mod roster;
 mod rotation;
 mod s2_shapes;
+mod sections;
 mod token_file;
 
 use std::collections::BTreeMap;
@@ -435,6 +438,7 @@ pub fn generate(seed: u64) -> Exploration {
                 granted_to,
                 removed: removed_from,
                 topic: None,
+                sections: 0,
             });
         }
         // Short pages on half the siblings, so a re-announce spans pages
@@ -726,6 +730,10 @@ pub fn generate(seed: u64) -> Exploration {
     let lost = lost_revision::add(seed, &swarm, &siblings, &mut events);
     // After it, from its own stream: the feed failing mid-read around it.
     feed_pages::add(seed, &mut swarm, lost.as_deref(), &mut events);
+    // After every other drawing: absent documents compared with an id never held.
+    absent_alike::add(seed, &mut events);
+    // And some worlds' items of several passages.
+    sections::add(seed, &mut siblings);
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),

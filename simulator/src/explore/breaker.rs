@@ -309,6 +309,7 @@ pub(super) fn add(
                 item: items.choose(&mut rng).cloned(),
                 doc: None,
                 surface: None,
+                beside_never_held: false,
             }
         } else {
             ask(who)

@@ -144,6 +144,7 @@ pub(super) fn add(seed: u64, siblings: &[SiblingDecl], people: &[String], events
                     item,
                     doc,
                     surface,
+                    beside_never_held: false,
                 },
             ));
         }

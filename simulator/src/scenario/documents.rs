@@ -27,6 +27,9 @@ use std::collections::BTreeMap;
 use memoria_page::Page;
 
 use super::checks::{Check, PageSummary, summarise_page};
+use super::document_answer::{
+    Anchor, NEVER_HELD_ID, judge_absent_alike, judge_answer, page_anchors, tool_anchors,
+};
 use super::oracle::judge_page;
 use super::parse::{Event, Surface};
 use super::replay::Entry;
@@ -110,6 +113,13 @@ pub(super) struct Opened {
     /// text and structured content), read for what a document not shown
     /// may not name; never logged.
     pub(super) text: String,
+    /// The page's headers, by lowercase name, in order; empty for the MCP
+    /// tool. Read only to compare two absent answers.
+    pub(super) headers: Vec<(String, String)>,
+    /// Each passage shown, in order: the number its label shows and the
+    /// anchors that name it (the page's `section.passage` id and its
+    /// label's `#p{n}` link, or the tool's link's fragment).
+    pub(super) anchors: Vec<Anchor>,
 }
 
 /// The MCP server for `who`, built as `memoria mcp` builds it: the
@@ -180,10 +190,12 @@ pub(super) async fn open(
         );
         return Ok(Opened {
             status,
+            anchors: tool_anchors(out.json.as_ref()),
             seen,
             passages,
             summary,
             text,
+            headers: vec![],
         });
     }
     let uri = format!("/documents/{id}");
@@ -199,9 +211,21 @@ pub(super) async fn open(
     Ok(Opened {
         status,
         passages: Page::parse(body).tags("section.passage").len(),
+        anchors: page_anchors(body),
         seen,
         summary,
         text: body.clone(),
+        headers: page
+            .response
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_ascii_lowercase(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
     })
 }
 
@@ -325,6 +349,7 @@ pub(super) fn judge_document(
             ));
         }
     }
+    out.extend(judge_answer(target, opened));
     if ![200, 401, 404, 503].contains(&opened.status) {
         out.push(fail(
             SAFETY_DOCUMENT,
@@ -552,7 +577,7 @@ pub(super) async fn apply(
     breakers: &super::breaker::BreakerTruth,
     entry: &mut Entry,
 ) -> Result<Option<Rendered>, String> {
-    let (app, item, doc, surface) = match event {
+    let (app, item, doc, surface, beside_never_held) = match event {
         Event::OpenSources { .. } => {
             let page = match &standing.cookie {
                 Some(c) => m.get_with(c, "/sources").await?,
@@ -591,8 +616,9 @@ pub(super) async fn apply(
             item,
             doc,
             surface,
+            beside_never_held,
             ..
-        } => (app, item, doc, surface),
+        } => (app, item, doc, surface, *beside_never_held),
         _ => return Ok(None),
     };
     let target = match (app, item, doc) {
@@ -626,6 +652,13 @@ pub(super) async fn apply(
             owned,
             &standing.unasked,
         ));
+    }
+    // Absent: the same person asks at once for an id never held.
+    if beside_never_held && matches!(target, Target::Sibling { .. }) && opened.status == 404 {
+        let never = open(m, standing.cookie.clone(), who, NEVER_HELD_ID, mcp).await?;
+        if oracle {
+            entry.checks.extend(judge_absent_alike(&opened, &never));
+        }
     }
     entry.page = Some(opened.summary);
     Ok(Some(opened.seen))

@@ -29,7 +29,9 @@
 //! - `token_file.rs`: memoria's token files broken and mended, and the
 //!   oracle's check that a token it cannot read is sent to nobody (§6.2);
 //! - `documents.rs`: the document page, the MCP `document` tool and the
-//!   sources page, opened by link and judged;
+//!   sources page, opened by link and judged; `document_answer.rs`: what
+//!   only a document's answer shows (anchors, a withheld document's count,
+//!   an absent one against an id never held);
 //! - `connector.rs`: the folder and paged connectors, enumerated on
 //!   memoria's schedule, and the oracle's checks of what an enumeration
 //!   may delete (§5.1, §4.2, gate 7);
@@ -45,6 +47,7 @@ mod checks;
 mod connector;
 mod deadline;
 mod dense;
+mod document_answer;
 mod documents;
 mod oracle;
 mod parse;

@@ -143,8 +143,17 @@
 //!   it, every other answer (STALE, AHEAD, UNKNOWN, a failed call) being
 //!   withheld loudly with its app's line or, on VISIBLE, shown; memoria's
 //!   own document, stored, opens for every person admitted (the presence
-//!   that makes a deleted one's absence mean something); and a document not
-//!   shown (withheld, absent, refused) names no tag of its titles.
+//!   that makes a deleted one's absence mean something); a document not
+//!   shown (withheld, absent, refused) names no tag of its titles; each
+//!   passage shown is anchored `#p{n}`, `n` the number its label shows
+//!   (§8.4, §8.8's `/documents/{id}#p{n}`: the page's section id and label
+//!   link, the tool's link); a sibling's document withheld counts one
+//!   result in one line, however many passages it holds (§4.1; gate 6's
+//!   "1 result withheld"); and, where the explorer drew it
+//!   (`explore/absent_alike.rs`), a sibling's document answered absent
+//!   answers what an id never held answers, asked by the same person at
+//!   once: status, every header but `date`, body (§4.1: NOT_VISIBLE is
+//!   silent; §4.2's indistinguishability).
 //! - `[safety:reconciling]` (§4.1 rule 1, §6.1, §7.4, §8.1;
 //!   `simulator/src/scenario/reconciling.rs`): a page (every surface a
 //!   question is asked on) that names an app reconciling shows no passage

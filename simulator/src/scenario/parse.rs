@@ -128,6 +128,33 @@ pub struct ItemDecl {
     /// memoria writes the item a summary and the topic an overview (§5.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topic: Option<String>,
+    /// Sections the body holds after its first, each under a heading of
+    /// [`CONTINUED_HEADING`] (so a passage of its own, §7.2's chunker):
+    /// 0 (default), a body of one passage. A revision keeps them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sections: usize,
+}
+
+/// The heading that opens each later section of an item's body
+/// ([`ItemDecl::sections`]), followed by its number from 2.
+pub const CONTINUED_HEADING: &str = "## Continued, part";
+
+/// The later sections of an item's body ([`ItemDecl::sections`]): real
+/// sentences of a working note, none naming the item's words, so a
+/// question by its tag still finds one passage, its first.
+pub fn sections_body(sections: usize) -> String {
+    (0..sections)
+        .map(|k| {
+            format!(
+                "\n{CONTINUED_HEADING} {}\n\nThe actions agreed at the last meeting, who owns each and when it is due; what was decided, what is still open, and who must be asked before the next review.\n",
+                k + 2
+            )
+        })
+        .collect()
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn one() -> usize {
@@ -729,6 +756,12 @@ pub enum Event {
         /// `page` (default) or `mcp`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         surface: Option<Surface>,
+        /// When the answer is absent (a 404, or the MCP tool's `absent`),
+        /// the same person asks at once, on the same surface and session,
+        /// for an id memoria never held, and the two answers are compared
+        /// (§4.1: NOT_VISIBLE is indistinguishable from absence).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        beside_never_held: bool,
     },
     /// A person opens the owner's sources page (§8.1).
     OpenSources {

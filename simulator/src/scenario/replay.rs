@@ -283,8 +283,11 @@ pub fn world(s: &Scenario, seed: u64) -> Result<World, ScenarioError> {
             for item in &x.items {
                 let body = |n: usize| {
                     format!(
-                        "# {} {}\n\nThe {} notes, revision {n}.\n",
-                        item.words, item.id, item.words
+                        "# {} {}\n\nThe {} notes, revision {n}.\n{}",
+                        item.words,
+                        item.id,
+                        item.words,
+                        super::parse::sections_body(item.sections)
                     )
                 };
                 let rung = match item.rung {
@@ -967,13 +970,25 @@ async fn apply(
             fake(app)?
                 .model()
                 .with(|mm| {
-                    let title = mm
+                    let (title, sections) = mm
                         .item(item)
-                        .map(|i| i.current().title.clone())
+                        .map(|i| {
+                            let c = i.current();
+                            // The later sections an item was drawn with stay.
+                            let at = c
+                                .body
+                                .find(&format!("\n{}", super::parse::CONTINUED_HEADING));
+                            (
+                                c.title.clone(),
+                                at.map_or(String::new(), |at| c.body[at..].to_string()),
+                            )
+                        })
                         .unwrap_or_default();
                     let body = match words {
-                        Some(w) => format!("# {title}\n\nThe {title} notes, revised: {w}.\n"),
-                        None => format!("# {title}\n\nThe {title} notes, revised.\n"),
+                        Some(w) => {
+                            format!("# {title}\n\nThe {title} notes, revised: {w}.\n{sections}")
+                        }
+                        None => format!("# {title}\n\nThe {title} notes, revised.\n{sections}"),
                     };
                     mm.revise(item, &title, &body)
                 })
