@@ -1,4 +1,4 @@
-//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line and says there why it is long if it is, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, the conformance kit builds without memoria, the simulator or the harness, the mutation runner without any crate of the workspace, the TLS crate and the page reader depend on nothing of the workspace, every gate has recorded mutations (an adversary's among them) whose replacements name modules that exist, and quotes its GATES.md row, every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, the shipped build has the reference's dependencies, and cargo-mutants' configuration names files that exist.
+//! Tidy checks over the whole workspace: every Rust file opens with a `//!` doc line and says there why it is long if it is, every count README.md and ARCHITECTURE.md state is generated from the registry, the harness alone resolves the features the workspace build does, the conformance kit builds without memoria, the simulator or the harness, the mutation runner without any crate of the workspace, the TLS crate and the page reader depend on nothing of the workspace, every gate has recorded mutations (an adversary's among them) whose replacements name modules that exist, and quotes its GATES.md row, every conformance case is named by a recorded broken fake, no gate scans HTML or keeps a clock of its own, S2 is called on one path, the reference's files import each other without a circle and its rooms down one layer order, the shipped build has the reference's dependencies, and cargo-mutants' configuration names files that exist, and no tracked file is a symbolic link.
 //!
 //! Size: about 1,500 lines because each check is one test with its own
 //! reader of the tree (the `syn` visitors, the import graph and its layer
@@ -44,6 +44,42 @@ fn every_rust_file_in_the_workspace_starts_with_a_module_doc_comment() {
         missing.is_empty(),
         "files without a leading //! line: {missing:?}"
     );
+}
+
+/// The mode `git ls-files -s` gives a symbolic link.
+const GIT_SYMLINK_MODE: &str = "120000";
+
+/// A worktree links the fetched corpora in (`fixtures/corpus/rust-book`
+/// and the rest, ignored as directories); a link committed by mistake
+/// replaces the real, ignored directory of every checkout it is merged
+/// into, and a clean clone gets a link to a path of someone else's disk.
+#[test]
+fn no_tracked_file_is_a_symbolic_link() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&root)
+        .args(["ls-files", "-s"])
+        .output()
+        .unwrap_or_else(|e| panic!("git ls-files -s in {}: {e}", root.display()));
+    assert!(
+        out.status.success(),
+        "git ls-files -s in {}: {}",
+        root.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listing = String::from_utf8_lossy(&out.stdout);
+    let tracked = listing.lines().count();
+    assert!(
+        tracked >= 100,
+        "git lists the workspace's tracked files ({tracked})"
+    );
+    let links: Vec<&str> = listing
+        .lines()
+        .filter(|l| l.starts_with(GIT_SYMLINK_MODE))
+        .filter_map(|l| l.split('\t').nth(1))
+        .collect();
+    assert!(links.is_empty(), "tracked symbolic links: {links:?}");
 }
 
 /// The length past which a source file says at its top why it is that long
