@@ -36,7 +36,9 @@
 //! first revision at the run's end, before memoria polls
 //! ([`lost_revision`], §4.1); two thirds of those have that sibling's feed
 //! in pages of a row or two, a row behind the lost one, and the page past
-//! it failing once ([`feed_pages`], §6.1).
+//! it failing once ([`feed_pages`], §6.1). Half of the rest end with
+//! 404s a later feed row explains, at a sibling whose announces then never
+//! close, and questions meanwhile ([`explained_404`], §4.1).
 //! The timeline ends with `expect-converged`: the faults stop, and
 //! liveness is judged after the oracle's quiet period.
 //!
@@ -54,7 +56,7 @@
 //! drawing added after the first ([`cells`], [`roster`], [`rotation`],
 //! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`],
 //! [`s2_shapes`], [`connectors`], [`breaker`], [`generation`],
-//! [`lost_revision`], [`feed_pages`], [`own_restore`])
+//! [`lost_revision`], [`feed_pages`], [`own_restore`], [`explained_404`])
 //! comes from a generator of its own, after the rest, so a seed that
 //! does not draw it is the run it was before. What the truth oracle judges, invariant by invariant, is
 //! `crate::scenario`'s `oracle.rs`.
@@ -64,6 +66,7 @@ mod cells;
 mod connectors;
 mod crash;
 mod documents;
+mod explained_404;
 mod feed_pages;
 mod generation;
 mod home;
@@ -209,6 +212,10 @@ pub enum FaultKind {
     /// row naming a lost revision (§6.1, gate 27; drawn apart, after every
     /// other drawing, [`feed_pages`]).
     FeedMidRead,
+    /// A sibling's feed naming revisions S3 404s and later rows explain,
+    /// its announces then never closing, questions asked meanwhile (§4.1,
+    /// gate 27; drawn apart, after every other drawing, [`explained_404`]).
+    ExplainedFeed,
     /// Uploads, a re-upload, deletions and a restore in the orders that
     /// reach memoria's tombstone replay (§7.4; drawn apart, after the
     /// rest, [`own_restore`]).
@@ -279,6 +286,7 @@ impl FaultKind {
             FaultKind::PagedPartialPage => "paged-partial-page",
             FaultKind::PagedOverCap => "paged-over-cap",
             FaultKind::FeedMidRead => "feed-mid-read",
+            FaultKind::ExplainedFeed => "explained-404",
             FaultKind::RestoreOrders => "restore-orders",
             FaultKind::WholeBackup => "whole-backup",
             FaultKind::TombstoneLog => "tombstone-log",
@@ -311,6 +319,7 @@ impl FaultKind {
                 | FaultKind::PagedPartialPage
                 | FaultKind::PagedOverCap
                 | FaultKind::FeedMidRead
+                | FaultKind::ExplainedFeed
                 | FaultKind::RestoreOrders
                 | FaultKind::WholeBackup
                 | FaultKind::TombstoneLog
@@ -714,6 +723,16 @@ pub fn generate(seed: u64) -> Exploration {
     let lost = lost_revision::add(seed, &swarm, &siblings, &mut events);
     // After it, from its own stream: the feed failing mid-read around it.
     feed_pages::add(seed, &mut swarm, lost.as_deref(), &mut events);
+    // After them, from its own stream, only where no lost revision was
+    // drawn: 404s a later row explains, a mark needless.
+    explained_404::add(
+        seed,
+        &mut swarm,
+        lost.as_deref(),
+        &apps,
+        &readers[0],
+        &mut events,
+    );
     events.push(Event::ExpectConverged { at_ms: None });
     let scenario = Scenario {
         title: format!("explore seed {seed}"),
