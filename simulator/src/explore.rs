@@ -36,7 +36,9 @@
 //! first revision at the run's end, before memoria polls
 //! ([`lost_revision`], §4.1); two thirds of those have that sibling's feed
 //! in pages of a row or two, a row behind the lost one, and the page past
-//! it failing once ([`feed_pages`], §6.1).
+//! it failing once ([`feed_pages`], §6.1). Half of the rest end with
+//! 404s a later feed row explains, at a sibling whose announces then never
+//! close, and questions meanwhile ([`explained_404`], §4.1).
 //! Every AI-on world asks questions only the dense half answers, some just
 //! after a wake or a deletion, their order judged by the stub's own
 //! vectors ([`dense`], §7).
@@ -58,7 +60,7 @@
 //! [`documents`], [`token_file`], [`home`], [`provider`], [`crash`],
 //! [`s2_shapes`], [`connectors`], [`breaker`], [`generation`],
 //! [`lost_revision`], [`feed_pages`], [`own_restore`], [`dense`],
-//! [`absent_alike`], [`sections`])
+//! [`explained_404`], [`absent_alike`], [`sections`])
 //! comes from a generator of its own, after the rest, so a seed that
 //! does not draw it is the run it was before. What the truth oracle judges, invariant by invariant, is
 //! `crate::scenario`'s `oracle.rs`.
@@ -70,6 +72,7 @@ mod connectors;
 mod crash;
 mod dense;
 mod documents;
+mod explained_404;
 mod feed_pages;
 mod generation;
 mod home;
@@ -216,6 +219,10 @@ pub enum FaultKind {
     /// row naming a lost revision (§6.1, gate 27; drawn apart, after every
     /// other drawing, [`feed_pages`]).
     FeedMidRead,
+    /// A sibling's feed naming revisions S3 404s and later rows explain,
+    /// its announces then never closing, questions asked meanwhile (§4.1,
+    /// gate 27; drawn apart, after every other drawing, [`explained_404`]).
+    ExplainedFeed,
     /// Uploads, a re-upload, deletions and a restore in the orders that
     /// reach memoria's tombstone replay (§7.4; drawn apart, after the
     /// rest, [`own_restore`]).
@@ -286,6 +293,7 @@ impl FaultKind {
             FaultKind::PagedPartialPage => "paged-partial-page",
             FaultKind::PagedOverCap => "paged-over-cap",
             FaultKind::FeedMidRead => "feed-mid-read",
+            FaultKind::ExplainedFeed => "explained-404",
             FaultKind::RestoreOrders => "restore-orders",
             FaultKind::WholeBackup => "whole-backup",
             FaultKind::TombstoneLog => "tombstone-log",
@@ -318,6 +326,7 @@ impl FaultKind {
                 | FaultKind::PagedPartialPage
                 | FaultKind::PagedOverCap
                 | FaultKind::FeedMidRead
+                | FaultKind::ExplainedFeed
                 | FaultKind::RestoreOrders
                 | FaultKind::WholeBackup
                 | FaultKind::TombstoneLog
@@ -730,6 +739,16 @@ pub fn generate(seed: u64) -> Exploration {
     let lost = lost_revision::add(seed, &swarm, &siblings, &mut events);
     // After it, from its own stream: the feed failing mid-read around it.
     feed_pages::add(seed, &mut swarm, lost.as_deref(), &mut events);
+    // After them, from its own stream, only where no lost revision was
+    // drawn: 404s a later row explains, a mark needless.
+    explained_404::add(
+        seed,
+        &mut swarm,
+        lost.as_deref(),
+        &apps,
+        &readers[0],
+        &mut events,
+    );
     // After every other drawing: absent documents compared with an id never held.
     absent_alike::add(seed, &mut events);
     // And some worlds' items of several passages.
