@@ -11,10 +11,14 @@
 //!
 //! - an S1 `410` (§6.1: a rewound cursor or an expired consumer), whatever
 //!   shaped it;
-//! - an S2 answer with an AHEAD pair (§4.1), or one a malformation shaped;
+//! - an S2 answer with an AHEAD pair (§4.1), or one a malformation or an
+//!   outage shaped (a delay and the VISIBLE lie are traced as sent:
+//!   [`TRUTHFUL_S2_FAULTS`]);
 //! - any S6 answer (§8.7's re-certification arm marks a sheet's app);
 //! - memoria's data directory restored from a backup (§7.4: every app,
-//!   the backup's own marks included);
+//!   the backup's own marks included), or a crash, whose wake may read a
+//!   tombstone logged but not applied, or a snapshot written but not
+//!   recorded, as a restore (`restore_found` in `reference/src/instance.rs`);
 //! - an S3 `404` the feed does not explain: the reference's own third way
 //!   in (`reference/src/sibling/sync.rs`; the spec is silent), which gate
 //!   27's `27/later-row-explains-a-404` and
@@ -58,6 +62,13 @@ use crate::world::MEMORIA_CONSUMER;
 
 /// The invariant's name, first in each failed check's text.
 pub const SAFETY_RECONCILING_CAUSE: &str = "[safety:reconciling-cause]";
+
+/// The faults an S2 answer may carry whose traced pairs are what was sent:
+/// a delay changes when, and the lie (`Lie::VisibleForAnyone`) is traced
+/// after it rewrote every value to VISIBLE, which marks nothing. Any other
+/// fault (a malformation, an outage) may have put on the wire what the
+/// trace does not show, so it stays a cause that is never spent.
+const TRUTHFUL_S2_FAULTS: [&str; 3] = ["slow", "cold", "lie"];
 
 /// What can mark an app for re-announce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,7 +143,11 @@ impl CauseTruth {
                 (CallKind::S2, CallDetail::S2 { pairs, .. }) => {
                     if pairs.iter().any(|p| p.result == "AHEAD") {
                         Some((Kind::Ahead, settled))
-                    } else if e.faults.iter().any(|f| f != "slow" && f != "cold") {
+                    } else if e
+                        .faults
+                        .iter()
+                        .any(|f| !TRUTHFUL_S2_FAULTS.contains(&f.as_str()))
+                    {
                         Some((Kind::Ahead, None))
                     } else {
                         None

@@ -476,11 +476,17 @@ pub fn replay(s: &Scenario, seed: Option<u64>) -> Result<Replay, ScenarioError> 
                 after_aimed(&mut m, &mut ctx, &fakes, &mut entry, &point, before_landing).await;
             }
             // A crash that landed in this event: a mark memoria was not yet
-            // sure to hold when it began may never have been written.
+            // sure to hold when it began may never have been written. And
+            // the wake may read its own crash as a restore (a tombstone
+            // logged but not applied, a snapshot written but not recorded:
+            // `restore_found`), which marks every sibling (§7.4).
             if m.crash_landings() > before_landing {
                 trace.with(|all| ctx.reconciling.observe(all));
                 ctx.reconciling.interrupted(at_ms);
                 ctx.cause.interrupted(at_ms);
+                let end = trace.with(|all| all.len());
+                ctx.cause
+                    .restore(fakes.keys().cloned(), super::roster::now_ms(), end);
             }
             if ctx.oracle {
                 ctx.reconciling.learn_items(&fakes);
