@@ -39,7 +39,9 @@
 //!   page returns, so a restart between events costs none.
 //! - Calls between a backup of memoria's data and a restore from it are
 //!   lost: the restore brings the counters back as the backup held them
-//!   (and their "since" with them).
+//!   (and their "since" with them), its losses included. A call an earlier
+//!   restore took away comes back with a backup taken after it (seed 166:
+//!   restored from `m0`, then from `m3`, taken between the two).
 //! - An S3 fetch up to [`SYNC_SPAN_MS`] before the calendar skips may be
 //!   tallied on the day after; an S2 call is tallied before its page
 //!   returns, inside its event.
@@ -113,10 +115,14 @@ pub(super) struct BreakerTruth {
     /// events a crash landed in (an S2 tally is written before its page
     /// returns, so a restart between events costs none).
     doubtful_s2: Vec<(u64, u64)>,
-    /// Simulated ms ranges whose counter writes a restore took away.
+    /// Simulated ms ranges whose counter writes the restores took away,
+    /// as memoria's data now stands: a restore puts back its backup's own
+    /// losses, so a call one restore took away comes back with a later
+    /// restore of a backup taken after it.
     lost: Vec<(u64, u64)>,
-    /// memoria's backups by name: when each was taken, in simulated ms.
-    backups: BTreeMap<String, u64>,
+    /// memoria's backups by name: when each was taken, in simulated ms,
+    /// and the ranges lost as the data stood then.
+    backups: BTreeMap<String, (u64, Vec<(u64, u64)>)>,
     /// Per app, `(from simulated ms, a fetch may fail untraced)`.
     unclean: BTreeMap<String, Vec<(u64, bool)>>,
 }
@@ -171,12 +177,15 @@ impl BreakerTruth {
 
     /// memoria's data backed up as `name` at `at_ms`.
     pub(super) fn backed_up(&mut self, name: &str, at_ms: u64) {
-        self.backups.insert(name.to_string(), at_ms);
+        self.backups
+            .insert(name.to_string(), (at_ms, self.lost.clone()));
     }
 
     /// memoria's data restored from backup `name`, from `applied_ms` to `now_ms`.
     pub(super) fn restored(&mut self, name: &str, applied_ms: u64, now_ms: u64) {
-        if let Some(&at) = self.backups.get(name) {
+        if let Some((at, lost_then)) = self.backups.get(name) {
+            let at = *at;
+            self.lost = lost_then.clone();
             self.lost.push((at, now_ms));
             self.doubtful.push((at.saturating_sub(SYNC_SPAN_MS), at));
         }
@@ -686,6 +695,24 @@ mod tests {
         for (line, want, ok) in rows {
             assert_eq!(says(line, want).is_ok(), *ok, "{line} / {want:?}");
         }
+    }
+
+    #[test]
+    fn a_restore_puts_back_what_its_backup_held_and_loses_only_what_came_after() {
+        let mut truth = BreakerTruth::default();
+        truth.backed_up("m0", 0);
+        truth.restored("m0", 20_000, 20_490);
+        // A call at 40 s, then a backup of it, then a restore from before it.
+        truth.backed_up("m3", 72_920);
+        truth.restored("m0", 112_000, 112_080);
+        assert!(BreakerTruth::within(&truth.lost, 40_000), "m0 lost it");
+        truth.restored("m3", 140_300, 140_370);
+        assert!(
+            !BreakerTruth::within(&truth.lost, 40_000),
+            "m3 held the call at 40 s, so restoring it puts the call back"
+        );
+        assert!(BreakerTruth::within(&truth.lost, 10_000), "m3 held m0's loss");
+        assert!(BreakerTruth::within(&truth.lost, 100_000), "after m3: lost");
     }
 
     #[test]
