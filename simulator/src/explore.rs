@@ -105,13 +105,17 @@ pub const EVENTS: std::ops::RangeInclusive<usize> = 180..=220;
 /// rounded up to a multiple of [`TICK_MS`]).
 pub const EVENT_GAP_MS: std::ops::RangeInclusive<u64> = 100..=2_000;
 /// turmoil's tick in the explorer's worlds, in simulated ms
-/// (`World::set_tick_ms`): ten times the gates' `world::TICK_MS`, so a
-/// quiet spell of simulated minutes is a tenth of the steps. Every time the
-/// generator draws (event gaps, a cold sibling's idle and wake, a slow
-/// one's latency) is a multiple of it, and memoria's deadlines (800 ms and
-/// up) are too; what it coarsens is each network hop, delivered at the end
-/// of its tick (1 to 3 ms of link latency becomes up to one tick).
-pub const TICK_MS: u64 = 10;
+/// (`World::set_tick_ms`): twenty times the gates' `world::TICK_MS`, so a
+/// quiet spell of simulated minutes is a twentieth of the steps (every
+/// host's runtime is stepped once a tick, idle or not: half the explorer's
+/// CPU at 10 ms, benches/RESULTS.md "The explorer's tick at 20 ms"). The
+/// generator's own draws (event gaps, a cold sibling's idle and wake) are
+/// multiples of it, and so are a slow sibling's latencies and memoria's
+/// deadlines (800 ms and up); a timer inside a host still fires at its own
+/// millisecond. What it coarsens is each network hop, delivered at the end
+/// of its tick: 1 to 3 ms of link latency becomes up to 20 ms, so a request
+/// on a fresh connection takes up to 80 ms against an 800 ms deadline.
+pub const TICK_MS: u64 = 20;
 /// The most replays one shrink may run before it stops where it is.
 pub const SHRINK_REPLAYS_MAX: usize = 400;
 
