@@ -92,5 +92,5 @@ pub use rotation::{ROTATION_LIVENESS, ROTATION_SAFETY, RotationPhase};
 pub use shrink::{Shrunk, shrink};
 pub use surfaces::owned_tag;
 pub use token_file::{SAFETY_TOKEN_FILE, TokenFileState};
-pub use tomb::{SAFETY_RETENTION, SAFETY_TOMBSTONES};
+pub use tomb::{BACKUPS_KEPT_S, SAFETY_RETENTION, SAFETY_TOMBSTONES};
 pub use validate::CRASH_POINTS;
