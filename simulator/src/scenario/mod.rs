@@ -62,6 +62,8 @@ mod shrink;
 mod surfaces;
 mod token_file;
 mod tomb;
+#[cfg(test)]
+mod traced;
 mod validate;
 
 pub use breaker::SAFETY_BREAKER;
