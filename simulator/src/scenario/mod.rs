@@ -74,7 +74,7 @@ pub use connector::{
 };
 pub use dense::{
     CROWD_SECTIONS, DENSE_MARGIN, DENSE_ONLY_WORD, PAGE_ROWS, SAFETY_DENSE, SAFETY_DENSE_CROWDED,
-    crowd_text, kept_vector,
+    crowd_text, dot, kept_vector,
 };
 pub use documents::{SAFETY_DOCUMENT, SAFETY_SOURCES};
 pub use oracle::{
