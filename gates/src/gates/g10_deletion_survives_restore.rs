@@ -34,6 +34,7 @@ use memoria::Sealer;
 use memoria::snapshot::{self, BACKUP_RETENTION_WINDOW_S};
 use memoria::{DB_FILE_NAME, NewDocument, TombstoneLog};
 use memoria::{Instance, InstanceConfig, WakeKind};
+use memoria_simulator::scenario::BACKUPS_KEPT_S;
 
 use crate::rigs::clock::HandClock;
 use crate::rigs::support::dek;
@@ -90,7 +91,7 @@ pub static GATE: Gate = Gate {
         },
         Case {
             id: "10/retention-outlasts-a-month-of-daily-backups",
-            desc: "Supersede a generation, advance the clock 30 days (the daily backups kept 30 days that the backup window's own source names, written here as a literal, not read from the reference) and write again: the superseded generation is still on disk, so a backup from the day before it was superseded still finds its index.",
+            desc: "Supersede a generation, advance the clock 30 days (the daily backups kept 30 days that the backup window's own source names: the harness's literal `BACKUPS_KEPT_S`, which `[safety:retention]` holds memoria to too, not read from the reference) and write again: the superseded generation is still on disk, so a backup from the day before it was superseded still finds its index.",
             run: retention_outlasts_a_month_of_daily_backups,
         },
         Case {
@@ -157,16 +158,25 @@ fn fail(what: &str) -> impl Fn(memoria::Error) -> Failure + '_ {
 }
 
 fn wake(dir: &Path, sealer: &Sealer, clock: &Arc<HandClock>) -> Result<Instance, Failure> {
+    wake_with(dir, sealer, clock, EgressMode::AiOff).map_err(fail("the instance wakes"))
+}
+
+/// Wakes an instance of [`OWNER`] on `dir` with `egress`.
+fn wake_with(
+    dir: &Path,
+    sealer: &Sealer,
+    clock: &Arc<HandClock>,
+    egress: EgressMode,
+) -> Result<Instance, memoria::Error> {
     Instance::wake(
         InstanceConfig {
             data_dir: dir.to_path_buf(),
             admission: Admission::parse(OWNER).expect("owners"),
-            egress: EgressMode::AiOff,
+            egress,
         },
         sealer.clone(),
         clock.clone(),
     )
-    .map_err(fail("the instance wakes"))
 }
 
 fn doc(word: &str, name: &str) -> NewDocument {
@@ -482,19 +492,21 @@ fn missing_generation_rebuilds(ctx: &mut Ctx) -> Result<(), Failure> {
     deletion_holds(&s, &woken)
 }
 
+/// The snapshot generations on disk in `dir`, oldest first.
+fn on_disk(dir: &Path) -> Result<Vec<i64>, Failure> {
+    Ok(snapshot::generations(dir)
+        .map_err(fail("list generations"))?
+        .into_iter()
+        .map(|(g, _)| g)
+        .collect())
+}
+
 fn retention_keeps_the_backup_window(ctx: &mut Ctx) -> Result<(), Failure> {
     let (s, mut m) = setup(ctx)?;
     let prior = m.wake_report().generation;
     let superseded_at = T0_S + 60;
     s.clock.set(superseded_at);
     m.delete(&s.doomed).map_err(fail("the delete succeeds"))?;
-    let on_disk = |dir: &Path| -> Result<Vec<i64>, Failure> {
-        Ok(snapshot::generations(dir)
-            .map_err(fail("list generations"))?
-            .into_iter()
-            .map(|(g, _)| g)
-            .collect())
-    };
     ensure(
         on_disk(&s.dir)?.contains(&prior),
         format!("generation {prior} is kept right after it is superseded"),
@@ -525,12 +537,6 @@ fn retention_keeps_the_backup_window(ctx: &mut Ctx) -> Result<(), Failure> {
     )
 }
 
-/// How long daily backups are kept, in seconds: 30 days, the source
-/// `BACKUP_RETENTION_WINDOW_S` names for itself (its 5 days of slack left
-/// out). A literal, so that a window shortened in the reference (a slip of
-/// unit) fails `10/retention-outlasts-a-month-of-daily-backups`.
-const BACKUPS_KEPT_S: i64 = 30 * 24 * 60 * 60;
-
 fn retention_outlasts_a_month_of_daily_backups(ctx: &mut Ctx) -> Result<(), Failure> {
     let (s, mut m) = setup(ctx)?;
     let prior = m.wake_report().generation;
@@ -540,11 +546,7 @@ fn retention_outlasts_a_month_of_daily_backups(ctx: &mut Ctx) -> Result<(), Fail
     s.clock.set(superseded_at + BACKUPS_KEPT_S);
     m.write_snapshot()
         .map_err(fail("a snapshot is written 30 days later"))?;
-    let gens: Vec<i64> = snapshot::generations(&s.dir)
-        .map_err(fail("list generations"))?
-        .into_iter()
-        .map(|(g, _)| g)
-        .collect();
+    let gens = on_disk(&s.dir)?;
     ensure(
         gens.contains(&prior),
         format!(
@@ -558,16 +560,8 @@ fn retention_counts_from_the_superseding_write_with_vectors(ctx: &mut Ctx) -> Re
     let dir = ctx.dir("data-ai-on");
     let sealer = Sealer::new(&dek(ctx.rng()));
     let clock = Arc::new(HandClock::at(T0_S));
-    let mut m = Instance::wake(
-        InstanceConfig {
-            data_dir: dir.clone(),
-            admission: Admission::parse(OWNER).expect("owners"),
-            egress: EgressMode::AiOn,
-        },
-        sealer,
-        clock.clone(),
-    )
-    .map_err(fail("an instance with AI on wakes"))?;
+    let mut m = wake_with(&dir, &sealer, &clock, EgressMode::AiOn)
+        .map_err(fail("an instance with AI on wakes"))?;
     let doomed = m
         .ingest(&doc(&ctx.canary(), "doomed"))
         .map_err(fail("the doomed document ingests"))?
@@ -583,11 +577,7 @@ fn retention_counts_from_the_superseding_write_with_vectors(ctx: &mut Ctx) -> Re
     )?;
     clock.set(T0_S + BACKUP_RETENTION_WINDOW_S + 60);
     m.delete(&doomed).map_err(fail("the delete succeeds"))?;
-    let gens: Vec<i64> = snapshot::generations(&dir)
-        .map_err(fail("list generations"))?
-        .into_iter()
-        .map(|(g, _)| g)
-        .collect();
+    let gens = on_disk(&dir)?;
     ensure(
         gens.contains(&prior) && gens.len() >= 2,
         format!(

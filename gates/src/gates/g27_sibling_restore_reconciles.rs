@@ -420,8 +420,14 @@ fn docs_removed(ctx: &mut Ctx) -> Result<(), Failure> {
     })
 }
 
+/// The report of `app`'s sync among `reports`, if it synced.
+fn report_of(reports: &[SyncReport], app: &str) -> Option<SyncReport> {
+    reports.iter().find(|r| r.app == app).cloned()
+}
+
+/// The report of Sheets' sync among `reports`, if it synced.
 fn sheets_report(reports: &[SyncReport]) -> Option<SyncReport> {
-    reports.iter().find(|r| r.app == "sheets").cloned()
+    report_of(reports, "sheets")
 }
 
 fn failed_announce(ctx: &mut Ctx) -> Result<(), Failure> {
@@ -523,8 +529,9 @@ fn completed_announce(ctx: &mut Ctx) -> Result<(), Failure> {
     })
 }
 
-/// The Docs item restored a revision behind memoria in
-/// `27/completion-clears-its-own-mark`.
+/// The Docs item beside (a): restored a revision behind memoria in
+/// `27/completion-clears-its-own-mark`, revised one past it in
+/// `27/only-ahead-marks-and-only-its-app`.
 const ITEM_DOCS_AHEAD: &str = "dc-0";
 
 /// Whether memoria holds `app` marked for re-announce.
@@ -538,15 +545,36 @@ fn marked(m: &Memoria, app: &str) -> Result<bool, String> {
         .reannounce)
 }
 
+/// Checks that memoria holds (Sheets, Docs) marked for re-announce as
+/// `want`, which `what` says.
+fn marks_are(m: &Memoria, want: (bool, bool), what: &str) -> Result<(), String> {
+    let both = (marked(m, "sheets")?, marked(m, "docs")?);
+    check(
+        both == want,
+        what,
+        format!("(Sheets, Docs) marked: {both:?}"),
+    )
+}
+
+/// The page Ana's search for `canary` renders next.
+async fn next_page(m: &mut Memoria, canary: &str) -> Page {
+    Page::parse(&m.search(OWNERS[0], canary).await.response.body)
+}
+
+/// Revises Docs' [`ITEM_DOCS_AHEAD`] to r2 before memoria first pulls it:
+/// an AHEAD body, so it ranks beside (a).
+fn docs_item_at_r2(docs: &FakeSibling, canary: &str) {
+    docs.model().with(|m| {
+        m.revise(ITEM_DOCS_AHEAD, "Forecast", &ahead_body(canary, 2))
+            .expect("revise");
+    });
+}
+
 fn completion_clears_its_own_mark(ctx: &mut Ctx) -> Result<(), Failure> {
     let (world, canary) = fixture(ctx, true);
     let sheets = world.fake("sheets").clone();
     let docs = world.fake("docs").clone();
-    // Docs' item is at r2 when memoria first pulls it, and ranks beside (a).
-    docs.model().with(|m| {
-        m.revise(ITEM_DOCS_AHEAD, "Forecast", &ahead_body(&canary, 2))
-            .expect("revise");
-    });
+    docs_item_at_r2(&docs, &canary);
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
         restore_sheets(&sheets);
@@ -560,18 +588,16 @@ fn completion_clears_its_own_mark(ctx: &mut Ctx) -> Result<(), Failure> {
         }
         m.search(OWNERS[0], &canary).await;
         m.settle_follow_ups().await;
-        let both = (marked(&m, "sheets")?, marked(&m, "docs")?);
-        check(
-            both == (true, true),
+        marks_are(
+            &m,
+            (true, true),
             "one search's AHEAD answers mark Sheets and Docs",
-            format!("(Sheets, Docs) marked: {both:?}"),
         )?;
         sheets.faults().set_truncate_announce(None);
         let reports = m.question_pulls(OWNERS[0]).await;
-        let of = |app: &str| reports.iter().find(|r| r.app == app).cloned();
         let (s, d) = (
-            of("sheets").ok_or("no Sheets sync")?,
-            of("docs").ok_or("no Docs sync")?,
+            report_of(&reports, "sheets").ok_or("no Sheets sync")?,
+            report_of(&reports, "docs").ok_or("no Docs sync")?,
         );
         check(
             s.reannounce == Some(ReannounceStatus::Completed)
@@ -579,14 +605,12 @@ fn completion_clears_its_own_mark(ctx: &mut Ctx) -> Result<(), Failure> {
             "Sheets' announce completes and Docs' fails",
             format!("Sheets {:?}, Docs {:?}", s.reannounce, d.reannounce),
         )?;
-        let after = (marked(&m, "sheets")?, marked(&m, "docs")?);
-        check(
-            after == (false, true),
+        marks_are(
+            &m,
+            (false, true),
             "Sheets' completion clears its own mark only: Docs stays marked",
-            format!("(Sheets, Docs) marked: {after:?}"),
         )?;
-        let body = m.search(OWNERS[0], &canary).await.response.body;
-        let page = Page::parse(&body);
+        let page = next_page(&mut m, &canary).await;
         let lines = page.reconciling();
         check(
             lines.len() == 1
@@ -608,11 +632,7 @@ fn only_ahead_marks_and_only_its_app(ctx: &mut Ctx) -> Result<(), Failure> {
     let sheets = world.fake("sheets").clone();
     let docs = world.fake("docs").clone();
     let trace = world.trace().clone();
-    // Docs' item is at r2 when memoria first pulls it, and ranks beside (a).
-    docs.model().with(|m| {
-        m.revise(ITEM_DOCS_AHEAD, "Forecast", &ahead_body(&canary, 2))
-            .expect("revise");
-    });
+    docs_item_at_r2(&docs, &canary);
     run_world(&world, move |mut m| async move {
         m.warmed_up().await?;
         restore_sheets(&sheets);
@@ -634,14 +654,12 @@ fn only_ahead_marks_and_only_its_app(ctx: &mut Ctx) -> Result<(), Failure> {
             "the search's round meets (a)'s AHEAD and the Docs item's STALE (presence)",
             format!("{answered:?}"),
         )?;
-        let both = (marked(&m, "sheets")?, marked(&m, "docs")?);
-        check(
-            both == (true, false),
+        marks_are(
+            &m,
+            (true, false),
             "Sheets, which answered AHEAD, is marked; Docs, which answered STALE and VISIBLE, is not",
-            format!("(Sheets, Docs) marked: {both:?}"),
         )?;
-        let body = m.search(OWNERS[0], &canary).await.response.body;
-        let page = Page::parse(&body);
+        let page = next_page(&mut m, &canary).await;
         check(
             page.reconciling() == [SHEETS_RECONCILING] && page.results_from("docs") > 0,
             "the next page names Sheets alone as reconciling and shows Docs passages",
@@ -666,24 +684,18 @@ fn feed_outage_marks_nothing(ctx: &mut Ctx) -> Result<(), Failure> {
             .set_outage_for(Some(Outage::Status(503)), Some(CallKind::S1));
         let reports = m.question_pulls(OWNERS[0]).await;
         docs.faults().set_outage_for(None, None);
-        let d = reports
-            .iter()
-            .find(|r| r.app == "docs")
-            .cloned()
-            .ok_or("no Docs sync")?;
+        let d = report_of(&reports, "docs").ok_or("no Docs sync")?;
         check(
             d.feed_error.is_some(),
             "Docs' feed answers 503 on the pull (presence)",
             format!("{d:?}"),
         )?;
-        let both = (marked(&m, "sheets")?, marked(&m, "docs")?);
-        check(
-            both == (false, false),
+        marks_are(
+            &m,
+            (false, false),
             "a feed that answered 503 marks nothing: only a 410 asks for a re-announce",
-            format!("(Sheets, Docs) marked: {both:?}"),
         )?;
-        let body = m.search(OWNERS[0], &canary).await.response.body;
-        let page = Page::parse(&body);
+        let page = next_page(&mut m, &canary).await;
         check(
             page.reconciling().is_empty() && !page.results().is_empty(),
             "the next page names no source reconciling and shows results",

@@ -1,4 +1,4 @@
-//! The explorer's absent documents compared (issue 26, gate 6): some openings of a sibling's document ask, when the answer is absent, for an id memoria never held as well, and the oracle requires the two answers alike (§4.1, §4.2).
+//! The explorer's absent documents compared (issue 26, gate 6): some openings of a sibling's document ask, when the answer is absent, for an id memoria never held as well, and the oracle requires the two answers alike (§4.1).
 //!
 //! NOT_VISIBLE is the one silent value (§4.1's table), and the document
 //! page's and the MCP `document` tool's absent answer must say nothing an
@@ -10,7 +10,8 @@
 //! seed keeps every event, time and app it drew before: the flag changes a
 //! run only where an answer is a 404 (or the tool's `absent`), and then by
 //! one more request of the same person at once
-//! (`scenario/documents.rs`, `judge_absent_alike`).
+//! (`scenario/documents.rs` asks it, `scenario/document_answer.rs`'s
+//! `judge_absent_alike` compares the two).
 
 use rand::{Rng as _, SeedableRng as _};
 

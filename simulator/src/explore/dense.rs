@@ -43,7 +43,7 @@ use rand::{Rng as _, SeedableRng as _};
 use super::{FaultKind, Swarm};
 use crate::scenario::{
     CROWD_SECTIONS, DENSE_ONLY_WORD, Event, PROVIDER_LAG_MS, ProviderState, SiblingDecl, Surface,
-    corpus_tag, kept_vector, letters, owned_tag,
+    corpus_tag, dot, kept_vector, letters, owned_tag,
 };
 
 /// How many made-up words a crowd's set W holds (module doc).
@@ -57,6 +57,10 @@ pub const BEACON_WORDS: usize = 5;
 pub const BEACON_LEAN_MIN: f32 = 0.2;
 /// The most candidate words searched for the beacon's.
 const BEACON_SEARCH_MAX: usize = 26 * 26 * 26;
+/// How many suffixes the crowd's made-up words, and the first candidate
+/// of the beacon's search, are drawn from: every [`letters`] of one to
+/// three letters (`a` to `zzz`, in base 26).
+const MADE_UP_SUFFIXES: usize = 26 * 26 * 26;
 /// Simulated time between the crowd's timed events, in ms: memoria's
 /// embedding loop, woken by the upload, embeds a crowd (one call of the
 /// stub, `memoria::EMBED_INPUTS_PER_CALL_MAX` inputs) and writes its
@@ -72,10 +76,7 @@ pub fn leaning_words(target: &str, prefix: &str, from: usize, n: usize) -> Vec<S
     let t = kept_vector(target);
     (from..from + BEACON_SEARCH_MAX)
         .map(|i| format!("{prefix}{}", letters(i)))
-        .filter(|w| {
-            let v = kept_vector(w);
-            t.iter().zip(&v).map(|(a, b)| a * b).sum::<f32>() >= BEACON_LEAN_MIN
-        })
+        .filter(|w| dot(&t, &kept_vector(w)) >= BEACON_LEAN_MIN)
         .take(n)
         .collect()
 }
@@ -89,13 +90,13 @@ pub(super) fn crowd(seed: u64, ai: bool, swarm: &mut Swarm, owner: &str, events:
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x6372_6f77_645f_7177);
     let mut w: Vec<String> = vec![];
     while w.len() < CROWD_WORDS {
-        let word = format!("qzcw{}", letters(rng.gen_range(0..26 * 26 * 26)));
+        let word = format!("qzcw{}", letters(rng.gen_range(0..MADE_UP_SUFFIXES)));
         if !w.contains(&word) {
             w.push(word);
         }
     }
     let w = w.join(" ");
-    let beacon = leaning_words(&w, "qzbk", rng.gen_range(0..26 * 26 * 26), BEACON_WORDS);
+    let beacon = leaning_words(&w, "qzbk", rng.gen_range(0..MADE_UP_SUFFIXES), BEACON_WORDS);
     // Last, after every wake the other drawings add (a wake after a
     // deletion rebuilds the matrix from live chunks, and would hide what
     // is judged), but before a long provider outage or a rate-limited
@@ -173,6 +174,9 @@ pub const QUESTIONS: std::ops::RangeInclusive<usize> = 8..=14;
 /// The share of them asked right after an event that moves the dense
 /// matrix (module doc).
 pub const ANCHORED_SHARE: f64 = 0.6;
+/// The share of them asked by one of the world's readers; the rest by
+/// anyone of it, its guests and strangers among them.
+pub const READERS_SHARE: f64 = 0.8;
 
 /// Adds dense questions to `events` when `ai` (module doc): asked by
 /// `readers` mostly, else by anyone of `everybody`, about the documents
@@ -252,7 +256,7 @@ pub(super) fn add(
             .collect();
         words.push(DENSE_ONLY_WORD.to_string());
         words.shuffle(&mut rng);
-        let reader = if rng.gen_bool(0.8) {
+        let reader = if rng.gen_bool(READERS_SHARE) {
             readers.choose(&mut rng)
         } else {
             everybody.choose(&mut rng)
@@ -286,10 +290,6 @@ pub(super) fn add(
 mod tests {
     use super::*;
     use crate::scenario::{DENSE_MARGIN, crowd_text};
-
-    fn dot(a: &[f32], b: &[f32]) -> f32 {
-        a.iter().zip(b).map(|(x, y)| x * y).sum()
-    }
 
     #[test]
     fn of_forty_seeds_each_ai_on_world_deletes_three_crowds_beside_a_beacon_that_leans_less_than_they_and_no_ai_off_world_draws_one()

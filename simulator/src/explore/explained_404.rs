@@ -41,11 +41,16 @@ use crate::scenario::{Event, FaultDecl};
 /// The share of worlds without a lost revision that draw the block.
 pub const EXPLAINED_SHARE: f64 = 0.5;
 /// Simulated ms between the block's questions: past the reference's least
-/// interval between two pulls a question starts (5 s) and its first
-/// backoff after a failed one (10 s), `memoria::sibling::pull`.
+/// interval between two pulls a question starts
+/// ([`memoria::S1_PULL_INTERVAL_MIN_S`], 5 s) and its first backoff after
+/// a failed one (twice that, 10 s), `memoria::sibling::pull`.
 pub const ASK_GAP_MS: u64 = 12_000;
+const _: () = assert!(ASK_GAP_MS > 2 * 1_000 * memoria::S1_PULL_INTERVAL_MIN_S.unsigned_abs());
 /// Questions asked after the block's rows, each [`ASK_GAP_MS`] apart.
 pub const ASKS: u64 = 4;
+/// The share of blocks whose feed is in pages of one row, the page past
+/// the 404s failing once (module docs).
+pub const FAILED_PAGE_SHARE: f64 = 0.5;
 
 /// Adds the block (module docs) at the end of `events` (which does not
 /// yet hold `expect-converged`) in [`EXPLAINED_SHARE`] of the worlds where
@@ -71,7 +76,7 @@ pub(super) fn add(
             .count()
     };
     let app = apps.iter().min_by_key(|a| faults(a))?.clone();
-    let fail_page = rng.gen_bool(0.5);
+    let fail_page = rng.gen_bool(FAILED_PAGE_SHARE);
     // Before a long provider outage's end, which `provider.rs` keeps last.
     let at = match events.last() {
         Some(Event::Provider { .. }) => events.len() - 1,

@@ -62,9 +62,10 @@ const LOG_FAULTS: [&str; 3] = ["rewound", "behind-one", "foreign"];
 /// (`foreign-ahead`: past the database's sequence, so it reads as a
 /// restore). Drawn from a generator of its own, added after the others.
 pub const FOREIGN_AHEAD_SHARE: f64 = 0.5;
-/// The share of those worlds that also start memoria on an empty log
-/// (`missing`: the tombstone directory lost, which the next open leaves
-/// empty). Drawn from the same generator as `foreign-ahead`, after it.
+/// The share of the same worlds (those starting memoria on a log not its
+/// own) that also start it on an empty log (`missing`: the tombstone
+/// directory lost, which the next open leaves empty), whether or not they
+/// drew `foreign-ahead`. Drawn from the same generator, after its coin.
 pub const MISSING_SHARE: f64 = 0.5;
 /// The faults of the bucket, as `snapshot-bucket`'s `how` names them.
 const BUCKET_FAULTS: [&str; 2] = ["generation-deleted", "blob-damaged"];

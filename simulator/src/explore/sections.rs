@@ -9,8 +9,8 @@
 //! keeps them). Drawn from a generator of its own (the seed under another
 //! constant) after every other drawing, and a world without it is the world
 //! it was: every event, time and app is kept. The oracle's document judge
-//! (`scenario/documents.rs`) reads the withheld count of such a document:
-//! one result, in one line.
+//! (`scenario/documents.rs`, its `document_answer.rs`) reads the withheld
+//! count of such a document: one result, in one line.
 
 use rand::{Rng as _, SeedableRng as _};
 

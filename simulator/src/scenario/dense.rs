@@ -72,7 +72,7 @@ use memoria::PAGE_SIZE_RESULTS;
 
 use super::checks::Check;
 use super::surfaces::{Owned, Rendered, from_page};
-use crate::fake::provider::{StubProvider, embed_text};
+use crate::fake::provider::{RecordedRequest, StubProvider, embed_text};
 use crate::world::Memoria;
 
 /// The invariant a failed dense check names.
@@ -127,8 +127,9 @@ pub fn crowd_text(words: &str, tag: &str, sections: u32) -> String {
     out
 }
 
-/// The dot product of two kept vectors.
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+/// The dot product of two kept vectors ([`kept_vector`]): the raw score
+/// §7.2 ranks by, over the shorter one's length.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
@@ -290,14 +291,25 @@ pub(super) async fn judge_crowded(
         let page = m.search(owner, q).await;
         let seen = from_page(&page.response.body);
         let requests = provider.requests();
-        let sent: Vec<&str> = requests
-            .iter()
-            .flat_map(|r| r.inputs.iter())
-            .map(String::as_str)
-            .collect();
-        out.push(judge_crowd_page(q, &seen, &sent, &beacons, &gone));
+        out.push(judge_crowd_page(
+            q,
+            &seen,
+            &sent_texts(&requests),
+            &beacons,
+            &gone,
+        ));
     }
     out
+}
+
+/// Every input of `requests` (the stub's record of its embeddings calls),
+/// in the order sent.
+fn sent_texts(requests: &[RecordedRequest]) -> Vec<&str> {
+    requests
+        .iter()
+        .flat_map(|r| r.inputs.iter())
+        .map(String::as_str)
+        .collect()
 }
 
 /// `text`'s stub vector as memoria keeps it: the first [`KEPT_VALUES`]
@@ -369,8 +381,7 @@ fn score(query: &[f32], roots: &[String], inputs: &[&str], tag: &str) -> Option<
             continue;
         }
         let silent = !words(text).any(|w| roots.contains(&root(&w)));
-        let v = kept_vector(text);
-        let d: f32 = query.iter().zip(&v).map(|(a, b)| a * b).sum();
+        let d = dot(query, &kept_vector(text));
         out = Some(match out {
             None => Score {
                 lo: d,
@@ -401,12 +412,7 @@ pub(super) fn judge_dense(q: &str, seen: &Rendered, provider: &StubProvider) -> 
         return vec![];
     }
     let requests = provider.requests();
-    let inputs: Vec<&str> = requests
-        .iter()
-        .flat_map(|r| r.inputs.iter())
-        .map(String::as_str)
-        .collect();
-    judge_order(q, seen, &inputs)
+    judge_order(q, seen, &sent_texts(&requests))
 }
 
 /// [`judge_dense`] over `sent`, every input the stub was sent.
@@ -518,7 +524,6 @@ mod tests {
         // A word neither passage holds whose stub features lean to the
         // target's: the question is silent to FTS5 and loud to the stub.
         let (t, o) = (kept_vector(target), kept_vector(other));
-        let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
         let q = (0..26 * 26 * 26)
             .map(|n| format!("qz{} {DENSE_ONLY_WORD}", crate::scenario::letters(n)))
             .find(|q| {

@@ -1,4 +1,4 @@
-//! What only a document's answer can show wrong, read by the explorer's document judge (`documents.rs`, `[safety:document]`): each passage's anchor against its label, a withheld document's count, and an absent answer against an id never held's (§4.1, §4.2, §8.4, §8.8).
+//! What only a document's answer can show wrong, read by the explorer's document judge (`documents.rs`, `[safety:document]`): each passage's anchor against its label, a withheld document's count, and an absent answer against an id never held's (§4.1, §8.1, §8.4, §8.8).
 //!
 //! - A passage shown is anchored `#p{n}`, `n` the number its label shows:
 //!   on the document page its `section.passage` id and its label's link,
@@ -11,7 +11,8 @@
 //! - A sibling's document answered absent answers exactly what an id
 //!   memoria never held answers, asked by the same person at once on the
 //!   same surface: status, every header but the instant's, body (§4.1:
-//!   NOT_VISIBLE is the one silent value; §4.2's indistinguishability).
+//!   NOT_VISIBLE is the one silent value, and no answer may tell which
+//!   ids exist: suite gate 3's byte-identical answer, as §4.1 cites it).
 //!   The explorer draws the second request (`explore/absent_alike.rs`).
 
 use memoria_page::Page;
@@ -155,8 +156,9 @@ pub(super) fn judge_answer(target: &Target, opened: &Opened) -> Vec<Check> {
 /// same person got, on the same surface and session, at once, for
 /// [`NEVER_HELD_ID`] (`never`): the same status, every header but the
 /// instant's ([`PER_RESPONSE_HEADERS`]), the same body, or for the MCP
-/// tool the same text and JSON (§4.1: NOT_VISIBLE is the silent value, and
-/// §4.2's indistinguishability; §6.1's S3 "404s, never 403s"). Returns
+/// tool the same text and JSON (§4.1: NOT_VISIBLE is the silent value,
+/// and no answer may tell which ids exist, suite gate 3 as §4.1 cites it;
+/// §6.1's S3 "404s, never 403s"). Returns
 /// the failed checks, plus one passing summary.
 pub(super) fn judge_absent_alike(opened: &Opened, never: &Opened) -> Vec<Check> {
     let kept = |o: &Opened| -> Vec<(String, String)> {
@@ -191,7 +193,7 @@ pub(super) fn judge_absent_alike(opened: &Opened, never: &Opened) -> Vec<Check> 
     };
     match differs {
         Some(d) => vec![fail(
-            "a sibling's document answered absent answers exactly what an id memoria never held answers, status, headers and body (§4.1, §4.2)".into(),
+            "a sibling's document answered absent answers exactly what an id memoria never held answers, status, headers and body (§4.1)".into(),
             d,
         )],
         None => vec![Check {

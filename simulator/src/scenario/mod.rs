@@ -62,6 +62,8 @@ mod shrink;
 mod surfaces;
 mod token_file;
 mod tomb;
+#[cfg(test)]
+mod traced;
 mod validate;
 
 pub use breaker::SAFETY_BREAKER;
@@ -72,7 +74,7 @@ pub use connector::{
 };
 pub use dense::{
     CROWD_SECTIONS, DENSE_MARGIN, DENSE_ONLY_WORD, PAGE_ROWS, SAFETY_DENSE, SAFETY_DENSE_CROWDED,
-    crowd_text, kept_vector,
+    crowd_text, dot, kept_vector,
 };
 pub use documents::{SAFETY_DOCUMENT, SAFETY_SOURCES};
 pub use oracle::{
@@ -92,5 +94,5 @@ pub use rotation::{ROTATION_LIVENESS, ROTATION_SAFETY, RotationPhase};
 pub use shrink::{Shrunk, shrink};
 pub use surfaces::owned_tag;
 pub use token_file::{SAFETY_TOKEN_FILE, TokenFileState};
-pub use tomb::{SAFETY_RETENTION, SAFETY_TOMBSTONES};
+pub use tomb::{BACKUPS_KEPT_S, SAFETY_RETENTION, SAFETY_TOMBSTONES};
 pub use validate::CRASH_POINTS;

@@ -153,7 +153,7 @@
 //!   (`explore/absent_alike.rs`), a sibling's document answered absent
 //!   answers what an id never held answers, asked by the same person at
 //!   once: status, every header but `date`, body (§4.1: NOT_VISIBLE is
-//!   silent; §4.2's indistinguishability).
+//!   silent, and no answer may tell which ids exist, suite gate 3).
 //! - `[safety:reconciling]` (§4.1 rule 1, §6.1, §7.4, §8.1;
 //!   `simulator/src/scenario/reconciling.rs`): a page (every surface a
 //!   question is asked on) that names an app reconciling shows no passage

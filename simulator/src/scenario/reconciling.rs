@@ -507,89 +507,19 @@ pub(super) async fn judge_phantoms(
 
 #[cfg(test)]
 mod tests {
+    use super::super::traced::{self, sheets_with};
     use super::*;
-    use crate::fake::SubjectKind;
     use crate::fake::model::ModelHandle;
-    use crate::fake::server::FakeConfig;
-    use crate::fake::trace::{Clock, Trace, TracedPair, TracedRow};
+    use crate::fake::trace::Clock;
     use crate::scenario::surfaces::Shown;
 
     fn sheets() -> BTreeMap<String, FakeSibling> {
-        let fake = FakeSibling::new(
-            FakeConfig {
-                team: "acme".into(),
-                app: "sheets".into(),
-                keys_on: SubjectKind::Address,
-                tokens: vec![(MEMORIA_CONSUMER.into(), "t".into())],
-            },
-            ModelHandle::new(Clock::manual().0),
-            Trace::new(),
-            Clock::manual().0,
-        );
-        BTreeMap::from([("sheets".to_string(), fake)])
+        sheets_with(ModelHandle::new(Clock::manual().0), Clock::manual().0)
     }
 
-    /// Sheets' calls from a line of words, each `WHAT[!FAULT]@MS`: `410` (an
-    /// S1 answered 410), an S2 value (`AHEAD`, `STALE`, `VISIBLE`, one pair
-    /// answered 200), `close` or `open` (an announce page with or without
-    /// its close record).
+    /// Sheets' calls about `sh-ia` from a line of words (`traced.rs`).
     fn calls(line: &str) -> Vec<TraceEvent> {
-        line.split_whitespace()
-            .map(|w| {
-                let (what, at) = w.split_once('@').unwrap_or((w, "0"));
-                let (what, fault) = what.split_once('!').unwrap_or((what, ""));
-                let (call, status, detail) = match what {
-                    "410" => (
-                        CallKind::S1,
-                        410,
-                        CallDetail::S1 {
-                            cursor_given: true,
-                            rows: vec![],
-                            more: false,
-                        },
-                    ),
-                    "close" | "open" => (
-                        CallKind::S1a,
-                        200,
-                        CallDetail::S1a {
-                            first_page: true,
-                            items: vec![TracedRow {
-                                item_id: "sh-ia".into(),
-                                revision: "r1".into(),
-                                gone: false,
-                            }],
-                            close_count: (what == "close").then_some(1),
-                        },
-                    ),
-                    value => (
-                        CallKind::S2,
-                        200,
-                        CallDetail::S2 {
-                            subject_kind: Some("address".into()),
-                            subject: Some("member-1".into()),
-                            pairs: vec![TracedPair {
-                                item_id: "sh-ia".into(),
-                                revision: "r2".into(),
-                                result: value.into(),
-                            }],
-                        },
-                    ),
-                };
-                TraceEvent {
-                    at_ms: at.parse().unwrap_or(0),
-                    caller: MEMORIA_CONSUMER.into(),
-                    epoch: Some(1),
-                    callee: "acme.sheets.oficina.works".into(),
-                    call,
-                    status: Some(status),
-                    faults: (!fault.is_empty())
-                        .then(|| fault.to_string())
-                        .into_iter()
-                        .collect(),
-                    detail,
-                }
-            })
-            .collect()
+        traced::calls(line, "sh-ia")
     }
 
     /// A page naming `reconciling` (`sheets` or nothing) and showing a

@@ -320,13 +320,12 @@ impl CauseTruth {
 
 #[cfg(test)]
 mod tests {
+    use super::super::traced::{self, sheets_with};
     use super::*;
-    use crate::fake::SubjectKind;
     use crate::fake::model::{ModelHandle, Rung};
-    use crate::fake::server::FakeConfig;
-    use crate::fake::trace::{Clock, Trace, TracedPair, TracedRow};
+    use crate::fake::trace::Clock;
 
-    /// Sheets, its clock at `now_ms`, holding `sh-a` (team-visible, r1 and
+    /// Sheets, its clock at 100 ms, holding `sh-a` (team-visible, r1 and
     /// r2 made at 100 ms) and `sh-b`, which left team visibility at 100 ms.
     fn sheets() -> BTreeMap<String, FakeSibling> {
         let (clock, time) = Clock::manual();
@@ -338,93 +337,12 @@ mod tests {
             m.add_item("sh-b", Rung::Team, "B", "b").expect("item");
             m.set_link_shared("sh-b", true).expect("link-shared");
         });
-        let fake = FakeSibling::new(
-            FakeConfig {
-                team: "acme".into(),
-                app: "sheets".into(),
-                keys_on: SubjectKind::Address,
-                tokens: vec![(MEMORIA_CONSUMER.into(), "t".into())],
-            },
-            model,
-            Trace::new(),
-            clock,
-        );
-        BTreeMap::from([("sheets".to_string(), fake)])
+        sheets_with(model, clock)
     }
 
-    /// Sheets' calls from a line of words, each `WHAT[!FAULT]@MS`: `410`;
-    /// an S2 value (`AHEAD`, `VISIBLE`); `s6`; `404:ITEM:REV` (S3);
-    /// `head` (an S1 page with a row, no `more`), `empty` (one with no
-    /// rows); `announce` (an announce's first page).
+    /// Sheets' calls about `sh-a` from a line of words (`traced.rs`).
     fn calls(line: &str) -> Vec<TraceEvent> {
-        line.split_whitespace()
-            .map(|w| {
-                let (what, at) = w.split_once('@').unwrap_or((w, "0"));
-                let (what, fault) = what.split_once('!').unwrap_or((what, ""));
-                let s1 = |rows: usize| CallDetail::S1 {
-                    cursor_given: true,
-                    rows: (0..rows)
-                        .map(|_| TracedRow {
-                            item_id: "sh-a".into(),
-                            revision: "r2".into(),
-                            gone: false,
-                        })
-                        .collect(),
-                    more: false,
-                };
-                let (call, status, detail) = match what.split(':').collect::<Vec<_>>()[..] {
-                    ["410"] => (CallKind::S1, 410, s1(0)),
-                    ["head"] => (CallKind::S1, 200, s1(1)),
-                    ["empty"] => (CallKind::S1, 200, s1(0)),
-                    ["s6"] => (CallKind::S6, 200, CallDetail::NotServed),
-                    ["announce"] => (
-                        CallKind::S1a,
-                        200,
-                        CallDetail::S1a {
-                            first_page: true,
-                            items: vec![],
-                            close_count: None,
-                        },
-                    ),
-                    ["404", item, revision] => (
-                        CallKind::S3,
-                        404,
-                        CallDetail::S3 {
-                            item_id: Some(item.into()),
-                            revision: Some(revision.into()),
-                            unexpected_fields: vec![],
-                            served: false,
-                        },
-                    ),
-                    _ => (
-                        CallKind::S2,
-                        200,
-                        CallDetail::S2 {
-                            subject_kind: Some("address".into()),
-                            subject: Some("member-1".into()),
-                            pairs: vec![TracedPair {
-                                item_id: "sh-a".into(),
-                                revision: "r2".into(),
-                                result: what.into(),
-                            }],
-                        },
-                    ),
-                };
-                TraceEvent {
-                    at_ms: at.parse().unwrap_or(0),
-                    caller: MEMORIA_CONSUMER.into(),
-                    epoch: Some(1),
-                    callee: "acme.sheets.oficina.works".into(),
-                    call,
-                    status: Some(status),
-                    faults: (!fault.is_empty())
-                        .then(|| fault.to_string())
-                        .into_iter()
-                        .collect(),
-                    detail,
-                }
-            })
-            .collect()
+        traced::calls(line, "sh-a")
     }
 
     fn page(reconciling: &str) -> Rendered {

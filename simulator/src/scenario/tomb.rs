@@ -46,8 +46,9 @@ pub const SAFETY_RETENTION: &str = "[safety:retention]";
 /// slack left out). The judge's window is the reference's, and never less
 /// than this: read alone, a window the reference shortened (a slip of unit)
 /// would shorten the judge's with it, and the judge would pass what it is
-/// there to catch.
-pub(super) const BACKUPS_KEPT_S: i64 = 30 * 24 * 60 * 60;
+/// there to catch. Gate 10's `10/retention-outlasts-a-month-of-daily-backups`
+/// advances its clock by it, for the same reason.
+pub const BACKUPS_KEPT_S: i64 = 30 * 24 * 60 * 60;
 
 /// The sequence of a log's last complete line (0 for an empty log): its
 /// first field.
