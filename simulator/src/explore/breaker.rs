@@ -254,8 +254,13 @@ pub(super) fn add(
         rng.gen_range(1..window)
     };
     let late = middle == window - 1 && rng.gen_bool(0.35);
+    // Past the oracle's `SYNC_SPAN_MS` after day 0's fetches, so they are
+    // surely tallied on day 0: the S3 line's counting since day 0 and its
+    // prior success are then certain, and the line judged on W (a skip
+    // sooner left it unjudged in a world whose own fetches at A were in
+    // doubt).
     at(
-        STEP_MS,
+        SYNC_WAIT_MS,
         &mut out,
         Event::AdvanceDays {
             at_ms: None,
