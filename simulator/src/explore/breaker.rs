@@ -37,9 +37,10 @@
 //! item" day with every baseline asker searching, and the day after is
 //! read; and in three of four an S3 day of 404s is made to land on the
 //! floor (W = 7, single-item rounds with the sources page after each, so
-//! one page reads exactly 20 fetches or near it), to end in a round of
+//! one page reads exactly 20 fetches or near it), to start with a round of
 //! 503s (at least 20 fetches, not all 404), or to fall on W = 8 (no prior
-//! success in the baseline). See [`S3Plan`].
+//! success in the baseline). On the "all but one item" day the askers
+//! search rather than open a document page. See [`S3Plan`].
 
 use rand::seq::SliceRandom as _;
 use rand::{Rng as _, SeedableRng as _};
@@ -91,9 +92,11 @@ enum S3Plan {
     /// each: the window's count passes 20 one page at a time, so some
     /// page reads exactly the floor (§8.1: "at least 20 fetches").
     Floor,
-    /// W = 7, 404s over the drawn rounds, then one round answered 503: at
-    /// least 20 fetches, not all 404 (a failure is no 404, §8.1).
-    ThenFailing,
+    /// W = 7, one round answered 503, then 404s over the full rounds: at
+    /// least 20 fetches, not all 404 (a failure is no 404, §8.1). The 503s
+    /// come first so the round is not hidden behind the 404s' mark (gate
+    /// 27's `adversary-s3-failure-counts-as-lost` is seen on it).
+    FailingFirst,
     /// W = 8, 404s over the full rounds: day 0's successes are out of the
     /// baseline, so no prior success (§8.1's third clause).
     NoPriorSuccess,
@@ -119,7 +122,7 @@ pub(super) fn add(
     let s3_plan = *[
         S3Plan::Drawn,
         S3Plan::Floor,
-        S3Plan::ThenFailing,
+        S3Plan::FailingFirst,
         S3Plan::NoPriorSuccess,
     ]
     .choose(&mut plans)
@@ -244,7 +247,7 @@ pub(super) fn add(
     }
     // The middle day, and the window's.
     let window = match (s3_plan, *[7i64, 7, 6, 8, 8].choose(&mut rng).unwrap_or(&7)) {
-        (S3Plan::Floor | S3Plan::ThenFailing, _) => 7,
+        (S3Plan::Floor | S3Plan::FailingFirst, _) => 7,
         (S3Plan::NoPriorSuccess, _) => 8,
         (S3Plan::Drawn, w) => w,
     };
@@ -367,8 +370,10 @@ pub(super) fn add(
         }
     }
     for who in askers.iter().chain(&docs_only) {
-        // The keep-one plan's askers search, so each is shown items[0].
-        let e = if rng.gen_bool(0.3) && !(keep_one_plan && askers.contains(who)) {
+        // On the keep-one day the askers search, so each is shown items[0]
+        // and refused the rest (a document page rules one pair: one or the
+        // other).
+        let e = if rng.gen_bool(0.3) && !((50..70).contains(&day) && askers.contains(who)) {
             Event::OpenDocument {
                 at_ms: None,
                 reader: who.clone(),
@@ -397,10 +402,9 @@ pub(super) fn add(
     // vanished) or 503 (an outage), over rounds of revisions memoria pulls.
     let s3_day = rng.gen_bool(0.6) || s3_plan != S3Plan::Drawn;
     if s3_day {
-        let mode = if rng.gen_bool(0.6) || s3_plan != S3Plan::Drawn {
-            "404"
-        } else {
-            "503"
+        let mode = match (s3_plan, rng.gen_bool(0.6)) {
+            (S3Plan::FailingFirst, _) | (S3Plan::Drawn, false) => "503",
+            _ => "404",
         };
         at(
             STEP_MS,
@@ -416,7 +420,8 @@ pub(super) fn add(
         );
         let rounds = match (s3_plan, rng.gen_bool(0.75)) {
             (S3Plan::Floor, _) => FLOOR_FULL_ROUNDS,
-            (S3Plan::NoPriorSuccess | S3Plan::ThenFailing, _) | (S3Plan::Drawn, true) => S3_ROUNDS,
+            (S3Plan::FailingFirst, _) => 1,
+            (S3Plan::NoPriorSuccess, _) | (S3Plan::Drawn, true) => S3_ROUNDS,
             (S3Plan::Drawn, false) => 2,
         };
         let revise = |item: &String| Event::Revise {
@@ -441,7 +446,7 @@ pub(super) fn add(
                     at(SYNC_WAIT_MS, &mut out, open_sources());
                 }
             }
-            S3Plan::ThenFailing => {
+            S3Plan::FailingFirst => {
                 at(
                     STEP_MS,
                     &mut out,
@@ -449,16 +454,18 @@ pub(super) fn add(
                         at_ms: None,
                         app: app.clone(),
                         fault: FaultDecl::Outage {
-                            mode: "503".into(),
+                            mode: "404".into(),
                             only: Some("S3".into()),
                         },
                     },
                 );
-                for item in &items {
-                    at(STEP_MS, &mut out, revise(item));
+                for _ in 0..S3_ROUNDS {
+                    for item in &items {
+                        at(STEP_MS, &mut out, revise(item));
+                    }
+                    at(STEP_MS, &mut out, pull());
+                    at(ROUND_MS, &mut out, pull());
                 }
-                at(STEP_MS, &mut out, pull());
-                at(ROUND_MS, &mut out, pull());
             }
             S3Plan::Drawn | S3Plan::NoPriorSuccess => {}
         }
