@@ -1,4 +1,4 @@
-//! The explorer's breaker days (issue 26, gate 8): about two in five lone-shape worlds end with a week and more of memoria's calendar at one sibling, so §8.1's refusal breaker has a baseline, a window and a retention to be judged on.
+//! The explorer's breaker days (issue 26, gate 8): about three in five lone-shape worlds end with a week and more of memoria's calendar at one sibling, so §8.1's refusal breaker has a baseline, a window and a retention to be judged on.
 //!
 //! Drawn from a generator of its own (the seed under another constant),
 //! after every other drawing, so a seed that does not draw it is the run
@@ -30,14 +30,27 @@
 //! page after each day, sometimes after a restart, and sometimes the day
 //! after W (an empty window). What the page must say is the oracle's
 //! `[safety:breaker]` (`crate::scenario`'s `breaker.rs`).
+//!
+//! **Plans** (issue 26: shapes gate 8's mutations need, which the draws
+//! above met too rarely to be seen within a dozen seeds), from a generator
+//! of their own: in about a third of the worlds W is the "all but one
+//! item" day with every baseline asker searching, and the day after is
+//! read; and in three of four an S3 day of 404s is made to land on the
+//! floor (W = 7, single-item rounds with the sources page after each, so
+//! one page reads exactly 20 fetches or near it), to start with a round of
+//! 503s (at least 20 fetches, not all 404), or to fall on W = 8 (no prior
+//! success in the baseline). On the "all but one item" day the askers
+//! search rather than open a document page. See [`S3Plan`].
 
 use rand::seq::SliceRandom as _;
 use rand::{Rng as _, SeedableRng as _};
 
 use crate::scenario::{Event, FaultDecl, SiblingDecl, letters};
 
-/// The share of lone-shape worlds that draw the breaker days.
-pub const BREAKER_SHARE: f64 = 0.4;
+/// The share of lone-shape worlds that draw the breaker days (0.4 before
+/// the plans: raised so a dozen seeds hold more of them; a seed that drew
+/// them at 0.4 still does, its plans applied).
+pub const BREAKER_SHARE: f64 = 0.6;
 /// The word every story item's title starts with; the askers ask for it.
 pub const STORY_WORD: &str = "qxbreaker";
 /// Readers a world lacking askers is given, in order.
@@ -58,6 +71,36 @@ const ROUND_MS: u64 = 8_000;
 const SYNC_WAIT_MS: u64 = 65_000;
 /// Hours from 09:00 UTC, the run's epoch, to 23:00 UTC.
 const TO_LATE_EVENING_H: i64 = 14;
+/// Rounds of every story item's revisions before the floor's single-item
+/// rounds ([`S3Plan::Floor`]): 4 then 6 fetches with two items, so the
+/// single rounds that follow walk the window's count through 20.
+const FLOOR_FULL_ROUNDS: usize = 2;
+/// Single-item rounds on the floor's S3 day, each followed by a sources
+/// page: about 5 fetches each (the feed's row, the re-announce, the next
+/// pull's), so one page lands on exactly 20 or near it.
+const FLOOR_SINGLE_ROUNDS: usize = 3;
+
+/// What a breaker world's S3 day is made to hold, beside what its draws
+/// give (issue 26: each shape a mutation of gate 8 needs, drawn often
+/// enough to be met within a dozen seeds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum S3Plan {
+    /// As drawn.
+    Drawn,
+    /// W = 7 (day 0's fetches a prior success), 404s over two rounds of
+    /// every item, then single-item rounds with the sources page after
+    /// each: the window's count passes 20 one page at a time, so some
+    /// page reads exactly the floor (§8.1: "at least 20 fetches").
+    Floor,
+    /// W = 7, one round answered 503, then 404s over the full rounds: at
+    /// least 20 fetches, not all 404 (a failure is no 404, §8.1). The 503s
+    /// come first so the round is not hidden behind the 404s' mark (gate
+    /// 27's `adversary-s3-failure-counts-as-lost` is seen on it).
+    FailingFirst,
+    /// W = 8, 404s over the full rounds: day 0's successes are out of the
+    /// baseline, so no prior success (§8.1's third clause).
+    NoPriorSuccess,
+}
 
 /// Appends the breaker days to `events` on [`BREAKER_SHARE`] of the
 /// lone-shape seeds (module docs), adding readers to `readers` if the story
@@ -72,6 +115,18 @@ pub(super) fn add(
     events: &mut Vec<Event>,
 ) -> bool {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x6272_6561_6b65_7273);
+    // The plans (issue 26's shapes), from a generator of their own so the
+    // draws above them are the ones every seed had before them.
+    let mut plans = rand::rngs::StdRng::seed_from_u64(seed ^ 0x706c_616e_7338_6221);
+    let keep_one_plan = plans.gen_bool(0.35);
+    let s3_plan = *[
+        S3Plan::Drawn,
+        S3Plan::Floor,
+        S3Plan::FailingFirst,
+        S3Plan::NoPriorSuccess,
+    ]
+    .choose(&mut plans)
+    .unwrap_or(&S3Plan::Drawn);
     // A run that ends in the provider's long outage (`provider.rs`) keeps
     // that end: the liveness check follows it.
     let outage_end = matches!(
@@ -191,15 +246,24 @@ pub(super) fn add(
         at(STEP_MS, &mut out, open_sources());
     }
     // The middle day, and the window's.
-    let window = *[7i64, 7, 6, 8, 8].choose(&mut rng).unwrap_or(&7);
+    let window = match (s3_plan, *[7i64, 7, 6, 8, 8].choose(&mut rng).unwrap_or(&7)) {
+        (S3Plan::Floor | S3Plan::FailingFirst, _) => 7,
+        (S3Plan::NoPriorSuccess, _) => 8,
+        (S3Plan::Drawn, w) => w,
+    };
     let middle = if rng.gen_bool(0.6) {
         window - 1
     } else {
         rng.gen_range(1..window)
     };
     let late = middle == window - 1 && rng.gen_bool(0.35);
+    // Past the oracle's `SYNC_SPAN_MS` after day 0's fetches, so they are
+    // surely tallied on day 0: the S3 line's counting since day 0 and its
+    // prior success are then certain, and the line judged on W (a skip
+    // sooner left it unjudged in a world whose own fetches at A were in
+    // doubt).
     at(
-        STEP_MS,
+        SYNC_WAIT_MS,
         &mut out,
         Event::AdvanceDays {
             at_ms: None,
@@ -249,7 +313,12 @@ pub(super) fn add(
         );
     }
     at(STEP_MS, &mut out, pull());
-    let day = rng.gen_range(0..100);
+    // The keep-one plan: refused all but one item, so each asker is shown
+    // and refused something on W (VISIBLE and NOT_VISIBLE in the window).
+    let day = match rng.gen_range(0..100) {
+        _ if keep_one_plan => 60,
+        d => d,
+    };
     match day {
         // Refused every story item; or all but one.
         0..70 => {
@@ -301,7 +370,10 @@ pub(super) fn add(
         }
     }
     for who in askers.iter().chain(&docs_only) {
-        let e = if rng.gen_bool(0.3) {
+        // On the keep-one day the askers search, so each is shown items[0]
+        // and refused the rest (a document page rules one pair: one or the
+        // other).
+        let e = if rng.gen_bool(0.3) && !((50..70).contains(&day) && askers.contains(who)) {
             Event::OpenDocument {
                 at_ms: None,
                 reader: who.clone(),
@@ -328,9 +400,12 @@ pub(super) fn add(
     }
     // S3's content store down at A while its feed answers: 404 (items
     // vanished) or 503 (an outage), over rounds of revisions memoria pulls.
-    let s3_day = rng.gen_bool(0.6);
+    let s3_day = rng.gen_bool(0.6) || s3_plan != S3Plan::Drawn;
     if s3_day {
-        let mode = if rng.gen_bool(0.6) { "404" } else { "503" };
+        let mode = match (s3_plan, rng.gen_bool(0.6)) {
+            (S3Plan::FailingFirst, _) | (S3Plan::Drawn, false) => "503",
+            _ => "404",
+        };
         at(
             STEP_MS,
             &mut out,
@@ -343,22 +418,56 @@ pub(super) fn add(
                 },
             },
         );
-        let rounds = if rng.gen_bool(0.75) { S3_ROUNDS } else { 2 };
+        let rounds = match (s3_plan, rng.gen_bool(0.75)) {
+            (S3Plan::Floor, _) => FLOOR_FULL_ROUNDS,
+            (S3Plan::FailingFirst, _) => 1,
+            (S3Plan::NoPriorSuccess, _) | (S3Plan::Drawn, true) => S3_ROUNDS,
+            (S3Plan::Drawn, false) => 2,
+        };
+        let revise = |item: &String| Event::Revise {
+            at_ms: None,
+            app: app.clone(),
+            item: item.clone(),
+            words: None,
+        };
         for _ in 0..rounds {
             for item in &items {
-                at(
-                    STEP_MS,
-                    &mut out,
-                    Event::Revise {
-                        at_ms: None,
-                        app: app.clone(),
-                        item: item.clone(),
-                        words: None,
-                    },
-                );
+                at(STEP_MS, &mut out, revise(item));
             }
             at(STEP_MS, &mut out, pull());
             at(ROUND_MS, &mut out, pull());
+        }
+        match s3_plan {
+            S3Plan::Floor => {
+                for _ in 0..FLOOR_SINGLE_ROUNDS {
+                    at(STEP_MS, &mut out, revise(&items[0]));
+                    at(STEP_MS, &mut out, pull());
+                    at(ROUND_MS, &mut out, pull());
+                    at(SYNC_WAIT_MS, &mut out, open_sources());
+                }
+            }
+            S3Plan::FailingFirst => {
+                at(
+                    STEP_MS,
+                    &mut out,
+                    Event::Fault {
+                        at_ms: None,
+                        app: app.clone(),
+                        fault: FaultDecl::Outage {
+                            mode: "404".into(),
+                            only: Some("S3".into()),
+                        },
+                    },
+                );
+                for _ in 0..S3_ROUNDS {
+                    for item in &items {
+                        at(STEP_MS, &mut out, revise(item));
+                    }
+                    at(STEP_MS, &mut out, pull());
+                    at(ROUND_MS, &mut out, pull());
+                }
+            }
+            S3Plan::Drawn | S3Plan::NoPriorSuccess => {}
         }
     }
     // Every sync's tally written before the page is read.
@@ -395,8 +504,9 @@ pub(super) fn add(
             );
         }
     }
-    // The day after: an empty window.
-    if rng.gen_bool(0.5) {
+    // The day after: an empty window (W now in the baseline: the
+    // keep-one plan's askers, refused there and silent now, are no refusal).
+    if rng.gen_bool(0.5) || keep_one_plan {
         at(
             STEP_MS,
             &mut out,
