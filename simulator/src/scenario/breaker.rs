@@ -1,5 +1,9 @@
 //! The oracle's judge of §8.1's two breakers on the owner's sources page: what each sibling's refusal and S3 lines must say, computed from the fakes' own trace and memoria's calendar, never from memoria's store.
 //!
+//! Size: just over 700 lines, a third of them this doc and the tables of
+//! the tests: the two breakers share one truth of what was counted, which
+//! splitting would have to pass between files whole.
+//!
 //! §8.1 (as corrected 2026-09-07): the window is the current UTC day W, the
 //! baseline the 7 UTC days `[W-7, W)`. The refusal breaker fires when at
 //! least 3 askers who were answered VISIBLE by the sibling in the baseline
@@ -711,7 +715,10 @@ mod tests {
             !BreakerTruth::within(&truth.lost, 40_000),
             "m3 held the call at 40 s, so restoring it puts the call back"
         );
-        assert!(BreakerTruth::within(&truth.lost, 10_000), "m3 held m0's loss");
+        assert!(
+            BreakerTruth::within(&truth.lost, 10_000),
+            "m3 held m0's loss"
+        );
         assert!(BreakerTruth::within(&truth.lost, 100_000), "after m3: lost");
     }
 
