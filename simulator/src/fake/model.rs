@@ -227,6 +227,12 @@ pub struct Model {
     announces: Vec<Vec<S1aRecord>>,
     guests: u64,
     members: u64,
+    /// Items a restore took away (a whole-log restore to a snapshot
+    /// without their row, or a partial restore that lost it), by id, as
+    /// they last stood. Outside the restored state: the sibling once held
+    /// them, whatever it holds now. S1, S1a, S2 and S3 never read it; the
+    /// oracle's provenance does ([`Model::lost_items`]).
+    lost: BTreeMap<String, Item>,
 }
 
 /// Who an S2 subject resolved to.
@@ -249,6 +255,7 @@ impl Model {
             announces: Vec::new(),
             guests: 0,
             members: 0,
+            lost: BTreeMap::new(),
         }
     }
 
@@ -587,11 +594,13 @@ impl Model {
     /// # Errors
     /// [`ModelError::UnknownItem`].
     pub fn forget_item(&mut self, item_id: &str) -> Result<(), ModelError> {
-        self.state
+        let item = self
+            .state
             .items
             .remove(item_id)
-            .map(drop)
-            .ok_or(ModelError::UnknownItem)
+            .ok_or(ModelError::UnknownItem)?;
+        self.lost.insert(item.item_id.clone(), item);
+        Ok(())
     }
 
     /// A snapshot of people, items and the event log.
@@ -604,8 +613,24 @@ impl Model {
     /// `snapshot` and moves to a new log epoch, so every cursor issued
     /// before gets `410 reannounce_required`.
     pub fn restore_whole(&mut self, snapshot: &Snapshot) {
+        for (id, item) in &self.state.items {
+            if !snapshot.0.items.contains_key(id) {
+                self.lost.insert(id.clone(), item.clone());
+            }
+        }
         self.state = snapshot.0.clone();
         self.epoch += 1;
+    }
+
+    /// Every item a restore took away and the sibling does not hold now,
+    /// by id, as it last stood ([`Model::restore_whole`],
+    /// [`Model::forget_item`]): what the sibling once held, for the
+    /// oracle's provenance (an item memoria pulled before the restore and
+    /// has not yet learnt is gone).
+    pub fn lost_items(&self) -> impl Iterator<Item = &Item> {
+        self.lost
+            .values()
+            .filter(|i| !self.state.items.contains_key(&i.item_id))
     }
 
     /// The current log epoch (starts at 1, +1 per whole-log restore).

@@ -1,6 +1,6 @@
 //! The truth oracle: every page a person sees is judged against the fake siblings' own state and the spec, never memoria's internals (§4.1, §6.1, §6.5, §8.1).
 //!
-//! Size: about 1,150 lines, 250 of them this doc (each invariant stated once, here; ARCHITECTURE.md points to it). The code is just over 800 lines because the oracle is one reading of §4.1, §5.1, §6.x and §8.7 as checks, each invariant beside the truth it reads; the surfaces it reads pages from are already apart (`surfaces.rs`), and the numeric judgement is the next to move out.
+//! Size: about 1,300 lines, 250 of them this doc (each invariant stated once, here; ARCHITECTURE.md points to it). The code is just over 800 lines because the oracle is one reading of §4.1, §5.1, §6.x and §8.7 as checks, each invariant beside the truth it reads; the surfaces it reads pages from are already apart (`surfaces.rs`), and the numeric judgement is the next to move out.
 //!
 //! A scenario with `oracle = true` (what `memoria-harness explore`
 //! generates) has every query's page judged here, as the person saw it:
@@ -53,7 +53,10 @@
 //!   passage, in the session they held.
 //! - `[safety:provenance]`: every result is an item of a declared sibling,
 //!   a document someone uploaded, or a connector's document (its title
-//!   the shape `connector.rs` writes).
+//!   the shape `connector.rs` writes). An item a sibling's restore took
+//!   away is still one it held (memoria may not have pulled since); S2
+//!   can answer VISIBLE for it only as a lie, which `[safety:visible]`
+//!   requires.
 //! - `[safety:owned]` (§4.2, §7.4): a memoria-owned document (uploaded
 //!   through the home page's form, deleted through its delete form) is shown
 //!   only while it is stored, and a deleted one never comes back, after any
@@ -328,7 +331,7 @@ use std::time::Duration;
 use super::checks::Check;
 use super::surfaces::{APP_MEMORIA, Owned, Reason, Rendered, Shown, from_page};
 use crate::fake::faults::{Faults, MalformedS2};
-use crate::fake::model::{Item, Role};
+use crate::fake::model::{Item, Model, Role};
 use crate::fake::server::FakeSibling;
 use crate::fake::trace::{CallDetail, CallKind, TraceEvent, TracedPair};
 use crate::world::{MEMORIA_CONSUMER, Memoria};
@@ -433,6 +436,21 @@ fn truly_visible(item: &Item, role: Option<Role>, address: &str, revision: &str)
         && item.current().revision == revision
 }
 
+/// The item of `model` one of whose revisions is titled `title`, and
+/// whether the sibling holds it now: an item it holds, else one a restore
+/// took away ([`crate::fake::model::Model::lost_items`]). A whole-log
+/// restore rewinds the sibling's rows, not its past: memoria may have
+/// pulled an item before it and, until its next pull meets the new epoch,
+/// still hold it; only a lie has S2 answer VISIBLE for it (§4.1, §6.1).
+fn held<'m>(model: &'m Model, title: &str) -> Option<(&'m Item, bool)> {
+    let titled = |i: &&Item| i.log.iter().any(|v| v.title == title);
+    model
+        .items()
+        .find(titled)
+        .map(|i| (i, true))
+        .or_else(|| model.lost_items().find(titled).map(|i| (i, false)))
+}
+
 /// Judges one surface `address` saw (`seen`), rendered while `window`
 /// (the S-calls the siblings received during the request) happened,
 /// against `fakes`' state now (no sibling changes during a request) and
@@ -479,10 +497,7 @@ pub(super) fn judge_page(
         let app = if r.app.is_empty() {
             fakes
                 .iter()
-                .find(|(_, f)| {
-                    f.model()
-                        .with(|m| m.items().any(|i| i.log.iter().any(|v| v.title == r.title)))
-                })
+                .find(|(_, f)| f.model().with(|m| held(m, &r.title).is_some()))
                 .map_or(String::new(), |(a, _)| a.clone())
         } else {
             r.app.clone()
@@ -501,17 +516,14 @@ pub(super) fn judge_page(
         };
         let (found, label, role) = fake.model().with(|m| {
             let person = m.person(address);
-            let found = m
-                .items()
-                .find(|i| i.log.iter().any(|v| v.title == r.title))
-                .cloned();
+            let found = held(m, &r.title).map(|(i, now)| (i.clone(), now));
             (
                 found,
                 person.map_or("stranger".to_string(), |p| p.label.clone()),
                 person.map(|p| p.role),
             )
         });
-        let Some(item) = found else {
+        let Some((item, held_now)) = found else {
             out.push(fail(
                 SAFETY_PROVENANCE,
                 format!("every result from {} is one of its items", r.app),
@@ -528,8 +540,10 @@ pub(super) fn judge_page(
                 ),
                 "no such answer".into(),
             )),
+            // An item a restore took away is no longer the sibling's to
+            // show: only a lie says VISIBLE for it.
             Some((revision, lie)) => {
-                if !lie && !truly_visible(&item, role, address, &revision) {
+                if !lie && (!held_now || !truly_visible(&item, role, address, &revision)) {
                     out.push(fail(
                         SAFETY_VISIBLE,
                         format!(
@@ -537,7 +551,7 @@ pub(super) fn judge_page(
                             r.app, item.item_id
                         ),
                         format!(
-                            "team-visible {}, current {}, removed {}",
+                            "held now {held_now}, team-visible {}, current {}, removed {}",
                             item.team_visible(),
                             item.current().revision,
                             item.removed.contains(address)
@@ -1196,7 +1210,68 @@ pub(super) fn judge_silence(
 
 #[cfg(test)]
 mod tests {
+    use super::super::traced::{calls, sheets_with};
     use super::*;
+    use crate::fake::model::{ModelHandle, Rung};
+    use crate::fake::trace::Clock;
+
+    #[test]
+    fn an_item_a_whole_restore_took_away_was_held_and_only_a_lie_shows_it() {
+        // Each row: what | where sheets' item `sh-ia` is | the question's
+        // calls (`traced.rs`) | the invariant of each failure, or nothing.
+        let rows = [
+            "held now, VISIBLE truly | now | VISIBLE | ",
+            "held now, a lie | now | VISIBLE!lie | ",
+            "taken away by a whole restore, a lie | lost | VISIBLE!lie | ",
+            "taken away, VISIBLE without a lie | lost | VISIBLE | [safety:visible]",
+            "taken away, no answer | lost | | [safety:visible]",
+            "never held, a lie | never | VISIBLE!lie | [safety:provenance]",
+        ];
+        for row in rows {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let [what, held, own, failures] = cells[..] else {
+                panic!("a row of four cells: {row}");
+            };
+            let model = ModelHandle::new(Clock::manual().0);
+            let label = model.add_member("ana@acme.example", None);
+            assert_eq!(label, "member-1", "{what}: the label traced.rs asks for");
+            let before = model.with(|m| m.snapshot());
+            if held != "never" {
+                model
+                    .add_item("sh-ia", Rung::Team, "budget qxshia", "b1")
+                    .expect("add");
+                model
+                    .revise("sh-ia", "budget qxshia", "b2")
+                    .expect("revise");
+            }
+            if held == "lost" {
+                model.with(|m| m.restore_whole(&before));
+            }
+            let fakes = sheets_with(model, Clock::manual().0);
+            let seen = Rendered {
+                shown: vec![Shown {
+                    app: "sheets".into(),
+                    title: "budget qxshia".into(),
+                }],
+                ..Rendered::default()
+            };
+            let got: Vec<String> = judge_page(
+                "ana@acme.example",
+                &seen,
+                &calls(own, "sh-ia"),
+                &fakes,
+                true,
+                &Owned::default(),
+                &BTreeSet::new(),
+            )
+            .into_iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.expected.split(' ').next().unwrap_or_default().to_string())
+            .collect();
+            let want: Vec<String> = failures.split_whitespace().map(String::from).collect();
+            assert_eq!(got, want, "{what}");
+        }
+    }
 
     #[test]
     fn a_tag_is_letters_only_and_unique_per_index() {
