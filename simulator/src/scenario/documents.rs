@@ -30,7 +30,7 @@ use super::checks::{Check, PageSummary, summarise_page};
 use super::document_answer::{
     Anchor, NEVER_HELD_ID, judge_absent_alike, judge_answer, page_anchors, tool_anchors,
 };
-use super::oracle::judge_page;
+use super::oracle::{judge_page, on_the_wire};
 use super::parse::{Event, Surface};
 use super::replay::Entry;
 use super::surfaces::{APP_MEMORIA, Owned, Rendered};
@@ -97,6 +97,21 @@ impl Links {
     pub(super) fn get(&self, app: &str, item: &str) -> Option<&String> {
         self.0.get(&(app.to_string(), item.to_string()))
     }
+}
+
+/// Whether `e`, an S2 call, refused `item` as memoria read it: answered
+/// 200 with `item`'s pair NOT_VISIBLE on the wire
+/// ([`super::oracle::on_the_wire`]). A malformation that leaves the pair
+/// as answered (a short response keeps the first result, a dropped result
+/// is the last) is a refusal the decoder reads as one: each requested pair
+/// it kept got exactly one
+/// result (§4.1, gate 6). One that breaks the pair, or a body refused
+/// whole, makes it UNKNOWN, which is never silent (§4.1's table, §8.1).
+fn refused(e: &TraceEvent, item: &str, fakes: &BTreeMap<String, FakeSibling>) -> bool {
+    e.status == Some(200)
+        && on_the_wire(e, fakes)
+            .into_iter()
+            .any(|(p, result)| p.item_id == item && result == "NOT_VISIBLE")
 }
 
 /// One document opened: the answer's status (the page's, or for the MCP
@@ -378,13 +393,7 @@ pub(super) fn judge_document(
                     _ => true,
                 })
                 .collect();
-            let refused = |e: &&TraceEvent| {
-                e.status == Some(200)
-                    && !e.faults.iter().any(|f| f == "malformed_s2")
-                    && matches!(&e.detail, CallDetail::S2 { pairs, .. }
-                        if pairs.iter().any(|p| p.item_id == *item && p.result == "NOT_VISIBLE"))
-            };
-            if !asked.is_empty() && !asked.iter().all(refused) {
+            if !asked.is_empty() && !asked.iter().all(|e| refused(e, item, fakes)) {
                 out.push(fail(
                     SAFETY_DOCUMENT,
                     format!(
@@ -662,4 +671,89 @@ pub(super) async fn apply(
     }
     entry.page = Some(opened.summary);
     Ok(Some(opened.seen))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::traced::{self, sheets_with};
+    use super::*;
+    use crate::fake::faults::MalformedS2;
+    use crate::fake::model::ModelHandle;
+    use crate::fake::trace::{Clock, TracedPair};
+
+    /// An S2 call to Sheets answered `status`, traced with `fault` (or
+    /// none), its pairs from `pairs`: words `ITEM=VALUE`, in order.
+    fn s2(status: u16, fault: &str, pairs: &str) -> TraceEvent {
+        let word = if fault.is_empty() {
+            "VISIBLE".to_string()
+        } else {
+            format!("VISIBLE!{fault}")
+        };
+        let mut e = traced::calls(&word, "sh-ia").remove(0);
+        e.status = Some(status);
+        if let CallDetail::S2 { pairs: traced, .. } = &mut e.detail {
+            *traced = pairs
+                .split_whitespace()
+                .map(|w| {
+                    let (item, result) = w.split_once('=').expect("ITEM=VALUE");
+                    TracedPair {
+                        item_id: item.into(),
+                        revision: "r2".into(),
+                        result: result.into(),
+                    }
+                })
+                .collect();
+        }
+        e
+    }
+
+    #[test]
+    fn a_404_is_refused_where_the_pair_memoria_read_for_the_item_is_not_visible() {
+        // (Sheets' S2 malformation knob, the call's status, its traced
+        // fault, its pairs, whether it refused sh-ia as memoria read it.)
+        let rows: [(Option<MalformedS2>, u16, &str, &str, bool); 12] = [
+            (None, 200, "", "sh-ia=NOT_VISIBLE", true),
+            (None, 200, "", "sh-ia=VISIBLE", false),
+            (None, 200, "", "sh-ib=NOT_VISIBLE", false),
+            (None, 503, "outage", "sh-ia=NOT_VISIBLE", false),
+            // Seed 229: a short response to a one-pair request is the
+            // whole answer, byte for byte.
+            (Some(MalformedS2::ShortResponse), 200, "malformed_s2", "sh-ia=NOT_VISIBLE", true),
+            (
+                Some(MalformedS2::ShortResponse),
+                200,
+                "malformed_s2",
+                "sh-ia=NOT_VISIBLE sh-ib=VISIBLE",
+                true,
+            ),
+            (
+                Some(MalformedS2::ShortResponse),
+                200,
+                "malformed_s2",
+                "sh-ib=VISIBLE sh-ia=NOT_VISIBLE",
+                false,
+            ),
+            (Some(MalformedS2::MissingItem), 200, "malformed_s2", "sh-ia=NOT_VISIBLE", false),
+            (
+                Some(MalformedS2::MissingItem),
+                200,
+                "malformed_s2",
+                "sh-ia=NOT_VISIBLE sh-ib=VISIBLE",
+                true,
+            ),
+            (Some(MalformedS2::DuplicateItem), 200, "malformed_s2", "sh-ia=NOT_VISIBLE", false),
+            (Some(MalformedS2::Truncated), 200, "malformed_s2", "sh-ia=NOT_VISIBLE", false),
+            // Traced as malformed, the knob since gone: refused whole.
+            (None, 200, "malformed_s2", "sh-ia=NOT_VISIBLE", false),
+        ];
+        for (knob, status, fault, pairs, want) in rows {
+            let fakes = sheets_with(ModelHandle::new(Clock::manual().0), Clock::manual().0);
+            fakes["sheets"].faults().set_malformed_s2(knob);
+            assert_eq!(
+                refused(&s2(status, fault, pairs), "sh-ia", &fakes),
+                want,
+                "{knob:?} {status} {fault:?} {pairs}"
+            );
+        }
+    }
 }
