@@ -689,7 +689,7 @@ mod tests {
         } else {
             format!("VISIBLE!{fault}")
         };
-        let mut e = traced::calls(&word, "sh-ia").remove(0);
+        let mut e = traced::calls(&word, "a").remove(0);
         e.status = Some(status);
         if let CallDetail::S2 { pairs: traced, .. } = &mut e.detail {
             *traced = pairs
@@ -709,48 +709,34 @@ mod tests {
 
     #[test]
     fn a_404_is_refused_where_the_pair_memoria_read_for_the_item_is_not_visible() {
+        use MalformedS2::{DuplicateItem as Twice, MissingItem as Last};
+        use MalformedS2::{ShortResponse as Short, Truncated as Cut};
+        const M: &str = "malformed_s2";
         // (Sheets' S2 malformation knob, the call's status, its traced
-        // fault, its pairs, whether it refused sh-ia as memoria read it.)
+        // fault, its pairs, whether it refused item `a` as memoria read
+        // it.)
         let rows: [(Option<MalformedS2>, u16, &str, &str, bool); 12] = [
-            (None, 200, "", "sh-ia=NOT_VISIBLE", true),
-            (None, 200, "", "sh-ia=VISIBLE", false),
-            (None, 200, "", "sh-ib=NOT_VISIBLE", false),
-            (None, 503, "outage", "sh-ia=NOT_VISIBLE", false),
+            (None, 200, "", "a=NOT_VISIBLE", true),
+            (None, 200, "", "a=VISIBLE", false),
+            (None, 200, "", "b=NOT_VISIBLE", false),
+            (None, 503, "outage", "a=NOT_VISIBLE", false),
             // Seed 229: a short response to a one-pair request is the
             // whole answer, byte for byte.
-            (Some(MalformedS2::ShortResponse), 200, "malformed_s2", "sh-ia=NOT_VISIBLE", true),
-            (
-                Some(MalformedS2::ShortResponse),
-                200,
-                "malformed_s2",
-                "sh-ia=NOT_VISIBLE sh-ib=VISIBLE",
-                true,
-            ),
-            (
-                Some(MalformedS2::ShortResponse),
-                200,
-                "malformed_s2",
-                "sh-ib=VISIBLE sh-ia=NOT_VISIBLE",
-                false,
-            ),
-            (Some(MalformedS2::MissingItem), 200, "malformed_s2", "sh-ia=NOT_VISIBLE", false),
-            (
-                Some(MalformedS2::MissingItem),
-                200,
-                "malformed_s2",
-                "sh-ia=NOT_VISIBLE sh-ib=VISIBLE",
-                true,
-            ),
-            (Some(MalformedS2::DuplicateItem), 200, "malformed_s2", "sh-ia=NOT_VISIBLE", false),
-            (Some(MalformedS2::Truncated), 200, "malformed_s2", "sh-ia=NOT_VISIBLE", false),
+            (Some(Short), 200, M, "a=NOT_VISIBLE", true),
+            (Some(Short), 200, M, "a=NOT_VISIBLE b=VISIBLE", true),
+            (Some(Short), 200, M, "b=VISIBLE a=NOT_VISIBLE", false),
+            (Some(Last), 200, M, "a=NOT_VISIBLE", false),
+            (Some(Last), 200, M, "a=NOT_VISIBLE b=VISIBLE", true),
+            (Some(Twice), 200, M, "a=NOT_VISIBLE", false),
+            (Some(Cut), 200, M, "a=NOT_VISIBLE", false),
             // Traced as malformed, the knob since gone: refused whole.
-            (None, 200, "malformed_s2", "sh-ia=NOT_VISIBLE", false),
+            (None, 200, M, "a=NOT_VISIBLE", false),
         ];
         for (knob, status, fault, pairs, want) in rows {
             let fakes = sheets_with(ModelHandle::new(Clock::manual().0), Clock::manual().0);
             fakes["sheets"].faults().set_malformed_s2(knob);
             assert_eq!(
-                refused(&s2(status, fault, pairs), "sh-ia", &fakes),
+                refused(&s2(status, fault, pairs), "a", &fakes),
                 want,
                 "{knob:?} {status} {fault:?} {pairs}"
             );
