@@ -28,9 +28,9 @@ use memoria_page::Page;
 
 use super::checks::{Check, PageSummary, summarise_page};
 use super::document_answer::{
-    Anchor, NEVER_HELD_ID, judge_absent_alike, judge_answer, page_anchors, tool_anchors,
+    Anchor, NEVER_HELD_ID, judge_absent_alike, judge_answer, page_anchors, refused, tool_anchors,
 };
-use super::oracle::{judge_page, on_the_wire};
+use super::oracle::judge_page;
 use super::parse::{Event, Surface};
 use super::replay::Entry;
 use super::surfaces::{APP_MEMORIA, Owned, Rendered};
@@ -97,21 +97,6 @@ impl Links {
     pub(super) fn get(&self, app: &str, item: &str) -> Option<&String> {
         self.0.get(&(app.to_string(), item.to_string()))
     }
-}
-
-/// Whether `e`, an S2 call, refused `item` as memoria read it: answered
-/// 200 with `item`'s pair NOT_VISIBLE on the wire
-/// ([`super::oracle::on_the_wire`]). A malformation that leaves the pair
-/// as answered (a short response keeps the first result, a dropped result
-/// is the last) is a refusal the decoder reads as one: each requested pair
-/// it kept got exactly one
-/// result (§4.1, gate 6). One that breaks the pair, or a body refused
-/// whole, makes it UNKNOWN, which is never silent (§4.1's table, §8.1).
-fn refused(e: &TraceEvent, item: &str, fakes: &BTreeMap<String, FakeSibling>) -> bool {
-    e.status == Some(200)
-        && on_the_wire(e, fakes)
-            .into_iter()
-            .any(|(p, result)| p.item_id == item && result == "NOT_VISIBLE")
 }
 
 /// One document opened: the answer's status (the page's, or for the MCP
@@ -671,75 +656,4 @@ pub(super) async fn apply(
     }
     entry.page = Some(opened.summary);
     Ok(Some(opened.seen))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::traced::{self, sheets_with};
-    use super::*;
-    use crate::fake::faults::MalformedS2;
-    use crate::fake::model::ModelHandle;
-    use crate::fake::trace::{Clock, TracedPair};
-
-    /// An S2 call to Sheets answered `status`, traced with `fault` (or
-    /// none), its pairs from `pairs`: words `ITEM=VALUE`, in order.
-    fn s2(status: u16, fault: &str, pairs: &str) -> TraceEvent {
-        let word = if fault.is_empty() {
-            "VISIBLE".to_string()
-        } else {
-            format!("VISIBLE!{fault}")
-        };
-        let mut e = traced::calls(&word, "a").remove(0);
-        e.status = Some(status);
-        if let CallDetail::S2 { pairs: traced, .. } = &mut e.detail {
-            *traced = pairs
-                .split_whitespace()
-                .map(|w| {
-                    let (item, result) = w.split_once('=').expect("ITEM=VALUE");
-                    TracedPair {
-                        item_id: item.into(),
-                        revision: "r2".into(),
-                        result: result.into(),
-                    }
-                })
-                .collect();
-        }
-        e
-    }
-
-    #[test]
-    fn a_404_is_refused_where_the_pair_memoria_read_for_the_item_is_not_visible() {
-        use MalformedS2::{DuplicateItem as Twice, MissingItem as Last};
-        use MalformedS2::{ShortResponse as Short, Truncated as Cut};
-        const M: &str = "malformed_s2";
-        // (Sheets' S2 malformation knob, the call's status, its traced
-        // fault, its pairs, whether it refused item `a` as memoria read
-        // it.)
-        let rows: [(Option<MalformedS2>, u16, &str, &str, bool); 12] = [
-            (None, 200, "", "a=NOT_VISIBLE", true),
-            (None, 200, "", "a=VISIBLE", false),
-            (None, 200, "", "b=NOT_VISIBLE", false),
-            (None, 503, "outage", "a=NOT_VISIBLE", false),
-            // Seed 229: a short response to a one-pair request is the
-            // whole answer, byte for byte.
-            (Some(Short), 200, M, "a=NOT_VISIBLE", true),
-            (Some(Short), 200, M, "a=NOT_VISIBLE b=VISIBLE", true),
-            (Some(Short), 200, M, "b=VISIBLE a=NOT_VISIBLE", false),
-            (Some(Last), 200, M, "a=NOT_VISIBLE", false),
-            (Some(Last), 200, M, "a=NOT_VISIBLE b=VISIBLE", true),
-            (Some(Twice), 200, M, "a=NOT_VISIBLE", false),
-            (Some(Cut), 200, M, "a=NOT_VISIBLE", false),
-            // Traced as malformed, the knob since gone: refused whole.
-            (None, 200, M, "a=NOT_VISIBLE", false),
-        ];
-        for (knob, status, fault, pairs, want) in rows {
-            let fakes = sheets_with(ModelHandle::new(Clock::manual().0), Clock::manual().0);
-            fakes["sheets"].faults().set_malformed_s2(knob);
-            assert_eq!(
-                refused(&s2(status, fault, pairs), "a", &fakes),
-                want,
-                "{knob:?} {status} {fault:?} {pairs}"
-            );
-        }
-    }
 }
