@@ -1,4 +1,4 @@
-//! What only a document's answer can show wrong, read by the explorer's document judge (`documents.rs`, `[safety:document]`): each passage's anchor against its label, a withheld document's count, and an absent answer against an id never held's (§4.1, §8.1, §8.4, §8.8).
+//! What only a document's answer can show wrong, read by the explorer's document judge (`documents.rs`, `[safety:document]`): each passage's anchor against its label, a withheld document's count, an absent answer against an id never held's, and the refusal a 404 needs (§4.1, §8.1, §8.4, §8.8).
 //!
 //! - A passage shown is anchored `#p{n}`, `n` the number its label shows:
 //!   on the document page its `section.passage` id and its label's link,
@@ -14,11 +14,20 @@
 //!   NOT_VISIBLE is the one silent value, and no answer may tell which
 //!   ids exist: suite gate 3's byte-identical answer, as §4.1 cites it).
 //!   The explorer draws the second request (`explore/absent_alike.rs`).
+//! - A sibling's document answers 404 only where every S2 call of the
+//!   request refused it as memoria's decoder read the call ([`refused`]:
+//!   NOT_VISIBLE on the wire, a malformation that left its pair as
+//!   answered included; §4.1, gate 6).
 
 use memoria_page::Page;
 
+use std::collections::BTreeMap;
+
 use super::checks::Check;
 use super::documents::{Opened, SAFETY_DOCUMENT, Target};
+use super::oracle::on_the_wire;
+use crate::fake::server::FakeSibling;
+use crate::fake::trace::TraceEvent;
 
 /// One passage's label and the anchors a reader follows to it (§8.4,
 /// §8.8: a citation is `/documents/{id}#p{n}`, `n` the passage's number,
@@ -207,11 +216,30 @@ pub(super) fn judge_absent_alike(opened: &Opened, never: &Opened) -> Vec<Check> 
     }
 }
 
+/// Whether `e`, an S2 call, refused `item` as memoria read it: answered
+/// 200 with `item`'s pair NOT_VISIBLE on the wire
+/// ([`super::oracle::on_the_wire`]). A malformation that leaves the pair
+/// as answered (a short response keeps the first result, a dropped result
+/// is the last) is a refusal the decoder reads as one: each requested pair
+/// it kept got exactly one
+/// result (§4.1, gate 6). One that breaks the pair, or a body refused
+/// whole, makes it UNKNOWN, which is never silent (§4.1's table, §8.1).
+pub(super) fn refused(e: &TraceEvent, item: &str, fakes: &BTreeMap<String, FakeSibling>) -> bool {
+    e.status == Some(200)
+        && on_the_wire(e, fakes)
+            .into_iter()
+            .any(|(p, result)| p.item_id == item && result == "NOT_VISIBLE")
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::checks::PageSummary;
     use super::super::surfaces::Rendered;
+    use super::super::traced::{self, sheets_with};
     use super::*;
+    use crate::fake::faults::MalformedS2;
+    use crate::fake::model::ModelHandle;
+    use crate::fake::trace::{CallDetail, Clock, TracedPair};
 
     fn absent(headers: &[(&str, &str)], body: &str) -> Opened {
         Opened {
@@ -286,5 +314,67 @@ mod tests {
                 names: vec!["p0".into()],
             }]
         );
+    }
+
+    /// An S2 call to Sheets answered `status`, traced with `fault` (or
+    /// none), its pairs from `pairs`: words `ITEM=VALUE`, in order.
+    fn s2(status: u16, fault: &str, pairs: &str) -> TraceEvent {
+        let word = if fault.is_empty() {
+            "VISIBLE".to_string()
+        } else {
+            format!("VISIBLE!{fault}")
+        };
+        let mut e = traced::calls(&word, "a").remove(0);
+        e.status = Some(status);
+        if let CallDetail::S2 { pairs: traced, .. } = &mut e.detail {
+            *traced = pairs
+                .split_whitespace()
+                .map(|w| {
+                    let (item, result) = w.split_once('=').expect("ITEM=VALUE");
+                    TracedPair {
+                        item_id: item.into(),
+                        revision: "r2".into(),
+                        result: result.into(),
+                    }
+                })
+                .collect();
+        }
+        e
+    }
+
+    #[test]
+    fn a_404_is_refused_where_the_pair_memoria_read_for_the_item_is_not_visible() {
+        use MalformedS2::{DuplicateItem as Twice, MissingItem as Last};
+        use MalformedS2::{ShortResponse as Short, Truncated as Cut};
+        const M: &str = "malformed_s2";
+        // (Sheets' S2 malformation knob, the call's status, its traced
+        // fault, its pairs, whether it refused item `a` as memoria read
+        // it.)
+        let rows: [(Option<MalformedS2>, u16, &str, &str, bool); 12] = [
+            (None, 200, "", "a=NOT_VISIBLE", true),
+            (None, 200, "", "a=VISIBLE", false),
+            (None, 200, "", "b=NOT_VISIBLE", false),
+            (None, 503, "outage", "a=NOT_VISIBLE", false),
+            // Seed 229: a short response to a one-pair request is the
+            // whole answer, byte for byte.
+            (Some(Short), 200, M, "a=NOT_VISIBLE", true),
+            (Some(Short), 200, M, "a=NOT_VISIBLE b=VISIBLE", true),
+            (Some(Short), 200, M, "b=VISIBLE a=NOT_VISIBLE", false),
+            (Some(Last), 200, M, "a=NOT_VISIBLE", false),
+            (Some(Last), 200, M, "a=NOT_VISIBLE b=VISIBLE", true),
+            (Some(Twice), 200, M, "a=NOT_VISIBLE", false),
+            (Some(Cut), 200, M, "a=NOT_VISIBLE", false),
+            // Traced as malformed, the knob since gone: refused whole.
+            (None, 200, M, "a=NOT_VISIBLE", false),
+        ];
+        for (knob, status, fault, pairs, want) in rows {
+            let fakes = sheets_with(ModelHandle::new(Clock::manual().0), Clock::manual().0);
+            fakes["sheets"].faults().set_malformed_s2(knob);
+            assert_eq!(
+                refused(&s2(status, fault, pairs), "a", &fakes),
+                want,
+                "{knob:?} {status} {fault:?} {pairs}"
+            );
+        }
     }
 }

@@ -28,7 +28,7 @@ use memoria_page::Page;
 
 use super::checks::{Check, PageSummary, summarise_page};
 use super::document_answer::{
-    Anchor, NEVER_HELD_ID, judge_absent_alike, judge_answer, page_anchors, tool_anchors,
+    Anchor, NEVER_HELD_ID, judge_absent_alike, judge_answer, page_anchors, refused, tool_anchors,
 };
 use super::oracle::judge_page;
 use super::parse::{Event, Surface};
@@ -378,13 +378,7 @@ pub(super) fn judge_document(
                     _ => true,
                 })
                 .collect();
-            let refused = |e: &&TraceEvent| {
-                e.status == Some(200)
-                    && !e.faults.iter().any(|f| f == "malformed_s2")
-                    && matches!(&e.detail, CallDetail::S2 { pairs, .. }
-                        if pairs.iter().any(|p| p.item_id == *item && p.result == "NOT_VISIBLE"))
-            };
-            if !asked.is_empty() && !asked.iter().all(refused) {
+            if !asked.is_empty() && !asked.iter().all(|e| refused(e, item, fakes)) {
                 out.push(fail(
                     SAFETY_DOCUMENT,
                     format!(

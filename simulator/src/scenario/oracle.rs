@@ -743,7 +743,7 @@ fn visible_answer(
 /// shape is the fake's knob, which no event changes during a request; a
 /// call traced as malformed with the knob since gone is read as refused
 /// whole.
-fn on_the_wire<'e>(
+pub(super) fn on_the_wire<'e>(
     e: &'e TraceEvent,
     fakes: &BTreeMap<String, FakeSibling>,
 ) -> Vec<(&'e TracedPair, &'e str)> {
